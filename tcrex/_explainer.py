@@ -1,0 +1,627 @@
+"""The public estimator: :class:`TCREx`."""
+from __future__ import annotations
+
+import math
+import numbers
+import pickle
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._boxes import Boxes
+from ._data import Encoded, FeatureSchema, as_frame
+from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
+from ._local import PercentileScale, category_preference, move_into, nearest_rows
+from ._outputs import CLASSIFICATION, REGRESSION, as_regression, check_outputs, check_task, detect_task, predict
+from ._solution import Solution
+from ._surrogate import Surrogate
+from ._targets import Target, serving_target, targets_from_spec
+from ._text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
+
+OK = "ok"
+ALREADY_IN_TARGET = "already_in_target"
+ALREADY_IN_RULE = "already_in_rule"
+NO_RULE = "no_rule"
+STATUSES = (OK, ALREADY_IN_TARGET, ALREADY_IN_RULE, NO_RULE)
+
+
+@dataclass
+class LocalExplanation:
+    """Everything T-CREx says about one input, as plain data (see :meth:`TCREx.explain_one`)."""
+
+    output: object
+    status: str
+    text: str
+    target: int | None = None
+    target_description: str | None = None
+    rule: int | None = None
+    rule_conditions: dict = field(default_factory=dict)
+    metarule: int | None = None
+    metarule_conditions: dict = field(default_factory=dict)
+    changes: list = field(default_factory=list)  # [{"feature", "current", "condition", ...}]
+    keeps: list = field(default_factory=list)
+    n_changes: int = 0
+    counterfactual: dict | None = None  # nearest point of the rule box
+    example: dict | None = None  # nearest fit row inside the rule whose output is in the target
+    example_index: object = None
+    alternatives: list = field(default_factory=list)  # metacounterfactuals, nearest first
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class TCREx:
+    """Counterfactual rules and metarules (Bewley et al., ICML 2024) for any black-box model.
+
+    Parameters
+    ----------
+    rho : float in (0, 1]
+        Minimum feasibility: a rule must hold at least ``ceil(rho * N)`` fit rows (the surrogate's minimum leaf).
+    tau : float in (0, 1]
+        Minimum accuracy: at least this share of a rule's rows must have an output in the target.
+    n_trees : int
+        Surrogate size: 1 grows a decision tree (the paper's default), more grow a random forest.
+    max_cells : int
+        Largest metarule grid allowed; checked before the grid is built.
+    target : None, class label(s), threshold or (low, high)
+        None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output.
+        A class (or list of classes) targets them; a number splits a regression output there; a pair is the
+        regression interval ``(low, high]`` (None for an open end).
+    task : None, "classification" or "regression"
+        None detects the task from the model and its outputs.
+    categorical_features, numeric_features : list of column names
+        Override the detected column types (object/string/category/bool columns are categorical by default).
+    surrogate_params : dict
+        Extra keyword arguments for the scikit-learn surrogate (e.g. ``max_depth``).
+    random_state : int
+        Seed of the surrogate and of the metarule tree.
+    """
+
+    def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
+                 categorical_features=None, numeric_features=None, surrogate_params=None, random_state=0):
+        self.rho = rho
+        self.tau = tau
+        self.n_trees = n_trees
+        self.max_cells = max_cells
+        self.target = target
+        self.task = task
+        self.categorical_features = categorical_features
+        self.numeric_features = numeric_features
+        self.surrogate_params = surrogate_params
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ sklearn-style parameters
+    _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
+               "numeric_features", "surrogate_params", "random_state")
+
+    def get_params(self, deep=True) -> dict:
+        return {p: getattr(self, p) for p in self._PARAMS}
+
+    def set_params(self, **params) -> "TCREx":
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ParameterError(f"unknown parameter {k!r}; parameters are {list(self._PARAMS)}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return f"TCREx(rho={self.rho}, tau={self.tau}, n_trees={self.n_trees})"
+
+    def _check_params(self) -> None:
+        if not isinstance(self.rho, numbers.Real) or not 0 < self.rho <= 1:
+            raise ParameterError(f"rho must be a fraction in (0, 1], got {self.rho!r} (the paper uses 0.02)")
+        _check_tau(self.tau)
+        if not isinstance(self.n_trees, numbers.Integral) or self.n_trees < 1:
+            raise ParameterError(f"n_trees must be a whole number >= 1, got {self.n_trees!r}")
+        if not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1:
+            raise ParameterError(f"max_cells must be a whole number >= 1, got {self.max_cells!r}")
+        check_task(self.task)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, model=None, *, y_pred=None, progress=None) -> "TCREx":
+        """Grow the surrogate on X and derive rules and metarules (paper steps a-e).
+
+        ``model`` is anything with ``predict`` or a callable ``X -> outputs``; alternatively pass the model's
+        outputs on X as ``y_pred`` (validity is then estimated on exactly those outputs). ``progress`` is an
+        optional callback ``progress(step: str, fraction: float)``.
+        """
+        report = progress or (lambda step, fraction: None)
+        self._check_params()
+        t0 = time.perf_counter()
+        X = as_frame(X)
+        schema = FeatureSchema.detect(X, self.categorical_features, self.numeric_features)
+        enc = schema.encode(X)
+        report("model outputs", 0.02)
+        if y_pred is not None:
+            y = check_outputs(y_pred, len(X))
+        else:
+            y = predict(model, X)
+        task = check_task(self.task) or detect_task(y, model if y_pred is None else None)
+        if task == REGRESSION:
+            y = as_regression(y)
+            classes = []
+            y_code = y
+        else:
+            classes_arr, y_code = np.unique(y, return_inverse=True)
+            classes = [c.item() if isinstance(c, np.generic) else c for c in classes_arr]
+            if len(classes) < 2:
+                raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
+                                 "other output to reach — use data on which it predicts at least two classes")
+        if 1 / self.rho > len(X):
+            raise ParameterError(f"rho={self.rho} asks for rules holding {math.ceil(self.rho * len(X))} of only "
+                                 f"{len(X)} rows; use more rows or raise rho to at least {1 / len(X):.3g}")
+        self.schema_ = schema
+        self.task_ = task
+        self.classes_ = classes
+        self.n_fit_rows_ = len(X)
+        self.model_ = model if y_pred is None else None
+        self._fit_enc = enc
+        self._fit_y = y
+        self._fit_index = X.index
+        report("surrogate", 0.05)
+        t1 = time.perf_counter()
+        self.surrogate_ = Surrogate(schema, task, self.rho, self.n_trees, self.random_state,
+                                    self.surrogate_params).fit(enc, y_code)
+        self.n_surrogate_fits_ = getattr(self, "n_surrogate_fits_", 0) + 1
+        t2 = time.perf_counter()
+        self.timings_ = {"encode": t1 - t0, "surrogate": t2 - t1}
+        self._derive(self.target, lambda step, f: report(step, 0.3 + 0.7 * f))
+        self.timings_["rules_and_metarules"] = time.perf_counter() - t2
+        self.timings_["total"] = time.perf_counter() - t0
+        report("done", 1.0)
+        return self
+
+    def update(self, *, tau=None, target=None, progress=None) -> "TCREx":
+        """Re-derive rules and metarules for a new ``tau`` and/or ``target`` from the grown surrogate.
+
+        Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
+        ``target="default"`` to go back to the default targets.
+        """
+        self._require_surrogate("change tau or the target")
+        if tau is not None:
+            _check_tau(tau)
+            self.tau = tau
+        if target is not None:
+            self.target = None if isinstance(target, str) and target == "default" else target
+        report = progress or (lambda step, fraction: None)
+        t0 = time.perf_counter()
+        self._derive(self.target, report)
+        self.timings_["rules_and_metarules"] = time.perf_counter() - t0
+        report("done", 1.0)
+        return self
+
+    def _derive(self, spec, report) -> None:
+        targets = targets_from_spec(spec, self.task_, self._fit_y, self.classes_)
+        solutions = []
+        for t, target in enumerate(targets):
+            sub = (lambda step, f, t=t: report(f"{step} (target {t})", (t + f) / len(targets)))
+            solutions.append(self._solve(target, sub))
+        if all(s.n_rules == 0 for s in solutions):
+            best = max(s.n_candidates for s in solutions)
+            raise NoValidRuleError(
+                f"no valid rule: none of the {best} candidate rules holds at least {self.surrogate_.min_count_} "
+                f"rows (rho={self.rho}) with accuracy >= tau={self.tau}. Lower tau, lower rho, or use more "
+                "surrogate trees.")
+        for t, s in enumerate(solutions):
+            if s.n_rules == 0:
+                warnings.warn(f"target {t} ({s.target.describe()}) has no valid rule at tau={self.tau}; inputs it "
+                              "serves get status 'no_rule'", stacklevel=3)
+        self.targets_ = solutions
+
+    def _solve(self, target: Target, report) -> Solution:
+        in_target = target.contains(self._fit_y).astype(np.float64)
+        n_target = self.surrogate_.count(in_target)
+        return Solution.derive(self.schema_, target, self.surrogate_.candidates_, self.surrogate_.n_inside_,
+                               n_target, self.n_fit_rows_, self.tau, self.surrogate_.min_count_, self.max_cells,
+                               self.random_state, report)
+
+    def _require_fitted(self) -> None:
+        if not hasattr(self, "targets_"):
+            raise NotFittedError("this TCREx explainer is not fitted yet; call fit(X, model) or from_json(text)")
+
+    def _require_surrogate(self, what: str) -> None:
+        self._require_fitted()
+        if getattr(self, "surrogate_", None) is None:
+            raise NotFittedError(f"cannot {what}: this explainer was restored from JSON and has no surrogate; "
+                                 "fit it again on data")
+
+    # ------------------------------------------------------------------ outputs and targets for rows
+    def _outputs(self, X: pd.DataFrame, y_pred, model=None) -> np.ndarray:
+        if y_pred is not None:
+            return check_outputs(y_pred, len(X))
+        model = model if model is not None else getattr(self, "model_", None)
+        if model is None:
+            raise ModelError("no model to compute outputs: pass y_pred= (the model's outputs on X) or model=")
+        return predict(model, X)
+
+    def _solutions_for(self, target) -> list[Solution]:
+        if target is None:
+            return self.targets_
+        wanted = targets_from_spec(target, self.task_, self._fit_y if hasattr(self, "_fit_y") else np.zeros(1),
+                                   self.classes_)
+        found = []
+        for w in wanted:
+            match = next((s for s in self.targets_ if s.target == w), None)
+            if match is None:
+                self._require_surrogate(f"explain towards {w.describe()}")
+                match = self._solve(w, lambda step, f: None)
+                self.targets_.append(match)
+            found.append(match)
+        return found
+
+    def _serving(self, solutions, y) -> np.ndarray:
+        """Index into ``self.targets_`` of the target serving each row, -1 when its output is already in it."""
+        targets = [s.target for s in solutions]
+        ids = np.array([self.targets_.index(s) for s in solutions], dtype=np.int64)
+        if self.task_ == CLASSIFICATION:
+            uniq, inv = np.unique(np.asarray(y), return_inverse=True)
+            local = serving_target(targets, uniq)[inv.reshape(-1)]
+        else:
+            local = serving_target(targets, as_regression(y))
+        return np.where(local >= 0, ids[np.maximum(local, 0)], -1)
+
+    # ------------------------------------------------------------------ explaining
+    def explain(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
+        """Local explanations for every row of X, as a DataFrame aligned with X.
+
+        Columns: ``target`` (id of the target entry), ``rule`` and ``metarule`` (ids, missing when none),
+        ``changes`` (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule) and
+        ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
+        (targeted multi-class) or regression threshold/interval instead of the fitted targets.
+        """
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        y = self._outputs(X, y_pred, model)
+        res = self._lookup(enc, y, self._solutions_for(target))
+        text = self._texts(res)
+        out = pd.DataFrame({
+            "target": pd.array(np.where(res["target"] >= 0, res["target"], 0), dtype="Int64"),
+            "rule": pd.array(res["rule"], dtype="Int64"),
+            "metarule": pd.array(res["metarule"], dtype="Int64"),
+            "changes": res["changes"],
+            "status": np.asarray(STATUSES, dtype=object)[res["status"]],
+            "text": text,
+        }, index=X.index)
+        out.loc[res["target"] < 0, "target"] = pd.NA
+        out.loc[res["rule"] < 0, ["rule", "metarule"]] = pd.NA
+        return out
+
+    def _lookup(self, enc: Encoded, y, solutions) -> dict:
+        n = len(enc)
+        tgt = self._serving(solutions, y)
+        rule = np.full(n, -1, dtype=np.int64)
+        meta = np.full(n, -1, dtype=np.int64)
+        changes = np.zeros(n, dtype=np.int64)
+        outside = np.zeros((n, len(self.schema_)), dtype=bool)
+        for t in np.unique(tgt[tgt >= 0]):
+            rows = np.flatnonzero(tgt == t)
+            r, m, c, o = self.targets_[t].lookup(enc.take(rows))
+            rule[rows], meta[rows], changes[rows], outside[rows] = r, m, c, o
+        status = np.full(n, STATUSES.index(OK), dtype=np.int64)
+        status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
+        status[(tgt >= 0) & (rule < 0)] = STATUSES.index(NO_RULE)
+        status[tgt < 0] = STATUSES.index(ALREADY_IN_TARGET)
+        return {"target": tgt, "rule": rule, "metarule": meta, "changes": changes, "outside": outside,
+                "status": status}
+
+    def _texts(self, res) -> np.ndarray:
+        """One sentence per row, built once per distinct (target, rule, features to change)."""
+        n, d = res["outside"].shape
+        key = np.column_stack([res["target"], res["rule"], res["status"]])
+        if d <= 62:
+            bits = (res["outside"].astype(np.int64) << np.arange(d, dtype=np.int64)).sum(axis=1)
+            key = np.column_stack([key, bits])
+        else:
+            key = np.column_stack([key, res["outside"].astype(np.int64)])
+        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        texts = np.empty(len(uniq), dtype=object)
+        for u, row in enumerate(first):
+            t, r, s = (int(v) for v in key[row, :3])
+            texts[u] = self._sentence(t, r, STATUSES[s], res["outside"][row])
+        return texts[inv.reshape(-1)]
+
+    def _sentence(self, t: int, r: int, status: str, outside: np.ndarray) -> str:
+        if status == ALREADY_IN_TARGET:
+            return "The model output is already in the target; no change needed"
+        sol = self.targets_[t]
+        if status == NO_RULE:
+            return (f"No valid rule reaches {sol.target.describe()} at tau={self.tau}; lower tau or rho to find "
+                    "recourse")
+        change, keep = self._change_keep(sol, r, outside)
+        if status == ALREADY_IN_RULE:
+            text = "Already inside the recommended rule although the model output is not in the target"
+            return text + (", keeping " + join_and([f"{k['feature']} {k['condition']}" for k in keep]) if keep else "")
+        return recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
+                                 [f"{k['feature']} {k['condition']}" for k in keep])
+
+    def _change_keep(self, sol: Solution, r: int, outside: np.ndarray) -> tuple[list, list]:
+        """The rule's constrained features split into those to change and those to keep (with conditions)."""
+        change, keep = [], []
+        for i, cond in self._conditions(sol.rules, r).items():
+            entry = {"feature": self.schema_.names[i], "condition": cond["text"], **cond["bounds"]}
+            (change if outside[i] else keep).append(entry)
+        return change, keep
+
+    def _conditions(self, boxes: Boxes, r: int) -> dict:
+        """Constrained features of box r: feature index -> {"text", "bounds"} in the user's terms."""
+        out = {}
+        for i, f in enumerate(self.schema_.features):
+            slot = self.schema_.slot[i]
+            if f.is_categorical:
+                allowed = boxes.allowed[slot][r]
+                if allowed.all():
+                    continue
+                cats = [c for c, a in zip(f.categories, allowed) if a]
+                out[i] = {"text": categorical_condition(allowed, f.categories), "bounds": {"in": cats}}
+            else:
+                low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
+                if not (np.isfinite(low) or np.isfinite(high)):
+                    continue
+                out[i] = {"text": numeric_condition(low, high, f.integer),
+                          "bounds": {"low": low if np.isfinite(low) else None,
+                                     "high": high if np.isfinite(high) else None}}
+        return out
+
+    def conditions_text(self, boxes: Boxes, r: int) -> str:
+        conds = self._conditions(boxes, r)
+        if not conds:
+            return "any input"
+        return join_and([f"{self.schema_.names[i]} {c['text']}" for i, c in conds.items()])
+
+    # ------------------------------------------------------------------ richer local outputs
+    def counterfactuals(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
+        """The nearest point of each row's rule box (respecting ``(low, high]`` and integer features).
+
+        Rows already in the target keep their values; rows with no rule get missing values.
+        """
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
+        moved = self._move_to_rules(enc, res)
+        out = self._decode(moved, X.index)
+        out.loc[res["status"] == STATUSES.index(NO_RULE)] = np.nan
+        return out
+
+    def _move_to_rules(self, enc: Encoded, res) -> Encoded:
+        moved = Encoded(enc.num.copy(), enc.cat.copy())
+        for t in np.unique(res["target"][res["rule"] >= 0]):
+            rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
+            part = move_into(enc.take(rows), self.targets_[t].rules, res["rule"][rows], self.schema_,
+                             self._category_preference())
+            moved.num[rows], moved.cat[rows] = part.num, part.cat
+        return moved
+
+    def _category_preference(self):
+        if not hasattr(self, "_fit_enc"):
+            return None
+        if getattr(self, "_cat_pref", None) is None:
+            self._cat_pref = category_preference(self._fit_enc, self.schema_)
+        return self._cat_pref
+
+    def _decode(self, enc: Encoded, index) -> pd.DataFrame:
+        cols = {}
+        for i, f in enumerate(self.schema_.features):
+            slot = self.schema_.slot[i]
+            if f.is_categorical:
+                cols[f.name] = np.asarray(f.categories, dtype=object)[enc.cat[:, slot]]
+            else:
+                col = enc.num[:, slot]
+                cols[f.name] = col.astype(np.int64) if f.integer and np.all(col == np.round(col)) else col
+        return pd.DataFrame(cols, index=index)
+
+    def real_examples(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
+        """For each row, the nearest fit row inside its rule whose model output is in the target.
+
+        The model is known to reach the target there. Distance is the total percentile shift (categorical
+        mismatch counts 1). Returns the example's index in the fit data, its distance, then its features.
+        """
+        self._require_fitted()
+        if not hasattr(self, "_fit_enc"):
+            raise NotFittedError("real examples need the fit data, which a JSON export does not hold")
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
+        pos = np.full(len(enc), -1, dtype=np.int64)
+        dist = np.full(len(enc), np.nan)
+        scale = self._scale()
+        for t in np.unique(res["target"][res["rule"] >= 0]):
+            sol = self.targets_[t]
+            in_target = sol.target.contains(self._fit_y)
+            for r in np.unique(res["rule"][(res["target"] == t) & (res["rule"] >= 0)]):
+                rows = np.flatnonzero((res["target"] == t) & (res["rule"] == r))
+                pool = np.flatnonzero(sol.rules.take([r]).contains(self._fit_enc)[:, 0] & in_target)
+                best, d = nearest_rows(enc.take(rows), self._fit_enc.take(pool), scale)
+                ok = best >= 0
+                pos[rows[ok]] = pool[best[ok]]
+                dist[rows] = d
+        found = pos >= 0
+        feats = self._decode(self._fit_enc.take(np.maximum(pos, 0)), X.index)
+        feats.loc[~found] = np.nan
+        out = pd.DataFrame({"example_index": pd.array(np.where(found, 0, 0), dtype="object"),
+                            "distance": dist}, index=X.index)
+        out["example_index"] = [self._fit_index[p] if p >= 0 else None for p in pos]
+        return pd.concat([out, feats], axis=1)
+
+    def _scale(self) -> PercentileScale:
+        if getattr(self, "_pscale", None) is None:
+            self._pscale = PercentileScale(self._fit_enc)
+        return self._pscale
+
+    def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5) -> LocalExplanation:
+        """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
+        real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2)."""
+        self._require_fitted()
+        X = _one_row(x, self.schema_.names)
+        enc = self.schema_.encode(X)
+        y = self._outputs(X, None if y_pred is None else np.atleast_1d(np.asarray(y_pred, dtype=object)), model)
+        res = self._lookup(enc, y, self._solutions_for(target))
+        status = STATUSES[res["status"][0]]
+        output = y[0].item() if isinstance(y[0], np.generic) else y[0]
+        text = self._sentence(int(res["target"][0]), int(res["rule"][0]), status, res["outside"][0])
+        exp = LocalExplanation(output=output, status=status, text=text)
+        t = int(res["target"][0])
+        if t < 0:
+            return exp
+        sol = self.targets_[t]
+        exp.target, exp.target_description = t, sol.target.describe()
+        r = int(res["rule"][0])
+        if r < 0:
+            return exp
+        exp.rule, exp.metarule = r, int(res["metarule"][0])
+        exp.rule_conditions = self._conditions_dict(sol.rules, r)
+        exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
+        change, keep = self._change_keep(sol, r, res["outside"][0])
+        current = X.iloc[0]
+        for item in change + keep:
+            item["current"] = _native(current[item["feature"]])
+        exp.changes, exp.keeps, exp.n_changes = change, keep, len(change)
+        moved = self._move_to_rules(enc, res)
+        exp.counterfactual = {k: _native(v) for k, v in self._decode(moved, X.index).iloc[0].items()}
+        if hasattr(self, "_fit_enc"):
+            ex = self.real_examples(X, y_pred=y)
+            if ex["example_index"].iloc[0] is not None:
+                exp.example_index = ex["example_index"].iloc[0]
+                exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
+        exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
+        return exp
+
+    def _conditions_dict(self, boxes: Boxes, r: int) -> dict:
+        return {self.schema_.names[i]: {**c["bounds"], "text": c["text"]} for i, c in self._conditions(boxes, r).items()}
+
+    def _metacounterfactuals(self, enc: Encoded, sol: Solution, rule: int, metarule: int, k: int) -> list:
+        others = np.flatnonzero(sol.metarule_rule != rule)
+        if not len(others):
+            return []
+        rows = Encoded(np.repeat(enc.num, len(others), axis=0), np.repeat(enc.cat, len(others), axis=0))
+        num_out, cat_out = sol.metarules.outside(rows, others)
+        n_meta = num_out.sum(axis=1) + cat_out.sum(axis=1)
+        moved = move_into(rows, sol.metarules, others, self.schema_, self._category_preference())
+        r2, m2, c2, o2 = sol.lookup(moved)
+        order = np.lexsort((others, c2, n_meta))[:k]
+        meta_outside = np.zeros((len(others), len(self.schema_)), dtype=bool)
+        meta_outside[:, self.schema_.numeric] = num_out
+        meta_outside[:, self.schema_.categorical] = cat_out
+        result = []
+        for a in order:
+            m = int(others[a])
+            mconds = self._conditions(sol.metarules, m)
+            meta_changes = [{"feature": self.schema_.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
+                            for i in np.flatnonzero(meta_outside[a])]
+            change, keep = self._change_keep(sol, int(r2[a]), o2[a])
+            if_text = join_and([change_phrase(c["feature"], c["condition"]).replace(" to ", " were ", 1)
+                                for c in meta_changes])
+            recourse = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
+                                         [f"{x['feature']} {x['condition']}" for x in keep])
+            result.append({"metarule": m, "rule": int(r2[a]), "n_metachanges": int(n_meta[a]),
+                           "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
+                           "text": f"If {if_text}: {recourse[0].lower() + recourse[1:]}"})
+        return result
+
+    # ------------------------------------------------------------------ global summary
+    def rules_frame(self) -> pd.DataFrame:
+        """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order)."""
+        self._require_fitted()
+        rows = []
+        for t, sol in enumerate(self.targets_):
+            complexity = sol.rules.complexity()
+            n_meta = np.bincount(sol.metarule_rule, minlength=sol.n_rules)
+            for r in range(sol.n_rules):
+                rows.append({"target": t, "target_description": sol.target.describe(), "rule": r,
+                             "conditions": self.conditions_text(sol.rules, r), "n": int(sol.rule_n[r]),
+                             "feasibility": float(sol.feasibility[r]), "accuracy": float(sol.accuracy[r]),
+                             "complexity": int(complexity[r]), "n_metarules": int(n_meta[r])})
+        return pd.DataFrame(rows, columns=["target", "target_description", "rule", "conditions", "n",
+                                           "feasibility", "accuracy", "complexity", "n_metarules"])
+
+    def metarules_frame(self) -> pd.DataFrame:
+        """Every metarule with its rule, worst-case sparsity and what to change / keep inside it."""
+        self._require_fitted()
+        rows = []
+        for t, sol in enumerate(self.targets_):
+            for m in range(len(sol.metarules)):
+                r = int(sol.metarule_rule[m])
+                change, keep = self._metarule_change_keep(sol, m)
+                rows.append({"target": t, "metarule": m, "rule": r,
+                             "conditions": self.conditions_text(sol.metarules, m),
+                             "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
+                             "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
+                             "text": recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
+                                                       [f"{k['feature']} {k['condition']}" for k in keep])})
+        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "conditions", "sparsity", "n_cells",
+                                           "change", "keep", "text"])
+
+    def _metarule_change_keep(self, sol: Solution, m: int) -> tuple[list, list]:
+        """Worst case over the metarule: a rule feature is to change if any part of the metarule lies outside."""
+        r = int(sol.metarule_rule[m])
+        cells = np.flatnonzero(sol.cell_metarule == m)
+        states = np.stack(np.unravel_index(cells, sol.grid.dims), axis=1)
+        outside = np.zeros(len(self.schema_), dtype=bool)
+        for i, table in enumerate(sol.tables):
+            outside[i] = table[states[:, i], r].any()
+        return self._change_keep(sol, r, outside)
+
+    def summary_text(self) -> str:
+        """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …"."""
+        rules = self.rules_frame()
+        metas = self.metarules_frame()
+        lines = []
+        for t, sol in enumerate(self.targets_):
+            lines.append(f"Target {t}: {sol.target.describe()} — {sol.n_rules} rule(s), "
+                         f"{len(sol.metarules)} metarule(s), {sol.n_cells} grid cell(s)")
+            for _, r in rules[rules.target == t].iterrows():
+                lines.append(f"  Rule {r.rule}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
+                             f"{r.feasibility:.3f}, complexity {r.complexity}]")
+            for _, m in metas[metas.target == t].iterrows():
+                lines.append(f"  If {m.conditions}: {m.text[0].lower() + m.text[1:]} (rule {m.rule}, "
+                             f"up to {m.sparsity} change(s))")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ export / import
+    def to_json(self, indent=None) -> str:
+        from ._serialize import to_json
+        self._require_fitted()
+        return to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text) -> "TCREx":
+        from ._serialize import from_json
+        return from_json(cls, text)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        model = state.get("model_")
+        if model is not None:
+            try:
+                pickle.dumps(model)
+            except Exception:  # a lambda or a local function: keep the explainer picklable without it
+                state["model_"] = None
+        return state
+
+
+def _check_tau(tau) -> None:
+    if not isinstance(tau, numbers.Real) or not 0 < tau <= 1:
+        raise ParameterError(f"tau must be a fraction in (0, 1], got {tau!r} (the paper uses 0.9 or 0.99)")
+
+
+def _native(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _one_row(x, names) -> pd.DataFrame:
+    if isinstance(x, pd.DataFrame):
+        if len(x) != 1:
+            raise ParameterError(f"explain_one takes one row, got {len(x)}; use explain() for many")
+        return x
+    if isinstance(x, pd.Series):
+        return x.to_frame().T.infer_objects()
+    if isinstance(x, dict):
+        return pd.DataFrame([x])
+    arr = np.asarray(x, dtype=object).reshape(1, -1)
+    if arr.shape[1] != len(names):
+        raise ParameterError(f"expected {len(names)} values ({names}), got {arr.shape[1]}")
+    return pd.DataFrame(arr, columns=names).infer_objects()

@@ -1,0 +1,120 @@
+"""Steps (c) and (d): the grid of cells spanned by the maximal-valid rules, and the optimal rule of every cell.
+
+Work happens in integer grid coordinates. Per numeric feature the sorted finite bounds b_0 < ... < b_{m-1}
+define m + 1 states: state k is the interval (b_{k-1}, b_k] with b_{-1} = -inf and b_m = inf, so a value x has
+state ``searchsorted(b, x, side="left")``. Per categorical feature, categories that every rule treats alike share
+one state (categories no rule mentions collapse together; impossible one-hot cells never arise). No prototype can
+fall on a bound or at infinity, and empty cells still get their correct rule.
+
+Per feature, a table ``outside[state, rule]`` says whether a point in that state must change to satisfy the rule.
+Every actionability constraint of the roadmap (immutable, direction, weights, transitions) is also a function of
+(state, rule) only, so it folds into the same tables without losing exactness.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._boxes import Boxes
+from ._data import Encoded, FeatureSchema
+from ._errors import CellLimitError
+
+
+class Grid:
+    def __init__(self, schema: FeatureSchema, rules: Boxes):
+        self.schema = schema
+        self.bounds: list[np.ndarray] = []  # per numeric feature (in schema.numeric order)
+        for j in range(len(schema.numeric)):
+            b = np.concatenate([rules.low[:, j], rules.high[:, j]])
+            self.bounds.append(np.unique(b[np.isfinite(b)]))
+        self.state_of_category: list[np.ndarray] = []  # per categorical feature: category code -> state
+        self.category_of_state: list[np.ndarray] = []  # a representative category per state
+        for a in rules.allowed:
+            signatures = a.T  # (n_categories, n_rules)
+            _, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
+            order = np.argsort(first)  # number states by their first category, for a stable layout
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            self.state_of_category.append(rank[inverse.reshape(-1)])
+            self.category_of_state.append(first[order])
+        # dims in feature order (the grid's axes follow the user's columns)
+        self.dims = []
+        for i in range(len(schema)):
+            slot = schema.slot[i]
+            if schema.features[i].is_categorical:
+                self.dims.append(len(self.category_of_state[slot]))
+            else:
+                self.dims.append(len(self.bounds[slot]) + 1)
+        self.n_cells = math.prod(self.dims)  # Python integers: 20 ** 30 must not overflow
+
+    def check_size(self, max_cells: int, n_rules: int) -> None:
+        if self.n_cells > max_cells:
+            raise CellLimitError(
+                f"the metarule grid would have {self.n_cells:,} cells ({' x '.join(map(str, self.dims))} over "
+                f"{len(self.dims)} features, from {n_rules} maximal-valid rules), above max_cells={max_cells:,}. "
+                "Raise rho (fewer, larger rules), lower tau, use fewer surrogate trees, drop features, or raise "
+                "max_cells if you can afford the memory and time.")
+
+    # ------------------------------------------------------------------ coordinates
+    def states(self, enc: Encoded) -> np.ndarray:
+        """(n_rows, n_features) state of every row on every feature."""
+        out = np.empty((len(enc), len(self.dims)), dtype=np.int64)
+        for i in range(len(self.dims)):
+            slot = self.schema.slot[i]
+            if self.schema.features[i].is_categorical:
+                out[:, i] = self.state_of_category[slot][enc.cat[:, slot]]
+            else:
+                out[:, i] = np.searchsorted(self.bounds[slot], enc.num[:, slot], side="left")
+        return out
+
+    def flat(self, states: np.ndarray) -> np.ndarray:
+        return np.ravel_multi_index(tuple(states.T), self.dims) if len(self.dims) else np.zeros(len(states), int)
+
+    def all_states(self) -> np.ndarray:
+        """(n_cells, n_features) states of every cell, in flat (C) order."""
+        grids = np.indices(self.dims, dtype=np.int32).reshape(len(self.dims), -1)
+        return grids.T
+
+    def interval(self, i: int, first_state: int, last_state: int) -> tuple[float, float]:
+        """Real bounds ``(low, high]`` of numeric feature i's states first..last (inclusive)."""
+        b = self.bounds[self.schema.slot[i]]
+        low = b[first_state - 1] if first_state > 0 else -np.inf
+        high = b[last_state] if last_state < len(b) else np.inf
+        return float(low), float(high)
+
+    # ------------------------------------------------------------------ per-(state, rule) tables
+    def outside_tables(self, rules: Boxes) -> list[np.ndarray]:
+        """Per feature, ``outside[state, rule]``: a point in that state lies outside the rule on that feature."""
+        tables = []
+        for i in range(len(self.dims)):
+            slot = self.schema.slot[i]
+            if self.schema.features[i].is_categorical:
+                rep = self.category_of_state[slot]
+                tables.append(~rules.allowed[slot][:, rep].T)
+            else:
+                b = self.bounds[slot]
+                state_low = np.concatenate([[-np.inf], b])
+                state_high = np.concatenate([b, [np.inf]])
+                inside = ((rules.low[:, slot][None, :] <= state_low[:, None])
+                          & (state_high[:, None] <= rules.high[:, slot][None, :]))
+                tables.append(~inside)
+        return tables
+
+
+def optimal_rules(tables: list[np.ndarray], n_inside: np.ndarray, dims: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Step (d): for every cell (flat C order), the rule minimising ``changes - feasibility`` and its changes.
+
+    Ties in changes go to the larger rule, then to the earlier rule: the integer key ``changes*(N+1) - n``
+    ordered lexicographically. Columns are permuted so that a plain first-occurrence argmin over small
+    integers implements that key, with no int64 blow-up.
+    """
+    n_rules = len(n_inside)
+    order = np.lexsort((np.arange(n_rules), -n_inside))  # larger n first, then earlier rule
+    dtype = np.uint8 if len(tables) < 255 else np.uint16
+    changes = np.zeros((1, n_rules), dtype=dtype)
+    for table in tables:  # outer sum over features, in C order: the last feature varies fastest
+        t = table[:, order].astype(dtype)
+        changes = (changes[:, None, :] + t[None, :, :]).reshape(-1, n_rules)
+    best = np.argmin(changes, axis=1)
+    return order[best], changes[np.arange(len(best)), best].astype(np.int64)

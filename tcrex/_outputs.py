@@ -1,0 +1,70 @@
+"""Model outputs: calling the black box, checking what comes back, and detecting the task."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ModelError, ParameterError
+
+CLASSIFICATION = "classification"
+REGRESSION = "regression"
+TASKS = (CLASSIFICATION, REGRESSION)
+_MAX_INTEGER_CLASSES = 20  # integer outputs with more distinct values than this are treated as a regression
+
+
+def predict(model, X: pd.DataFrame) -> np.ndarray:
+    """Outputs of ``model`` on X: ``model.predict(X)`` or ``model(X)``; one output per row."""
+    if model is None:
+        raise ModelError("no model and no outputs: pass a model with predict(), a callable, or y_pred=")
+    fn = getattr(model, "predict", None)
+    if fn is None and callable(model):
+        fn = model
+    if fn is None:
+        raise ModelError(f"{type(model).__name__} has no predict() method and is not callable")
+    try:
+        out = fn(X)
+    except Exception as exc:  # the model is foreign code: report what it said, in our terms
+        raise ModelError(f"the model failed to predict on the data ({type(exc).__name__}: {exc}); "
+                         "check that its feature names, order and types match the columns of X") from exc
+    return check_outputs(out, len(X))
+
+
+def check_outputs(y, n_rows: int) -> np.ndarray:
+    y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ModelError(f"expected one output per row, got an array of shape {y.shape}; for a classifier pass "
+                         "predicted labels (predict), not probabilities")
+    if len(y) != n_rows:
+        raise ModelError(f"got {len(y)} outputs for {n_rows} rows")
+    if pd.isna(y).any():
+        raise ModelError(f"{int(pd.isna(y).sum())} model output(s) are missing (NaN)")
+    return y
+
+
+def detect_task(y: np.ndarray, model=None) -> str:
+    """Classification for labels (non-numeric, bool, or few whole numbers) or a model with classes_; else regression."""
+    if model is not None and (hasattr(model, "classes_") or hasattr(model, "predict_proba")):
+        return CLASSIFICATION
+    if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
+        return CLASSIFICATION
+    if np.all(np.asarray(y, dtype=float) == np.round(np.asarray(y, dtype=float))):
+        if len(np.unique(y)) <= _MAX_INTEGER_CLASSES:
+            return CLASSIFICATION
+    return REGRESSION
+
+
+def check_task(task) -> str | None:
+    if task is None or task == "auto":
+        return None
+    if task not in TASKS:
+        raise ParameterError(f"task must be 'classification', 'regression' or None (auto), got {task!r}")
+    return task
+
+
+def as_regression(y: np.ndarray) -> np.ndarray:
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError("task is regression but the outputs are not numbers") from None

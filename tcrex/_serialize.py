@@ -1,0 +1,151 @@
+"""The versioned JSON form of a fitted explainer: ``{"format": "tcrex-rules", "version": 1, ...}``.
+
+Rules and metarules only — never the model or the data. Numeric conditions are ``low < x <= high`` (``null`` =
+unbounded), categorical ones ``x in [...]``; a feature absent from ``conditions`` is unconstrained. The order of
+``rules`` is the tie-break order. Floats are written with Python's shortest round-trip repr, so bounds survive
+exactly. On import the grid is rebuilt from the rules, and the metarules are checked to partition it and to name
+each cell's optimal rule, so a damaged file is refused rather than silently mis-explaining.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from ._boxes import Boxes
+from ._data import FeatureSchema, _native
+from ._errors import DataError, SchemaError
+from ._outputs import TASKS
+from ._solution import Solution
+from ._targets import Target
+
+FORMAT = "tcrex-rules"
+VERSION = 1
+
+
+def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
+    out = {}
+    for i, f in enumerate(schema.features):
+        slot = schema.slot[i]
+        if f.is_categorical:
+            allowed = boxes.allowed[slot][r]
+            if not allowed.all():
+                out[f.name] = {"in": [_native(c) for c, a in zip(f.categories, allowed) if a]}
+        else:
+            low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
+            if math.isfinite(low) or math.isfinite(high):
+                out[f.name] = {"low": low if math.isfinite(low) else None,
+                               "high": high if math.isfinite(high) else None}
+    return out
+
+
+def to_json(ex, indent=None) -> str:
+    schema = ex.schema_
+    doc = {
+        "format": FORMAT, "version": VERSION, "task": ex.task_,
+        "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
+                   "random_state": ex.random_state},
+        "n_fit_rows": int(ex.n_fit_rows_),
+        "features": schema.to_list(),
+    }
+    if ex.task_ == "classification":
+        doc["classes"] = [_native(c) for c in ex.classes_]
+    targets = []
+    for t, sol in enumerate(ex.targets_):
+        complexity = sol.rules.complexity()
+        targets.append({
+            "id": t, "outputs": sol.target.to_dict(), "description": sol.target.describe(),
+            "n_cells": int(sol.n_cells),
+            "rules": [{"id": r, "conditions": _conditions(schema, sol.rules, r), "n": int(sol.rule_n[r]),
+                       "n_target": int(sol.rule_n_target[r]), "feasibility": float(sol.feasibility[r]),
+                       "accuracy": float(sol.accuracy[r]), "complexity": int(complexity[r])}
+                      for r in range(sol.n_rules)],
+            "metarules": [{"id": m, "rule": int(sol.metarule_rule[m]),
+                           "conditions": _conditions(schema, sol.metarules, m),
+                           "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m])}
+                          for m in range(len(sol.metarules))],
+        })
+    doc["targets"] = targets
+    return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
+    n_cats = [len(schema.features[i].categories) for i in schema.categorical]
+    boxes = Boxes.unbounded(len(items), len(schema.numeric), n_cats)
+    for r, item in enumerate(items):
+        conds = item.get("conditions", {})
+        if not isinstance(conds, dict):
+            raise SchemaError(f"{what} {r}: 'conditions' must be an object")
+        for name, cond in conds.items():
+            try:
+                i = schema.index(name)
+            except DataError:
+                raise SchemaError(f"{what} {r} names unknown feature {name!r}") from None
+            f, slot = schema.features[i], schema.slot[i]
+            if not isinstance(cond, dict):
+                raise SchemaError(f"{what} {r}: condition on {name!r} must be an object")
+            if f.is_categorical:
+                values = cond.get("in")
+                if not isinstance(values, list) or not values:
+                    raise SchemaError(f"{what} {r}: categorical condition on {name!r} needs a non-empty 'in' list")
+                unknown = [v for v in values if v not in f.categories]
+                if unknown:
+                    raise SchemaError(f"{what} {r}: {name!r} in {unknown}, which are not categories of {name!r}")
+                boxes.allowed[slot][r] = np.isin(np.arange(len(f.categories)),
+                                                 [f.categories.index(v) for v in values])
+            else:
+                low, high = cond.get("low"), cond.get("high")
+                for v in (low, high):
+                    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                          or not math.isfinite(v)):
+                        raise SchemaError(f"{what} {r}: bound {v!r} on {name!r} is not a finite number or null")
+                boxes.low[r, slot] = -np.inf if low is None else float(low)
+                boxes.high[r, slot] = np.inf if high is None else float(high)
+                if boxes.low[r, slot] >= boxes.high[r, slot]:
+                    raise SchemaError(f"{what} {r}: empty interval ({low}, {high}] on {name!r}")
+    return boxes
+
+
+def from_json(cls, text):
+    try:
+        doc = json.loads(text) if isinstance(text, (str, bytes, bytearray)) else text
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SchemaError(f"not a T-CREx rules export (expected \"format\": \"{FORMAT}\")")
+    version = doc.get("version")
+    if version != VERSION:
+        raise SchemaError(f"rules export version {version!r} is not supported (this tcrex reads version {VERSION})")
+    try:
+        task = doc["task"]
+        if task not in TASKS:
+            raise SchemaError(f"unknown task {task!r}")
+        schema = FeatureSchema.from_list(doc["features"])
+        n_fit = int(doc["n_fit_rows"])
+        params = dict(doc.get("params", {}))
+        ex = cls(**{k: v for k, v in params.items() if k in cls._PARAMS})
+        ex.schema_, ex.task_, ex.n_fit_rows_ = schema, task, n_fit
+        ex.classes_ = list(doc.get("classes", []))
+        ex.surrogate_ = None
+        ex.model_ = None
+        solutions = []
+        for t, item in enumerate(doc["targets"]):
+            target = Target.from_dict(item["outputs"])
+            rules = item["rules"]
+            rule_boxes = _boxes(schema, rules, "rule")
+            n = [int(r["n"]) for r in rules]
+            n_target = [int(r["n_target"]) if "n_target" in r else int(round(float(r["accuracy"]) * int(r["n"])))
+                        for r in rules]
+            metas = item["metarules"]
+            meta_boxes = _boxes(schema, metas, "metarule")
+            meta_rule = [int(m["rule"]) for m in metas]
+            if any(not 0 <= r < len(rules) for r in meta_rule):
+                raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
+            solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule))
+        ex.targets_ = solutions
+    except SchemaError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise SchemaError(f"malformed rules export: {type(exc).__name__}: {exc}") from None
+    return ex

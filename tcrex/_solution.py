@@ -1,0 +1,235 @@
+"""Steps (b)-(e) for one target: maximal-valid rules, the grid, optimal rules per cell and the metarules.
+
+A :class:`Solution` is plain arrays. It is derived from a grown surrogate (:meth:`Solution.derive`) or rebuilt
+from exported rules and metarules (:meth:`Solution.restore`); either way every cell of the grid knows its optimal
+rule and its metarule, so explaining a row is a lookup of its cell.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+
+from ._boxes import Boxes
+from ._data import Encoded, FeatureSchema
+from ._errors import SchemaError
+from ._grid import Grid, optimal_rules
+from ._targets import Target
+
+
+def _noop(step, fraction):
+    pass
+
+
+class Solution:
+    def __init__(self, schema: FeatureSchema, target: Target, n_fit_rows: int):
+        self.schema = schema
+        self.target = target
+        self.n_fit_rows = n_fit_rows
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def derive(cls, schema, target, candidates: Boxes, n_inside, n_target, n_fit_rows, tau, min_count,
+               max_cells, random_state=0, progress=_noop) -> "Solution":
+        sol = cls(schema, target, n_fit_rows)
+        # (b) validity by integer counts, then maximality among the valid rules
+        with np.errstate(divide="ignore", invalid="ignore"):
+            accuracy = np.where(n_inside > 0, n_target / np.maximum(n_inside, 1), 0.0)
+        valid = np.flatnonzero((n_inside >= min_count) & (accuracy >= tau))
+        progress("maximal-valid rules", 0.1)
+        if len(valid):
+            dominated = candidates.take(valid).strict_subset_of_any()
+            keep = valid[~dominated]
+        else:
+            keep = valid
+        sol._set_rules(candidates.take(keep), n_inside[keep], n_target[keep])
+        sol.n_candidates = len(candidates)
+        sol.n_valid = len(valid)
+        if not len(keep):
+            sol._empty()
+            return sol
+        # (c) grid, counted before it is built
+        sol.grid = Grid(schema, sol.rules)
+        sol.grid.check_size(max_cells, len(keep))
+        progress("grid", 0.3)
+        # (d) optimal rule per cell
+        sol.tables = sol.grid.outside_tables(sol.rules)
+        sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
+        progress("optimal rule per cell", 0.6)
+        # (e) metarule tree over cell coordinates, grown to purity
+        sol._grow_metarules(random_state)
+        progress("metarules", 1.0)
+        return sol
+
+    @classmethod
+    def restore(cls, schema, target, rules: Boxes, rule_n, rule_n_target, n_fit_rows, metarules: Boxes,
+                metarule_rule) -> "Solution":
+        sol = cls(schema, target, n_fit_rows)
+        sol._set_rules(rules, np.asarray(rule_n, dtype=np.int64), np.asarray(rule_n_target, dtype=np.int64))
+        sol.n_candidates = sol.n_valid = len(rules)
+        if not len(rules):
+            sol._empty()
+            return sol
+        sol.grid = Grid(schema, rules)
+        sol.tables = sol.grid.outside_tables(rules)
+        sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
+        metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
+        cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)
+        for m in range(len(metarules)):
+            masks = sol._state_masks(metarules, m)
+            region = np.ix_(*masks)
+            if (cell_metarule[region] >= 0).any():
+                raise SchemaError(f"metarule {m} overlaps another metarule; metarules must partition the space")
+            cell_metarule[region] = m
+        cell_metarule = cell_metarule.reshape(-1)
+        if (cell_metarule < 0).any():
+            raise SchemaError("the metarules leave part of the input space uncovered; they must partition it")
+        if not np.array_equal(metarule_rule[cell_metarule], sol.cell_rule):
+            raise SchemaError("a metarule names a rule that is not the optimal one for its inputs; the rules, "
+                              "their counts or the metarules were altered")
+        sol.cell_metarule = cell_metarule
+        sol.metarules = metarules
+        sol.metarule_rule = metarule_rule
+        sol._metarule_stats()
+        return sol
+
+    def _set_rules(self, rules: Boxes, n, n_target) -> None:
+        self.rules = rules
+        self.rule_n = np.asarray(n, dtype=np.int64)
+        self.rule_n_target = np.asarray(n_target, dtype=np.int64)
+
+    def _empty(self) -> None:
+        self.grid = None
+        self.tables = []
+        self.cell_rule = self.cell_changes = self.cell_metarule = np.zeros(0, dtype=np.int64)
+        n_cats = [a.shape[1] for a in self.rules.allowed]
+        self.metarules = Boxes.unbounded(0, self.rules.low.shape[1], n_cats)
+        self.metarule_rule = np.zeros(0, dtype=np.int64)
+        self.metarule_sparsity = np.zeros(0, dtype=np.int64)
+        self.metarule_cells = np.zeros(0, dtype=np.int64)
+
+    @property
+    def n_rules(self) -> int:
+        return len(self.rules)
+
+    @property
+    def n_cells(self) -> int:
+        return 0 if self.grid is None else self.grid.n_cells
+
+    @property
+    def feasibility(self) -> np.ndarray:
+        return self.rule_n / self.n_fit_rows
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        return self.rule_n_target / np.maximum(self.rule_n, 1)
+
+    # ------------------------------------------------------------------ step (e)
+    def _design(self, states: np.ndarray) -> tuple[np.ndarray, list]:
+        """Cell states as CART inputs: numeric states as ordinals, categorical states one-hot (>2 states)."""
+        cols, spec = [], []
+        for i, k in enumerate(self.grid.dims):
+            if k == 1:
+                continue
+            if self.schema.features[i].is_categorical and k > 2:
+                for s in range(k):
+                    cols.append(states[:, i] == s)
+                    spec.append((i, s))
+            else:
+                cols.append(states[:, i])
+                spec.append((i, -1))
+        if not cols:
+            return np.zeros((len(states), 1), dtype=np.float32), [(0, -2)]
+        return np.column_stack(cols).astype(np.float32), spec
+
+    def _grow_metarules(self, random_state) -> None:
+        states = self.grid.all_states()
+        design, spec = self._design(states)
+        tree = DecisionTreeClassifier(random_state=random_state).fit(design, self.cell_rule)
+        t = tree.tree_
+        leaves = np.flatnonzero(t.children_left < 0)
+        leaf_id = np.full(t.node_count, -1, dtype=np.int64)
+        leaf_id[leaves] = np.arange(len(leaves))
+        self.cell_metarule = leaf_id[tree.apply(design)]
+        # each leaf's region as allowed states per feature, walking the tree in pre-order
+        masks = {0: [np.ones(k, dtype=bool) for k in self.grid.dims]}
+        for node in range(t.node_count):
+            if t.children_left[node] < 0:
+                continue
+            i, s = spec[t.feature[node]]
+            thr = t.threshold[node]
+            for child, is_left in ((t.children_left[node], True), (t.children_right[node], False)):
+                m = [a.copy() for a in masks[node]]
+                if s < 0:  # ordinal states: left is state <= thr
+                    st = np.arange(len(m[i]))
+                    m[i] &= (st <= thr) if is_left else (st > thr)
+                elif is_left:
+                    m[i][s] = False
+                else:
+                    hot = np.zeros(len(m[i]), dtype=bool)
+                    hot[s] = True
+                    m[i] &= hot
+                masks[child] = m
+        self.metarules = self._boxes_from_state_masks([masks[n] for n in leaves])
+        classes = tree.classes_
+        self.metarule_rule = classes[np.argmax(t.value[leaves, 0, :], axis=1)].astype(np.int64)
+        if not np.array_equal(self.metarule_rule[self.cell_metarule], self.cell_rule):
+            raise RuntimeError("internal error: the metarule tree is not pure")  # purity is guaranteed by CART
+        self._metarule_stats()
+
+    def _metarule_stats(self) -> None:
+        m = len(self.metarules)
+        self.metarule_sparsity = np.zeros(m, dtype=np.int64)
+        np.maximum.at(self.metarule_sparsity, self.cell_metarule, self.cell_changes)
+        self.metarule_cells = np.bincount(self.cell_metarule, minlength=m)
+
+    def _boxes_from_state_masks(self, leaf_masks: list) -> Boxes:
+        n_cats = [len(self.schema.features[i].categories) for i in self.schema.categorical]
+        boxes = Boxes.unbounded(len(leaf_masks), len(self.schema.numeric), n_cats)
+        for r, masks in enumerate(leaf_masks):
+            for i, mask in enumerate(masks):
+                slot = self.schema.slot[i]
+                if self.schema.features[i].is_categorical:
+                    boxes.allowed[slot][r] = mask[self.grid.state_of_category[slot]]
+                else:
+                    st = np.flatnonzero(mask)
+                    boxes.low[r, slot], boxes.high[r, slot] = self.grid.interval(i, st[0], st[-1])
+        return boxes
+
+    def _state_masks(self, boxes: Boxes, m: int) -> list[np.ndarray]:
+        """Per feature, which grid states box m covers (every state must be wholly in or out)."""
+        masks = []
+        for i, k in enumerate(self.grid.dims):
+            slot = self.schema.slot[i]
+            if self.schema.features[i].is_categorical:
+                allowed = boxes.allowed[slot][m]
+                soc = self.grid.state_of_category[slot]
+                mask = np.zeros(k, dtype=bool)
+                mask[soc[allowed]] = True
+                if allowed.sum() != np.isin(soc, np.flatnonzero(mask)).sum():
+                    raise SchemaError(f"metarule {m} splits categories that every rule treats alike")
+            else:
+                b = self.grid.bounds[slot]
+                low, high = boxes.low[m, slot], boxes.high[m, slot]
+                for v in (low, high):
+                    if np.isfinite(v) and not np.isin(v, b):
+                        raise SchemaError(f"metarule {m} has bound {v} on {self.schema.names[i]!r} that no rule has")
+                state_low = np.concatenate([[-np.inf], b])
+                state_high = np.concatenate([b, [np.inf]])
+                mask = (low <= state_low) & (state_high <= high)
+            masks.append(mask)
+        return masks
+
+    # ------------------------------------------------------------------ step (g)
+    def lookup(self, enc: Encoded):
+        """Rule, metarule, changes and the per-feature "outside the rule" matrix for every row."""
+        n = len(enc)
+        if self.grid is None:
+            neg = np.full(n, -1, dtype=np.int64)
+            return neg, neg.copy(), np.zeros(n, dtype=np.int64), np.zeros((n, len(self.schema)), dtype=bool)
+        states = self.grid.states(enc)
+        cell = self.grid.flat(states)
+        rule = self.cell_rule[cell]
+        outside = np.empty(states.shape, dtype=bool)
+        for i, table in enumerate(self.tables):
+            outside[:, i] = table[states[:, i], rule]
+        return rule, self.cell_metarule[cell], outside.sum(axis=1), outside

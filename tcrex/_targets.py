@@ -1,0 +1,124 @@
+"""Targets Y*: the set of model outputs a counterfactual should reach, and which inputs each one serves.
+
+An input is served by the first target whose output set does not contain the input's own output. With the
+default targets this gives: binary -> the other class; multi-class (untargeted) -> any other class; regression ->
+above the split for outputs at or below it, at or below the split for outputs above it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._data import _native
+from ._errors import ModelError, ParameterError, SchemaError
+from ._outputs import CLASSIFICATION
+from ._text import format_number
+
+
+@dataclass(frozen=True)
+class Target:
+    classes: tuple | None = None  # classification: the labels in Y*
+    interval: tuple | None = None  # regression: (low, high] with None for an open end
+
+    def contains(self, y: np.ndarray) -> np.ndarray:
+        if self.classes is not None:
+            wanted = set(self.classes)
+            return np.fromiter((v in wanted for v in np.asarray(y).tolist()), dtype=bool, count=len(y))
+        low, high = self.interval
+        y = np.asarray(y, dtype=np.float64)
+        inside = np.ones(len(y), dtype=bool)
+        if low is not None:
+            inside &= y > low
+        if high is not None:
+            inside &= y <= high
+        return inside
+
+    def describe(self) -> str:
+        if self.classes is not None:
+            if len(self.classes) == 1:
+                return f"output = {self.classes[0]}"
+            return "output in {" + ", ".join(map(str, self.classes)) + "}"
+        low, high = self.interval
+        if low is None:
+            return f"output ≤ {format_number(high)}"
+        if high is None:
+            return f"output > {format_number(low)}"
+        return f"output in ({format_number(low)}, {format_number(high)}]"
+
+    def to_dict(self) -> dict:
+        if self.classes is not None:
+            return {"classes": [_native(c) for c in self.classes]}
+        return {"interval": {"low": self.interval[0], "high": self.interval[1]}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Target":
+        if "classes" in d:
+            return cls(classes=tuple(d["classes"]))
+        if "interval" in d:
+            iv = d["interval"]
+            return cls(interval=(_opt_float(iv.get("low")), _opt_float(iv.get("high"))))
+        raise SchemaError(f"target outputs need 'classes' or 'interval', got keys {sorted(d)}")
+
+
+def _opt_float(v):
+    return None if v is None else float(v)
+
+
+def serving_target(targets: list[Target], y: np.ndarray) -> np.ndarray:
+    """Index of the target serving each output (the first that does not contain it), -1 when none does."""
+    result = np.full(len(y), -1, dtype=np.int64)
+    for t, target in enumerate(targets):
+        free = (result < 0) & ~target.contains(y)
+        result[free] = t
+    return result
+
+
+def default_targets(task: str, y: np.ndarray, classes: list) -> list[Target]:
+    if task == CLASSIFICATION:
+        if len(classes) < 2:
+            raise ModelError(f"the model outputs a single class ({classes[0]!r}) on all rows; there is no other "
+                             "output to reach — use data on which the model predicts at least two classes")
+        if len(classes) == 2:
+            return [Target(classes=(classes[1],)), Target(classes=(classes[0],))]
+        return [Target(classes=tuple(c for c in classes if c != k)) for k in classes]
+    return split_targets(float(np.mean(y)))
+
+
+def split_targets(threshold: float) -> list[Target]:
+    return [Target(interval=(threshold, None)), Target(interval=(None, threshold))]
+
+
+def targets_from_spec(spec, task: str, y: np.ndarray, classes: list) -> list[Target]:
+    """Targets for the ``target`` parameter: None (defaults), a class or list of classes, a regression threshold
+    (split in both directions) or a ``(low, high)`` interval."""
+    if spec is None:
+        return default_targets(task, y, classes)
+    if task == CLASSIFICATION:
+        wanted = list(spec) if isinstance(spec, (list, tuple, set, frozenset)) else [spec]
+        wanted = [_match_class(w, classes) for w in wanted]
+        if not wanted:
+            raise ParameterError("target names no class")
+        ordered = tuple(c for c in classes if c in wanted)
+        if len(ordered) == len(classes):
+            raise ParameterError("target contains every class, so no input has anything to reach")
+        return [Target(classes=ordered)]
+    if isinstance(spec, (tuple, list)) and len(spec) == 2:
+        low, high = (_opt_float(v) for v in spec)
+        if low is not None and high is not None and not low < high:
+            raise ParameterError(f"target interval (low, high] needs low < high, got ({low}, {high}]")
+        if low is None and high is None:
+            raise ParameterError("target interval must bound at least one side")
+        return [Target(interval=(low, high))]
+    try:
+        return split_targets(float(spec))
+    except (TypeError, ValueError):
+        raise ParameterError(f"for regression, target must be None, a threshold or a (low, high) interval; "
+                             f"got {spec!r}") from None
+
+
+def _match_class(value, classes: list):
+    for c in classes:
+        if c == value or str(c) == str(value):
+            return c
+    raise ParameterError(f"target class {value!r} is not among the model's classes {classes}")

@@ -1,0 +1,85 @@
+"""Plain-language rendering of conditions, in the user's column names and category values."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def format_number(v) -> str:
+    if v is None:
+        return "?"
+    v = float(v)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.6g}"
+
+
+def integer_range(low: float, high: float) -> tuple[float, float]:
+    """For an integer feature, the whole numbers in ``(low, high]``: ``(first, last)`` (inf when open)."""
+    first = math.floor(low) + 1 if np.isfinite(low) else -np.inf
+    last = math.floor(high) if np.isfinite(high) else np.inf
+    return first, last
+
+
+def numeric_condition(low: float, high: float, integer: bool) -> str:
+    """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"."""
+    if integer:
+        first, last = integer_range(low, high)
+        if np.isfinite(first) and np.isfinite(last):
+            if first == last:
+                return f"= {format_number(first)}"
+            if first < last:
+                return f"in [{format_number(first)}, {format_number(last)}]"
+        elif np.isfinite(first):
+            return f"≥ {format_number(first)}"
+        elif np.isfinite(last):
+            return f"≤ {format_number(last)}"
+    if not np.isfinite(low) and not np.isfinite(high):
+        return "any value"
+    if not np.isfinite(low):
+        return f"≤ {format_number(high)}"
+    if not np.isfinite(high):
+        return f"> {format_number(low)}"
+    return f"in ({format_number(low)}, {format_number(high)}]"
+
+
+def categorical_condition(allowed: np.ndarray, categories: list) -> str:
+    """An allowed-category mask as text: "= Married", "in {A, B}", "≠ Private", "not in {A, B}"."""
+    yes = [str(c) for c, a in zip(categories, allowed) if a]
+    no = [str(c) for c, a in zip(categories, allowed) if not a]
+    if not no:
+        return "any value"
+    if len(yes) == 1:
+        return f"= {yes[0]}"
+    if len(no) < len(yes):
+        return f"≠ {no[0]}" if len(no) == 1 else "not in {" + ", ".join(no) + "}"
+    return "in {" + ", ".join(yes) + "}"
+
+
+def change_phrase(name: str, condition: str) -> str:
+    """"age to ≥ 5", "MaritalStatus to Married" (an equality reads better without its sign)."""
+    if condition.startswith("= "):
+        condition = condition[2:]
+    elif condition.startswith("≠ "):
+        condition = "anything but " + condition[2:]
+    return f"{name} to {condition}"
+
+
+def join_and(parts: list[str]) -> str:
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def recourse_sentence(changes: list[str], keeps: list[str]) -> str:
+    """"Change A to … and B to …, while keeping C in … and D ≤ …"."""
+    if not changes:
+        text = "No change needed"
+    else:
+        text = "Change " + join_and(changes)
+    if keeps:
+        text += ", while keeping " + join_and(keeps)
+    return text
