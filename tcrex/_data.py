@@ -180,7 +180,6 @@ class FeatureSchema:
         if missing:
             raise DataError(f"X lacks feature column(s) {missing} that the explainer was fitted with")
         X = X.set_axis(cols, axis=1)
-        check_no_missing(X, self.names)
         n = len(X)
         num = np.empty((n, len(self.numeric)), dtype=np.float64)
         cat = np.empty((n, len(self.categorical)), dtype=np.int64)
@@ -190,6 +189,9 @@ class FeatureSchema:
         for j, i in enumerate(self.categorical):
             f = self.features[i]
             cat[:, j] = _codes(X[f.name], f)
+        # missing values show up after conversion as NaN numbers or -1 codes: one check, no extra pass
+        if np.isnan(num).any() or (cat < 0).any():
+            check_no_missing(X, self.names)
         return Encoded(num, cat)
 
     def one_hot(self, enc: Encoded) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -231,10 +233,12 @@ def _to_float(s: pd.Series, name: str) -> np.ndarray:
 
 
 def _codes(s: pd.Series, f: Feature) -> np.ndarray:
-    values = s.astype(object).to_numpy() if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
-    codes = pd.Categorical(values, categories=f.categories).codes.astype(np.int64)
-    if (codes < 0).any():
-        unseen = _sorted_categories(values[codes < 0])[:5]
+    # factorize first (hash-based, fast on Arrow strings), then map the few distinct values to category codes
+    local, uniques = pd.factorize(s, use_na_sentinel=True)
+    uniq = np.asarray(uniques, dtype=object)
+    mapping = np.append(pd.Index(f.categories, dtype=object).get_indexer(uniq).astype(np.int64), -1)
+    if (mapping[:-1] < 0).any():
+        unseen = _sorted_categories(uniq[mapping[:-1] < 0])[:5]
         raise DataError(f"column {f.name!r} holds categor(ies) {unseen} not seen when the explainer was fitted "
                         f"(known: {f.categories[:20]}); refit on data that includes them")
-    return codes
+    return mapping[local]

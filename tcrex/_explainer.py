@@ -183,12 +183,19 @@ class TCREx:
         self._require_surrogate("change tau or the target")
         if tau is not None:
             _check_tau(tau)
-            self.tau = tau
+        new_target = self.target
         if target is not None:
-            self.target = None if isinstance(target, str) and target == "default" else target
+            new_target = None if isinstance(target, str) and target == "default" else target
         report = progress or (lambda step, fraction: None)
         t0 = time.perf_counter()
-        self._derive(self.target, report)
+        old = (self.tau, self.target)
+        self.tau = self.tau if tau is None else tau
+        self.target = new_target
+        try:
+            self._derive(self.target, report)
+        except Exception:  # a failed update (no valid rule, cell limit) leaves the explainer as it was
+            self.tau, self.target = old
+            raise
         self.timings_["rules_and_metarules"] = time.perf_counter() - t0
         report("done", 1.0)
         return self
@@ -257,8 +264,8 @@ class TCREx:
         targets = [s.target for s in solutions]
         ids = np.array([self.targets_.index(s) for s in solutions], dtype=np.int64)
         if self.task_ == CLASSIFICATION:
-            uniq, inv = np.unique(np.asarray(y), return_inverse=True)
-            local = serving_target(targets, uniq)[inv.reshape(-1)]
+            inv, uniq = pd.factorize(np.asarray(y))
+            local = serving_target(targets, np.asarray(uniq))[inv]
         else:
             local = serving_target(targets, as_regression(y))
         return np.where(local >= 0, ids[np.maximum(local, 0)], -1)
@@ -283,7 +290,7 @@ class TCREx:
             "rule": pd.array(res["rule"], dtype="Int64"),
             "metarule": pd.array(res["metarule"], dtype="Int64"),
             "changes": res["changes"],
-            "status": np.asarray(STATUSES, dtype=object)[res["status"]],
+            "status": pd.Categorical.from_codes(res["status"], categories=list(STATUSES)),
             "text": text,
         }, index=X.index)
         out.loc[res["target"] < 0, "target"] = pd.NA
@@ -296,33 +303,42 @@ class TCREx:
         rule = np.full(n, -1, dtype=np.int64)
         meta = np.full(n, -1, dtype=np.int64)
         changes = np.zeros(n, dtype=np.int64)
-        outside = np.zeros((n, len(self.schema_)), dtype=bool)
-        for t in np.unique(tgt[tgt >= 0]):
+        pattern = np.full(n, -1, dtype=np.int64)
+        served = np.unique(tgt[tgt >= 0])
+        for t in served:
+            if len(served) == 1 and (tgt == t).all():
+                rule, meta, changes, pattern = self.targets_[t].lookup(enc)
+                break
             rows = np.flatnonzero(tgt == t)
-            r, m, c, o = self.targets_[t].lookup(enc.take(rows))
-            rule[rows], meta[rows], changes[rows], outside[rows] = r, m, c, o
+            rule[rows], meta[rows], changes[rows], pattern[rows] = self.targets_[t].lookup(enc.take(rows))
         status = np.full(n, STATUSES.index(OK), dtype=np.int64)
         status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
         status[(tgt >= 0) & (rule < 0)] = STATUSES.index(NO_RULE)
         status[tgt < 0] = STATUSES.index(ALREADY_IN_TARGET)
-        return {"target": tgt, "rule": rule, "metarule": meta, "changes": changes, "outside": outside,
+        return {"target": tgt, "rule": rule, "metarule": meta, "changes": changes, "pattern": pattern,
                 "status": status}
 
-    def _texts(self, res) -> np.ndarray:
-        """One sentence per row, built once per distinct (target, rule, features to change)."""
-        n, d = res["outside"].shape
-        key = np.column_stack([res["target"], res["rule"], res["status"]])
-        if d <= 62:
-            bits = (res["outside"].astype(np.int64) << np.arange(d, dtype=np.int64)).sum(axis=1)
-            key = np.column_stack([key, bits])
-        else:
-            key = np.column_stack([key, res["outside"].astype(np.int64)])
-        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        texts = np.empty(len(uniq), dtype=object)
-        for u, row in enumerate(first):
-            t, r, s = (int(v) for v in key[row, :3])
-            texts[u] = self._sentence(t, r, STATUSES[s], res["outside"][row])
-        return texts[inv.reshape(-1)]
+    def _row_outside(self, res, row: int) -> np.ndarray:
+        """Which features row ``row`` of a lookup must change (from its cell's pattern)."""
+        t = int(res["target"][row])
+        if t < 0:
+            return np.zeros(len(self.schema_), dtype=bool)
+        return self.targets_[t].outside([res["pattern"][row]])[0]
+
+    def _texts(self, res) -> pd.Categorical:
+        """One sentence per row, built once per distinct (target, rule and change pattern, status)."""
+        n = len(res["target"])
+        n_targets = len(self.targets_) + 1
+        key = ((res["pattern"] + 1) * n_targets + res["target"] + 1) * len(STATUSES) + res["status"]
+        inv, uniq = pd.factorize(key)
+        first = np.empty(len(uniq), dtype=np.int64)
+        first[inv[::-1]] = np.arange(n)[::-1]  # the first row of every distinct key
+        texts = [self._sentence(int(res["target"][row]), int(res["rule"][row]), STATUSES[res["status"][row]],
+                                self._row_outside(res, row)) for row in first]
+        # sentences repeat across rows, so a categorical column holds each one once
+        codes, categories = pd.factorize(pd.Series(texts, dtype=object))
+        return pd.Categorical.from_codes(codes[inv] if n else np.zeros(0, dtype=np.int64),
+                                         categories=pd.Index(categories, dtype=object))
 
     def _sentence(self, t: int, r: int, status: str, outside: np.ndarray) -> str:
         if status == ALREADY_IN_TARGET:
@@ -462,7 +478,7 @@ class TCREx:
         res = self._lookup(enc, y, self._solutions_for(target))
         status = STATUSES[res["status"][0]]
         output = y[0].item() if isinstance(y[0], np.generic) else y[0]
-        text = self._sentence(int(res["target"][0]), int(res["rule"][0]), status, res["outside"][0])
+        text = self._sentence(int(res["target"][0]), int(res["rule"][0]), status, self._row_outside(res, 0))
         exp = LocalExplanation(output=output, status=status, text=text)
         t = int(res["target"][0])
         if t < 0:
@@ -475,7 +491,7 @@ class TCREx:
         exp.rule, exp.metarule = r, int(res["metarule"][0])
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
         exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
-        change, keep = self._change_keep(sol, r, res["outside"][0])
+        change, keep = self._change_keep(sol, r, self._row_outside(res, 0))
         current = X.iloc[0]
         for item in change + keep:
             item["current"] = _native(current[item["feature"]])
@@ -501,7 +517,8 @@ class TCREx:
         num_out, cat_out = sol.metarules.outside(rows, others)
         n_meta = num_out.sum(axis=1) + cat_out.sum(axis=1)
         moved = move_into(rows, sol.metarules, others, self.schema_, self._category_preference())
-        r2, m2, c2, o2 = sol.lookup(moved)
+        r2, m2, c2, p2 = sol.lookup(moved)
+        o2 = sol.outside(p2)
         order = np.lexsort((others, c2, n_meta))[:k]
         meta_outside = np.zeros((len(others), len(self.schema_)), dtype=bool)
         meta_outside[:, self.schema_.numeric] = num_out

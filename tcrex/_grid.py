@@ -59,8 +59,10 @@ class Grid:
     # ------------------------------------------------------------------ coordinates
     def states(self, enc: Encoded) -> np.ndarray:
         """(n_rows, n_features) state of every row on every feature."""
-        out = np.empty((len(enc), len(self.dims)), dtype=np.int64)
+        out = np.zeros((len(enc), len(self.dims)), dtype=np.int64)
         for i in range(len(self.dims)):
+            if self.dims[i] == 1:
+                continue
             slot = self.schema.slot[i]
             if self.schema.features[i].is_categorical:
                 out[:, i] = self.state_of_category[slot][enc.cat[:, slot]]

@@ -54,6 +54,7 @@ class Solution:
         # (d) optimal rule per cell
         sol.tables = sol.grid.outside_tables(sol.rules)
         sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
+        sol._patterns()
         progress("optimal rule per cell", 0.6)
         # (e) metarule tree over cell coordinates, grown to purity
         sol._grow_metarules(random_state)
@@ -72,6 +73,7 @@ class Solution:
         sol.grid = Grid(schema, rules)
         sol.tables = sol.grid.outside_tables(rules)
         sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
+        sol._patterns()
         metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
         cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)
         for m in range(len(metarules)):
@@ -97,8 +99,32 @@ class Solution:
         self.rule_n = np.asarray(n, dtype=np.int64)
         self.rule_n_target = np.asarray(n_target, dtype=np.int64)
 
+    def _patterns(self) -> None:
+        """Every cell's rule and features-to-change pattern, numbered, so a row's lookup is a few gathers."""
+        states = self.grid.all_states()
+        outside = np.zeros(states.shape, dtype=bool)
+        for i, table in enumerate(self.tables):
+            outside[:, i] = table[states[:, i], self.cell_rule]
+        key = np.column_stack([self.cell_rule, outside])
+        uniq, self.cell_pattern = np.unique(key, axis=0, return_inverse=True)
+        self.cell_pattern = self.cell_pattern.reshape(-1)
+        self.pattern_rule = uniq[:, 0].astype(np.int64)
+        self.pattern_outside = uniq[:, 1:].astype(bool)
+
+    def outside(self, pattern: np.ndarray) -> np.ndarray:
+        """(k, n_features) features to change for each pattern id (none for -1)."""
+        pattern = np.asarray(pattern)
+        out = np.zeros((len(pattern), len(self.schema)), dtype=bool)
+        ok = pattern >= 0
+        if ok.any():
+            out[ok] = self.pattern_outside[pattern[ok]]
+        return out
+
     def _empty(self) -> None:
         self.grid = None
+        self.cell_pattern = np.zeros(0, dtype=np.int64)
+        self.pattern_rule = np.zeros(0, dtype=np.int64)
+        self.pattern_outside = np.zeros((0, len(self.schema)), dtype=bool)
         self.tables = []
         self.cell_rule = self.cell_changes = self.cell_metarule = np.zeros(0, dtype=np.int64)
         n_cats = [a.shape[1] for a in self.rules.allowed]
@@ -221,15 +247,10 @@ class Solution:
 
     # ------------------------------------------------------------------ step (g)
     def lookup(self, enc: Encoded):
-        """Rule, metarule, changes and the per-feature "outside the rule" matrix for every row."""
+        """Rule, metarule, number of changes and change-pattern id of every row (all -1 / 0 with no rules)."""
         n = len(enc)
         if self.grid is None:
             neg = np.full(n, -1, dtype=np.int64)
-            return neg, neg.copy(), np.zeros(n, dtype=np.int64), np.zeros((n, len(self.schema)), dtype=bool)
-        states = self.grid.states(enc)
-        cell = self.grid.flat(states)
-        rule = self.cell_rule[cell]
-        outside = np.empty(states.shape, dtype=bool)
-        for i, table in enumerate(self.tables):
-            outside[:, i] = table[states[:, i], rule]
-        return rule, self.cell_metarule[cell], outside.sum(axis=1), outside
+            return neg, neg.copy(), np.zeros(n, dtype=np.int64), neg.copy()
+        cell = self.grid.flat(self.grid.states(enc))
+        return self.cell_rule[cell], self.cell_metarule[cell], self.cell_changes[cell], self.cell_pattern[cell]

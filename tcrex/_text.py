@@ -77,9 +77,8 @@ def join_and(parts: list[str]) -> str:
 def recourse_sentence(changes: list[str], keeps: list[str]) -> str:
     """"Change A to … and B to …, while keeping C in … and D ≤ …"."""
     if not changes:
-        text = "No change needed"
-    else:
-        text = "Change " + join_and(changes)
+        return "No change needed" + ("; keep " + join_and(keeps) if keeps else "")
+    text = "Change " + join_and(changes)
     if keeps:
         text += ", while keeping " + join_and(keeps)
     return text

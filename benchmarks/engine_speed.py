@@ -1,0 +1,92 @@
+"""Engine speed on Adult (issue: the tcrex engine, section 4).
+
+Prints, on ../shared/datasets/adult.csv with an XGBoost model (n_estimators=50, max_leaves=8), rho=0.02,
+tau=0.9, one tree:
+  * steps a-e (TCREx.fit from the raw DataFrame and the model's outputs) vs fitting the bare scikit-learn
+    surrogate tree on the already one-hot-encoded data, and their ratio (target: <= 3x);
+  * re-deriving rules and metarules for a new tau from the grown surrogate (target: < 0.1 s);
+  * explaining 1,000,000 rows (Adult resampled, outputs given) (target: < 1 s).
+Each figure is the median of several runs in this process. Run: .venv/bin/python benchmarks/engine_speed.py
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.tree import DecisionTreeClassifier
+from xgboost import XGBClassifier
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tcrex import TCREx  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult.csv"
+
+
+def timed(fn, repeat):
+    times, result = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows for the explain benchmark")
+    args = parser.parse_args()
+    if not args.data.exists():
+        sys.exit(f"{args.data} not found: this benchmark needs the shared Adult CSV")
+    df = pd.read_csv(args.data)
+    X = df.drop(columns="target")
+    cats = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    Xm = X.astype({c: "category" for c in cats})
+    model = XGBClassifier(n_estimators=50, max_leaves=8, enable_categorical=True, tree_method="hist",
+                          random_state=0, n_jobs=2).fit(Xm, df["target"])
+    y = model.predict(Xm)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"python {platform.python_version()}")
+    print(f"data: {args.data.name}, {len(X):,} rows x {X.shape[1]} features ({len(cats)} categorical)")
+
+    onehot = pd.get_dummies(X, columns=cats, dtype=np.float64).to_numpy()
+    bare, _ = timed(lambda: DecisionTreeClassifier(min_samples_leaf=0.02, random_state=0).fit(onehot, y),
+                    args.repeat)
+    full, ex = timed(lambda: TCREx(rho=0.02, tau=0.9, n_trees=1).fit(X, y_pred=y), args.repeat)
+    print(f"bare scikit-learn surrogate fit (one-hot given): {bare * 1e3:8.1f} ms")
+    print(f"T-CREx steps a-e (from the DataFrame):          {full * 1e3:8.1f} ms   ratio {full / bare:.2f}x "
+          f"(target <= 3x)")
+    print("  breakdown of the last run: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in ex.timings_.items()))
+    for sol in ex.targets_:
+        print(f"  target {sol.target.describe()}: {sol.n_rules} rules, {sol.n_cells} cells, "
+              f"{len(sol.metarules)} metarules")
+
+    def retau(t):
+        return lambda: ex.update(tau=t)
+
+    times = []
+    for t in [0.99, 0.9] * ((args.repeat + 1) // 2):
+        times.append(timed(retau(t), 1)[0])
+    print(f"re-derive for a new tau (0.9 <-> 0.99):          {statistics.median(times) * 1e3:8.1f} ms "
+          f"(target < 100 ms); surrogate fits: {ex.n_surrogate_fits_}")
+
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(X), args.rows)
+    big_X = X.iloc[idx].reset_index(drop=True)
+    big_y = y[idx]
+    t_explain, out = timed(lambda: ex.explain(big_X, y_pred=big_y), max(2, args.repeat // 3))
+    print(f"explain {args.rows:,} rows:                       {t_explain * 1e3:8.1f} ms (target < 1000 ms); "
+          f"{args.rows / t_explain / 1e6:.2f} M rows/s")
+    print("  statuses: " + ", ".join(f"{k} {v:,}" for k, v in out.status.value_counts().items()))
+
+
+if __name__ == "__main__":
+    main()
