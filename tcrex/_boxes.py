@@ -77,6 +77,15 @@ class Boxes:
             result[i] = inside.any(axis=1)
         return result
 
+    def constrained(self, numeric: list[int], categorical: list[int]) -> np.ndarray:
+        """(R, n_features) whether each box constrains each feature; ``numeric``/``categorical`` give the feature
+        index of each numeric / categorical slot."""
+        out = np.zeros((len(self), len(numeric) + len(categorical)), dtype=bool)
+        out[:, numeric] = np.isfinite(self.low) | np.isfinite(self.high)
+        for j, i in enumerate(categorical):
+            out[:, i] = ~self.allowed[j].all(axis=1)
+        return out
+
     def complexity(self) -> np.ndarray:
         """Finite terms per box: one per finite numeric bound, one per constrained categorical (paper §4)."""
         terms = np.isfinite(self.low).sum(axis=1) + np.isfinite(self.high).sum(axis=1)

@@ -75,13 +75,17 @@ class TCREx:
     categorical_features, numeric_features : list of column names
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
-        Extra keyword arguments for the scikit-learn surrogate (e.g. ``max_depth``).
+        Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
+    grower : "exact" or "hist"
+        "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
+        data, thresholds between binned values).
     random_state : int
         Seed of the surrogate and of the metarule tree.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
-                 categorical_features=None, numeric_features=None, surrogate_params=None, random_state=0):
+                 categorical_features=None, numeric_features=None, surrogate_params=None, grower="exact",
+                 random_state=0):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -91,11 +95,12 @@ class TCREx:
         self.categorical_features = categorical_features
         self.numeric_features = numeric_features
         self.surrogate_params = surrogate_params
+        self.grower = grower
         self.random_state = random_state
 
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
-               "numeric_features", "surrogate_params", "random_state")
+               "numeric_features", "surrogate_params", "grower", "random_state")
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._PARAMS}
@@ -119,6 +124,8 @@ class TCREx:
         if not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1:
             raise ParameterError(f"max_cells must be a whole number >= 1, got {self.max_cells!r}")
         check_task(self.task)
+        if self.grower not in ("exact", "hist"):
+            raise ParameterError(f"grower must be 'exact' or 'hist', got {self.grower!r}")
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, model=None, *, y_pred=None, progress=None) -> "TCREx":
@@ -164,7 +171,7 @@ class TCREx:
         report("surrogate", 0.05)
         t1 = time.perf_counter()
         self.surrogate_ = Surrogate(schema, task, self.rho, self.n_trees, self.random_state,
-                                    self.surrogate_params).fit(enc, y_code)
+                                    self.surrogate_params, self.grower).fit(enc, y_code)
         self.n_surrogate_fits_ = getattr(self, "n_surrogate_fits_", 0) + 1
         t2 = time.perf_counter()
         self.timings_ = {"encode": t1 - t0, "surrogate": t2 - t1}
@@ -387,6 +394,23 @@ class TCREx:
         if not conds:
             return "any input"
         return join_and([f"{self.schema_.names[i]} {c['text']}" for i, c in conds.items()])
+
+    def feature_actions(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
+        """Per row and feature: "change" (outside its rule), "keep" (the rule constrains it and the row already
+        satisfies that) or "" (the rule leaves the feature free, or the row has no rule). Paper Figure 8b."""
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
+        action = np.zeros((len(enc), len(self.schema_)), dtype=np.int8)  # 0 free, 1 keep, 2 change
+        for t in np.unique(res["target"][res["rule"] >= 0]):
+            rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
+            sol = self.targets_[t]
+            outside = sol.outside(res["pattern"][rows])
+            constrained = sol.rules.constrained(self.schema_.numeric, self.schema_.categorical)[res["rule"][rows]]
+            action[rows] = np.where(outside, 2, np.where(constrained, 1, 0))
+        return pd.DataFrame({name: pd.Categorical.from_codes(action[:, i], categories=["", "keep", "change"])
+                             for i, name in enumerate(self.schema_.names)}, index=X.index)
 
     # ------------------------------------------------------------------ richer local outputs
     def counterfactuals(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:

@@ -45,7 +45,7 @@ def to_json(ex, indent=None) -> str:
     doc = {
         "format": FORMAT, "version": VERSION, "task": ex.task_,
         "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
-                   "random_state": ex.random_state},
+                   "grower": ex.grower, "random_state": ex.random_state},
         "n_fit_rows": int(ex.n_fit_rows_),
         "features": schema.to_list(),
     }

@@ -39,7 +39,9 @@ class _TreeIndex:
 class Surrogate:
     """Grown trees plus, for each unique candidate box, a way to count fit rows inside it."""
 
-    def __init__(self, schema: FeatureSchema, task: str, rho: float, n_trees: int, random_state, params=None):
+    def __init__(self, schema: FeatureSchema, task: str, rho: float, n_trees: int, random_state, params=None,
+                 grower: str = "exact"):
+        self.grower = grower
         self.schema = schema
         self.task = task
         self.rho = rho
@@ -50,6 +52,18 @@ class Surrogate:
     def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
         """``y_code``: class codes (classification) or float outputs (regression)."""
         design, columns = self.schema.one_hot(enc)
+        trees = self._grow(design, y_code)
+        self.n_rows_ = len(enc)
+        self.min_count_ = int(math.ceil(self.rho * self.n_rows_))  # the same ceil as scikit-learn's
+        self._extract(trees, design, columns)
+        return self
+
+    def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:
+        """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
+        ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
+        if self.grower == "hist":
+            from ._hist import grow_hist_trees
+            return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         common = dict(min_samples_leaf=self.rho, random_state=self.random_state)
         common.update(self.params)
         if self.n_trees == 1:
@@ -60,10 +74,7 @@ class Surrogate:
             cls = RandomForestClassifier if self.task == CLASSIFICATION else RandomForestRegressor
             model = cls(n_estimators=self.n_trees, n_jobs=1, **common).fit(design, y_code)
             trees = [est.tree_ for est in model.estimators_]
-        self.n_rows_ = len(enc)
-        self.min_count_ = int(math.ceil(self.rho * self.n_rows_))  # the same ceil as scikit-learn's
-        self._extract(trees, design, columns)
-        return self
+        return trees
 
     # ------------------------------------------------------------------ candidates
     def _extract(self, trees, design: np.ndarray, columns) -> None:

@@ -72,3 +72,9 @@ def test_metacounterfactual_for_point_a(explainer):
         "If x1 were > 3.125: change x2 to > 5.125, while keeping x1 > 3.125",
         "If x2 were > 5.125: change x1 to > 3.125, while keeping x2 > 5.125",
     }
+
+
+def test_feature_actions_split_change_and_keep(explainer):
+    X = pd.DataFrame({"x1": [2.0, 2.0, 6.0], "x2": [2.0, 8.0, 2.0]})
+    actions = explainer.feature_actions(X, y_pred=["red"] * 3)
+    assert actions.to_dict("list") == {"x1": ["change", "change", "keep"], "x2": ["keep", "keep", "change"]}
