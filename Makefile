@@ -1,0 +1,68 @@
+# Two commands for a new user:
+#   make run    set up .venv and start the dashboard (http://localhost:$(PORT))
+#   make test   set up .venv (and Debian's chromium) and run every test
+#
+# Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
+# default python3), PYTEST_ARGS (extra pytest arguments, e.g. "-m 'not e2e'").
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+PORT ?= 8501
+PYTEST_ARGS ?=
+CHROMIUM := /usr/bin/chromium
+
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements.stamp
+
+.PHONY: help venv browser run test sample-data clean-venv
+
+help:
+	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
+	@echo "make test   - set up $(VENV) and $(CHROMIUM), then run every test (incl. browser tests)"
+	@echo "make venv   - only create/update $(VENV) from requirements.txt"
+	@echo "make browser     - only install Debian's chromium if missing (needs root + apt-get)"
+	@echo "make sample-data - rebuild sample_data/ (CSV + bundled model)"
+
+# The stamp is newer than requirements.txt once pip has installed it; pip runs
+# again only when requirements.txt changes (or .venv is deleted).
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(VENV_PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(VENV_PY) -m pip install --disable-pip-version-check --no-input -r requirements.txt
+	@touch $@
+
+# Debian's chromium for the end-to-end tests (Playwright's own browser download
+# is not used).  Without root/apt-get the e2e tests skip and say why.
+browser:
+	@if [ -x $(CHROMIUM) ]; then \
+		echo "browser: $(CHROMIUM) present"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "browser: installing Debian's chromium with apt-get"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		if apt-get update && apt-get install -y chromium && [ -x $(CHROMIUM) ]; then \
+			echo "browser: installed $(CHROMIUM)"; \
+		else \
+			echo "browser: ERROR: 'apt-get install -y chromium' did not provide $(CHROMIUM); the end-to-end tests cannot run." >&2; \
+			exit 1; \
+		fi; \
+	else \
+		echo "browser: NOTE: $(CHROMIUM) is missing and cannot be installed here (needs root and apt-get)."; \
+		echo "browser: install it with 'sudo apt-get install chromium'; until then the e2e tests are skipped."; \
+	fi
+
+run: venv
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+
+# pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
+test: venv browser
+	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+sample-data: venv
+	$(VENV_PY) sample_data/build.py
+
+clean-venv:
+	rm -rf $(VENV)

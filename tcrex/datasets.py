@@ -1,0 +1,521 @@
+"""Sample data sets and the bundled sample model.
+
+This module is pure Python (numpy, pandas, scikit-learn, xgboost); it never
+imports streamlit, so the engine, the tests and the scripts can use it without
+the dashboard.
+
+What is here
+------------
+``make_loans(n_samples, random_state)``
+    A synthetic but plausible loan-application data set: numeric and
+    categorical applicant features plus a binary ``approved`` decision that a
+    hidden, noisy rule set produced.  It is the running example of the
+    project: counterfactual rules ("what would have to change for this
+    applicant to be approved?") are easy to read on it.
+
+``load_sample(name)``
+    ``(X, y)`` for one of the names in :data:`SAMPLES`: ``"loans"`` (the
+    generated set above), ``"wine"`` (multi-class) and ``"diabetes"``
+    (regression).
+
+``load_bundled_model()``
+    The XGBoost classifier shipped in ``sample_data/`` (trained on
+    ``sample_data/loans.csv`` by ``sample_data/build.py``), wrapped so that
+    ``predict`` accepts a plain DataFrame such as the one ``pandas.read_csv``
+    returns.
+
+``load_bundled_loans()``
+    The bundled CSV ``sample_data/loans.csv`` read back with the documented
+    dtypes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "BundledModel",
+    "LOANS_CATEGORIES",
+    "LOANS_CATEGORICAL",
+    "LOANS_COLUMNS",
+    "LOANS_NUMERIC",
+    "LOANS_TARGET",
+    "SAMPLES",
+    "SAMPLE_DATA_DIR",
+    "SampleInfo",
+    "load_bundled_loans",
+    "load_bundled_model",
+    "load_sample",
+    "make_loans",
+]
+
+#: Directory holding the bundled CSV and model (``<repo>/sample_data``).
+SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+
+#: File names inside :data:`SAMPLE_DATA_DIR`.
+LOANS_CSV = "loans.csv"
+LOANS_MODEL = "loans_model.json"
+LOANS_MODEL_META = "loans_model.meta.json"
+
+# ---------------------------------------------------------------------------
+# The loans data set
+# ---------------------------------------------------------------------------
+
+#: Name of the binary target column of :func:`make_loans`.
+LOANS_TARGET = "approved"
+
+#: Numeric feature columns of :func:`make_loans` and their dtypes.
+LOANS_NUMERIC: dict[str, str] = {
+    "age": "int64",  # years, 18..80
+    "income": "float64",  # yearly income, thousands, 1 decimal
+    "loan_amount": "float64",  # requested amount, thousands, 1 decimal
+    "credit_history_years": "int64",  # years since the first credit line
+    "debt_to_income": "float64",  # existing monthly debt / monthly income, 3 decimals
+    "n_late_payments": "int64",  # late payments in the last 5 years
+}
+
+#: Categorical (string) feature columns of :func:`make_loans` and their levels,
+#: in a fixed order (the order the bundled model uses).
+LOANS_CATEGORIES: dict[str, list[str]] = {
+    "employment": ["Salaried", "Self-employed", "Unemployed", "Retired"],
+    "home_ownership": ["Rent", "Mortgage", "Own"],
+    "purpose": ["Car", "Home", "Education", "Business", "Debt consolidation"],
+}
+
+#: Names of the categorical feature columns of :func:`make_loans`.
+LOANS_CATEGORICAL: list[str] = list(LOANS_CATEGORIES)
+
+#: All columns of :func:`make_loans`, in order (features first, target last).
+LOANS_COLUMNS: list[str] = [
+    "age",
+    "employment",
+    "income",
+    "home_ownership",
+    "purpose",
+    "loan_amount",
+    "credit_history_years",
+    "debt_to_income",
+    "n_late_payments",
+    LOANS_TARGET,
+]
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _pick(rng: np.random.Generator, levels: Sequence[str], probs: np.ndarray) -> np.ndarray:
+    """Draw one level per row; ``probs`` has shape (n, len(levels)), rows sum to 1."""
+    cum = np.cumsum(probs, axis=1)
+    u = rng.random(len(probs))[:, None]
+    idx = (u > cum).sum(axis=1)
+    idx = np.minimum(idx, len(levels) - 1)  # guard against rounding at the top
+    return np.asarray(levels, dtype=object)[idx]
+
+
+def make_loans(n_samples: int = 4000, random_state: int | None = 0) -> pd.DataFrame:
+    """Generate a synthetic loan-application data set.
+
+    Each row is one application.  The features are drawn so that they are
+    plausible together (retired applicants are old, home loans are large,
+    the credit history is never longer than the adult life, ...), and the
+    decision ``approved`` comes from a hidden scoring rule with thresholds and
+    interactions, passed through a logistic link and sampled, so the labels are
+    noisy but learnable (a small gradient-boosted model reaches about 85-90 %
+    accuracy).  About 40 % of the applications are approved.
+
+    Columns (see also :data:`LOANS_NUMERIC` and :data:`LOANS_CATEGORIES`):
+
+    ========================  =========  ==============================================
+    column                    dtype      meaning
+    ========================  =========  ==============================================
+    ``age``                   int64      applicant age in years (18-80)
+    ``employment``            str        Salaried / Self-employed / Unemployed / Retired
+    ``income``                float64    yearly income in thousands (1 decimal)
+    ``home_ownership``        str        Rent / Mortgage / Own
+    ``purpose``               str        Car / Home / Education / Business /
+                                         Debt consolidation
+    ``loan_amount``           float64    requested amount in thousands (1 decimal)
+    ``credit_history_years``  int64      years since the first credit line
+    ``debt_to_income``        float64    existing monthly debt / income (3 decimals)
+    ``n_late_payments``       int64      late payments in the last five years
+    ``approved``              int64      1 = approved, 0 = rejected
+    ========================  =========  ==============================================
+
+    The hidden decision logic, roughly: a low debt-to-income ratio, a loan that
+    is small relative to income (home loans may be larger if the applicant
+    already owns or has a mortgage), few late payments and a long credit
+    history make approval likely; unemployment, more than two late payments or
+    a debt-to-income ratio above 0.43 make it unlikely; young self-employed
+    applicants asking for business loans and young renters are penalised.
+
+    Parameters
+    ----------
+    n_samples:
+        Number of rows.
+    random_state:
+        Seed for :func:`numpy.random.default_rng`; the same seed gives the same
+        frame.  ``None`` draws fresh entropy.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``n_samples`` rows, the columns :data:`LOANS_COLUMNS`, no missing
+        values.  String columns have pandas' default string dtype.
+    """
+    if n_samples < 1:
+        raise ValueError("n_samples must be at least 1")
+    rng = np.random.default_rng(random_state)
+    n = int(n_samples)
+
+    # --- age and employment -------------------------------------------------
+    age = np.clip(np.round(rng.normal(42.0, 13.0, n)), 18, 80).astype(np.int64)
+    p_retired = np.where(age >= 67, 0.85, np.where(age >= 60, 0.30, 0.0))
+    p_unemployed = np.where(age < 25, 0.14, 0.07) * (1.0 - p_retired)
+    p_self = 0.17 * (1.0 - p_retired - p_unemployed)
+    p_salaried = 1.0 - p_retired - p_unemployed - p_self
+    employment = _pick(
+        rng,
+        LOANS_CATEGORIES["employment"],
+        np.column_stack([p_salaried, p_self, p_unemployed, p_retired]),
+    )
+
+    # --- income (thousands per year): log-normal, peaks in mid career ---------
+    median = np.select(
+        [
+            employment == "Salaried",
+            employment == "Self-employed",
+            employment == "Unemployed",
+        ],
+        [48.0, 55.0, 13.0],
+        default=30.0,  # Retired
+    )
+    career = np.exp(-(((age - 48.0) / 22.0) ** 2))  # 0..1 bump around 48
+    median = median * (0.65 + 0.45 * career)
+    sigma = np.where(employment == "Self-employed", 0.55, 0.38)
+    income = np.round(np.clip(median * np.exp(rng.normal(0.0, sigma)), 5.0, 400.0), 1)
+
+    # --- home ownership: renters are young, owners are old and richer --------
+    z_own = -2.6 + 0.06 * (age - 18) + 0.35 * np.log(income / 40.0)
+    z_mort = -0.4 + 0.03 * (age - 18) + 0.6 * np.log(income / 40.0) - 0.0006 * (age - 45) ** 2
+    w = np.column_stack([np.ones(n), np.exp(z_mort), np.exp(z_own)])
+    home_ownership = _pick(rng, LOANS_CATEGORIES["home_ownership"], w / w.sum(axis=1, keepdims=True))
+
+    # --- purpose --------------------------------------------------------------
+    base = np.array([0.25, 0.13, 0.10, 0.09, 0.43])  # Car Home Edu Business Debt
+    p = np.tile(base, (n, 1))
+    p[:, 2] *= np.where(age < 30, 3.0, np.where(age > 50, 0.2, 0.8))  # Education
+    p[:, 3] *= np.where(employment == "Self-employed", 4.0, 0.6)  # Business
+    p[:, 1] *= np.where(home_ownership == "Own", 0.3, 1.2)  # Home
+    p[:, 1] *= np.where(employment == "Unemployed", 0.2, 1.0)
+    purpose = _pick(rng, LOANS_CATEGORIES["purpose"], p / p.sum(axis=1, keepdims=True))
+
+    # --- requested amount (thousands) ----------------------------------------
+    typical = np.select(
+        [purpose == "Car", purpose == "Home", purpose == "Education", purpose == "Business"],
+        [18.0, 160.0, 22.0, 55.0],
+        default=14.0,  # Debt consolidation
+    )
+    scale = (income / 45.0) ** np.where(purpose == "Home", 0.8, 0.5)
+    loan_amount = np.round(np.clip(typical * scale * np.exp(rng.normal(0.0, 0.45, n)), 1.0, 900.0), 1)
+
+    # --- credit history, debt-to-income, late payments ----------------------
+    adult_years = age - 18
+    credit_history_years = np.floor(adult_years * rng.beta(4.0, 2.0, n)).astype(np.int64)
+    dti_mean = np.where(purpose == "Debt consolidation", 0.36, 0.24)
+    dti_mean = np.where(employment == "Unemployed", dti_mean + 0.12, dti_mean)
+    dti_mean = np.clip(dti_mean + 0.06 * (home_ownership == "Mortgage") - 0.04 * (income > 90), 0.05, 0.8)
+    k = 9.0
+    debt_to_income = np.round(np.clip(rng.beta(dti_mean * k, (1.0 - dti_mean) * k), 0.0, 0.95), 3)
+    late_rate = 0.25 + 2.2 * debt_to_income + 0.6 * (employment == "Unemployed") + 0.4 * (age < 25)
+    n_late_payments = rng.poisson(late_rate).astype(np.int64)
+
+    # --- hidden decision logic ----------------------------------------------
+    loan_to_income = loan_amount / income
+    lti_allowed = np.where(
+        purpose == "Home",
+        np.where(home_ownership == "Rent", 3.0, 4.5),
+        np.where(purpose == "Business", 1.2, 0.6),
+    )
+    score = (
+        1.9
+        - 6.5 * np.maximum(debt_to_income - 0.25, 0.0)
+        - 2.4 * (debt_to_income > 0.43)
+        - 2.2 * np.maximum(loan_to_income / lti_allowed - 1.0, 0.0)
+        - 0.8 * np.minimum(n_late_payments, 2)
+        - 2.6 * (n_late_payments > 2)
+        + 0.13 * np.minimum(credit_history_years, 15)
+        - 1.4 * ((credit_history_years < 2) & (income < 60))
+        - 3.0 * (employment == "Unemployed")
+        - 0.6 * (employment == "Retired") * (income < 25)
+        - 1.8 * ((employment == "Self-employed") & (purpose == "Business") & (credit_history_years < 5))
+        - 0.7 * ((age < 25) & (home_ownership == "Rent"))
+        + 0.6 * (home_ownership == "Own")
+        + 0.35 * np.log(income / 45.0)
+        - 2.1
+    )
+    p_approve = _sigmoid(2.2 * score)
+    approved = (rng.random(n) < p_approve).astype(np.int64)
+
+    frame = pd.DataFrame(
+        {
+            "age": age,
+            "employment": pd.array(employment.tolist(), dtype="str"),
+            "income": income.astype(np.float64),
+            "home_ownership": pd.array(home_ownership.tolist(), dtype="str"),
+            "purpose": pd.array(purpose.tolist(), dtype="str"),
+            "loan_amount": loan_amount.astype(np.float64),
+            "credit_history_years": credit_history_years,
+            "debt_to_income": debt_to_income.astype(np.float64),
+            "n_late_payments": n_late_payments,
+            LOANS_TARGET: approved,
+        },
+        columns=LOANS_COLUMNS,
+    )
+    return frame
+
+
+def loans_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with the documented loans dtypes.
+
+    Integer and float columns are cast to ``int64`` / ``float64``, categorical
+    columns to pandas' string dtype.  Useful after ``pandas.read_csv``.
+    """
+    out = frame.copy()
+    for col, dtype in LOANS_NUMERIC.items():
+        if col in out:
+            out[col] = out[col].astype(dtype)
+    for col in LOANS_CATEGORICAL:
+        if col in out:
+            out[col] = out[col].astype("str")
+    if LOANS_TARGET in out:
+        out[LOANS_TARGET] = out[LOANS_TARGET].astype("int64")
+    return out
+
+
+def load_bundled_loans(path: str | Path | None = None) -> pd.DataFrame:
+    """Read the bundled ``sample_data/loans.csv`` (or ``path``) with the loans dtypes."""
+    path = Path(path) if path is not None else SAMPLE_DATA_DIR / LOANS_CSV
+    return loans_dtypes(pd.read_csv(path))
+
+
+# ---------------------------------------------------------------------------
+# Sample registry
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampleInfo:
+    """Description of one sample data set returned by :func:`load_sample`."""
+
+    name: str
+    description: str
+    task: str  # "binary", "multiclass" or "regression"
+    target: str  # name of the target column / Series
+
+
+#: The sample data sets :func:`load_sample` knows, by name.
+SAMPLES: dict[str, SampleInfo] = {
+    "loans": SampleInfo(
+        name="loans",
+        description=(
+            "Synthetic loan applications (4000 rows): age, employment, income, home "
+            "ownership, purpose, loan amount, credit history, debt-to-income ratio "
+            "and late payments; target: whether the loan was approved."
+        ),
+        task="binary",
+        target=LOANS_TARGET,
+    ),
+    "wine": SampleInfo(
+        name="wine",
+        description=(
+            "UCI wine recognition data (178 rows, 13 chemical measurements); "
+            "target: which of three cultivars (0, 1, 2) the wine comes from."
+        ),
+        task="multiclass",
+        target="cultivar",
+    ),
+    "diabetes": SampleInfo(
+        name="diabetes",
+        description=(
+            "Diabetes data of Efron et al. (442 patients, 10 baseline variables, "
+            "unscaled); target: a quantitative measure of disease progression one "
+            "year later."
+        ),
+        task="regression",
+        target="progression",
+    ),
+}
+
+
+def load_sample(name: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Load a sample data set as ``(X, y)``.
+
+    ``name`` is one of :data:`SAMPLES`:
+
+    ``"loans"``
+        :func:`make_loans` with its defaults (4000 rows, ``random_state=0``,
+        the same rows as ``sample_data/loans.csv``); ``y`` is ``approved``
+        (0/1).
+    ``"wine"``
+        :func:`sklearn.datasets.load_wine`; ``y`` is ``cultivar`` (0, 1, 2).
+    ``"diabetes"``
+        :func:`sklearn.datasets.load_diabetes` with ``scaled=False``; ``y`` is
+        ``progression`` (float).
+
+    ``X`` holds only features; ``y.name`` is the target column name.  The
+    scikit-learn data sets ship with scikit-learn, so nothing is downloaded.
+    """
+    if name not in SAMPLES:
+        raise KeyError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
+    target = SAMPLES[name].target
+    if name == "loans":
+        frame = make_loans()
+    elif name == "wine":
+        from sklearn.datasets import load_wine
+
+        bunch = load_wine(as_frame=True)
+        frame = bunch.frame.rename(columns={"target": target})
+        frame[target] = frame[target].astype("int64")
+    else:  # diabetes
+        from sklearn.datasets import load_diabetes
+
+        bunch = load_diabetes(as_frame=True, scaled=False)
+        frame = bunch.frame.rename(columns={"target": target})
+        frame[target] = frame[target].astype("float64")
+    X = frame.drop(columns=[target]).reset_index(drop=True)
+    y = frame[target].reset_index(drop=True).rename(target)
+    return X, y
+
+
+# ---------------------------------------------------------------------------
+# The bundled model
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class BundledModel:
+    """The bundled XGBoost loans classifier, ready for plain DataFrames.
+
+    XGBoost needs categorical features as pandas ``category`` columns.  A frame
+    read from CSV has strings instead, and even a ``category`` column may list
+    its categories in another order than at training time.  ``predict`` and
+    ``predict_proba`` therefore first select :attr:`feature_names` (in the
+    training order; extra columns such as the target are ignored) and cast every
+    categorical column to a ``CategoricalDtype`` with exactly the categories
+    recorded at training time (:attr:`categories`, read from
+    ``loans_model.meta.json``).  A value outside those categories becomes
+    missing, which the trees route along their default branch.
+
+    Attributes
+    ----------
+    booster_model:
+        The underlying :class:`xgboost.XGBClassifier`.
+    feature_names:
+        Feature columns in training order.
+    categories:
+        ``{column: [category, ...]}`` for the categorical features.
+    target:
+        Name of the target column (``"approved"``).
+    classes_:
+        Class labels, ``[0, 1]``.
+    meta:
+        The whole metadata record from ``loans_model.meta.json``.
+    """
+
+    booster_model: Any
+    feature_names: list[str]
+    categories: dict[str, list[str]]
+    target: str
+    classes_: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def prepare(self, X: pd.DataFrame) -> pd.DataFrame:
+        """Return the feature frame exactly as the model was trained on it."""
+        missing = [c for c in self.feature_names if c not in X.columns]
+        if missing:
+            raise KeyError(f"missing feature columns: {missing}")
+        out = X.loc[:, self.feature_names].copy()
+        for col in self.feature_names:
+            if col in self.categories:
+                values = out[col]
+                if isinstance(values.dtype, pd.CategoricalDtype):
+                    values = values.astype(object)
+                out[col] = pd.Categorical(values, categories=self.categories[col])
+            else:
+                out[col] = pd.to_numeric(out[col]).astype("float64")
+        return out
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        """Class probabilities, shape ``(n, 2)``."""
+        return self.booster_model.predict_proba(self.prepare(X))
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """Predicted class labels (0/1) as an ``int64`` array."""
+        return np.asarray(self.booster_model.predict(self.prepare(X))).astype(np.int64)
+
+    def score(self, X: pd.DataFrame, y: Sequence[Any] | pd.Series) -> float:
+        """Accuracy of :meth:`predict` against ``y``."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+def read_model_meta(path: str | Path | None = None) -> dict[str, Any]:
+    """Read ``loans_model.meta.json`` (feature order, categories, target, ...)."""
+    path = Path(path) if path is not None else SAMPLE_DATA_DIR / LOANS_MODEL_META
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_bundled_model(
+    model_path: str | Path | None = None, meta_path: str | Path | None = None
+) -> BundledModel:
+    """Load the bundled loans classifier from XGBoost's native JSON.
+
+    ``model_path`` defaults to ``sample_data/loans_model.json`` and
+    ``meta_path`` to the ``.meta.json`` next to it, which records the feature
+    order and the category lists used at training time (written by
+    ``sample_data/build.py``).  Nothing is unpickled.
+
+    Returns a :class:`BundledModel`; ``model.predict(frame)`` works on the CSV
+    as read by :func:`pandas.read_csv` or on :func:`make_loans` output.
+    """
+    import xgboost as xgb
+
+    model_path = Path(model_path) if model_path is not None else SAMPLE_DATA_DIR / LOANS_MODEL
+    if meta_path is None:
+        meta_path = model_path.with_name(model_path.name.removesuffix(".json") + ".meta.json")
+    meta = read_model_meta(meta_path)
+    clf = xgb.XGBClassifier()
+    clf.load_model(str(model_path))
+    return BundledModel(
+        booster_model=clf,
+        feature_names=list(meta["features"]),
+        categories={k: list(v) for k, v in meta["categories"].items()},
+        target=str(meta["target"]),
+        classes_=np.asarray(meta.get("classes", [0, 1])),
+        meta=meta,
+    )
+
+
+def model_meta_record(
+    features: Sequence[str],
+    categories: Mapping[str, Sequence[str]],
+    target: str,
+    classes: Sequence[Any],
+    **extra: Any,
+) -> dict[str, Any]:
+    """Build the metadata record stored next to a model (used by ``build.py``)."""
+    record: dict[str, Any] = {
+        "features": list(features),
+        "categories": {k: list(v) for k, v in categories.items()},
+        "target": target,
+        "classes": [int(c) if isinstance(c, (int, np.integer)) else c for c in classes],
+    }
+    record.update(extra)
+    return record

@@ -1,0 +1,232 @@
+"""Fixtures for end-to-end tests: a real Streamlit server and Debian's Chromium.
+
+* ``streamlit_server`` (session): starts ``python -m streamlit run app.py`` on a
+  free port from the repository root, waits for ``/_stcore/health`` and yields
+  the base URL.  A finaliser always stops the server.  Its output goes to
+  ``test-artifacts/streamlit-server.log``.
+* ``browser`` (session): ``/usr/bin/chromium`` driven by Playwright
+  (never Playwright's own browser download).  Missing chromium skips the tests,
+  unless ``TCREX_REQUIRE_BROWSER=1`` (set by ``.ci/run``), which fails them.
+* ``page`` (per test): a fresh browser context and page; JavaScript errors are
+  collected in ``page.tcrex_errors``.
+* ``open_app``: ``open_app(page, path="/")`` loads a dashboard URL and waits
+  until the script run has finished (see :func:`wait_for_app_idle`).
+* ``save_screenshot``: ``save_screenshot(page, "name")`` writes a full-page PNG
+  to ``test-artifacts/screenshots/name.png`` and returns its path.
+
+New pages add their tests next to ``test_browser.py`` and reuse these fixtures;
+the server is started once per session.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 60.0  # seconds until /_stcore/health must answer
+APP_TIMEOUT_MS = 90_000  # page load + first script run
+# Talk to the local server directly, even if http_proxy is set.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test in this directory is an end-to-end test."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(request: pytest.FixtureRequest) -> str:
+    """Base URL (``http://127.0.0.1:<port>``) of a running dashboard."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    log_path = ARTIFACTS / "streamlit-server.log"
+    log = open(log_path, "w", encoding="utf-8")
+    request.addfinalizer(log.close)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    request.addfinalizer(lambda: _stop(proc))  # registered before anything can fail
+
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(
+                f"streamlit exited with code {proc.returncode} during start-up:\n{_tail(log_path)}"
+            )
+        try:
+            with _DIRECT.open(f"{base_url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"streamlit did not answer {base_url}/_stcore/health within "
+                f"{SERVER_START_TIMEOUT:.0f} s:\n{_tail(log_path)}"
+            )
+        time.sleep(0.25)
+    return base_url
+
+
+@pytest.fixture(scope="session")
+def browser(request: pytest.FixtureRequest):
+    """Headless Debian Chromium under Playwright."""
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        reason = (
+            f"{CHROMIUM} not found: end-to-end tests need Debian's chromium "
+            "(`make browser` installs it as root: apt-get install -y chromium)"
+        )
+        if os.environ.get("TCREX_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason + "; TCREX_REQUIRE_BROWSER=1 forbids skipping")
+        pytest.skip(reason)
+
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    request.addfinalizer(playwright.stop)
+    chromium = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+    )
+    request.addfinalizer(chromium.close)
+    return chromium
+
+
+@pytest.fixture
+def page(browser) -> Iterator:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(APP_TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.tcrex_errors = errors  # JavaScript exceptions seen by this page
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def wait_for_app_idle(page) -> None:
+    """Wait until the Streamlit app is connected and its script run has finished.
+
+    ``[data-testid="stApp"]`` carries ``data-test-script-state``: ``initial``
+    before the first run, ``running`` during a run, ``notRunning`` after it.
+    The "Running..." status widget (``stStatusWidget``) must be gone too.
+    """
+    page.wait_for_selector('[data-testid="stApp"]', state="attached")
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app !== null
+                && app.getAttribute('data-test-script-state') === 'notRunning'
+                && document.querySelector('[data-testid="stStatusWidget"]') === null;
+        }""",
+        polling=100,
+        timeout=APP_TIMEOUT_MS,
+    )
+
+
+@pytest.fixture
+def open_app(streamlit_server: str) -> Callable:
+    """``open_app(page, path="/")``: load a dashboard page and wait until idle."""
+
+    def _open(page, path: str = "/"):
+        page.goto(streamlit_server + path, wait_until="domcontentloaded")
+        wait_for_app_idle(page)
+        return page
+
+    return _open
+
+
+@pytest.fixture
+def save_screenshot() -> Callable[..., Path]:
+    """``save_screenshot(page, name)``: full-page PNG of the whole dashboard."""
+
+    def _save(page, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        # Streamlit scrolls inside its main container, not the document; grow
+        # the viewport to the content height so the screenshot shows it all.
+        height = page.evaluate(
+            """() => Math.max(...['stMain', 'stAppViewContainer', 'stMainBlockContainer']
+                .map(id => document.querySelector(`[data-testid="${id}"]`))
+                .filter(el => el !== null)
+                .map(el => el.scrollHeight))"""
+        )
+        width = page.viewport_size["width"] if page.viewport_size else 1400
+        page.set_viewport_size({"width": width, "height": int(min(max(height + 40, 800), 8000))})
+        page.wait_for_timeout(500)  # let charts re-layout
+        wait_for_app_idle(page)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return _save
