@@ -622,6 +622,30 @@ class TCREx:
                              f"up to {m.sparsity} change(s))")
         return "\n".join(lines)
 
+    # ------------------------------------------------------------------ structured views (figures, reports)
+    def rule_conditions(self, target: int, rule: int) -> dict:
+        """``{feature: {"low", "high", "text"} | {"in", "text"}}`` for the features rule ``rule`` constrains."""
+        self._require_fitted()
+        return self._conditions_dict(self.targets_[target].rules, rule)
+
+    def metarule_conditions(self, target: int, metarule: int) -> dict:
+        self._require_fitted()
+        return self._conditions_dict(self.targets_[target].metarules, metarule)
+
+    def metarule_tree(self, target: int = 0) -> dict:
+        """The metarules of one target as a tree of splits with metarules at the leaves (paper Figure 7)."""
+        from ._views import metarule_tree
+        self._require_fitted()
+        return metarule_tree(self.targets_[target], self.schema_)
+
+    def metarule_slice(self, target: int, x: str, y: str, individual) -> pd.DataFrame:
+        """Exact metarule regions on the plane of features ``x`` and ``y`` through ``individual`` (a row whose
+        other features stay fixed): one row per pair of grid states with extent, metarule, rule and changes."""
+        from ._views import metarule_slice
+        self._require_fitted()
+        enc = self.schema_.encode(_one_row(individual, self.schema_.names))
+        return metarule_slice(self.targets_[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
+
     # ------------------------------------------------------------------ export / import
     def to_json(self, indent=None) -> str:
         from ._serialize import to_json
