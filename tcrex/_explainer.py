@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ._boxes import Boxes
+from ._constraints import Constraints
 from ._data import Encoded, FeatureSchema, as_frame
 from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
@@ -25,7 +26,8 @@ OK = "ok"
 ALREADY_IN_TARGET = "already_in_target"
 ALREADY_IN_RULE = "already_in_rule"
 NO_RULE = "no_rule"
-STATUSES = (OK, ALREADY_IN_TARGET, ALREADY_IN_RULE, NO_RULE)
+NO_ACTIONABLE_RULE = "no_actionable_rule"
+STATUSES = (OK, ALREADY_IN_TARGET, ALREADY_IN_RULE, NO_RULE, NO_ACTIONABLE_RULE)
 
 
 @dataclass
@@ -76,6 +78,10 @@ class TCREx:
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
         Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
+    constraints : dict, optional
+        Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
+        ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
+        weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
     grower : "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values).
@@ -84,8 +90,8 @@ class TCREx:
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
-                 categorical_features=None, numeric_features=None, surrogate_params=None, grower="exact",
-                 random_state=0):
+                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
+                 grower="exact", random_state=0):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -95,12 +101,13 @@ class TCREx:
         self.categorical_features = categorical_features
         self.numeric_features = numeric_features
         self.surrogate_params = surrogate_params
+        self.constraints = constraints
         self.grower = grower
         self.random_state = random_state
 
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
-               "numeric_features", "surrogate_params", "grower", "random_state")
+               "numeric_features", "surrogate_params", "constraints", "grower", "random_state")
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._PARAMS}
@@ -160,6 +167,7 @@ class TCREx:
         if 1 / self.rho > len(X):
             raise ParameterError(f"rho={self.rho} asks for rules holding {math.ceil(self.rho * len(X))} of only "
                                  f"{len(X)} rows; use more rows or raise rho to at least {1 / len(X):.3g}")
+        self.constraints_ = Constraints(schema, self.constraints)
         self.schema_ = schema
         self.task_ = task
         self.classes_ = classes
@@ -181,8 +189,9 @@ class TCREx:
         report("done", 1.0)
         return self
 
-    def update(self, *, tau=None, target=None, progress=None) -> "TCREx":
-        """Re-derive rules and metarules for a new ``tau`` and/or ``target`` from the grown surrogate.
+    def update(self, *, tau=None, target=None, constraints=None, progress=None) -> "TCREx":
+        """Re-derive rules and metarules for a new ``tau``, ``target`` and/or ``constraints`` from the grown
+        surrogate (``constraints={}`` removes them).
 
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
         ``target="default"`` to go back to the default targets.
@@ -195,13 +204,16 @@ class TCREx:
             new_target = None if isinstance(target, str) and target == "default" else target
         report = progress or (lambda step, fraction: None)
         t0 = time.perf_counter()
-        old = (self.tau, self.target)
+        old = (self.tau, self.target, self.constraints, self.constraints_)
         self.tau = self.tau if tau is None else tau
         self.target = new_target
+        if constraints is not None:
+            self.constraints_ = Constraints(self.schema_, constraints)
+            self.constraints = constraints or None
         try:
             self._derive(self.target, report)
         except Exception:  # a failed update (no valid rule, cell limit) leaves the explainer as it was
-            self.tau, self.target = old
+            self.tau, self.target, self.constraints, self.constraints_ = old
             raise
         self.timings_["rules_and_metarules"] = time.perf_counter() - t0
         report("done", 1.0)
@@ -230,7 +242,7 @@ class TCREx:
         n_target = self.surrogate_.count(in_target)
         return Solution.derive(self.schema_, target, self.surrogate_.candidates_, self.surrogate_.n_inside_,
                                n_target, self.n_fit_rows_, self.tau, self.surrogate_.min_count_, self.max_cells,
-                               self.random_state, report)
+                               self.random_state, report, self.constraints_)
 
     def _require_fitted(self) -> None:
         if not hasattr(self, "targets_"):
@@ -282,8 +294,8 @@ class TCREx:
         """Local explanations for every row of X, as a DataFrame aligned with X.
 
         Columns: ``target`` (id of the target entry), ``rule`` and ``metarule`` (ids, missing when none),
-        ``changes`` (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule) and
-        ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
+        ``changes`` (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule /
+        no_actionable_rule) and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
         (targeted multi-class) or regression threshold/interval instead of the fitted targets.
         """
         self._require_fitted()
@@ -301,7 +313,8 @@ class TCREx:
             "text": text,
         }, index=X.index)
         out.loc[res["target"] < 0, "target"] = pd.NA
-        out.loc[res["rule"] < 0, ["rule", "metarule"]] = pd.NA
+        out.loc[res["rule"] < 0, "rule"] = pd.NA
+        out.loc[res["metarule"] < 0, "metarule"] = pd.NA
         return out
 
     def _lookup(self, enc: Encoded, y, solutions) -> dict:
@@ -320,7 +333,9 @@ class TCREx:
             rule[rows], meta[rows], changes[rows], pattern[rows] = self.targets_[t].lookup(enc.take(rows))
         status = np.full(n, STATUSES.index(OK), dtype=np.int64)
         status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
-        status[(tgt >= 0) & (rule < 0)] = STATUSES.index(NO_RULE)
+        has_rules = np.array([s.n_rules > 0 for s in self.targets_] + [False])[tgt]
+        status[(tgt >= 0) & (rule < 0) & has_rules] = STATUSES.index(NO_ACTIONABLE_RULE)
+        status[(tgt >= 0) & (rule < 0) & ~has_rules] = STATUSES.index(NO_RULE)
         status[tgt < 0] = STATUSES.index(ALREADY_IN_TARGET)
         return {"target": tgt, "rule": rule, "metarule": meta, "changes": changes, "pattern": pattern,
                 "status": status}
@@ -354,6 +369,9 @@ class TCREx:
         if status == NO_RULE:
             return (f"No valid rule reaches {sol.target.describe()} at tau={self.tau}; lower tau or rho to find "
                     "recourse")
+        if status == NO_ACTIONABLE_RULE:
+            return ("No actionable recourse: every rule would need a change the constraints forbid ("
+                    f"{self.constraints_.describe()})")
         change, keep = self._change_keep(sol, r, outside)
         if status == ALREADY_IN_RULE:
             text = "Already inside the recommended rule although the model output is not in the target"
@@ -416,7 +434,7 @@ class TCREx:
     def counterfactuals(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
         """The nearest point of each row's rule box (respecting ``(low, high]`` and integer features).
 
-        Rows already in the target keep their values; rows with no rule get missing values.
+        Rows already in the target keep their values; rows with no (actionable) rule get missing values.
         """
         self._require_fitted()
         X = as_frame(X)
@@ -424,7 +442,7 @@ class TCREx:
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
         moved = self._move_to_rules(enc, res)
         out = self._decode(moved, X.index)
-        out.loc[res["status"] == STATUSES.index(NO_RULE)] = np.nan
+        out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
         return out
 
     def _move_to_rules(self, enc: Encoded, res) -> Encoded:
@@ -432,9 +450,16 @@ class TCREx:
         for t in np.unique(res["target"][res["rule"] >= 0]):
             rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
             part = move_into(enc.take(rows), self.targets_[t].rules, res["rule"][rows], self.schema_,
-                             self._category_preference())
+                             self._category_preference(), self._transitions())
             moved.num[rows], moved.cat[rows] = part.num, part.cat
         return moved
+
+    def _transitions(self):
+        """Per categorical slot, the allowed category moves under the constraints (None when free)."""
+        c = getattr(self, "constraints_", None)
+        if c is None or c.trivial:
+            return None
+        return [None if c.features[i].is_free() else c.transition_matrix(i) for i in self.schema_.categorical]
 
     def _category_preference(self):
         if not hasattr(self, "_fit_enc"):
@@ -510,11 +535,15 @@ class TCREx:
         sol = self.targets_[t]
         exp.target, exp.target_description = t, sol.target.describe()
         r = int(res["rule"][0])
+        if res["metarule"][0] >= 0:
+            exp.metarule = int(res["metarule"][0])
+            exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
         if r < 0:
+            if exp.metarule is not None:  # no actionable rule here: where would there be one?
+                exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
             return exp
-        exp.rule, exp.metarule = r, int(res["metarule"][0])
+        exp.rule = r
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
-        exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
         change, keep = self._change_keep(sol, r, self._row_outside(res, 0))
         current = X.iloc[0]
         for item in change + keep:
@@ -553,11 +582,15 @@ class TCREx:
             mconds = self._conditions(sol.metarules, m)
             meta_changes = [{"feature": self.schema_.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
                             for i in np.flatnonzero(meta_outside[a])]
-            change, keep = self._change_keep(sol, int(r2[a]), o2[a])
             if_text = join_and([change_phrase(c["feature"], c["condition"]).replace(" to ", " were ", 1)
                                 for c in meta_changes])
-            recourse = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
-                                         [f"{x['feature']} {x['condition']}" for x in keep])
+            if r2[a] < 0:
+                change, keep = [], []
+                recourse = "No actionable recourse under the constraints"
+            else:
+                change, keep = self._change_keep(sol, int(r2[a]), o2[a])
+                recourse = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
+                                             [f"{x['feature']} {x['condition']}" for x in keep])
             result.append({"metarule": m, "rule": int(r2[a]), "n_metachanges": int(n_meta[a]),
                            "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
                            "text": f"If {if_text}: {recourse[0].lower() + recourse[1:]}"})
@@ -570,7 +603,7 @@ class TCREx:
         rows = []
         for t, sol in enumerate(self.targets_):
             complexity = sol.rules.complexity()
-            n_meta = np.bincount(sol.metarule_rule, minlength=sol.n_rules)
+            n_meta = np.bincount(sol.metarule_rule[sol.metarule_rule >= 0], minlength=sol.n_rules)
             for r in range(sol.n_rules):
                 rows.append({"target": t, "target_description": sol.target.describe(), "rule": r,
                              "conditions": self.conditions_text(sol.rules, r), "n": int(sol.rule_n[r]),
@@ -586,13 +619,15 @@ class TCREx:
         for t, sol in enumerate(self.targets_):
             for m in range(len(sol.metarules)):
                 r = int(sol.metarule_rule[m])
-                change, keep = self._metarule_change_keep(sol, m)
-                rows.append({"target": t, "metarule": m, "rule": r,
+                change, keep = self._metarule_change_keep(sol, m) if r >= 0 else ([], [])
+                text = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
+                                         [f"{k['feature']} {k['condition']}" for k in keep]) if r >= 0 else \
+                    "No actionable recourse under the constraints"
+                rows.append({"target": t, "metarule": m, "rule": r if r >= 0 else None,
                              "conditions": self.conditions_text(sol.metarules, m),
                              "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
                              "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
-                             "text": recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
-                                                       [f"{k['feature']} {k['condition']}" for k in keep])})
+                             "text": text})
         return pd.DataFrame(rows, columns=["target", "metarule", "rule", "conditions", "sparsity", "n_cells",
                                            "change", "keep", "text"])
 

@@ -21,17 +21,26 @@ from ._data import Encoded, FeatureSchema
 from ._errors import CellLimitError
 
 
+FORBIDDEN = 1 << 32  # cost of a forbidden change: above any allowed total (weights <= 1e4, < 400 features),
+# and FORBIDDEN * N stays below 2**63 for up to 2e9 fit rows
+
+
 class Grid:
-    def __init__(self, schema: FeatureSchema, rules: Boxes):
+    def __init__(self, schema: FeatureSchema, rules: Boxes, constraints=None):
         self.schema = schema
+        self.constraints = constraints
         self.bounds: list[np.ndarray] = []  # per numeric feature (in schema.numeric order)
         for j in range(len(schema.numeric)):
             b = np.concatenate([rules.low[:, j], rules.high[:, j]])
             self.bounds.append(np.unique(b[np.isfinite(b)]))
         self.state_of_category: list[np.ndarray] = []  # per categorical feature: category code -> state
         self.category_of_state: list[np.ndarray] = []  # a representative category per state
-        for a in rules.allowed:
+        for j, a in enumerate(rules.allowed):
             signatures = a.T  # (n_categories, n_rules)
+            if constraints is not None and not constraints.features[schema.categorical[j]].is_free():
+                # categories a transition map treats differently must not share a state
+                reach = constraints.transition_matrix(schema.categorical[j]).astype(np.int64) @ a.T.astype(np.int64)
+                signatures = np.hstack([signatures, reach > 0])
             _, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
             order = np.argsort(first)  # number states by their first category, for a stable layout
             rank = np.empty_like(order)
@@ -102,6 +111,52 @@ class Grid:
                           & (state_high[:, None] <= rules.high[:, slot][None, :]))
                 tables.append(~inside)
         return tables
+
+
+def cost_tables(grid: Grid, rules: Boxes, outside: list[np.ndarray]) -> list[np.ndarray]:
+    """Per feature, the int64 cost ``[state, rule]`` of satisfying the rule under the constraints: 0 inside, the
+    weight (in 1/1000 units) for an allowed change, FORBIDDEN for a change a constraint rules out."""
+    from ._constraints import DECREASE, IMMUTABLE, INCREASE
+    schema = grid.schema
+    tables = []
+    for i, out in enumerate(outside):
+        c = grid.constraints.features[i]
+        cost = np.where(out, c.weight_units, 0).astype(np.int64)
+        if c.kind == IMMUTABLE:
+            cost[out] = FORBIDDEN
+        elif schema.features[i].is_categorical and c.transitions:
+            slot = schema.slot[i]
+            reach = grid.constraints.transition_matrix(i)[grid.category_of_state[slot]]  # (states, k)
+            ok = (reach.astype(np.int64) @ rules.allowed[slot].T.astype(np.int64)) > 0  # (states, rules)
+            cost[out & ~ok] = FORBIDDEN
+        elif c.kind in (INCREASE, DECREASE):
+            slot = schema.slot[i]
+            b = grid.bounds[slot]
+            state_high = np.concatenate([b, [np.inf]])
+            below = state_high[:, None] <= rules.low[:, slot][None, :]  # the state lies at or below the rule
+            cost[out & (~below if c.kind == INCREASE else below)] = FORBIDDEN
+        tables.append(cost)
+    return tables
+
+
+def optimal_rules_weighted(tables: list[np.ndarray], n_inside: np.ndarray, n_fit_rows: int, dims: list[int],
+                           unit: int, chunk: int = 8192) -> np.ndarray:
+    """Step (d) under constraints: per cell the rule minimising ``weighted changes - feasibility`` (exactly, as
+    the integer key ``W * N - unit * n``; ties to the earlier rule), or -1 where every rule is forbidden."""
+    n_cells = math.prod(dims)
+    best = np.empty(n_cells, dtype=np.int64)
+    feas = unit * np.asarray(n_inside, dtype=np.int64)
+    for start in range(0, n_cells, chunk):
+        cells = np.arange(start, min(start + chunk, n_cells))
+        states = np.unravel_index(cells, dims)
+        cost = np.zeros((len(cells), len(n_inside)), dtype=np.int64)
+        for i, table in enumerate(tables):
+            cost += table[states[i]]
+        np.minimum(cost, FORBIDDEN, out=cost)
+        key = cost * n_fit_rows - feas[None, :]
+        pick = np.argmin(key, axis=1)
+        best[cells] = np.where(cost[np.arange(len(cells)), pick] >= FORBIDDEN, -1, pick)
+    return best
 
 
 def optimal_rules(tables: list[np.ndarray], n_inside: np.ndarray, dims: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,6 @@ Pure functions over plain arrays so the explainer can apply them to one row or t
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._boxes import Boxes
@@ -36,11 +34,11 @@ def nearest_in_interval(x: np.ndarray, low: np.ndarray, high: np.ndarray, intege
 
 
 def move_into(enc: Encoded, boxes: Boxes, idx: np.ndarray, schema: FeatureSchema,
-              preferred_category: list | None = None) -> Encoded:
+              preferred_category: list | None = None, transitions: list | None = None) -> Encoded:
     """Each row moved to the nearest point of box ``idx[row]`` (features already inside are left alone).
 
     A categorical outside the box moves to the allowed category with the highest preference (the most common in
-    the fit data when known, else the first allowed in category order).
+    the fit data when known, else the first allowed in category order) among those its transition map allows.
     """
     num = enc.num.copy()
     cat = enc.cat.copy()
@@ -50,6 +48,8 @@ def move_into(enc: Encoded, boxes: Boxes, idx: np.ndarray, schema: FeatureSchema
     for j in range(len(schema.categorical)):
         allowed = boxes.allowed[j][idx]  # (n, k)
         inside = allowed[np.arange(len(idx)), enc.cat[:, j]]
+        if transitions is not None and transitions[j] is not None:
+            allowed = allowed & transitions[j][enc.cat[:, j]]
         pref = preferred_category[j] if preferred_category is not None else None
         score = np.where(allowed, (pref if pref is not None else -np.arange(allowed.shape[1]))[None, :], -np.inf)
         choice = np.argmax(score, axis=1)
@@ -102,6 +102,3 @@ def category_preference(fit: Encoded, schema: FeatureSchema) -> list[np.ndarray]
         prefs.append(counts - np.arange(k) / (k + 1))  # strictly ordered, frequency first
     return prefs
 
-
-def integer_floor(v: float) -> int:
-    return int(math.floor(v))

@@ -1,4 +1,7 @@
-"""The versioned JSON form of a fitted explainer: ``{"format": "tcrex-rules", "version": 1, ...}``.
+"""The versioned JSON form of a fitted explainer: ``{"format": "tcrex-rules", "version": 2, ...}``.
+
+Version 2 adds actionability constraints (``params.constraints``) and metarules whose ``rule`` is ``null`` (no
+actionable rule there); version 1 files (no constraints) still load.
 
 Rules and metarules only — never the model or the data. Numeric conditions are ``low < x <= high`` (``null`` =
 unbounded), categorical ones ``x in [...]``; a feature absent from ``conditions`` is unconstrained. The order of
@@ -14,6 +17,7 @@ import math
 import numpy as np
 
 from ._boxes import Boxes
+from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError
 from ._outputs import TASKS
@@ -21,7 +25,8 @@ from ._solution import Solution
 from ._targets import Target
 
 FORMAT = "tcrex-rules"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
@@ -45,7 +50,8 @@ def to_json(ex, indent=None) -> str:
     doc = {
         "format": FORMAT, "version": VERSION, "task": ex.task_,
         "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
-                   "grower": ex.grower, "random_state": ex.random_state},
+                   "grower": ex.grower, "random_state": ex.random_state,
+                   "constraints": ex.constraints_.to_dict()},
         "n_fit_rows": int(ex.n_fit_rows_),
         "features": schema.to_list(),
     }
@@ -61,7 +67,7 @@ def to_json(ex, indent=None) -> str:
                        "n_target": int(sol.rule_n_target[r]), "feasibility": float(sol.feasibility[r]),
                        "accuracy": float(sol.accuracy[r]), "complexity": int(complexity[r])}
                       for r in range(sol.n_rules)],
-            "metarules": [{"id": m, "rule": int(sol.metarule_rule[m]),
+            "metarules": [{"id": m, "rule": int(sol.metarule_rule[m]) if sol.metarule_rule[m] >= 0 else None,
                            "conditions": _conditions(schema, sol.metarules, m),
                            "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m])}
                           for m in range(len(sol.metarules))],
@@ -115,8 +121,9 @@ def from_json(cls, text):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SchemaError(f"not a T-CREx rules export (expected \"format\": \"{FORMAT}\")")
     version = doc.get("version")
-    if version != VERSION:
-        raise SchemaError(f"rules export version {version!r} is not supported (this tcrex reads version {VERSION})")
+    if version not in READABLE:
+        raise SchemaError(f"rules export version {version!r} is not supported (this tcrex reads versions "
+                          f"{', '.join(map(str, READABLE))})")
     try:
         task = doc["task"]
         if task not in TASKS:
@@ -125,6 +132,8 @@ def from_json(cls, text):
         n_fit = int(doc["n_fit_rows"])
         params = dict(doc.get("params", {}))
         ex = cls(**{k: v for k, v in params.items() if k in cls._PARAMS})
+        ex.constraints = params.get("constraints") or None
+        ex.constraints_ = Constraints(schema, ex.constraints)
         ex.schema_, ex.task_, ex.n_fit_rows_ = schema, task, n_fit
         ex.classes_ = list(doc.get("classes", []))
         ex.surrogate_ = None
@@ -139,10 +148,11 @@ def from_json(cls, text):
                         for r in rules]
             metas = item["metarules"]
             meta_boxes = _boxes(schema, metas, "metarule")
-            meta_rule = [int(m["rule"]) for m in metas]
-            if any(not 0 <= r < len(rules) for r in meta_rule):
+            meta_rule = [-1 if m["rule"] is None else int(m["rule"]) for m in metas]
+            if any(not -1 <= r < len(rules) for r in meta_rule) or (-1 in meta_rule and ex.constraints_.trivial):
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
-            solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule))
+            solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
+                                              ex.constraints_))
         ex.targets_ = solutions
     except SchemaError:
         raise

@@ -12,7 +12,8 @@ from sklearn.tree import DecisionTreeClassifier
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
 from ._errors import SchemaError
-from ._grid import Grid, optimal_rules
+from ._constraints import UNIT
+from ._grid import Grid, cost_tables, optimal_rules, optimal_rules_weighted
 from ._targets import Target
 
 
@@ -21,16 +22,17 @@ def _noop(step, fraction):
 
 
 class Solution:
-    def __init__(self, schema: FeatureSchema, target: Target, n_fit_rows: int):
+    def __init__(self, schema: FeatureSchema, target: Target, n_fit_rows: int, constraints=None):
         self.schema = schema
         self.target = target
         self.n_fit_rows = n_fit_rows
+        self.constraints = None if constraints is None or constraints.trivial else constraints
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def derive(cls, schema, target, candidates: Boxes, n_inside, n_target, n_fit_rows, tau, min_count,
-               max_cells, random_state=0, progress=_noop) -> "Solution":
-        sol = cls(schema, target, n_fit_rows)
+               max_cells, random_state=0, progress=_noop, constraints=None) -> "Solution":
+        sol = cls(schema, target, n_fit_rows, constraints)
         # (b) validity by integer counts, then maximality among the valid rules
         with np.errstate(divide="ignore", invalid="ignore"):
             accuracy = np.where(n_inside > 0, n_target / np.maximum(n_inside, 1), 0.0)
@@ -48,13 +50,11 @@ class Solution:
             sol._empty()
             return sol
         # (c) grid, counted before it is built
-        sol.grid = Grid(schema, sol.rules)
+        sol.grid = Grid(schema, sol.rules, sol.constraints)
         sol.grid.check_size(max_cells, len(keep))
         progress("grid", 0.3)
         # (d) optimal rule per cell
-        sol.tables = sol.grid.outside_tables(sol.rules)
-        sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
-        sol._patterns()
+        sol._solve_cells()
         progress("optimal rule per cell", 0.6)
         # (e) metarule tree over cell coordinates, grown to purity
         sol._grow_metarules(random_state)
@@ -63,17 +63,15 @@ class Solution:
 
     @classmethod
     def restore(cls, schema, target, rules: Boxes, rule_n, rule_n_target, n_fit_rows, metarules: Boxes,
-                metarule_rule) -> "Solution":
-        sol = cls(schema, target, n_fit_rows)
+                metarule_rule, constraints=None) -> "Solution":
+        sol = cls(schema, target, n_fit_rows, constraints)
         sol._set_rules(rules, np.asarray(rule_n, dtype=np.int64), np.asarray(rule_n_target, dtype=np.int64))
         sol.n_candidates = sol.n_valid = len(rules)
         if not len(rules):
             sol._empty()
             return sol
-        sol.grid = Grid(schema, rules)
-        sol.tables = sol.grid.outside_tables(rules)
-        sol.cell_rule, sol.cell_changes = optimal_rules(sol.tables, sol.rule_n, sol.grid.dims)
-        sol._patterns()
+        sol.grid = Grid(schema, rules, sol.constraints)
+        sol._solve_cells()
         metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
         cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)
         for m in range(len(metarules)):
@@ -99,12 +97,24 @@ class Solution:
         self.rule_n = np.asarray(n, dtype=np.int64)
         self.rule_n_target = np.asarray(n_target, dtype=np.int64)
 
+    def _solve_cells(self) -> None:
+        """Step (d): the optimal rule of every cell (-1 where constraints forbid every rule), then patterns."""
+        self.tables = self.grid.outside_tables(self.rules)
+        if self.constraints is None:
+            self.cell_rule, _ = optimal_rules(self.tables, self.rule_n, self.grid.dims)
+        else:
+            costs = cost_tables(self.grid, self.rules, self.tables)
+            self.cell_rule = optimal_rules_weighted(costs, self.rule_n, self.n_fit_rows, self.grid.dims, UNIT)
+        self._patterns()
+
     def _patterns(self) -> None:
         """Every cell's rule and features-to-change pattern, numbered, so a row's lookup is a few gathers."""
         states = self.grid.all_states()
         outside = np.zeros(states.shape, dtype=bool)
+        has_rule = self.cell_rule >= 0
         for i, table in enumerate(self.tables):
-            outside[:, i] = table[states[:, i], self.cell_rule]
+            outside[has_rule, i] = table[states[has_rule, i], self.cell_rule[has_rule]]
+        self.cell_changes = outside.sum(axis=1).astype(np.int64)
         key = np.column_stack([self.cell_rule, outside])
         uniq, self.cell_pattern = np.unique(key, axis=0, return_inverse=True)
         self.cell_pattern = self.cell_pattern.reshape(-1)

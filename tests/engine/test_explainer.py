@@ -255,7 +255,7 @@ def test_json_follows_schema_and_round_trips():
     X, y = mixed()
     ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
     doc = json.loads(ex.to_json())
-    assert doc["format"] == "tcrex-rules" and doc["version"] == 1
+    assert doc["format"] == "tcrex-rules" and doc["version"] == 2
     assert doc["params"]["rho"] == 0.03 and doc["n_fit_rows"] == len(X)
     assert {f["name"]: f["type"] for f in doc["features"]} == {"age": "numeric", "income": "numeric",
                                                                "job": "categorical", "owner": "categorical"}
@@ -281,7 +281,7 @@ def test_damaged_json_is_refused():
         m["rule"] = 0
     with pytest.raises(SchemaError, match="optimal"):
         TCREx.from_json(json.dumps(doc))
-    for bad in ["{", "[]", '{"format": "tcrex-rules", "version": 99}', '{"format": "tcrex-rules", "version": 1}']:
+    for bad in ["{", "[]", '{"format": "tcrex-rules", "version": 99}', '{"format": "tcrex-rules", "version": 2}']:
         with pytest.raises(SchemaError):
             TCREx.from_json(bad)
 

@@ -1,0 +1,160 @@
+"""Actionability constraints: what a person can actually change, and at what cost.
+
+Per feature:
+
+* ``"free"`` (default) — any change, cost 1;
+* ``"immutable"`` — a rule that needs this feature changed is not allowed for that input;
+* ``"increase_only"`` / ``"decrease_only"`` (numeric) — only rules above / below the input's value are allowed;
+* ``{"weight": w}`` — a change costs ``w`` instead of 1 (combinable with a direction: ``{"direction":
+  "increase_only", "weight": 2}``);
+* ``{"transitions": {from_category: [to_categories]}}`` (categorical) — the allowed category moves; a category
+  not listed may move anywhere (combinable with a weight).
+
+Each constraint depends only on whether an input lies below, inside or above a rule on a feature (for
+categoricals: on its category), which is constant on a grid cell, so the metarules stay exact. Weights are held
+in integer units of 1/1000 so that the cost ``weighted changes - feasibility`` compares exactly as the integer key
+``W * N - 1000 * n``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._data import FeatureSchema, _native
+from ._errors import ParameterError
+
+FREE, IMMUTABLE, INCREASE, DECREASE = "free", "immutable", "increase_only", "decrease_only"
+KINDS = (FREE, IMMUTABLE, INCREASE, DECREASE)
+UNIT = 1000  # weight resolution: 0.001
+
+
+@dataclass
+class FeatureConstraint:
+    kind: str = FREE
+    weight: float = 1.0
+    transitions: dict = field(default_factory=dict)  # categorical: from category -> allowed target categories
+
+    @property
+    def weight_units(self) -> int:
+        return int(round(self.weight * UNIT))
+
+    def is_free(self) -> bool:
+        return self.kind == FREE and self.weight_units == UNIT and not self.transitions
+
+    def to_dict(self) -> dict:
+        out = {}
+        if self.kind != FREE:
+            out["kind"] = self.kind
+        if self.weight_units != UNIT:
+            out["weight"] = self.weight
+        if self.transitions:
+            out["transitions"] = {str(k): [_native(c) for c in v] for k, v in self.transitions.items()}
+        return out
+
+
+class Constraints:
+    """Parsed constraints for a schema; ``None`` or ``{}`` means every feature is free."""
+
+    def __init__(self, schema: FeatureSchema, spec=None):
+        self.schema = schema
+        self.features = [FeatureConstraint() for _ in schema.features]
+        for name, value in (spec or {}).items():
+            i = schema.index(name) if name in schema.names else None
+            if i is None:
+                raise ParameterError(f"constraint names unknown feature {name!r}; features are {schema.names}")
+            self.features[i] = _parse(schema.features[i], value)
+
+    @property
+    def trivial(self) -> bool:
+        return all(c.is_free() for c in self.features)
+
+    def to_dict(self) -> dict:
+        return {self.schema.names[i]: c.to_dict() for i, c in enumerate(self.features) if not c.is_free()}
+
+    def describe(self) -> str:
+        parts = []
+        for name, c in zip(self.schema.names, self.features):
+            if c.is_free():
+                continue
+            bits = [] if c.kind == FREE else [c.kind.replace("_", " ")]
+            if c.weight_units != UNIT:
+                bits.append(f"weight {c.weight:g}")
+            if c.transitions:
+                bits.append("limited category moves")
+            parts.append(f"{name}: {', '.join(bits)}")
+        return "; ".join(parts) if parts else "none"
+
+    def transition_matrix(self, i: int) -> np.ndarray:
+        """(k, k) bool: may a category move to another? (identity always allowed)."""
+        f = self.schema.features[i]
+        k = len(f.categories)
+        c = self.features[i]
+        if c.kind == IMMUTABLE:
+            return np.eye(k, dtype=bool)
+        m = np.ones((k, k), dtype=bool)
+        for src, targets in c.transitions.items():
+            s = f.categories.index(src)
+            m[s] = False
+            m[s, s] = True
+            for t in targets:
+                m[s, f.categories.index(t)] = True
+        return m
+
+
+def _parse(feature, value) -> FeatureConstraint:
+    if isinstance(value, FeatureConstraint):
+        value = value.to_dict()
+    if isinstance(value, str):
+        value = {"kind": value}
+    if not isinstance(value, dict):
+        raise ParameterError(f"constraint on {feature.name!r} must be a string ({', '.join(KINDS)}) or a dict, "
+                             f"got {value!r}")
+    unknown = set(value) - {"kind", "direction", "weight", "transitions"}
+    if unknown:
+        raise ParameterError(f"constraint on {feature.name!r} has unknown key(s) {sorted(unknown)}")
+    kind = value.get("kind", value.get("direction", FREE))
+    if kind in ("increase", "decrease"):
+        kind += "_only"
+    if kind not in KINDS:
+        raise ParameterError(f"constraint on {feature.name!r}: kind must be one of {KINDS}, got {kind!r}")
+    if feature.is_categorical and kind in (INCREASE, DECREASE):
+        raise ParameterError(f"{feature.name!r} is categorical: use 'transitions' to restrict its moves, "
+                             "not a direction")
+    weight = value.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight <= 0:
+        raise ParameterError(f"constraint on {feature.name!r}: weight must be a positive number, got {weight!r}")
+    if weight > 1e4:
+        raise ParameterError(f"constraint on {feature.name!r}: weight {weight} is above the maximum 10000; use "
+                             "'immutable' to forbid changing it")
+    if int(round(weight * UNIT)) < 1:
+        raise ParameterError(f"constraint on {feature.name!r}: weight {weight} is below the resolution 1/{UNIT}")
+    transitions = value.get("transitions") or {}
+    if transitions:
+        if not feature.is_categorical:
+            raise ParameterError(f"{feature.name!r} is numeric: use a direction, not 'transitions'")
+        cats = {str(c): c for c in feature.categories}
+        parsed = {}
+        for src, targets in transitions.items():
+            if str(src) not in cats:
+                raise ParameterError(f"transitions of {feature.name!r} name unknown category {src!r}")
+            bad = [t for t in targets if str(t) not in cats]
+            if bad:
+                raise ParameterError(f"transitions of {feature.name!r} name unknown categor(ies) {bad}")
+            parsed[cats[str(src)]] = [cats[str(t)] for t in targets]
+        transitions = parsed
+    return FeatureConstraint(kind=kind, weight=float(weight), transitions=transitions)
+
+
+def suggest_constraints(schema: FeatureSchema) -> dict:
+    """Suggestions a user confirms: age-like columns increase only; sex/race-like columns immutable."""
+    out = {}
+    for f in schema.features:
+        # whole words only ("age", "AgeGroup", "age_years"), so "percentage" or "wage" do not match
+        words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", f.name)}
+        if words & {"age", "seniority", "tenure"} and not f.is_categorical:
+            out[f.name] = INCREASE
+        elif words & {"sex", "gender", "race", "ethnicity", "nationality", "country", "birth"}:
+            out[f.name] = IMMUTABLE
+    return out
