@@ -519,3 +519,62 @@ def model_meta_record(
     }
     record.update(extra)
     return record
+
+
+# ---------------------------------------------------------------------------
+# Groups with a known recourse disparity (for the subgroup recourse audit)
+# ---------------------------------------------------------------------------
+
+
+def make_recourse_groups(n_samples: int = 4000, disparity: bool = True,
+                         random_state: int | None = 0) -> pd.DataFrame:
+    """Applicants in groups with a planted recourse disparity (or none), for testing and demonstrating
+    :func:`tcrex.audit.audit`.
+
+    Columns: ``age`` (int), ``income`` and ``savings`` (thousands, 1 decimal), ``employment`` (categorical),
+    ``group`` and ``approved``.  The decision is exact and the same for everyone::
+
+        approved = income > 50 and savings > 10
+
+    ``group`` is *not* used by the decision and is meant to be left out of the model's features (``age`` and
+    ``employment`` are noise features the decision ignores).
+
+    ``disparity=True``: group ``"A"`` (about 55%) always has savings above 10 (uniform 12..50) and income uniform
+    20..80; group ``"B"`` (about 45%) never has enough savings (uniform 0..9), and 90% of it has an income of at
+    most 50 (uniform 20..50; the other 10% uniform 50..80).  So a rejected applicant of group A needs exactly one
+    change (income), while every applicant of group B is rejected and needs two changes (income and savings)
+    unless their income is already above 50: on average B needs about 0.9 more changes than A, and B's recourse
+    always involves savings.  (The B applicants above 50 matter: without them "income > 50" alone would look like
+    a perfectly accurate rule on the data, and T-CREx would rightly report it.)
+
+    ``disparity=False``: groups ``"A"``, ``"B"``, ``"C"`` (50/30/20%) are drawn independently of everything
+    else, income uniform 20..80 and savings uniform 0..50 for everyone, so no group differs in anything.
+    """
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    rng = np.random.default_rng(random_state)
+    n = int(n_samples)
+    if disparity:
+        group = np.where(rng.random(n) < 0.55, "A", "B").astype(object)
+        is_b = group == "B"
+        income_b = np.where(rng.random(n) < 0.9, rng.uniform(20, 50, n), rng.uniform(50, 80, n))
+        income = np.where(is_b, income_b, rng.uniform(20, 80, n))
+        savings = np.where(is_b, rng.uniform(0, 9, n), rng.uniform(12, 50, n))
+    else:
+        group = rng.choice(np.array(["A", "B", "C"], dtype=object), size=n, p=[0.5, 0.3, 0.2])
+        income = rng.uniform(20, 80, n)
+        savings = rng.uniform(0, 50, n)
+    income = np.round(income, 1)
+    savings = np.round(savings, 1)
+    frame = pd.DataFrame({
+        "age": rng.integers(18, 71, n).astype(np.int64),
+        "income": income,
+        "savings": savings,
+        "employment": rng.choice(np.array(["Salaried", "Self-employed", "Unemployed"], dtype=object), size=n),
+        "group": group,
+    })
+    frame["approved"] = ((frame["income"] > 50) & (frame["savings"] > 10)).astype(np.int64)
+    return frame
+
+
+__all__ += ["make_recourse_groups"]

@@ -1,0 +1,804 @@
+"""Subgroup recourse audit: does recourse under a fitted T-CREx explainer differ between groups of people?
+
+>>> from tcrex.audit import audit
+>>> result = audit(explainer, X, groups=df["sex"], y_pred=model.predict(X), target=1)   # doctest: +SKIP
+>>> result.findings()                                                                     # doctest: +SKIP
+
+Only individuals that *need* recourse (model output not in the target, i.e. status != ``already_in_target``) are
+audited. Per group the audit reports whether they have recourse at all (status ``ok`` or ``already_in_rule``)
+and, for those who do, how costly it is: number of changes, total percentile shift to the counterfactual point,
+and the feasibility and accuracy of the rule they are given. Each group is compared with a reference (by default
+the largest group, or ``reference="rest"`` for everyone else) with percentile-bootstrap confidence intervals.
+See ``docs/audit.md`` for what every number means and its caveats.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._data import Encoded, _to_float, as_frame
+from ._errors import DataError, ParameterError
+from ._local import PercentileScale
+from ._targets import targets_from_spec
+
+__all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
+
+#: Metrics compared between groups: name -> (short label, plain description, "share" or "mean").
+METRICS = {
+    "recourse_share": ("share with recourse",
+                       "share of the individuals needing recourse who have it (status ok or already_in_rule)",
+                       "share"),
+    "mean_changes": ("mean changes",
+                     "average number of features to change, among individuals with recourse", "mean"),
+    "mean_distance": ("mean distance",
+                      "average total percentile shift to the nearest point of the assigned rule (a categorical "
+                      "change counts 1), among individuals with recourse", "mean"),
+    "mean_feasibility": ("mean feasibility",
+                         "average feasibility (share of the fit data inside) of the assigned rule, among "
+                         "individuals with recourse", "share"),
+    "mean_accuracy": ("mean accuracy",
+                      "average accuracy (share of the rule's fit rows whose output is in the target) of the "
+                      "assigned rule, among individuals with recourse", "share"),
+}
+#: ``reference=REST`` compares every group with all other individuals together.
+REST = "rest"
+#: Label given to individuals whose group value is missing.
+MISSING_GROUP = "(missing)"
+REST_LABEL = "the rest of the population"
+MAX_GROUPS = 50
+RECOURSE_STATUSES = ("ok", "already_in_rule")
+_STATUS_COUNTS = ("ok", "already_in_rule", "no_rule", "no_actionable_rule")
+_SAME = object()  # "keep the current value" for regroup()
+
+
+# ---------------------------------------------------------------------------------------------------- result
+@dataclass
+class AuditResult:
+    """Everything :func:`audit` computed. Use the methods; the attributes are plain data for advanced use."""
+
+    group_column: str
+    groups: list  # group labels (text), in display order
+    reference: str  # a group label, or REST
+    target: str  # description of the audited target
+    confidence: float
+    n_boot: int
+    min_group_size: int
+    random_state: object
+    features: list
+    individuals: pd.DataFrame  # one row per input row: group, status, has_recourse, changes, distance, ...
+    _table: pd.DataFrame = field(repr=False, default=None)
+    _gaps: pd.DataFrame = field(repr=False, default=None)
+    _intervals: pd.DataFrame = field(repr=False, default=None)
+    _change_shares: pd.DataFrame = field(repr=False, default=None)
+    _keep_shares: pd.DataFrame = field(repr=False, default=None)
+    _changes_dist: pd.DataFrame = field(repr=False, default=None)
+    _top_rules: dict = field(repr=False, default_factory=dict)
+    group_is_feature: bool = False
+    distance_available: bool = True
+    _outcomes: object = field(repr=False, default=None)
+
+    # ------------------------------------------------------------------ frames
+    def table(self) -> pd.DataFrame:
+        """One row per group: counts per status, recourse share and the mean cost metrics (among those with
+        recourse), ``small_group`` and ``is_reference``."""
+        return self._table.copy()
+
+    def gaps(self) -> pd.DataFrame:
+        """One row per (metric, group): ``difference`` = group value - reference value, its percentile-bootstrap
+        interval (``ci_low``, ``ci_high``), and ``significant`` (the interval excludes 0 and neither side is a
+        small group). ``n_group`` / ``n_reference`` are the numbers of individuals the metric averages over."""
+        return self._gaps.copy()
+
+    def metric_intervals(self) -> pd.DataFrame:
+        """One row per (group, metric): the group's own value and its bootstrap interval (for error bars)."""
+        return self._intervals.copy()
+
+    def feature_change_shares(self, kind: str = "change") -> pd.DataFrame:
+        """Groups x features: share of the group's individuals with recourse whose rule asks them to change
+        (``kind="change"``) or keep (``kind="keep"``) the feature."""
+        if kind == "change":
+            return self._change_shares.copy()
+        if kind == "keep":
+            return self._keep_shares.copy()
+        raise ParameterError(f"kind must be 'change' or 'keep', got {kind!r}")
+
+    def changes_distribution(self, normalize: bool = False) -> pd.DataFrame:
+        """Groups x number of changes (0, 1, 2, ...): how many individuals with recourse need that many changes
+        (``normalize=True``: as a share of the group's individuals with recourse)."""
+        counts = self._changes_dist.copy()
+        if not normalize:
+            return counts
+        totals = counts.sum(axis=1).replace(0, np.nan)
+        return counts.div(totals, axis=0)
+
+    def top_rules(self, group=None, k: int = 5) -> pd.DataFrame:
+        """The most frequent rules among a group's individuals with recourse (all groups when ``group`` is None):
+        group, target, rule, conditions, n, share."""
+        cols = ["group", "target", "rule", "conditions", "n", "share"]
+        keys = self.groups if group is None else [self._label(group)]
+        parts = [self._top_rules[g].head(k).assign(group=g) for g in keys if len(self._top_rules.get(g, ()))]
+        if not parts:
+            return pd.DataFrame(columns=cols)
+        return pd.concat(parts, ignore_index=True)[cols]
+
+    def _label(self, group) -> str:
+        label = str(group)
+        if label not in self.groups:
+            raise ParameterError(f"unknown group {group!r}; groups are {self.groups}")
+        return label
+
+    # ------------------------------------------------------------------ text
+    def display(self, group) -> str:
+        """How a group is named in sentences: ``"<column> = <label>"``."""
+        return f"{self.group_column} = {group}"
+
+    @property
+    def reference_is_rest(self) -> bool:
+        """The reference is everyone outside the compared group (``reference="rest"``)."""
+        return self.reference == REST and REST not in self.groups
+
+    @property
+    def reference_display(self) -> str:
+        return REST_LABEL if self.reference_is_rest else self.display(self.reference)
+
+    def findings(self) -> list[str]:
+        """Plain-language findings: the overview, clear gaps, groups with no clear difference, small groups."""
+        return _findings(self)
+
+    # ------------------------------------------------------------------ recompute
+    def regroup(self, groups=None, *, reference=None, n_boot=None, confidence=None, random_state=_SAME,
+                min_group_size=None) -> "AuditResult":
+        """The same audit with another grouping, reference, interval level or seed, without explaining again.
+
+        ``groups``: a Series / array aligned with :attr:`individuals` (None keeps the current groups).
+        ``reference=None`` picks the largest group; the other arguments default to this result's values.
+        """
+        if self._outcomes is None:
+            raise ParameterError("this result holds no per-individual outcomes to regroup; run audit() again")
+        n_boot = self.n_boot if n_boot is None else n_boot
+        confidence = self.confidence if confidence is None else confidence
+        min_group_size = self.min_group_size if min_group_size is None else min_group_size
+        random_state = self.random_state if random_state is _SAME else random_state
+        _check_params(n_boot, confidence, min_group_size)
+        index = self.individuals.index
+        if groups is None:
+            labels = self.individuals["group"].astype(object).to_numpy()
+            order, name = list(self.groups), self.group_column
+        else:
+            labels, order, name = _resolve_groups(pd.DataFrame(index=index), groups)
+        return _summarise(self._outcomes, labels, order, name, n_boot=n_boot, confidence=confidence,
+                          reference=reference, random_state=random_state, min_group_size=min_group_size)
+
+    # ------------------------------------------------------------------ export
+    def to_dict(self) -> dict:
+        """JSON-friendly summary (no NaN: missing numbers are None) for reports."""
+        def shares(frame):
+            return {str(g): {str(f): _num(v) for f, v in row.items()} for g, row in frame.iterrows()}
+
+        return {
+            "group_column": self.group_column,
+            "groups": list(self.groups),
+            "reference": self.reference,
+            "reference_display": self.reference_display,
+            "reference_is_rest": self.reference_is_rest,
+            "target": self.target,
+            "confidence": self.confidence,
+            "n_boot": self.n_boot,
+            "min_group_size": self.min_group_size,
+            "random_state": int(self.random_state) if isinstance(self.random_state, numbers.Integral) else None,
+            "group_is_feature": self.group_is_feature,
+            "distance_available": self.distance_available,
+            "metrics": {k: {"label": v[0], "description": v[1], "kind": v[2]} for k, v in METRICS.items()},
+            "table": _records(self._table),
+            "gaps": _records(self._gaps),
+            "metric_intervals": _records(self._intervals),
+            "feature_change_shares": shares(self._change_shares),
+            "feature_keep_shares": shares(self._keep_shares),
+            "changes_distribution": {str(g): {str(k): int(v) for k, v in row.items()}
+                                     for g, row in self._changes_dist.iterrows()},
+            "top_rules": {g: _records(self._top_rules[g].head(10)) for g in self.groups},
+            "findings": self.findings(),
+        }
+
+
+# ---------------------------------------------------------------------------------------------------- audit
+def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=1000, confidence=0.95,
+          reference=None, random_state=0, min_group_size=30) -> AuditResult:
+    """Compare recourse between groups of individuals under a fitted :class:`~tcrex.TCREx` explainer.
+
+    Parameters
+    ----------
+    explainer : fitted TCREx
+    X : DataFrame of the individuals to audit (it may hold extra columns, e.g. the grouping column).
+    groups : the group of every row: a column name of X, or a Series / array aligned with X (a Series must share
+        X's index). The grouping column need not be a model feature. Missing values form the group
+        ``"(missing)"``; labels are shown as text.
+    y_pred, model : the model's outputs on X, or a model to compute them (default: the explainer's model).
+    target : the favourable outcome (a class, classes, or a regression interval ``(low, high)``); defaults to
+        the explainer's ``target``. Required when the explainer was fitted with the default targets, because
+        "who needs recourse" depends on which outcome is favourable.
+    n_boot : bootstrap resamples (individuals resampled within each group independently).
+    confidence : level of the percentile intervals, in (0, 1).
+    reference : the group every other group is compared with; None = the largest group (most rows of X, ties
+        to the first in display order); ``"rest"`` = all other individuals together.
+    random_state : seed of the bootstrap (int, None or a numpy Generator).
+    min_group_size : below this many individuals a comparison is flagged as too small, never "significant".
+    """
+    _check_params(n_boot, confidence, min_group_size)
+    X = as_frame(X)
+    labels, order, group_column = _resolve_groups(X, groups)
+    outcomes = _outcomes(explainer, X, y_pred, model, target)
+    return _summarise(outcomes, labels, order, group_column, n_boot=n_boot, confidence=confidence,
+                      reference=reference, random_state=random_state, min_group_size=min_group_size)
+
+
+@dataclass
+class _Outcomes:
+    """What the explainer says about every row, independent of the grouping (so a result can be regrouped)."""
+
+    frame: pd.DataFrame  # status, needs_recourse, has_recourse, target, rule, changes, distance, feasibility, accuracy
+    change: np.ndarray  # (n, n_features) bool: the rule asks to change the feature
+    keep: np.ndarray  # (n, n_features) bool: the rule asks to keep it
+    features: list
+    rules_text: dict  # (target, rule) -> conditions
+    target: str
+    distance_available: bool
+
+
+def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
+    target_spec = _resolve_target(explainer, target)
+    y = explainer._outputs(X, y_pred, model)  # once, for the three calls below
+    exp = explainer.explain(X, y_pred=y, target=target_spec)
+    actions = explainer.feature_actions(X, y_pred=y, target=target_spec)
+    n = len(X)
+    status = exp["status"].astype(str).to_numpy()
+    need = status != "already_in_target"
+    has = np.isin(status, RECOURSE_STATUSES)
+    tgt = exp["target"].fillna(-1).to_numpy(dtype=np.int64)
+    rule = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    changes = np.where(has, exp["changes"].to_numpy(dtype=np.float64), np.nan)
+    feas = np.full(n, np.nan)
+    acc = np.full(n, np.nan)
+    for t in np.unique(tgt[has]):
+        rows = np.flatnonzero(has & (tgt == t))
+        sol = explainer.targets_[t]
+        feas[rows] = np.asarray(sol.feasibility, dtype=np.float64)[rule[rows]]
+        acc[rows] = np.asarray(sol.accuracy, dtype=np.float64)[rule[rows]]
+    dist, distance_available = _distances(explainer, X, y, target_spec, has)
+    features = list(explainer.schema_.names)
+    empty = np.zeros((n, 0), dtype=bool)
+    change = np.column_stack([(actions[f] == "change").to_numpy() for f in features]) if features else empty
+    keep = np.column_stack([(actions[f] == "keep").to_numpy() for f in features]) if features else empty
+    frame = pd.DataFrame({
+        "status": status, "needs_recourse": need, "has_recourse": has,
+        "target": pd.array(np.where(tgt >= 0, tgt, None), dtype="Int64"),
+        "rule": pd.array(np.where(has, rule, None), dtype="Int64"), "changes": changes, "distance": dist,
+        "feasibility": feas, "accuracy": acc}, index=X.index)
+    target_desc = explainer.targets_[int(tgt[need][0])].target.describe() if need.any() else \
+        _describe_target(explainer, target_spec)
+    return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available)
+
+
+def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence, reference, random_state,
+               min_group_size) -> AuditResult:
+    f = oc.frame
+    status = f["status"].to_numpy()
+    need = f["needs_recourse"].to_numpy()
+    has = f["has_recourse"].to_numpy()
+    tgt = f["target"].fillna(-1).to_numpy(dtype=np.int64)
+    rule = f["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    changes, dist = f["changes"].to_numpy(), f["distance"].to_numpy()
+    feas, acc = f["feasibility"].to_numpy(), f["accuracy"].to_numpy()
+    features, distance_available = oc.features, oc.distance_available
+
+    # ---- per group
+    rows, change_sh, keep_sh, dist_rows, top = [], {}, {}, {}, {}
+    max_changes = int(np.nanmax(changes)) if has.any() else 0
+    values = {}  # group -> per-individual arrays among those needing recourse
+    for g in order:
+        in_g = labels == g
+        m = in_g & need
+        r = m & has
+        n_need, n_rec = int(m.sum()), int(r.sum())
+        counts = {s: int((m & (status == s)).sum()) for s in _STATUS_COUNTS}
+        rows.append({
+            "group": g, "n_total": int(in_g.sum()), "n_already_in_target": int((in_g & ~need).sum()),
+            "n": n_need, "n_recourse": n_rec, "recourse_share": _ratio(n_rec, n_need),
+            "n_ok": counts["ok"], "n_already_in_rule": counts["already_in_rule"],
+            "n_no_rule": counts["no_rule"], "no_rule_share": _ratio(counts["no_rule"], n_need),
+            "n_no_actionable_rule": counts["no_actionable_rule"],
+            "no_actionable_rule_share": _ratio(counts["no_actionable_rule"], n_need),
+            "mean_changes": _mean(changes[r]), "mean_distance": _mean(dist[r]) if distance_available else np.nan,
+            "mean_feasibility": _mean(feas[r]), "mean_accuracy": _mean(acc[r])})
+        change_sh[g] = oc.change[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
+        keep_sh[g] = oc.keep[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
+        dist_rows[g] = np.bincount(changes[r].astype(np.int64), minlength=max_changes + 1) if n_rec else \
+            np.zeros(max_changes + 1, dtype=np.int64)
+        top[g] = _top_rules(tgt[r], rule[r], oc.rules_text)
+        values[g] = {"has": has[m], "changes": changes[m], "distance": dist[m], "feasibility": feas[m],
+                     "accuracy": acc[m]}
+    table = pd.DataFrame(rows)
+    ref = _resolve_reference(reference, order, table)
+    table["small_group"] = table["n"] < min_group_size
+    table["is_reference"] = table["group"] == ref
+
+    # ---- bootstrap: every group resampled independently, in display order, from one seeded generator
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    boot = {g: _bootstrap_group(rng, values[g], n_boot, distance_available) for g in order}
+    points = {g: _stats_point(values[g], distance_available) for g in order}
+    sizes = {g: {mt: _metric_n(values[g], mt) for mt in METRICS} for g in order}
+    alpha = (1 - confidence) / 2
+    intervals, gaps = [], []
+    for g in order:
+        for metric in METRICS:
+            lo, hi = _quantiles(boot[g][metric], alpha)
+            intervals.append({"group": g, "metric": metric, "value": points[g][metric], "ci_low": lo,
+                              "ci_high": hi, "n": sizes[g][metric]})
+    pooled = ref == REST and REST not in order  # a group literally called "rest" is a group
+    compared = list(order) if pooled else [g for g in order if g != ref]
+    for metric in METRICS:
+        for g in compared:
+            if pooled:
+                others = [o for o in order if o != g]
+                if not others:
+                    continue
+                ref_point = _stats_point(_pool([values[o] for o in others]), distance_available)[metric]
+                ref_boot = _pool_boot([boot[o] for o in others], metric)
+                n_ref = sum(sizes[o][metric] for o in others)
+            else:
+                ref_point, ref_boot, n_ref = points[ref][metric], boot[ref][metric], sizes[ref][metric]
+            value = points[g][metric]
+            diff = _snap(value - ref_point)
+            lo, hi = _quantiles(_snap(boot[g][metric] - ref_boot), alpha)
+            n_g = sizes[g][metric]
+            small = n_g < min_group_size or n_ref < min_group_size
+            excludes = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))
+            gaps.append({"metric": metric, "group": g, "reference": ref, "value": value,
+                         "reference_value": ref_point, "difference": diff, "ci_low": lo, "ci_high": hi,
+                         "significant": excludes and not small and bool(np.isfinite(diff)),
+                         "n_group": n_g, "n_reference": n_ref, "small_group": small})
+
+    change_frame = pd.DataFrame.from_dict(change_sh, orient="index", columns=features)
+    keep_frame = pd.DataFrame.from_dict(keep_sh, orient="index", columns=features)
+    dist_frame = pd.DataFrame.from_dict(dist_rows, orient="index", columns=list(range(max_changes + 1)))
+    for frame in (change_frame, keep_frame, dist_frame):
+        frame.index.name = group_column
+        frame.columns.name = None
+    individuals = f.copy()
+    individuals.insert(0, "group", pd.Categorical(labels, categories=order))
+    return AuditResult(
+        group_column=group_column, groups=list(order), reference=ref, target=oc.target, confidence=confidence,
+        n_boot=int(n_boot), min_group_size=int(min_group_size), random_state=random_state, features=features,
+        individuals=individuals, _table=table, _gaps=pd.DataFrame(gaps, columns=_GAP_COLUMNS).astype(_GAP_TYPES),
+        _intervals=pd.DataFrame(intervals, columns=["group", "metric", "value", "ci_low", "ci_high", "n"]),
+        _change_shares=change_frame, _keep_shares=keep_frame, _changes_dist=dist_frame, _top_rules=top,
+        group_is_feature=group_column in features, distance_available=distance_available, _outcomes=oc)
+
+
+_GAP_COLUMNS = ["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
+                "significant", "n_group", "n_reference", "small_group"]
+_GAP_TYPES = {"metric": object, "group": object, "reference": object, "value": float, "reference_value": float,
+              "difference": float, "ci_low": float, "ci_high": float, "significant": bool, "n_group": np.int64,
+              "n_reference": np.int64, "small_group": bool}
+
+
+# ---------------------------------------------------------------------------------------------------- inputs
+def _check_params(n_boot, confidence, min_group_size) -> None:
+    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or n_boot < 1:
+        raise ParameterError(f"n_boot must be a whole number >= 1, got {n_boot!r} (1000 is a good default)")
+    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise ParameterError(f"confidence must be a fraction in (0, 1), got {confidence!r} (e.g. 0.95)")
+    if not isinstance(min_group_size, numbers.Integral) or isinstance(min_group_size, bool) or min_group_size < 0:
+        raise ParameterError(f"min_group_size must be a whole number >= 0, got {min_group_size!r}")
+
+
+def _resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
+    """Group label (text) of every row of X, the labels in display order, and the grouping column's name."""
+    if isinstance(groups, str) or (np.ndim(groups) == 0 and not isinstance(groups, pd.Series)):
+        if groups not in X.columns:
+            raise DataError(f"groups names column {groups!r}, which is not in X (columns: {list(X.columns)}); "
+                            "pass the column name or a Series/array with one group per row")
+        series, name = X[groups], str(groups)
+    elif isinstance(groups, pd.Series):
+        name = "group" if groups.name is None else str(groups.name)
+        if len(groups) != len(X):
+            raise DataError(f"groups has {len(groups)} values but X has {len(X)} rows; give one group per row")
+        if not groups.index.equals(X.index):
+            same = (not groups.index.has_duplicates and not X.index.has_duplicates
+                    and set(groups.index) == set(X.index))
+            if not same:
+                raise DataError("the groups Series is indexed differently from X; align it (same index) or pass "
+                                "groups.to_numpy() to match rows by position")
+            groups = groups.reindex(X.index)
+        series = groups
+    else:
+        arr = np.asarray(groups, dtype=object)
+        if arr.ndim != 1 or len(arr) != len(X):
+            raise DataError(f"groups must hold one value per row of X ({len(X)}), got shape {arr.shape}")
+        series, name = pd.Series(arr, index=X.index), "group"
+    missing = series.isna().to_numpy()
+    present = series[~missing]
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        seen = set(present.astype(object))
+        values = [c for c in series.cat.categories if c in seen]
+    else:
+        uniq = list(pd.unique(present.astype(object)))
+        try:
+            values = sorted(uniq)
+        except TypeError:
+            values = sorted(uniq, key=lambda v: (type(v).__name__, str(v)))
+    order = []
+    for v in values:
+        label = str(v.item() if isinstance(v, np.generic) else v)
+        if label not in order:
+            order.append(label)
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    text = np.array([str(v.item() if isinstance(v, np.generic) else v) for v in uniques] + [MISSING_GROUP],
+                    dtype=object)
+    labels = text[codes]  # code -1 (missing) picks the last entry
+    if missing.any():
+        labels[missing] = MISSING_GROUP
+        order.append(MISSING_GROUP)
+    if not order:
+        raise DataError("groups is empty")
+    if len(order) > MAX_GROUPS:
+        raise ParameterError(f"groups has {len(order)} distinct values (at most {MAX_GROUPS}); a numeric column "
+                             "should be binned first, e.g. pandas.cut(age, [0, 30, 50, 120])")
+    return labels, order, name
+
+
+def _resolve_target(explainer, target):
+    explainer._require_fitted()
+    spec = target if target is not None else explainer.target
+    if spec is None:
+        classes = getattr(explainer, "classes_", [])
+        hint = (f"the favourable class, e.g. target={classes[-1]!r} (classes: {classes})" if classes else
+                "the favourable interval, e.g. target=(threshold, None)")
+        raise ParameterError("the audit needs to know which outcome is favourable (who needs recourse), but the "
+                             f"explainer was fitted with the default targets; pass target= {hint}")
+    wanted = targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)
+    if len(wanted) != 1:
+        raise ParameterError(f"target {spec!r} names {len(wanted)} outcomes in both directions; for regression "
+                             "pass an interval, e.g. target=(threshold, None) for 'above the threshold'")
+    return spec
+
+
+def _describe_target(explainer, spec) -> str:
+    return targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)[0].describe()
+
+
+def _resolve_reference(reference, order, table) -> str:
+    if reference is None:
+        usable = table[table["n"] > 0]
+        pool = usable if len(usable) else table
+        return str(pool.loc[pool["n_total"].idxmax(), "group"])  # idxmax: first of equal maxima
+    label = str(reference)
+    if label in order:
+        return label
+    if label == REST:
+        return REST
+    raise ParameterError(f"reference {reference!r} is not a group; groups are {order} (or use 'rest')")
+
+
+def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
+    """Total percentile shift from each row with recourse to its counterfactual point (NaN elsewhere).
+
+    Percentiles come from the fit data (``PercentileScale``); a categorical feature that changes counts 1.
+    """
+    dist = np.full(len(X), np.nan)
+    fit = getattr(explainer, "_fit_enc", None)
+    if fit is None:  # restored from JSON: no fit data, no percentiles
+        return dist, False
+    if not has.any():
+        return dist, True
+    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec)
+    pos = np.flatnonzero(has)
+    schema = explainer.schema_
+    scale = explainer._scale() if hasattr(explainer, "_scale") else PercentileScale(fit)
+    numeric = [schema.names[i] for i in schema.numeric]
+    empty = np.zeros((len(pos), 0), dtype=np.int64)
+    def numbers(frame):
+        if not numeric:
+            return np.zeros((len(pos), 0))
+        return np.column_stack([_to_float(frame[c].iloc[pos], c) for c in numeric])
+
+    a = scale.transform(Encoded(numbers(X), empty))
+    b = scale.transform(Encoded(numbers(cf), empty))
+    total = np.abs(a - b).sum(axis=1)
+    for i in schema.categorical:
+        name = schema.names[i]
+        total += X[name].iloc[pos].to_numpy(dtype=object) != cf[name].iloc[pos].to_numpy(dtype=object)
+    dist[pos] = total
+    return dist, True
+
+
+def _rules_text(explainer) -> dict:
+    return {(int(r.target), int(r.rule)): r.conditions for r in explainer.rules_frame().itertuples()}
+
+
+def _top_rules(tgt, rule, rules_text) -> pd.DataFrame:
+    cols = ["target", "rule", "conditions", "n", "share"]
+    if not len(rule):
+        return pd.DataFrame(columns=cols)
+    pairs, counts = np.unique(np.column_stack([tgt, rule]), axis=0, return_counts=True)
+    order = np.lexsort((pairs[:, 1], pairs[:, 0], -counts))
+    return pd.DataFrame([{"target": int(pairs[i, 0]), "rule": int(pairs[i, 1]),
+                          "conditions": rules_text.get((int(pairs[i, 0]), int(pairs[i, 1])), ""),
+                          "n": int(counts[i]), "share": counts[i] / len(rule)} for i in order], columns=cols)
+
+
+# ---------------------------------------------------------------------------------------------------- statistics
+_MEANS = {"mean_changes": "changes", "mean_distance": "distance", "mean_feasibility": "feasibility",
+          "mean_accuracy": "accuracy"}
+
+
+def _ratio(a, b) -> float:
+    return a / b if b else np.nan
+
+
+def _mean(x) -> float:
+    return float(np.mean(x)) if len(x) else np.nan
+
+
+def _metric_n(vals, metric) -> int:
+    return int(len(vals["has"]) if metric == "recourse_share" else vals["has"].sum())
+
+
+def _stats_point(vals, distance_available=True) -> dict:
+    h = vals["has"]
+    out = {"recourse_share": _ratio(float(h.sum()), len(h))}
+    for metric, col in _MEANS.items():
+        out[metric] = _mean(vals[col][h]) if (col != "distance" or distance_available) else np.nan
+    return out
+
+
+def _pool(parts) -> dict:
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _bootstrap_group(rng, vals, n_boot, distance_available) -> dict:
+    """Bootstrap sums of one group: per resample the number with recourse and the sums of each metric.
+
+    Exact and vectorised. Resampling n individuals with replacement gives Multinomial(n, p) counts over the
+    distinct (has recourse, changes, feasibility, accuracy) combinations, so those metrics need only B x K draws
+    (K distinct combinations, a few dozen). Given the number with recourse in a resample, its distances are that
+    many draws with replacement from the group's distances with recourse, drawn as one index matrix.
+    Returns per-resample metric values (NaN where a resample has nobody with recourse) and the raw sums, so
+    that pooled references ("rest") can be formed.
+    """
+    h = vals["has"]
+    n = len(h)
+    nan = np.full(n_boot, np.nan)
+    if n == 0:
+        return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
+                **{m: nan.copy() for m in METRICS}}
+    # distinct combinations of the discrete per-individual values (no recourse: one combination of zeros)
+    combo = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
+                                                      ("changes", "feasibility", "accuracy")])
+    uniq, inverse = np.unique(combo, axis=0, return_inverse=True)
+    p = np.bincount(inverse.reshape(-1), minlength=len(uniq)) / n
+    counts = rng.multinomial(n, p, size=n_boot).astype(np.float64)  # (B, K)
+    sums = counts @ uniq  # (B, 4): n_rec, sum changes, sum feasibility, sum accuracy
+    n_rec = sums[:, 0]
+    out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "sum_changes": sums[:, 1],
+           "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3]}
+    if distance_available:
+        out["sum_distance"] = _bootstrap_sums(rng, vals["distance"][h], n_rec.astype(np.int64))
+    else:
+        out["sum_distance"] = nan.copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["recourse_share"] = n_rec / n
+        for metric, col in _MEANS.items():
+            out[metric] = np.where(n_rec > 0, out[f"sum_{col}"] / np.maximum(n_rec, 1), np.nan)
+    return out
+
+
+def _bootstrap_sums(rng, values, sizes, max_chunk=4_000_000) -> np.ndarray:
+    """For each resample b, the sum of ``sizes[b]`` draws with replacement from ``values``.
+
+    All draws of a chunk of resamples are one flat index vector, summed per resample with ``add.reduceat``.
+    """
+    out = np.zeros(len(sizes))
+    if not len(values) or not len(sizes) or sizes.max() == 0:
+        return out
+    dtype = np.int32 if len(values) < 2**31 else np.int64
+    step = max(1, max_chunk // int(sizes.max()))
+    for s in range(0, len(sizes), step):
+        sz = sizes[s:s + step]
+        idx = rng.integers(0, len(values), size=int(sz.sum()), dtype=dtype)
+        starts = np.concatenate([[0], np.cumsum(sz)[:-1]])
+        nonempty = sz > 0
+        if nonempty.any():  # reduceat needs valid start offsets: only resamples that drew something
+            out[s:s + step][nonempty] = np.add.reduceat(np.take(values, idx), starts[nonempty])
+    return out
+
+
+def _pool_boot(parts, metric) -> np.ndarray:
+    """Per-resample value of ``metric`` for several groups pooled (their resamples are independent)."""
+    n = sum(p["n"] for p in parts)
+    n_rec = sum(p["n_rec"] for p in parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if metric == "recourse_share":
+            return np.where(n > 0, n_rec / np.maximum(n, 1), np.nan)
+        total = sum(p[f"sum_{_MEANS[metric]}"] for p in parts)
+        return np.where(n_rec > 0, total / np.maximum(n_rec, 1), np.nan)
+
+
+def _snap(x, tol=1e-12):
+    """Rounding noise to exact zero: equal means computed over different counts differ by ~1e-17, which must
+    neither look like a gap nor make an interval exclude zero."""
+    if np.ndim(x) == 0:
+        return 0.0 if abs(x) < tol else float(x)
+    x = np.array(x, dtype=np.float64)
+    x[np.abs(x) < tol] = 0.0
+    return x
+
+
+def _quantiles(x, alpha) -> tuple[float, float]:
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return np.nan, np.nan
+    lo, hi = np.quantile(x, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+# ---------------------------------------------------------------------------------------------------- findings
+def _fmt_conf(c) -> str:
+    return f"{c * 100:g}%"
+
+
+def _amount(metric, v) -> str:
+    """A difference in its unit: percentage points for shares, plain numbers for means."""
+    if METRICS[metric][2] == "share":
+        return f"{abs(v) * 100:.1f} percentage points"
+    return f"{abs(v):.2f}"
+
+
+def _signed(metric, v, unit=True) -> str:
+    share = METRICS[metric][2] == "share"
+    text = f"{v * 100:+.1f}" if share else f"{v:+.2f}"
+    if float(text) == 0:  # no "-0.0" / "+0.00": zero has no sign
+        text = text[1:]
+    return text + (" points" if share and unit else "")
+
+
+def _level(metric, v) -> str:
+    if METRICS[metric][2] == "share":
+        return f"{v:.0%}" if metric == "recourse_share" else f"{v:.1%}"
+    return f"{v:.2f}"
+
+
+def _gap_sentence(res: AuditResult, row) -> str:
+    m, d = row.metric, row.difference
+    g, r = res.display(row.group), res.reference_display
+    more = d > 0
+    lo, hi = (row.ci_low, row.ci_high) if more else (-row.ci_high, -row.ci_low)
+    if METRICS[m][2] == "share":
+        ci = f"({_fmt_conf(res.confidence)} CI {lo * 100:.1f} to {hi * 100:.1f})"
+    else:
+        ci = f"({_fmt_conf(res.confidence)} CI {lo:.2f} to {hi:.2f})"
+    amount = _amount(m, d)
+    vals = f"{_level(m, row.value)} against {_level(m, row.reference_value)}"
+    if m == "recourse_share":
+        return (f"Individuals with {g} who need recourse have it {'more' if more else 'less'} often than {r}: "
+                f"{vals}, {amount} {'higher' if more else 'lower'} {ci}.")
+    if m == "mean_changes":
+        return (f"Individuals with {g} need on average {amount} {'more' if more else 'fewer'} changes than {r} "
+                f"{ci}; {vals} changes.")
+    if m == "mean_distance":
+        return (f"Individuals with {g} have to move on average {amount} {'further' if more else 'less far'} "
+                f"(total percentile shift) than {r} to reach their rule {ci}; {vals}.")
+    if m == "mean_feasibility":
+        return (f"The rules given to individuals with {g} cover on average {amount} {'more' if more else 'less'} "
+                f"of the fit data (feasibility) than those given to {r} {ci}; {vals}.")
+    return (f"The rules given to individuals with {g} are on average {amount} {'more' if more else 'less'} "
+            f"accurate than those given to {r} {ci}; {vals}.")
+
+
+def _findings(res: AuditResult) -> list[str]:
+    table, gaps = res._table, res._gaps
+    conf = _fmt_conf(res.confidence)
+    n_need, n_all = int(table["n"].sum()), int(table["n_total"].sum())
+    ref_note = " (the largest group)" if _is_largest(res) else ""
+    out = [f"Audit of {n_need} individuals who need recourse (target: {res.target}) out of {n_all}, in "
+           f"{len(res.groups)} groups of {res.group_column}; each group is compared with "
+           f"{res.reference_display}{ref_note}."]
+    if n_need == 0:
+        out.append("No individual needs recourse: every model output is already in the target.")
+        return out
+    if len(res.groups) < 2:
+        out.append("There is only one group, so nothing to compare.")
+    by_group = {g: table.set_index("group").loc[g] for g in res.groups}
+    empty = [g for g in res.groups if by_group[g]["n"] == 0]
+    for g in empty:
+        out.append(f"No individual with {res.display(g)} needs recourse, so the group is not compared.")
+    clear = gaps[gaps["significant"]]
+    for row in clear.itertuples():
+        out.append(_gap_sentence(res, row))
+    # groups with no clear difference, one sentence each; metrics equal for everyone apart
+    for g in res.groups:
+        part = gaps[(gaps["group"] == g) & ~gaps["significant"] & ~gaps["small_group"]
+                    & np.isfinite(gaps["ci_low"]) & np.isfinite(gaps["difference"])]
+        same = (part["difference"] == 0) & (part["ci_low"] == 0) & (part["ci_high"] == 0)
+        unclear = [f"{METRICS[r.metric][0]} ({_signed(r.metric, r.difference)}, {conf} CI "
+                   f"{_signed(r.metric, r.ci_low, unit=False)} to {_signed(r.metric, r.ci_high, unit=False)})"
+                   for r in part[~same].itertuples()]
+        if unclear:
+            out.append(f"No clear difference between {res.display(g)} and {res.reference_display} in "
+                       f"{_join(unclear)}: each {conf} confidence interval covers zero.")
+        equal = [f"{METRICS[r.metric][0]} ({_level(r.metric, r.value)})" for r in part[same].itertuples()]
+        if equal:
+            out.append(f"Exactly the same {_join(equal, 'and')} for {res.display(g)} as for {res.reference_display}.")
+    # small groups and metrics that cannot be compared
+    for g in res.groups:
+        if g in empty:
+            continue
+        row = by_group[g]
+        if row["n"] < res.min_group_size:
+            out.append(f"Small group: only {int(row['n'])} individuals with {res.display(g)} need recourse (fewer "
+                       f"than {res.min_group_size}), so its comparisons are too uncertain to draw conclusions.")
+        elif row["n_recourse"] == 0:
+            out.append(f"No individual with {res.display(g)} has recourse ({int(row['n_no_rule'])} without any "
+                       f"valid rule, {int(row['n_no_actionable_rule'])} without an actionable one), so the cost "
+                       "of recourse cannot be compared for this group.")
+        elif row["n_recourse"] < res.min_group_size:
+            out.append(f"Only {int(row['n_recourse'])} individuals with {res.display(g)} have recourse (fewer than "
+                       f"{res.min_group_size}), so their changes, distances and rule quality are too uncertain to "
+                       "compare.")
+    top = []
+    for g in res.groups:
+        shares = res._change_shares.loc[g].dropna().sort_values(ascending=False, kind="stable")
+        shares = shares[shares > 0].head(3)
+        if len(shares):
+            top.append(f"{res.display(g)}: " + ", ".join(f"{f} ({v:.0%})" for f, v in shares.items()))
+    if top:
+        out.append("Features most often to change, among individuals with recourse — " + "; ".join(top) + ".")
+    if res.group_is_feature:
+        asked = res._change_shares[res.group_column] if res.group_column in res._change_shares else None
+        n_rec = table.set_index("group")["n_recourse"]
+        n_asked = int(round(float(np.nansum(asked.to_numpy() * n_rec.reindex(asked.index).to_numpy())))) \
+            if asked is not None else 0
+        if n_asked:
+            out.append(f"{res.group_column} is one of the model's features and {n_asked} individuals are told to "
+                       f"change it; consider marking it immutable (constraints={{{res.group_column!r}: "
+                       "'immutable'}}).")
+    if not res.distance_available:
+        out.append("Distances are not available: the explainer has no fit data (restored from JSON).")
+    return out
+
+
+def _is_largest(res) -> bool:
+    if res.reference_is_rest or len(res.groups) < 2:
+        return False
+    t = res._table.set_index("group")
+    return bool(t.loc[res.reference, "n_total"] == t["n_total"].max())
+
+
+def _join(items, last="or") -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {last} " + items[-1]
+
+
+# ---------------------------------------------------------------------------------------------------- export
+def _num(v):
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return int(v)
+    if isinstance(v, (numbers.Real, np.floating)):
+        return float(v) if math.isfinite(float(v)) else None
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return [{str(k): _num(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]

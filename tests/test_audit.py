@@ -1,0 +1,429 @@
+"""Subgroup recourse audit (tcrex.audit) and its figures (tcrex._figures_audit), on data with known answers.
+
+The planted data set (``make_recourse_groups(disparity=True)``): the model approves ``income > 50 and
+savings > 10`` for everyone, but group B never has the savings, so a rejected B applicant needs one more change
+than a rejected A applicant unless their income is already high (10% of B): the mean-changes gap is ~0.9. The
+null data set draws groups independently of everything, so every interval must cover zero.
+"""
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from tcrex import DataError, ParameterError, TCREx, TCRExError
+from tcrex import _figures_audit as figs
+from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit
+from tcrex.datasets import make_loans, make_recourse_groups
+
+N = 4000
+
+
+def _fit(disparity, seed, **params):
+    df = make_recourse_groups(N, disparity=disparity, random_state=seed)
+    X = df.drop(columns=["group", "approved"])
+    y = df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1, **params).fit(X, y_pred=y)
+    return df, X, y, ex
+
+
+@pytest.fixture(scope="module")
+def planted():
+    df, X, y, ex = _fit(True, 0)
+    return df, X, y, ex, audit(ex, X, df["group"], y_pred=y)
+
+
+@pytest.fixture(scope="module")
+def null():
+    df, X, y, ex = _fit(False, 1)
+    return df, X, y, ex, audit(ex, X, df["group"], y_pred=y)
+
+
+def _gap(res, metric, group):
+    g = res.gaps()
+    return g[(g.metric == metric) & (g.group == group)].iloc[0]
+
+
+# ---------------------------------------------------------------------------------------------------- known answers
+def test_planted_disparity_is_detected(planted):
+    df, X, y, ex, res = planted
+    assert res.reference == "A"  # the largest group
+    assert res.groups == ["A", "B"] and res.group_column == "group"
+    row = _gap(res, "mean_changes", "B")
+    assert 0.8 <= row.difference <= 1.0
+    assert 0 < row.ci_low <= row.difference <= row.ci_high
+    assert row.significant and not row.small_group
+    assert _gap(res, "mean_distance", "B").significant  # moving two features is further than moving one
+    # everyone has recourse, and the only rule is the same for both groups
+    for metric in ("recourse_share", "mean_feasibility", "mean_accuracy"):
+        r = _gap(res, metric, "B")
+        assert r.difference == 0 and r.ci_low <= 0 <= r.ci_high and not r.significant
+    text = res.findings()
+    hit = [f for f in text if "more changes" in f]
+    assert len(hit) == 1
+    assert hit[0].startswith("Individuals with group = B need on average 0.9")
+    assert "than group = A (95% CI 0.8" in hit[0]
+    assert not any("No clear difference" in f and "mean changes" in f for f in text)
+    shares = res.feature_change_shares()
+    assert shares.loc["B", "savings"] == 1.0 and shares.loc["A", "savings"] == 0.0
+    assert shares.loc["A", "income"] == 1.0
+    assert (shares[["age", "employment"]] == 0).all().all()
+
+
+def test_planted_matches_the_generating_rule(planted):
+    """Per individual, the number of changes is the number of violated conditions of the true decision."""
+    df, X, y, ex, res = planted
+    ind = res.individuals
+    need = y == 0
+    assert (ind.needs_recourse.to_numpy() == need).all()
+    truth = (df.income <= 50).astype(int) + (df.savings <= 10).astype(int)
+    assert (ind.changes[need].to_numpy() == truth[need].to_numpy()).all()
+    table = res.table().set_index("group")
+    for g in ("A", "B"):
+        sel = need & (df.group == g).to_numpy()
+        assert table.loc[g, "n"] == sel.sum()
+        assert table.loc[g, "n_total"] == (df.group == g).sum()
+        assert table.loc[g, "n_already_in_target"] == ((df.group == g) & (y == 1)).sum()
+        assert table.loc[g, "mean_changes"] == pytest.approx(truth[sel].mean())
+    assert table.loc["A", "mean_changes"] == 1.0
+    dist = res.changes_distribution()
+    assert dist.loc["A"].tolist() == [0, table.loc["A", "n"], 0]
+    assert dist.loc["B", 1] + dist.loc["B", 2] == table.loc["B", "n"]
+    top = res.top_rules("B")
+    assert len(top) == 1 and top.share.iloc[0] == 1.0 and "savings" in top.conditions.iloc[0]
+
+
+def test_no_disparity_every_interval_covers_zero(null):
+    df, X, y, ex, res = null
+    gaps = res.gaps()
+    assert set(gaps.group) == {"B", "C"} and set(gaps.metric) == set(METRICS)
+    assert (gaps.ci_low <= 0).all() and (gaps.ci_high >= 0).all()
+    assert not gaps.significant.any()
+    text = res.findings()
+    assert sum("No clear difference between group = " in f for f in text) == 2
+    assert not any("more changes" in f or "fewer changes" in f for f in text)
+
+
+def test_bootstrap_intervals_are_calibrated(null):
+    """Random two-way splits of the same individuals: a 95% interval excludes zero about 5% of the time."""
+    df, X, y, ex, res = null
+    ind = res.individuals[res.individuals.needs_recourse]
+    vals = {k: ind[c].to_numpy(dtype=np.float64) for k, c in
+            (("changes", "changes"), ("distance", "distance"), ("feasibility", "feasibility"),
+             ("accuracy", "accuracy"))}
+    vals["has"] = ind.has_recourse.to_numpy()
+    rng = np.random.default_rng(7)
+    reps, rejected = 100, {"mean_changes": 0, "mean_distance": 0}
+    for _ in range(reps):
+        split = rng.random(len(ind)) < 0.4
+        a = _bootstrap_group(rng, {k: v[split] for k, v in vals.items()}, 300, True)
+        b = _bootstrap_group(rng, {k: v[~split] for k, v in vals.items()}, 300, True)
+        for m in rejected:
+            lo, hi = _quantiles(a[m] - b[m], 0.025)
+            rejected[m] += lo > 0 or hi < 0
+    for m, k in rejected.items():
+        assert 1 <= k <= 0.12 * reps, (m, k)
+
+
+def test_bootstrap_matches_plain_resampling():
+    """The multinomial shortcut has the distribution of resampling individuals one by one."""
+    rng = np.random.default_rng(3)
+    n = 300
+    has = rng.random(n) < 0.7
+    vals = {"has": has, "changes": np.where(has, rng.integers(0, 4, n), np.nan),
+            "distance": np.where(has, rng.gamma(2, 0.2, n), np.nan),
+            "feasibility": np.where(has, rng.choice([0.1, 0.3], n), np.nan),
+            "accuracy": np.where(has, rng.choice([0.9, 0.95, 1.0], n), np.nan)}
+    fast = _bootstrap_group(np.random.default_rng(0), vals, 8000, True)
+    idx = np.random.default_rng(1).integers(0, n, size=(8000, n))
+    h = has[idx]
+    plain = {"recourse_share": h.mean(axis=1)}
+    for m, c in (("mean_changes", "changes"), ("mean_distance", "distance"), ("mean_feasibility", "feasibility"),
+                 ("mean_accuracy", "accuracy")):
+        plain[m] = np.nansum(vals[c][idx], axis=1) / h.sum(axis=1)
+    for m in METRICS:
+        sd = plain[m].std()
+        assert fast[m].mean() == pytest.approx(plain[m].mean(), abs=0.05 * sd)
+        assert fast[m].std() == pytest.approx(sd, rel=0.05)
+        for q in (0.025, 0.975):
+            assert np.quantile(fast[m], q) == pytest.approx(np.quantile(plain[m], q), abs=0.1 * sd + 1 / n)
+
+
+# ---------------------------------------------------------------------------------------------------- constraints
+def test_immutable_feature_shows_in_the_recourse_share():
+    df, X, y, ex = _fit(True, 0, constraints={"savings": "immutable"})
+    res = audit(ex, X, df["group"], y_pred=y)
+    t = res.table().set_index("group")
+    assert t.loc["B", "n_no_actionable_rule"] == t.loc["B", "n"] > 0
+    assert t.loc["B", "recourse_share"] == 0 and t.loc["B", "no_actionable_rule_share"] == 1
+    assert t.loc["A", "recourse_share"] == 1 and t.loc["A", "n_no_actionable_rule"] == 0
+    assert np.isnan(t.loc["B", "mean_changes"])
+    share = _gap(res, "recourse_share", "B")
+    assert share.difference == -1 and share.significant
+    changes = _gap(res, "mean_changes", "B")
+    assert np.isnan(changes.difference) and not changes.significant
+    text = res.findings()
+    assert any("have it less often than group = A: 0% against 100%" in f for f in text)
+    assert any(f"{t.loc['B', 'n']} without an actionable one" in f for f in text)
+    assert res.feature_change_shares().loc["B"].isna().all()  # nobody in B has recourse
+
+
+# ---------------------------------------------------------------------------------------------------- options
+def test_reference_rest_and_explicit(planted, null):
+    df, X, y, ex, res = planted
+    rest = res.regroup(reference=REST)
+    assert rest.reference == REST and set(rest.gaps().group) == {"A", "B"}
+    # with two groups, "the rest" of B is A: same difference as the group reference
+    assert _gap(rest, "mean_changes", "B").difference == pytest.approx(_gap(res, "mean_changes", "B").difference)
+    assert _gap(rest, "mean_changes", "A").difference == pytest.approx(-_gap(res, "mean_changes", "B").difference)
+    assert any("than the rest of the population" in f for f in rest.findings())
+    _, Xn, yn, exn, resn = null
+    other = audit(exn, Xn, resn.individuals.group.astype(str), y_pred=yn, reference="C", n_boot=200)
+    assert other.reference == "C" and set(other.gaps().group) == {"A", "B"}
+    assert other.table().set_index("group").loc["C", "is_reference"]
+    with pytest.raises(ParameterError, match="not a group"):
+        audit(exn, Xn, resn.individuals.group.astype(str), y_pred=yn, reference="Z")
+
+
+def test_groups_by_column_name_series_or_array(planted):
+    df, X, y, ex, res = planted
+    with_group = df.drop(columns=["approved"])  # the grouping column is in X but not a model feature
+    by_name = audit(ex, with_group, "group", y_pred=y)
+    by_array = audit(ex, X, df["group"].to_numpy(), y_pred=y)
+    shuffled = df["group"].sample(frac=1, random_state=0)  # same index, other order: aligned by index
+    by_index = audit(ex, X, shuffled, y_pred=y)
+    for other in (by_name, by_array, by_index):
+        pd.testing.assert_frame_equal(other.table(), res.table())
+        pd.testing.assert_frame_equal(other.gaps(), res.gaps())
+    assert not by_name.group_is_feature
+    with pytest.raises(DataError, match="indexed differently"):
+        audit(ex, X, df["group"].reset_index(drop=True).set_axis(range(1, N + 1)), y_pred=y)
+    with pytest.raises(DataError, match="one value per row"):
+        audit(ex, X, df["group"].to_numpy()[:-1], y_pred=y)
+    with pytest.raises(DataError, match="not in X"):
+        audit(ex, X, "sex", y_pred=y)
+    with pytest.raises(ParameterError, match="binned"):
+        audit(ex, with_group, "income", y_pred=y)
+
+
+def test_small_and_missing_groups_are_flagged(planted):
+    df, X, y, ex, res = planted
+    groups = df["group"].astype(object).copy()
+    rejected = np.flatnonzero(y == 0)
+    groups.iloc[rejected[:12]] = "C"
+    groups.iloc[rejected[12:20]] = None
+    out = res.regroup(groups, n_boot=300)
+    assert out.groups == ["A", "B", "C", MISSING_GROUP]
+    t = out.table().set_index("group")
+    assert t.loc["C", "n"] == 12 and t.loc["C", "small_group"] and t.loc[MISSING_GROUP, "n"] == 8
+    small = out.gaps()[out.gaps().group.isin(["C", MISSING_GROUP])]
+    assert small.small_group.all() and not small.significant.any()
+    text = out.findings()
+    assert any(f.startswith("Small group: only 12 individuals with group = C need recourse") for f in text)
+    assert not any("group = C need on average" in f for f in text)
+    assert out.regroup(groups, min_group_size=5, n_boot=300).table().set_index("group").loc["C", "small_group"] \
+        == False  # noqa: E712
+
+
+def test_target_is_required_and_checked():
+    df = make_recourse_groups(1500, disparity=True, random_state=2)
+    X, y = df.drop(columns=["group", "approved"]), df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y)  # default targets: both directions
+    with pytest.raises(ParameterError, match="favourable"):
+        audit(ex, X, df["group"], y_pred=y)
+    res = audit(ex, X, df["group"], y_pred=y, target=1, n_boot=200)
+    assert res.target == "output = 1" and res.table()["n"].sum() == (y == 0).sum()
+    reg = TCREx(rho=0.05, tau=0.9).fit(X, y_pred=df["income"].to_numpy())
+    with pytest.raises(ParameterError, match="interval"):
+        audit(reg, X, df["group"], y_pred=df["income"].to_numpy(), target=50.0)
+    ok = audit(reg, X, df["group"], y_pred=df["income"].to_numpy(), target=(50.0, None), n_boot=100)
+    assert ok.table()["n"].sum() == (df["income"] <= 50).sum()
+
+
+@pytest.mark.parametrize("kwargs, match", [({"n_boot": 0}, "n_boot"), ({"confidence": 1.0}, "confidence"),
+                                           ({"confidence": "95%"}, "confidence"),
+                                           ({"min_group_size": -1}, "min_group_size")])
+def test_parameter_errors(planted, kwargs, match):
+    df, X, y, ex, res = planted
+    with pytest.raises(TCRExError, match=match):
+        audit(ex, X, df["group"], y_pred=y, **kwargs)
+
+
+def test_seeded_and_reproducible(planted):
+    df, X, y, ex, res = planted
+    again = audit(ex, X, df["group"], y_pred=y)
+    pd.testing.assert_frame_equal(again.gaps(), res.gaps())
+    other = res.regroup(random_state=1)
+    assert not np.allclose(other.gaps().ci_low.fillna(0), res.gaps().ci_low.fillna(0))
+    narrow = res.regroup(confidence=0.5)
+    wide = _gap(res, "mean_changes", "B")
+    assert wide.ci_low <= _gap(narrow, "mean_changes", "B").ci_low
+    assert "50% CI" in " ".join(narrow.findings())
+
+
+def test_single_group_and_nobody_needing_recourse(planted):
+    df, X, y, ex, res = planted
+    one = res.regroup(np.full(N, "all"))
+    assert one.gaps().empty and one.reference == "all"
+    assert any("only one group" in f for f in one.findings())
+    approved = y == 1
+    none = audit(ex, X[approved], df["group"][approved], y_pred=y[approved], n_boot=50)
+    assert none.table()["n"].sum() == 0
+    assert any("No individual needs recourse" in f for f in none.findings())
+    json.dumps(none.to_dict(), allow_nan=False)
+    for fig in (figs.gap_forest_plot(one), figs.group_comparison_bars(none, "mean_changes"),
+                figs.feature_change_heatmap(none), figs.changes_distribution_by_group(none)):
+        assert isinstance(fig, go.Figure)
+
+
+# ---------------------------------------------------------------------------------------------------- per-individual numbers
+def test_numbers_match_the_engine_on_a_multi_rule_model():
+    """Loans: several rules; the grouping column (home_ownership) is also a model feature."""
+    df = make_loans(2500, random_state=0)
+    X, y = df.drop(columns=["approved"]), df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
+    res = audit(ex, X, "home_ownership", y_pred=y, n_boot=200)
+    exp = ex.explain(X, y_pred=y)
+    has = exp.status.isin(["ok", "already_in_rule"]).to_numpy()
+    rules = ex.rules_frame().set_index("rule")
+    assert len(rules) > 1
+    ind = res.individuals
+    assert (ind.has_recourse.to_numpy() == has).all()
+    r = exp.rule[has].astype(int).to_numpy()
+    assert np.allclose(ind.feasibility[has], rules.loc[r, "feasibility"])
+    assert np.allclose(ind.accuracy[has], rules.loc[r, "accuracy"])
+    assert (ind.changes[has] == exp.changes[has]).all()
+    # total percentile shift, recomputed by hand from the fit data for the rows with recourse
+    cf = ex.counterfactuals(X, y_pred=y)
+    manual = np.zeros(len(X))
+    for col in X.columns:
+        if col in ("employment", "home_ownership", "purpose"):
+            manual += (X[col].to_numpy(dtype=object) != cf[col].to_numpy(dtype=object))
+        else:
+            fit = np.sort(X[col].to_numpy(dtype=float))
+            pct = lambda v: np.searchsorted(fit, v, side="right") / len(fit)  # noqa: E731
+            manual += np.abs(pct(X[col].to_numpy(dtype=float)) - pct(cf[col].to_numpy(dtype=float)))
+    assert np.allclose(ind.distance[has], manual[has])
+    assert ind.distance[~has].isna().all()
+    t = res.table().set_index("group")
+    for g in res.groups:
+        sel = has & (X.home_ownership == g).to_numpy()
+        assert t.loc[g, "mean_changes"] == pytest.approx(exp.changes[sel].mean())
+        assert t.loc[g, "mean_distance"] == pytest.approx(manual[sel].mean())
+        fa = ex.feature_actions(X[sel], y_pred=y[sel])
+        assert res.feature_change_shares().loc[g].to_numpy() == pytest.approx((fa == "change").mean().to_numpy())
+        assert res.feature_change_shares("keep").loc[g].to_numpy() == \
+            pytest.approx((fa == "keep").mean().to_numpy())
+        top = res.top_rules(g, k=100)
+        assert top.n.sum() == sel.sum() and top.share.sum() == pytest.approx(1.0)
+        assert top.n.is_monotonic_decreasing
+    assert res.group_is_feature
+    ivals = res.metric_intervals()
+    assert ((ivals.ci_low <= ivals.value + 1e-12) & (ivals.value <= ivals.ci_high + 1e-12)).all()
+
+
+def test_to_dict_is_json(planted):
+    df, X, y, ex, res = planted
+    d = res.to_dict()
+    text = json.dumps(d, allow_nan=False)
+    back = json.loads(text)
+    assert back["reference"] == "A" and back["groups"] == ["A", "B"]
+    assert back["findings"] == res.findings()
+    assert len(back["gaps"]) == len(res.gaps()) and len(back["table"]) == 2
+    assert back["feature_change_shares"]["B"]["savings"] == 1.0
+    assert back["changes_distribution"]["A"]["1"] == int(res.table().n.iloc[0])
+    assert set(back["metrics"]) == set(METRICS)
+    assert back["top_rules"]["B"][0]["share"] == 1.0
+
+
+def test_speed_on_30k_rows():
+    df = make_loans(30_000, random_state=0)
+    X, y = df.drop(columns=["approved"]), df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
+    groups = np.random.default_rng(0).choice(["a", "b", "c", "d"], len(X))
+    start = time.process_time()
+    res = audit(ex, X, groups, y_pred=y)
+    spent = time.process_time() - start
+    assert res.table()["n"].sum() > 10_000
+    assert spent < 2.0, spent  # CPU time: about 0.5 s on one core; a loop over resamples would take minutes
+
+
+# ---------------------------------------------------------------------------------------------------- figures
+def test_group_comparison_bars_spec(planted):
+    df, X, y, ex, res = planted
+    fig = figs.group_comparison_bars(res, "mean_changes")
+    (bar,) = fig.data
+    assert bar.type == "bar" and list(bar.x) == ["A", "B"]
+    t = res.table().set_index("group")
+    assert list(bar.y) == pytest.approx(t.loc[["A", "B"], "mean_changes"].tolist())
+    iv = res.metric_intervals().query("metric == 'mean_changes'").set_index("group")
+    assert list(bar.error_y.array) == pytest.approx((iv.ci_high - iv.value).tolist())
+    assert list(bar.error_y.arrayminus) == pytest.approx((iv.value - iv.ci_low).tolist())
+    assert bar.marker.color[0] == figs.REFERENCE_COLOR and bar.marker.color[1] == figs.GROUP_COLOR
+    assert "Mean changes by group" in fig.layout.title.text
+    share = figs.group_comparison_bars(res, "no_actionable_rule_share")
+    assert share.data[0].error_y.array is None and share.layout.yaxis.tickformat == ".0%"
+    with pytest.raises(ParameterError):
+        figs.group_comparison_bars(res, "nonsense")
+    with pytest.raises(ParameterError):
+        figs.group_comparison_bars(res.table(), "mean_changes")
+
+
+def test_gap_forest_plot_spec(planted, null):
+    df, X, y, ex, res = planted
+    fig = figs.gap_forest_plot(res)
+    assert len(fig.data) == len(METRICS)
+    zero_lines = [s for s in fig.layout.shapes if s.x0 == 0 and s.x1 == 0]
+    assert len(zero_lines) == len(METRICS)
+    gaps = res.gaps().set_index("metric")
+    for trace, metric in zip(fig.data, METRICS):
+        scale = 100 if METRICS[metric][2] == "share" else 1
+        row = gaps.loc[metric]
+        assert trace.x[0] == pytest.approx(row.difference * scale)
+        assert trace.error_x.array[0] == pytest.approx((row.ci_high - row.difference) * scale)
+        assert trace.error_x.arrayminus[0] == pytest.approx((row.difference - row.ci_low) * scale)
+        assert trace.marker.color[0] == (figs.SIGNIFICANT_COLOR if row.significant else figs.UNCLEAR_COLOR)
+    changes_axis = fig.layout[f"xaxis{list(METRICS).index('mean_changes') + 1}"]
+    assert changes_axis.range[0] < 0 < changes_axis.range[1]  # the zero line is always in view
+    nfig = figs.gap_forest_plot(null[4], metrics=["mean_changes"])
+    assert len(nfig.data) == 1 and list(nfig.data[0].y) == ["B", "C"]
+    assert set(nfig.data[0].marker.color) == {figs.UNCLEAR_COLOR}
+    with pytest.raises(ParameterError):
+        figs.gap_forest_plot(res, metrics=["bogus"])
+
+
+def test_changes_distribution_and_heatmap_spec(planted):
+    df, X, y, ex, res = planted
+    fig = figs.changes_distribution_by_group(res)
+    assert [t.name for t in fig.data] == ["A", "B"] and fig.layout.barmode == "group"
+    for trace in fig.data:
+        assert list(trace.x) == ["0", "1", "2"] and sum(trace.y) == pytest.approx(1.0)
+    counts = figs.changes_distribution_by_group(res, normalize=False)
+    assert list(counts.data[0].y) == res.changes_distribution().loc["A"].tolist()
+    heat = figs.feature_change_heatmap(res)
+    (h,) = heat.data
+    assert h.type == "heatmap" and list(h.x) == list(X.columns) and list(h.y) == ["A", "B"]
+    assert np.array(h.z, dtype=float) == pytest.approx(res.feature_change_shares().to_numpy())
+    assert h.text[1][2] == "100%" and h.zmin == 0 and h.zmax == 1
+    keep = figs.feature_change_heatmap(res, kind="keep")
+    assert np.array(keep.data[0].z, dtype=float)[0, 2] == 1.0  # A keeps savings
+    with pytest.raises(ParameterError):
+        figs.feature_change_heatmap(res, kind="other")
+
+
+def test_user_text_is_not_markup(planted):
+    df, X, y, ex, res = planted
+    odd = res.regroup(df["group"].map({"A": "<b>A</b>", "B": "%{x}"}).rename("<i>g</i>"), n_boot=50)
+    fig = figs.group_comparison_bars(odd, "recourse_share")
+    assert sorted(fig.data[0].x) == ["%{x}", "&lt;b&gt;A&lt;/b&gt;"]
+    assert "&lt;i&gt;g&lt;/i&gt;" in fig.layout.title.text
+
+
+def test_audit_modules_do_not_import_streamlit():
+    root = Path(__file__).resolve().parents[1] / "tcrex"
+    for name in ("audit.py", "_figures_audit.py"):
+        source = (root / name).read_text()
+        assert "import streamlit" not in source and "from streamlit" not in source
