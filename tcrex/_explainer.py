@@ -236,6 +236,7 @@ class TCREx:
                 warnings.warn(f"target {t} ({s.target.describe()}) has no valid rule at tau={self.tau}; inputs it "
                               "serves get status 'no_rule'", stacklevel=3)
         self.targets_ = solutions
+        self._extra_targets = []
 
     def _solve(self, target: Target, report) -> Solution:
         in_target = target.contains(self._fit_y).astype(np.float64)
@@ -243,6 +244,16 @@ class TCREx:
         return Solution.derive(self.schema_, target, self.surrogate_.candidates_, self.surrogate_.n_inside_,
                                n_target, self.n_fit_rows_, self.tau, self.surrogate_.min_count_, self.max_cells,
                                self.random_state, report, self.constraints_)
+
+    @property
+    def _all_targets(self) -> list:
+        """The fitted targets, then any derived on demand by ``explain(..., target=...)`` (ids continue)."""
+        return self.targets_ + self.__dict__.get("_extra_targets", [])
+
+    def solution(self, target: int):
+        """The rules, metarules and grid of target id ``target`` (as returned in ``explain()['target']``)."""
+        self._require_fitted()
+        return self._all_targets[target]
 
     def _require_fitted(self) -> None:
         if not hasattr(self, "targets_"):
@@ -270,18 +281,18 @@ class TCREx:
                                    self.classes_)
         found = []
         for w in wanted:
-            match = next((s for s in self.targets_ if s.target == w), None)
-            if match is None:
+            match = next((s for s in self._all_targets if s.target == w), None)
+            if match is None:  # derived on demand and cached apart, so the fitted targets (and JSON) stay as fitted
                 self._require_surrogate(f"explain towards {w.describe()}")
                 match = self._solve(w, lambda step, f: None)
-                self.targets_.append(match)
+                self._extra_targets = self.__dict__.get("_extra_targets", []) + [match]
             found.append(match)
         return found
 
     def _serving(self, solutions, y) -> np.ndarray:
         """Index into ``self.targets_`` of the target serving each row, -1 when its output is already in it."""
         targets = [s.target for s in solutions]
-        ids = np.array([self.targets_.index(s) for s in solutions], dtype=np.int64)
+        ids = np.array([self._all_targets.index(s) for s in solutions], dtype=np.int64)
         if self.task_ == CLASSIFICATION:
             inv, uniq = pd.factorize(np.asarray(y))
             local = serving_target(targets, np.asarray(uniq))[inv]
@@ -327,13 +338,13 @@ class TCREx:
         served = np.unique(tgt[tgt >= 0])
         for t in served:
             if len(served) == 1 and (tgt == t).all():
-                rule, meta, changes, pattern = self.targets_[t].lookup(enc)
+                rule, meta, changes, pattern = self._all_targets[t].lookup(enc)
                 break
             rows = np.flatnonzero(tgt == t)
-            rule[rows], meta[rows], changes[rows], pattern[rows] = self.targets_[t].lookup(enc.take(rows))
+            rule[rows], meta[rows], changes[rows], pattern[rows] = self._all_targets[t].lookup(enc.take(rows))
         status = np.full(n, STATUSES.index(OK), dtype=np.int64)
         status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
-        has_rules = np.array([s.n_rules > 0 for s in self.targets_] + [False])[tgt]
+        has_rules = np.array([s.n_rules > 0 for s in self._all_targets] + [False])[tgt]
         status[(tgt >= 0) & (rule < 0) & has_rules] = STATUSES.index(NO_ACTIONABLE_RULE)
         status[(tgt >= 0) & (rule < 0) & ~has_rules] = STATUSES.index(NO_RULE)
         status[tgt < 0] = STATUSES.index(ALREADY_IN_TARGET)
@@ -345,12 +356,12 @@ class TCREx:
         t = int(res["target"][row])
         if t < 0:
             return np.zeros(len(self.schema_), dtype=bool)
-        return self.targets_[t].outside([res["pattern"][row]])[0]
+        return self._all_targets[t].outside([res["pattern"][row]])[0]
 
     def _texts(self, res) -> pd.Categorical:
         """One sentence per row, built once per distinct (target, rule and change pattern, status)."""
         n = len(res["target"])
-        n_targets = len(self.targets_) + 1
+        n_targets = len(self._all_targets) + 1
         key = ((res["pattern"] + 1) * n_targets + res["target"] + 1) * len(STATUSES) + res["status"]
         inv, uniq = pd.factorize(key)
         first = np.empty(len(uniq), dtype=np.int64)
@@ -365,7 +376,7 @@ class TCREx:
     def _sentence(self, t: int, r: int, status: str, outside: np.ndarray) -> str:
         if status == ALREADY_IN_TARGET:
             return "The model output is already in the target; no change needed"
-        sol = self.targets_[t]
+        sol = self._all_targets[t]
         if status == NO_RULE:
             return (f"No valid rule reaches {sol.target.describe()} at tau={self.tau}; lower tau or rho to find "
                     "recourse")
@@ -423,7 +434,7 @@ class TCREx:
         action = np.zeros((len(enc), len(self.schema_)), dtype=np.int8)  # 0 free, 1 keep, 2 change
         for t in np.unique(res["target"][res["rule"] >= 0]):
             rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
-            sol = self.targets_[t]
+            sol = self._all_targets[t]
             outside = sol.outside(res["pattern"][rows])
             constrained = sol.rules.constrained(self.schema_.numeric, self.schema_.categorical)[res["rule"][rows]]
             action[rows] = np.where(outside, 2, np.where(constrained, 1, 0))
@@ -449,7 +460,7 @@ class TCREx:
         moved = Encoded(enc.num.copy(), enc.cat.copy())
         for t in np.unique(res["target"][res["rule"] >= 0]):
             rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
-            part = move_into(enc.take(rows), self.targets_[t].rules, res["rule"][rows], self.schema_,
+            part = move_into(enc.take(rows), self._all_targets[t].rules, res["rule"][rows], self.schema_,
                              self._category_preference(), self._transitions())
             moved.num[rows], moved.cat[rows] = part.num, part.cat
         return moved
@@ -495,7 +506,7 @@ class TCREx:
         dist = np.full(len(enc), np.nan)
         scale = self._scale()
         for t in np.unique(res["target"][res["rule"] >= 0]):
-            sol = self.targets_[t]
+            sol = self._all_targets[t]
             in_target = sol.target.contains(self._fit_y)
             for r in np.unique(res["rule"][(res["target"] == t) & (res["rule"] >= 0)]):
                 rows = np.flatnonzero((res["target"] == t) & (res["rule"] == r))
@@ -532,7 +543,7 @@ class TCREx:
         t = int(res["target"][0])
         if t < 0:
             return exp
-        sol = self.targets_[t]
+        sol = self._all_targets[t]
         exp.target, exp.target_description = t, sol.target.describe()
         r = int(res["rule"][0])
         if res["metarule"][0] >= 0:
@@ -661,17 +672,17 @@ class TCREx:
     def rule_conditions(self, target: int, rule: int) -> dict:
         """``{feature: {"low", "high", "text"} | {"in", "text"}}`` for the features rule ``rule`` constrains."""
         self._require_fitted()
-        return self._conditions_dict(self.targets_[target].rules, rule)
+        return self._conditions_dict(self._all_targets[target].rules, rule)
 
     def metarule_conditions(self, target: int, metarule: int) -> dict:
         self._require_fitted()
-        return self._conditions_dict(self.targets_[target].metarules, metarule)
+        return self._conditions_dict(self._all_targets[target].metarules, metarule)
 
     def metarule_tree(self, target: int = 0) -> dict:
         """The metarules of one target as a tree of splits with metarules at the leaves (paper Figure 7)."""
         from ._views import metarule_tree
         self._require_fitted()
-        return metarule_tree(self.targets_[target], self.schema_)
+        return metarule_tree(self._all_targets[target], self.schema_)
 
     def metarule_slice(self, target: int, x: str, y: str, individual) -> pd.DataFrame:
         """Exact metarule regions on the plane of features ``x`` and ``y`` through ``individual`` (a row whose
@@ -679,7 +690,7 @@ class TCREx:
         from ._views import metarule_slice
         self._require_fitted()
         enc = self.schema_.encode(_one_row(individual, self.schema_.names))
-        return metarule_slice(self.targets_[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
+        return metarule_slice(self._all_targets[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
     def to_json(self, indent=None) -> str:

@@ -265,7 +265,7 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
     acc = np.full(n, np.nan)
     for t in np.unique(tgt[has]):
         rows = np.flatnonzero(has & (tgt == t))
-        sol = explainer.targets_[t]
+        sol = explainer.solution(t)
         feas[rows] = np.asarray(sol.feasibility, dtype=np.float64)[rule[rows]]
         acc[rows] = np.asarray(sol.accuracy, dtype=np.float64)[rule[rows]]
     dist, distance_available = _distances(explainer, X, y, target_spec, has)
@@ -278,7 +278,7 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
         "target": pd.array(np.where(tgt >= 0, tgt, None), dtype="Int64"),
         "rule": pd.array(np.where(has, rule, None), dtype="Int64"), "changes": changes, "distance": dist,
         "feasibility": feas, "accuracy": acc}, index=X.index)
-    target_desc = explainer.targets_[int(tgt[need][0])].target.describe() if need.any() else \
+    target_desc = explainer.solution(int(tgt[need][0])).target.describe() if need.any() else \
         _describe_target(explainer, target_spec)
     return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available)
 

@@ -227,10 +227,12 @@ def test_multiclass_untargeted_and_targeted():
     assert [s.target.classes for s in ex.targets_] == [(1, 2), (0, 2), (0, 1)]
     out = ex.explain(X, y_pred=y)
     assert (out.target.to_numpy() == y).all()  # output k is served by "any class but k"
+    before = ex.to_json()
     targeted = ex.explain(X, y_pred=y, target=2)
+    assert ex.to_json() == before  # an on-demand target does not change the fitted explainer's export
     assert targeted.status[y == 2].eq("already_in_target").all()
     assert targeted.target[y != 2].nunique() == 1
-    rules = ex.targets_[int(targeted.target[y != 2].iloc[0])].rules
+    rules = ex.solution(int(targeted.target[y != 2].iloc[0])).rules
     assert (rules.low[:, 0] >= 1.5).all()  # every rule for class 2 lies at a > 2 - ...
 
 
