@@ -1,0 +1,19 @@
+"""Figures and tables for a fitted :class:`tcrex.TCREx` (paper Figures 1, 2, 7 and 8).
+
+Every function is pure: it takes a fitted explainer and plain data and returns a plotly ``go.Figure``, a
+DataFrame or DOT text, deterministically, with what reaches the browser capped (sampled points, pre-binned counts,
+all rectangles set in one layout update). No Streamlit here; the dashboard calls these.
+
+>>> from tcrex.figures import metarule_tree_dot, rule_plot       # doctest: +SKIP
+>>> st.graphviz_chart(metarule_tree_dot(ex, target=0))          # doctest: +SKIP
+"""
+from ._plane import rule_focus_plot, rule_plot
+from ._style import RULE_PALETTE, rule_color, rule_colors, rule_dash
+from ._summary import change_keep_bars, change_keep_counts, changes_histogram, rules_overview
+from ._tables import individual_table, metacounterfactual_figure, metacounterfactual_table
+from ._tree import DotError, dot_to_svg, metarule_icicle, metarule_tree_dot, metarule_tree_svg, parse_dot
+
+__all__ = ["rule_colors", "rule_color", "rule_dash", "RULE_PALETTE", "metarule_tree_dot", "metarule_tree_svg",
+           "metarule_icicle", "dot_to_svg", "parse_dot", "DotError", "rule_plot", "rule_focus_plot",
+           "change_keep_bars", "change_keep_counts", "changes_histogram", "rules_overview", "individual_table",
+           "metacounterfactual_table", "metacounterfactual_figure"]

@@ -1,0 +1,185 @@
+"""Colours, line styles and shared helpers for every figure.
+
+Rules are coloured from the Okabe-Ito palette (safe for the common forms of colour blindness), keyed by the rule's
+id within its target: rule ``r`` of target ``t`` has the same colour in the metarule tree, the icicle, the rule
+plots and the overview. Past the palette's seven colours the cycle repeats in a darker, then a lighter shade, and
+with a different line dash, so rules 0 and 7 never look the same.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+import textwrap
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ParameterError
+
+# Okabe & Ito (2008); yellow last because it is faint on white
+RULE_PALETTE = ("#009E73", "#E69F00", "#0072B2", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+# Paul Tol's "bright" scheme for model outputs (classes), distinct in hue order from the rule palette
+CLASS_PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
+CLASS_SYMBOLS = ("circle", "x", "triangle-up", "square", "diamond", "cross", "star-triangle-down")
+TARGET_SYMBOLS = ("circle", "diamond", "square", "triangle-up", "hexagon", "star", "cross")
+DASHES = ("solid", "dash", "dot", "dashdot")
+CHANGE_COLOR = "#D55E00"
+KEEP_COLOR = "#0072B2"
+NEUTRAL = "#BBBBBB"
+EMPTY_FILL = "#EEEEEE"
+EMPTY_LINE = "#999999"
+STATUS_COLORS = {"ok": "#0072B2", "already_in_rule": "#56B4E9", "already_in_target": "#999999",
+                 "no_rule": "#D55E00"}
+STATUS_LABELS = {"ok": "needs changes", "already_in_rule": "already inside its rule",
+                 "already_in_target": "already in the target", "no_rule": "no valid rule"}
+FONT = dict(family="Arial, Helvetica, sans-serif", size=15)
+TEMPLATE = "plotly_white"
+
+
+def _mix(color: str, other: str, share: float) -> str:
+    """``color`` moved ``share`` of the way towards ``other`` (both ``#RRGGBB``)."""
+    a = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    b = [int(other[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * share):02X}" for x, y in zip(a, b))
+
+
+def _shade(color: str, cycle: int) -> str:
+    if cycle == 0:
+        return color
+    step = (cycle + 1) // 2
+    if cycle % 2:  # darker shades on odd cycles, lighter ones on even cycles
+        return _mix(color, "#000000", min(0.3 * step, 0.75))
+    return _mix(color, "#FFFFFF", min(0.35 * step, 0.8))
+
+
+def rule_colors(n: int) -> list[str]:
+    """``n`` rule colours (``#RRGGBB``): the Okabe-Ito palette, then the same hues darker, then lighter, ..."""
+    if n < 0:
+        raise ParameterError(f"n must be >= 0, got {n}")
+    k = len(RULE_PALETTE)
+    return [_shade(RULE_PALETTE[i % k], i // k) for i in range(n)]
+
+
+def rule_color(target: int, rule: int) -> str:
+    """The colour of rule ``rule`` of target ``target`` in every figure (keyed by the rule id; targets are told
+    apart by marker symbol where several appear together)."""
+    return rule_colors(int(rule) + 1)[int(rule)]
+
+
+def rule_dash(target: int, rule: int) -> str:
+    """Line dash of a rule's outline: solid for the first seven rules, then dashed, dotted, ..."""
+    return DASHES[(int(rule) // len(RULE_PALETTE)) % len(DASHES)]
+
+
+def tint(color: str, share: float = 0.6) -> str:
+    """A light version of a colour for filled areas where black text must stay legible."""
+    return _mix(color, "#FFFFFF", share)
+
+
+def rgba(color: str, alpha: float) -> str:
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:g})"
+
+
+def class_color(i: int) -> str:
+    return CLASS_PALETTE[i % len(CLASS_PALETTE)]
+
+
+# ---------------------------------------------------------------------- text
+def esc(value) -> str:
+    """A user string made literal for plotly's HTML-like text (and for HTML): ``<``, ``>`` and ``&``."""
+    return html.escape(str(value), quote=False)
+
+
+def clip_text(text: str, width: int) -> str:
+    text = str(text)
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+_GLUE = re.compile(r"(≤|≥|<|>|=|≠|\bin|\bto) ")
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` characters (long words are broken; a comparison stays with its value)."""
+    width = max(int(width), 8)
+    glued = _GLUE.sub(lambda m: m.group(1) + "\u00a0", str(text))
+    lines = textwrap.wrap(glued, width=width, break_long_words=True, break_on_hyphens=False) or [""]
+    return [line.replace("\u00a0", " ") for line in lines]
+
+
+def fmt(v, digits: int = 4) -> str:
+    """A short, readable value for tables and hovers."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if math.isinf(v):
+            return "∞" if v > 0 else "−∞"
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+# ---------------------------------------------------------------------- explainer access
+def solution(ex, target: int):
+    """The fitted target entry ``target`` (an index into ``ex.targets_``), with a clear error otherwise."""
+    if not hasattr(ex, "targets_"):
+        ex._require_fitted()
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)):
+        raise ParameterError(f"target must be the id of a target entry (an int, as in explain()['target']), "
+                             f"got {target!r}")
+    if not 0 <= int(target) < len(ex.targets_):
+        raise ParameterError(f"target {target} does not exist; this explainer has target entries "
+                             f"0..{len(ex.targets_) - 1}: "
+                             + "; ".join(f"{t} = {s.target.describe()}" for t, s in enumerate(ex.targets_)))
+    return ex.solution(int(target))
+
+
+def target_spec(sol):
+    """The ``target=`` argument that makes the explainer use exactly this target entry."""
+    if sol.target.classes is not None:
+        return list(sol.target.classes)
+    return tuple(sol.target.interval)
+
+
+def population_counts(ex, target: int, population: pd.DataFrame | None) -> tuple[np.ndarray | None, dict]:
+    """Rows of an ``explain()`` frame per metarule of ``target``, and how many rows went elsewhere."""
+    sol = solution(ex, target)
+    if population is None:
+        return None, {}
+    missing = {"target", "metarule", "status"} - set(population.columns)
+    if missing:
+        raise ParameterError(f"population must be a DataFrame from explain() (columns target, rule, metarule, "
+                             f"changes, status, text); it lacks {sorted(missing)}")
+    tgt = pd.to_numeric(population["target"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    meta = pd.to_numeric(population["metarule"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    here = (tgt == target) & ~np.isnan(meta)
+    counts = np.bincount(meta[here].astype(np.int64), minlength=len(sol.metarules))[: len(sol.metarules)]
+    status = population["status"].astype(str).to_numpy()
+    info = {"total": int(len(population)), "here": int(here.sum()),
+            "already_in_target": int((status == "already_in_target").sum()),
+            "no_rule": int(((status == "no_rule") & (tgt == target)).sum()),
+            "other_target": int(((tgt != target) & ~np.isnan(tgt) & (status != "already_in_target")).sum())}
+    return counts, info
+
+
+def base_layout(fig, title: str | None = None, notes=None, **kwargs):
+    """Shared look: white template, large type, a left-aligned title and a grey subtitle of ``notes`` (already
+    escaped strings, joined with " · " and wrapped); the top margin grows with the lines."""
+    lines = wrap(" · ".join(notes), 130) if notes else []
+    n_title = title.count("<br>") + 1 if title else 0
+    top = 40 + 28 * n_title + 20 * len(lines) + (8 if lines else 0)
+    margin = {**dict(l=60, r=30, t=top, b=60), **kwargs.pop("margin", {})}
+    title_spec = None
+    if title:
+        title_spec = dict(text=title, x=0.01, xanchor="left", font=dict(size=18))
+        if lines:
+            title_spec["subtitle"] = dict(text="<br>".join(lines), font=dict(size=13, color="#555555"))
+    fig.update_layout(template=TEMPLATE, font=FONT, title=title_spec, margin=margin, **kwargs)
+    return fig

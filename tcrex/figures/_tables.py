@@ -1,0 +1,107 @@
+"""Tables and a figure for one individual: the side-by-side view and the metacounterfactuals (paper §6.2)."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .._errors import ParameterError
+from ._style import NEUTRAL, base_layout, esc, rule_color, wrap
+
+INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real example value", "action",
+                      "rule condition"]
+META_COLUMNS = ["alternative", "metarule", "rule", "if", "n_metachanges", "then change", "then keep", "n_changes",
+                "changes vs now", "text"]
+
+
+def individual_table(exp, x) -> pd.DataFrame:
+    """One row per feature of ``x`` (in its order): current value, counterfactual value, the real example's value,
+    the action ("change" / "keep" / "free") and the rule's condition on it (empty when the rule leaves it free).
+
+    ``exp`` is ``ex.explain_one(x, ...)``; ``x`` the same individual as a dict or Series. Without a rule (already
+    in the target, or no valid rule) the counterfactual and example columns are empty and every action is "free".
+    """
+    if isinstance(x, pd.DataFrame):
+        if len(x) != 1:
+            raise ParameterError(f"x must be one row, got {len(x)}")
+        x = x.iloc[0]
+    values = dict(x.items()) if isinstance(x, pd.Series) else dict(x)
+    change = {c["feature"] for c in exp.changes}
+    keep = {k["feature"] for k in exp.keeps}
+    cf = exp.counterfactual or {}
+    example = exp.example or {}
+    rows = []
+    for f, v in values.items():
+        action = "change" if f in change else "keep" if f in keep else "free"
+        cond = exp.rule_conditions.get(f, {}).get("text", "")
+        rows.append([str(f), v, cf.get(f) if exp.counterfactual else None,
+                     example.get(f) if exp.example else None, action, cond])
+    out = pd.DataFrame(rows, columns=INDIVIDUAL_COLUMNS)
+    for col in ("current value", "counterfactual value", "real example value"):
+        out[col] = out[col].astype(object)
+    return out
+
+
+def _conds_text(items) -> str:
+    return ", ".join(f"{c['feature']} {c['condition']}" for c in items)
+
+
+def metacounterfactual_table(exp) -> pd.DataFrame:
+    """The nearest alternative metarules, as given (nearest first): what would have to differ to fall into each
+    ("if", n_metachanges) and the recourse there ("then change", "then keep", n_changes), with the difference in
+    number of changes from the current recourse ("changes vs now", e.g. +1)."""
+    rows = []
+    for k, a in enumerate(exp.alternatives, start=1):
+        rows.append([k, a["metarule"], a["rule"], _conds_text(a["metachanges"]), a["n_metachanges"],
+                     _conds_text(a["changes"]), _conds_text(a["keeps"]), a["n_changes"],
+                     a["n_changes"] - exp.n_changes, a["text"]])
+    return pd.DataFrame(rows, columns=META_COLUMNS)
+
+
+def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
+    """For the current metarule and each alternative (top to bottom, as given): how many features would have to
+    differ to fall into it, and how many changes the recourse there needs, against the current recourse."""
+    fig = go.Figure()
+    if exp.rule is None:
+        fig.add_annotation(text=esc(exp.text), showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+                           font=dict(size=16))
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        return base_layout(fig, "Metacounterfactuals", height=260)
+    t = exp.target
+    labels = [f"<b>now</b> (metarule {exp.metarule})"]
+    hover = [f"<b>Current recourse</b> (metarule {exp.metarule}, rule {exp.rule})<br>"
+             + "<br>".join(esc(s) for s in wrap(exp.text, 70))]
+    meta_n, change_n, rules = [0], [exp.n_changes], [exp.rule]
+    for k, a in enumerate(exp.alternatives, start=1):
+        cond = "; ".join(f"{c['feature']} {c['condition']}" for c in a["metachanges"])
+        labels.append("<br>".join(esc(s) for s in wrap(f"{k}. if {cond}", 38)[:3]))
+        hover.append(f"<b>Alternative {k}</b>: metarule {a['metarule']} → rule {a['rule']}<br>"
+                     + "<br>".join(esc(s) for s in wrap(a["text"], 70)))
+        meta_n.append(a["n_metachanges"])
+        change_n.append(a["n_changes"])
+        rules.append(a["rule"])
+    fig.add_trace(go.Bar(y=labels, x=meta_n, orientation="h", name="features that would have to differ",
+                         marker=dict(color=NEUTRAL, pattern=dict(shape="/")), offsetgroup="differ",
+                         text=[str(v) if k else "" for k, v in enumerate(meta_n)], textposition="outside",
+                         cliponaxis=False, hovertext=hover, hoverinfo="text", meta={"kind": "metachanges"}))
+    for r in sorted(set(rules)):
+        sel = [k for k, rr in enumerate(rules) if rr == r]
+        fig.add_trace(go.Bar(
+            y=[labels[k] for k in sel], x=[change_n[k] for k in sel], orientation="h", offsetgroup="changes",
+            name=f"changes needed there (rule {r})", marker=dict(color=rule_color(t, r), line=dict(color="#333333",
+                                                                                                   width=1)),
+            text=[f"{change_n[k]}" + ("" if k == 0 else f" ({change_n[k] - exp.n_changes:+d})") for k in sel],
+            textposition="outside", cliponaxis=False, hovertext=[hover[k] for k in sel], hoverinfo="text",
+            meta={"kind": "changes", "rule": int(r)}))
+    fig.add_vline(x=exp.n_changes, line=dict(dash="dash", color="#333333"))
+    head = esc(title) if title is not None else "Metacounterfactuals: if you were different, the recourse would be"
+    note = "no alternative metarule (every metarule uses this rule)" if not exp.alternatives else \
+        "nearest alternatives first; hover a bar for the recourse"
+    base_layout(fig, head, [esc(note)], height=max(320, 190 + 70 * len(labels)),
+                barmode="group", yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels),
+                xaxis=dict(title=dict(text="number of features (dashed: changes needed now)"), dtick=1,
+                           rangemode="tozero", range=[0, max(meta_n + change_n) + 0.6]),
+                legend=dict(orientation="h", x=0, y=-0.18, yanchor="top", traceorder="normal"),
+                hoverlabel=dict(align="left"))
+    fig.update_layout(margin=dict(l=20), meta={"kind": "metacounterfactual_figure"})
+    return fig

@@ -1,0 +1,112 @@
+"""The HTML report: one self-contained, offline, escaped document."""
+import re
+from datetime import datetime, timezone
+
+import pandas as pd
+import pytest
+
+from tcrex import TCREx
+from tcrex import figures as F
+from tcrex.report import build_report, fingerprint_bytes, fingerprint_frame
+
+from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+
+WHEN = datetime(2024, 7, 21, 9, 30, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = mixed(n=400)
+    X = X.rename(columns={"job": "<script>job</script>"})
+    ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
+    return ex, X, y
+
+
+@pytest.fixture(scope="module")
+def report(fitted):
+    ex, X, y = fitted
+    out = ex.explain(X, y_pred=y)
+    figures = {
+        "Rules overview": F.rules_overview(ex),
+        "Changes <per> individual": F.changes_histogram(out),
+        "Rule plot": F.rule_plot(ex, 0, "age", "income", X, y, individual=X.iloc[1], individual_y=y[1]),
+    }
+    tables = {"Explanations": out.head(20), "Many rows": pd.DataFrame({"n": range(600)})}
+    html = build_report(ex, title='Loans <script>alert("t")</script>', data_description="4 columns & 400 rows",
+                        data_fingerprint=fingerprint_frame(X), model_description="<b>predictions</b> column",
+                        model_fingerprint=fingerprint_bytes(b"model bytes"),
+                        params={"rho": 0.03, "tau": 0.85, "<img src=x onerror=alert(1)>": "<i>v</i>"},
+                        figures=figures, tables=tables, generated_at=WHEN)
+    return html, figures, X
+
+
+def test_one_self_contained_html_document(report):
+    html, figures, X = report
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert html.count("<html") == 1 and html.count("</body>") == 1
+    for i in range(len(figures)):
+        assert f'id="figure-{i}"' in html
+    # plotly.js inlined exactly once; no external scripts, stylesheets or CDN links
+    assert len(re.findall(r"plotly\.js v\d+\.\d+\.\d+", html)) == 1
+    assert not re.search(r"<script[^>]*\ssrc\s*=", html, re.I)
+    assert not re.search(r"<link[^>]*href\s*=\s*[\"']?https?:", html, re.I)
+    assert not re.search(r"@import|url\(\s*[\"']?https?:", html, re.I)
+
+
+def test_fingerprints_parameters_date_summary_and_tables(report, fitted):
+    html, _, X = report
+    ex = fitted[0]
+    assert fingerprint_frame(X) in html and fingerprint_bytes(b"model bytes") in html
+    assert f"sha256:{fingerprint_frame(X)[:16]}" in html
+    assert "2024-07-21T09:30:00+00:00" in html
+    assert "<th>rho</th><td>0.03</td>" in html and "<th>tau</th><td>0.85</td>" in html
+    summary_line = ex.summary_text().splitlines()[0]
+    assert summary_line.replace("<", "&lt;").replace(">", "&gt;") in html
+    assert html.count("<table>") >= 4  # rules, metarules, two tables
+    assert "First 500 of 600 rows." in html
+
+
+def test_user_strings_are_escaped(report):
+    html, _, _ = report
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&quot;t&quot;)" in html
+    assert "<script>job" not in html and "&lt;script&gt;job&lt;/script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<b>predictions</b>" not in html and "&lt;i&gt;v&lt;/i&gt;" in html
+    assert "Changes &lt;per&gt; individual" in html
+
+
+def test_metarule_trees_are_drawn_offline_with_their_dot(report, fitted):
+    html, _, _ = report
+    ex = fitted[0]
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') >= len(ex.targets_)
+    assert html.count("paste into any Graphviz viewer") == len(ex.targets_)
+    assert "digraph metarules {" in html
+
+
+def test_dot_argument_and_non_tree_fallback(fitted):
+    ex, X, y = fitted
+    common = dict(title="t", data_description="d", data_fingerprint="ab", model_description="m",
+                  model_fingerprint="cd", params={}, figures={}, tables={}, generated_at=WHEN)
+    none = build_report(ex, dot={}, **common)
+    assert "<svg" not in none and "plotly" not in none.lower()
+    odd = build_report(ex, dot={"two parents": "digraph { a -> c; b -> c; }"}, **common)
+    assert "not a simple tree" in odd and "<svg" not in odd and "digraph { a -&gt; c; b -&gt; c; }" in odd
+    own = build_report(ex, dot={"tree 0": F.metarule_tree_dot(ex, 0)}, **common)
+    assert own.count("<svg") == 1
+
+
+def test_report_is_deterministic(fitted):
+    ex, X, y = fitted
+    args = dict(title="t", data_description="d", data_fingerprint="ab", model_description="m",
+                model_fingerprint="cd", params={"a": 1}, figures={"o": F.rules_overview(ex)},
+                tables={"r": ex.rules_frame()}, generated_at=WHEN)
+    assert build_report(ex, **args) == build_report(ex, **args)
+
+
+def test_fingerprint_frame_changes_with_the_data(fitted):
+    X = fitted[1]
+    assert fingerprint_frame(X) == fingerprint_frame(X.copy())
+    changed = X.copy()
+    changed.iloc[0, 0] += 1
+    assert fingerprint_frame(changed) != fingerprint_frame(X)
+    assert len(fingerprint_frame(X)) == 64
