@@ -456,6 +456,20 @@ class TCREx:
         out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
         return out
 
+    def nearest_points(self, X, target: int, rule: int) -> pd.DataFrame:
+        """For each row, the nearest point of rule ``rule`` of target ``target`` (features the rule leaves free,
+        or already satisfies, keep their values; ``(low, high]`` and integer features respected; category moves
+        follow the constraints' transitions)."""
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        sol = self.solution(target)
+        if not 0 <= rule < sol.n_rules:
+            raise ParameterError(f"target {target} has rules 0..{sol.n_rules - 1}, not {rule}")
+        moved = move_into(enc, sol.rules, np.full(len(enc), rule), self.schema_, self._category_preference(),
+                          self._transitions())
+        return self._decode(moved, X.index)
+
     def _move_to_rules(self, enc: Encoded, res) -> Encoded:
         moved = Encoded(enc.num.copy(), enc.cat.copy())
         for t in np.unique(res["target"][res["rule"] >= 0]):

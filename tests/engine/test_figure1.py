@@ -78,3 +78,12 @@ def test_feature_actions_split_change_and_keep(explainer):
     X = pd.DataFrame({"x1": [2.0, 2.0, 6.0], "x2": [2.0, 8.0, 2.0]})
     actions = explainer.feature_actions(X, y_pred=["red"] * 3)
     assert actions.to_dict("list") == {"x1": ["change", "change", "keep"], "x2": ["keep", "keep", "change"]}
+
+
+def test_nearest_points_into_a_chosen_rule(explainer):
+    t = _blue_target(explainer)
+    rules = explainer.rules_frame()
+    big = int(rules[(rules.target == t) & (rules.conditions == "x1 > 3.125 and x2 > 5.125")].rule.iloc[0])
+    pts = explainer.nearest_points(pd.DataFrame({"x1": [2.0, 6.0], "x2": [2.0, 9.0]}), t, big)
+    assert pts.x1.iloc[0] == np.nextafter(3.125, np.inf) and pts.x2.iloc[0] == np.nextafter(5.125, np.inf)
+    assert pts.iloc[1].tolist() == [6.0, 9.0]  # already inside: unchanged
