@@ -65,6 +65,9 @@ def check_task(task) -> str | None:
 
 def as_regression(y: np.ndarray) -> np.ndarray:
     try:
-        return np.asarray(y, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
         raise ModelError("task is regression but the outputs are not numbers") from None
+    if not np.all(np.isfinite(y)):
+        raise ModelError(f"{int((~np.isfinite(y)).sum())} regression output(s) are infinite")
+    return y

@@ -116,8 +116,10 @@ def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
 def from_json(cls, text):
     try:
         doc = json.loads(text) if isinstance(text, (str, bytes, bytearray)) else text
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SchemaError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SchemaError("not a rules export: the JSON is nested far too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SchemaError(f"not a T-CREx rules export (expected \"format\": \"{FORMAT}\")")
     version = doc.get("version")
@@ -129,7 +131,9 @@ def from_json(cls, text):
         if task not in TASKS:
             raise SchemaError(f"unknown task {task!r}")
         schema = FeatureSchema.from_list(doc["features"])
-        n_fit = int(doc["n_fit_rows"])
+        n_fit = doc["n_fit_rows"]
+        if isinstance(n_fit, bool) or not isinstance(n_fit, int) or not 1 <= n_fit < 2 ** 53:
+            raise SchemaError(f"n_fit_rows must be a positive whole number, got {n_fit!r}")
         params = dict(doc.get("params", {}))
         ex = cls(**{k: v for k, v in params.items() if k in cls._PARAMS})
         ex.constraints = params.get("constraints") or None
@@ -146,6 +150,9 @@ def from_json(cls, text):
             n = [int(r["n"]) for r in rules]
             n_target = [int(r["n_target"]) if "n_target" in r else int(round(float(r["accuracy"]) * int(r["n"])))
                         for r in rules]
+            if any(not 1 <= a <= n_fit or not 0 <= b <= a for a, b in zip(n, n_target)):
+                raise SchemaError(f"target {t}: rule counts must satisfy 1 <= n <= n_fit_rows and "
+                                  "0 <= n_target <= n")
             metas = item["metarules"]
             meta_boxes = _boxes(schema, metas, "metarule")
             meta_rule = [-1 if m["rule"] is None else int(m["rule"]) for m in metas]
@@ -156,6 +163,6 @@ def from_json(cls, text):
         ex.targets_ = solutions
     except SchemaError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise SchemaError(f"malformed rules export: {type(exc).__name__}: {exc}") from None
     return ex

@@ -53,11 +53,23 @@ class Target:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Target":
+        if not isinstance(d, dict):
+            raise SchemaError("target 'outputs' must be an object")
         if "classes" in d:
-            return cls(classes=tuple(d["classes"]))
+            classes = d["classes"]
+            if not isinstance(classes, list) or not classes or \
+                    not all(isinstance(c, (str, int, float, bool)) for c in classes):
+                raise SchemaError("target classes must be a non-empty list of labels (text, numbers or booleans)")
+            return cls(classes=tuple(classes))
         if "interval" in d:
             iv = d["interval"]
-            return cls(interval=(_opt_float(iv.get("low")), _opt_float(iv.get("high"))))
+            if not isinstance(iv, dict):
+                raise SchemaError("target interval must be an object with 'low' and 'high'")
+            low, high = _opt_float(iv.get("low")), _opt_float(iv.get("high"))
+            if (low is None and high is None) or any(v is not None and not np.isfinite(v) for v in (low, high)) \
+                    or (low is not None and high is not None and not low < high):
+                raise SchemaError(f"target interval ({low}, {high}] is not a valid finite interval")
+            return cls(interval=(low, high))
         raise SchemaError(f"target outputs need 'classes' or 'interval', got keys {sorted(d)}")
 
 
@@ -82,7 +94,8 @@ def default_targets(task: str, y: np.ndarray, classes: list) -> list[Target]:
         if len(classes) == 2:
             return [Target(classes=(classes[1],)), Target(classes=(classes[0],))]
         return [Target(classes=tuple(c for c in classes if c != k)) for k in classes]
-    return split_targets(float(np.mean(y)))
+    # the mean in extended precision: outputs near the float maximum must not overflow to inf
+    return split_targets(float(np.mean(np.asarray(y, dtype=np.longdouble))))
 
 
 def split_targets(threshold: float) -> list[Target]:

@@ -10,7 +10,9 @@ def format_number(v) -> str:
     if v is None:
         return "?"
     v = float(v)
-    if v == int(v) and abs(v) < 1e15:
+    if not math.isfinite(v):
+        return str(v)
+    if abs(v) < 1e15 and v == int(v):
         return str(int(v))
     return f"{v:.6g}"
 

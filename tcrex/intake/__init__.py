@@ -1,0 +1,20 @@
+"""Safe intake of uploaded models and tables, and pre-flight checks (no Streamlit here).
+
+* :func:`load_model` — XGBoost JSON/UBJSON, scikit-learn via skops (fixed allow-list), ONNX (no external data,
+  no custom operators); pickle/joblib only when the operator enables it. Returns a :class:`LoadedModel`.
+* :func:`check_compatibility` — a model against a table: names, count, types, categories, a trial prediction.
+* :func:`read_table` — CSV (encoding and delimiter detected) or Parquet, with findings; :func:`handle_missing`,
+  :func:`check_rows_for_rho`, :func:`target_findings`.
+* :func:`validate_params` — every hyperparameter problem at once.
+
+See ``docs/security.md`` for what is accepted, what is refused and why.
+"""
+from ._base import LoadedModel, UnsafeModelError
+from .compat import CompatibilityReport, check_compatibility
+from .data import Finding, TableReport, check_rows_for_rho, handle_missing, read_table, target_findings
+from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
+from .params import ParamReport, validate_params
+
+__all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "MAX_MODEL_BYTES",
+           "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
+           "handle_missing", "check_rows_for_rho", "target_findings", "validate_params", "ParamReport"]

@@ -1,0 +1,151 @@
+"""What every loaded model looks like to the rest of tcrex, and the helpers the format loaders share."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ModelError, TCRExError
+
+CLASSIFICATION = "classification"
+REGRESSION = "regression"
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+
+
+class UnsafeModelError(ModelError):
+    """The file was refused because loading it could run code or read files (see docs/security.md)."""
+
+
+def short_error(exc: BaseException, limit: int = 300) -> str:
+    """A library's error as one readable line: no C++ stack traces, no ONNX Runtime prefixes, bounded length."""
+    text = str(exc).strip() or type(exc).__name__
+    text = text.split("Stack trace:")[0]
+    text = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", text)
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def as_frame(X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    if isinstance(X, pd.Series):
+        return X.to_frame().T
+    arr = np.asarray(X)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2:
+        raise ModelError(f"the model needs a table of rows, got an array with {arr.ndim} dimensions")
+    return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+
+
+def numeric_column(s: pd.Series, name: str) -> np.ndarray:
+    """A column as float64 for a model's numeric input; text that is not a number is an error naming the column."""
+    if pd.api.types.is_bool_dtype(s):
+        return s.astype(float).to_numpy(dtype=np.float64)
+    if isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
+        converted = pd.to_numeric(s.astype(object), errors="coerce")
+        bad = converted.isna() & s.notna()
+        if bad.any():
+            raise ModelError(f"column {name!r} must be numeric for this model but holds text such as "
+                             f"{s[bad].iloc[0]!r} ({int(bad.sum())} rows)")
+        s = converted
+    try:
+        return np.asarray(s.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"column {name!r} cannot be read as numbers: {short_error(exc)}") from None
+
+
+class LoadedModel:
+    """A model read from an uploaded file, with what is known about the inputs it expects.
+
+    Attributes
+    ----------
+    kind : "xgboost", "sklearn", "onnx" or "pickle"
+    task : "classification" or "regression"
+    feature_names : list of str, or None when the file stores no names (columns are then matched by position)
+    n_features : int or None (None when the file does not say)
+    classes : list of class labels (classification, when known), else None
+    categories : dict feature name -> list of known levels, for the categorical inputs whose levels are known
+    feature_kinds : dict feature name -> "numeric" / "categorical" for the inputs whose kind is known
+    description : one line for people ("XGBoost binary classifier, 100 trees, 12 features ...")
+    warnings : things the user should know that do not stop the model from being used
+
+    ``predict(X)`` returns one output per row (class labels for classifiers, numbers for regressors); every
+    failure is a :class:`tcrex.ModelError` naming the problem. A loaded model is also callable, so it can be
+    passed to ``TCREx.fit`` directly.
+    """
+
+    kind = "model"
+
+    def __init__(self, *, task, feature_names=None, n_features=None, classes=None, categories=None,
+                 feature_kinds=None, description="", warnings=None):
+        self.task = task
+        self.feature_names = None if feature_names is None else [str(n) for n in feature_names]
+        self.n_features = n_features if n_features is not None else (
+            len(self.feature_names) if self.feature_names is not None else None)
+        self.classes = None if classes is None else list(classes)
+        self.categories = dict(categories or {})
+        self.feature_kinds = dict(feature_kinds or {})
+        self.description = description
+        self.warnings = list(warnings or [])
+        if task == CLASSIFICATION and self.classes is not None:
+            # the engine detects a classifier by this attribute, whatever its labels look like
+            self.classes_ = np.asarray(self.classes, dtype=object if any(
+                isinstance(c, str) for c in self.classes) else None)
+
+    # ------------------------------------------------------------------ public
+    @property
+    def categorical_features(self) -> list[str]:
+        """Inputs the model treats as categorical (pass them as ``categorical_features=`` to TCREx)."""
+        return [n for n, k in self.feature_kinds.items() if k == CATEGORICAL]
+
+    def predict(self, X) -> np.ndarray:
+        X = as_frame(X)
+        if len(X) == 0:
+            return np.empty(0)
+        try:
+            out = self._predict(self.select(X))
+        except TCRExError:
+            raise
+        except MemoryError:
+            raise ModelError(f"the {self.kind} model ran out of memory predicting {len(X)} rows; use fewer rows") \
+                from None
+        except Exception as exc:  # foreign library code: its message, in our terms
+            raise ModelError(f"the {self.kind} model failed to predict ({type(exc).__name__}: {short_error(exc)})") \
+                from None
+        out = np.asarray(out)
+        if out.ndim == 2 and out.shape[1] == 1:
+            out = out[:, 0]
+        if out.ndim != 1 or len(out) != len(X):
+            raise ModelError(f"the {self.kind} model returned outputs of shape {out.shape} for {len(X)} rows; "
+                             "expected one output per row")
+        return out
+
+    __call__ = predict
+
+    def select(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The model's input columns of X, in the model's order (by name when it has names, else by position)."""
+        cols = [str(c) for c in X.columns]
+        if self.feature_names is not None:
+            missing = [n for n in self.feature_names if n not in cols]
+            if missing:
+                raise ModelError(f"the data lacks column(s) {missing[:10]}{' …' if len(missing) > 10 else ''} "
+                                 f"that the model needs (it was trained on {self.feature_names[:20]})")
+            dup = sorted({c for c in cols if cols.count(c) > 1 and c in self.feature_names})
+            if dup:
+                raise ModelError(f"the data has duplicate column name(s) {dup}; rename them")
+            return X.set_axis(cols, axis=1)[self.feature_names]
+        if self.n_features is not None and X.shape[1] != self.n_features:
+            raise ModelError(f"the model takes {self.n_features} input(s) by position (the file stores no feature "
+                             f"names) but the data has {X.shape[1]} column(s)")
+        return X
+
+    def __repr__(self) -> str:
+        return f"<LoadedModel {self.kind}: {self.description}>"
+
+    # ------------------------------------------------------------------ per format
+    def _predict(self, X: pd.DataFrame):  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,348 @@
+"""scikit-learn models through skops, with a fixed allow-list of types kept here (never approved by a user).
+
+skops already refuses types it does not trust, but what it trusts by default is broad (every scikit-learn
+estimator, numpy and scipy functions): a ``FunctionTransformer(func=numpy.<anything>)`` passes its audit. So the
+file's ``schema.json`` is walked here first and *every* node — object, type, function, container — must name
+something in :data:`ALLOWED_TYPES` (or :data:`ALLOWED_FUNCTIONS`) and use a loader in :data:`ALLOWED_LOADERS`.
+Only then is ``skops.io.loads`` called, trusting exactly the allow-listed types that skops itself reports
+untrusted (``skops.io.get_untrusted_types``). Anything else is refused with its name in the message.
+
+``FunctionTransformer`` is on the list only because ``ColumnTransformer(remainder="passthrough")`` and
+``HistGradientBoosting*`` with native categorical features build one internally; it can only hold an allowed
+function (none, or ``sklearn.utils.validation.check_array``), so a FunctionTransformer carrying user code is
+refused by the same rule.
+"""
+from __future__ import annotations
+
+import io
+import json
+import warnings
+import zipfile
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ModelError
+from ._base import (CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, LoadedModel, UnsafeModelError, short_error)
+
+MAX_ZIP_ENTRIES = 100_000
+MAX_SCHEMA_DEPTH = 200
+
+
+def _qualname(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _public(module: str, names: str) -> list[str]:
+    """Qualified names of public scikit-learn classes, resolved where they live in the installed version."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    out = []
+    for n in names.split():
+        cls = getattr(mod, n, None)
+        if cls is not None:
+            out.append(_qualname(cls))
+    return out
+
+
+def _build_allow_list() -> frozenset[str]:
+    names: list[str] = []
+    names += _public("sklearn.linear_model", "LogisticRegression LogisticRegressionCV LinearRegression Ridge RidgeCV "
+                     "RidgeClassifier RidgeClassifierCV Lasso LassoCV ElasticNet ElasticNetCV SGDClassifier "
+                     "SGDRegressor HuberRegressor BayesianRidge PoissonRegressor GammaRegressor TweedieRegressor "
+                     "Perceptron QuantileRegressor")
+    names += _public("sklearn.tree", "DecisionTreeClassifier DecisionTreeRegressor ExtraTreeClassifier "
+                     "ExtraTreeRegressor")
+    names += _public("sklearn.ensemble", "RandomForestClassifier RandomForestRegressor ExtraTreesClassifier "
+                     "ExtraTreesRegressor GradientBoostingClassifier GradientBoostingRegressor "
+                     "HistGradientBoostingClassifier HistGradientBoostingRegressor AdaBoostClassifier "
+                     "AdaBoostRegressor BaggingClassifier BaggingRegressor")
+    names += _public("sklearn.neural_network", "MLPClassifier MLPRegressor")
+    names += _public("sklearn.svm", "SVC SVR LinearSVC LinearSVR NuSVC NuSVR")
+    names += _public("sklearn.neighbors", "KNeighborsClassifier KNeighborsRegressor KDTree BallTree")
+    names += _public("sklearn.naive_bayes", "GaussianNB")
+    names += _public("sklearn.dummy", "DummyClassifier DummyRegressor")
+    names += _public("sklearn.pipeline", "Pipeline")
+    names += _public("sklearn.compose", "ColumnTransformer make_column_selector")
+    names += _public("sklearn.preprocessing", "OneHotEncoder OrdinalEncoder StandardScaler MinMaxScaler RobustScaler "
+                     "MaxAbsScaler LabelEncoder LabelBinarizer FunctionTransformer")
+    names += _public("sklearn.impute", "SimpleImputer MissingIndicator")
+    # internal helpers that fitted models of the classes above hold (data only: trees, losses, binning, optimizers)
+    internal = {
+        "sklearn.tree._tree": "Tree",
+        "sklearn.ensemble._hist_gradient_boosting.predictor": "TreePredictor",
+        "sklearn.ensemble._hist_gradient_boosting.binning": "_BinMapper",
+        "sklearn._loss.loss": "AbsoluteError ExponentialLoss HalfBinomialLoss HalfGammaLoss HalfMultinomialLoss "
+                              "HalfPoissonLoss HalfSquaredError HalfTweedieLoss HalfTweedieLossIdentity HuberLoss "
+                              "PinballLoss",
+        "sklearn._loss._loss": "CyAbsoluteError CyExponentialLoss CyHalfBinomialLoss CyHalfGammaLoss "
+                               "CyHalfMultinomialLoss CyHalfPoissonLoss CyHalfSquaredError CyHalfTweedieLoss "
+                               "CyHalfTweedieLossIdentity CyHuberLoss CyPinballLoss",
+        "sklearn._loss.link": "HalfLogitLink IdentityLink Interval LogitLink LogLink MultinomialLogit",
+        "sklearn.neural_network._stochastic_optimizers": "AdamOptimizer SGDOptimizer",
+        "sklearn.linear_model._sgd_fast": "Hinge SquaredHinge ModifiedHuber SquaredLoss Huber EpsilonInsensitive "
+                                          "SquaredEpsilonInsensitive Log",
+        "sklearn.metrics._dist_metrics": "EuclideanDistance64 ManhattanDistance64 ChebyshevDistance64 "
+                                         "MinkowskiDistance64 SEuclideanDistance64 EuclideanDistance32 "
+                                         "ManhattanDistance32 MinkowskiDistance32",
+        "sklearn.preprocessing._encoders": "_BaseEncoder",
+    }
+    for module, cls_names in internal.items():
+        names += [f"{module}.{n}" for n in cls_names.split()]
+    names += [f"builtins.{n}" for n in "dict list tuple set frozenset str int float bool bytes bytearray slice "
+                                       "NoneType object type complex".split()]
+    names += ["numpy.ndarray", "numpy.dtype", "numpy.random.mtrand.RandomState", "numpy.random._generator.Generator",
+              "numpy.random._pcg64.PCG64", "numpy.random._mt19937.MT19937"]
+    scalar = ("float16 float32 float64 longdouble int8 int16 int32 int64 uint8 uint16 uint32 uint64 intc uintc "
+              "bool bool_ str_ bytes_ object_ complex64 complex128 datetime64 timedelta64")
+    names += [f"numpy.{n}" for n in scalar.split()]
+    names += [f"numpy.dtypes.{n}" for n in ("Float16DType Float32DType Float64DType Int8DType Int16DType Int32DType "
+                                            "Int64DType UInt8DType UInt16DType UInt32DType UInt64DType BoolDType "
+                                            "StrDType BytesDType ObjectDType").split()]
+    import scipy.sparse as sp
+    for n in ("csr_matrix csc_matrix coo_matrix csr_array csc_array coo_array").split():
+        cls = getattr(sp, n, None)
+        if cls is not None:
+            names.append(_qualname(cls))
+    names += ["functools.partial"]
+    return frozenset(names)
+
+
+#: Every type a .skops file may contain (fully qualified, as skops writes them). Fixed in code.
+ALLOWED_TYPES: frozenset[str] = _build_allow_list()
+#: Functions a .skops file may reference (FunctionNode / inside functools.partial).
+ALLOWED_FUNCTIONS: frozenset[str] = frozenset({"sklearn.utils.validation.check_array"})
+#: skops node loaders we accept; e.g. MethodNode and OperatorFuncNode are refused.
+ALLOWED_LOADERS: frozenset[str] = frozenset({
+    "DictNode", "DefaultDictNode", "ListNode", "SetNode", "TupleNode", "BytesNode", "BytearrayNode", "SliceNode",
+    "FunctionNode", "PartialNode", "TypeNode", "ConstructorFromReduceNode", "ObjectNode", "JsonNode", "NdArrayNode",
+    "DTypeNode", "RandomStateNode", "RandomGeneratorNode", "SparseMatrixNode", "TreeNode", "LossNode", "CachedNode",
+})
+
+
+def _read_schema(data: bytes, max_unpacked: int) -> dict:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ModelError("not a valid .skops file: it is not a zip archive (truncated or not a skops dump?)") from None
+    except Exception as exc:  # noqa: BLE001 - damaged central directories raise several types
+        raise ModelError(f"not a valid .skops file: {short_error(exc)}") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ZIP_ENTRIES:
+            raise ModelError(f"the .skops archive holds {len(infos)} entries; refusing more than {MAX_ZIP_ENTRIES}")
+        total = sum(i.file_size for i in infos)
+        if total > max_unpacked:
+            raise ModelError(f"the .skops archive unpacks to {total / 1e6:.0f} MB; the limit is "
+                             f"{max_unpacked / 1e6:.0f} MB (a zip bomb, or a model too large to load here)")
+        if "schema.json" not in zf.namelist():
+            raise ModelError("not a valid .skops file: the archive has no schema.json")
+        try:
+            raw = zf.read("schema.json")
+        except Exception as exc:  # noqa: BLE001 - bad CRC, truncated member, unsupported compression...
+            raise ModelError(f"not a valid .skops file: schema.json cannot be read ({short_error(exc)})") from None
+    try:
+        schema = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ModelError(f"not a valid .skops file: schema.json is not valid JSON ({short_error(exc)})") from None
+    if not isinstance(schema, dict):
+        raise ModelError("not a valid .skops file: schema.json is not an object")
+    return schema
+
+
+def audit_schema(schema: dict) -> list[str]:
+    """Every refused item in the schema, as readable strings (empty list: everything is allowed)."""
+    refused: dict[str, str] = {}
+    stack = [(schema, None, 0)]
+    while stack:
+        node, owner, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            refused["(nesting)"] = f"nesting deeper than {MAX_SCHEMA_DEPTH} levels"
+            continue
+        if isinstance(node, list):
+            stack.extend((v, owner, depth + 1) for v in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        here = owner
+        if "__class__" in node or "__module__" in node or "__loader__" in node:
+            cls, mod, loader = node.get("__class__"), node.get("__module__"), node.get("__loader__")
+            if not all(isinstance(v, str) for v in (cls, mod, loader)):
+                refused["(malformed node)"] = "a node without a proper class, module and loader"
+                continue
+            name = f"{mod}.{cls}"
+            inside = f" (inside {owner})" if owner else ""
+            if loader not in ALLOWED_LOADERS:
+                refused[name] = f"{name} via skops loader {loader}{inside}"
+            elif loader == "FunctionNode":
+                if name not in ALLOWED_FUNCTIONS:
+                    refused[name] = f"function {name}{inside}"
+            elif name not in ALLOWED_TYPES:
+                refused[name] = f"{name}{inside}"
+            if loader == "ObjectNode":
+                here = name.rsplit(".", 1)[-1]
+        stack.extend((v, here, depth + 1) for k, v in node.items()
+                     if k not in ("__class__", "__module__", "__loader__", "__id__"))
+    return sorted(refused.values())
+
+
+def load(data: bytes, max_unpacked: int) -> "SklearnModel":
+    schema = _read_schema(data, max_unpacked)
+    refused = audit_schema(schema)
+    if refused:
+        raise UnsafeModelError(
+            "refused: this .skops file contains type(s) outside the server's allow-list, which could run code "
+            f"when loaded: {', '.join(refused[:10])}{' …' if len(refused) > 10 else ''}. The allow-list covers "
+            "common scikit-learn estimators, Pipeline, ColumnTransformer and standard preprocessing; custom "
+            "classes and functions (e.g. in FunctionTransformer) cannot be uploaded — export the model to ONNX "
+            "or retrain it without them.")
+    try:
+        import skops.io as sio
+    except ImportError:  # pragma: no cover - skops is a requirement
+        raise ModelError("skops is not installed on this server; .skops files cannot be read") from None
+    try:
+        untrusted = sio.get_untrusted_types(data=data)
+        outside = [t for t in untrusted if t not in ALLOWED_TYPES and t not in ALLOWED_FUNCTIONS]
+        if outside:  # the walk above should have caught these; refuse rather than trust
+            raise UnsafeModelError(f"refused: skops reports type(s) outside the allow-list: {outside[:10]}")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            obj = sio.loads(data, trusted=untrusted)
+    except UnsafeModelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - skops raises many types on damaged archives
+        raise ModelError(f"the .skops file could not be loaded ({type(exc).__name__}: {short_error(exc)})") from None
+    notes = sorted({short_error(w.message, 200) for w in caught
+                    if "version" in str(w.message).lower() or issubclass(w.category, UserWarning)})
+    return SklearnModel(obj, kind="sklearn", notes=notes)
+
+
+# ---------------------------------------------------------------------------------------------- the model
+def _final_step(est):
+    from sklearn.pipeline import Pipeline
+
+    while isinstance(est, Pipeline):
+        est = est.steps[-1][1]
+    return est
+
+
+def _input_kinds(est, names: list[str] | None) -> tuple[dict, dict]:
+    """(feature kind per input name, category levels per input name) from the encoders at the model's entry."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+
+    kinds, cats = {}, {}
+
+    def encoder_in(t):
+        while isinstance(t, Pipeline):
+            found = [s for _, s in t.steps if isinstance(s, (OneHotEncoder, OrdinalEncoder))]
+            if found:
+                return found[0]
+            t = t.steps[0][1]
+        return t if isinstance(t, (OneHotEncoder, OrdinalEncoder)) else None
+
+    def column_names(cols):
+        if names is None:
+            return None
+        if isinstance(cols, str):
+            return [cols]
+        if isinstance(cols, slice):
+            return names[cols]
+        arr = np.asarray(cols)
+        if arr.dtype == bool and len(arr) == len(names):
+            return [n for n, keep in zip(names, arr) if keep]
+        if arr.dtype.kind in "iu":
+            return [names[i] for i in arr if 0 <= i < len(names)]
+        return [str(c) for c in arr]
+
+    def visit(t, cols):
+        enc = encoder_in(t)
+        if enc is not None and hasattr(enc, "categories_") and cols is not None:
+            for name, levels in zip(cols, enc.categories_):
+                kinds[name] = CATEGORICAL
+                cats[name] = [v.item() if isinstance(v, np.generic) else v for v in levels if not pd.isna(v)]
+        elif cols is not None and t not in ("drop", "passthrough"):
+            for name in cols:
+                kinds.setdefault(name, NUMERIC if _numeric_transformer(t) else None)
+
+    entry = est
+    while isinstance(entry, Pipeline):
+        entry = entry.steps[0][1]
+    if isinstance(getattr(entry, "_preprocessor", None), ColumnTransformer):  # HistGradientBoosting, categorical
+        entry = entry._preprocessor
+    if isinstance(entry, ColumnTransformer) and hasattr(entry, "transformers_"):
+        for _, t, cols in entry.transformers_:
+            visit(t, column_names(cols))
+    elif encoder_in(entry) is not None:
+        visit(entry, names)
+    elif names is not None and not isinstance(entry, ColumnTransformer):
+        kinds = {n: NUMERIC for n in names}  # a bare estimator or scaler takes numbers only
+    return {k: v for k, v in kinds.items() if v is not None}, cats
+
+
+def _numeric_transformer(t) -> bool:
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
+
+    while isinstance(t, Pipeline):
+        if any(isinstance(s, (StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler)) for _, s in t.steps):
+            return True
+        t = t.steps[0][1]
+    if isinstance(t, SimpleImputer):
+        return t.strategy in ("mean", "median")
+    return isinstance(t, (StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler))
+
+
+class SklearnModel(LoadedModel):
+    """Any object with ``predict`` that looks like a scikit-learn estimator (skops files, and opted-in pickles)."""
+
+    def __init__(self, obj, *, kind: str, notes=()):
+        self.kind = kind
+        if not callable(getattr(obj, "predict", None)):
+            raise ModelError(f"the file holds a {type(obj).__name__}, which has no predict(); upload a fitted model "
+                             "(an estimator or a Pipeline ending in one)")
+        self._est = obj
+        final = _final_step(obj)
+        etype = getattr(final, "_estimator_type", None)
+        try:
+            from sklearn.base import is_classifier, is_regressor
+            if is_classifier(obj):
+                etype = "classifier"
+            elif is_regressor(obj):
+                etype = "regressor"
+        except Exception:  # noqa: BLE001 - foreign objects in opted-in pickles
+            pass
+        classes = getattr(obj, "classes_", None)
+        if etype == "classifier" or (etype is None and classes is not None):
+            task = CLASSIFICATION
+            classes = None if classes is None else [c.item() if isinstance(c, np.generic) else c
+                                                    for c in np.asarray(classes).ravel()]
+        elif etype == "regressor":
+            task, classes = REGRESSION, None
+        else:
+            task, classes = REGRESSION, None
+            notes = [*notes, f"could not tell whether {type(final).__name__} is a classifier or a regressor; "
+                             "treating its outputs as numbers"]
+        names = getattr(obj, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        n_features = getattr(obj, "n_features_in_", None)
+        try:
+            kinds, cats = _input_kinds(obj, names)
+        except Exception:  # noqa: BLE001 - introspection is best effort
+            kinds, cats = {}, {}
+        steps = " → ".join(type(s).__name__ for _, s in obj.steps) if hasattr(obj, "steps") else type(obj).__name__
+        what = "classifier" if task == CLASSIFICATION else "regressor"
+        desc = (f"scikit-learn {what}: {steps}; {n_features if n_features is not None else '?'} input(s)"
+                + ("" if names else ", no feature names (columns matched by position)")
+                + (" [pickle]" if kind == "pickle" else " [skops]"))
+        super().__init__(task=task, feature_names=names, n_features=n_features, classes=classes,
+                         categories=cats, feature_kinds=kinds, description=desc, warnings=list(notes))
+
+    def _predict(self, X: pd.DataFrame):
+        data = X if self.feature_names is not None else X.to_numpy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._est.predict(data)

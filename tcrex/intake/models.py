@@ -1,0 +1,154 @@
+"""Model intake: turn the bytes of an uploaded model file into a :class:`LoadedModel`, safely.
+
+>>> model = load_model(data, "model.json")            # doctest: +SKIP
+>>> model.task, model.feature_names, model.description  # doctest: +SKIP
+>>> TCREx(rho=0.05).fit(X, model)                     # doctest: +SKIP
+
+Accepted (nothing in them runs code on load):
+
+* XGBoost JSON / UBJSON (``.json``, ``.ubj``): parsed and structure-checked in Python before XGBoost sees it.
+* scikit-learn through skops (``.skops``): every type in the file must be on a fixed allow-list kept in code.
+* ONNX (``.onnx``): run by ONNX Runtime; external tensor data and custom operator domains are refused.
+
+Pickle and joblib (``.pkl``, ``.pickle``, ``.joblib``, ...) run arbitrary code when loaded. They are refused with
+:class:`UnsafeModelError` unless the operator turns them on: ``allow_pickle=True``, or the environment variable
+``TCREX_ALLOW_PICKLE=1`` when ``allow_pickle`` is left at ``None`` (the dashboard also reads
+``allow_pickle = true`` from ``.streamlit/secrets.toml`` and passes it here). Content is sniffed, so a pickle
+renamed to ``.json`` or ``.onnx`` is still recognised and refused.
+
+Every failure is a :class:`tcrex.ModelError` (or its subclass :class:`UnsafeModelError`) with a message for people;
+library exceptions never escape. See ``docs/security.md``.
+"""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import PurePath
+
+from .._errors import ModelError
+from ._base import CLASSIFICATION, REGRESSION, LoadedModel, UnsafeModelError, short_error
+from ._ubjson import looks_like_ubjson
+
+__all__ = ["load_model", "detect_format", "LoadedModel", "UnsafeModelError", "MAX_MODEL_BYTES",
+           "pickle_allowed", "PICKLE_ENV", "CLASSIFICATION", "REGRESSION"]
+
+MB = 1024 * 1024
+#: Largest accepted file per format, in bytes. Change it here or pass ``max_bytes=`` to :func:`load_model`.
+MAX_MODEL_BYTES: dict[str, int] = {"xgboost": 200 * MB, "sklearn": 200 * MB, "onnx": 200 * MB, "pickle": 200 * MB}
+#: A .skops archive may unpack to at most this many times its limit (zip-bomb guard).
+SKOPS_UNPACK_FACTOR = 4
+PICKLE_ENV = "TCREX_ALLOW_PICKLE"
+
+_EXT = {".json": "xgboost-json", ".ubj": "xgboost-ubj", ".skops": "sklearn", ".onnx": "onnx",
+        ".pkl": "pickle", ".pickle": "pickle", ".joblib": "pickle", ".jbl": "pickle", ".dill": "pickle",
+        ".cloudpickle": "pickle", ".sav": "pickle", ".pck": "pickle", ".p": "pickle", ".bst": "xgboost-binary",
+        ".model": "xgboost-unknown", ".xgb": "xgboost-unknown", ".ort": "onnx-ort", ".zip": "zip", ".h5": "keras",
+        ".keras": "keras", ".pt": "torch", ".pth": "torch", ".safetensors": "safetensors"}
+_COMPRESSED = {b"\x78\x01": "zlib", b"\x78\x5e": "zlib", b"\x78\x9c": "zlib", b"\x78\xda": "zlib",
+               b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz", b"\x5d\x00\x00": "lzma",
+               b"\x04\x22\x4d\x18": "lz4"}
+_TRUTHY = {"1", "true", "yes", "on"}
+
+
+def pickle_allowed(allow_pickle: bool | None = None) -> bool:
+    """The operator switch: the argument when given, else the ``TCREX_ALLOW_PICKLE`` environment variable."""
+    if allow_pickle is not None:
+        return bool(allow_pickle)
+    return os.environ.get(PICKLE_ENV, "").strip().lower() in _TRUTHY
+
+
+def detect_format(data: bytes, filename: str) -> str:
+    """``"xgboost-json"``, ``"xgboost-ubj"``, ``"sklearn"``, ``"onnx"`` or ``"pickle"``, from content first and the
+    file name second; raises ModelError for anything else (with what it looks like)."""
+    ext = PurePath(filename or "").suffix.lower()
+    by_ext = _EXT.get(ext)
+    head = bytes(data[:8])
+    if (len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5) or by_ext == "pickle":
+        return "pickle"  # pickle protocol 2+ starts with PROTO (0x80) and its version
+    compressed = next((name for magic, name in _COMPRESSED.items() if data.startswith(magic)), None)
+    if compressed or data.startswith(b"ZF"):  # joblib's compressed containers (ZF: joblib < 0.10)
+        if by_ext is None:
+            return "pickle"
+        raise ModelError(f"{filename!r} is {compressed or 'zfile'}-compressed; upload the uncompressed model file")
+    if by_ext in ("keras", "torch", "safetensors"):
+        raise ModelError(f"{ext} models are not supported; export the model to ONNX (.onnx)")
+    if by_ext == "onnx-ort":
+        raise ModelError("ONNX Runtime's .ort format is not accepted; upload the .onnx model")
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        if by_ext in (None, "sklearn", "zip"):
+            return "sklearn"
+        raise ModelError(f"{filename!r} does not match its extension: the content is a zip archive (a .skops file?)")
+    if looks_like_ubjson(data):
+        return "xgboost-ubj"
+    if bytes(data[:64]).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return "xgboost-json"
+    if by_ext in ("xgboost-json", "xgboost-ubj", "sklearn", "onnx"):
+        return by_ext
+    if by_ext == "xgboost-binary" or (by_ext == "xgboost-unknown" and head[:4] == b"binf"):
+        raise ModelError("old binary XGBoost models (.bst/.model) are not supported; load the model in XGBoost "
+                         "and save it again as JSON or UBJSON (booster.save_model('model.json'))")
+    if head[:1] == b"\x08":  # protobuf field 1 (ir_version): what .onnx files start with
+        return "onnx"
+    raise ModelError(f"cannot tell what kind of model {filename!r} is; upload XGBoost JSON/UBJSON (.json, .ubj), "
+                     "a scikit-learn model saved with skops (.skops) or an ONNX model (.onnx)")
+
+
+def _limit(fmt: str, max_bytes) -> int:
+    if isinstance(max_bytes, dict):
+        return int(max_bytes.get(fmt, MAX_MODEL_BYTES[fmt]))
+    if max_bytes is not None:
+        return int(max_bytes)
+    return MAX_MODEL_BYTES[fmt]
+
+
+def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
+               max_bytes: int | dict | None = None) -> LoadedModel:
+    """Read a model file's bytes into a :class:`LoadedModel` (see the module docstring for what is accepted).
+
+    ``filename`` is only used for its extension and in messages. ``max_bytes`` overrides the size limit (one
+    number for every format, or a dict per format name as in :data:`MAX_MODEL_BYTES`).
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise ModelError(f"load_model needs the file's bytes, got {type(data).__name__}")
+    if not data:
+        raise ModelError(f"{filename!r} is empty")
+    fmt = detect_format(data, filename)
+    family = fmt.split("-")[0]
+    limit = _limit(family, max_bytes)
+    if len(data) > limit:
+        raise ModelError(f"{filename!r} is {len(data) / MB:.1f} MB; the limit for {family} models is "
+                         f"{limit / MB:.0f} MB")
+    if fmt in ("xgboost-json", "xgboost-ubj"):
+        from . import _xgboost
+        return _xgboost.load(data, "json" if fmt == "xgboost-json" else "ubj")
+    if fmt == "sklearn":
+        from . import _sklearn
+        return _sklearn.load(data, max_unpacked=limit * SKOPS_UNPACK_FACTOR)
+    if fmt == "onnx":
+        from . import _onnx
+        return _onnx.load(data)
+    return _load_pickle(data, filename, allow_pickle)
+
+
+def _load_pickle(data: bytes, filename: str, allow_pickle: bool | None) -> LoadedModel:
+    if not pickle_allowed(allow_pickle):
+        raise UnsafeModelError(
+            f"refused: {filename!r} is a pickle/joblib file, and loading one runs whatever code it contains. "
+            "Upload the model as XGBoost JSON/UBJSON, scikit-learn via skops (skops.io.dump(model, 'model.skops')) "
+            "or ONNX instead. An operator who trusts every uploader can enable pickles on the server "
+            f"({PICKLE_ENV}=1, or allow_pickle = true in .streamlit/secrets.toml).")
+    try:
+        import joblib
+
+        obj = joblib.load(io.BytesIO(data))  # reads plain pickles as well as joblib containers
+    except Exception as exc:  # noqa: BLE001 - anything can come out of an unpickler
+        raise ModelError(f"the pickle could not be loaded ({type(exc).__name__}: {short_error(exc)})") from None
+    if isinstance(obj, LoadedModel):
+        return obj
+    from ._sklearn import SklearnModel
+
+    model = SklearnModel(obj, kind="pickle")
+    model.warnings.insert(0, "loaded from a pickle: the server is configured to trust uploaded code")
+    return model

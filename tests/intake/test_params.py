@@ -1,0 +1,67 @@
+"""validate_params: every problem at once, in the engine's words where it has them."""
+import math
+import re
+
+import pytest
+
+from tcrex import ParameterError, TCREx
+from tcrex.intake import validate_params
+
+
+def _engine_message(**params):
+    with pytest.raises(ParameterError) as ei:
+        TCREx(**params)._check_params()
+    return str(ei.value)
+
+
+def test_valid_parameters():
+    rep = validate_params(0.02, 0.9, 1, 100_000, 1000)
+    assert rep.ok and rep.errors == [] and rep.warnings == []
+    rep.raise_if_invalid()
+
+
+def test_all_errors_at_once_with_engine_messages():
+    rep = validate_params(0, 1.5, 0, -3, 100)
+    assert not rep.ok and len(rep.errors) == 4
+    assert rep.errors[0] == _engine_message(rho=0)
+    assert rep.errors[1] == _engine_message(tau=1.5)
+    assert rep.errors[2] == _engine_message(n_trees=0)
+    assert rep.errors[3] == _engine_message(max_cells=-3)
+    with pytest.raises(ParameterError, match="rho must be a fraction.*tau must be a fraction"):
+        rep.raise_if_invalid()
+
+
+@pytest.mark.parametrize("kwargs,pattern", [
+    ({"rho": True}, "rho must be a fraction in \\(0, 1\\], got True \\(a yes/no value\\)"),
+    ({"n_trees": True}, "n_trees must be a whole number >= 1, got True"),
+    ({"rho": float("nan")}, "rho must be a fraction"),
+    ({"tau": math.inf}, "tau must be a fraction"),
+    ({"rho": "0.1"}, "rho must be a fraction"),
+    ({"n_trees": 2.5}, "n_trees must be a whole number"),
+    ({"max_cells": None}, "max_cells must be a whole number"),
+    ({"n_rows": 0}, "the data has no rows"),
+    ({"n_rows": -5}, "n_rows must be a whole number"),
+    ({"rho": 0.05, "n_rows": 10}, "rho=0.05 asks for rules holding 1 of only 10 rows; use more rows or raise rho to "
+                                  "at least 0.1"),
+])
+def test_single_errors(kwargs, pattern):
+    args = {"rho": 0.02, "tau": 0.9, "n_trees": 1, "max_cells": 1000, "n_rows": 1000, **kwargs}
+    rep = validate_params(**args)
+    assert len(rep.errors) == 1, rep.errors
+    assert re.search(pattern, rep.errors[0]), rep.errors[0]
+
+
+def test_rho_row_check_matches_the_engine():
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ParameterError) as ei:
+        TCREx(rho=0.05).fit(X, y_pred=(X[:, 0] > 0).astype(int))
+    assert validate_params(0.05, 0.9, 1, 1000, 10).errors == [str(ei.value)]
+
+
+def test_warnings():
+    rep = validate_params(0.05, 0.3, 500, 10**8, 60)
+    assert rep.ok
+    assert [w.split(" ")[0] for w in rep.warnings] == ["with", "tau=0.3", "n_trees=500", "max_cells=100000000"]
+    assert rep.messages == rep.warnings
