@@ -1,9 +1,8 @@
 """Entry point of the T-CREx dashboard: ``streamlit run app.py`` (or ``make run``).
 
-It only sets up the frame every page shares -- page config, logo, navigation
-and the sidebar summary of the active data and model -- and runs the selected
-page.  Pages live in ``pages/``; loading and caching live in
-``tcrex/ui/state.py``.
+It only sets up the frame every page shares -- page config, logo, navigation, and the sidebar with the active
+data, model, task, target and parameters (plus the parameter form) -- and runs the selected page.  Pages live in
+``pages/``; loading, caching and fitting live in ``tcrex/ui/``.
 """
 
 from pathlib import Path
@@ -13,14 +12,27 @@ import streamlit as st
 from tcrex.ui import state
 
 ROOT = Path(__file__).resolve().parent
+PAGES = ROOT / "pages" / "views"
 
-st.set_page_config(page_title="T-CREx", page_icon=":material/rule:", layout="wide")
+st.set_page_config(page_title="T-CREx", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 st.logo(str(ROOT / "assets" / "logo.svg"), size="large")
 
 page = st.navigation(
-    [
-        st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True),
-    ]
+    {
+        "Start": [
+            st.Page(PAGES / "home.py", title="Overview", icon=":material/home:", default=True),
+            st.Page(PAGES / "data_model.py", title="Data & model", icon=":material/dataset:"),
+        ],
+        "Explain": [
+            st.Page(PAGES / "global_rules.py", title="Global rules", icon=":material/account_tree:"),
+            st.Page(PAGES / "rule_plot.py", title="Rule map (2-D)", icon=":material/scatter_plot:"),
+            st.Page(PAGES / "change_keep.py", title="Change & keep", icon=":material/bar_chart:"),
+            st.Page(PAGES / "individual.py", title="Individual", icon=":material/person_search:"),
+        ],
+        "Share": [
+            st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
+        ],
+    }
 )
-state.render_sidebar_summary()
+state.render_sidebar()
 page.run()

@@ -1,58 +1,43 @@
-"""Home page: what T-CREx does, and the active data and model at a glance."""
+"""Overview: what T-CREx does, the active data and model, and the fitted rules at a glance."""
 
-import plotly.express as px
 import streamlit as st
 
+from tcrex.ui import components as ui
 from tcrex.ui import state
-
-data = state.active_data()
-model = state.active_model()
-accuracy = state.model_accuracy(data, model)
 
 st.title("T-CREx — counterfactual rules and metarules")
 st.markdown(
-    """
-T-CREx explains a classifier's decisions with **counterfactual rules**: for a
-group of inputs that receive one outcome, a short rule says what would have to
-be true for them to receive another one (for example *"if `debt_to_income`
-≤ 0.35 and `n_late_payments` ≤ 1, the loan is approved"*).
-**Metarules** then say *which* counterfactual rule applies to which region of
-the input space, so a single compact rule set covers the whole data set instead
-of one explanation per row.
-"""
+    "**Counterfactual rules** say what would have to be true for a group of inputs to get another outcome from "
+    "the model (*“with `debt_to_income` ≤ 0.38 and at most one late payment, the loan is approved”*). "
+    "**Metarules** say *which* rule applies where, so one compact rule set explains the model globally and every "
+    "individual decision locally (Bewley et al., ICML 2024)."
 )
 
-st.subheader(data.label)
-st.caption(data.description)
-col_rows, col_cols, col_acc = st.columns(3)
-col_rows.metric("Rows", f"{data.n_rows:,}")
-col_cols.metric("Columns", data.n_columns)
-col_acc.metric(
-    "Model accuracy on this data",
-    "n/a" if accuracy is None else f"{accuracy:.1%}",
-    help=f"{model.label}: {model.description}",
-)
-st.dataframe(data.frame, hide_index=True, height=320)
+ws, result = state.require_result()
+ex = result.explainer
 
-numeric = [c for c in data.features if c not in data.categorical]
-feature = st.selectbox(
-    "Feature to plot",
-    data.features,
-    index=data.features.index("income") if "income" in data.features else 0,
-)
-plot_frame = data.frame.assign(
-    **{data.target: data.frame[data.target].map({1: "approved", 0: "rejected"}).fillna("other")}
-)
-figure = px.histogram(
-    plot_frame,
-    x=feature,
-    color=data.target,
-    barmode="overlay",
-    nbins=40 if feature in numeric else None,
-    opacity=0.75,
-    color_discrete_map={"approved": "#2e9e63", "rejected": "#e4793f", "other": "#8a8f98"},
-    category_orders={data.target: ["approved", "rejected", "other"]},
-    title=f"Distribution of {feature} by outcome",
-)
-figure.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10))
-st.plotly_chart(figure, width="stretch")
+cols = st.columns(6)
+cols[0].metric("Rows", f"{ws.data.n_rows:,}")
+cols[1].metric("Features", len(ws.features))
+cols[2].metric("Model accuracy" if ws.task != "regression" else "Model R²",
+               "n/a" if ws.model.score is None else f"{ws.model.score:.1%}" if ws.task != "regression"
+               else f"{ws.model.score:.3f}", help=f"{ws.model.label}: {ws.model.description}")
+cols[3].metric("Rules", result.n_rules)
+cols[4].metric("Metarules", result.n_metarules)
+cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
+
+st.subheader(f"{ws.data.label} · {ws.model.label}")
+st.caption(ws.data.description)
+ui.chart("rules_overview", ex, height=420)
+
+st.subheader("Explore")
+links = st.columns(3)
+links[0].page_link("pages/views/global_rules.py", label="Every rule and the metarule tree", icon=":material/account_tree:")
+links[1].page_link("pages/views/rule_plot.py", label="Rules on a 2-D map", icon=":material/scatter_plot:")
+links[2].page_link("pages/views/change_keep.py", label="What must change, per group", icon=":material/bar_chart:")
+links[0].page_link("pages/views/individual.py", label="One individual's recourse", icon=":material/person_search:")
+links[1].page_link("pages/views/data_model.py", label="Upload data or a model", icon=":material/dataset:")
+links[2].page_link("pages/views/export.py", label="Download rules and a report", icon=":material/download:")
+
+with st.expander(f"The data ({ws.data.n_rows:,} rows; first {min(ws.data.n_rows, ui.MAX_TABLE_ROWS):,} shown)"):
+    st.dataframe(ws.data.frame.head(ui.MAX_TABLE_ROWS), hide_index=True, height=300)

@@ -230,3 +230,9 @@ def save_screenshot() -> Callable[..., Path]:
         return path
 
     return _save
+
+
+@pytest.fixture
+def wait_idle() -> Callable:
+    """``wait_idle(page)``: wait until the current script run has finished (see :func:`wait_for_app_idle`)."""
+    return wait_for_app_idle

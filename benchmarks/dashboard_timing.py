@@ -1,0 +1,159 @@
+"""Dashboard responsiveness on Adult-sized data, measured in a real browser.
+
+    .venv/bin/python benchmarks/dashboard_timing.py [--csv ../shared/datasets/adult.csv] [--port 8599]
+
+Starts ``streamlit run app.py`` on a free local port, drives Debian's Chromium with Playwright, uploads the Adult
+CSV (30,718 rows) on the Data & model page, keeps ``target`` as the label, and lets the app train its default
+in-app model (XGBoost, n_estimators=50, max_leaves=8) on the fit split.  It prints:
+
+1. start-up to first rendered global view: from launching the server process until the Global rules page shows
+   the rules table and the metarule tree for Adult (server start, page load, upload, parsing, training, fitting
+   the explainer, rendering); the part after the upload is printed separately;
+2. tau change to re-render: from clicking "Apply parameters" with a new tau until the Global rules page has
+   re-rendered (the surrogate is reused: rules are re-derived with ``TCREx.update``).
+
+The CSV is read where it is; nothing is copied into the project.  Skips with a message when it is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CSV = ROOT.parent / "shared" / "datasets" / "adult.csv"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+        && document.querySelector('[data-testid="stStatusWidget"]') === null;
+}"""
+TREE = '[data-testid="stGraphVizChart"] svg, img[alt="metarule tree"]'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_health(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"streamlit exited with code {proc.returncode}")
+        try:
+            with opener.open(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("streamlit did not start")
+
+
+def idle(page, timeout_ms: int = 180_000) -> None:
+    page.wait_for_selector('[data-testid="stApp"]', state="attached", timeout=timeout_ms)
+    page.wait_for_function(IDLE, polling=50, timeout=timeout_ms)
+
+
+def sidebar(page) -> str:
+    return page.locator('[data-testid="stSidebar"]').inner_text()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tau", type=float, default=0.85, help="new tau (a multiple of 0.01 below 0.9)")
+    args = parser.parse_args()
+    if not args.csv.is_file():
+        print(f"SKIP: {args.csv} not found; pass --csv PATH to the Adult CSV (it is not part of the project).")
+        return 0
+    if not os.access(CHROMIUM, os.X_OK):
+        print(f"SKIP: {CHROMIUM} not found (apt-get install chromium).")
+        return 0
+    from playwright.sync_api import sync_playwright
+
+    port = args.port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+    log = open(ROOT / "benchmarks" / "results" / "dashboard_timing.server.log", "w")
+    t_launch = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.fileWatcherType", "none"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        wait_health(url, proc)
+        t_health = time.perf_counter()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(180_000)
+            page.goto(url + "/data_model")
+            idle(page)
+            page.get_by_text("Upload a CSV or Parquet file").click()
+            idle(page)
+            t_upload = time.perf_counter()
+            page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(args.csv))
+            page.get_by_text(f"{args.csv.name} — ").wait_for()
+            idle(page)
+            page.get_by_role("button", name="Use this data").click()
+            page.wait_for_function(
+                f"() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('{args.csv.name}')")
+            idle(page)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Global rules").click()
+            page.get_by_role("heading", name="Global rules").wait_for()
+            idle(page)
+            page.locator('[data-testid="stTable"]').first.wait_for(state="visible")
+            page.locator(TREE).first.wait_for(state="visible")
+            t_global = time.perf_counter()
+            info = sidebar(page)
+            assert "metarules" in info, info
+
+            slider = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').first.get_by_role("slider")
+            slider.focus()
+            for _ in range(int(round((0.9 - args.tau) / 0.01))):
+                slider.press("ArrowLeft")
+            t_click = time.perf_counter()
+            page.get_by_role("button", name="Apply parameters").click()
+            page.wait_for_function(
+                f"() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('τ = {args.tau:.2f}')",
+                polling=20)
+            idle(page)
+            page.locator('[data-testid="stTable"]').first.wait_for(state="visible")
+            page.locator(TREE).first.wait_for(state="visible")
+            t_tau = time.perf_counter()
+            info_after = sidebar(page)
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+    def line(text: str) -> str:
+        return next((ln for ln in text.splitlines() if "metarules" in ln and "rules" in ln), "").strip()
+
+    print(f"data: {args.csv} (model: XGBoost n_estimators=50, max_leaves=8, trained in the app)")
+    print(f"server start-up (process launch -> /_stcore/health): {t_health - t_launch:6.2f} s")
+    print(f"upload -> first rendered global view (parse, train, fit, render): {t_global - t_upload:6.2f} s")
+    print(f"START-UP TO FIRST RENDERED GLOBAL VIEW: {t_global - t_launch:6.2f} s   [{line(info)}]")
+    print(f"TAU CHANGE (0.90 -> {args.tau:.2f}) TO RE-RENDER: {t_tau - t_click:6.2f} s   [{line(info_after)}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""Change & keep: for a population, how often each feature must change or be kept, and changes per individual."""
+
+import streamlit as st
+
+from tcrex.ui import analysis
+from tcrex.ui import components as ui
+from tcrex.ui import state
+
+st.title("Change & keep")
+ws, result = state.require_result()
+
+pop = ui.population(ws, key="ck", default="test" if len(ws.data.test_index) else "all")
+explanations = result.explanations.loc[pop.index]
+actions = result.actions(ws).loc[pop.index]
+
+m = analysis.population_metrics(explanations)
+cols = st.columns(5)
+cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
+cols[1].metric("Need a change", f"{m['need_change']:,}")
+cols[2].metric("Already in target", f"{m['already_in_target']:,}")
+cols[3].metric("No valid rule", f"{m['no_rule']:,}")
+cols[4].metric("Mean changes", "–" if m["mean_changes"] != m["mean_changes"] else f"{m['mean_changes']:.2f}")
+
+if m["rows"]:
+    left, right = st.columns(2)
+    with left:
+        ui.chart("change_keep_bars", actions, title=f"Change or keep, per feature — {pop.label}", height=460)
+    with right:
+        ui.chart("changes_histogram", explanations, title=f"Changes per individual — {pop.label}", height=460)
+
+st.subheader("Recourse by subgroup")
+st.caption("For auditors: does one group need more changes than another to reach the target?")
+group_by = ui.group_feature(ws, key="ck_group")
+if group_by is not None and m["rows"]:
+    table = analysis.subgroup_table(explanations, actions, ui.group_values(ws, group_by))
+    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.SUBGROUP_COLUMNS)

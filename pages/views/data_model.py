@@ -1,0 +1,18 @@
+"""Data & model: choose a sample or upload a table, review its columns, then choose or train a model."""
+
+import streamlit as st
+
+from tcrex.ui import setup
+
+st.title("Data & model")
+st.caption("Samples apply at once. Uploads are parsed in memory and never executed; the engine always uses every "
+           "row (tables show a sample of large files).")
+
+st.header("1 · Data", divider="gray")
+setup.data_section()
+
+st.header("2 · Model", divider="gray")
+setup.model_section()
+
+st.header("3 · Columns in use", divider="gray")
+setup.active_data_summary()

@@ -1,0 +1,30 @@
+"""Export: rules and metarules as JSON, every row's explanation as CSV, and a self-contained HTML report."""
+
+import streamlit as st
+
+from tcrex.ui import exports
+from tcrex.ui import state
+
+st.title("Export")
+ws, result = state.require_result()
+
+st.caption("Files are built only when you click. The HTML report is self-contained: open it in any browser, offline.")
+cols = st.columns(3)
+with cols[0]:
+    st.markdown("**Rules and metarules (JSON)**  \nThe fitted explanation as plain data; reload it with "
+                "`TCREx.from_json`.")
+    st.download_button("Download JSON", data=exports.rules_json(result), file_name="tcrex-rules.json",
+                       mime="application/json", icon=":material/data_object:", key="dl_json")
+with cols[1]:
+    st.markdown(f"**Explanations (CSV)**  \nOne row per individual ({ws.data.n_rows:,} rows): model output, "
+                "target, rule, metarule, number of changes and the recourse text.")
+    st.download_button("Download CSV", data=exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
+                       mime="text/csv", icon=":material/table:", key="dl_csv")
+with cols[2]:
+    st.markdown("**Report (HTML)**  \nData and model fingerprints, parameters, date, rules, metarules and the "
+                "figures of this dashboard.")
+    st.download_button("Download report", data=exports.html_report(ws, result), file_name="tcrex-report.html",
+                       mime="text/html", icon=":material/description:", key="dl_html")
+
+st.subheader("What the report records")
+st.dataframe(exports.provenance_table(ws, result), hide_index=True, width="stretch")

@@ -1,0 +1,44 @@
+"""Global rules: every rule with its accuracy, feasibility and complexity, the metarule tree and the summary."""
+
+import streamlit as st
+
+from tcrex.ui import components as ui
+from tcrex.ui import state
+
+st.title("Global rules")
+ws, result = state.require_result()
+ex = result.explainer
+
+target = ui.target_choice(result, key="global_target")
+sol = ex.targets_[target]
+cols = st.columns(4)
+cols[0].metric("Target", sol.target.describe())
+cols[1].metric("Rules", sol.n_rules)
+cols[2].metric("Metarules", len(sol.metarules))
+cols[3].metric("Grid cells", f"{sol.n_cells:,}")
+
+st.subheader("Counterfactual rules")
+st.caption("A rule holds at least ρ of the fit rows (feasibility) and at least τ of its rows reach the target "
+           "(accuracy); complexity is its number of conditions.")
+ui.rules_list(result, target)
+
+st.subheader("Metarule tree")
+st.caption("Which rule applies where: each leaf is a metarule with its recommended rule. Choose a population to "
+           "collapse the tree to the part where those rows live.")
+c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+with c1:
+    pop = ui.population(ws, key="tree_pop", choices=("all", "fit", "test", "filter"), default="all")
+collapse = c2.toggle("Hide empty branches", value=True, key="tree_collapse")
+population = None if pop.label == "all rows" and not collapse else result.explanations.loc[pop.index]
+tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Coverage (icicle)", "Text summary"])
+with tab_tree:
+    full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
+    if full:
+        ui.scrolling_svg(ui.chart_data("metarule_tree_svg", ex, target, population=population,
+                                       collapse_empty=collapse))
+    else:
+        ui.chart("metarule_tree_dot", ex, target, population=population, collapse_empty=collapse)
+with tab_icicle:
+    ui.chart("metarule_icicle", ex, target, population=result.explanations.loc[pop.index], height=520)
+with tab_text:
+    st.code(ex.summary_text(), language=None, wrap_lines=True)

@@ -1,0 +1,27 @@
+"""Individual: one person's recourse, its metarule, and how the recourse would differ in nearby metarules."""
+
+import streamlit as st
+
+from tcrex.ui import components as ui
+from tcrex.ui import state
+
+st.title("Individual")
+ws, result = state.require_result()
+ex = result.explainer
+
+ind = ui.individual_picker(ws, result, key="ind")
+exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output]))
+if exp is not None:
+    ui.recourse_headline(ws, ind, exp)
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Side by side")
+        ui.chart("individual_table", exp, ind.values)
+    with right:
+        ui.rule_and_metarule(exp)
+    if exp.alternatives:
+        st.subheader("Metacounterfactuals")
+        st.caption("The nearest other metarules: if this individual's features were slightly different, which "
+                   "recourse would the rules recommend instead?")
+        ui.chart("metacounterfactual_figure", exp, height=360)
+        ui.chart("metacounterfactual_table", exp)

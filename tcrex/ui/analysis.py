@@ -1,0 +1,49 @@
+"""Summaries of explanations over populations (pure pandas; no streamlit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def population_metrics(explanations: pd.DataFrame) -> dict:
+    """Counts of a population's statuses and its mean number of changes (rows that need a change)."""
+    status = explanations["status"].astype(str)
+    need = status.isin(["ok", "already_in_rule"])
+    changes = pd.to_numeric(explanations["changes"], errors="coerce")
+    return {
+        "rows": int(len(explanations)),
+        "need_change": int((status == "ok").sum()),
+        "already_in_target": int((status == "already_in_target").sum()),
+        "no_rule": int((status == "no_rule").sum()),
+        "mean_changes": float(changes[need].mean()) if need.any() else float("nan"),
+    }
+
+
+def subgroup_table(explanations: pd.DataFrame, actions: pd.DataFrame, groups: pd.Series,
+                   max_groups: int = 20) -> pd.DataFrame:
+    """Recourse per subgroup: how many rows, how many need a change, the mean and worst number of changes, how
+    many have no valid rule, and the feature most often to change."""
+    groups = groups.loc[explanations.index]
+    status = explanations["status"].astype(str)
+    changes = pd.to_numeric(explanations["changes"], errors="coerce").fillna(0)
+    rows = []
+    top = groups.value_counts().index[:max_groups]
+    for g in top:
+        m = (groups == g).to_numpy()
+        st_g = status[m]
+        need = st_g == "ok"
+        acts = actions.loc[explanations.index[m]]
+        change_counts = {c: int((acts[c].astype(str) == "change").sum()) for c in acts.columns}
+        most = max(change_counts, key=change_counts.get) if change_counts and max(change_counts.values()) else ""
+        rows.append({
+            "group": str(g),
+            "rows": int(m.sum()),
+            "need a change": int(need.sum()),
+            "share needing a change": float(need.mean()) if m.any() else np.nan,
+            "mean changes (if any)": float(changes[m][need.to_numpy()].mean()) if need.any() else np.nan,
+            "most changes": int(changes[m].max()) if m.any() else 0,
+            "no valid rule": int((st_g == "no_rule").sum()),
+            "most often changed": most,
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,510 @@
+"""Reusable dashboard pieces: figure display, population and individual pickers, tables.
+
+Pages call these so that they stay a short story ("pick a population, draw the bars").
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import TCRExError
+
+from .state import FitResult, Workspace
+
+log = logging.getLogger(__name__)
+
+#: Most points a scatter sends to the browser.
+MAX_POINTS = 5000
+#: Rows of a table sent to the browser.
+MAX_TABLE_ROWS = 1000
+INDIVIDUAL_KEY = "tcrex.individual"
+EDITED_KEY = "tcrex.edited_individual"
+
+
+# ============================================================================================ figures
+def figures():
+    """The figure builders (``tcrex.figures``), or ``None`` while that module is missing."""
+    try:
+        from tcrex import figures as module  # noqa: PLC0415
+    except ImportError:
+        return None
+    return module
+
+
+def chart(builder: str, *args, height: int | None = None, key: str | None = None, caption: str | None = None,
+          legend_below: bool = False, dot_width: str = "stretch", **kwargs) -> Any:
+    """Build a figure with ``tcrex.figures.<builder>(*args, **kwargs)`` and draw it.
+
+    Plotly figures go to ``st.plotly_chart``, DOT text to ``st.graphviz_chart``, frames to ``st.dataframe``.
+    Anything that goes wrong becomes a short message on the page, never a traceback.
+    """
+    module = figures()
+    fn = getattr(module, builder, None) if module is not None else None
+    if fn is None:
+        st.info(f"The figure `{builder}` is not available in this version.", icon=":material/info:")
+        return None
+    try:
+        out = fn(*args, **kwargs)
+    except TCRExError as exc:
+        st.warning(str(exc), icon=":material/warning:")
+        return None
+    except Exception as exc:  # noqa: BLE001 - a figure failure must not take the page down
+        log.exception("figure %s failed", builder)
+        st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
+        return None
+    if legend_below and hasattr(out, "update_layout"):
+        top = out.layout.margin.t if out.layout.margin.t is not None else 80
+        out.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.12, yanchor="top"),
+                          margin=dict(r=20, b=40, t=top + 24))
+    show(out, height=height, key=key, dot_width=dot_width)
+    if caption:
+        st.caption(caption)
+    return out
+
+
+def show(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
+    if out is None:
+        return
+    if isinstance(out, str):
+        st.graphviz_chart(out, width=dot_width)
+    elif isinstance(out, pd.DataFrame):
+        st.dataframe(arrow_safe(out), hide_index=True, width="stretch", height=height or "auto")
+    elif hasattr(out, "to_plotly_json"):
+        if height:
+            out.update_layout(height=height)
+        st.plotly_chart(out, width="stretch", key=key, config={"displaylogo": False})
+    else:
+        st.write(out)
+
+
+def arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns that mix numbers and text become text (numbers formatted), so the browser table can show them."""
+    out = frame
+    for c in frame.columns:
+        col = frame[c]
+        if col.dtype == object:
+            kinds = {type(v) for v in col.dropna().tolist()}
+            if len(kinds) > 1 or (kinds and not kinds <= {str}):
+                if out is frame:
+                    out = frame.copy()
+                out[c] = col.map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else _fmt(v))
+    return out
+
+
+# ============================================================================================ populations
+@dataclass
+class Population:
+    label: str
+    index: pd.Index  # row labels of ws.X
+
+    def frame(self, ws: Workspace) -> pd.DataFrame:
+        return ws.X.loc[self.index]
+
+    def outputs(self, ws: Workspace) -> np.ndarray:
+        return ws.y_pred[ws.X.index.get_indexer(self.index)]
+
+
+OUTPUT = "⟨model output⟩"
+
+
+def _filter_column(ws: Workspace, name: str) -> pd.Series:
+    if name == OUTPUT:
+        return pd.Series(ws.y_pred, index=ws.X.index, name=OUTPUT)
+    return ws.X[name]
+
+
+def _is_categorical(ws: Workspace, name: str) -> bool:
+    if name == OUTPUT:
+        return ws.task != "regression"
+    return name in ws.data.categorical or ws.X[name].nunique() <= 12
+
+
+def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filter", "subgroup"),
+               default: str = "fit", label: str = "Population") -> Population:
+    """A population selector: all rows, the fit rows, the test split, a filter, or a subgroup."""
+    names = {"all": "All rows", "fit": "Fit rows (used to fit the rules)", "test": "Test split (hold-out)",
+             "filter": "A filter…", "subgroup": "A subgroup…"}
+    choices = [c for c in choices if c != "test" or len(ws.data.test_index)]
+    mode = st.segmented_control(label, choices, default=default if default in choices else choices[0],
+                                format_func=names.get, key=f"{key}_mode", required=True)
+    index = ws.X.index
+    if mode == "fit":
+        return Population("fit rows", ws.data.fit_index)
+    if mode == "test":
+        return Population("test split", ws.data.test_index)
+    if mode == "all" or mode is None:
+        return Population("all rows", index)
+    options = [OUTPUT, *ws.features]
+    if mode == "subgroup":
+        groupable = [c for c in options if _is_categorical(ws, c)]
+        if not groupable:
+            st.caption("No categorical feature to form subgroups; showing all rows.")
+            return Population("all rows", index)
+        c1, c2 = st.columns(2)
+        feature = c1.selectbox("Subgroup feature", groupable, key=f"{key}_sub_feature",
+                               index=min(1, len(groupable) - 1))
+        col = _filter_column(ws, feature)
+        values = sorted(col.dropna().unique().tolist(), key=str)
+        value = c2.selectbox("Value", values, key=f"{key}_sub_value_{feature}", format_func=str)
+        mask = (col == value).to_numpy()
+        return Population(f"{feature} = {value}", index[mask])
+    c1, c2 = st.columns([1, 2])
+    feature = c1.selectbox("Filter on", options, key=f"{key}_filter_feature")
+    col = _filter_column(ws, feature)
+    if _is_categorical(ws, feature):
+        values = sorted(col.dropna().unique().tolist(), key=str)
+        chosen = c2.multiselect("Keep values", values, default=values[:1], key=f"{key}_filter_values_{feature}",
+                                format_func=str)
+        mask = col.isin(chosen).to_numpy()
+        label = f"{feature} in {{{', '.join(map(str, chosen))}}}"
+    else:
+        lo, hi = float(col.min()), float(col.max())
+        if lo == hi:
+            return Population(f"{feature} = {lo:g}", index)
+        low, high = c2.slider("Range", lo, hi, (lo, hi), key=f"{key}_filter_range_{feature}")
+        mask = ((col >= low) & (col <= high)).to_numpy()
+        label = f"{low:.4g} ≤ {feature} ≤ {high:.4g}"
+    if not mask.any():
+        st.warning("No row matches this filter; widen it.", icon=":material/filter_alt_off:")
+    return Population(label, index[mask])
+
+
+# ============================================================================================ tables
+def rules_table(result: FitResult, target: int | None = None) -> pd.DataFrame:
+    frame = result.explainer.rules_frame()
+    if target is not None:
+        frame = frame[frame.target == target]
+    out = frame.rename(columns={"target_description": "target outcome", "n": "rows",
+                                "n_metarules": "metarules"})
+    return out[["target", "target outcome", "rule", "conditions", "accuracy", "feasibility", "complexity", "rows",
+                "metarules"]]
+
+
+RULE_COLUMNS = {
+    "accuracy": st.column_config.ProgressColumn("accuracy", format="%.3f", min_value=0.0, max_value=1.0,
+                                                help="Share of the rule's fit rows whose output is in the target"),
+    "feasibility": st.column_config.NumberColumn("feasibility", format="%.3f",
+                                                 help="Share of fit rows inside the rule"),
+    "complexity": st.column_config.NumberColumn("complexity", help="Number of conditions"),
+    "conditions": st.column_config.TextColumn("conditions", width="large"),
+}
+
+
+def target_choice(result: FitResult, key: str, label: str = "Target outcome") -> int:
+    """Pick one of the explainer's targets (index into ``targets_``)."""
+    targets = result.explainer.targets_
+    if len(targets) == 1:
+        return 0
+    names = [f"Reach {t.target.describe()}" for t in targets]
+    choice = st.selectbox(label, range(len(targets)), format_func=lambda i: names[i], key=key)
+    return int(choice or 0)
+
+
+def used_features(result: FitResult, target: int) -> list[str]:
+    """Features ordered by how many rules of ``target`` constrain them."""
+    ex = result.explainer
+    counts: dict[str, int] = {}
+    for r in range(ex.targets_[target].n_rules):
+        for f in ex.rule_conditions(target, r):
+            counts[f] = counts.get(f, 0) + 1
+    return sorted(counts, key=lambda f: -counts[f])
+
+
+# ============================================================================================ individuals
+def default_individual(ws: Workspace, result: FitResult) -> Any:
+    """The first test row that needs a change to reach the first target (a good demo), else the first row."""
+    ok = (result.explanations["status"] == "ok") & (result.explanations["target"] == 0).fillna(False)
+    pool = ws.data.test_index if len(ws.data.test_index) else ws.X.index
+    candidates = ok.loc[pool]
+    hits = candidates[candidates].index
+    return hits[0] if len(hits) else ws.X.index[0]
+
+
+def current_individual(ws: Workspace, result: FitResult) -> Any:
+    row = st.session_state.get(INDIVIDUAL_KEY)
+    if row is None or row not in ws.X.index:
+        row = default_individual(ws, result)
+        st.session_state[INDIVIDUAL_KEY] = row
+    return row
+
+
+def _set_individual(row) -> None:
+    st.session_state[INDIVIDUAL_KEY] = row
+    st.session_state.pop(EDITED_KEY, None)
+
+
+def search_rows(ws: Workspace, query: str, limit: int = 200) -> pd.Index:
+    """Rows matching a pandas expression (``income > 50 and age < 30``) or containing a text."""
+    query = query.strip()
+    if not query:
+        return ws.X.index[:limit]
+    if re.search(r"[<>=!]=?|\band\b|\bor\b", query):
+        try:
+            hits = ws.X.query(query, engine="python")
+            return hits.index[:limit]
+        except Exception:  # noqa: BLE001 - fall back to a text search
+            pass
+    text = ws.X.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False))
+    return ws.X.index[text.any(axis=1).to_numpy()][:limit]
+
+
+@dataclass
+class Individual:
+    row: Any  # row label in ws.X, or None for an edited row
+    values: pd.Series
+    output: Any
+    edited: bool = False
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.values.to_frame().T.infer_objects()
+
+
+def individual_picker(ws: Workspace, result: FitResult, key: str = "ind", allow_edit: bool = True) -> Individual:
+    """Pick an individual by row, by search, or by editing its feature values."""
+    current = current_individual(ws, result)
+    modes = ["row", "search"] + (["edit"] if allow_edit else [])
+    names = {"row": "By row", "search": "Search", "edit": "Edit values"}
+    mode = st.segmented_control("Choose an individual", modes, default="row", format_func=names.get,
+                                key=f"{key}_mode", required=True)
+    positions = ws.X.index
+    if mode == "search":
+        q = st.text_input("Search", key=f"{key}_query", placeholder="e.g. Unemployed, or: income > 80 and age < 30",
+                          help="Text anywhere in the row, or a pandas expression over the columns")
+        hits = search_rows(ws, q)
+        if len(hits) == 0:
+            st.warning("No row matches; try another search.", icon=":material/search_off:")
+        else:
+            pick = st.selectbox(f"{len(hits)} matching row(s) (first 200)", list(hits), key=f"{key}_hit",
+                                format_func=lambda r: f"row {r}: " + ", ".join(f"{v}" for v in ws.X.loc[r].tolist()[:5]))
+            if pick is not None and pick != current:
+                _set_individual(pick)
+                current = pick
+    elif mode == "row":
+        lo, hi = int(positions.min()), int(positions.max())
+        row = st.number_input(f"Row ({lo}–{hi})", lo, hi, value=int(current), step=1, key=f"{key}_row_{current}")
+        if row != current and row in positions:
+            _set_individual(row)
+            current = row
+    values = ws.X.loc[current]
+    output = ws.y_pred[positions.get_loc(current)]
+    if mode == "edit":
+        edited = _edit_form(ws, values, key)
+        if edited is not None:
+            return edited
+    return Individual(row=current, values=values, output=output)
+
+
+def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
+    if ws.model.predict is None:
+        st.info("Edited values need a model to score them; with a column of outputs only existing rows can be "
+                "explained.", icon=":material/info:")
+        return None
+    stored = st.session_state.get(EDITED_KEY)
+    start = pd.Series(stored) if stored else base
+    with st.form(f"{key}_edit_form"):
+        cols = st.columns(3)
+        new = {}
+        for i, f in enumerate(ws.features):
+            box = cols[i % 3]
+            if f in ws.data.categorical:
+                values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
+                cur = start[f]
+                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}")
+            else:
+                is_int = pd.api.types.is_integer_dtype(ws.X[f])
+                v = start[f]
+                new[f] = box.number_input(f, value=int(v) if is_int else float(v), step=1 if is_int else None,
+                                          key=f"{key}_e_{f}", format=None if is_int else "%.4g")
+        submitted = st.form_submit_button("Explain these values", type="primary")
+    if submitted:
+        st.session_state[EDITED_KEY] = new
+        stored = new
+    if not stored:
+        st.caption("Change values and press **Explain these values**.")
+        return None
+    row = pd.Series(stored)[ws.features]
+    frame = row.to_frame().T.infer_objects()
+    for f in ws.features:
+        frame[f] = frame[f].astype(ws.X[f].dtype)
+    try:
+        output = np.asarray(ws.model.predict(frame))[0]
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"The model could not score these values ({exc}).")
+        return None
+    return Individual(row=None, values=frame.iloc[0], output=output, edited=True)
+
+
+def _fmt(v):
+    if isinstance(v, (bool, np.bool_)):
+        return str(v)
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4g}"
+    if isinstance(v, (int, np.integer)):
+        return str(v)
+    return v
+
+
+def guard(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; engine errors become a warning on the page."""
+    try:
+        return fn()
+    except TCRExError as exc:
+        st.warning(str(exc), icon=":material/warning:")
+        return None
+
+
+# ============================================================================================ page sections
+def plane_controls(ws: Workspace, result: FitResult, target: int, key: str) -> tuple[str, str, Any]:
+    """Two features (default: the two most used by the rules) and the individual to slice through."""
+    feats = ws.features
+    used = [f for f in used_features(result, target) if f in feats]
+    defaults = (used + [f for f in feats if f not in used])[:2]
+    if len(feats) < 2:
+        st.warning("The 2-D map needs at least two features.")
+        st.stop()
+    c1, c2, c3 = st.columns([2, 2, 1])
+    x = c1.selectbox("Horizontal axis", feats, index=feats.index(defaults[0]), key=f"{key}_x")
+    y_opts = [f for f in feats if f != x]
+    y_default = defaults[1] if defaults[1] != x else y_opts[0]
+    y = c2.selectbox("Vertical axis", y_opts, index=y_opts.index(y_default) if y_default in y_opts else 0,
+                     key=f"{key}_y")
+    current = current_individual(ws, result)
+    lo, hi = int(ws.X.index.min()), int(ws.X.index.max())
+    row = c3.number_input("Individual (row)", lo, hi, value=int(current), step=1, key=f"{key}_row_{current}",
+                          help="The star; metarule regions are drawn through it. Also set on the Individual page.")
+    if row != current and row in ws.X.index:
+        _set_individual(row)
+        current = row
+    return x, y, current
+
+
+def focus_controls(ws: Workspace, result: FitResult, target: int, key: str) -> tuple[int | None, pd.DataFrame]:
+    """A rule of ``target`` and the individuals (test split first) it is recommended to."""
+    ex = result.explainer
+    sol = ex.targets_[target]
+    if sol.n_rules == 0:
+        st.info("This target has no valid rule.")
+        return None, ws.X.iloc[:0]
+    expl = result.explanations
+    pool = ws.data.test_index if len(ws.data.test_index) else ws.X.index
+    served = expl.loc[pool]
+    served = served[(served["target"] == target) & (served["status"].astype(str) == "ok")]
+    counts = served["rule"].value_counts()
+    rules = list(range(sol.n_rules))
+    default = int(counts.index[0]) if len(counts) else 0
+    c1, c2 = st.columns([3, 1])
+    rule = c1.selectbox("Rule", rules, index=rules.index(default), key=f"{key}_rule",
+                        format_func=lambda r: f"Rule {r}: {ex.conditions_text(sol.rules, r)}  "
+                                              f"({int(counts.get(r, 0))} test individuals)")
+    n = c2.number_input("Individuals shown", 1, 200, value=25, step=5, key=f"{key}_n")
+    rows = served.index[served["rule"] == rule][: int(n)]
+    if len(rows) == 0:
+        st.caption("No test individual is recommended this rule; showing the rule alone.")
+    return int(rule), ws.X.loc[rows]
+
+
+def group_feature(ws: Workspace, key: str) -> str | None:
+    groupable = [c for c in ws.features if _is_categorical(ws, c)]
+    if not groupable:
+        st.caption("No categorical (or few-valued) feature to group by.")
+        return None
+    return st.selectbox("Group by", groupable, key=key)
+
+
+def group_values(ws: Workspace, feature: str) -> pd.Series:
+    return _filter_column(ws, feature)
+
+
+SUBGROUP_COLUMNS = {
+    "share needing a change": st.column_config.ProgressColumn("share needing a change", format="percent",
+                                                              min_value=0.0, max_value=1.0),
+    "mean changes (if any)": st.column_config.NumberColumn("mean changes (if any)", format="%.2f"),
+}
+
+
+def recourse_headline(ws: Workspace, ind: Individual, exp) -> None:
+    """The model's output and the one-sentence recourse, big enough for a projector."""
+    who = "Edited individual" if ind.edited else f"Row {ind.row}"
+    split = ""
+    if not ind.edited:
+        split = " (test split)" if ind.row in ws.data.test_index else " (fit row)"
+    outcome = ws.outcome_name(exp.output)
+    target = f" → target: **{exp.target_description}**" if exp.target_description else ""
+    st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
+    status = exp.status
+    if status == "ok":
+        st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
+                   icon=":material/alt_route:")
+    elif status == "already_in_target":
+        st.info(exp.text, icon=":material/check_circle:")
+    else:
+        st.warning(exp.text, icon=":material/warning:")
+
+
+def _cond_lines(conds: dict) -> str:
+    return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+
+
+def rule_and_metarule(exp) -> None:
+    if exp.rule is None:
+        return
+    st.subheader(f"Rule {exp.rule}")
+    st.markdown(_cond_lines(exp.rule_conditions))
+    if exp.changes:
+        st.markdown("**Change:** " + ", ".join(f"`{c['feature']}` from {_fmt(c['current'])} to {c['condition']}"
+                                                for c in exp.changes))
+    if exp.keeps:
+        st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+    st.subheader(f"Metarule {exp.metarule}")
+    st.caption("The region of inputs for which this rule is recommended:")
+    st.markdown(_cond_lines(exp.metarule_conditions))
+
+
+def rules_list(result: FitResult, target: int, max_static: int = 30) -> None:
+    """The rules of one target with accuracy, feasibility and complexity; wrapped text when few (projector)."""
+    table = rules_table(result, target).drop(columns=["target", "target outcome"])
+    if len(table) <= max_static:
+        shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),
+                             feasibility=table["feasibility"].map("{:.3f}".format))
+        shown = shown.rename(columns={"rule": "rule"}).set_index("rule")
+        st.table(shown)
+    else:
+        st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
+
+
+def chart_data(builder: str, *args, **kwargs) -> Any:
+    """Call ``tcrex.figures.<builder>`` without drawing; problems become a message and ``None``."""
+    module = figures()
+    fn = getattr(module, builder, None) if module is not None else None
+    if fn is None:
+        st.info(f"The figure `{builder}` is not available in this version.", icon=":material/info:")
+        return None
+    try:
+        return fn(*args, **kwargs)
+    except TCRExError as exc:
+        st.warning(str(exc), icon=":material/warning:")
+    except Exception as exc:  # noqa: BLE001
+        log.exception("figure %s failed", builder)
+        st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
+    return None
+
+
+def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
+    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector)."""
+    if not svg:
+        return
+    import base64
+
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    width = re.search(r'width="([0-9.]+)"', svg)
+    style = f"width:{float(width.group(1)):.0f}px;max-width:none;" if width else ""
+    st.html(f'<div class="tcrex-svg" style="overflow:auto;max-height:{max_height}px;border:1px solid #ddd;'
+            f'border-radius:8px;background:#fff"><img alt="metarule tree" src="{uri}" style="{style}"></div>')

@@ -1,0 +1,260 @@
+"""The Data & model page's sections: choose data (sample or upload), review columns, choose a model.
+
+Every problem with an input becomes an ``st.error`` / ``st.warning`` saying what to change; nothing here lets an
+exception reach the page.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tcrex import TCRExError
+
+from . import sources, state
+from .sources import DataSpec, InputProblem, ModelSpec
+from .training import ALGORITHMS
+
+DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
+                "sample:wine": "Wine sample (3 classes, model trained in the app)",
+                "sample:diabetes": "Diabetes sample (regression, model trained in the app)",
+                "upload": "Upload a CSV or Parquet file"}
+MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in the app",
+                 "upload": "Upload a model file", "column": "Use a column of model outputs"}
+MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
+PICKLE_TYPES = ["pkl", "pickle", "joblib"]
+USE_AS = ["numeric", "categorical", "drop"]
+
+
+def _current_data_choice() -> str:
+    spec = state.data_spec()
+    return f"sample:{spec.name}" if spec.kind == "sample" else "upload"
+
+
+def _on_data_choice() -> None:
+    choice = st.session_state.get("setup_data_choice")
+    if choice and choice.startswith("sample:"):
+        state.use_sample(choice.split(":", 1)[1])
+
+
+def data_section() -> None:
+    """Pick a sample (applied at once) or upload a file and review its columns."""
+    st.session_state.setdefault("setup_data_choice", _current_data_choice())
+    choice = st.radio("Data source", list(DATA_CHOICES), format_func=DATA_CHOICES.get, key="setup_data_choice",
+                      on_change=_on_data_choice, horizontal=True)
+    if choice == "upload":
+        _upload_data()
+
+
+def _upload_data() -> None:
+    max_mb = st.get_option("server.maxUploadSize")
+    upload = st.file_uploader(f"CSV or Parquet file (up to {max_mb} MB)", type=["csv", "parquet", "pq"],
+                              key="setup_data_file",
+                              help="The first row of a CSV holds the column names. Nothing is executed.")
+    if upload is None:
+        stored = state.blob("data")
+        if stored is None:
+            st.info("Upload a table to explain a model on your own data.", icon=":material/upload_file:")
+            return
+        digest, filename, raw = stored
+    else:
+        raw = upload.getvalue()
+        filename = upload.name
+        digest = state.remember_blob("data", filename, raw)
+    try:
+        table = state.parse_upload(digest, filename, raw)
+    except InputProblem as exc:
+        st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
+                 "(comma-separated) or a Parquet file.", icon=":material/error:")
+        return
+    frame = table.frame
+    st.markdown(f"**{filename}** — {len(frame):,} rows × {frame.shape[1]} columns")
+    if table.findings:
+        st.warning("**Findings**\n" + "\n".join(f"- {f}" for f in table.findings[:12]), icon=":material/info:")
+    shown = min(len(frame), sources.DISPLAY_ROWS)
+    st.dataframe(frame.head(shown), hide_index=True, height=240)
+    if shown < len(frame):
+        st.caption(f"Showing the first {shown:,} of {len(frame):,} rows; the engine uses all {len(frame):,} rows.")
+    _column_form(digest, filename, table)
+
+
+def _column_form(digest: str, filename: str, table: sources.TableFindings) -> None:
+    frame = table.frame
+    spec = state.data_spec()
+    same = spec.kind == "upload" and spec.digest == digest
+    columns = list(frame.columns)
+    label_options = ["(none)", *columns]
+    label_default = (spec.label if same and spec.label in columns else table.suggested_label)
+    with st.form(f"setup_columns_{digest[:12]}"):
+        label = st.selectbox("Label column (ground truth or outcome, if present)", label_options,
+                             index=label_options.index(label_default) if label_default in label_options else 0,
+                             help="Used to train a model in the app and to score models; never a feature.")
+        rows = []
+        for c in columns:
+            detected = "categorical" if c in table.categorical else "numeric"
+            if same:
+                use = "drop" if c in spec.drop else ("categorical" if spec.categorical and c in spec.categorical
+                                                     else "numeric")
+            else:
+                use = "drop" if c in table.suggested_drop else detected
+            rows.append({"column": str(c), "detected": detected, "use as": use,
+                         "notes": table.column_notes.get(c, ""),
+                         "example": str(frame[c].dropna().iloc[0]) if frame[c].notna().any() else ""})
+        edited = st.data_editor(
+            pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{digest[:12]}",
+            disabled=["column", "detected", "notes", "example"],
+            column_config={"use as": st.column_config.SelectboxColumn("use as", options=USE_AS, required=True,
+                                                                      help="Override the detected type, or drop "
+                                                                           "the column (e.g. ID-like columns)")})
+        has_nan = bool(frame.isna().any().any())
+        missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
+                           format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
+                           disabled=not has_nan, help="T-CREx needs a value in every cell.")
+        submitted = st.form_submit_button("Use this data", type="primary")
+    if not submitted:
+        return
+    use = dict(zip(edited["column"], edited["use as"]))
+    names = {str(c): c for c in columns}
+    label_col = None if label == "(none)" else label
+    drop = tuple(names[c] for c, u in use.items() if u == "drop" and names[c] != label_col)
+    categorical = tuple(names[c] for c, u in use.items() if u == "categorical" and names[c] != label_col)
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing)
+    try:
+        prepared = sources.prepare_frame(frame, new, table.categorical)
+    except InputProblem as exc:
+        st.error(f"**This data cannot be used yet.** {_cap(str(exc))}", icon=":material/error:")
+        return
+    current_model = state.model_spec()
+    if current_model is not None and current_model.kind == "upload":
+        model = current_model
+    elif label_col is not None:
+        model = ModelSpec("train", "xgboost")
+    else:
+        model = None
+    state.use_data(new, model)
+    st.session_state["setup_notice"] = ("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes
+                                                                else "") +
+                                        ("" if model else ". Now choose a model below."))
+    st.rerun()
+
+
+def model_section() -> None:
+    """Choose the model: bundled, trained in the app, uploaded, or a column of outputs."""
+    try:
+        data = state.active_data()
+    except InputProblem as exc:
+        st.error(_cap(str(exc)), icon=":material/error:")
+        return
+    spec = state.model_spec()
+    choices = [c for c in MODEL_CHOICES if c != "bundled" or (data.spec.kind == "sample" and data.spec.name == "loans")]
+    current = spec.kind if spec is not None and spec.kind in choices else ("train" if data.label_column else "upload")
+    if st.session_state.get("setup_model_choice") not in choices:
+        st.session_state["setup_model_choice"] = current
+    choice = st.radio("Model source", choices, format_func=MODEL_CHOICES.get, key="setup_model_choice",
+                      horizontal=True)
+    if choice == "bundled" and (spec is None or spec.kind != "bundled"):
+        state.use_model(ModelSpec("bundled"))
+        st.rerun()
+    elif choice == "train":
+        _train(data)
+    elif choice == "upload":
+        _upload_model(data)
+    elif choice == "column":
+        _column(data)
+    _model_status()
+
+
+def _train(data) -> None:
+    if not data.label_column:
+        st.warning("Training needs a label column: choose one in the data settings above (or upload a model).",
+                   icon=":material/warning:")
+        return
+    spec = state.model_spec()
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="setup_algorithm",
+                        index=list(ALGORITHMS).index(spec.name) if spec and spec.kind == "train"
+                        and spec.name in ALGORITHMS else 0)
+    st.caption(f"Trained on the {len(data.fit_index):,} fit rows to predict `{data.label_column}`; the score is "
+               f"measured on the {len(data.test_index):,} hold-out rows.")
+    if c2.button("Train", type="primary", width="stretch", key="setup_train"):
+        state.use_model(ModelSpec("train", algo))
+        st.rerun()
+
+
+def _upload_model(data) -> None:
+    types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
+    upload = st.file_uploader("Model file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
+                              key="setup_model_file",
+                              help="Loaded without running code: XGBoost's own format, skops with a fixed "
+                                   "allow-list of scikit-learn types, ONNX without custom operators. Pickle files "
+                                   "are refused unless the operator enables them.")
+    if state.allow_pickle():
+        st.warning("Pickle loading is enabled by the operator: a pickle file can run any code when loaded.",
+                   icon=":material/warning:")
+    if upload is None:
+        return
+    raw = upload.getvalue()
+    digest = state.remember_blob("model", upload.name, raw)
+    spec = state.model_spec()
+    if spec is None or spec.kind != "upload" or spec.digest != digest:
+        state.use_model(ModelSpec("upload", upload.name, digest))
+        st.rerun()
+
+
+def _column(data) -> None:
+    options = [c for c in data.frame.columns if c != data.label_column] + \
+        ([data.label_column] if data.label_column else [])
+    spec = state.model_spec()
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    col = c1.selectbox("Column holding the model's outputs", options, key="setup_output_column",
+                       index=options.index(spec.name) if spec and spec.kind == "column" and spec.name in options
+                       else 0)
+    st.info("Without a model, rules are fitted from this column alone: **their validity is estimated only on these "
+            "rows**, and edited individuals cannot be scored.", icon=":material/info:")
+    if c2.button("Use this column", type="primary", width="stretch", key="setup_use_column"):
+        state.use_model(ModelSpec("column", col))
+        st.rerun()
+
+
+def _model_status() -> None:
+    notice = st.session_state.pop("setup_notice", None)
+    if notice:
+        st.success(notice, icon=":material/check_circle:")
+    try:
+        ws = state.workspace()
+    except InputProblem as exc:
+        st.error(f"**The model cannot be used with this data.** {_cap(str(exc))}", icon=":material/error:")
+        return
+    except TCRExError as exc:
+        st.error(_cap(str(exc)), icon=":material/error:")
+        return
+    m = ws.model
+    score = "" if m.score is None else f" — {m.score_name}: **{m.score:.3f}**"
+    st.success(f"**{m.label}** ({m.task}){score}  \n{m.description}", icon=":material/check_circle:")
+    for note in m.notes:
+        st.info(note, icon=":material/info:")
+
+
+def active_data_summary() -> None:
+    """Column types of the data in use."""
+    try:
+        data = state.active_data()
+    except InputProblem:
+        return
+    for note in data.notes:
+        st.info(_cap(note), icon=":material/info:")
+    summary = pd.DataFrame({
+        "column": data.frame.columns,
+        "role": ["label" if c == data.label_column else "categorical feature" if c in data.categorical
+                 else "numeric feature" for c in data.frame.columns],
+        "dtype": [str(t) for t in data.frame.dtypes],
+        "distinct values": [int(data.frame[c].nunique()) for c in data.frame.columns],
+    })
+    st.dataframe(summary, hide_index=True, width="stretch")
+    st.caption(f"{data.n_rows:,} rows: {len(data.fit_index):,} fit rows (explainer and in-app training) and "
+               f"{len(data.test_index):,} test rows (hold-out). Content SHA-256 `{data.key[:16]}…`")
+
+
+def _cap(text: str) -> str:
+    text = text.strip()
+    return (text[0].upper() + text[1:]) if text else text

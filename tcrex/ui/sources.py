@@ -1,0 +1,472 @@
+"""Where the active data and model come from: samples, uploads, in-app training, a column of outputs.
+
+Everything here is plain data and pure functions (no widgets); :mod:`tcrex.ui.state` wraps them in Streamlit's
+caches and session state.  Uploaded bytes are parsed and loaded only through :mod:`tcrex.intake` (the safe
+loaders); nothing here unpickles anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from tcrex import datasets
+
+from .training import CLASSIFICATION, REGRESSION, TrainedModel, TrainingError, detect_label_task, train_model
+
+#: Share of rows held out as the "test split" (never used to fit the explainer or an in-app model).
+TEST_SHARE = 0.25
+#: Rows shown in tables of large data (the engine always uses every row).
+DISPLAY_ROWS = 1000
+
+SAMPLE_LABELS = {
+    "loans": "Loans sample",
+    "wine": "Wine sample (multi-class)",
+    "diabetes": "Diabetes sample (regression)",
+}
+
+
+class InputProblem(ValueError):
+    """Bad input the user can fix; the message says what to change (shown with st.error, never a traceback)."""
+
+
+def sha256(*parts: Any) -> str:
+    """SHA-256 over bytes (as is) and anything else (via ``repr``)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, (bytes, bytearray, memoryview)) else repr(p).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def frame_digest(frame: pd.DataFrame) -> str:
+    """A content hash of every cell, the column names and dtypes (not a sample)."""
+    values = pd.util.hash_pandas_object(frame, index=True).to_numpy()
+    return sha256(values.tobytes(), list(frame.columns), [str(t) for t in frame.dtypes])
+
+
+# --------------------------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class DataSpec:
+    """What the user chose as data (kept in session state; resolved by :func:`tcrex.ui.state.active_data`)."""
+
+    kind: str  # "sample" | "upload"
+    name: str  # sample name or file name
+    digest: str = ""  # SHA-256 of the uploaded bytes
+    label: str | None = None  # the label (ground-truth) column, if any
+    drop: tuple[str, ...] = ()
+    categorical: tuple[str, ...] | None = None  # None: detected
+    missing: str = "drop"  # how to treat rows with missing values
+
+
+@dataclass
+class ActiveData:
+    """The data set the dashboard works on."""
+
+    key: str  # content hash of the frame the engine sees
+    label: str  # short human name (sidebar)
+    description: str
+    frame: pd.DataFrame  # features (+ label column, + any other kept column)
+    label_column: str | None
+    categorical: tuple[str, ...]
+    numeric: tuple[str, ...]
+    fit_index: pd.Index
+    test_index: pd.Index
+    spec: DataSpec
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def features(self) -> list[str]:
+        return [c for c in self.frame.columns if c != self.label_column]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.frame.shape[0])
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.frame.shape[1])
+
+    # backwards-compatible name used by older pages
+    @property
+    def target(self) -> str | None:
+        return self.label_column
+
+
+def split_index(index: pd.Index, share: float = TEST_SHARE, seed: int = 0) -> tuple[pd.Index, pd.Index]:
+    """A fixed random split into fit rows and test rows (no test split below 40 rows)."""
+    n = len(index)
+    if n < 40:
+        return index, index[:0]
+    order = np.random.default_rng(seed).permutation(n)
+    n_test = int(round(n * share))
+    test = np.sort(order[:n_test])
+    fit = np.sort(order[n_test:])
+    return index[fit], index[test]
+
+
+def load_sample_frame(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
+    """``(frame with the label column last, label column, categorical columns)`` of a bundled sample."""
+    if name == "loans":
+        frame = datasets.load_bundled_loans()
+        return frame, datasets.LOANS_TARGET, tuple(datasets.LOANS_CATEGORICAL)
+    X, y = datasets.load_sample(name)
+    frame = X.copy()
+    frame[y.name] = y
+    return frame, str(y.name), ()
+
+
+def detect_categorical(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...]:
+    """Text, bool and category columns are categorical; everything else numeric (as the engine does)."""
+    out = []
+    for c in columns:
+        s = frame[c]
+        if (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s)
+                or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+            out.append(c)
+    return tuple(out)
+
+
+def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Sequence[str] = ()) -> ActiveData:
+    """Apply the user's choices (label, dropped columns, types, missing values) to a parsed table."""
+    notes: list[str] = []
+    frame = raw.drop(columns=[c for c in spec.drop if c in raw.columns])
+    if frame.shape[1] == 0:
+        raise InputProblem("every column was dropped; keep at least one feature column")
+    label = spec.label if spec.label in frame.columns else None
+    features = [c for c in frame.columns if c != label]
+    if not features:
+        raise InputProblem(f"the only column left is the label column {label!r}; the data needs feature columns")
+    categorical = tuple(c for c in (spec.categorical if spec.categorical is not None
+                                    else (detected_categorical or detect_categorical(frame, features)))
+                        if c in features)
+    numeric = tuple(c for c in features if c not in categorical)
+    frame = frame.copy()
+    for c in numeric:
+        if not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]):
+            converted = pd.to_numeric(frame[c], errors="coerce")
+            bad = int((converted.isna() & frame[c].notna()).sum())
+            if bad:
+                example = frame.loc[converted.isna() & frame[c].notna(), c].iloc[0]
+                raise InputProblem(f"column {c!r} is set to numeric but {bad} value(s) are not numbers "
+                                   f"(for example {example!r}); mark it categorical or drop it")
+            frame[c] = converted
+    for c in categorical:
+        if not (pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c])
+                or isinstance(frame[c].dtype, pd.CategoricalDtype)):
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    frame, note = apply_missing(frame, spec.missing)
+    if note:
+        notes.append(note)
+    if len(frame) < 10:
+        raise InputProblem(f"only {len(frame)} row(s) remain; T-CREx needs at least 10 rows (ideally hundreds)")
+    frame = frame.reset_index(drop=True)
+    fit_index, test_index = split_index(frame.index)
+    return ActiveData(key=frame_digest(frame), label="", description="", frame=frame, label_column=label,
+                      categorical=categorical, numeric=numeric, fit_index=fit_index, test_index=test_index,
+                      spec=spec, notes=notes)
+
+
+MISSING_STRATEGIES = {
+    "drop": "Drop rows with a missing value",
+    "impute": "Fill in: median (numbers) / most common value (categories)",
+}
+
+
+def apply_missing(frame: pd.DataFrame, strategy: str) -> tuple[pd.DataFrame, str]:
+    """Handle NaNs (through :func:`tcrex.intake.handle_missing` when available)."""
+    n_missing = int(frame.isna().sum().sum())
+    if n_missing == 0:
+        return frame, ""
+    intake = _intake()
+    if intake is not None and hasattr(intake, "handle_missing"):
+        try:
+            out, message = intake.handle_missing(frame, strategy)
+            return out, str(message or "")
+        except (TypeError, ValueError) as exc:
+            if not isinstance(exc, ValueError) or "strategy" not in str(exc).lower():
+                raise InputProblem(str(exc)) from None
+    if strategy == "impute":
+        out = frame.copy()
+        for c in out.columns:
+            if out[c].isna().any():
+                if pd.api.types.is_numeric_dtype(out[c]):
+                    out[c] = out[c].fillna(out[c].median())
+                else:
+                    mode = out[c].mode(dropna=True)
+                    out[c] = out[c].fillna(mode.iloc[0] if len(mode) else "missing")
+        return out, f"filled in {n_missing:,} missing value(s) (median / most common value)"
+    out = frame.dropna()
+    return out, f"dropped {len(frame) - len(out):,} row(s) with missing values ({n_missing:,} missing cells)"
+
+
+# --------------------------------------------------------------------------------------------- intake adapter
+def _intake():
+    try:
+        from tcrex import intake  # noqa: PLC0415  (written by another engineer; may not exist yet)
+    except ImportError:
+        return None
+    return intake
+
+
+@dataclass
+class TableFindings:
+    """A parsed upload and what the user should know about its columns."""
+
+    frame: pd.DataFrame
+    findings: list[str]  # human sentences
+    column_notes: dict[str, str]  # column -> short note (NaNs, ID-like, constant, ...)
+    suggested_drop: list[str]
+    suggested_label: str | None
+    categorical: list[str]
+
+
+def _get(obj, *names, default=None):
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if hasattr(obj, n):
+            return getattr(obj, n)
+    return default
+
+
+def read_table(data: bytes, filename: str) -> TableFindings:
+    """Parse an uploaded CSV or Parquet file and summarise its columns."""
+    intake = _intake()
+    if intake is None or not hasattr(intake, "read_table"):
+        raise InputProblem("the upload reader (tcrex.intake) is not installed; use a bundled sample")
+    try:
+        report = intake.read_table(data, filename)
+    except Exception as exc:  # noqa: BLE001 - intake reports bad files as exceptions; show the message
+        raise InputProblem(_message(exc, f"could not read {filename!r}")) from None
+    frame = _get(report, "frame", "df", "data", "table")
+    if not isinstance(frame, pd.DataFrame):
+        raise InputProblem(f"could not read a table from {filename!r}")
+    return summarise_table(frame, report)
+
+
+def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
+    findings: list[str] = []
+    notes: dict[str, list[str]] = {c: [] for c in frame.columns}
+    drop: list[str] = []
+    raw = _get(report, "findings", "issues", "warnings", default=[]) if report is not None else []
+    for f in raw or []:
+        text = _get(f, "message", "text", default=None) if not isinstance(f, str) else f
+        col = _get(f, "column", default=None) if not isinstance(f, str) else None
+        kind = str(_get(f, "kind", "code", "type", default="") or "") if not isinstance(f, str) else ""
+        if text:
+            findings.append(str(text))
+        if col in notes:
+            notes[col].append(kind.replace("_", " ") or str(text))
+            if any(k in kind.lower() for k in ("id", "constant")):
+                drop.append(col)
+    # our own quick checks (cheap, so they run whatever intake reported)
+    n = len(frame)
+    for c in frame.columns:
+        s = frame[c]
+        nan = int(s.isna().sum())
+        if nan and not any("nan" in x.lower() or "missing" in x.lower() for x in notes[c]):
+            notes[c].append(f"{nan:,} missing")
+        uniq = s.nunique(dropna=True)
+        if uniq <= 1 and "constant" not in " ".join(notes[c]):
+            notes[c].append("constant")
+            drop.append(c)
+        elif n >= 20 and uniq == n and not pd.api.types.is_float_dtype(s) and "id" not in " ".join(notes[c]).split():
+            notes[c].append("ID-like (every value unique)")
+            drop.append(c)
+        elif (not pd.api.types.is_numeric_dtype(s)) and uniq > 50 and uniq > 0.5 * n:
+            notes[c].append(f"high cardinality ({uniq:,} values)")
+    label = None
+    for cand in ("target", "label", "y", "class", "outcome", "approved", "income", "default"):
+        match = [c for c in frame.columns if str(c).lower() == cand]
+        if match:
+            label = match[0]
+            break
+    cat = list(detect_categorical(frame, list(frame.columns)))
+    return TableFindings(frame=frame, findings=findings, column_notes={c: "; ".join(dict.fromkeys(v))
+                                                                      for c, v in notes.items()},
+                         suggested_drop=list(dict.fromkeys(drop)), suggested_label=label, categorical=cat)
+
+
+def _message(exc: BaseException, fallback: str) -> str:
+    text = str(exc).strip()
+    return text if text else f"{fallback} ({type(exc).__name__})"
+
+
+# --------------------------------------------------------------------------------------------- models
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: str  # "bundled" | "upload" | "train" | "column"
+    name: str = ""  # file name, algorithm or column
+    digest: str = ""  # SHA-256 of uploaded bytes
+
+
+@dataclass
+class ActiveModel:
+    key: str
+    label: str
+    description: str
+    kind: str
+    task: str
+    predict: Callable[[pd.DataFrame], np.ndarray] | None
+    spec: ModelSpec
+    score: float | None = None
+    score_name: str = ""
+    output_column: str | None = None  # kind == "column"
+    classes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    model: Any = None  # the underlying object (read-only)
+
+
+def bundled_model_digest() -> str:
+    path = datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL
+    return sha256(path.read_bytes())
+
+
+def bundled_model(data: ActiveData) -> ActiveModel:
+    m = datasets.load_bundled_model()
+    missing = [f for f in m.feature_names if f not in data.frame.columns]
+    if missing:
+        raise InputProblem(f"the bundled loans model needs the column(s) {missing}, which this data does not have; "
+                           "train a model in the app or upload one that matches")
+    params = m.meta.get("params", {})
+    acc = None
+    if data.label_column and data.label_column == m.target:
+        acc = float(np.mean(m.predict(data.frame) == data.frame[data.label_column].to_numpy()))
+    return ActiveModel(key=bundled_model_digest(), label="Bundled XGBoost classifier",
+                       description=(f"{params.get('n_estimators', '?')} trees, at most "
+                                    f"{params.get('max_leaves', '?')} leaves each, trained on all rows of the "
+                                    "loans sample"),
+                       kind="bundled", task=CLASSIFICATION, predict=m.predict, spec=ModelSpec("bundled"),
+                       score=acc, score_name="accuracy on this data (training data: no hold-out)",
+                       classes=[int(c) for c in m.classes_], model=m)
+
+
+def trained_model(data: ActiveData, algorithm: str) -> ActiveModel:
+    if not data.label_column:
+        raise InputProblem("training needs a label column; choose it in the data settings above")
+    try:
+        m: TrainedModel = train_model(data.frame, data.features, data.label_column, data.categorical,
+                                      data.fit_index, data.test_index, algorithm)
+    except TrainingError as exc:
+        raise InputProblem(str(exc)) from None
+    return ActiveModel(key=sha256("train", data.key, algorithm, m.params), label=f"{m.describe()} trained in the app",
+                       description=(f"trained on {len(data.fit_index):,} fit rows to predict "
+                                    f"{data.label_column!r}; scored on {len(data.test_index):,} hold-out rows"),
+                       kind="train", task=m.task, predict=m.predict, spec=ModelSpec("train", algorithm),
+                       score=m.holdout_score, score_name=m.score_name,
+                       classes=[] if m.classes_ is None else list(m.classes_), model=m)
+
+
+def column_model(data: ActiveData, column: str) -> ActiveModel:
+    if column not in data.frame.columns:
+        raise InputProblem(f"column {column!r} is not in the data")
+    y = data.frame[column]
+    if y.isna().any():
+        raise InputProblem(f"the output column {column!r} has {int(y.isna().sum())} missing value(s); "
+                           "every row needs a model output")
+    task = detect_label_task(y)
+    if task == CLASSIFICATION and y.nunique() < 2:
+        raise InputProblem(f"the output column {column!r} holds a single value ({y.iloc[0]!r}); there is no other "
+                           "outcome to explain — choose the column of model outputs")
+    values = y.to_numpy()
+    return ActiveModel(key=sha256("column", column, pd.util.hash_pandas_object(y, index=False).to_numpy().tobytes()),
+                       label=f"Model outputs from column {column!r}",
+                       description=("no model: rules are fitted from this column of outputs, so their validity is "
+                                    "estimated only on these rows; edited individuals cannot be scored"),
+                       kind="column", task=task, predict=None, spec=ModelSpec("column", column),
+                       output_column=column, classes=sorted(pd.unique(values).tolist(), key=str)
+                       if task == CLASSIFICATION else [],
+                       notes=["Validity is estimated only on the rows of this data (no model to query)."])
+
+
+def allow_pickle_setting(secrets: Any = None) -> bool:
+    """The operator's pickle switch: env ``TCREX_ALLOW_PICKLE=1`` or ``allow_pickle = true`` in secrets."""
+    if os.environ.get("TCREX_ALLOW_PICKLE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    try:
+        value = secrets.get("allow_pickle", False) if secrets is not None else False
+    except Exception:  # noqa: BLE001 - no secrets file: the default (off)
+        return False
+    return value is True or str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: bool) -> ActiveModel:
+    """Load an uploaded model through :mod:`tcrex.intake` and check it against the data."""
+    intake = _intake()
+    if intake is None or not hasattr(intake, "load_model"):
+        raise InputProblem("the safe model loader (tcrex.intake) is not installed; train a model in the app")
+    try:
+        loaded = intake.load_model(blob, filename, allow_pickle=allow_pickle)
+    except Exception as exc:  # noqa: BLE001 - every loader failure is the user's file: show the message
+        raise InputProblem(_message(exc, f"could not load the model {filename!r}")) from None
+    X = data.frame[data.features]
+    check = getattr(intake, "check_compatibility", None)
+    notes: list[str] = []
+    if check is not None:
+        try:
+            result = check(loaded, X)
+        except Exception as exc:  # noqa: BLE001
+            raise InputProblem(_message(exc, "the model does not match the data")) from None
+        problems = _problems(result)
+        if problems:
+            raise InputProblem("the model does not match the data: " + "; ".join(problems))
+        notes += [str(w) for w in (_get(result, "warnings", default=[]) or [])]
+    predict = _get(loaded, "predict")
+    try:
+        y = np.asarray(predict(X.iloc[: min(len(X), 50)]))
+    except Exception as exc:  # noqa: BLE001
+        raise InputProblem("the model failed to predict on the data: " + _message(exc, "") +
+                           "; check that its feature names, order and types match the columns") from None
+    if y.ndim != 1:
+        raise InputProblem(f"the model returns an array of shape {y.shape}; it must return one output per row")
+    task = _get(loaded, "task", default=None) or detect_label_task(pd.Series(y))
+    task = REGRESSION if str(task).startswith("reg") else CLASSIFICATION
+    classes = list(_get(loaded, "classes", "classes_", default=[]) or [])
+    kind = str(_get(loaded, "kind", default="model"))
+    score, score_name = None, ""
+    if data.label_column:
+        try:
+            pred = np.asarray(predict(data.frame.loc[data.test_index if len(data.test_index) else data.fit_index,
+                                                     data.features]))
+            truth = data.frame.loc[data.test_index if len(data.test_index) else data.fit_index,
+                                   data.label_column].to_numpy()
+            if task == CLASSIFICATION:
+                score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), "accuracy on the test split"
+            else:
+                truth = truth.astype(float)
+                score = 1 - float(np.sum((truth - pred) ** 2)) / (float(np.sum((truth - truth.mean()) ** 2)) or 1.0)
+                score_name = "R² on the test split"
+        except Exception:  # noqa: BLE001 - the score is informative only
+            pass
+    if kind.lower() == "pickle":
+        notes.append("Loaded with pickle because the operator enabled it; only load files you trust.")
+    description = str(_get(loaded, "description", default="") or f"{kind} model, {task}")
+    return ActiveModel(key=sha256("upload", sha256(blob)), label=f"Uploaded model {filename!r}",
+                       description=description, kind="upload", task=task, predict=predict,
+                       spec=ModelSpec("upload", filename, sha256(blob)), score=score, score_name=score_name,
+                       classes=classes, notes=notes, model=loaded)
+
+
+def _problems(result: Any) -> list[str]:
+    """Mismatch messages from ``intake.check_compatibility`` (whatever shape it returns)."""
+    if result is None or result is True:
+        return []
+    if result is False:
+        return ["the model's inputs do not match the data's columns"]
+    if isinstance(result, str):
+        return [result]
+    if isinstance(result, (list, tuple)):
+        return [str(_get(r, "message", default=r)) for r in result]
+    ok = _get(result, "ok", "compatible", default=None)
+    probs = _get(result, "problems", "errors", "mismatches", default=None)
+    if probs:
+        return [str(_get(p, "message", default=p)) for p in probs]
+    if ok is False:
+        return [str(_get(result, "message", "summary", default="the model's inputs do not match the data"))]
+    return []
