@@ -94,8 +94,10 @@ def default_targets(task: str, y: np.ndarray, classes: list) -> list[Target]:
         if len(classes) == 2:
             return [Target(classes=(classes[1],)), Target(classes=(classes[0],))]
         return [Target(classes=tuple(c for c in classes if c != k)) for k in classes]
-    # the mean in extended precision: outputs near the float maximum must not overflow to inf
-    return split_targets(float(np.mean(np.asarray(y, dtype=np.longdouble))))
+    mean = float(np.mean(y))
+    if not np.isfinite(mean):  # outputs near the float maximum: the sum overflowed, so average in extended precision
+        mean = float(np.mean(np.asarray(y, dtype=np.longdouble)))
+    return split_targets(mean)
 
 
 def split_targets(threshold: float) -> list[Target]:
