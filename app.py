@@ -29,10 +29,14 @@ page = st.navigation(
             st.Page(PAGES / "change_keep.py", title="Change & keep", icon=":material/bar_chart:"),
             st.Page(PAGES / "individual.py", title="Individual", icon=":material/person_search:"),
         ],
+        "Audit": [
+            st.Page(PAGES / "audit.py", title="Subgroup audit", icon=":material/balance:"),
+        ],
         "Share": [
             st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
         ],
     }
 )
 state.render_sidebar()
+state.pickle_banner()
 page.run()

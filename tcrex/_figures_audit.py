@@ -44,9 +44,13 @@ def _is_share(metric: str) -> bool:
     return metric not in METRICS or METRICS[metric][2] == "share"
 
 
-def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(template="plotly_white", font=FONT, height=height, margin=dict(l=10, r=10, t=60, b=40),
-                      title=dict(text=title, x=0.01, xanchor="left"))
+def _layout(fig: go.Figure, title: str, height: int, subtitle: str | None = None) -> go.Figure:
+    """Shared look; a ``subtitle`` goes on its own smaller line, so long titles fit narrow dashboard columns."""
+    spec = dict(text=title, x=0.01, xanchor="left")
+    if subtitle:
+        spec["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
+    fig.update_layout(template="plotly_white", font=FONT, height=height,
+                      margin=dict(l=10, r=10, t=80 if subtitle else 60, b=40), title=spec)
     return fig
 
 
@@ -92,8 +96,8 @@ def group_comparison_bars(result: AuditResult, metric: str = "recourse_share") -
     fig.update_yaxes(title_text=BAR_METRICS[metric], tickformat=".0%" if _is_share(metric) else None,
                      rangemode="tozero")
     conf = f"{result.confidence * 100:g}%"
-    sub = f" ({conf} bootstrap intervals; grey: reference)" if metric in METRICS else ""
-    return _layout(fig, f"{BAR_METRICS[metric].capitalize()} by {_safe(result.group_column)}{sub}", 420)
+    sub = f"{conf} bootstrap intervals; grey: reference" if metric in METRICS else None
+    return _layout(fig, f"{BAR_METRICS[metric].capitalize()} by {_safe(result.group_column)}", 420, sub)
 
 
 # ---------------------------------------------------------------------------------------------------- forest

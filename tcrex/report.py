@@ -113,9 +113,34 @@ def _slug(prefix: str, i: int) -> str:
     return f"{prefix}-{i}"
 
 
+AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
+                 "recourse_share": "share with recourse", "n_no_rule": "no valid rule",
+                 "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes",
+                 "mean_distance": "mean distance", "mean_feasibility": "mean feasibility",
+                 "mean_accuracy": "mean accuracy", "small_group": "small group", "is_reference": "reference"}
+
+
+def _audit_html(result, title: str | None, include_plotlyjs: bool) -> str:
+    """Findings, per-group table and gap forest plot of a subgroup audit."""
+    from ._figures_audit import gap_forest_plot
+
+    head = f'<p class="meta">{_e(title)}</p>' if title else ""
+    items = "".join(f"<li>{_e(s)}</li>" for s in result.findings())
+    table = result.table()
+    table = table[[c for c in AUDIT_COLUMNS if c in table.columns]].rename(columns=AUDIT_COLUMNS)
+    fig = gap_forest_plot(result)
+    div = fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False, div_id="audit-forest",
+                      config={"displaylogo": False, "responsive": True})
+    gaps = result.gaps()
+    note = (f"{int(gaps['significant'].sum()) if len(gaps) else 0} clear gap(s) at the {result.confidence:.0%} "
+            f"level ({result.n_boot} bootstrap resamples; reference: {result.reference_display}).")
+    return (f"{head}<h3>Findings</h3><ul>{items}</ul><p class=\"note\">{_e(note)}</p>"
+            f"<h3>Per group</h3>{_table(table)}<div class=\"figure\"><h3>Gaps from the reference group</h3>{div}</div>")
+
+
 def build_report(ex, *, title: str, data_description: str, data_fingerprint: str, model_description: str,
                  model_fingerprint: str, params: dict, figures: dict, tables: dict, dot: dict | None = None,
-                 generated_at: datetime | None = None) -> str:
+                 generated_at: datetime | None = None, audit=None, audit_title: str | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer and the figures and tables chosen.
 
     Sections: header (title, date, data and model with their SHA-256 fingerprints), parameters (``params`` and the
@@ -123,6 +148,10 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     when it is a tree, plus its DOT text; ``dot=None`` draws every target's tree, ``dot={}`` none), the rules and
     metarules tables, ``figures`` (plotly figures; plotly.js is embedded once so the file works offline) and
     ``tables`` (DataFrames, first 500 rows). ``generated_at`` defaults to now (UTC).
+
+    The parameters always list the explainer's actionability constraints ("none" when every feature is free).
+    ``audit`` (a :class:`tcrex.audit.AuditResult`) adds a "Subgroup audit" section: ``audit_title`` (what was
+    audited), the plain-language findings, the per-group table and the gap forest plot.
     """
     ex._require_fitted()
     when = generated_at or datetime.now(timezone.utc)
@@ -142,6 +171,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
     settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
                      "features": len(ex.schema_.names)})
+    constraints = getattr(ex, "constraints_", None)
+    settings["constraints"] = "none" if constraints is None else constraints.describe()
     section("parameters", "Parameters",
             (_kv(params.items()) if params else '<p class="note">none given</p>')
             + "<h3>Explainer settings</h3>" + _kv(settings.items()))
@@ -170,6 +201,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
             first = False
             parts.append(f'<div class="figure"><h3>{_e(name)}</h3>{div}</div>')
         section("figures", "Figures", "".join(parts))
+    plotly_embedded = bool(figures)
+    if audit is not None:
+        section("audit", "Subgroup audit", _audit_html(audit, audit_title, include_plotlyjs=not plotly_embedded))
     if tables:
         section("tables", "Tables", "".join(f'<div class="figure" id="{_slug("table", i)}"><h3>{_e(name)}</h3>'
                                             f"{_table(df)}</div>" for i, (name, df) in enumerate(tables.items())))

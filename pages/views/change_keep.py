@@ -14,12 +14,16 @@ explanations = result.explanations.loc[pop.index]
 actions = result.actions(ws).loc[pop.index]
 
 m = analysis.population_metrics(explanations)
-cols = st.columns(5)
+blocked = m["no_actionable_rule"] or state.constraints_summary(result) != "none"
+cols = st.columns(6 if blocked else 5)
 cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
 cols[1].metric("Need a change", f"{m['need_change']:,}")
 cols[2].metric("Already in target", f"{m['already_in_target']:,}")
 cols[3].metric("No valid rule", f"{m['no_rule']:,}")
 cols[4].metric("Mean changes", "–" if m["mean_changes"] != m["mean_changes"] else f"{m['mean_changes']:.2f}")
+if blocked:
+    cols[5].metric("No actionable rule", f"{m['no_actionable_rule']:,}",
+                   help="Every rule would need a change the constraints forbid")
 
 if m["rows"]:
     left, right = st.columns(2)

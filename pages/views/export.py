@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from tcrex.ui import exports
+from tcrex.ui import auditing, exports
 from tcrex.ui import state
 
 st.title("Export")
@@ -21,10 +21,10 @@ with cols[1]:
     st.download_button("Download CSV", data=exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
                        mime="text/csv", icon=":material/table:", key="dl_csv")
 with cols[2]:
-    st.markdown("**Report (HTML)**  \nData and model fingerprints, parameters, date, rules, metarules and the "
-                "figures of this dashboard.")
+    st.markdown("**Report (HTML)**  \nData and model fingerprints, parameters and constraints, date, rules, "
+                "metarules, the figures of this dashboard and, once you have run one, the subgroup audit.")
     st.download_button("Download report", data=exports.html_report(ws, result), file_name="tcrex-report.html",
                        mime="text/html", icon=":material/description:", key="dl_html")
 
 st.subheader("What the report records")
-st.dataframe(exports.provenance_table(ws, result), hide_index=True, width="stretch")
+st.dataframe(exports.provenance_table(ws, result, auditing.last_audit(result)), hide_index=True, width="stretch")

@@ -26,6 +26,11 @@ cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
 
+n_blocked = int((result.explanations["status"].astype(str) == "no_actionable_rule").sum())
+if n_blocked:
+    st.warning(f"Under the constraints, **{n_blocked:,} of {ws.data.n_rows:,} rows have no actionable rule**: "
+               "every rule would need a change the constraints forbid.", icon=":material/block:")
+
 st.subheader(f"{ws.data.label} · {ws.model.label}")
 st.caption(ws.data.description)
 ui.chart("rules_overview", ex, height=420)
@@ -38,6 +43,7 @@ links[2].page_link("pages/views/change_keep.py", label="What must change, per gr
 links[0].page_link("pages/views/individual.py", label="One individual's recourse", icon=":material/person_search:")
 links[1].page_link("pages/views/data_model.py", label="Upload data or a model", icon=":material/dataset:")
 links[2].page_link("pages/views/export.py", label="Download rules and a report", icon=":material/download:")
+links[0].page_link("pages/views/audit.py", label="Audit recourse by group", icon=":material/balance:")
 
 with st.expander(f"The data ({ws.data.n_rows:,} rows; first {min(ws.data.n_rows, ui.MAX_TABLE_ROWS):,} shown)"):
     st.dataframe(ws.data.frame.head(ui.MAX_TABLE_ROWS), hide_index=True, height=300)

@@ -19,9 +19,11 @@ if exp is not None:
         ui.chart("individual_table", exp, ind.values)
     with right:
         ui.rule_and_metarule(exp)
-    if exp.alternatives:
+    if exp.status == "no_actionable_rule":
+        ui.no_actionable_alternatives(exp)
+    elif exp.alternatives:
         st.subheader("Metacounterfactuals")
         st.caption("The nearest other metarules: if this individual's features were slightly different, which "
                    "recourse would the rules recommend instead?")
-        ui.chart("metacounterfactual_figure", exp, height=360)
+        ui.chart("metacounterfactual_figure", exp)  # its height follows its number of alternatives
         ui.chart("metacounterfactual_table", exp)

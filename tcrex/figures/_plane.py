@@ -314,7 +314,7 @@ def _metarule_shapes(ex, target, ax, ay, row) -> tuple[list, list]:
                 shapes.append(dict(type="rect", xref="x", yref="y", x0=x0, x1=x1, y0=y0, y1=y1, layer="below",
                                    fillcolor=rgba(color, META_ALPHA), line=dict(width=1, color=rgba(color, 0.7),
                                                                                 dash="dot"),
-                                   name=f"metarule {m} (rule {r})"))
+                                   name=f"metarule {m} (rule {r})" if r >= 0 else f"metarule {m} (no actionable rule)"))
                 area = (x1 - x0) / (ax.hi - ax.lo) * (y1 - y0) / (ay.hi - ay.lo)
                 if area > best.get(m, (0,))[0]:
                     best[m] = (area, x0, y1, r)

@@ -30,9 +30,12 @@ NEUTRAL = "#BBBBBB"
 EMPTY_FILL = "#EEEEEE"
 EMPTY_LINE = "#999999"
 STATUS_COLORS = {"ok": "#0072B2", "already_in_rule": "#56B4E9", "already_in_target": "#999999",
-                 "no_rule": "#D55E00"}
+                 "no_rule": "#D55E00", "no_actionable_rule": "#CC79A7"}
 STATUS_LABELS = {"ok": "needs changes", "already_in_rule": "already inside its rule",
-                 "already_in_target": "already in the target", "no_rule": "no valid rule"}
+                 "already_in_target": "already in the target", "no_rule": "no valid rule",
+                 "no_actionable_rule": "no actionable rule"}
+#: Colour of metarules whose cells have no rule the constraints allow (rule id -1).
+NO_ACTION_COLOR = "#7F7F7F"
 FONT = dict(family="Arial, Helvetica, sans-serif", size=15)
 TEMPLATE = "plotly_white"
 
@@ -63,12 +66,18 @@ def rule_colors(n: int) -> list[str]:
 
 def rule_color(target: int, rule: int) -> str:
     """The colour of rule ``rule`` of target ``target`` in every figure (keyed by the rule id; targets are told
-    apart by marker symbol where several appear together)."""
+    apart by marker symbol where several appear together). Rule ``-1`` (no actionable rule under the constraints)
+    is grey."""
+    if int(rule) < 0:
+        return NO_ACTION_COLOR
     return rule_colors(int(rule) + 1)[int(rule)]
 
 
 def rule_dash(target: int, rule: int) -> str:
-    """Line dash of a rule's outline: solid for the first seven rules, then dashed, dotted, ..."""
+    """Line dash of a rule's outline: solid for the first seven rules, then dashed, dotted, ... (rule ``-1``, no
+    actionable rule: dotted)."""
+    if int(rule) < 0:
+        return "dot"
     return DASHES[(int(rule) // len(RULE_PALETTE)) % len(DASHES)]
 
 
@@ -169,16 +178,32 @@ def population_counts(ex, target: int, population: pd.DataFrame | None) -> tuple
     return counts, info
 
 
-def base_layout(fig, title: str | None = None, notes=None, **kwargs):
+#: Height of one row of a legend placed above the plot (``legend_top``), in pixels.
+LEGEND_ROW = 30
+
+
+def base_layout(fig, title: str | None = None, notes=None, *, legend_top: bool = False, wrap_width: int = 95,
+                **kwargs):
     """Shared look: white template, large type, a left-aligned title and a grey subtitle of ``notes`` (already
-    escaped strings, joined with " · " and wrapped); the top margin grows with the lines."""
-    lines = wrap(" · ".join(notes), 130) if notes else []
+    escaped strings, joined with " · " and wrapped); the top margin grows with the lines.
+
+    The title is pinned to the top of the figure, so the title, the subtitle and the plot never overlap whatever
+    height the figure is drawn at. ``legend_top`` puts a horizontal legend in its own row between the subtitle and
+    the plot (for figures drawn in narrow columns, where a legend on the right squeezes the plot)."""
+    lines = wrap(" · ".join(notes), wrap_width) if notes else []  # 95 characters fit a 2/3-width column
     n_title = title.count("<br>") + 1 if title else 0
-    top = 40 + 28 * n_title + 20 * len(lines) + (8 if lines else 0)
+    n_items = sum(1 for t in fig.data if t.name and t.showlegend is not False)
+    legend_rows = (1 + (n_items > 3)) if legend_top else 0  # a narrow column wraps more than three entries
+    top = 40 + 28 * n_title + 20 * len(lines) + (8 if lines else 0) + LEGEND_ROW * legend_rows
     margin = {**dict(l=60, r=30, t=top, b=60), **kwargs.pop("margin", {})}
+    if legend_top:
+        kwargs["legend"] = {**dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom",
+                                   traceorder="normal"), **kwargs.get("legend", {}),
+                            **dict(orientation="h", y=1.0, yanchor="bottom", yref="paper")}
     title_spec = None
     if title:
-        title_spec = dict(text=title, x=0.01, xanchor="left", font=dict(size=18))
+        title_spec = dict(text=title, x=0.01, xanchor="left", y=1.0, yref="container", yanchor="top",
+                          pad=dict(t=14), font=dict(size=18))
         if lines:
             title_spec["subtitle"] = dict(text="<br>".join(lines), font=dict(size=13, color="#555555"))
     fig.update_layout(template=TEMPLATE, font=FONT, title=title_spec, margin=margin, **kwargs)

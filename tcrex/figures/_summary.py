@@ -54,12 +54,13 @@ def change_keep_bars(actions: pd.DataFrame, *, stacked: bool = False, max_featur
     if used.empty:
         fig.add_annotation(text="No one here has a rule", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     head = esc(title) if title is not None else "What the recourse asks: change or keep, per feature"
-    height = max(320, 130 + (26 if stacked else 44) * len(shown))
-    base_layout(fig, head, [esc(n) for n in notes], height=height,
+    height = max(320, 160 + (26 if stacked else 44) * len(shown))
+    top = int((shown["change"] + shown["keep"]).max() if stacked else shown[["change", "keep"]].max().max()) \
+        if len(shown) else 1
+    base_layout(fig, head, [esc(n) for n in notes], legend_top=True, wrap_width=60, height=height,
                 barmode="stack" if stacked else "group",
                 yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None),
-                xaxis=dict(title=dict(text="number of individuals"), rangemode="tozero"),
-                legend=dict(x=1.01, y=1, traceorder="normal"),
+                xaxis=dict(title=dict(text="number of individuals"), range=[0, max(top, 1) * 1.14]),
                 bargap=0.25)
     fig.update_layout(meta={"kind": "change_keep_bars", "n_rows": n_rows})
     return fig
@@ -75,7 +76,9 @@ def changes_histogram(explanations: pd.DataFrame, *, title: str | None = None) -
     with_rule = np.isin(status, ["ok", "already_in_rule"])
     top = int(changes[with_rule].max()) if with_rule.any() else 1
     cats = [str(k) for k in range(0, max(top, 1) + 1)]
-    extra = ["already in target", "no valid rule"]
+    extra = ["already<br>in target", "no valid<br>rule"]  # two lines: no slanted tick labels
+    if (status == "no_actionable_rule").any():  # only under actionability constraints
+        extra.append("no actionable<br>rule")
     fig = go.Figure()
     for st in ("ok", "already_in_rule"):
         sel = status == st
@@ -85,23 +88,30 @@ def changes_histogram(explanations: pd.DataFrame, *, title: str | None = None) -
         fig.add_trace(go.Bar(x=cats, y=counts.tolist(), name=STATUS_LABELS[st], marker_color=STATUS_COLORS[st],
                              text=[str(c) if c else "" for c in counts], textposition="outside", cliponaxis=False,
                              meta={"kind": "changes", "status": st}))
-    for st, label in (("already_in_target", extra[0]), ("no_rule", extra[1])):
+    for st, label in zip(("already_in_target", "no_rule", "no_actionable_rule"), extra):
         n = int((status == st).sum())
         fig.add_trace(go.Bar(x=[label], y=[n], name=STATUS_LABELS[st], marker_color=STATUS_COLORS[st],
-                             marker_pattern_shape="x" if st == "no_rule" else "", text=[str(n)],
+                             marker_pattern_shape="" if st == "already_in_target" else "x", text=[str(n)],
                              textposition="outside", cliponaxis=False, meta={"kind": "status", "status": st}))
     n_rule = int(with_rule.sum())
     mean = float(changes[with_rule].mean()) if n_rule else float("nan")
     sub = f"{len(explanations)} individual(s); {n_rule} with a rule" + (f", {mean:.2f} changes on average"
                                                                         if n_rule else "")
     head = esc(title) if title is not None else "Number of feature changes per individual"
-    base_layout(fig, head, [esc(sub)], height=440, barmode="stack",
-                xaxis=dict(type="category", categoryorder="array", categoryarray=cats + extra,
+    tallest = max([int(np.bincount(changes[with_rule]).max()) if with_rule.any() else 0]
+                  + [int((status == s).sum()) for s in ("already_in_target", "no_rule", "no_actionable_rule")])
+    base_layout(fig, head, [esc(sub)], legend_top=True, wrap_width=60, height=460, barmode="stack",
+                xaxis=dict(type="category", categoryorder="array", categoryarray=cats + extra, tickangle=0,
                            title=dict(text="features to change")),
-                yaxis=dict(title=dict(text="individuals"), rangemode="tozero"),
-                legend=dict(x=1.01, y=1, traceorder="normal"))
+                yaxis=dict(title=dict(text="individuals"), range=[0, max(tallest, 1) * 1.15]))
     fig.update_layout(meta={"kind": "changes_histogram", "n_rows": int(len(explanations))})
     return fig
+
+
+def _label_color(fill: str) -> str:
+    """Black or white text, whichever reads better on ``fill`` (``#RRGGBB``)."""
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#111111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#FFFFFF"
 
 
 def rules_overview(ex, target: int | None = None, *, title: str | None = None) -> go.Figure:
@@ -121,8 +131,10 @@ def rules_overview(ex, target: int | None = None, *, title: str | None = None) -
                  f"{int(r.n_metarules)} metarule(s)" for r in part.itertuples()]
         fig.add_trace(go.Scatter(
             x=part.feasibility.tolist(), y=part.accuracy.tolist(), mode="markers+text",
-            text=[f"R{int(r)}" for r in part.rule], textposition="top center",
-            marker=dict(size=[14 + 6 * min(int(m), 8) for m in part.n_metarules],
+            # labels inside the markers, so labels of neighbouring rules never collide
+            text=[f"R{int(r)}" for r in part.rule], textposition="middle center",
+            textfont=dict(size=12, color=[_label_color(rule_color(t, int(r))) for r in part.rule]), cliponaxis=False,
+            marker=dict(size=[22 + 6 * min(int(m), 8) for m in part.n_metarules],
                         color=[rule_color(t, int(r)) for r in part.rule],
                         symbol=TARGET_SYMBOLS[t % len(TARGET_SYMBOLS)],
                         line=dict(color="#333333", width=1), opacity=0.9),
@@ -143,8 +155,8 @@ def rules_overview(ex, target: int | None = None, *, title: str | None = None) -
     head = esc(title) if title is not None else "Rules: accuracy vs feasibility"
     base_layout(fig, head, ["marker size: number of metarules using the rule; symbol: target"], height=480,
                 xaxis=dict(title=dict(text="feasibility (share of fit rows in the rule)"), rangemode="tozero"),
-                yaxis=dict(title=dict(text="accuracy (share reaching the target)"),
-                           range=[acc_lo - 0.05 * (1.0 - acc_lo + 0.02), 1.0 + 0.03]),
+                yaxis=dict(title=dict(text="accuracy<br>(share reaching the target)"),
+                           range=[acc_lo - 0.15 * (1.0 - acc_lo + 0.02), 1.0 + 0.03]),
                 legend=dict(orientation="h", x=0, y=-0.2))
     if rules.empty:
         fig.add_annotation(text="No valid rules", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)

@@ -88,7 +88,7 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
         sel = [k for k, rr in enumerate(rules) if rr == r]
         fig.add_trace(go.Bar(
             y=[labels[k] for k in sel], x=[change_n[k] for k in sel], orientation="h", offsetgroup="changes",
-            name=f"changes needed there (rule {r})", marker=dict(color=rule_color(t, r), line=dict(color="#333333",
+            name=f"changes needed there (rule {r})" if r >= 0 else "no actionable rule there", marker=dict(color=rule_color(t, r), line=dict(color="#333333",
                                                                                                    width=1)),
             text=[f"{change_n[k]}" + ("" if k == 0 else f" ({change_n[k] - exp.n_changes:+d})") for k in sel],
             textposition="outside", cliponaxis=False, hovertext=[hover[k] for k in sel], hoverinfo="text",
@@ -97,11 +97,11 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
     head = esc(title) if title is not None else "Metacounterfactuals: if you were different, the recourse would be"
     note = "no alternative metarule (every metarule uses this rule)" if not exp.alternatives else \
         "nearest alternatives first; hover a bar for the recourse"
-    base_layout(fig, head, [esc(note)], height=max(320, 190 + 70 * len(labels)),
+    rows = sum(max(lab.count("<br>") + 1, 2) for lab in labels)  # a row holds two bars or its label's lines
+    base_layout(fig, head, [esc(note)], legend_top=True, height=210 + 26 * rows + 14 * len(labels),
                 barmode="group", yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels),
                 xaxis=dict(title=dict(text="number of features (dashed: changes needed now)"), dtick=1,
                            rangemode="tozero", range=[0, max(meta_n + change_n) + 0.6]),
-                legend=dict(orientation="h", x=0, y=-0.18, yanchor="top", traceorder="normal"),
-                hoverlabel=dict(align="left"))
+                hoverlabel=dict(align="left"), bargap=0.3)
     fig.update_layout(margin=dict(l=20), meta={"kind": "metacounterfactual_figure"})
     return fig

@@ -93,7 +93,18 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
             return
         if "metarule" in node:
             m, r = node["metarule"], node["rule"]
-            rrow, mrow = rules.loc[r], metas.loc[m]
+            mrow = metas.loc[m]
+            color = rule_color(target, r)
+            if r is None or r < 0:  # constraints forbid every rule here
+                lines = [("b", f"Metarule {m} → no actionable rule")]
+                lines += [("", s) for s in wrap(mrow["text"], max_label)]
+                if here is not None:
+                    lines.append(("b", f"{here} here"))
+                graph.nodes.append(_Node(nid, "leaf", lines, color, tint(color, 0.75), dashed=True,
+                                         tooltip=f"If {mrow['conditions']}: no rule the constraints allow",
+                                         meta={"metarule": m, "rule": -1, "here": here}))
+                return
+            rrow = rules.loc[r]
             lines = [("b", f"Metarule {m} → rule {r}")]
             lines += [("", s) for s in wrap(mrow["text"], max_label)]
             lines.append(("i", f"accuracy {rrow['accuracy']:.2f} · feasibility {rrow['feasibility']:.2f}"))
@@ -101,7 +112,6 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
                                f"{_plural(int(node['sparsity']), 'change')}"))
             if here is not None:
                 lines.append(("b", f"{here} here"))
-            color = rule_color(target, r)
             graph.nodes.append(_Node(nid, "leaf", lines, color, tint(color, 0.6),
                                      dashed=rule_dash(target, r) != "solid",
                                      tooltip=f"If {mrow['conditions']}: rule {r} ({rrow['conditions']})",
@@ -208,8 +218,13 @@ def metarule_icicle(ex, target: int = 0, population=None) -> go.Figure:
         values.append(value(node))
         if "metarule" in node:
             m, r = node["metarule"], node["rule"]
-            labels.append(f"{esc(label)}<br><b>M{m} → rule {r}</b>")
             colors.append(rule_color(target, r))
+            if r is None or r < 0:  # constraints forbid every rule here
+                labels.append(f"{esc(label)}<br><b>M{m}: no actionable rule</b>")
+                hover.append(f"<b>Metarule {m}: no actionable rule</b><br>If {esc(metas.loc[m, 'conditions'])}:"
+                             f"<br>{esc(metas.loc[m, 'text'])}")
+                return
+            labels.append(f"{esc(label)}<br><b>M{m} → rule {r}</b>")
             rr = rules.loc[r]
             hover.append(f"<b>Metarule {m} → rule {r}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "

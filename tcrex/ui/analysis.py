@@ -16,6 +16,7 @@ def population_metrics(explanations: pd.DataFrame) -> dict:
         "need_change": int((status == "ok").sum()),
         "already_in_target": int((status == "already_in_target").sum()),
         "no_rule": int((status == "no_rule").sum()),
+        "no_actionable_rule": int((status == "no_actionable_rule").sum()),
         "mean_changes": float(changes[need].mean()) if need.any() else float("nan"),
     }
 
@@ -23,7 +24,7 @@ def population_metrics(explanations: pd.DataFrame) -> dict:
 def subgroup_table(explanations: pd.DataFrame, actions: pd.DataFrame, groups: pd.Series,
                    max_groups: int = 20) -> pd.DataFrame:
     """Recourse per subgroup: how many rows, how many need a change, the mean and worst number of changes, how
-    many have no valid rule, and the feature most often to change."""
+    many have no valid rule or no actionable rule (under constraints), and the feature most often to change."""
     groups = groups.loc[explanations.index]
     status = explanations["status"].astype(str)
     changes = pd.to_numeric(explanations["changes"], errors="coerce").fillna(0)
@@ -44,6 +45,7 @@ def subgroup_table(explanations: pd.DataFrame, actions: pd.DataFrame, groups: pd
             "mean changes (if any)": float(changes[m][need.to_numpy()].mean()) if need.any() else np.nan,
             "most changes": int(changes[m].max()) if m.any() else 0,
             "no valid rule": int((st_g == "no_rule").sum()),
+            "no actionable rule": int((st_g == "no_actionable_rule").sum()),
             "most often changed": most,
         })
     return pd.DataFrame(rows)

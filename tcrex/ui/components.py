@@ -60,13 +60,29 @@ def chart(builder: str, *args, height: int | None = None, key: str | None = None
         st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
         return None
     if legend_below and hasattr(out, "update_layout"):
-        top = out.layout.margin.t if out.layout.margin.t is not None else 80
-        out.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.12, yanchor="top"),
-                          margin=dict(r=20, b=40, t=top + 24))
+        legend_below_plot(out)
     show(out, height=height, key=key, dot_width=dot_width)
     if caption:
         st.caption(caption)
     return out
+
+
+def legend_below_plot(fig, width_px: int = 1100) -> None:
+    """Move a figure's legend to a horizontal block at the bottom of the figure, below the x-axis title, with a
+    bottom margin sized to the legend's estimated rows (so it never overlaps the axis or its title)."""
+    names = [re.sub(r"<[^>]+>", "", str(t.name)) for t in fig.data
+             if t.name and t.showlegend is not False]
+    groups = {t.legendgroup for t in fig.data if t.legendgroup and t.legendgrouptitle and t.legendgrouptitle.text}
+    rows, used = 1, 0
+    for name in names:
+        w = min(48 + 8 * len(name), width_px)
+        if used + w > width_px:
+            rows, used = rows + 1, 0
+        used += w
+    rows += len(groups) // 2
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom",
+                                  entrywidthmode="pixels"),
+                      margin=dict(r=20, b=78 + 26 * rows))
 
 
 def show(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
@@ -445,8 +461,36 @@ def recourse_headline(ws: Workspace, ind: Individual, exp) -> None:
                    icon=":material/alt_route:")
     elif status == "already_in_target":
         st.info(exp.text, icon=":material/check_circle:")
+    elif status == "no_actionable_rule":
+        st.warning(exp.text, icon=":material/block:")
     else:
         st.warning(exp.text, icon=":material/warning:")
+
+
+def recourse_alternatives(exp) -> list[dict]:
+    """Metacounterfactuals whose metarule has a rule the constraints allow (where recourse WOULD exist)."""
+    return [a for a in (exp.alternatives or []) if a.get("rule", -1) is not None and a.get("rule", -1) >= 0]
+
+
+def no_actionable_alternatives(exp) -> None:
+    """For an individual without an actionable rule: the nearby metarules where there would be recourse."""
+    alts = recourse_alternatives(exp)
+    st.subheader("Where there would be recourse")
+    if not alts:
+        st.info("No nearby metarule offers an actionable rule under these constraints; relax a constraint (for "
+                "example make a feature free, or lower its weight) to find recourse.", icon=":material/info:")
+        return
+    st.caption("The nearest metarules with a rule the constraints allow: if this individual's features were "
+               "different in these ways, the rules would recommend this recourse.")
+    for k, a in enumerate(alts, start=1):
+        st.markdown(f"{k}. {a['text']}")
+    module = figures()
+    if module is not None and hasattr(module, "metacounterfactual_table"):
+        from copy import copy as _copy
+
+        shown = _copy(exp)
+        shown.alternatives = alts
+        show(module.metacounterfactual_table(shown).drop(columns=["changes vs now"], errors="ignore"))
 
 
 def _cond_lines(conds: dict) -> str:

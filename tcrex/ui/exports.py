@@ -35,8 +35,10 @@ def explanations_csv(ws: Workspace, result: FitResult) -> Callable[[], str]:
     return lambda: explanations_frame(ws, result).to_csv(index=False)
 
 
-def provenance(ws: Workspace, result: FitResult) -> dict:
+def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
+    """What the report records; ``audit`` is the :class:`tcrex.ui.auditing.AuditRun` to include, if any."""
     p = result.params
+    constraints = getattr(result.explainer, "constraints_", None)
     return {
         "data": f"{ws.data.label}: {ws.data.n_rows:,} rows, {len(ws.features)} features"
                 + (f", label column {ws.data.label_column!r}" if ws.data.label_column else ""),
@@ -48,16 +50,23 @@ def provenance(ws: Workspace, result: FitResult) -> dict:
         "target": p.describe_target(ws.task),
         "tau": p.tau, "rho": p.rho, "surrogate trees": p.n_trees, "grid cell limit": p.max_cells,
         "fit rows": len(ws.data.fit_index), "test rows": len(ws.data.test_index),
+        "surrogate grower": p.grower,
+        "actionability constraints": "none" if constraints is None else constraints.describe(),
         "rules / metarules / grid cells": f"{result.n_rules} / {result.n_metarules} / {result.n_cells:,}",
+        "subgroup audit": audit.title if audit is not None else
+        "not run (run one on the Subgroup audit page to include it in the report)",
     }
 
 
-def provenance_table(ws: Workspace, result: FitResult) -> pd.DataFrame:
-    return pd.DataFrame({"item": list(provenance(ws, result)),
-                         "value": [str(v) for v in provenance(ws, result).values()]})
+def provenance_table(ws: Workspace, result: FitResult, audit=None) -> pd.DataFrame:
+    items = provenance(ws, result, audit)
+    return pd.DataFrame({"item": list(items), "value": [str(v) for v in items.values()]})
 
 
-def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None) -> str:
+def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None,
+               audit=None) -> str:
+    """The self-contained HTML report; ``audit`` (an :class:`~tcrex.ui.auditing.AuditRun`) adds its findings, table
+    and gap forest plot."""
     from tcrex import figures as fg
     from tcrex import report
 
@@ -82,7 +91,7 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
     tables[f"Individual (row {row}): {exp.text}"] = fg.individual_table(exp, ws.X.loc[row])
     if exp.alternatives:
         tables[f"Metacounterfactuals of row {row}"] = fg.metacounterfactual_table(exp)
-    prov = provenance(ws, result)
+    prov = provenance(ws, result, audit)
     return report.build_report(
         ex, title=f"T-CREx report — {ws.data.label}",
         data_description=prov["data"], data_fingerprint=ws.data.key,
@@ -90,12 +99,19 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
         model_fingerprint=ws.model.key,
         params={"tau": p.tau, "rho": p.rho, "surrogate trees": p.n_trees, "grid cell limit": p.max_cells,
                 "target": p.describe_target(ws.task), "task": ws.task, "fit rows": len(ws.data.fit_index),
-                "test rows": len(ws.data.test_index)},
-        figures=figs, tables=tables, generated_at=generated_at or datetime.now(timezone.utc))
+                "test rows": len(ws.data.test_index), "surrogate grower": p.grower,
+                "actionability constraints": prov["actionability constraints"]},
+        figures=figs, tables=tables, generated_at=generated_at or datetime.now(timezone.utc),
+        audit=None if audit is None else audit.result, audit_title=None if audit is None else audit.title)
 
 
 def html_report(ws: Workspace, result: FitResult) -> Callable[[], str]:
+    """The report builder for ``st.download_button``; includes the last subgroup audit of this explainer."""
+    from .auditing import last_audit
+
+    audit = last_audit(result)
+
     def build() -> str:
         with st.spinner("Building the report ..."):
-            return build_html(ws, result)
+            return build_html(ws, result, audit=audit)
     return build

@@ -23,7 +23,8 @@ MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in 
                  "upload": "Upload a model file", "column": "Use a column of model outputs"}
 MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
 PICKLE_TYPES = ["pkl", "pickle", "joblib"]
-USE_AS = ["numeric", "categorical", "drop"]
+AUDIT_ONLY = "not a feature (audit only)"
+USE_AS = ["numeric", "categorical", AUDIT_ONLY]
 
 
 def _current_data_choice() -> str:
@@ -83,8 +84,18 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
     spec = state.data_spec()
     same = spec.kind == "upload" and spec.digest == digest
     columns = list(frame.columns)
+    if len({str(c) for c in columns}) != len(columns):
+        dup = sorted({str(c) for c in columns if [str(x) for x in columns].count(str(c)) > 1})
+        st.error(f"**{filename} has duplicate column names** ({', '.join(dup)}). Every column needs a unique "
+                 "name; rename them and upload again.", icon=":material/error:")
+        return
     label_options = ["(none)", *columns]
     label_default = (spec.label if same and spec.label in columns else table.suggested_label)
+    if table.drop_reasons:
+        lines = [f"- `{c}` — {r}" + (" *(ticked)*" if c in table.suggested_drop else " *(not ticked)*")
+                 for c, r in table.drop_reasons.items()]
+        st.warning("**Columns you may want to drop** (tick or untick *drop* in the table below):\n"
+                   + "\n".join(lines), icon=":material/delete_sweep:")
     with st.form(f"setup_columns_{digest[:12]}"):
         label = st.selectbox("Label column (ground truth or outcome, if present)", label_options,
                              index=label_options.index(label_default) if label_default in label_options else 0,
@@ -93,32 +104,48 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
         for c in columns:
             detected = "categorical" if c in table.categorical else "numeric"
             if same:
-                use = "drop" if c in spec.drop else ("categorical" if spec.categorical and c in spec.categorical
-                                                     else "numeric")
+                use = (AUDIT_ONLY if c in spec.extra else "categorical" if spec.categorical and c in spec.categorical
+                       else "numeric" if spec.categorical is not None else detected)
+                drop = c in spec.drop
             else:
-                use = "drop" if c in table.suggested_drop else detected
-            rows.append({"column": str(c), "detected": detected, "use as": use,
-                         "notes": table.column_notes.get(c, ""),
+                use, drop = detected, c in table.suggested_drop
+            rows.append({"column": str(c), "detected": detected, "use as": use, "drop": drop,
+                         "reason / notes": table.drop_reasons.get(c, "").split(":")[0] or table.column_notes.get(c, ""),
                          "example": str(frame[c].dropna().iloc[0]) if frame[c].notna().any() else ""})
         edited = st.data_editor(
             pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{digest[:12]}",
-            disabled=["column", "detected", "notes", "example"],
-            column_config={"use as": st.column_config.SelectboxColumn("use as", options=USE_AS, required=True,
-                                                                      help="Override the detected type, or drop "
-                                                                           "the column (e.g. ID-like columns)")})
-        has_nan = bool(frame.isna().any().any())
+            disabled=["column", "detected", "reason / notes", "example"],
+            column_config={
+                "use as": st.column_config.SelectboxColumn(
+                    "use as", options=USE_AS, required=True,
+                    help="Override the detected type, or keep the column out of the model "
+                         f"(*{AUDIT_ONLY}*: e.g. a protected attribute to audit recourse by)"),
+                "drop": st.column_config.CheckboxColumn("drop", help="Leave the column out entirely"),
+            })
+        n_missing = sum(table.missing.values())
+        if n_missing:
+            shown = ", ".join(f"`{c}` ({k:,})" for c, k in list(table.missing.items())[:8])
+            more = "" if len(table.missing) <= 8 else f" and {len(table.missing) - 8} more"
+            st.markdown(f"**{n_missing:,} missing value(s)** in {len(table.missing)} column(s): {shown}{more}. "
+                        "Choose what to do with them (the result is reported after you apply):")
         missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
                            format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
-                           disabled=not has_nan, help="T-CREx needs a value in every cell.")
+                           index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
+                           disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
+                           help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
         submitted = st.form_submit_button("Use this data", type="primary")
     if not submitted:
         return
-    use = dict(zip(edited["column"], edited["use as"]))
     names = {str(c): c for c in columns}
+    use = dict(zip(edited["column"], edited["use as"]))
+    dropped = {names[c] for c, d in zip(edited["column"], edited["drop"]) if bool(d)}
     label_col = None if label == "(none)" else label
-    drop = tuple(names[c] for c, u in use.items() if u == "drop" and names[c] != label_col)
-    categorical = tuple(names[c] for c, u in use.items() if u == "categorical" and names[c] != label_col)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing)
+    drop = tuple(c for c in columns if c in dropped and c != label_col)
+    categorical = tuple(names[c] for c, u in use.items()
+                        if u == "categorical" and names[c] != label_col and names[c] not in dropped)
+    extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
+                  and names[c] not in dropped)
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:
@@ -231,6 +258,12 @@ def _model_status() -> None:
     m = ws.model
     score = "" if m.score is None else f" — {m.score_name}: **{m.score:.3f}**"
     st.success(f"**{m.label}** ({m.task}){score}  \n{m.description}", icon=":material/check_circle:")
+    if m.warnings:
+        st.warning("**About this model:**\n" + "\n".join(f"- {_cap(w)}" for w in m.warnings),
+                   icon=":material/warning:")
+    if m.categorical_features:
+        st.info(f"Treated as categorical because the model does: {', '.join(map(str, m.categorical_features))}.",
+                icon=":material/category:")
     for note in m.notes:
         st.info(note, icon=":material/info:")
 
@@ -245,8 +278,9 @@ def active_data_summary() -> None:
         st.info(_cap(note), icon=":material/info:")
     summary = pd.DataFrame({
         "column": data.frame.columns,
-        "role": ["label" if c == data.label_column else "categorical feature" if c in data.categorical
-                 else "numeric feature" for c in data.frame.columns],
+        "role": ["label" if c == data.label_column else "not a feature (audit only)" if c in data.extra_columns
+                 else "categorical feature" if c in data.categorical else "numeric feature"
+                 for c in data.frame.columns],
         "dtype": [str(t) for t in data.frame.dtypes],
         "distinct values": [int(data.frame[c].nunique()) for c in data.frame.columns],
     })

@@ -62,6 +62,7 @@ class DataSpec:
     drop: tuple[str, ...] = ()
     categorical: tuple[str, ...] | None = None  # None: detected
     missing: str = "drop"  # how to treat rows with missing values
+    extra: tuple[str, ...] = ()  # kept in the data but not model features (e.g. a protected attribute to audit)
 
 
 @dataclass
@@ -79,10 +80,11 @@ class ActiveData:
     test_index: pd.Index
     spec: DataSpec
     notes: list[str] = field(default_factory=list)
+    extra_columns: tuple[str, ...] = ()  # kept for grouping (audit), never model features
 
     @property
     def features(self) -> list[str]:
-        return [c for c in self.frame.columns if c != self.label_column]
+        return [c for c in self.frame.columns if c != self.label_column and c not in self.extra_columns]
 
     @property
     def n_rows(self) -> int:
@@ -139,7 +141,8 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
     if frame.shape[1] == 0:
         raise InputProblem("every column was dropped; keep at least one feature column")
     label = spec.label if spec.label in frame.columns else None
-    features = [c for c in frame.columns if c != label]
+    extra = tuple(c for c in spec.extra if c in frame.columns and c != label)
+    features = [c for c in frame.columns if c != label and c not in extra]
     if not features:
         raise InputProblem(f"the only column left is the label column {label!r}; the data needs feature columns")
     categorical = tuple(c for c in (spec.categorical if spec.categorical is not None
@@ -169,7 +172,7 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
     fit_index, test_index = split_index(frame.index)
     return ActiveData(key=frame_digest(frame), label="", description="", frame=frame, label_column=label,
                       categorical=categorical, numeric=numeric, fit_index=fit_index, test_index=test_index,
-                      spec=spec, notes=notes)
+                      spec=spec, notes=notes, extra_columns=extra)
 
 
 MISSING_STRATEGIES = {
@@ -214,6 +217,14 @@ def _intake():
     return intake
 
 
+#: Findings of :func:`tcrex.intake.read_table` for which dropping the column is offered, with the reason shown.
+DROP_KINDS = {"id_like": "ID-like (a different value in almost every row; rules about it would not generalise)",
+              "constant": "constant (one value in every row; it cannot explain anything)",
+              "high_cardinality": "high cardinality (very many categories; rules about them are fragile)"}
+#: Of those, the kinds whose drop box starts ticked (high-cardinality columns may still be useful).
+PRETICKED_DROP_KINDS = ("id_like", "constant")
+
+
 @dataclass
 class TableFindings:
     """A parsed upload and what the user should know about its columns."""
@@ -221,9 +232,11 @@ class TableFindings:
     frame: pd.DataFrame
     findings: list[str]  # human sentences
     column_notes: dict[str, str]  # column -> short note (NaNs, ID-like, constant, ...)
-    suggested_drop: list[str]
+    suggested_drop: list[str]  # ID-like and constant columns: pre-ticked to drop
     suggested_label: str | None
     categorical: list[str]
+    drop_reasons: dict[str, str] = field(default_factory=dict)  # column -> why dropping it is offered
+    missing: dict[str, int] = field(default_factory=dict)  # column -> number of missing values
 
 
 def _get(obj, *names, default=None):
@@ -254,6 +267,7 @@ def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
     findings: list[str] = []
     notes: dict[str, list[str]] = {c: [] for c in frame.columns}
     drop: list[str] = []
+    reasons: dict[str, str] = {}
     raw = _get(report, "findings", "issues", "warnings", default=[]) if report is not None else []
     for f in raw or []:
         text = _get(f, "message", "text", default=None) if not isinstance(f, str) else f
@@ -263,8 +277,10 @@ def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
             findings.append(str(text))
         if col in notes:
             notes[col].append(kind.replace("_", " ") or str(text))
-            if any(k in kind.lower() for k in ("id", "constant")):
-                drop.append(col)
+            if kind in DROP_KINDS:
+                reasons.setdefault(col, DROP_KINDS[kind] + (f": {text}" if text else ""))
+                if kind in PRETICKED_DROP_KINDS:
+                    drop.append(col)
     # our own quick checks (cheap, so they run whatever intake reported)
     n = len(frame)
     for c in frame.columns:
@@ -273,14 +289,17 @@ def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
         if nan and not any("nan" in x.lower() or "missing" in x.lower() for x in notes[c]):
             notes[c].append(f"{nan:,} missing")
         uniq = s.nunique(dropna=True)
-        if uniq <= 1 and "constant" not in " ".join(notes[c]):
+        if uniq <= 1 and c not in reasons:
             notes[c].append("constant")
+            reasons[c] = DROP_KINDS["constant"]
             drop.append(c)
-        elif n >= 20 and uniq == n and not pd.api.types.is_float_dtype(s) and "id" not in " ".join(notes[c]).split():
+        elif n >= 20 and uniq == n and not pd.api.types.is_float_dtype(s) and c not in reasons:
             notes[c].append("ID-like (every value unique)")
+            reasons[c] = DROP_KINDS["id_like"]
             drop.append(c)
-        elif (not pd.api.types.is_numeric_dtype(s)) and uniq > 50 and uniq > 0.5 * n:
+        elif (not pd.api.types.is_numeric_dtype(s)) and uniq > 50 and uniq > 0.5 * n and c not in reasons:
             notes[c].append(f"high cardinality ({uniq:,} values)")
+            reasons[c] = f"{DROP_KINDS['high_cardinality']}: {uniq:,} distinct values"
     label = None
     for cand in ("target", "label", "y", "class", "outcome", "approved", "income", "default"):
         match = [c for c in frame.columns if str(c).lower() == cand]
@@ -288,9 +307,11 @@ def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
             label = match[0]
             break
     cat = list(detect_categorical(frame, list(frame.columns)))
+    missing = {c: int(k) for c, k in frame.isna().sum().items() if k}
     return TableFindings(frame=frame, findings=findings, column_notes={c: "; ".join(dict.fromkeys(v))
                                                                       for c, v in notes.items()},
-                         suggested_drop=list(dict.fromkeys(drop)), suggested_label=label, categorical=cat)
+                         suggested_drop=list(dict.fromkeys(drop)), suggested_label=label, categorical=cat,
+                         drop_reasons=reasons, missing=missing)
 
 
 def _message(exc: BaseException, fallback: str) -> str:
@@ -321,6 +342,9 @@ class ActiveModel:
     classes: list = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     model: Any = None  # the underlying object (read-only)
+    warnings: list[str] = field(default_factory=list)  # what the loader and the compatibility check warn about
+    #: columns the model treats as categorical although their dtype is numeric (from check_compatibility)
+    categorical_features: list[str] = field(default_factory=list)
 
 
 def bundled_model_digest() -> str:
@@ -408,6 +432,8 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
     X = data.frame[data.features]
     check = getattr(intake, "check_compatibility", None)
     notes: list[str] = []
+    warnings: list[str] = [str(w) for w in (_get(loaded, "warnings", default=[]) or [])]
+    categorical_features: list[str] = []
     if check is not None:
         try:
             result = check(loaded, X)
@@ -416,7 +442,9 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
         problems = _problems(result)
         if problems:
             raise InputProblem("the model does not match the data: " + "; ".join(problems))
-        notes += [str(w) for w in (_get(result, "warnings", default=[]) or [])]
+        warnings += [str(w) for w in (_get(result, "warnings", default=[]) or [])]
+        categorical_features = [str(c) for c in (_get(result, "categorical_features", default=[]) or [])
+                                if c in X.columns]
     predict = _get(loaded, "predict")
     try:
         y = np.asarray(predict(X.iloc[: min(len(X), 50)]))
@@ -450,7 +478,8 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
     return ActiveModel(key=sha256("upload", sha256(blob)), label=f"Uploaded model {filename!r}",
                        description=description, kind="upload", task=task, predict=predict,
                        spec=ModelSpec("upload", filename, sha256(blob)), score=score, score_name=score_name,
-                       classes=classes, notes=notes, model=loaded)
+                       classes=classes, notes=notes, model=loaded, warnings=list(dict.fromkeys(warnings)),
+                       categorical_features=categorical_features)
 
 
 def _problems(result: Any) -> list[str]:

@@ -17,6 +17,7 @@ This package is the only part of ``tcrex`` that imports streamlit.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,14 @@ class Params:
     n_trees: int = 1
     max_cells: int = 100_000
     target: Any = None  # engine spec: None (default), a class label, or a regression threshold
+    grower: str = "exact"  # surrogate grower: "exact" (CART, the paper's) or "hist" (binned, faster on big data)
+    #: actionability constraints as sorted ``(feature, JSON of its spec)`` pairs (hashable); () = none
+    constraints: tuple = ()
+
+    @property
+    def constraint_spec(self) -> dict:
+        """The constraints as the engine's ``constraints=`` dict (``{}`` when every feature is free)."""
+        return {name: json.loads(spec) for name, spec in self.constraints}
 
     def describe_target(self, task: str | None = None) -> str:
         if self.target is None:
@@ -67,7 +76,14 @@ def params() -> Params:
 
 
 def set_params(**changes) -> None:
+    if "constraints" in changes and isinstance(changes["constraints"], dict):
+        changes["constraints"] = pack_constraints(changes["constraints"])
     st.session_state[PARAMS_KEY] = replace(params(), **changes)
+
+
+def pack_constraints(spec: dict | None) -> tuple:
+    """A constraints dict as the hashable, order-independent form kept in :class:`Params`."""
+    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in (spec or {}).items()))
 
 
 # ============================================================================================ uploads
@@ -127,8 +143,9 @@ def use_model(spec: ModelSpec | None) -> None:
 
 
 def _reset_target() -> None:
+    """New data or model: the target and the constraints (which name features) start afresh."""
     if PARAMS_KEY in st.session_state:
-        set_params(target=None)
+        set_params(target=None, constraints=())
     for k in list(st.session_state):
         if str(k).startswith("param_target"):
             del st.session_state[k]
@@ -222,6 +239,12 @@ class Workspace:
     def features(self) -> list[str]:
         return list(self.X.columns)
 
+    @property
+    def categorical(self) -> list[str]:
+        """Categorical features: the data's, plus those an uploaded model treats as categorical."""
+        extra = [c for c in getattr(self.model, "categorical_features", []) if c in self.X.columns]
+        return [c for c in self.X.columns if c in self.data.categorical or c in extra]
+
     def key(self) -> str:
         return sources.sha256(self.data.key, self.model.key)
 
@@ -310,8 +333,8 @@ class FitResult:
 
 
 def fit_key(ws: Workspace, p: Params) -> str:
-    return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells,
-                          sorted(ws.data.categorical), list(ws.X.columns))
+    return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
+                          sorted(ws.categorical), list(ws.X.columns))
 
 
 def _target_spec(ws: Workspace, p: Params):
@@ -319,10 +342,11 @@ def _target_spec(ws: Workspace, p: Params):
 
 
 def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
-    categorical = [c for c in ws.data.categorical if c in ws.X.columns]
+    categorical = ws.categorical
     numeric = [c for c in ws.X.columns if c not in categorical]
     ex = TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
-               task=ws.task, categorical_features=categorical, numeric_features=numeric, random_state=0)
+               task=ws.task, categorical_features=categorical, numeric_features=numeric,
+               constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
     fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
     t0 = time.perf_counter()
     ex.fit(ws.X.loc[ws.data.fit_index], y_pred=ws.y_pred[fit_pos], progress=progress)
@@ -332,28 +356,30 @@ def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) 
 def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool = True) -> FitResult:
     """The fitted explainer for ``p`` (default: the active parameters); raises TCRExError on failure.
 
-    The surrogate is grown once per (data, model, rho, n_trees, max_cells); tau and target changes derive a copy
-    with :meth:`TCREx.update`.
+    The surrogate is grown once per (data, model, rho, n_trees, max_cells, grower); tau, target and constraint
+    changes derive a copy with :meth:`TCREx.update` (never regrowing the surrogate).
     """
     p = p or params()
     fkey = fit_key(ws, p)
-    key = sources.sha256(fkey, p.tau, repr(p.target))
+    key = sources.sha256(fkey, p.tau, repr(p.target), p.constraints)
     cache = st.session_state.setdefault(CACHE_KEY, {})
     results: OrderedDict = cache.setdefault("results", OrderedDict())
     if key in results:
         results.move_to_end(key)
+        st.session_state[LAST_FIT_KEY] = results[key]
         return results[key]
     bases: OrderedDict = cache.setdefault("bases", OrderedDict())
     update_seconds = None
     if fkey in bases:
         base, fit_seconds = bases[fkey]
         bases.move_to_end(fkey)
-        if base.tau == p.tau and base.target == p.target:
+        spec = p.constraint_spec
+        if base.tau == p.tau and base.target == p.target and (base.constraints or {}) == spec:
             ex = base
         else:
             ex = copy.deepcopy(base)
             t0 = time.perf_counter()
-            ex.update(tau=p.tau, target="default" if p.target is None else p.target)
+            ex.update(tau=p.tau, target="default" if p.target is None else p.target, constraints=spec)
             update_seconds = time.perf_counter() - t0
     else:
         bar = st.progress(0.0, text="Fitting the T-CREx explainer ...") if show_progress else None
@@ -397,7 +423,46 @@ def require_result() -> tuple[Workspace, FitResult]:
     if result is None:
         show_problem(problem)
         st.stop()
+    constraints_banner(result)
     return ws, result
+
+
+def constraints_summary(result: FitResult | None) -> str:
+    """One line: the explainer's active constraints ("none" when every feature is free)."""
+    if result is None:
+        spec = params().constraint_spec
+        return "none" if not spec else "; ".join(f"{k}: {describe_constraint(v)}" for k, v in spec.items())
+    c = getattr(result.explainer, "constraints_", None)
+    return "none" if c is None else c.describe()
+
+
+def describe_constraint(spec) -> str:
+    if isinstance(spec, str):
+        return spec.replace("_", " ")
+    bits = []
+    if spec.get("kind", "free") != "free":
+        bits.append(str(spec["kind"]).replace("_", " "))
+    if spec.get("weight", 1) != 1:
+        bits.append(f"weight {spec['weight']:g}")
+    if spec.get("transitions"):
+        bits.append("limited category moves")
+    return ", ".join(bits) or "free"
+
+
+def constraints_banner(result: FitResult) -> None:
+    """A small banner on the explaining pages while actionability constraints are applied."""
+    text = constraints_summary(result)
+    if text != "none":
+        st.info(f"**Constraints active:** {text}. Individuals for whom every rule needs a forbidden change have "
+                "*no actionable rule*.", icon=":material/lock:")
+
+
+def pickle_banner() -> None:
+    """A persistent banner on every page while the operator has enabled pickle loading."""
+    if allow_pickle():
+        st.warning("**Pickle loading is enabled on this server** (operator setting `TCREX_ALLOW_PICKLE` or "
+                   "`allow_pickle` in secrets). An uploaded pickle / joblib file can run any code when loaded; "
+                   "only upload files you trust.", icon=":material/gpp_maybe:")
 
 
 def show_problem(problem: str | None) -> None:
@@ -418,9 +483,33 @@ def _apply_params_from_form() -> None:
         target = ss.get("tcrex.class_lookup", {}).get(target, None)
     elif "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
         target = float(ss["param_target_threshold"])
-    set_params(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
+    new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
                n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
-               target=target)
+               target=target, grower=str(ss.get("param_grower", "exact")))
+    errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
+    if errors:
+        ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
+        return
+    ss.pop(PARAM_ERRORS_KEY, None)
+    set_params(**new)
+
+
+N_FIT_KEY = "tcrex.n_fit_rows"
+PARAM_ERRORS_KEY = "tcrex.param_errors"
+
+
+def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
+    """Errors and warnings about the parameters for ``n_rows`` fit rows (through :mod:`tcrex.intake`)."""
+    intake = sources._intake()
+    if intake is None:
+        return [], []
+    rep = intake.validate_params(rho, tau, n_trees, max_cells, n_rows=n_rows)
+    errors, warnings = list(rep.errors), list(rep.warnings)
+    if n_rows:
+        msg = intake.check_rows_for_rho(int(n_rows), rho)
+        if msg and not any("rho" in e and str(n_rows) in e for e in errors):
+            errors.append(msg)
+    return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
 
 
 def _sync_param_widgets(p: Params) -> None:
@@ -429,6 +518,7 @@ def _sync_param_widgets(p: Params) -> None:
     ss.setdefault("param_tau", p.tau)
     ss.setdefault("param_trees", p.n_trees)
     ss.setdefault("param_max_cells", p.max_cells)
+    ss.setdefault("param_grower", p.grower)
 
 
 def render_params_form(ws: Workspace | None) -> None:
@@ -449,8 +539,35 @@ def render_params_form(ws: Workspace | None) -> None:
         st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
                         help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
                              "limit is hit.")
+        st.radio("Advanced · surrogate grower", ["exact", "hist"], key="param_grower", horizontal=True,
+                 format_func={"exact": "exact (CART)", "hist": "hist (binned)"}.get,
+                 help="exact: scikit-learn's CART, the paper's choice. hist: a histogram-based tree, faster on "
+                      "large data (thresholds fall between binned values). Changing it regrows the surrogate.")
         st.form_submit_button("Apply parameters", type="primary", on_click=_apply_params_from_form,
                               width="stretch")
+    _param_messages(ws, p)
+
+
+def _param_messages(ws: Workspace | None, p: Params) -> None:
+    """What the intake checks say about the parameters, next to the form."""
+    ss = st.session_state
+    rejected = ss.get(PARAM_ERRORS_KEY)
+    if rejected:
+        st.error("**Not applied:** " + " ".join(_sentence(e) for e in rejected), icon=":material/error:")
+    if ws is None:
+        return
+    n_fit = len(ws.data.fit_index)
+    ss[N_FIT_KEY] = n_fit
+    errors, warnings = param_checks(p.rho, p.tau, p.n_trees, p.max_cells, n_fit)
+    for e in errors:
+        st.error(_sentence(e), icon=":material/error:")
+    for w in warnings:
+        st.warning(_sentence(w), icon=":material/warning:")
+
+
+def _sentence(text: str) -> str:
+    text = str(text).strip()
+    return (text[0].upper() + text[1:]) if text else text
 
 
 def _target_widget(ws: Workspace, p: Params) -> None:
@@ -498,12 +615,23 @@ def render_sidebar() -> None:
                 + f"  \n**Model:** {m.label}{score}"
                 + f"  \n**Task:** {ws.task} · **Target:** {p.describe_target(ws.task)}"
                 + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
+                + ("" if p.grower == "exact" else f" · grower {p.grower}")
+                + f"  \n**Constraints:** {constraints_summary(result)}"
             )
             if result is not None:
                 upd = "" if result.update_seconds is None else f", updated in {result.update_seconds:.2f} s"
                 st.caption(f":green[**{result.n_rules} rules · {result.n_metarules} metarules · "
                            f"{result.n_cells:,} grid cells**] (fitted in {result.fit_seconds:.2f} s{upd})")
+                n_blocked = int((result.explanations["status"].astype(str) == "no_actionable_rule").sum())
+                if n_blocked:
+                    st.caption(f":orange[**{n_blocked:,} of {len(result.explanations):,} rows have no actionable "
+                               "rule** under the constraints]")
             elif problem:
                 st.caption(f":red[**No explainer:** {problem}]")
         with st.expander("Parameters", expanded=True, icon=":material/tune:"):
             render_params_form(ws)
+        if ws is not None:
+            from . import constraints  # noqa: PLC0415 - imports this module
+
+            with st.expander("Actionability constraints", expanded=False, icon=":material/lock:"):
+                constraints.editor(ws, result)

@@ -14,7 +14,7 @@ from tcrex import datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
-PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "export"]
+PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export"]
 CACHE = "tcrex.cache"
 
 
@@ -47,7 +47,7 @@ def last_result(at: AppTest):
 
 def apply_params(at: AppTest, **values) -> AppTest:
     keys = {"tau": "param_tau", "rho": "param_rho", "trees": "param_trees", "max_cells": "param_max_cells",
-            "target": "param_target", "threshold": "param_target_threshold"}
+            "target": "param_target", "threshold": "param_target_threshold", "grower": "param_grower"}
     for name, value in values.items():
         key = keys[name]
         widget = next(w for w in at.sidebar.get(_widget_type(at, key)) if w.key == key)
@@ -57,7 +57,7 @@ def apply_params(at: AppTest, **values) -> AppTest:
 
 
 def _widget_type(at: AppTest, key: str) -> str:
-    for kind in ("slider", "number_input", "selectbox"):
+    for kind in ("slider", "number_input", "selectbox", "radio"):
         if any(w.key == key for w in at.sidebar.get(kind)):
             return kind
     raise KeyError(key)
@@ -97,7 +97,7 @@ def test_every_page_renders_the_default_sample(default_app, page):
     assert_clean(at)
     assert at.title, "every page has a title"
     assert "Loans sample" in sidebar_text(at)
-    if page in ("home", "global_rules", "rule_plot", "change_keep", "individual"):
+    if page in ("home", "global_rules", "rule_plot", "change_keep", "individual", "audit"):
         assert charts(at) >= 1, f"{page} draws figures"
     if page == "export":
         assert len(at.get("download_button")) == 3
@@ -239,7 +239,9 @@ def test_upload_csv_trains_a_model_and_every_page_works():
     assert_clean(at)
     review = next(d.value for d in at.dataframe if "use as" in d.value.columns)  # the review table (st.data_editor)
     assert "use as" in review.columns
-    assert review.set_index("column").loc["application_id", "use as"] == "drop"  # ID-like: dropped by default
+    assert bool(review.set_index("column").loc["application_id", "drop"])  # ID-like: drop pre-ticked
+    assert "ID-like" in review.set_index("column").loc["application_id", "reason / notes"]
+    assert any("application_id" in w.value and "ID-like" in w.value for w in at.warning)  # offered, with a reason
     use_this_data(at)
     assert_clean(at)
     text = sidebar_text(at)

@@ -1,0 +1,293 @@
+"""The Subgroup audit page's pieces: choose a grouping column, population, favourable target and interval level,
+run :func:`tcrex.audit.audit` (cached per session), and show findings, charts and tables.
+
+Any column of the active data can group the individuals, including columns that are not model features (a
+protected attribute kept as "not a feature (audit only)" on the Data & model page) and the label column.  Numeric
+columns with many values are split into quartiles.  The last audit is remembered so the HTML report can include it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import TCRExError
+
+from . import components as ui
+from . import sources, state
+from .state import FitResult, Workspace
+from .training import REGRESSION
+
+LAST_AUDIT_KEY = "tcrex.last_audit"
+MAX_GROUPS = 50  # the audit refuses more
+BIN_ABOVE = 12  # numeric columns with more distinct values are split into quartiles
+CONFIDENCES = [0.90, 0.95, 0.99]
+N_BOOT = 1000
+TABLE_COLUMNS = {
+    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
+    "recourse_share": "share with recourse", "n_no_rule": "no valid rule",
+    "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
+    "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy", "small_group": "small group",
+    "is_reference": "reference",
+}
+
+
+@dataclass
+class AuditSettings:
+    column: str
+    population: ui.Population
+    target: Any  # the engine's target spec of the favourable outcome
+    target_label: str
+    confidence: float
+    min_group_size: int
+
+
+@dataclass
+class AuditRun:
+    """A finished audit and what it was run on (kept for the report)."""
+
+    result: Any  # tcrex.audit.AuditResult
+    fit_key: str  # FitResult.key it belongs to
+    column: str
+    population: str
+    target_label: str
+    binned: bool
+
+    @property
+    def title(self) -> str:
+        return (f"Subgroup audit by {self.column}{' (quartiles)' if self.binned else ''} — {self.population}, "
+                f"favourable outcome {self.target_label}")
+
+
+# ============================================================================================ grouping columns
+def group_columns(ws: Workspace) -> list[str]:
+    """Columns that can group individuals, non-features first (the usual audit), then categorical features, the
+    label, and numeric features (binned when they have many values)."""
+    frame = ws.data.frame
+    features = set(ws.features)
+    categorical = set(ws.categorical)
+    usable = []
+    for c in frame.columns:
+        s = frame[c]
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        if s.nunique(dropna=True) < 2 or (not numeric and s.nunique(dropna=True) > MAX_GROUPS):
+            continue
+        usable.append(c)
+
+    def rank(c) -> int:
+        if c not in features and c != ws.data.label_column:
+            return 0
+        if c in categorical:
+            return 1
+        if c == ws.data.label_column:
+            return 3
+        return 2 if frame[c].nunique() <= BIN_ABOVE else 4
+    return sorted(usable, key=lambda c: (rank(c), list(frame.columns).index(c)))
+
+
+def default_column(ws: Workspace, columns: list[str]) -> str | None:
+    """A non-feature column with a few values, else the first categorical feature with 2-12 values."""
+    frame = ws.data.frame
+    features = set(ws.features)
+    for c in columns:
+        if c not in features and c != ws.data.label_column and frame[c].nunique() <= BIN_ABOVE:
+            return c
+    for c in columns:
+        if c in ws.categorical and 2 <= frame[c].nunique() <= BIN_ABOVE:
+            return c
+    return columns[0] if columns else None
+
+
+def column_role(ws: Workspace, column: str) -> str:
+    if column == ws.data.label_column:
+        return "label column"
+    if column not in ws.features:
+        return "not a model feature"
+    return "categorical feature" if column in ws.categorical else "numeric feature"
+
+
+def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
+    """The group of every row (aligned with ``ws.X``); numeric columns with many values become quartiles."""
+    s = ws.data.frame[column].reindex(ws.X.index)
+    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    if numeric and s.nunique(dropna=True) > BIN_ABOVE:
+        bins = pd.qcut(s, 4, duplicates="drop")
+        labels = [f"{iv.left:.4g} to {iv.right:.4g}" for iv in bins.cat.categories]
+        out = pd.Series(pd.Categorical.from_codes(bins.cat.codes, categories=labels), index=s.index, name=column)
+        return out, True
+    return s.rename(column), False
+
+
+# ============================================================================================ the favourable outcome
+def _favourable_default(classes: list) -> Any:
+    """For two classes, the 'positive' one (1, True, yes, approved, ...); else the first."""
+    words = {"1", "true", "yes", "y", "approved", "good", "positive", "accept", "accepted", ">50k"}
+    for c in classes:
+        if str(c).strip().lower() in words:
+            return c
+    return classes[-1] if len(classes) == 2 else classes[0]
+
+
+def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, str]:
+    """The favourable outcome: a class, or for regression outputs above (or below) a threshold."""
+    name = ws.data.label_column or "output"
+    if ws.task == REGRESSION:
+        y = ws.y_pred.astype(float)
+        c1, c2 = st.columns([1, 1])
+        side = c1.segmented_control("Favourable", ["above", "below"], default="above", key=f"{key}_side",
+                                    required=True, format_func=lambda s: f"output {s} the threshold")
+        thr = c2.number_input("Threshold", value=round(float(np.mean(y)), 4), key=f"{key}_threshold",
+                              format="%.4g")
+        if side == "below":
+            return (None, float(thr)), f"{name} ≤ {thr:.4g}"
+        return (float(thr), None), f"{name} > {thr:.4g}"
+    classes = sorted(pd.unique(ws.y_pred).tolist(), key=str)
+    p = state.params()
+    default = p.target if p.target in classes else _favourable_default(classes)
+    chosen = st.selectbox("Favourable outcome", classes, index=classes.index(default), key=f"{key}_target",
+                          format_func=lambda c: f"{name} = {c}",
+                          help="Who needs recourse depends on which outcome is favourable: the audit looks at the "
+                               "individuals whose model output is not this one.")
+    return chosen, f"{name} = {chosen}"
+
+
+def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSettings | None:
+    columns = group_columns(ws)
+    if not columns:
+        st.warning("No column with between 2 and 50 values to group individuals by.", icon=":material/warning:")
+        return None
+    default = default_column(ws, columns)
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        column = st.selectbox("Group individuals by", columns, index=columns.index(default), key=f"{key}_column",
+                              format_func=lambda c: f"{c}  ({column_role(ws, c)})",
+                              help="Any column of the data, including columns the model never sees (mark them "
+                                   "'not a feature (audit only)' when uploading). Numeric columns with many values "
+                                   "are split into quartiles.")
+    with c2:
+        target, target_label = target_controls(ws, result, key)
+    pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
+                        default="test" if len(ws.data.test_index) else "all", label="Audit population")
+    c3, c4 = st.columns(2)
+    confidence = c3.select_slider("Confidence level", CONFIDENCES, value=0.95, key=f"{key}_confidence",
+                                  format_func=lambda c: f"{c:.0%}")
+    min_size = c4.number_input("Minimum group size", 2, 10_000, value=30, step=5, key=f"{key}_min_size",
+                               help="Groups with fewer individuals needing recourse are shown but never called a "
+                                    "clear difference.")
+    return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
+                         confidence=float(confidence), min_group_size=int(min_size))
+
+
+# ============================================================================================ running
+def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun | None:
+    """The audit for these settings (cached per session); problems become a message and ``None``."""
+    try:
+        from tcrex.audit import audit  # noqa: PLC0415
+    except ImportError:
+        st.info("The subgroup audit (tcrex.audit) is not available in this version.", icon=":material/info:")
+        return None
+    index = settings.population.index
+    if len(index) == 0:
+        st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
+        return None
+    groups, binned = group_values(ws, settings.column)
+    key = sources.sha256("audit", result.key, settings.column, settings.target, settings.confidence,
+                         settings.min_group_size, np.asarray(index).tobytes() if index.dtype.kind in "iu"
+                         else list(index))
+
+    def build() -> AuditRun:
+        X = ws.X.loc[index]
+        y = ws.y_pred[ws.X.index.get_indexer(index)]
+        res = audit(result.explainer, X, groups.loc[index], y_pred=y, target=settings.target, n_boot=N_BOOT,
+                    confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0)
+        return AuditRun(result=res, fit_key=result.key, column=settings.column,
+                        population=settings.population.label, target_label=settings.target_label, binned=binned)
+
+    try:
+        with st.spinner("Auditing recourse by group ..."):
+            run_ = state._session_lru("audits", key, build, 6)
+    except TCRExError as exc:
+        st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
+        return None
+    st.session_state[LAST_AUDIT_KEY] = run_
+    return run_
+
+
+def last_audit(result: FitResult) -> AuditRun | None:
+    """The last audit run on this fitted explainer (for the report), if any."""
+    run_ = st.session_state.get(LAST_AUDIT_KEY)
+    return run_ if run_ is not None and run_.fit_key == result.key else None
+
+
+# ============================================================================================ showing
+def findings(run_: AuditRun) -> None:
+    """The plain-language findings as the page's headline: overview, clear gaps (red), then the rest."""
+    res = run_.result
+    sentences = res.findings()
+    if not sentences:
+        return
+    t = res.table()
+    gaps = res.gaps()
+    n_clear = int(gaps["significant"].sum()) if len(gaps) else 0
+    start = 1 + (int((t["n"] == 0).sum()) if int(t["n"].sum()) else 0)  # after the overview and empty groups
+    clear = sentences[start:start + n_clear]
+    with st.container(border=True):
+        st.markdown(f"**{sentences[0]}**")
+        for s in clear:
+            st.markdown(f"- :red[**{s}**]")
+        if not n_clear and int(t["n"].sum()):
+            st.markdown(f"- :green[**No clear difference between the groups at the {res.confidence:.0%} "
+                        "confidence level.**]")
+        for s in sentences[1:start] + sentences[start + n_clear:]:
+            st.markdown(f"- {s}")
+    st.caption("Gaps are differences from the reference group with percentile-bootstrap intervals "
+               f"({res.n_boot} resamples); a gap is *clear* when its interval excludes zero and both groups have at "
+               f"least {res.min_group_size} individuals. Expect about one in twenty intervals to exclude zero by "
+               "chance; the intervals are not adjusted for multiple comparisons. Differences are associations, not "
+               "causes (see docs/audit.md).")
+
+
+def table(run_: AuditRun) -> pd.DataFrame:
+    t = run_.result.table()
+    return t[[c for c in TABLE_COLUMNS if c in t.columns]].rename(columns=TABLE_COLUMNS)
+
+
+TABLE_CONFIG = {
+    "share with recourse": st.column_config.ProgressColumn("share with recourse", format="percent", min_value=0.0,
+                                                           max_value=1.0),
+    "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f"),
+    "mean distance": st.column_config.NumberColumn("mean distance", format="%.3f",
+                                                   help="Total percentile shift to the counterfactual point"),
+    "mean feasibility": st.column_config.NumberColumn("mean feasibility", format="percent"),
+    "mean accuracy": st.column_config.NumberColumn("mean accuracy", format="percent"),
+}
+
+
+def audit_chart(builder: str, *args, height: int | None = None, key: str | None = None, **kwargs) -> None:
+    """Draw a figure from ``tcrex._figures_audit`` (a failure becomes a message)."""
+    try:
+        from tcrex import _figures_audit as fa  # noqa: PLC0415
+    except ImportError:
+        st.info("Audit figures are not available in this version.", icon=":material/info:")
+        return
+    try:
+        fig = getattr(fa, builder)(*args, **kwargs)
+    except TCRExError as exc:
+        st.warning(str(exc), icon=":material/warning:")
+        return
+    except Exception as exc:  # noqa: BLE001 - a figure failure must not take the page down
+        st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
+        return
+    ui.show(fig, height=height, key=key)
+
+
+def metric_choice(key: str) -> str:
+    from tcrex._figures_audit import BAR_METRICS  # noqa: PLC0415
+
+    options = [m for m in BAR_METRICS]
+    return st.segmented_control("Compare", options, default="recourse_share", key=key, required=True,
+                                format_func=BAR_METRICS.get) or "recourse_share"

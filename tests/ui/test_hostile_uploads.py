@@ -1,0 +1,133 @@
+"""Hostile and broken uploads through the Data & model page (AppTest): every one gives an error or a warning on
+the page, never an exception, and nothing from an uploaded file is executed. Files come from the intake tests'
+generators (tests/intake/builders.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from intake import builders as b
+from tcrex import datasets
+
+from test_app import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
+
+
+def upload_model(at, name: str, data: bytes):
+    goto(at, "data_model")
+    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.get("file_uploader")[-1].set_value((name, data, "application/octet-stream")).run()
+    return at
+
+
+def messages(at) -> str:
+    return " ".join(e.value for e in [*at.error, *at.warning]).lower()
+
+
+# The upload control does not offer .pkl/.joblib (the browser refuses them), so a pickle arrives disguised under an
+# accepted extension: it must be recognised by its content and refused without running.
+@pytest.mark.parametrize("name,kind", [("model.json", "pickle"), ("model.skops", "pickle"),
+                                       ("model.onnx", "joblib"), ("model.ubj", "joblib")])
+def test_pickle_model_never_runs(tmp_path, name, kind):
+    marker = tmp_path / "pwned"
+    data = b.evil_pickle(marker, b.sklearn_pipeline()) if kind == "pickle" else \
+        b.evil_joblib(marker, b.sklearn_pipeline())
+    at = new_app()
+    upload_model(at, name, data)
+    assert not at.exception
+    assert at.error and "pickle" in messages(at)
+    assert not marker.exists()  # the payload never ran
+    goto(at, "global_rules")  # every page says what to fix, no traceback
+    assert not at.exception and at.error
+    assert not marker.exists()
+
+
+def test_pickle_banner_when_the_operator_enables_it(monkeypatch):
+    monkeypatch.setenv("TCREX_ALLOW_PICKLE", "1")
+    at = new_app()
+    assert not at.exception
+    main = [w.value for w in at.main.warning]
+    assert any("Pickle loading is enabled" in w for w in main)  # on the page itself, not only the sidebar
+    assert any("Pickle loading is ON" in w.value for w in at.sidebar.warning)
+    goto(at, "audit")
+    assert any("Pickle loading is enabled" in w.value for w in at.main.warning)
+
+
+def test_garbage_json_model():
+    at = new_app()
+    upload_model(at, "model.json", b.garbage())
+    assert not at.exception
+    assert at.error
+
+
+def test_onnx_model_with_external_data_is_refused():
+    at = new_app()
+    upload_model(at, "model.onnx", b.onnx_bytes(b.onnx_external_data()))
+    assert not at.exception
+    assert at.error and "external" in messages(at)
+
+
+def test_model_with_the_wrong_feature_count():
+    at = new_app()  # the loans sample has 9 features; this ONNX model takes 3 inputs by position
+    upload_model(at, "three_inputs.onnx", b.onnx_bytes(b.onnx_linear_classifier(names=None)))
+    assert not at.exception
+    text = messages(at)
+    assert at.error and "3 input" in text and "9 column" in text
+
+
+def test_csv_with_missing_values_offers_a_strategy_and_reports_it():
+    at = new_app()
+    frame = datasets.make_loans(400, random_state=1).astype({"income": float})
+    frame.loc[::10, "income"] = np.nan
+    upload_data(at, "gaps.csv", csv_bytes(frame))
+    assert not at.exception
+    radio = next(r for r in at.radio if r.label == "Rows with missing values")
+    assert not radio.disabled and radio.options == ["Drop rows with a missing value",
+                                                    "Fill in: median (numbers) / most common value (categories)"]
+    assert any("40 missing value(s)" in m.value and "income" in m.value for m in at.markdown)
+    radio.set_value("impute")
+    use_this_data(at)
+    assert_clean(at)
+    notes = " ".join(s.value for s in [*at.success, *at.info])
+    assert "imputed 40 missing value(s)" in notes  # through intake.handle_missing, with the count
+    assert "400 rows" in sidebar_text(at)
+
+
+def test_csv_with_duplicate_column_names():
+    at = new_app()
+    text = "a,a,b,approved\n" + "\n".join(f"{i},{i % 7},{i % 3},{i % 2}" for i in range(60))
+    upload_data(at, "dupes.csv", text.encode())
+    assert not at.exception
+    assert at.error or at.warning
+    assert "duplicate" in messages(at) or "a.1" in messages(at)
+
+
+def test_one_class_label():
+    at = new_app()
+    frame = datasets.make_loans(300, random_state=2)
+    frame["approved"] = 1
+    upload_data(at, "one_class.csv", csv_bytes(frame))
+    use_this_data(at)
+    assert not at.exception
+    assert at.error and "single value" in messages(at)
+
+
+def test_uploaded_model_passes_task_and_categorical_features_to_the_explainer():
+    """An XGBoost model with a categorical feature stored as integer codes: check_compatibility names it, and the
+    explainer treats it as categorical; the loader's warnings are shown."""
+    X, y = b.loans(400)
+    X = X.assign(job=X["job"].map({"clerk": 0, "manager": 1, "nurse": 2}).astype("category"))
+    raw, model, _ = b.xgb_classifier(X, y)
+    at = new_app()
+    frame = X.assign(job=X["job"].astype(int), approved=y)
+    upload_data(at, "jobs.csv", csv_bytes(frame))
+    use_this_data(at)
+    upload_model(at, "model.json", raw)
+    assert not at.exception
+    result = at.session_state["tcrex.last_fit"]
+    ex = result.explainer
+    assert "Uploaded model" in sidebar_text(at)
+    assert ex.task_ == "classification"
+    assert "job" in [f.name for f in ex.schema_.features if f.is_categorical]
+    assert any("categorical" in w.value for w in at.warning)  # the compatibility warning is shown
