@@ -121,33 +121,3 @@ def test_audit_page(page, open_app, save_screenshot, wait_idle):
     save_screenshot(page, "audit")
 
 
-def test_applying_a_constraint_in_the_sidebar(page, open_app, save_screenshot, wait_idle):
-    open_via_navigation(page, open_app, wait_idle, "Change & keep")
-    page.get_by_role("heading", name="Change & keep").first.wait_for()
-    page.locator(SELECTORS["plotly"]).first.wait_for(state="visible")
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_text("Actionability constraints").click()
-    sidebar.get_by_text("Suggested from the column names").wait_for()
-    wait_idle(page)
-    assert "Constraints: none" in sidebar_text(page)
-    # employment: free -> immutable (the suggestion for age stays pre-filled and is applied with it)
-    box = sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="employment").first
-    box.scroll_into_view_if_needed()
-    field = box.locator("input").first
-    field.click()
-    field.fill("immutable")
-    field.press("Enter")
-    wait_idle(page)
-    sidebar.get_by_text("Not applied yet").wait_for()
-    sidebar.get_by_role("button", name="Apply constraints").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('employment: immutable')",
-        timeout=60_000)
-    wait_idle(page)
-    page.get_by_text("Constraints active").first.wait_for()
-    text = sidebar_text(page)
-    assert "age: increase only" in text and "updated in" in text, text[text.find("Constraints"):][:900]
-    main = page.locator('[data-testid="stMain"]').inner_text()
-    assert "No actionable rule" in main
-    assert_no_errors(page)
-    save_screenshot(page, "constraints")
