@@ -93,8 +93,21 @@ def _sorted_categories(values) -> list:
         return sorted(uniq, key=lambda v: (type(v).__name__, str(v)))
 
 
+def _has_missing(s: pd.Series) -> bool:
+    """``s.isna().any()``, without pandas' per-call overhead for the common column types."""
+    dtype = s.dtype
+    if isinstance(dtype, np.dtype):
+        if dtype.kind in "iub":  # integers and booleans cannot hold NaN
+            return False
+        if dtype.kind in "fc":
+            return bool(np.isnan(s.to_numpy()).any())
+    elif isinstance(dtype, pd.CategoricalDtype):
+        return bool((s.array.codes < 0).any())
+    return bool(s.isna().any())
+
+
 def check_no_missing(X: pd.DataFrame, columns) -> None:
-    bad = [c for c in columns if X[c].isna().any()]
+    bad = [c for c in columns if _has_missing(X[c])]
     if bad:
         counts = ", ".join(f"{c!r} ({int(X[c].isna().sum())} rows)" for c in bad)
         raise DataError(f"missing values (NaN) in column(s) {counts}; drop or impute those rows first — "
@@ -119,6 +132,7 @@ class FeatureSchema:
         for j, i in enumerate(self.categorical):
             self.slot[i] = j
         self._index = {n: i for i, n in enumerate(self.names)}
+        self._category_index: dict = {}  # per categorical feature: (categories, _CategoryLookup)
 
     def __len__(self) -> int:
         return len(self.features)
@@ -159,7 +173,10 @@ class FeatureSchema:
             is_cat = name in force_cat or (name not in force_num and _is_categorical_dtype(s))
             if is_cat:
                 if isinstance(s.dtype, pd.CategoricalDtype):
-                    cats = [c for c in s.cat.categories if (s == c).any()] or list(s.cat.categories)
+                    # the categories that occur, in category order (no missing values here: checked above)
+                    every = s.cat.categories.tolist()
+                    occurs = np.bincount(s.array.codes.astype(np.intp), minlength=len(every))
+                    cats = [every[k] for k in np.flatnonzero(occurs)] or every
                 else:
                     cats = _sorted_categories(s.to_numpy())
                 features.append(Feature(name, CATEGORICAL, categories=[_native(c) for c in cats]))
@@ -179,7 +196,8 @@ class FeatureSchema:
         missing = [n for n in self.names if n not in cols]
         if missing:
             raise DataError(f"X lacks feature column(s) {missing} that the explainer was fitted with")
-        X = X.set_axis(cols, axis=1)
+        if not all(isinstance(c, str) for c in X.columns):  # renaming str columns to themselves is a no-op
+            X = X.set_axis(cols, axis=1)
         n = len(X)
         num = np.empty((n, len(self.numeric)), dtype=np.float64)
         cat = np.empty((n, len(self.categorical)), dtype=np.int64)
@@ -188,26 +206,46 @@ class FeatureSchema:
             num[:, j] = _to_float(X[name], name)
         for j, i in enumerate(self.categorical):
             f = self.features[i]
-            cat[:, j] = _codes(X[f.name], f)
+            cat[:, j] = _codes(X[f.name], f, self._categories_index(i))
         # missing values show up after conversion as NaN numbers or -1 codes: one check, no extra pass
         if np.isnan(num).any() or (cat < 0).any():
             check_no_missing(X, self.names)
         return Encoded(num, cat)
 
+    def _categories_index(self, i: int):
+        """Feature i's category -> code lookup, cached (built once per schema, not per encode)."""
+        cats = self.features[i].categories
+        cached = self._category_index.get(i)
+        if cached is None or cached[0] != cats:
+            cached = (list(cats), _CategoryLookup(cats))
+            self._category_index[i] = cached
+        return cached[1]
+
     def one_hot(self, enc: Encoded) -> tuple[np.ndarray, list[tuple[int, int]]]:
         """Surrogate design matrix: numeric columns, then one one-hot column per category.
 
-        Returns the matrix and, per column, ``(feature index, category code or -1)``.
+        Returns the matrix (column-major: each column is contiguous) and, per column, ``(feature index,
+        category code or -1)``.
         """
-        blocks = [enc.num]
+        n, n_num = len(enc), len(self.numeric)
+        sizes = [len(self.features[i].categories) for i in self.categorical]
+        columns = self.one_hot_columns()
+        design = np.zeros((n, n_num + sum(sizes)), dtype=np.float64, order="F")
+        design[:, :n_num] = enc.num
+        flat = design.reshape(-1, order="F")  # a view: column c, row r is flat[c * n + r]
+        rows = np.arange(n)
+        start = n_num
+        for j in range(len(self.categorical)):
+            flat[(start + enc.cat[:, j]) * n + rows] = 1.0
+            start += sizes[j]
+        return design, columns
+
+    def one_hot_columns(self) -> list[tuple[int, int]]:
+        """The columns of :meth:`one_hot`'s matrix, ``(feature index, category code or -1)``, without building it."""
         columns = [(i, -1) for i in self.numeric]
-        for j, i in enumerate(self.categorical):
-            k = len(self.features[i].categories)
-            hot = np.zeros((len(enc), k), dtype=np.float64)
-            hot[np.arange(len(enc)), enc.cat[:, j]] = 1.0
-            blocks.append(hot)
-            columns.extend((i, c) for c in range(k))
-        return np.hstack(blocks) if blocks else np.empty((len(enc), 0)), columns
+        for i in self.categorical:
+            columns.extend((i, c) for c in range(len(self.features[i].categories)))
+        return columns
 
     def to_list(self) -> list[dict]:
         return [f.to_dict() for f in self.features]
@@ -232,13 +270,64 @@ def _to_float(s: pd.Series, name: str) -> np.ndarray:
         raise DataError(f"column {name!r} cannot be read as numbers: {exc}") from None
 
 
-def _codes(s: pd.Series, f: Feature) -> np.ndarray:
-    # factorize first (hash-based, fast on Arrow strings), then map the few distinct values to category codes
-    local, uniques = pd.factorize(s, use_na_sentinel=True)
-    uniq = np.asarray(uniques, dtype=object)
-    mapping = np.append(pd.Index(f.categories, dtype=object).get_indexer(uniq).astype(np.int64), -1)
-    if (mapping[:-1] < 0).any():
-        unseen = _sorted_categories(uniq[mapping[:-1] < 0])[:5]
+class _CategoryLookup:
+    """Category -> code, as ``pd.Index(categories, dtype=object).get_indexer`` does it (-1 when unknown).
+
+    For plain str / int / float / bool categories a dict gives the same answer (same hashing and equality, and no
+    category is missing), without building a hash table on every call.
+    """
+
+    _PLAIN = (str, int, float, bool, np.str_, np.integer, np.floating, np.bool_)
+
+    def __init__(self, categories):
+        self.categories = list(categories)
+        plain = all(isinstance(c, self._PLAIN) and c == c for c in self.categories)
+        self.table = {c: k for k, c in enumerate(self.categories)} if plain else None
+        if self.table is not None and len(self.table) != len(self.categories):
+            self.table = None  # categories equal as dict keys (1 and 1.0): leave it to pandas
+        self._index = None
+        self._dtype = None  # the last pandas CategoricalDtype seen, with its categories and their codes here
+
+    def dtype_mapping(self, dtype):
+        """``(categories as objects, codes here + [-1])`` for a pandas CategoricalDtype (cached per dtype: folds
+        of one frame share it)."""
+        if self._dtype is None or self._dtype[0] is not dtype:
+            uniq = np.asarray(dtype.categories, dtype=object)
+            self._dtype = (dtype, uniq, np.append(self.get_indexer(uniq).astype(np.int64), -1))
+        return self._dtype[1], self._dtype[2]
+
+    def get_indexer(self, values: np.ndarray) -> np.ndarray:
+        if self.table is not None and all(isinstance(v, self._PLAIN) for v in values):
+            get = self.table.get
+            return np.fromiter((get(v, -1) for v in values), dtype=np.int64, count=len(values))
+        if self._index is None:
+            self._index = pd.Index(self.categories, dtype=object)
+        return self._index.get_indexer(values)
+
+
+def _codes(s: pd.Series, f: Feature, index=None) -> np.ndarray:
+    """Category code of every value (-1 for a missing one); unseen categories are an error."""
+    if index is None:
+        index = pd.Index(f.categories, dtype=object)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        # a pandas categorical already holds codes: map its (few) categories, then look the codes up
+        local = s.array.codes
+        uniq, mapping = index.dtype_mapping(s.dtype) if isinstance(index, _CategoryLookup) else (None, None)
+        if mapping is None:
+            uniq = np.asarray(s.cat.categories, dtype=object)
+            mapping = np.append(index.get_indexer(uniq).astype(np.int64), -1)
+        if not (mapping[:-1] < 0).any():  # every category of the dtype is known: nothing can be unseen
+            return mapping[local]
+        occurs = np.bincount(local.astype(np.intp) + 1, minlength=len(uniq) + 1)[1:] > 0
+    else:
+        # factorize first (hash-based, fast on Arrow strings), then map the few distinct values to category codes
+        local, uniques = pd.factorize(s, use_na_sentinel=True)
+        uniq = np.asarray(uniques, dtype=object)
+        occurs = np.ones(len(uniq), dtype=bool)
+        mapping = np.append(index.get_indexer(uniq).astype(np.int64), -1)
+    unseen = occurs & (mapping[:-1] < 0)
+    if unseen.any():
+        unseen = _sorted_categories(uniq[unseen])[:5]
         raise DataError(f"column {f.name!r} holds categor(ies) {unseen} not seen when the explainer was fitted "
                         f"(known: {f.categories[:20]}); refit on data that includes them")
     return mapping[local]

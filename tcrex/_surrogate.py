@@ -51,17 +51,32 @@ class Surrogate:
 
     def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
         """``y_code``: class codes (classification) or float outputs (regression)."""
-        design, columns = self.schema.one_hot(enc)
-        trees = self._grow(design, y_code)
+        if self.grower == "hist":
+            # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
+            # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
+            columns = self.schema.one_hot_columns()
+            trees = self._grow_encoded(enc, columns, y_code)
+            route = (lambda tree: _route_encoded(tree, enc, columns, self.schema))  # noqa: E731
+        else:
+            design, columns = self.schema.one_hot(enc)
+            trees = self._grow(design, y_code)
+            route = (lambda tree: self._route(tree, design))  # noqa: E731
         self.n_rows_ = len(enc)
         self.min_count_ = int(math.ceil(self.rho * self.n_rows_))  # the same ceil as scikit-learn's
-        self._extract(trees, design, columns)
+        self._extract(trees, route, columns)
         return self
+
+    def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray) -> list:
+        from ._hist import grow_hist_trees_encoded
+        num_columns = [c for c, (_, code) in enumerate(columns) if code < 0]
+        groups = [[c for c, (i, code) in enumerate(columns) if i == f and code >= 0] for f in self.schema.categorical]
+        return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
+                                       self.rho, self.n_trees, self.random_state, self.params)
 
     def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
         ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
-        if self.grower == "hist":
+        if self.grower == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
             from ._hist import grow_hist_trees
             return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         common = dict(min_samples_leaf=self.rho, random_state=self.random_state)
@@ -77,76 +92,74 @@ class Surrogate:
         return trees
 
     # ------------------------------------------------------------------ candidates
-    def _extract(self, trees, design: np.ndarray, columns) -> None:
+    def _extract(self, trees, route, columns) -> None:
+        """Candidate boxes of every node; ``route(tree)`` gives the leaf of every fit row."""
         schema = self.schema
         n_cats = [len(schema.features[i].categories) for i in schema.categorical]
+        # per design column: numeric slot (or -1) and categorical slot + category code (or -1)
+        col_num = np.array([schema.slot[i] if code < 0 else -1 for i, code in columns], dtype=np.int64)
+        col_cat = np.array([schema.slot[i] if code >= 0 else -1 for i, code in columns], dtype=np.int64)
+        col_code = np.array([code for _, code in columns], dtype=np.int64)
         lows, highs, masks = [], [], [[] for _ in n_cats]
         self._trees: list[_TreeIndex] = []
-        self._node_ref: list[tuple[int, int]] = []  # (tree, node) of each unique candidate
-        seen: dict[bytes, int] = {}
+        node_ref = []  # (tree, node) of each unique candidate
+        seen: set[bytes] = set()
         for t, tree in enumerate(trees):
-            left, right = tree.children_left, tree.children_right
-            feat, thr = tree.feature, tree.threshold
-            n_nodes = tree.node_count
-            boxes = Boxes.unbounded(n_nodes, len(schema.numeric), n_cats)
-            parent = np.full(n_nodes, -1)
-            for node in range(n_nodes):  # node ids are in pre-order: a parent precedes its children
-                if left[node] < 0:
-                    continue
-                f_idx, code = columns[feat[node]]
-                slot = schema.slot[f_idx]
-                for child, is_left in ((left[node], True), (right[node], False)):
-                    parent[child] = node
-                    boxes.low[child] = boxes.low[node]
-                    boxes.high[child] = boxes.high[node]
-                    for a in boxes.allowed:
-                        a[child] = a[node]
-                    if code < 0:
-                        if is_left:
-                            boxes.high[child, slot] = min(boxes.high[node, slot], thr[node])
-                        else:
-                            boxes.low[child, slot] = max(boxes.low[node, slot], thr[node])
-                    else:  # one-hot column: left is "cold" (category excluded), right is "hot" (only it)
-                        a = boxes.allowed[slot]
-                        if is_left:
-                            a[child, code] = False
-                        else:
-                            hot = np.zeros(a.shape[1], dtype=bool)
-                            hot[code] = True
-                            a[child] &= hot
-            self._trees.append(_TreeIndex(self._route(tree, design), parent, _levels(parent)))
-            for node in range(n_nodes):
-                k = boxes.key(node)
+            boxes, parent, levels = _tree_boxes(tree, len(schema.numeric), n_cats, col_num, col_cat, col_code)
+            self._trees.append(_TreeIndex(route(tree), parent, levels))
+            keys = _box_keys(boxes)
+            for node in range(len(parent)):
+                k = keys[node]
                 if k not in seen:  # forests repeat boxes (the root in every tree): keep the first
-                    seen[k] = len(self._node_ref)
-                    self._node_ref.append((t, node))
+                    seen.add(k)
+                    node_ref.append((t, node))
                     lows.append(boxes.low[node])
                     highs.append(boxes.high[node])
                     for m, a in zip(masks, boxes.allowed):
                         m.append(a[node])
+        self._node_ref = node_ref
+        self._ref_tree = np.array([t for t, _ in node_ref], dtype=np.int64)
+        self._ref_node = np.array([n for _, n in node_ref], dtype=np.int64)
         n_num = len(schema.numeric)
-        self.candidates_ = Boxes(np.array(lows).reshape(-1, n_num), np.array(highs).reshape(-1, n_num),
-                                 [np.array(m, dtype=bool).reshape(-1, k) for m, k in zip(masks, n_cats)])
+        n_cand = len(node_ref)  # (reshape(-1, 0) is ambiguous: give the row count, for data without numerics)
+        self.candidates_ = Boxes(np.array(lows, dtype=np.float64).reshape(n_cand, n_num),
+                                 np.array(highs, dtype=np.float64).reshape(n_cand, n_num),
+                                 [np.array(m, dtype=bool).reshape(n_cand, k) for m, k in zip(masks, n_cats)])
         self.n_inside_ = self.count(np.ones(self.n_rows_))
 
     @staticmethod
     def _route(tree, design: np.ndarray) -> np.ndarray:
         """Leaf of every row, routing with float64 ``x <= threshold`` (the box semantics)."""
         left, right, feat, thr = tree.children_left, tree.children_right, tree.feature, tree.threshold
-        node = np.zeros(design.shape[0], dtype=np.int64)
-        rows = np.arange(design.shape[0])
-        active = left[node] >= 0
-        while active.any():
-            r, nd = rows[active], node[active]
-            go_left = design[r, feat[nd]] <= thr[nd]
-            node[r] = np.where(go_left, left[nd], right[nd])
-            active[r] = left[node[r]] >= 0
-        return node
+        n_rows = design.shape[0]
+        leaf = np.zeros(n_rows, dtype=np.int64)
+        # walk the nodes depth-first, carrying a row mask; the column comparisons are contiguous when the design
+        # is column-major (as FeatureSchema.one_hot makes it)
+        stack = [(0, None)]  # (node, mask of its rows; None for all rows)
+        while stack:
+            node, mask = stack.pop()
+            if left[node] < 0:
+                if mask is None:
+                    leaf[:] = node
+                else:
+                    leaf[mask] = node
+                continue
+            go = design[:, feat[node]] <= thr[node]
+            if mask is None:
+                stack.append((right[node], ~go))
+                stack.append((left[node], go))
+            else:
+                stack.append((right[node], mask & ~go))
+                stack.append((left[node], mask & go))
+        return leaf
 
     def count(self, weights: np.ndarray) -> np.ndarray:
         """Sum of ``weights`` over fit rows inside each unique candidate (e.g. 1 for n, in-target for n_target)."""
-        per_tree = [ti.node_sums(weights) for ti in self._trees]
-        out = np.array([per_tree[t][node] for t, node in self._node_ref])
+        out = np.empty(len(self._ref_node), dtype=np.float64)
+        for t, ti in enumerate(self._trees):
+            pick = self._ref_tree == t
+            if pick.any():
+                out[pick] = ti.node_sums(weights)[self._ref_node[pick]]
         return np.rint(out).astype(np.int64)
 
     @property
@@ -154,8 +167,108 @@ class Surrogate:
         return sum(ti.n_nodes for ti in self._trees)
 
 
-def _levels(parent: np.ndarray) -> list:
-    depth = np.zeros(len(parent), dtype=np.int64)
-    for node in range(1, len(parent)):  # pre-order: a parent's depth is known before its children's
-        depth[node] = depth[parent[node]] + 1
-    return [np.flatnonzero(depth == d) for d in range(int(depth.max()), 0, -1)]
+def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.ndarray:
+    """:meth:`Surrogate._route` on the one-hot design that ``enc`` stands for, without building it."""
+    left, right, feat, thr = tree.children_left, tree.children_right, tree.feature, tree.threshold
+    leaf = np.zeros(len(enc), dtype=np.int64)
+    stack = [(0, None)]
+    while stack:
+        node, mask = stack.pop()
+        if left[node] < 0:
+            if mask is None:
+                leaf[:] = node
+            else:
+                leaf[mask] = node
+            continue
+        i, code = columns[feat[node]]
+        slot = schema.slot[i]
+        t = thr[node]
+        if code < 0:
+            go = enc.num[:, slot] <= t
+        else:  # the one-hot column is 1.0 where the category is hot, else 0.0
+            go = np.where(enc.cat[:, slot] == code, 1.0 <= t, 0.0 <= t)
+        if mask is None:
+            stack.append((right[node], ~go))
+            stack.append((left[node], go))
+        else:
+            stack.append((right[node], mask & ~go))
+            stack.append((left[node], mask & go))
+    return leaf
+
+
+def _node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(left), dtype=np.int64)
+    internal = np.flatnonzero(left >= 0)
+    parent = np.full(len(left), -1, dtype=np.int64)
+    parent[left[internal]] = internal
+    parent[right[internal]] = internal
+    frontier = np.array([0])
+    d = 0
+    while len(frontier):  # breadth-first: children of the frontier
+        depth[frontier] = d
+        inner = frontier[left[frontier] >= 0]
+        frontier = np.concatenate([left[inner], right[inner]])
+        d += 1
+    return depth
+
+
+def _tree_boxes(tree, n_num: int, n_cats: list, col_num, col_cat, col_code):
+    """Box of every node (pre-order ids), its parent and its nodes grouped by depth (deepest first), built one
+    depth at a time: a child inherits its parent's box and tightens the split feature."""
+    left, right = np.asarray(tree.children_left), np.asarray(tree.children_right)
+    feat, thr = np.asarray(tree.feature), np.asarray(tree.threshold, dtype=np.float64)
+    n_nodes = int(tree.node_count)
+    boxes = Boxes.unbounded(n_nodes, n_num, n_cats)
+    internal = np.flatnonzero(left[:n_nodes] >= 0)
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    parent[left[internal]] = internal
+    parent[right[internal]] = internal
+    is_left = np.zeros(n_nodes, dtype=bool)
+    is_left[left[internal]] = True
+    depth = _node_depths(left[:n_nodes], right[:n_nodes])
+    max_depth = int(depth.max()) if n_nodes else 0
+    by_depth = [np.flatnonzero(depth == d) for d in range(max_depth + 1)]
+    for d in range(1, max_depth + 1):
+        child = by_depth[d]
+        p = parent[child]
+        boxes.low[child] = boxes.low[p]
+        boxes.high[child] = boxes.high[p]
+        for a in boxes.allowed:
+            a[child] = a[p]
+        col = feat[p]
+        t = thr[p]
+        lft = is_left[child]
+        num = col_num[col]
+        # numeric split: left is x <= t (high = min(high, t)), right is x > t (low = max(low, t)), as min()/max()
+        sel = (num >= 0) & lft
+        c, s = child[sel], num[sel]
+        cur = boxes.high[c, s]
+        boxes.high[c, s] = np.where(t[sel] < cur, t[sel], cur)
+        sel = (num >= 0) & ~lft
+        c, s = child[sel], num[sel]
+        cur = boxes.low[c, s]
+        boxes.low[c, s] = np.where(t[sel] > cur, t[sel], cur)
+        # one-hot column: left is "cold" (category excluded), right is "hot" (only it)
+        cat = col_cat[col]
+        code = col_code[col]
+        for j, a in enumerate(boxes.allowed):
+            sel = (cat == j) & lft
+            a[child[sel], code[sel]] = False
+            sel = (cat == j) & ~lft
+            if sel.any():
+                c = child[sel]
+                hot = np.zeros((len(c), a.shape[1]), dtype=bool)
+                hot[np.arange(len(c)), code[sel]] = True
+                a[c] &= hot
+    levels = [by_depth[d] for d in range(max_depth, 0, -1)]
+    return boxes, parent, levels
+
+
+def _box_keys(boxes: Boxes) -> list[bytes]:
+    """Exact identity of every box: the bytes of ``Boxes.key``'s fields, row by row."""
+    n = len(boxes)
+    parts = [boxes.low.reshape(n, -1).view(np.uint8).reshape(n, -1),
+             boxes.high.reshape(n, -1).view(np.uint8).reshape(n, -1)]
+    parts += [a.view(np.uint8).reshape(n, -1) for a in boxes.allowed]
+    mat = np.ascontiguousarray(np.concatenate(parts, axis=1)) if parts else np.zeros((n, 0), dtype=np.uint8)
+    return [mat[r].tobytes() for r in range(n)]

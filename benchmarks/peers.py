@@ -1,0 +1,207 @@
+"""T-CREx against DiCE (dice-ml from PyPI) on the same folds, XGBoost model and test inputs.
+
+Per dataset (default: Pima, COMPAS and Adult, where DiCE is reported at 0.09-0.55 s per instance) and CV fold
+(the paper protocol's 10-fold split and model, see paper_protocol.py):
+
+* T-CREx (rho=0.02, tau=0.9, one tree) is fitted on the training fold and explains the whole test fold; its
+  per-instance time is (fit + explain) / test inputs, i.e. the fit is included and amortised over the fold
+  (fastest of ``--repeat`` runs, default 3, because one run takes milliseconds and other jobs share the machine;
+  DiCE's seconds-long calls are averaged over the sampled inputs instead).
+* DiCE's ``random``, ``genetic`` and ``kdtree`` methods each produce one counterfactual (``total_CFs=1``,
+  ``desired_class="opposite"``) for a bounded random sample of the fold's test inputs (``--instances``, default
+  5 per fold); their per-instance time is the mean wall time of ``generate_counterfactuals``. DiCE gets the
+  training inputs with the model's outputs as its data, like T-CREx.
+* On those same sampled inputs: sparsity (features changed), distance (total percentile shift, percentiles of
+  the training fold, a changed categorical counts 1) and validity (the model's output at the point is the other
+  class) of DiCE's point and of T-CREx's counterfactual point (the nearest point of its rule).
+
+Ratios DiCE / T-CREx are printed (time: higher means T-CREx is faster). DiCE is optional: without dice-ml this
+prints a message and exits. Writes results/peers.csv (one row per sampled input and method) and
+results/peers_summary.csv.
+
+    .venv/bin/pip install -r benchmarks/requirements.txt
+    .venv/bin/python benchmarks/peers.py                   # ~10 min on 2 cores
+    .venv/bin/python benchmarks/peers.py --datasets pima --folds 2 --instances 3   # a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # DiCE draws a progress bar per instance
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+from tcrex import TCREx  # noqa: E402
+from tcrex._local import PercentileScale  # noqa: E402
+from tcrex.metrics import evaluate  # noqa: E402
+
+METHODS = ("random", "genetic", "kdtree")
+
+
+class ModelForDice:
+    """The XGBoost model behind DiCE's sklearn interface: DiCE hands over object columns, XGBoost wants the
+    training dtypes (pandas categories, numbers)."""
+
+    def __init__(self, model, like: pd.DataFrame):
+        self.model, self.like = model, like
+
+    def _cast(self, X: pd.DataFrame) -> pd.DataFrame:
+        X = X[list(self.like.columns)].copy()
+        for c in self.like.columns:
+            dtype = self.like[c].dtype
+            X[c] = X[c].astype(dtype) if isinstance(dtype, pd.CategoricalDtype) else pd.to_numeric(X[c]).astype(float)
+        return X
+
+    def predict(self, X):
+        return self.model.predict(self._cast(X))
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(self._cast(X))
+
+
+def point_metrics(query: pd.DataFrame, points: pd.DataFrame, scale: PercentileScale, schema, model, like,
+                  wanted: np.ndarray) -> pd.DataFrame:
+    """Sparsity, percentile-shift distance and validity of one point per query row (NaN rows: no point)."""
+    found = points.notna().all(axis=1).to_numpy()
+    out = pd.DataFrame({"found": found, "sparsity": np.nan, "distance": np.nan, "valid": 0.0}, index=query.index)
+    if found.any():
+        q, p = query[found], points[found]
+        eq = schema.encode(q)
+        ep = schema.encode(p[[str(c) for c in q.columns]].set_axis(list(q.columns), axis=1))
+        num_changed = ~np.isclose(eq.num, ep.num, rtol=0, atol=1e-9)
+        out.loc[found, "sparsity"] = num_changed.sum(axis=1) + (eq.cat != ep.cat).sum(axis=1)
+        out.loc[found, "distance"] = scale.distance(eq, ep)
+        pred = ModelForDice(model, like).predict(p)
+        out.loc[found, "valid"] = (pred == wanted[found]).astype(float)
+    return out
+
+
+def run_dice(method, data, wrapped, query: pd.DataFrame, seed: int):
+    import dice_ml
+    exp = dice_ml.Dice(data, wrapped, method=method)
+    points, times = [], []
+    for i in range(len(query)):
+        q = query.iloc[[i]]
+        t = time.perf_counter()
+        try:
+            kw = {"random_seed": seed + i} if method == "random" else {}
+            res = exp.generate_counterfactuals(q, total_CFs=1, desired_class="opposite", verbose=False, **kw)
+            cf = res.cf_examples_list[0].final_cfs_df
+        except Exception as exc:  # DiCE raises when it finds nothing (e.g. "No counterfactuals found")
+            cf = None
+            if "counterfactual" not in str(exc).lower():
+                print(f"    DiCE {method}: {type(exc).__name__}: {str(exc)[:100]}")
+        times.append(time.perf_counter() - t)
+        if cf is None or not len(cf):
+            points.append(pd.Series(np.nan, index=query.columns))
+        else:
+            points.append(cf.iloc[0][list(query.columns)])
+    return pd.DataFrame(points, index=query.index), np.array(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    common.dataset_arguments(parser)
+    parser.set_defaults(datasets=["pima", "compas", "adult"])
+    parser.add_argument("--folds", type=int, default=common.N_FOLDS, help="use the first FOLDS of the 10 folds")
+    parser.add_argument("--instances", type=int, default=5, help="test inputs sampled per fold for DiCE")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--tau", type=float, default=0.9)
+    parser.add_argument("--grower", default="hist", choices=["exact", "hist"])
+    parser.add_argument("--repeat", type=int, default=3, help="T-CREx fit+explain runs per fold (fastest kept)")
+    args = parser.parse_args()
+    try:
+        import dice_ml
+    except ImportError:
+        print("dice-ml is not installed, so there is nothing to compare with: "
+              "`.venv/bin/pip install -r benchmarks/requirements.txt` installs it (optional)")
+        return
+    warnings.simplefilter("ignore")
+    print("machine:", common.machine())
+    print(f"dice-ml {getattr(dice_ml, '__version__', '?')}; DiCE explains {args.instances} randomly sampled test "
+          f"inputs per fold ({args.folds} folds); T-CREx (grower={args.grower}, tau={args.tau}) explains every "
+          "test input of the fold, and its time per input includes the fit")
+    rows, fold_rows = [], []
+    for path in common.dataset_paths(args.folders, args.datasets):
+        ds = common.load(path)
+        print(f"\n== {ds.name}: {ds.shape}", flush=True)
+        rng = np.random.default_rng(common.SEED)
+        for k, tr, te, model, ytr, yte, _ in common.fold_models(ds):
+            if k >= args.folds:
+                break
+            X_train, X_test = ds.X.iloc[tr], ds.X.iloc[te]
+            fit_s = explain_s = np.inf
+            for _ in range(max(1, args.repeat)):
+                t0 = time.perf_counter()
+                ex = TCREx(rho=0.02, tau=args.tau, grower=args.grower).fit(X_train, y_pred=ytr)
+                t1 = time.perf_counter()
+                ex.explain(X_test, y_pred=yte)
+                t2 = time.perf_counter()
+                if t2 - t0 < fit_s + explain_s:
+                    fit_s, explain_s = t1 - t0, t2 - t1
+            t0, t1, t2 = 0.0, fit_s, fit_s + explain_s
+            per_input = (t2 - t0) / len(te)
+            fold_rows.append({"dataset": ds.name, "fold": k, "n_test": len(te), "tcrex_fit_s": t1 - t0,
+                              "tcrex_explain_s": t2 - t1, "tcrex_s_per_input": per_input})
+            pick = np.sort(rng.choice(len(te), size=min(args.instances, len(te)), replace=False))
+            query, y_query = X_test.iloc[pick], yte[pick]
+            wanted = 1 - y_query  # binary: the other class
+            scale = PercentileScale(ex.schema_.encode(X_train))
+            _, ours = evaluate(ex, query, y_query, model=model, X_fit=X_train, fit_time=t1 - t0, examples=False,
+                               return_rows=True)
+            tc = pd.DataFrame({"found": ours.status.isin(["ok", "already_in_rule"]).to_numpy(),
+                               "sparsity": ours.sparsity, "distance": ours.distance,
+                               "valid": ours.point_valid.fillna(0.0)}, index=query.index)
+            for i, idx in enumerate(query.index):
+                rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": "tcrex",
+                             "seconds": per_input, **tc.loc[idx].to_dict()})
+            cats = ds.categorical
+            train = X_train.astype({c: object for c in cats}).copy()
+            train["target"] = ytr
+            data = dice_ml.Data(dataframe=train, continuous_features=[c for c in X_train.columns if c not in cats],
+                                outcome_name="target")
+            wrapped = dice_ml.Model(model=ModelForDice(model, X_train), backend="sklearn")
+            q_obj = query.astype({c: object for c in cats})
+            for method in args.methods:
+                points, secs = run_dice(method, data, wrapped, q_obj, seed=common.SEED + 1000 * k)
+                pm = point_metrics(query, points, scale, ex.schema_, model, X_train, wanted)
+                for i, idx in enumerate(query.index):
+                    rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": f"dice-{method}",
+                                 "seconds": secs[i], **pm.loc[idx].to_dict()})
+            print(f"  fold {k}: T-CREx {per_input * 1e6:.0f} us/input; DiCE " + ", ".join(
+                f"{m} {np.mean([r['seconds'] for r in rows if r['method'] == 'dice-' + m and r['fold'] == k and r['dataset'] == ds.name]):.3f} s"
+                for m in args.methods), flush=True)
+
+    df = pd.DataFrame(rows)
+    out = common.results_dir()
+    df.to_csv(out / "peers.csv", index=False)
+    pd.DataFrame(fold_rows).to_csv(out / "peers_folds.csv", index=False)
+    summary = (df.groupby(["dataset", "method"], sort=False)
+               .agg(instances=("row", "size"), s_per_instance=("seconds", "mean"), found=("found", "mean"),
+                    sparsity=("sparsity", "mean"), distance=("distance", "mean"), validity=("valid", "mean"))
+               .reset_index())
+    ours = summary[summary.method == "tcrex"].set_index("dataset")
+    for col in ("s_per_instance", "sparsity", "distance"):
+        summary[f"{col}_vs_tcrex"] = summary[col] / summary.dataset.map(ours[col])
+    summary.to_csv(out / "peers_summary.csv", index=False)
+    print("\n== per dataset and method (means over the sampled inputs; *_vs_tcrex = method / T-CREx)")
+    print(common.md_table(summary))
+    print("\n== T-CREx speed-up over DiCE per instance (fit included, amortised over the test fold)")
+    for name, g in summary.groupby("dataset", sort=False):
+        base = g[g.method == "tcrex"].s_per_instance.iloc[0]
+        print(f"  {name:18s} T-CREx {base * 1e6:8.1f} us/input; " + "; ".join(
+            f"{m.replace('dice-', '')} {r.s_per_instance:.3f} s = {r.s_per_instance / base:,.0f}x"
+            for m, r in zip(g.method, g.itertuples()) if m != "tcrex"))
+    print(f"\nwrote {out / 'peers.csv'}, {out / 'peers_folds.csv'} and {out / 'peers_summary.csv'}")
+
+
+if __name__ == "__main__":
+    main()
