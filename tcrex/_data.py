@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._errors import DataError, ParameterError
+from ._errors import DataError, ParameterError, SchemaError
 
 NUMERIC = "numeric"
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 CATEGORICAL = "categorical"
 
 
@@ -48,7 +49,16 @@ class Feature:
         kind = d.get("type")
         if kind not in (NUMERIC, CATEGORICAL):
             raise DataError(f"feature {d.get('name')!r} has unknown type {kind!r}; use 'numeric' or 'categorical'")
-        return cls(name=str(d["name"]), kind=kind, categories=list(d.get("categories", [])),
+        categories = d.get("categories", [])
+        if kind == CATEGORICAL:
+            if not isinstance(categories, list) or not categories or \
+                    not all(isinstance(c, (str, int, float, bool)) and c == c for c in categories):
+                raise SchemaError(f"feature {d.get('name')!r}: categories must be a non-empty list of text, numbers "
+                                  "or booleans")
+            if len({(type(c).__name__, c) for c in categories}) != len(categories) or \
+                    len(set(categories)) != len(categories):
+                raise SchemaError(f"feature {d.get('name')!r}: categories must be unique")
+        return cls(name=str(d["name"]), kind=kind, categories=list(categories),
                    integer=bool(d.get("integer", False)))
 
 
@@ -159,6 +169,7 @@ class FeatureSchema:
         if len(set(cols)) != len(cols):
             dup = sorted({c for c in cols if cols.count(c) > 1})
             raise DataError(f"duplicate column name(s) {dup}; rename them so every feature is unique")
+        X = X.set_axis(cols, axis=1)  # select by the text names: labels like 1 and True would select together
         force_cat = set(map(str, categorical or []))
         force_num = set(map(str, numeric or []))
         for name in sorted((force_cat | force_num) - set(cols)):
@@ -184,6 +195,9 @@ class FeatureSchema:
                 values = _to_float(s, name)
                 if not np.all(np.isfinite(values)):
                     raise DataError(f"column {name!r} holds infinite values; T-CREx needs finite numbers")
+                if np.abs(values).max() > _FLOAT32_MAX:
+                    raise DataError(f"column {name!r} holds values beyond ±3.4e38, which the surrogate trees (float32, "
+                                    "as in scikit-learn) cannot split; rescale the column")
                 integer = bool(np.all(values == np.round(values)))
                 features.append(Feature(name, NUMERIC, integer=integer))
         return cls(features)
@@ -193,6 +207,9 @@ class FeatureSchema:
         """Rows of X (by column name) in internal form; every problem is reported with the column names."""
         X = as_frame(X)
         cols = [str(c) for c in X.columns]
+        if len(set(cols)) != len(cols):
+            dup = sorted({c for c in cols if cols.count(c) > 1})
+            raise DataError(f"duplicate column name(s) {dup} in X; every column must be unique")
         missing = [n for n in self.names if n not in cols]
         if missing:
             raise DataError(f"X lacks feature column(s) {missing} that the explainer was fitted with")

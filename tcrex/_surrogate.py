@@ -79,7 +79,9 @@ class Surrogate:
         if self.grower == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
             from ._hist import grow_hist_trees
             return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
-        common = dict(min_samples_leaf=self.rho, random_state=self.random_state)
+        # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
+        # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
+        common = dict(min_samples_leaf=max(1, int(math.ceil(self.rho * len(y_code)))), random_state=self.random_state)
         common.update(self.params)
         if self.n_trees == 1:
             cls = DecisionTreeClassifier if self.task == CLASSIFICATION else DecisionTreeRegressor

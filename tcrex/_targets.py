@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
@@ -23,8 +24,7 @@ class Target:
 
     def contains(self, y: np.ndarray) -> np.ndarray:
         if self.classes is not None:
-            wanted = set(self.classes)
-            return np.fromiter((v in wanted for v in np.asarray(y).tolist()), dtype=bool, count=len(y))
+            return pd.Series(np.asarray(y), copy=False).isin(list(self.classes)).to_numpy()  # hash-based
         low, high = self.interval
         y = np.asarray(y, dtype=np.float64)
         inside = np.ones(len(y), dtype=bool)

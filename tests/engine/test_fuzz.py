@@ -178,22 +178,10 @@ class Misbehaving:
         return self.y[: len(X)]
 
 
-# Engine bugs this fuzzing found, by (exception type, innermost tcrex module). Each has a minimal reproduction at
-# the end of this file (strict xfail); the fuzz tests let these through so that they keep looking for *new* bugs.
-# When the engine is fixed, the reproduction passes (and fails as XPASS): delete it and its line here.
-KNOWN_BUGS = {
-    ("InvalidParameterError", "_surrogate.py"): "rho=1.0 reaches scikit-learn as min_samples_leaf=1.0",
-    ("ValueError", "_surrogate.py"): "finite values beyond the float32 range reach scikit-learn",
-    ("AttributeError", "_data.py"): "column labels that are equal (0/False, duplicates at explain time)",
-    ("OverflowError", "_text.py"): "regression outputs whose mean overflows to inf",
-    ("InvalidIndexError", "_data.py"): "from_json accepts duplicate categories",
-    ("TypeError", "_data.py"): "from_json accepts unhashable category values",
-    ("TypeError", "_targets.py"): "from_json accepts unhashable class labels",
-    ("OverflowError", "_solution.py"): "from_json: integers beyond int64",
-    ("ValueError", "_serialize.py"): "from_json accepts n_fit_rows=0; to_json then fails",
-    ("UnicodeDecodeError", "_serialize.py"): "from_json(bytes) that look like UTF-16/32",
-    ("RecursionError", "_serialize.py"): "from_json of deeply nested JSON",
-}
+# Engine bugs this fuzzing found, by (exception type, innermost tcrex module), that are not fixed yet. Each has a
+# minimal reproduction at the end of this file (strict xfail); the fuzz tests let these through so that they keep
+# looking for *new* bugs. All twelve found so far are fixed; their reproductions now pass as regression tests.
+KNOWN_BUGS: dict = {}
 
 
 def _signature(exc: BaseException) -> tuple[str, str]:
@@ -428,18 +416,15 @@ def _bug(reason):
     return pytest.mark.xfail(strict=True, reason=f"engine bug: {reason}")
 
 
-@_bug("rho=1.0 is accepted but passed to scikit-learn as min_samples_leaf=1.0 (a float must be < 1)")
 def test_bug_rho_one_as_float():
     X, y = _fit_xy()
     _strict(TCREx(rho=1.0).fit, X, y_pred=y)
 
 
-@_bug("finite float64 values beyond float32 range pass the engine's checks, then scikit-learn refuses them")
 def test_bug_values_beyond_float32():
     _strict(TCREx(rho=0.1).fit, pd.DataFrame({"x": [0.0, 1e300] * 10}), y_pred=np.array([0, 1] * 10))
 
 
-@_bug("column labels 1 and True (or 0 and False) pass the duplicate check (str differs) but select together")
 def test_bug_equal_column_labels():
     X = pd.DataFrame([[1.0, 2.0]] * 20, columns=[1, True])
     _strict(TCREx(rho=0.1).fit, X, y_pred=np.array([0, 1] * 10))
@@ -450,20 +435,17 @@ def test_bug_regression_mean_overflow():
     _strict(TCREx(rho=0.1, task="regression").fit, X, y_pred=1.7e308 - X.x.to_numpy() * 1e294)
 
 
-@_bug("explain (and counterfactuals, feature_actions, real_examples, explain_one) with a duplicated feature column")
 def test_bug_explain_with_duplicate_columns():
     X, y = _fit_xy()
     ex = TCREx(rho=0.1).fit(X, y_pred=y)
     _strict(ex.explain, pd.concat([X, X], axis=1), y_pred=y)
 
 
-@_bug("from_json accepts duplicate categories; explain then raises pandas InvalidIndexError")
 def test_bug_from_json_duplicate_categories():
     text, X, y = _categorical_export(["a", "b", "b"])
     _strict(lambda: TCREx.from_json(text).explain(X, y_pred=y))
 
 
-@_bug("from_json accepts unhashable category values; explain then raises TypeError")
 def test_bug_from_json_unhashable_category():
     text, X, y = _categorical_export(["a", "b", {"k": 1}])
     _strict(lambda: TCREx.from_json(text).explain(X, y_pred=y))
