@@ -6,7 +6,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._errors import ModelError, TCRExError
+from .._data import as_frame as _engine_as_frame
+from .._errors import DataError, ModelError, TCRExError
 
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
@@ -29,16 +30,11 @@ def short_error(exc: BaseException, limit: int = 300) -> str:
 
 
 def as_frame(X) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame):
-        return X
-    if isinstance(X, pd.Series):
-        return X.to_frame().T
-    arr = np.asarray(X)
-    if arr.ndim == 1:
-        arr = arr.reshape(1, -1)
-    if arr.ndim != 2:
-        raise ModelError(f"the model needs a table of rows, got an array with {arr.ndim} dimensions")
-    return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+    """The engine's :func:`tcrex._data.as_frame`, with a shape problem reported as a model-input error."""
+    try:
+        return _engine_as_frame(X)
+    except DataError as exc:
+        raise ModelError(f"the model needs a table of rows: {exc}") from None
 
 
 def numeric_column(s: pd.Series, name: str) -> np.ndarray:
