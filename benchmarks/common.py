@@ -22,7 +22,6 @@ SHARED_DATA = ROOT.parent / "shared" / "datasets"
 RESULTS = ROOT / "benchmarks" / "results"
 SEED = 0
 N_FOLDS = 10
-PAPER_DATASETS = ("abalone", "adult", "banknote", "compas", "credit", "mammographic_mass", "occupancy", "pima")
 
 if str(ROOT) not in sys.path:  # make `import tcrex` work when a benchmark is run as a script
     sys.path.insert(0, str(ROOT))
@@ -80,30 +79,6 @@ def train_model(X: pd.DataFrame, y: np.ndarray, seed: int = SEED):
     from xgboost import XGBClassifier
     return XGBClassifier(n_estimators=50, max_leaves=8, enable_categorical=True, tree_method="hist",
                          random_state=seed, n_jobs=os.cpu_count() or 1).fit(X, y)
-
-
-def model_predict(model, X: pd.DataFrame, like: pd.DataFrame) -> np.ndarray:
-    """``model.predict`` on X after giving its categorical columns the dtypes of ``like`` (the training frame);
-    counterfactual points come back with plain object columns."""
-    X = X.copy()
-    for c in like.columns:
-        if isinstance(like[c].dtype, pd.CategoricalDtype):
-            X[c] = X[c].astype(like[c].dtype)
-        elif not pd.api.types.is_numeric_dtype(X[c]):
-            X[c] = pd.to_numeric(X[c])
-    return model.predict(X[list(like.columns)])
-
-
-class Timer:
-    def __init__(self):
-        self.elapsed = 0.0
-
-    def __enter__(self):
-        self._t = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.elapsed += time.perf_counter() - self._t
 
 
 def machine() -> str:

@@ -103,8 +103,8 @@ def figures(summary: pd.DataFrame) -> dict:
     import plotly.express as px
 
     figs = {}
-    shown = ["no_valid_rule", "target_without_rule", "cell_limit", "feasibility", "accuracy", "sparsity", "complexity", "consistency",
-             "runtime_s", "cells"]
+    shown = ["no_valid_rule", "target_without_rule", "cell_limit", "feasibility", "accuracy", "sparsity",
+             "complexity", "consistency", "runtime_s", "cells"]
     a = summary[summary.study == "A"]
     if len(a):
         long = a.melt(id_vars=["dataset", "n_trees", "tau"], value_vars=shown, var_name="metric")

@@ -117,6 +117,7 @@ def main() -> None:
     parser.add_argument("--tau", type=float, default=0.9)
     parser.add_argument("--grower", default="hist", choices=["exact", "hist"])
     parser.add_argument("--repeat", type=int, default=3, help="T-CREx fit+explain runs per fold (fastest kept)")
+    parser.add_argument("--out", default="peers", help="stem of the CSVs under results/")
     args = parser.parse_args()
     try:
         import dice_ml
@@ -176,14 +177,15 @@ def main() -> None:
                 for i, idx in enumerate(query.index):
                     rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": f"dice-{method}",
                                  "seconds": secs[i], **pm.loc[idx].to_dict()})
-            print(f"  fold {k}: T-CREx {per_input * 1e6:.0f} us/input; DiCE " + ", ".join(
-                f"{m} {np.mean([r['seconds'] for r in rows if r['method'] == 'dice-' + m and r['fold'] == k and r['dataset'] == ds.name]):.3f} s"
-                for m in args.methods), flush=True)
+            fold_secs = {m: np.mean([r["seconds"] for r in rows if r["method"] == f"dice-{m}" and r["fold"] == k
+                                     and r["dataset"] == ds.name]) for m in args.methods}
+            print(f"  fold {k}: T-CREx {per_input * 1e6:.0f} us/input; DiCE "
+                  + ", ".join(f"{m} {v:.3f} s" for m, v in fold_secs.items()), flush=True)
 
     df = pd.DataFrame(rows)
     out = common.results_dir()
-    df.to_csv(out / "peers.csv", index=False)
-    pd.DataFrame(fold_rows).to_csv(out / "peers_folds.csv", index=False)
+    df.to_csv(out / f"{args.out}.csv", index=False)
+    pd.DataFrame(fold_rows).to_csv(out / f"{args.out}_folds.csv", index=False)
     summary = (df.groupby(["dataset", "method"], sort=False)
                .agg(instances=("row", "size"), s_per_instance=("seconds", "mean"), found=("found", "mean"),
                     sparsity=("sparsity", "mean"), distance=("distance", "mean"), validity=("valid", "mean"))
@@ -191,7 +193,7 @@ def main() -> None:
     ours = summary[summary.method == "tcrex"].set_index("dataset")
     for col in ("s_per_instance", "sparsity", "distance"):
         summary[f"{col}_vs_tcrex"] = summary[col] / summary.dataset.map(ours[col])
-    summary.to_csv(out / "peers_summary.csv", index=False)
+    summary.to_csv(out / f"{args.out}_summary.csv", index=False)
     print("\n== per dataset and method (means over the sampled inputs; *_vs_tcrex = method / T-CREx)")
     print(common.md_table(summary))
     print("\n== T-CREx speed-up over DiCE per instance (fit included, amortised over the test fold)")
@@ -200,7 +202,8 @@ def main() -> None:
         print(f"  {name:18s} T-CREx {base * 1e6:8.1f} us/input; " + "; ".join(
             f"{m.replace('dice-', '')} {r.s_per_instance:.3f} s = {r.s_per_instance / base:,.0f}x"
             for m, r in zip(g.method, g.itertuples()) if m != "tcrex"))
-    print(f"\nwrote {out / 'peers.csv'}, {out / 'peers_folds.csv'} and {out / 'peers_summary.csv'}")
+    print(f"\nwrote {out / (args.out + '.csv')}, {out / (args.out + '_folds.csv')} and "
+          f"{out / (args.out + '_summary.csv')}")
 
 
 if __name__ == "__main__":

@@ -245,3 +245,13 @@ def test_category_dtype_and_object_columns_encode_alike():
     ints = pd.DataFrame({0: [1.0, 2.0], 1: ["a", "b"]})  # non-string column names are matched as str
     s_int = FeatureSchema.detect(ints)
     assert s_int.encode(ints).num[:, 0].tolist() == [1.0, 2.0]
+
+
+def test_categorical_only_data_fits_with_both_growers():
+    X = pd.DataFrame({"c": ["a", "b", "c"] * 20, "d": ["x", "y"] * 30})
+    y = ((X.c == "a") | (X.d == "y")).astype(int).to_numpy()
+    for grower in ("exact", "hist"):
+        ex = TCREx(rho=0.1, tau=0.9, grower=grower).fit(X, y_pred=y)
+        assert ex.surrogate_.candidates_.low.shape[1] == 0
+        assert sorted(ex.rules_frame().conditions) == sorted(
+            TCREx(rho=0.1, tau=0.9).fit(X, y_pred=y).rules_frame().conditions)
