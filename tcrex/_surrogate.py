@@ -132,28 +132,8 @@ class Surrogate:
     @staticmethod
     def _route(tree, design: np.ndarray) -> np.ndarray:
         """Leaf of every row, routing with float64 ``x <= threshold`` (the box semantics)."""
-        left, right, feat, thr = tree.children_left, tree.children_right, tree.feature, tree.threshold
-        n_rows = design.shape[0]
-        leaf = np.zeros(n_rows, dtype=np.int64)
-        # walk the nodes depth-first, carrying a row mask; the column comparisons are contiguous when the design
-        # is column-major (as FeatureSchema.one_hot makes it)
-        stack = [(0, None)]  # (node, mask of its rows; None for all rows)
-        while stack:
-            node, mask = stack.pop()
-            if left[node] < 0:
-                if mask is None:
-                    leaf[:] = node
-                else:
-                    leaf[mask] = node
-                continue
-            go = design[:, feat[node]] <= thr[node]
-            if mask is None:
-                stack.append((right[node], ~go))
-                stack.append((left[node], go))
-            else:
-                stack.append((right[node], mask & ~go))
-                stack.append((left[node], mask & go))
-        return leaf
+        # column comparisons are contiguous when the design is column-major (as FeatureSchema.one_hot makes it)
+        return _walk(tree, design.shape[0], lambda node: design[:, tree.feature[node]] <= tree.threshold[node])
 
     def count(self, weights: np.ndarray) -> np.ndarray:
         """Sum of ``weights`` over fit rows inside each unique candidate (e.g. 1 for n, in-target for n_target)."""
@@ -169,11 +149,11 @@ class Surrogate:
         return sum(ti.n_nodes for ti in self._trees)
 
 
-def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.ndarray:
-    """:meth:`Surrogate._route` on the one-hot design that ``enc`` stands for, without building it."""
-    left, right, feat, thr = tree.children_left, tree.children_right, tree.feature, tree.threshold
-    leaf = np.zeros(len(enc), dtype=np.int64)
-    stack = [(0, None)]
+def _walk(tree, n_rows: int, goes_left) -> np.ndarray:
+    """Leaf of every row: walk the nodes depth-first carrying a row mask; ``goes_left(node)`` is the rows' test."""
+    left, right = tree.children_left, tree.children_right
+    leaf = np.zeros(n_rows, dtype=np.int64)
+    stack = [(0, None)]  # (node, mask of its rows; None for all rows)
     while stack:
         node, mask = stack.pop()
         if left[node] < 0:
@@ -182,13 +162,7 @@ def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.nda
             else:
                 leaf[mask] = node
             continue
-        i, code = columns[feat[node]]
-        slot = schema.slot[i]
-        t = thr[node]
-        if code < 0:
-            go = enc.num[:, slot] <= t
-        else:  # the one-hot column is 1.0 where the category is hot, else 0.0
-            go = np.where(enc.cat[:, slot] == code, 1.0 <= t, 0.0 <= t)
+        go = goes_left(node)
         if mask is None:
             stack.append((right[node], ~go))
             stack.append((left[node], go))
@@ -196,6 +170,20 @@ def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.nda
             stack.append((right[node], mask & ~go))
             stack.append((left[node], mask & go))
     return leaf
+
+
+def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.ndarray:
+    """:meth:`Surrogate._route` on the one-hot design that ``enc`` stands for, without building it."""
+
+    def goes_left(node):
+        i, code = columns[tree.feature[node]]
+        slot, t = schema.slot[i], tree.threshold[node]
+        if code < 0:
+            return enc.num[:, slot] <= t
+        return np.where(enc.cat[:, slot] == code, 1.0 <= t, 0.0 <= t)  # the one-hot column: 1.0 hot, else 0.0
+
+    return _walk(tree, len(enc), goes_left)
+
 
 
 def _node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
