@@ -185,7 +185,6 @@ def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.nda
     return _walk(tree, len(enc), goes_left)
 
 
-
 def _node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     depth = np.zeros(len(left), dtype=np.int64)
     internal = np.flatnonzero(left >= 0)

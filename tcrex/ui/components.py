@@ -45,19 +45,8 @@ def chart(builder: str, *args, height: int | None = None, key: str | None = None
     Plotly figures go to ``st.plotly_chart``, DOT text to ``st.graphviz_chart``, frames to ``st.dataframe``.
     Anything that goes wrong becomes a short message on the page, never a traceback.
     """
-    module = figures()
-    fn = getattr(module, builder, None) if module is not None else None
-    if fn is None:
-        st.info(f"The figure `{builder}` is not available in this version.", icon=":material/info:")
-        return None
-    try:
-        out = fn(*args, **kwargs)
-    except TCRExError as exc:
-        st.warning(str(exc), icon=":material/warning:")
-        return None
-    except Exception as exc:  # noqa: BLE001 - a figure failure must not take the page down
-        log.exception("figure %s failed", builder)
-        st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
+    out = chart_data(builder, *args, **kwargs)
+    if out is None:
         return None
     if legend_below and hasattr(out, "update_layout"):
         legend_below_plot(out)
