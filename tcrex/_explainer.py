@@ -28,6 +28,7 @@ ALREADY_IN_RULE = "already_in_rule"
 NO_RULE = "no_rule"
 NO_ACTIONABLE_RULE = "no_actionable_rule"
 STATUSES = (OK, ALREADY_IN_TARGET, ALREADY_IN_RULE, NO_RULE, NO_ACTIONABLE_RULE)
+_STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
 
 @dataclass
@@ -315,18 +316,14 @@ class TCREx:
         y = self._outputs(X, y_pred, model)
         res = self._lookup(enc, y, self._solutions_for(target))
         text = self._texts(res)
-        out = pd.DataFrame({
-            "target": pd.array(np.where(res["target"] >= 0, res["target"], 0), dtype="Int64"),
-            "rule": pd.array(res["rule"], dtype="Int64"),
-            "metarule": pd.array(res["metarule"], dtype="Int64"),
+        return pd.DataFrame({
+            "target": _ids(res["target"]),
+            "rule": _ids(res["rule"]),
+            "metarule": _ids(res["metarule"]),
             "changes": res["changes"],
-            "status": pd.Categorical.from_codes(res["status"], categories=list(STATUSES)),
+            "status": pd.Categorical.from_codes(res["status"], dtype=_STATUS_DTYPE),
             "text": text,
         }, index=X.index)
-        out.loc[res["target"] < 0, "target"] = pd.NA
-        out.loc[res["rule"] < 0, "rule"] = pd.NA
-        out.loc[res["metarule"] < 0, "metarule"] = pd.NA
-        return out
 
     def _lookup(self, enc: Encoded, y, solutions) -> dict:
         n = len(enc)
@@ -366,14 +363,16 @@ class TCREx:
         inv, uniq = pd.factorize(key)
         first = np.empty(len(uniq), dtype=np.int64)
         first[inv[::-1]] = np.arange(n)[::-1]  # the first row of every distinct key
+        conditions = {}  # (target, rule) -> its conditions: many patterns share a rule
         texts = [self._sentence(int(res["target"][row]), int(res["rule"][row]), STATUSES[res["status"][row]],
-                                self._row_outside(res, row)) for row in first]
-        # sentences repeat across rows, so a categorical column holds each one once
-        codes, categories = pd.factorize(pd.Series(texts, dtype=object))
+                                self._row_outside(res, row), conditions) for row in first]
+        # sentences repeat across rows, so a categorical column holds each one once (in order of appearance)
+        code_of = {}
+        codes = np.array([code_of.setdefault(text, len(code_of)) for text in texts], dtype=np.int64)
         return pd.Categorical.from_codes(codes[inv] if n else np.zeros(0, dtype=np.int64),
-                                         categories=pd.Index(categories, dtype=object))
+                                         categories=pd.Index(list(code_of), dtype=object), validate=False)
 
-    def _sentence(self, t: int, r: int, status: str, outside: np.ndarray) -> str:
+    def _sentence(self, t: int, r: int, status: str, outside: np.ndarray, memo: dict | None = None) -> str:
         if status == ALREADY_IN_TARGET:
             return "The model output is already in the target; no change needed"
         sol = self._all_targets[t]
@@ -383,17 +382,22 @@ class TCREx:
         if status == NO_ACTIONABLE_RULE:
             return ("No actionable recourse: every rule would need a change the constraints forbid ("
                     f"{self.constraints_.describe()})")
-        change, keep = self._change_keep(sol, r, outside)
+        change, keep = self._change_keep(sol, r, outside, memo)
         if status == ALREADY_IN_RULE:
             text = "Already inside the recommended rule although the model output is not in the target"
             return text + (", keeping " + join_and([f"{k['feature']} {k['condition']}" for k in keep]) if keep else "")
         return recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
                                  [f"{k['feature']} {k['condition']}" for k in keep])
 
-    def _change_keep(self, sol: Solution, r: int, outside: np.ndarray) -> tuple[list, list]:
-        """The rule's constrained features split into those to change and those to keep (with conditions)."""
+    def _change_keep(self, sol: Solution, r: int, outside: np.ndarray, memo: dict | None = None) -> tuple[list, list]:
+        """The rule's constrained features split into those to change and those to keep (with conditions);
+        ``memo`` caches the rule's conditions across calls."""
+        memo = {} if memo is None else memo
+        key = (id(sol), r)
+        if key not in memo:
+            memo[key] = self._conditions(sol.rules, r)
         change, keep = [], []
-        for i, cond in self._conditions(sol.rules, r).items():
+        for i, cond in memo[key].items():
             entry = {"feature": self.schema_.names[i], "condition": cond["text"], **cond["bounds"]}
             (change if outside[i] else keep).append(entry)
         return change, keep
@@ -750,3 +754,10 @@ def _one_row(x, names) -> pd.DataFrame:
     if arr.shape[1] != len(names):
         raise ParameterError(f"expected {len(names)} values ({names}), got {arr.shape[1]}")
     return pd.DataFrame(arr, columns=names).infer_objects()
+
+
+def _ids(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Ids as a nullable Int64 column, missing where the engine says -1 (none)."""
+    values = np.asarray(values, dtype=np.int64)
+    missing = values < 0
+    return pd.arrays.IntegerArray(np.where(missing, 0, values), missing)

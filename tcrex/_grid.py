@@ -30,9 +30,11 @@ class Grid:
         self.schema = schema
         self.constraints = constraints
         self.bounds: list[np.ndarray] = []  # per numeric feature (in schema.numeric order)
+        every = np.sort(np.concatenate([rules.low, rules.high]), axis=0)  # one sort for all features
+        fresh = np.isfinite(every)
+        fresh[1:] &= every[1:] != every[:-1]
         for j in range(len(schema.numeric)):
-            b = np.concatenate([rules.low[:, j], rules.high[:, j]])
-            self.bounds.append(np.unique(b[np.isfinite(b)]))
+            self.bounds.append(every[fresh[:, j], j])
         self.state_of_category: list[np.ndarray] = []  # per categorical feature: category code -> state
         self.category_of_state: list[np.ndarray] = []  # a representative category per state
         for j, a in enumerate(rules.allowed):

@@ -6,8 +6,11 @@ rule and its metarule, so explaining a row is a lookup of its cell.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
+import sklearn
+from sklearn.tree import DecisionTreeRegressor
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
@@ -115,11 +118,21 @@ class Solution:
         for i, table in enumerate(self.tables):
             outside[has_rule, i] = table[states[has_rule, i], self.cell_rule[has_rule]]
         self.cell_changes = outside.sum(axis=1).astype(np.int64)
-        key = np.column_stack([self.cell_rule, outside])
-        uniq, self.cell_pattern = np.unique(key, axis=0, return_inverse=True)
+        n_features = outside.shape[1]
+        if n_features <= 55:
+            # (rule, outside bits) packed in one int64 sorts exactly as the rows of np.unique(axis=0) would, and
+            # a 1-D unique is far cheaper than a row-wise one (the rule is >= -1, the bits below 2**55)
+            weights = np.left_shift(1, np.arange(n_features - 1, -1, -1, dtype=np.int64))
+            key = (self.cell_rule.astype(np.int64) << n_features) + outside.astype(np.int64) @ weights
+            uniq, first, self.cell_pattern = np.unique(key, return_index=True, return_inverse=True)
+            self.pattern_rule = self.cell_rule[first].astype(np.int64)
+            self.pattern_outside = outside[first]
+        else:
+            uniq, self.cell_pattern = np.unique(np.column_stack([self.cell_rule, outside]), axis=0,
+                                                return_inverse=True)
+            self.pattern_rule = uniq[:, 0].astype(np.int64)
+            self.pattern_outside = uniq[:, 1:].astype(bool)
         self.cell_pattern = self.cell_pattern.reshape(-1)
-        self.pattern_rule = uniq[:, 0].astype(np.int64)
-        self.pattern_outside = uniq[:, 1:].astype(bool)
 
     def outside(self, pattern: np.ndarray) -> np.ndarray:
         """(k, n_features) features to change for each pattern id (none for -1)."""
@@ -179,35 +192,50 @@ class Solution:
 
     def _grow_metarules(self, random_state) -> None:
         states = self.grid.all_states()
+        classes, labels = np.unique(self.cell_rule, return_inverse=True)
+        offsets = np.concatenate([[0], np.cumsum(self.grid.dims)]).astype(np.int64)
+        if len(classes) == 1:  # one rule is optimal everywhere: CART's tree is the root alone
+            self.cell_metarule = np.zeros(len(states), dtype=np.int64)
+            self.metarules = self._boxes_from_state_masks(np.ones((1, offsets[-1]), dtype=bool), offsets)
+            self.metarule_rule = classes.astype(np.int64)
+            self._metarule_stats()
+            return
         design, spec = self._design(states)
-        tree = DecisionTreeClassifier(random_state=random_state).fit(design, self.cell_rule)
+        # CART with Gini impurity, fitted as a multi-output squared-error tree on the one-hot rule labels: for
+        # 0/1 indicators the summed variance is exactly the Gini impurity (sum_k p_k (1 - p_k)), so the splits
+        # are CART's. The regressor skips scikit-learn's classification-target checks, which cost more than the
+        # fit itself on these small grids; the design is already float32, C order and finite.
+        onehot = np.zeros((len(labels), len(classes)), dtype=np.float64)
+        onehot[np.arange(len(labels)), labels.reshape(-1)] = 1.0
+        with sklearn.config_context(skip_parameter_validation=True):
+            tree = DecisionTreeRegressor(random_state=random_state).fit(design, onehot, check_input=False)
         t = tree.tree_
         leaves = np.flatnonzero(t.children_left < 0)
         leaf_id = np.full(t.node_count, -1, dtype=np.int64)
         leaf_id[leaves] = np.arange(len(leaves))
-        self.cell_metarule = leaf_id[tree.apply(design)]
-        # each leaf's region as allowed states per feature, walking the tree in pre-order
-        masks = {0: [np.ones(k, dtype=bool) for k in self.grid.dims]}
+        self.cell_metarule = leaf_id[t.apply(design)]
+        # every node's region as allowed grid states, all features side by side (feature i's states at
+        # offsets[i]:offsets[i + 1]); node ids are pre-order, so a parent is always filled before its children
+        region = np.ones((t.node_count, offsets[-1]), dtype=bool)
+        left_of, right_of = t.children_left.tolist(), t.children_right.tolist()
+        split_on, threshold = t.feature.tolist(), t.threshold.tolist()
         for node in range(t.node_count):
-            if t.children_left[node] < 0:
+            left, right = left_of[node], right_of[node]
+            if left < 0:
                 continue
-            i, s = spec[t.feature[node]]
-            thr = t.threshold[node]
-            for child, is_left in ((t.children_left[node], True), (t.children_right[node], False)):
-                m = [a.copy() for a in masks[node]]
-                if s < 0:  # ordinal states: left is state <= thr
-                    st = np.arange(len(m[i]))
-                    m[i] &= (st <= thr) if is_left else (st > thr)
-                elif is_left:
-                    m[i][s] = False
-                else:
-                    hot = np.zeros(len(m[i]), dtype=bool)
-                    hot[s] = True
-                    m[i] &= hot
-                masks[child] = m
-        self.metarules = self._boxes_from_state_masks([masks[n] for n in leaves])
-        classes = tree.classes_
-        self.metarule_rule = classes[np.argmax(t.value[leaves, 0, :], axis=1)].astype(np.int64)
+            region[left] = region[right] = region[node]
+            i, s = spec[split_on[node]]
+            start, stop = offsets[i], offsets[i + 1]
+            if s < 0:  # ordinal states: left is state <= threshold (a half-integer)
+                cut = start + math.floor(threshold[node]) + 1
+                region[left, cut:stop] = False
+                region[right, start:cut] = False
+            else:  # one-hot column of state s: left is "not s", right is "s"
+                region[left, start + s] = False
+                region[right, start:stop] = False
+                region[right, start + s] = region[node, start + s]
+        self.metarules = self._boxes_from_state_masks(region[leaves], offsets)
+        self.metarule_rule = classes[np.argmax(t.value[leaves, :, 0], axis=1)].astype(np.int64)
         if not np.array_equal(self.metarule_rule[self.cell_metarule], self.cell_rule):
             raise RuntimeError("internal error: the metarule tree is not pure")  # purity is guaranteed by CART
         self._metarule_stats()
@@ -218,17 +246,22 @@ class Solution:
         np.maximum.at(self.metarule_sparsity, self.cell_metarule, self.cell_changes)
         self.metarule_cells = np.bincount(self.cell_metarule, minlength=m)
 
-    def _boxes_from_state_masks(self, leaf_masks: list) -> Boxes:
+    def _boxes_from_state_masks(self, regions: np.ndarray, offsets: np.ndarray) -> Boxes:
+        """Boxes from (n_boxes, total states) allowed-state masks (feature i at ``offsets[i]:offsets[i+1]``; a
+        numeric feature's allowed states are contiguous)."""
         n_cats = [len(self.schema.features[i].categories) for i in self.schema.categorical]
-        boxes = Boxes.unbounded(len(leaf_masks), len(self.schema.numeric), n_cats)
-        for r, masks in enumerate(leaf_masks):
-            for i, mask in enumerate(masks):
-                slot = self.schema.slot[i]
-                if self.schema.features[i].is_categorical:
-                    boxes.allowed[slot][r] = mask[self.grid.state_of_category[slot]]
-                else:
-                    st = np.flatnonzero(mask)
-                    boxes.low[r, slot], boxes.high[r, slot] = self.grid.interval(i, st[0], st[-1])
+        boxes = Boxes.unbounded(len(regions), len(self.schema.numeric), n_cats)
+        for i in range(len(self.grid.dims)):
+            slot = self.schema.slot[i]
+            states = regions[:, offsets[i]:offsets[i + 1]]
+            if self.schema.features[i].is_categorical:
+                boxes.allowed[slot][:] = states[:, self.grid.state_of_category[slot]]
+            else:
+                b = self.grid.bounds[slot]
+                first = states.argmax(axis=1)
+                last = states.shape[1] - 1 - states[:, ::-1].argmax(axis=1)
+                boxes.low[:, slot] = np.concatenate([[-np.inf], b])[first]
+                boxes.high[:, slot] = np.concatenate([b, [np.inf]])[last]
         return boxes
 
     def _state_masks(self, boxes: Boxes, m: int) -> list[np.ndarray]:

@@ -24,7 +24,10 @@ class Target:
 
     def contains(self, y: np.ndarray) -> np.ndarray:
         if self.classes is not None:
-            return pd.Series(np.asarray(y), copy=False).isin(list(self.classes)).to_numpy()  # hash-based
+            y = np.asarray(y)
+            if y.dtype.kind in "iuf" and all(type(c) in (int, float) for c in self.classes):
+                return np.isin(y, self.classes)  # plain numbers compare alike in numpy and pandas
+            return pd.Series(y, copy=False).isin(list(self.classes)).to_numpy()  # hash-based, any labels
         low, high = self.interval
         y = np.asarray(y, dtype=np.float64)
         inside = np.ones(len(y), dtype=bool)
