@@ -546,6 +546,32 @@ class TCREx:
             self._pscale = PercentileScale(self._fit_enc)
         return self._pscale
 
+    @property
+    def has_fit_data(self) -> bool:
+        """Whether the explainer holds its fit rows (needed for real examples and fit-data percentiles); an
+        explainer restored from JSON does not."""
+        return getattr(self, "_fit_enc", None) is not None
+
+    def percentile_distance(self, X_from, X_to, *, reference=None) -> np.ndarray:
+        """Row-wise total percentile shift from each row of ``X_from`` to the same row of ``X_to``.
+
+        Per numeric feature the absolute difference of the two values' percentiles, plus 1 per categorical
+        feature that differs (Pawelczyk et al. 2020; the paper's distance). Percentiles come from the fit data,
+        or from the rows of ``reference`` when given (needed for an explainer restored from JSON).
+        """
+        self._require_fitted()
+        a, b = self.schema_.encode(as_frame(X_from)), self.schema_.encode(as_frame(X_to))
+        if len(a) != len(b):
+            raise ParameterError(f"X_from has {len(a)} rows but X_to has {len(b)}; pair each row with one row")
+        if reference is not None:
+            scale = PercentileScale(self.schema_.encode(as_frame(reference)))
+        elif self.has_fit_data:
+            scale = self._scale()
+        else:
+            raise NotFittedError("percentiles need the fit data, which a JSON export does not hold; pass "
+                                 "reference= (rows whose percentiles to use)")
+        return scale.distance(a, b)
+
     def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5) -> LocalExplanation:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
         real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2)."""

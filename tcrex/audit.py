@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._data import Encoded, _to_float, as_frame
+from ._data import as_frame
 from ._errors import DataError, ParameterError
-from ._local import PercentileScale
 from ._targets import targets_from_spec
 
 __all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
@@ -487,32 +486,16 @@ def _resolve_reference(reference, order, table) -> str:
 def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
     """Total percentile shift from each row with recourse to its counterfactual point (NaN elsewhere).
 
-    Percentiles come from the fit data (``PercentileScale``); a categorical feature that changes counts 1.
+    Percentiles come from the fit data (``TCREx.percentile_distance``); a categorical change counts 1.
     """
     dist = np.full(len(X), np.nan)
-    fit = getattr(explainer, "_fit_enc", None)
-    if fit is None:  # restored from JSON: no fit data, no percentiles
+    if not explainer.has_fit_data:  # restored from JSON: no fit data, no percentiles
         return dist, False
     if not has.any():
         return dist, True
     cf = explainer.counterfactuals(X, y_pred=y, target=target_spec)
     pos = np.flatnonzero(has)
-    schema = explainer.schema_
-    scale = explainer._scale() if hasattr(explainer, "_scale") else PercentileScale(fit)
-    numeric = [schema.names[i] for i in schema.numeric]
-    empty = np.zeros((len(pos), 0), dtype=np.int64)
-    def numbers(frame):
-        if not numeric:
-            return np.zeros((len(pos), 0))
-        return np.column_stack([_to_float(frame[c].iloc[pos], c) for c in numeric])
-
-    a = scale.transform(Encoded(numbers(X), empty))
-    b = scale.transform(Encoded(numbers(cf), empty))
-    total = np.abs(a - b).sum(axis=1)
-    for i in schema.categorical:
-        name = schema.names[i]
-        total += X[name].iloc[pos].to_numpy(dtype=object) != cf[name].iloc[pos].to_numpy(dtype=object)
-    dist[pos] = total
+    dist[pos] = explainer.percentile_distance(X.iloc[pos], cf.iloc[pos])
     return dist, True
 
 

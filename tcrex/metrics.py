@@ -35,7 +35,6 @@ import pandas as pd
 
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError
-from ._local import PercentileScale
 from ._outputs import predict
 
 __all__ = ["evaluate", "DESIDERATA", "SCORED_STATUSES"]
@@ -126,20 +125,18 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
     # counterfactual points: distance and validity
     dist = np.full(n, np.nan)
     point_valid = np.full(n, np.nan)
-    scale = _scale(explainer, X_fit)
     idx = np.flatnonzero(scored)
     if len(idx):
         cf = explainer.counterfactuals(X_test, y_pred=y, target=target).iloc[idx]
-        cf_enc = explainer.schema_.encode(cf)
-        if scale is not None:
-            dist[idx] = scale.distance(enc.take(idx), cf_enc)
+        if X_fit is not None or explainer.has_fit_data:
+            dist[idx] = explainer.percentile_distance(X_test.iloc[idx], cf, reference=X_fit)
         if model is not None:
             point_valid[idx] = _valid(explainer, model, _like(cf, X_test), tgt_i[idx])
     rows["distance"], rows["point_valid"] = dist, point_valid
 
     ex_dist = np.full(n, np.nan)
     ex_valid = np.full(n, np.nan)
-    if examples and len(idx) and hasattr(explainer, "_fit_enc"):
+    if examples and len(idx) and explainer.has_fit_data:
         ex = explainer.real_examples(X_test, y_pred=y, target=target).iloc[idx]
         found = ex["example_index"].notna().to_numpy()
         ex_dist[idx[found]] = ex["distance"].to_numpy(dtype=float)[found]
@@ -188,13 +185,6 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float:
     v = values[mask]
     v = v[~np.isnan(v)]
     return float(v.mean()) if len(v) else float("nan")
-
-
-def _scale(explainer, X_fit) -> PercentileScale | None:
-    if X_fit is not None:
-        return PercentileScale(explainer.schema_.encode(as_frame(X_fit)))
-    fit = getattr(explainer, "_fit_enc", None)  # the explainer's own fit rows (not kept by a JSON export)
-    return PercentileScale(fit) if fit is not None else None
 
 
 def _like(points: pd.DataFrame, X_test: pd.DataFrame) -> pd.DataFrame:

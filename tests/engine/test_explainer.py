@@ -303,3 +303,36 @@ def test_lambda_model_does_not_break_pickling():
     back = pickle.loads(pickle.dumps(ex))
     assert back.model_ is None
     assert len(back.explain(X, y_pred=y)) == len(X)
+
+
+# ---------------------------------------------------------------- percentile distance
+def test_percentile_distance_counts_percentile_shifts_and_category_changes():
+    X, y = mixed(n=400)
+    ex = TCREx(rho=0.05, tau=0.8).fit(X, y_pred=y)
+    a, b = X.iloc[:5].copy(), X.iloc[:5].copy()
+    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
+    categorical = [c for c in X.columns if c not in numeric]
+    col = numeric[0]
+    b[col] = X[col].iloc[5:10].to_numpy()
+    b[categorical[0]] = X[categorical[0]].iloc[::-1].iloc[:5].to_numpy()
+
+    def pct(v):  # share of fit rows at or below v
+        return (X[col].to_numpy()[None, :] <= np.asarray(v, dtype=float)[:, None]).mean(axis=1)
+
+    expected = (np.abs(pct(a[col]) - pct(b[col]))
+                + (a[categorical[0]].astype(str).to_numpy() != b[categorical[0]].astype(str).to_numpy()))
+    assert np.allclose(ex.percentile_distance(a, b), expected)
+    assert np.array_equal(ex.percentile_distance(a, a), np.zeros(5))
+
+
+def test_percentile_distance_without_fit_data_needs_a_reference():
+    X, y = mixed(n=400)
+    ex = TCREx(rho=0.05, tau=0.8).fit(X, y_pred=y)
+    restored = TCREx.from_json(ex.to_json())
+    assert ex.has_fit_data and not restored.has_fit_data
+    with pytest.raises(NotFittedError, match="reference="):
+        restored.percentile_distance(X.iloc[:3], X.iloc[3:6])
+    same = restored.percentile_distance(X.iloc[:3], X.iloc[3:6], reference=X)
+    assert np.allclose(same, ex.percentile_distance(X.iloc[:3], X.iloc[3:6]))
+    with pytest.raises(ParameterError, match="rows"):
+        ex.percentile_distance(X.iloc[:3], X.iloc[:4])
