@@ -399,6 +399,27 @@ def load_sample(name: str) -> tuple[pd.DataFrame, pd.Series]:
 # ---------------------------------------------------------------------------
 
 
+def model_frame(X: pd.DataFrame, feature_names: Sequence[str], categories: dict[str, list]) -> pd.DataFrame:
+    """The columns a tree model was trained on, in its order, with its dtypes.
+
+    Categorical columns become pandas categoricals over exactly the training ``categories`` (values compared as
+    text, so a CSV's ``1`` matches a category ``"1"``; missing or unknown values become missing, which the trees
+    route along their default branch); every other column becomes float64 (a non-numeric value raises).
+    Extra columns are ignored.
+    """
+    missing = [c for c in feature_names if c not in X.columns]
+    if missing:
+        raise KeyError(f"missing feature columns: {missing}")
+    out = X.loc[:, list(feature_names)].copy()
+    for col in feature_names:
+        if col in categories:
+            values = out[col].astype(object).where(out[col].notna(), None)
+            out[col] = pd.Categorical(values.map(lambda v: v if v is None else str(v)), categories=categories[col])
+        else:
+            out[col] = pd.to_numeric(out[col]).astype("float64")
+    return out
+
+
 @dataclass
 class BundledModel:
     """The bundled XGBoost loans classifier, ready for plain DataFrames.
@@ -438,19 +459,7 @@ class BundledModel:
 
     def prepare(self, X: pd.DataFrame) -> pd.DataFrame:
         """Return the feature frame exactly as the model was trained on it."""
-        missing = [c for c in self.feature_names if c not in X.columns]
-        if missing:
-            raise KeyError(f"missing feature columns: {missing}")
-        out = X.loc[:, self.feature_names].copy()
-        for col in self.feature_names:
-            if col in self.categories:
-                values = out[col]
-                if isinstance(values.dtype, pd.CategoricalDtype):
-                    values = values.astype(object)
-                out[col] = pd.Categorical(values, categories=self.categories[col])
-            else:
-                out[col] = pd.to_numeric(out[col]).astype("float64")
-        return out
+        return model_frame(X, self.feature_names, self.categories)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         """Class probabilities, shape ``(n, 2)``."""

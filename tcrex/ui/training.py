@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..datasets import model_frame
+
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
 
@@ -59,17 +61,7 @@ class TrainedModel:
 
     # -- preprocessing ----------------------------------------------------------------------------
     def prepare(self, X: pd.DataFrame) -> pd.DataFrame:
-        missing = [c for c in self.feature_names if c not in X.columns]
-        if missing:
-            raise KeyError(f"missing feature columns: {missing}")
-        out = X.loc[:, self.feature_names].copy()
-        for col in self.feature_names:
-            if col in self.categories:
-                values = out[col].astype(object).where(out[col].notna(), None)
-                values = values.map(lambda v: v if v is None else str(v))
-                out[col] = pd.Categorical(values, categories=self.categories[col])
-            else:
-                out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
+        out = model_frame(X, self.feature_names, self.categories)
         if self.algorithm != "xgboost" and self.categories:
             out = self._one_hot(out)
         return out
