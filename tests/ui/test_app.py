@@ -3,86 +3,15 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tcrex import datasets
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "app.py"
-PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export"]
-CACHE = "tcrex.cache"
-
-
-def new_app() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.run()
-    return at
-
-
-def goto(at: AppTest, page: str) -> AppTest:
-    return at.switch_page(f"pages/views/{page}.py").run()
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def charts(at: AppTest) -> int:
-    return len(at.get("plotly_chart")) + len(at.get("graphviz_chart"))
-
-
-def sidebar_text(at: AppTest) -> str:
-    return " ".join(c.value for c in at.sidebar.caption)
-
-
-def last_result(at: AppTest):
-    return at.session_state["tcrex.last_fit"]
-
-
-def apply_params(at: AppTest, **values) -> AppTest:
-    keys = {"tau": "param_tau", "rho": "param_rho", "trees": "param_trees", "max_cells": "param_max_cells",
-            "target": "param_target", "threshold": "param_target_threshold", "grower": "param_grower"}
-    for name, value in values.items():
-        key = keys[name]
-        widget = next(w for w in at.sidebar.get(_widget_type(at, key)) if w.key == key)
-        widget.set_value(value)
-    at.sidebar.button[0].click()
-    return at.run()
-
-
-def _widget_type(at: AppTest, key: str) -> str:
-    for kind in ("slider", "number_input", "selectbox", "radio"):
-        if any(w.key == key for w in at.sidebar.get(kind)):
-            return kind
-    raise KeyError(key)
-
-
-def csv_bytes(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False).encode()
-
-
-def choose_upload(at: AppTest) -> AppTest:
-    goto(at, "data_model")
-    at.radio(key="setup_data_choice").set_value("upload").run()
-    return at
-
-
-def upload_data(at: AppTest, name: str, data: bytes) -> AppTest:
-    choose_upload(at)
-    at.get("file_uploader")[0].set_value((name, data, "text/csv")).run()
-    return at
-
-
-def use_this_data(at: AppTest) -> AppTest:
-    button = next(b for b in at.button if b.label == "Use this data")
-    button.click()
-    return at.run()
+from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result, new_app,
+                         sidebar_text, upload_data, use_this_data)
 
 
 # ------------------------------------------------------------------------------------------------ default sample
@@ -301,16 +230,6 @@ def test_csv_with_missing_values_is_handled():
     use_this_data(at)
     assert_clean(at)
     assert "gaps.csv" in sidebar_text(at)
-
-
-def test_one_class_label_explains_what_to_change():
-    at = new_app()
-    frame = datasets.make_loans(300, random_state=2)
-    frame["approved"] = 1
-    upload_data(at, "one_class.csv", csv_bytes(frame))
-    use_this_data(at)
-    assert not at.exception
-    assert at.error and "single value" in " ".join(e.value for e in at.error)
 
 
 def test_mismatched_model_names_the_mismatch():

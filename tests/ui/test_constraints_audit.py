@@ -8,7 +8,7 @@ import pytest
 
 from tcrex import datasets
 
-from test_app import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
+from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
                        upload_data)
 
 CONSTRAINED_PAGES = ["home", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export"]

@@ -11,7 +11,7 @@ import pytest
 from intake import builders as b
 from tcrex import datasets
 
-from test_app import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
+from apptest_kit import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
 
 
 def upload_model(at, name: str, data: bytes):
