@@ -54,8 +54,10 @@ browser:
 		echo "browser: install it with 'sudo apt-get install chromium'; until then the e2e tests are skipped."; \
 	fi
 
+# tcrex.ui.launch is `streamlit run app.py` without the spurious "Page not found"
+# modal on a fresh server's first deep link (see its docstring).
 run: venv
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT)
 
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
 test: venv browser

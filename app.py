@@ -1,4 +1,4 @@
-"""Entry point of the T-CREx dashboard: ``streamlit run app.py`` (or ``make run``).
+"""Entry point of the T-CREx dashboard: ``make run`` / ``python -m tcrex.ui.launch`` (or ``streamlit run app.py``).
 
 It only sets up the frame every page shares -- page config, logo, navigation, and the sidebar with the active
 data, model, task, target and parameters (plus the parameter form) -- and runs the selected page.  Pages live in

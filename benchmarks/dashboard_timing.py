@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/dashboard_timing.py [--csv ../shared/datasets/adult.csv] [--port 8599]
 
-Starts ``streamlit run app.py`` on a free local port, drives Debian's Chromium with Playwright, uploads the Adult
-CSV (30,718 rows) on the Data & model page, keeps ``target`` as the label, and lets the app train its default
-in-app model (XGBoost, n_estimators=50, max_leaves=8) on the fit split.  It prints:
+Starts the dashboard as ``make run`` does (``python -m tcrex.ui.launch``) on a free local port, drives Debian's
+Chromium with Playwright, uploads the Adult CSV (30,718 rows) on the Data & model page, keeps ``target`` as the
+label, and lets the app train its default in-app model (XGBoost, n_estimators=50, max_leaves=8) on the fit split.
+It prints:
 
 1. start-up to first rendered global view: from launching the server process until the Global rules page shows
    the rules table and the metarule tree for Adult (server start, page load, upload, parsing, training, fitting
@@ -89,7 +90,7 @@ def main() -> int:
     (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     log = open(ROOT / "benchmarks" / "results" / "dashboard_timing.server.log", "w")
     t_launch = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    proc = subprocess.Popen([sys.executable, "-m", "tcrex.ui.launch", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1"))

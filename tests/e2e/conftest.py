@@ -1,9 +1,14 @@
 """Fixtures for end-to-end tests: a real Streamlit server and Debian's Chromium.
 
-* ``streamlit_server`` (session): starts ``python -m streamlit run app.py`` on a
-  free port from the repository root, waits for ``/_stcore/health`` and yields
-  the base URL.  A finaliser always stops the server.  Its output goes to
+* ``streamlit_server`` (session): starts the dashboard the way ``make run`` does
+  (``python -m tcrex.ui.launch``, i.e. ``streamlit run app.py`` with the
+  "Page not found" fix, see :mod:`tcrex.ui.launch`) on a free port from the
+  repository root, waits for ``/_stcore/health`` and yields the base URL.  A
+  finaliser always stops the server.  Its output goes to
   ``test-artifacts/streamlit-server.log``.
+* ``fresh_server`` (per test): the same, but a server of the test's own, for
+  what only shows on a server's first request (log:
+  ``test-artifacts/streamlit-fresh-server.log``).
 * ``browser`` (session): ``/usr/bin/chromium`` driven by Playwright
   (never Playwright's own browser download).  Missing chromium skips the tests,
   unless ``TCREX_REQUIRE_BROWSER=1`` (set by ``.ci/run``), which fails them.
@@ -45,6 +50,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# How the server is started: the launcher behind `make run` (options are appended).
+SERVER_COMMAND = [sys.executable, "-m", "tcrex.ui.launch"]
 SERVER_START_TIMEOUT = 60.0  # seconds until /_stcore/health must answer
 APP_TIMEOUT_MS = 90_000  # page load + first script run
 # Talk to the local server directly, even if http_proxy is set.
@@ -83,22 +90,17 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=15)
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(request: pytest.FixtureRequest) -> str:
-    """Base URL (``http://127.0.0.1:<port>``) of a running dashboard."""
+def start_server(request: pytest.FixtureRequest, log_name: str) -> str:
+    """Start ``SERVER_COMMAND`` on a free port, stopped by a finaliser of ``request``; return its base URL."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    log_path = ARTIFACTS / "streamlit-server.log"
+    log_path = ARTIFACTS / log_name
     log = open(log_path, "w", encoding="utf-8")
     request.addfinalizer(log.close)
     env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
+            *SERVER_COMMAND,
             "--server.headless",
             "true",
             "--server.port",
@@ -136,6 +138,18 @@ def streamlit_server(request: pytest.FixtureRequest) -> str:
             )
         time.sleep(0.25)
     return base_url
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(request: pytest.FixtureRequest) -> str:
+    """Base URL (``http://127.0.0.1:<port>``) of a running dashboard, shared by the session."""
+    return start_server(request, "streamlit-server.log")
+
+
+@pytest.fixture
+def fresh_server(request: pytest.FixtureRequest) -> str:
+    """Base URL of a dashboard started for this test alone (no request has reached it yet)."""
+    return start_server(request, "streamlit-fresh-server.log")
 
 
 @pytest.fixture(scope="session")

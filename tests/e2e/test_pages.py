@@ -101,8 +101,8 @@ def test_uploading_a_csv(page, open_app, save_screenshot, wait_idle, tmp_path):
 
 
 def open_via_navigation(page, open_app, wait_idle, label: str) -> None:
-    """Start on the home page and click a sidebar link (a fresh server's very first request to a sub-page URL shows
-    Streamlit's "Page not found" dialog, so these tests also pass when run on their own)."""
+    """Start on the home page and click a sidebar link (the navigation a user takes; deep links to a sub-page URL
+    are covered by ``test_page_renders`` and, on a fresh server, ``test_deep_link.py``)."""
     open_app(page, "/")
     page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
     wait_idle(page)

@@ -1,0 +1,38 @@
+"""Start the dashboard: ``python -m tcrex.ui.launch [streamlit run options]`` (what ``make run`` does).
+
+It is ``streamlit run <repo>/app.py [options]``, run in this process through Streamlit's own CLI, with one thing
+set first: Streamlit is told that ``app.py`` is an ``st.navigation`` app.
+
+Why: the repository keeps a top-level ``pages/`` folder (the page scripts live in ``pages/views/``).  When a
+``pages/`` folder exists, Streamlit assumes a legacy "pages directory" app until the first ``st.navigation`` call
+says otherwise, so a fresh server's first script run builds its navigation from ``pages/*.py`` (there are none),
+does not find a deep-linked page such as ``/global_rules`` and shows a "Page not found" modal over the (correct)
+page until it is dismissed.  Later sessions are fine.  Upstream: streamlit/streamlit#8860 and #9992.  Plain
+``streamlit run app.py`` still works; it only has that spurious modal on the first deep link.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:  # what `st.navigation` in app.py sets on the first run anyway; set it before that run
+        from streamlit.runtime.pages_manager import PagesManager
+
+        if hasattr(PagesManager, "uses_pages_directory"):  # a future Streamlit without it just starts
+            PagesManager.uses_pages_directory = False
+    except ImportError:
+        pass
+    from streamlit.web import cli
+
+    args = ["run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", *args]  # as if started as `streamlit run app.py ...`
+    cli.main(args=args, prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    main()
