@@ -413,8 +413,10 @@ def model_frame(X: pd.DataFrame, feature_names: Sequence[str], categories: dict[
     out = X.loc[:, list(feature_names)].copy()
     for col in feature_names:
         if col in categories:
-            values = out[col].astype(object).where(out[col].notna(), None)
-            out[col] = pd.Categorical(values.map(lambda v: v if v is None else str(v)), categories=categories[col])
+            values = out[col]
+            if not isinstance(values.dtype, pd.StringDtype):  # text already needs no per-value conversion
+                values = values.astype(object).where(values.notna(), None).map(lambda v: v if v is None else str(v))
+            out[col] = pd.Categorical(values, categories=categories[col])
         else:
             out[col] = pd.to_numeric(out[col]).astype("float64")
     return out

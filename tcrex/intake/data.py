@@ -336,11 +336,17 @@ def _mixed(s: pd.Series, col: str, findings: list) -> None:
     values = s.dropna()
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = values.astype(object)
-    py_types = {type(v).__name__ for v in values.head(100_000)} - {"str"}
-    numeric = pd.to_numeric(values.astype(str).str.strip(), errors="coerce").notna()
-    n_num, n_text = int(numeric.sum()), int((~numeric).sum())
+    if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # all text: no per-value type scan
+        py_types = set()
+    else:
+        py_types = {type(v).__name__ for v in values.head(100_000)} - {"str"}
+    # parse each distinct text once (a column has far fewer distinct values than rows), then count rows
+    codes, distinct = pd.factorize(values.astype(str))  # distinct texts in order of appearance
+    is_number = pd.to_numeric(pd.Series(distinct, dtype=object).str.strip(), errors="coerce").notna().to_numpy()
+    rows = np.bincount(codes, minlength=len(distinct))
+    n_num, n_text = int(rows[is_number].sum()), int(rows[~is_number].sum())
     if n_num and n_text:
-        examples = list(dict.fromkeys(values[~numeric].astype(str)))[:3]
+        examples = [str(v) for v in np.asarray(distinct, dtype=object)[~is_number][:3]]
         findings.append(Finding("mixed_types", f"{col!r} mixes numbers ({n_num} rows) and text ({n_text} rows, e.g. "
                                 f"{examples}); it is treated as categorical — fix the text values (missing-value "
                                 "markers?) if it is numeric", col, count=n_text))
