@@ -123,15 +123,16 @@ def grow_hist_trees_encoded(num, num_columns, groups, group_codes, n_columns, y_
     if task not in (CLASSIFICATION, REGRESSION):
         raise ParameterError(f"task must be {CLASSIFICATION!r} or {REGRESSION!r}, got {task!r}")
     opts = _options(dict(params or {}), rho, n_rows, n_columns, n_trees, task)
-    numeric = [(int(d), num[:, j]) for j, d in enumerate(num_columns)]
+    num_t = np.ascontiguousarray(num.T)  # one contiguous row per column
+    numeric = [(int(d), num_t[j]) for j, d in enumerate(num_columns)]
     groups = [np.asarray(list(g), dtype=np.int64) for g in groups]
     binned = _Binned(n_rows, n_columns, numeric, groups, np.asarray(group_codes), opts.max_bins)
     return _grow_all(binned, y_code, task, n_trees, random_state, opts)
 
 
 def _grow_all(binned, y_code, task, n_trees, random_state, opts) -> list[HistTree]:
-    n_rows = len(binned.key)
-    target = _Target(y_code, task)
+    n_rows = binned.n_rows
+    target = _Target(y_code, task, binned)
     rng = _rng(random_state)
     trees = []
     for _ in range(n_trees):
@@ -206,97 +207,86 @@ class _Binned:
     An *ordered* feature is a numeric column cut into bins (candidate splits: bins <= b go left). A *nominal*
     feature is a one-hot block of columns, coded by which column is hot (candidate splits: one column hot goes
     right, the rest left, exactly a tree split ``column <= 0.5`` on that column). Constant columns take no part.
-    Flat bins: the features' bins side by side; candidate split ``i`` belongs to flat bin ``i``.
+    Flat bins: the features' bins side by side (ordered features first); candidate split ``i`` belongs to flat
+    bin ``i``.
     """
 
     def __init__(self, n_rows: int, n_columns: int, numeric: list, groups: list, group_codes: np.ndarray,
                  max_bins: int):
         """``numeric``: (design column, values) of the columns binned as ordered features; ``groups``: the design
         columns of each one-hot block, ``group_codes`` (N x blocks) the position of the hot one in each row."""
-        self.n_columns = n_columns
-        feat_codes, feat_bins, nominal = [], [], []
-        self.upper: dict[int, np.ndarray] = {}  # per ordered column: largest value of bins 0..nb-2
-        self.next_low: dict[int, np.ndarray] = {}  # per ordered column: smallest value of bins 1..nb-1
-        cand_col = []  # design column of every flat bin's candidate split
+        self.n_rows, self.n_columns = n_rows, n_columns
+        # codes[f, r]: the bin of row r on feature f, one contiguous row per feature (routing reads one feature of
+        # a node's rows), in the narrowest unsigned type that holds every bin
+        widest = max([max_bins] + [len(g) for g in groups])
+        dtype = np.uint8 if widest <= 256 else np.uint16 if widest <= 65536 else np.uint32
+        codes = np.empty((len(numeric) + len(groups), n_rows), dtype=dtype)
+        n_bins, nominal, cand_col, lo, hi = [], [], [], [], []
         for d, values in numeric:
-            codes, upper, next_low = _bin_column(values, max_bins)
-            if codes is None:
+            bins, upper, next_low = _bin_column(values, max_bins)
+            if bins is None:
                 continue
-            self.upper[d], self.next_low[d] = upper, next_low
-            feat_codes.append(codes)
-            feat_bins.append(len(upper) + 1)
+            codes[len(n_bins)] = bins
+            n_bins.append(len(upper) + 1)
             nominal.append(False)
             cand_col.append(np.full(len(upper) + 1, d))
+            # the values on either side of every bin boundary (none after the last bin)
+            lo += [upper, [np.nan]]
+            hi += [next_low, [np.nan]]
         for gi, g in enumerate(groups):
-            feat_codes.append(group_codes[:, gi])
-            feat_bins.append(len(g))
+            codes[len(n_bins)] = group_codes[:, gi]
+            n_bins.append(len(g))
             nominal.append(True)
             cand_col.append(np.asarray(g, dtype=np.int64))
-        self.n_features = len(feat_codes)
-        self.n_bins = np.array(feat_bins, dtype=np.int64)
+        self.n_features = len(n_bins)
+        self.codes = codes[:self.n_features]
+        self.n_bins = np.array(n_bins, dtype=np.int64)
         self.nominal = np.array(nominal, dtype=bool)
         self.offset = np.concatenate([[0], np.cumsum(self.n_bins)[:-1]]).astype(np.intp)
         self.n_flat = int(self.n_bins.sum())
-        dtype = np.uint8 if (self.n_bins.max(initial=1) <= 256) else np.uint16
-        codes = np.empty((n_rows, self.n_features), dtype=dtype, order="F")
-        for f, c in enumerate(feat_codes):
-            codes[:, f] = c
-        # flat bin of every row on every feature (row-major, for gathering rows): feature f's bins are
-        # offset[f] .. offset[f] + n_bins[f] - 1, so "code <= b" is "key <= flat bin of b" within a feature
-        self.key = np.empty((n_rows, self.n_features), dtype=np.intp)
-        np.add(codes, self.offset, out=self.key, casting="unsafe")
-        # the same, compact and flat, for routing (one element per row: a narrow dtype gathers faster)
-        small = np.int16 if self.n_flat < 2 ** 15 else np.int32
-        self.key_flat = self.key.astype(small).reshape(-1)
-        # candidate split of every flat bin
+        # candidate split of every flat bin: its feature and bin within the feature
         self.flat_feature = np.repeat(np.arange(self.n_features), self.n_bins)
-        self.bin_start = self.offset[self.flat_feature]
-        self.cand_bin = np.arange(self.n_flat) - self.bin_start
+        cand_bin = np.arange(self.n_flat) - self.offset[self.flat_feature]
+        last = cand_bin == self.n_bins[self.flat_feature] - 1
         self.cand_col = np.concatenate(cand_col).astype(np.int64) if cand_col else np.zeros(0, dtype=np.int64)
         self.cand_nominal = self.nominal[self.flat_feature]
-        last = self.cand_bin == self.n_bins[self.flat_feature] - 1
-        self.cand_ok = self.cand_nominal | ~last
-        self.ordered_flat = np.flatnonzero(~self.cand_nominal)
-        self.nominal_flat = np.flatnonzero(self.cand_nominal)
-        self.cand_threshold = self._thresholds()
+        self.cand_bad = last & ~self.cand_nominal  # the last bin of an ordered feature: no split
         # ordered features come first, so the nominal bins are one tail slice [n_ordered_bins:]
         self.n_ordered_bins = int(self.n_bins[~self.nominal].sum())
-        # for every ordered bin, the flat bin just before its feature (-1 for the first feature): subtracting the
-        # running sum there turns one cumulative sum over all bins into per-feature prefix sums
-        before = (self.bin_start - 1)[:self.n_ordered_bins]
-        self.prefix_from = np.maximum(before, 0)
-        self.prefix_zero = np.flatnonzero(before < 0)
+        self.cand_threshold = _thresholds(np.concatenate(lo) if lo else np.zeros(0),
+                                          np.concatenate(hi) if hi else np.zeros(0), self.n_flat - self.n_ordered_bins)
+        # the ordered features after the first: where their bins start, the flat bin just before each, and their
+        # bin counts (subtracting the running sum there turns one cumulative sum over all bins into per-feature
+        # prefix sums)
+        n_ordered = int((~self.nominal).sum())
+        self.rest_start = int(self.offset[1]) if n_ordered > 1 else self.n_ordered_bins
+        self.before_feature = self.offset[1:n_ordered] - 1
+        self.rest_bins = self.n_bins[1:n_ordered]
+        # per flat bin, as Python values: read once per split node
+        self._feature_of = self.flat_feature.tolist()
+        self._bin_of = cand_bin.tolist()
+        self._nominal_of = self.cand_nominal.tolist()
 
-    def threshold(self, flat: int) -> float:
-        """A float64 value t that sends the candidate's left rows (and only them) to ``x <= t``."""
-        return float(self.cand_threshold[flat])
+    def flat_key(self) -> np.ndarray:
+        """(F, N) flat bins: ``codes`` plus each feature's offset, as the platform integer ``np.bincount`` reads."""
+        return np.add(self.codes, self.offset[:, None], dtype=np.intp)
 
-    def _thresholds(self) -> np.ndarray:
-        """Every candidate's threshold: the midpoint between the largest value going left and the smallest going
-        right (or the left value itself when the midpoint rounds onto the right one: adjacent floats); 0.5 for a
-        one-hot column (0 = cold goes left, 1 = hot goes right); NaN for the last bin of a feature (no split)."""
-        lo = np.full(self.n_flat, np.nan)
-        hi = np.full(self.n_flat, np.nan)
-        for f in range(self.n_features):
-            if self.nominal[f]:
-                continue
-            start = int(self.offset[f])
-            col = int(self.cand_col[start])
-            k = len(self.upper[col])
-            lo[start:start + k], hi[start:start + k] = self.upper[col], self.next_low[col]
-        with np.errstate(invalid="ignore", over="ignore"):
-            t = lo / 2 + hi / 2
-            bad = ~((lo <= t) & (t < hi))
-        t = np.where(bad, lo, t)
-        return np.where(self.cand_nominal, 0.5, t)
+    def goes_left(self, rows: np.ndarray, flat: int) -> np.ndarray:
+        """Whether each of the rows goes left under candidate ``flat``: ordered, its bin is at most the candidate's;
+        nominal, its hot column is another one."""
+        code, b = self.codes[self._feature_of[flat]].take(rows), self._bin_of[flat]
+        return code != b if self._nominal_of[flat] else code <= b
 
-    def go_left(self, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
-        """Whether each row goes left under candidate ``flat`` (one per row): ordered, its bin is at most the
-        candidate's; nominal, its hot column is another one."""
-        key = np.take(self.key_flat, rows * self.n_features + self.flat_feature[flat])
-        if not len(self.nominal_flat):
-            return key <= flat
-        return np.where(self.cand_nominal[flat], key != flat, key <= flat)
+
+def _thresholds(lo: np.ndarray, hi: np.ndarray, n_nominal: int) -> np.ndarray:
+    """Every candidate's threshold, from the largest value going left (``lo``) and the smallest going right
+    (``hi``) of the ordered bins: their midpoint (or ``lo`` itself when the midpoint rounds onto ``hi``: adjacent
+    floats); NaN for the last bin of a feature (no split); then 0.5 for each of the ``n_nominal`` one-hot columns
+    (0 = cold goes left, 1 = hot goes right)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = lo / 2 + hi / 2
+        bad = ~((lo <= t) & (t < hi))
+    return np.concatenate([np.where(bad, lo, t), np.full(n_nominal, 0.5)])
 
 
 def _check_groups(design: np.ndarray, groups) -> list:
@@ -323,37 +313,40 @@ def _bin_column(col: np.ndarray, max_bins: int):
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(srt[1:], srt[:-1], out=new[1:])
-    uniq = srt[new]
+    uniq = srt.compress(new)
     n_uniq = len(uniq)
     if n_uniq == 1:
         return None, None, None
     if n_uniq == 2:  # e.g. a 0/1 column
         return col > uniq[0], uniq[:1], uniq[1:]
+    first = np.flatnonzero(new)  # where each distinct value starts in sorted order
+    n_le = np.append(first[1:], n)  # rows <= uniq[i]
     span = uniq[-1] - uniq[0]
     if span <= 4 * n + 1024 and np.all(uniq == np.floor(uniq)):  # whole numbers in a small range: a table
         lut = np.zeros(int(span) + 1, dtype=np.intp)
         lut[(uniq - uniq[0]).astype(np.intp)] = np.arange(n_uniq)
         rank = lut[(col - uniq[0]).astype(np.intp)]
-    else:
+    else:  # invert the sorting order
         rank = np.empty(n, dtype=np.intp)
-        rank[np.argsort(col)] = np.cumsum(new) - 1
+        rank[np.argsort(col)] = np.repeat(np.arange(n_uniq), n_le - first)  # (cheaper than a cumsum of new)
     if n_uniq <= max_bins:
         ends = np.arange(n_uniq - 1)  # one bin per value: bin b ends at the b-th smallest value
         return rank, uniq[ends], uniq[ends + 1]
-    first = np.flatnonzero(new)  # about equal-frequency bins whose edges are data values
-    n_le = np.append(first[1:], n)  # rows <= uniq[i]
-    goal = n * np.arange(1, max_bins) / max_bins
-    ends = np.unique(np.searchsorted(n_le, goal, side="left"))
-    ends = ends[ends < n_uniq - 1]
+    goal = n * np.arange(1, max_bins) / max_bins  # about equal-frequency bins whose edges are data values
+    ends = np.searchsorted(n_le, goal, side="left")  # non-decreasing: keep each value once
+    ends = ends[np.append(True, ends[1:] != ends[:-1]) & (ends < n_uniq - 1)]
     bin_of_rank = np.searchsorted(ends, np.arange(n_uniq), side="left")
     return bin_of_rank[rank], uniq[ends], uniq[ends + 1]
 
 
 # ---------------------------------------------------------------------------------------------- statistics
 class _Target:
-    """Histogram channels: class counts (classification) or (count, output sum) (regression)."""
+    """Histogram channels: class counts (classification) or (count, output sum) (regression).
 
-    def __init__(self, y_code, task: str):
+    Output sums are accumulated row by row in increasing row order (``np.bincount``), and a node's rows are kept
+    in that order, so every float sum is reproducible."""
+
+    def __init__(self, y_code, task: str, binned: _Binned):
         self.task = task
         if task == CLASSIFICATION:
             y = np.asarray(y_code)
@@ -361,21 +354,26 @@ class _Target:
                 _, y = np.unique(y, return_inverse=True)
             self.y = y.astype(np.intp).reshape(-1)
             self.n_channels = int(self.y.max()) + 1 if len(self.y) else 1
+            # histogram key of every (feature, row): the flat bin within the row's class block of bins
+            self.key = binned.flat_key()
+            self.key += binned.n_flat * self.y
         else:
             self.y = np.asarray(y_code, dtype=np.float64).reshape(-1)
             if not np.all(np.isfinite(self.y)):
                 raise ParameterError("regression outputs must be finite numbers")
             self.n_channels = 2
+            self.key = binned.flat_key()
+        self.n_flat = binned.n_flat
+        self.n_first_bins = int(binned.n_bins[0]) if binned.n_features else 0
 
     def counts(self, stats: np.ndarray) -> np.ndarray:
         """Rows behind stats (..., C, k)."""
         return stats.sum(axis=-2) if self.task == CLASSIFICATION else stats[..., 0, :]
 
-    def proxy(self, left: np.ndarray, total: np.ndarray, n_left: np.ndarray, n_total: np.ndarray) -> np.ndarray:
+    def proxy(self, left: np.ndarray, total: np.ndarray, n_left: np.ndarray, n_right: np.ndarray) -> np.ndarray:
         """Impurity-decrease proxy ``sum(left^2)/n_left + sum(right^2)/n_right`` of every candidate split (larger
         is better): the Gini decrease for classes (for two classes, equivalently the squared error of the
         second class's indicator), the squared-error decrease for regression."""
-        n_right = n_total[:, None] - n_left
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.task == CLASSIFICATION and self.n_channels > 2:
                 right = total[:, :, None] - left
@@ -389,42 +387,37 @@ class _Target:
             score += r
             return score
 
-    def pure(self, totals: np.ndarray, rows: np.ndarray, child: np.ndarray, n_children: int) -> np.ndarray:
-        """Whether each child node holds a single output value (then it is a leaf)."""
-        if self.task == CLASSIFICATION:
-            return totals.max(axis=1) >= totals.sum(axis=1)
-        lo = np.full(n_children, np.inf)
-        hi = np.full(n_children, -np.inf)
-        y = self.y[rows]
-        np.minimum.at(lo, child, y)
-        np.maximum.at(hi, child, y)
-        return lo >= hi
+    def pure(self, rows: np.ndarray) -> bool:
+        """Whether the rows (of a regression node) hold a single output value; classification tells purity from
+        the class counts (:func:`_may_split`)."""
+        y = self.y.take(rows)
+        return bool(y.min() >= y.max())
 
-    def histograms(self, binned: _Binned, rows: np.ndarray, slot: np.ndarray, n_slots: int, all_rows: bool):
-        """Histograms (S, C, flat bins) and totals (S, C) of the given rows grouped by ``slot``."""
-        C, B = self.n_channels, binned.n_flat
-        key = binned.key if all_rows else np.take(binned.key, rows, axis=0)  # a copy may be changed in place
+    def total(self, rows: np.ndarray) -> np.ndarray:
+        """Statistics (C,) of the rows."""
         if self.task == CLASSIFICATION:
-            label = slot * C + self.y[rows]
-            total = np.bincount(label, minlength=n_slots * C).reshape(n_slots, C).astype(np.float64)
-            if not B:
-                return np.zeros((n_slots, C, 0)), total
-            if all_rows:
-                key = key + (label * B)[:, None]
-            else:
-                key += (label * B)[:, None]
-            hist = np.bincount(key.reshape(-1), minlength=n_slots * C * B).reshape(n_slots, C, B)
-            return hist.astype(np.float64), total
-        y = self.y[rows]
-        total = np.stack([np.bincount(slot, minlength=n_slots).astype(np.float64),
-                          np.bincount(slot, weights=y, minlength=n_slots)], axis=1)
-        hist = np.zeros((n_slots, C, B))
-        if B:
-            flat = (key + (slot * B)[:, None]).reshape(-1)
-            hist[:, 0, :] = np.bincount(flat, minlength=n_slots * B).reshape(n_slots, B)
-            hist[:, 1, :] = np.bincount(flat, weights=np.repeat(y, binned.n_features),
-                                        minlength=n_slots * B).reshape(n_slots, B)
-        return hist, total
+            return np.bincount(self.y.take(rows), minlength=self.n_channels).astype(np.float64)
+        return np.array([len(rows), _row_sum(self.y.take(rows))], dtype=np.float64)
+
+    def histogram(self, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Histogram (C, flat bins) and statistics (C,) of the rows (None: every row); needs a flat bin."""
+        B = self.n_flat
+        key = self.key if rows is None else np.take(self.key, rows, axis=1)
+        flat = key.reshape(-1)  # feature by feature, each in row order
+        if self.task == CLASSIFICATION:
+            hist = np.bincount(flat, minlength=self.n_channels * B).reshape(self.n_channels, B).astype(np.float64)
+            # every row lies in one bin of the first feature: its class counts (whole numbers, so exact sums)
+            return hist, hist[:, :self.n_first_bins].sum(axis=1)
+        y = self.y if rows is None else self.y.take(rows)
+        hist = np.empty((2, B))
+        hist[0] = np.bincount(flat, minlength=B)
+        hist[1] = np.bincount(flat, weights=np.tile(y, key.shape[0]), minlength=B)
+        return hist, np.array([len(y), _row_sum(y)], dtype=np.float64)
+
+
+def _row_sum(y: np.ndarray) -> float:
+    """The sum of ``y`` accumulated in order (as the histograms' bincount does), not numpy's pairwise sum."""
+    return np.bincount(np.zeros(len(y), dtype=np.intp), weights=y, minlength=1)[0]
 
 
 # ---------------------------------------------------------------------------------------------- growth
@@ -433,33 +426,33 @@ class _Tree:
 
     def __init__(self):
         self.left, self.right, self.feature, self.threshold = [], [], [], []
-        self.n_node, self.value, self.depth = [], [], []
+        self.n_node, self.value = [], []
 
-    def add(self, n: int, value: np.ndarray, depth: int) -> int:
+    def add(self, n: int, value: np.ndarray) -> int:
         self.left.append(-1), self.right.append(-1), self.feature.append(-2), self.threshold.append(-2.0)
-        self.n_node.append(n), self.value.append(value), self.depth.append(depth)
+        self.n_node.append(n), self.value.append(value)
         return len(self.left) - 1
 
-    def split(self, nodes, feature, threshold, children, n, value, depth: int) -> None:
+    def split(self, nodes, feature, threshold, children, n, value) -> None:
         """Split ``nodes`` at once: ``children`` (P, 2) are the next ids in order, ``n`` (P, 2) their row
         counts and ``value`` (P, 2, C) their statistics."""
         for node, f, t, (lc, rc) in zip(nodes.tolist(), feature.tolist(), threshold.tolist(), children.tolist()):
             self.feature[node], self.threshold[node], self.left[node], self.right[node] = f, t, lc, rc
         k = 2 * len(nodes)
         self.left.extend([-1] * k), self.right.extend([-1] * k), self.feature.extend([-2] * k)
-        self.threshold.extend([-2.0] * k), self.depth.extend([depth] * k)
+        self.threshold.extend([-2.0] * k)
         self.n_node.extend(n.reshape(-1).tolist())
         self.value.extend(list(value.reshape(k, -1)))
 
     def preorder(self) -> HistTree:
-        left, right = np.array(self.left, dtype=np.int64), np.array(self.right, dtype=np.int64)
         order, stack = [], [0]
         while stack:
             node = stack.pop()
             order.append(node)
-            if left[node] >= 0:
-                stack.append(right[node])
-                stack.append(left[node])
+            if self.left[node] >= 0:
+                stack.append(self.right[node])
+                stack.append(self.left[node])
+        left, right = np.array(self.left, dtype=np.int64), np.array(self.right, dtype=np.int64)
         order = np.array(order, dtype=np.int64)
         new_id = np.empty(len(order), dtype=np.int64)
         new_id[order] = np.arange(len(order))
@@ -479,83 +472,85 @@ def _grow(binned: _Binned, target: _Target, rows: np.ndarray, opts: _Options, rn
     n_cols = binned.n_columns
     subset = opts.max_features < n_cols
     tree = _Tree()
-    slot = np.zeros(len(rows), dtype=np.intp)
-    hist, total = target.histograms(binned, rows, slot, 1, all_rows=len(rows) == len(binned.key))
-    tree.add(len(rows), total[0], 0)
-    level = np.array([0])  # nodes that may split, one slot each; hist/total hold their histograms
-    if not binned.n_flat or not _may_split(target, total, np.array([len(rows)]), 0, m, opts.max_depth, rows, slot)[0]:
+    # the nodes that may split, one slot each: node ids, rows (each in increasing order), histograms (S, C, B)
+    # and statistics (S, C)
+    level, members = np.array([0]), [rows]
+    if binned.n_flat:
+        hist, total = target.histogram(None if len(rows) == binned.n_rows else rows)
+        hist, total = hist[None], total[None]
+    else:
+        hist, total = None, target.total(rows)[None]
+    tree.add(len(rows), total[0])
+    root_splits = _may_split(target, total, np.array([len(rows)]), 0, opts)[0]
+    if not binned.n_flat or not root_splits or (target.task == REGRESSION and target.pure(rows)):
         level = level[:0]  # no column varies, or the root cannot split
+    depth = 0
     while len(level):
         n_slots = len(level)
         # every candidate split of every node: statistics of the rows going left, then the best admissible one
         left = _left_stats(hist, total, binned)
         n_left = target.counts(left)
         n_node = target.counts(total[:, :, None])[:, 0]
-        ok = binned.cand_ok & (n_left >= m) & (n_left <= (n_node - m)[:, None])
+        n_right = n_node[:, None] - n_left
+        # inadmissible: fewer than min_count rows on a side, or no split at all (the last bin of a feature)
+        bad = np.minimum(n_left, n_right) < m
+        bad |= binned.cand_bad
         if subset:
             chosen = np.zeros((n_slots, n_cols), dtype=bool)
             for s in range(n_slots):
                 chosen[s, rng.choice(n_cols, size=opts.max_features, replace=False)] = True
-            ok &= chosen[:, binned.cand_col]
-        score = target.proxy(left, total, n_left, n_node)
-        score[~ok] = -np.inf
-        best = np.argmax(score, axis=1)
-        splits = ok[np.arange(n_slots), best]
+            bad |= ~chosen[:, binned.cand_col]
+        score = target.proxy(left, total, n_left, n_right)
+        np.putmask(score, bad, -np.inf)
+        best = score.argmax(axis=1)
+        splits = ~bad[np.arange(n_slots), best]
         if not splits.any():
             break
-        # children of every splitting node (left then right, side by side); statistics from the chosen candidate
+        # children of every splitting node: the p-th gets the next ids first + 2p (left) and first + 2p + 1
+        # (right); their statistics come from the chosen candidate
         split_slots = np.flatnonzero(splits)
         c = best[split_slots]
-        depth = tree.depth[int(level[split_slots[0]])] + 1
-        first_child = len(tree.left)
-        child_of_slot = np.full((n_slots, 2), -1, dtype=np.int64)
-        child_of_slot[split_slots, 0] = first_child + 2 * np.arange(len(split_slots))
-        child_of_slot[split_slots, 1] = child_of_slot[split_slots, 0] + 1
-        stats_left = left[split_slots, :, c]
-        n_l = np.rint(n_left[split_slots, c]).astype(np.int64)
-        n_r = np.rint(n_node[split_slots]).astype(np.int64) - n_l
-        tree.split(level[split_slots], binned.cand_col[c], binned.cand_threshold[c], child_of_slot[split_slots],
-                   np.stack([n_l, n_r], axis=1), np.stack([stats_left, total[split_slots] - stats_left], axis=1),
-                   depth)
-        n_children = len(tree.left) - first_child
-        # route the rows of splitting nodes exactly as the thresholds will (a right child follows its left one)
-        if not splits.all():
-            moving = splits[slot]
-            rows, slot = rows[moving], slot[moving]
-        child = (child_of_slot[:, 0] - first_child)[slot]
-        child += ~binned.go_left(rows, best[slot])
-        totals = np.array(tree.value[first_child:])
-        counts = np.array(tree.n_node[first_child:])
-        may = _may_split(target, totals, counts, depth, m, opts.max_depth, rows, child)
-        # histograms: the smaller child of each pair directly, its sibling as the parent's minus it
-        pairs = child_of_slot[split_slots] - first_child  # (P, 2)
-        need = may[pairs].any(axis=1)
-        if not need.any():
+        depth += 1
+        n_pairs = len(split_slots)
+        first = len(tree.left)
+        value = np.empty((n_pairs, 2, total.shape[1]))
+        value[:, 0] = left[split_slots, :, c]
+        np.subtract(total[split_slots], value[:, 0], out=value[:, 1])
+        n_child = np.empty((n_pairs, 2), dtype=np.int64)
+        n_child[:, 0] = np.rint(n_left[split_slots, c])
+        n_child[:, 1] = np.rint(n_node[split_slots]).astype(np.int64) - n_child[:, 0]
+        tree.split(level[split_slots], binned.cand_col[c], binned.cand_threshold[c],
+                   first + np.arange(2 * n_pairs).reshape(n_pairs, 2), n_child, value)
+        may = _may_split(target, value.reshape(2 * n_pairs, -1), n_child.reshape(-1), depth, opts).reshape(n_pairs, 2)
+        # the next level: the children that may split, the directly histogrammed ones first. A pair with such a
+        # child routes its rows exactly as the thresholds will (the bins are the thresholds' sides), histograms
+        # its smaller child directly and gets the other one's as the parent's minus it.
+        direct, other = [], []  # (node, rows, histogram, statistics) of the children that go on
+        for p, (s, cand, (n_lc, n_rc), keep) in enumerate(zip(split_slots.tolist(), c.tolist(), n_child.tolist(),
+                                                               may.tolist())):
+            if not any(keep):
+                continue
+            d = int(n_rc < n_lc)  # the smaller child: the right one only if strictly smaller
+            # the rows of each child that is histogrammed or may split (in order)
+            rows, go = members[s], binned.goes_left(members[s], cand)
+            sides = [rows.compress(go) if keep[0] or d == 0 else None,
+                     rows.compress(~go) if keep[1] or d == 1 else None]
+            if target.task == REGRESSION:  # a child holding a single output value is a leaf
+                keep = [k and not target.pure(r) for k, r in zip(keep, sides)]
+                if not any(keep):
+                    continue
+            h, t = target.histogram(sides[d])
+            if keep[d]:
+                direct.append((first + 2 * p + d, sides[d], h, t))
+            if keep[1 - d]:
+                other.append((first + 2 * p + 1 - d, sides[1 - d], hist[s] - h, total[s] - t))
+        nxt = direct + other
+        if not nxt:
             break
-        pairs, parent = pairs[need], split_slots[need]
-        small = (counts[pairs[:, 1]] < counts[pairs[:, 0]]).astype(np.int64)
-        direct = pairs[np.arange(len(pairs)), small]
-        other = pairs[np.arange(len(pairs)), 1 - small]
-        direct_slot = np.full(n_children, -1, dtype=np.intp)
-        direct_slot[direct] = np.arange(len(direct))
-        ds = direct_slot[child]
-        sel = ds >= 0
-        h_direct, t_direct = target.histograms(binned, rows[sel], ds[sel], len(direct), all_rows=False)
-        # the next level: the children that may split
-        keep_d, keep_o = may[direct], may[other]
-        nxt = np.concatenate([direct[keep_d], other[keep_o]])
-        n_d = int(keep_d.sum())
-        new_hist = np.empty((len(nxt),) + hist.shape[1:])
-        new_hist[:n_d] = h_direct[keep_d]
-        np.subtract(hist[parent[keep_o]], h_direct[keep_o], out=new_hist[n_d:])
-        total = np.concatenate([t_direct[keep_d], total[parent[keep_o]] - t_direct[keep_o]])
-        hist = new_hist
-        level = nxt + first_child
-        next_slot = np.full(n_children, -1, dtype=np.intp)
-        next_slot[nxt] = np.arange(len(nxt))
-        slot = next_slot[child]
-        active = slot >= 0
-        rows, slot = rows[active], slot[active]
+        level = np.array([node for node, _, _, _ in nxt])
+        members = [r for _, r, _, _ in nxt]
+        hist = np.array([h for _, _, h, _ in nxt])
+        total = np.array([t for _, _, _, t in nxt])
     return tree.preorder()
 
 
@@ -564,9 +559,7 @@ def _left_stats(hist: np.ndarray, total: np.ndarray, binned: _Binned) -> np.ndar
     k = binned.n_ordered_bins
     if k:
         left = np.cumsum(hist, axis=2)  # then per ordered feature, minus what precedes the feature
-        base = left[:, :, binned.prefix_from]
-        base[:, :, binned.prefix_zero] = 0.0
-        left[:, :, :k] -= base
+        left[:, :, binned.rest_start:k] -= np.repeat(left[:, :, binned.before_feature], binned.rest_bins, axis=2)
     else:
         left = np.empty_like(hist)
     if k < binned.n_flat:  # one-hot blocks: left is "this column cold"
@@ -574,10 +567,13 @@ def _left_stats(hist: np.ndarray, total: np.ndarray, binned: _Binned) -> np.ndar
     return left
 
 
-def _may_split(target: _Target, totals, counts, depth: int, m: int, max_depth, rows, child) -> np.ndarray:
-    ok = counts >= 2 * m
-    if max_depth is not None and depth >= max_depth:
+def _may_split(target: _Target, value: np.ndarray, counts: np.ndarray, depth: int, opts: _Options) -> np.ndarray:
+    """Whether nodes with statistics ``value`` (K, C) and ``counts`` (K,) rows at ``depth`` may split: at least
+    2 * min_count rows, above max_depth and, for classes, more than one class (regression purity needs the rows:
+    :meth:`_Target.pure`)."""
+    ok = counts >= 2 * opts.min_count
+    if opts.max_depth is not None and depth >= opts.max_depth:
         ok[:] = False
-    if ok.any():
-        ok &= ~target.pure(totals, rows, child, len(counts))
+    if target.task == CLASSIFICATION and ok.any():
+        ok &= value.max(axis=1) < value.sum(axis=1)
     return ok

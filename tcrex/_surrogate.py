@@ -18,6 +18,8 @@ from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
 from ._outputs import CLASSIFICATION
 
+_ROWS_PER_BLOCK = 4096  # rows per block when copying a row-major matrix to column-major (_column_major)
+
 
 @dataclass
 class _TreeIndex:
@@ -55,8 +57,10 @@ class Surrogate:
             # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
             # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
             columns = self.schema.one_hot_columns()
-            trees = self._grow_encoded(enc, columns, y_code)
-            route = (lambda tree: _route_encoded(tree, enc, columns, self.schema))  # noqa: E731
+            # column-major copies (enc's rows are contiguous): the grower bins columns, the router gathers from them
+            cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
+            trees = self._grow_encoded(cols, columns, y_code)
+            route = (lambda tree: _route_encoded(tree, cols, columns, self.schema))  # noqa: E731
         else:
             design, columns = self.schema.one_hot(enc)
             trees = self._grow(design, y_code)
@@ -102,38 +106,33 @@ class Surrogate:
         col_num = np.array([schema.slot[i] if code < 0 else -1 for i, code in columns], dtype=np.int64)
         col_cat = np.array([schema.slot[i] if code >= 0 else -1 for i, code in columns], dtype=np.int64)
         col_code = np.array([code for _, code in columns], dtype=np.int64)
-        lows, highs, masks = [], [], [[] for _ in n_cats]
         self._trees: list[_TreeIndex] = []
         node_ref = []  # (tree, node) of each unique candidate
+        parts = []  # per tree, the boxes of its unique candidates
         seen: set[bytes] = set()
         for t, tree in enumerate(trees):
             boxes, parent, levels = _tree_boxes(tree, len(schema.numeric), n_cats, col_num, col_cat, col_code)
             self._trees.append(_TreeIndex(route(tree), parent, levels))
-            keys = _box_keys(boxes)
-            for node in range(len(parent)):
-                k = keys[node]
+            new = []
+            for node, k in enumerate(_box_keys(boxes)):
                 if k not in seen:  # forests repeat boxes (the root in every tree): keep the first
                     seen.add(k)
-                    node_ref.append((t, node))
-                    lows.append(boxes.low[node])
-                    highs.append(boxes.high[node])
-                    for m, a in zip(masks, boxes.allowed):
-                        m.append(a[node])
+                    new.append(node)
+            node_ref.extend((t, node) for node in new)
+            parts.append(boxes.take(new))
         self._node_ref = node_ref
         self._ref_tree = np.array([t for t, _ in node_ref], dtype=np.int64)
         self._ref_node = np.array([n for _, n in node_ref], dtype=np.int64)
-        n_num = len(schema.numeric)
-        n_cand = len(node_ref)  # (reshape(-1, 0) is ambiguous: give the row count, for data without numerics)
-        self.candidates_ = Boxes(np.array(lows, dtype=np.float64).reshape(n_cand, n_num),
-                                 np.array(highs, dtype=np.float64).reshape(n_cand, n_num),
-                                 [np.array(m, dtype=bool).reshape(n_cand, k) for m, k in zip(masks, n_cats)])
+        self.candidates_ = Boxes(np.concatenate([b.low for b in parts]), np.concatenate([b.high for b in parts]),
+                                 [np.concatenate([b.allowed[j] for b in parts]) for j in range(len(n_cats))])
         self.n_inside_ = self.count(np.ones(self.n_rows_))
 
     @staticmethod
     def _route(tree, design: np.ndarray) -> np.ndarray:
         """Leaf of every row, routing with float64 ``x <= threshold`` (the box semantics)."""
-        # column comparisons are contiguous when the design is column-major (as FeatureSchema.one_hot makes it)
-        return _walk(tree, design.shape[0], lambda node: design[:, tree.feature[node]] <= tree.threshold[node])
+        # column gathers are contiguous when the design is column-major (as FeatureSchema.one_hot makes it)
+        return _walk(tree, design.shape[0],
+                     lambda node, rows: design[:, tree.feature[node]].take(rows) <= tree.threshold[node])
 
     def count(self, weights: np.ndarray) -> np.ndarray:
         """Sum of ``weights`` over fit rows inside each unique candidate (e.g. 1 for n, in-target for n_target)."""
@@ -149,108 +148,103 @@ class Surrogate:
         return sum(ti.n_nodes for ti in self._trees)
 
 
+def _column_major(a: np.ndarray) -> np.ndarray:
+    """A column-major copy of the matrix ``a``, made a block of rows at a time: each cache line of a row-major
+    ``a`` is then read once while it is cached (a plain transposing copy is about twice as slow)."""
+    if a.flags.f_contiguous:
+        return a
+    out = np.empty(a.shape[::-1], dtype=a.dtype)
+    for start in range(0, a.shape[0], _ROWS_PER_BLOCK):
+        out[:, start:start + _ROWS_PER_BLOCK] = a[start:start + _ROWS_PER_BLOCK].T
+    return out.T
+
+
 def _walk(tree, n_rows: int, goes_left) -> np.ndarray:
-    """Leaf of every row: walk the nodes depth-first carrying a row mask; ``goes_left(node)`` is the rows' test."""
-    left, right = tree.children_left, tree.children_right
-    leaf = np.zeros(n_rows, dtype=np.int64)
-    stack = [(0, None)]  # (node, mask of its rows; None for all rows)
+    """Leaf of every row: walk the nodes depth-first carrying each node's row indices (so each depth costs one
+    pass over the rows, not one per node); ``goes_left(node, rows)`` is the test of those rows."""
+    left, right = np.asarray(tree.children_left).tolist(), np.asarray(tree.children_right).tolist()
+    leaf = np.empty(n_rows, dtype=np.int64)
+    stack = [(0, np.arange(n_rows))]
     while stack:
-        node, mask = stack.pop()
-        if left[node] < 0:
-            if mask is None:
-                leaf[:] = node
-            else:
-                leaf[mask] = node
+        node, rows = stack.pop()
+        l, r = left[node], right[node]
+        if l < 0:
+            leaf[rows] = node
             continue
-        go = goes_left(node)
-        if mask is None:
-            stack.append((right[node], ~go))
-            stack.append((left[node], go))
-        else:
-            stack.append((right[node], mask & ~go))
-            stack.append((left[node], mask & go))
+        go = goes_left(node, rows)
+        if left[l] < 0 and left[r] < 0:  # two leaves: no need to split the rows
+            leaf[rows] = np.where(go, l, r)
+            continue
+        stack.append((r, rows.compress(~go)))
+        stack.append((l, rows.compress(go)))
     return leaf
 
 
 def _route_encoded(tree, enc: Encoded, columns, schema: FeatureSchema) -> np.ndarray:
-    """:meth:`Surrogate._route` on the one-hot design that ``enc`` stands for, without building it."""
+    """:meth:`Surrogate._route` on the one-hot design that ``enc`` stands for, without building it (gathers are
+    fastest from column-major ``enc`` arrays)."""
 
-    def goes_left(node):
+    def goes_left(node, rows):
         i, code = columns[tree.feature[node]]
         slot, t = schema.slot[i], tree.threshold[node]
         if code < 0:
-            return enc.num[:, slot] <= t
-        return np.where(enc.cat[:, slot] == code, 1.0 <= t, 0.0 <= t)  # the one-hot column: 1.0 hot, else 0.0
+            return enc.num[:, slot].take(rows) <= t
+        # the one-hot column is 1.0 where the category is hot, else 0.0
+        hot_left, cold_left = bool(1.0 <= t), bool(0.0 <= t)
+        if hot_left == cold_left:
+            return np.full(len(rows), hot_left)
+        return enc.cat[:, slot].take(rows) == code if hot_left else enc.cat[:, slot].take(rows) != code
 
     return _walk(tree, len(enc), goes_left)
 
 
-def _node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(left), dtype=np.int64)
-    internal = np.flatnonzero(left >= 0)
-    parent = np.full(len(left), -1, dtype=np.int64)
-    parent[left[internal]] = internal
-    parent[right[internal]] = internal
-    frontier = np.array([0])
-    d = 0
-    while len(frontier):  # breadth-first: children of the frontier
-        depth[frontier] = d
-        inner = frontier[left[frontier] >= 0]
-        frontier = np.concatenate([left[inner], right[inner]])
-        d += 1
-    return depth
-
-
 def _tree_boxes(tree, n_num: int, n_cats: list, col_num, col_cat, col_code):
-    """Box of every node (pre-order ids), its parent and its nodes grouped by depth (deepest first), built one
-    depth at a time: a child inherits its parent's box and tightens the split feature."""
-    left, right = np.asarray(tree.children_left), np.asarray(tree.children_right)
-    feat, thr = np.asarray(tree.feature), np.asarray(tree.threshold, dtype=np.float64)
+    """Box of every node (pre-order ids), its parent and its nodes grouped by depth (deepest first).
+
+    One pass from the root down, in plain Python (trees have tens to hundreds of nodes, so per-node numpy calls
+    would cost more than the work): a child inherits its parent's box and tightens the split feature. Bounds
+    and masks are lists shared between nodes until one of them changes, and a change is made on a copy."""
     n_nodes = int(tree.node_count)
-    boxes = Boxes.unbounded(n_nodes, n_num, n_cats)
-    internal = np.flatnonzero(left[:n_nodes] >= 0)
-    parent = np.full(n_nodes, -1, dtype=np.int64)
-    parent[left[internal]] = internal
-    parent[right[internal]] = internal
-    is_left = np.zeros(n_nodes, dtype=bool)
-    is_left[left[internal]] = True
-    depth = _node_depths(left[:n_nodes], right[:n_nodes])
-    max_depth = int(depth.max()) if n_nodes else 0
-    by_depth = [np.flatnonzero(depth == d) for d in range(max_depth + 1)]
-    for d in range(1, max_depth + 1):
-        child = by_depth[d]
-        p = parent[child]
-        boxes.low[child] = boxes.low[p]
-        boxes.high[child] = boxes.high[p]
-        for a in boxes.allowed:
-            a[child] = a[p]
-        col = feat[p]
-        t = thr[p]
-        lft = is_left[child]
-        num = col_num[col]
-        # numeric split: left is x <= t (high = min(high, t)), right is x > t (low = max(low, t)), as min()/max()
-        sel = (num >= 0) & lft
-        c, s = child[sel], num[sel]
-        cur = boxes.high[c, s]
-        boxes.high[c, s] = np.where(t[sel] < cur, t[sel], cur)
-        sel = (num >= 0) & ~lft
-        c, s = child[sel], num[sel]
-        cur = boxes.low[c, s]
-        boxes.low[c, s] = np.where(t[sel] > cur, t[sel], cur)
-        # one-hot column: left is "cold" (category excluded), right is "hot" (only it)
-        cat = col_cat[col]
-        code = col_code[col]
-        for j, a in enumerate(boxes.allowed):
-            sel = (cat == j) & lft
-            a[child[sel], code[sel]] = False
-            sel = (cat == j) & ~lft
-            if sel.any():
-                c = child[sel]
-                hot = np.zeros((len(c), a.shape[1]), dtype=bool)
-                hot[np.arange(len(c)), code[sel]] = True
-                a[c] &= hot
-    levels = [by_depth[d] for d in range(max_depth, 0, -1)]
-    return boxes, parent, levels
+    left = np.asarray(tree.children_left)[:n_nodes].tolist()
+    right = np.asarray(tree.children_right)[:n_nodes].tolist()
+    feat = np.asarray(tree.feature)[:n_nodes].tolist()
+    thr = np.asarray(tree.threshold, dtype=np.float64)[:n_nodes].tolist()
+    num_of, cat_of, code_of = col_num.tolist(), col_cat.tolist(), col_code.tolist()
+    parent, depth = [-1] * n_nodes, [0] * n_nodes
+    low, high, allowed = [None] * n_nodes, [None] * n_nodes, [None] * n_nodes
+    low[0], high[0], allowed[0] = [-np.inf] * n_num, [np.inf] * n_num, [[True] * k for k in n_cats]
+    stack = [0] if n_nodes else []
+    while stack:
+        node = stack.pop()
+        lc, rc = left[node], right[node]
+        if lc < 0:
+            continue
+        for child in (lc, rc):
+            parent[child], depth[child] = node, depth[node] + 1
+            low[child], high[child], allowed[child] = low[node], high[node], allowed[node]
+        col, t = feat[node], thr[node]
+        s = num_of[col]
+        if s >= 0:  # numeric split: left is x <= t (high = min(high, t)), right is x > t (low = max(low, t))
+            if t < high[node][s]:
+                high[lc] = high[node].copy()
+                high[lc][s] = t
+            if t > low[node][s]:
+                low[rc] = low[node].copy()
+                low[rc][s] = t
+        else:  # one-hot column: left is "cold" (category excluded), right is "hot" (only it)
+            j, code = cat_of[col], code_of[col]
+            mask = allowed[node][j]
+            cold, hot = mask.copy(), [False] * len(mask)
+            cold[code], hot[code] = False, mask[code]
+            allowed[lc] = allowed[node][:j] + [cold] + allowed[node][j + 1:]
+            allowed[rc] = allowed[node][:j] + [hot] + allowed[node][j + 1:]
+        stack += (rc, lc)
+    boxes = Boxes(np.array(low, dtype=np.float64).reshape(n_nodes, n_num),
+                  np.array(high, dtype=np.float64).reshape(n_nodes, n_num),
+                  [np.array([a[j] for a in allowed], dtype=bool).reshape(n_nodes, k) for j, k in enumerate(n_cats)])
+    depth = np.array(depth, dtype=np.int64)
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)), 0, -1)]
+    return boxes, np.array(parent, dtype=np.int64), levels
 
 
 def _box_keys(boxes: Boxes) -> list[bytes]:
