@@ -213,7 +213,7 @@ def _tree_boxes(tree, n_num: int, n_cats: list, col_num, col_cat, col_code):
     parent, depth = [-1] * n_nodes, [0] * n_nodes
     low, high, allowed = [None] * n_nodes, [None] * n_nodes, [None] * n_nodes
     low[0], high[0], allowed[0] = [-np.inf] * n_num, [np.inf] * n_num, [[True] * k for k in n_cats]
-    stack = [0] if n_nodes else []
+    stack = [0]
     while stack:
         node = stack.pop()
         lc, rc = left[node], right[node]

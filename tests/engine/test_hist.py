@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from tcrex import ParameterError, TCREx
-from tcrex._data import FeatureSchema
-from tcrex._hist import grow_hist_trees, grow_hist_trees_encoded
-from tcrex._surrogate import Surrogate, _route_encoded
+from tcrex._data import Encoded, FeatureSchema
+from tcrex._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
+from tcrex._surrogate import Surrogate, _column_major, _route_encoded
 
 from .helpers import mixed
 
@@ -124,6 +124,51 @@ def test_encoded_path_grows_and_routes_as_the_design_path():
             assert np.array_equal(ta.feature, tb.feature) and np.array_equal(ta.threshold, tb.threshold)
             assert np.array_equal(ta.children_left, tb.children_left)
             assert np.array_equal(Surrogate._route(ta, design), _route_encoded(tb, enc, columns, schema))
+
+
+def test_encoded_router_matches_the_design_router_for_any_one_hot_threshold():
+    """The encoded router reads category codes, not one-hot columns: whatever threshold a tree holds on a one-hot
+    column (below 0, in [0, 1), at 1 or above), it routes like ``x <= t`` on the 0/1 column, from row-major and
+    column-major codes alike."""
+    X, _ = mixed(n=500, seed=8)
+    schema = FeatureSchema.detect(X)
+    enc = schema.encode(X)
+    design, columns = schema.one_hot(enc)
+    hot = [c for c, (_, code) in enumerate(columns) if code >= 0]
+    num = [c for c, (_, code) in enumerate(columns) if code < 0]
+    by_column = Encoded(_column_major(enc.num), _column_major(enc.cat))
+    for t in (-0.5, 0.0, 0.5, 1.0, 1.5):
+        for split in ((hot[1], num[0]), (num[1], hot[2])):  # a one-hot split above or below a numeric one
+            # root 0 -> (1, 4); node 1 -> leaves (2, 3): both routing steps (split the rows; two leaves at once)
+            thresholds = {hot[1]: t, hot[2]: t, num[0]: 40.0, num[1]: 30.0}
+            tree = HistTree(children_left=np.array([1, 2, -1, -1, -1]), children_right=np.array([4, 3, -1, -1, -1]),
+                            feature=np.array([split[0], split[1], -2, -2, -2]),
+                            threshold=np.array([thresholds[split[0]], thresholds[split[1]], -2.0, -2.0, -2.0]),
+                            n_node_samples=np.zeros(5, dtype=np.int64), value=np.zeros((5, 2)))
+            expected = Surrogate._route(tree, design)
+            assert np.array_equal(_route_encoded(tree, enc, columns, schema), expected)
+            assert np.array_equal(_route_encoded(tree, by_column, columns, schema), expected)
+
+
+@pytest.mark.parametrize("grower", ["exact", "hist"])
+def test_candidate_boxes_hold_exactly_the_rows_routed_to_their_nodes(grower):
+    """Every candidate's box (built from the tree's thresholds) holds exactly the fit rows the router sends to its
+    node: the counts behind feasibility and accuracy are counts of rows inside the boxes."""
+    X, y = mixed(n=700, seed=9)
+    for n_trees in (1, 3):
+        ex = TCREx(rho=0.03, tau=0.85, n_trees=n_trees, grower=grower).fit(X, y_pred=y)
+        inside = ex.surrogate_.candidates_.contains(ex.schema_.encode(X))
+        assert np.array_equal(inside.sum(axis=0), ex.surrogate_.n_inside_)
+        in_target = (y == 1).astype(float)
+        assert np.array_equal(inside.T.astype(float) @ in_target, ex.surrogate_.count(in_target))
+
+
+def test_column_major_copy_keeps_every_value():
+    a = np.arange(3 * 10_000).reshape(10_000, 3)  # more rows than one copying block
+    b = _column_major(a)
+    assert b.flags.f_contiguous and b.dtype == a.dtype and np.array_equal(a, b)
+    assert _column_major(b) is b  # already column-major: no copy
+    assert _column_major(np.zeros((4, 0))).shape == (4, 0)
 
 
 def test_bad_one_hot_groups_and_params_are_refused():
