@@ -78,3 +78,12 @@ def use_this_data(at: AppTest) -> AppTest:
     button = next(b for b in at.button if b.label == "Use this data")
     button.click()
     return at.run()
+
+
+def loans_with_income_gaps(every: int) -> bytes:
+    """The loans sample (400 rows) as CSV with every ``every``-th income missing."""
+    from tcrex import datasets
+
+    frame = datasets.make_loans(400, random_state=1).astype({"income": float})
+    frame.loc[::every, "income"] = float("nan")
+    return csv_bytes(frame)

@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from tcrex import datasets
 
-from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result, new_app,
-                         sidebar_text, upload_data, use_this_data)
+from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
+                         loans_with_income_gaps, new_app, sidebar_text, upload_data, use_this_data)
 
 
 # ------------------------------------------------------------------------------------------------ default sample
@@ -222,9 +222,7 @@ def test_malformed_csv_gives_an_error_not_an_exception():
 
 def test_csv_with_missing_values_is_handled():
     at = new_app()
-    frame = datasets.make_loans(400, random_state=1).astype({"income": float})
-    frame.loc[::17, "income"] = np.nan
-    upload_data(at, "gaps.csv", csv_bytes(frame))
+    upload_data(at, "gaps.csv", loans_with_income_gaps(17))
     assert not at.exception
     assert any("missing" in w.value.lower() for w in at.warning)
     use_this_data(at)

@@ -11,7 +11,8 @@ import pytest
 from intake import builders as b
 from tcrex import datasets
 
-from apptest_kit import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
+from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, new_app, sidebar_text, upload_data,
+                         use_this_data)
 
 
 def upload_model(at, name: str, data: bytes):
@@ -78,9 +79,7 @@ def test_model_with_the_wrong_feature_count():
 
 def test_csv_with_missing_values_offers_a_strategy_and_reports_it():
     at = new_app()
-    frame = datasets.make_loans(400, random_state=1).astype({"income": float})
-    frame.loc[::10, "income"] = np.nan
-    upload_data(at, "gaps.csv", csv_bytes(frame))
+    upload_data(at, "gaps.csv", loans_with_income_gaps(10))
     assert not at.exception
     radio = next(r for r in at.radio if r.label == "Rows with missing values")
     assert not radio.disabled and radio.options == ["Drop rows with a missing value",
