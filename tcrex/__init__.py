@@ -6,9 +6,18 @@
 """
 from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
                       SchemaError, TCRExError)
-from ._explainer import STATUSES, LocalExplanation, TCREx
+from ._explainer import LocalExplanation, TCREx
+from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, HAS_RECOURSE, NEEDS_RECOURSE,
+                          NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_TEXT, STATUSES, TASKS, has_recourse,
+                          needs_recourse)
 
 __version__ = "0.1.0"
 
-__all__ = ["TCREx", "LocalExplanation", "STATUSES", "TCRExError", "DataError", "ModelError", "ParameterError",
+__all__ = ["TCREx", "LocalExplanation",
+           # shared vocabulary: tasks, statuses, who needs recourse
+           "CLASSIFICATION", "REGRESSION", "TASKS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
+           "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_TEXT", "needs_recourse",
+           "has_recourse",
+           # errors
+           "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]

@@ -22,12 +22,8 @@ from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
 from ._text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
 
-OK = "ok"
-ALREADY_IN_TARGET = "already_in_target"
-ALREADY_IN_RULE = "already_in_rule"
-NO_RULE = "no_rule"
-NO_ACTIONABLE_RULE = "no_actionable_rule"
-STATUSES = (OK, ALREADY_IN_TARGET, ALREADY_IN_RULE, NO_RULE, NO_ACTIONABLE_RULE)
+from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, STATUSES
+
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
 

@@ -6,9 +6,7 @@ import pandas as pd
 
 from ._errors import ModelError, ParameterError
 
-CLASSIFICATION = "classification"
-REGRESSION = "regression"
-TASKS = (CLASSIFICATION, REGRESSION)
+from ._vocabulary import CLASSIFICATION, REGRESSION, TASKS
 _MAX_INTEGER_CLASSES = 20  # integer outputs with more distinct values than this are treated as a regression
 
 
