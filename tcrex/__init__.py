@@ -6,7 +6,9 @@
 """
 from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
                       SchemaError, TCRExError)
+from ._data import categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
+from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, HAS_RECOURSE, NEEDS_RECOURSE,
                           NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_TEXT, STATUSES, TASKS, has_recourse,
                           needs_recourse)
@@ -18,6 +20,8 @@ __all__ = ["TCREx", "LocalExplanation",
            "CLASSIFICATION", "REGRESSION", "TASKS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
            "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_TEXT", "needs_recourse",
            "has_recourse",
+           # one owner each: column typing, task detection, the rho-versus-rows check
+           "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "check_rows_for_rho",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]

@@ -74,17 +74,7 @@ class Constraints:
         return {self.schema.names[i]: c.to_dict() for i, c in enumerate(self.features) if not c.is_free()}
 
     def describe(self) -> str:
-        parts = []
-        for name, c in zip(self.schema.names, self.features):
-            if c.is_free():
-                continue
-            bits = [] if c.kind == FREE else [c.kind.replace("_", " ")]
-            if c.weight_units != UNIT:
-                bits.append(f"weight {c.weight:g}")
-            if c.transitions:
-                bits.append("limited category moves")
-            parts.append(f"{name}: {', '.join(bits)}")
-        return "; ".join(parts) if parts else "none"
+        return describe_constraints(self.to_dict())
 
     def transition_matrix(self, i: int) -> np.ndarray:
         """(k, k) bool: may a category move to another? (identity always allowed)."""
@@ -147,8 +137,37 @@ def _parse(feature, value) -> FeatureConstraint:
     return FeatureConstraint(kind=kind, weight=float(weight), transitions=transitions)
 
 
-def suggest_constraints(schema: FeatureSchema) -> dict:
-    """Suggestions a user confirms: age-like columns increase only; sex/race-like columns immutable."""
+def describe_constraint(spec) -> str:
+    """One feature's constraint spec in words: "increase only, weight 2", "immutable", "free"."""
+    if isinstance(spec, str):
+        return spec.replace("_", " ")
+    if isinstance(spec, FeatureConstraint):
+        spec = spec.to_dict()
+    bits = []
+    kind = spec.get("kind", spec.get("direction", FREE))
+    if kind != FREE:
+        bits.append(str(kind).replace("_", " "))
+    if spec.get("weight", 1) != 1:
+        bits.append(f"weight {spec['weight']:g}")
+    if spec.get("transitions"):
+        bits.append("limited category moves")
+    return ", ".join(bits) or "free"
+
+
+def describe_constraints(spec: dict | None) -> str:
+    """A constraints dict in words, one ``feature: constraint`` per constrained feature; "none" when empty."""
+    parts = [f"{name}: {describe_constraint(value)}" for name, value in (spec or {}).items()
+             if describe_constraint(value) != "free"]
+    return "; ".join(parts) if parts else "none"
+
+
+def suggest_constraints(schema) -> dict:
+    """Suggestions a user confirms: age-like columns increase only; sex/race-like columns immutable.
+
+    ``schema`` is a fitted explainer's ``schema_`` or a DataFrame (its columns typed as the engine types them).
+    """
+    if not isinstance(schema, FeatureSchema):
+        schema = FeatureSchema.detect(schema)
     out = {}
     for f in schema.features:
         # whole words only ("age", "AgeGroup", "age_years"), so "percentage" or "wage" do not match
@@ -158,3 +177,19 @@ def suggest_constraints(schema: FeatureSchema) -> dict:
         elif words & {"sex", "gender", "race", "ethnicity", "nationality", "country", "birth"}:
             out[f.name] = IMMUTABLE
     return out
+
+
+def pack_constraints(spec: dict | None) -> tuple:
+    """A constraints dict as a hashable, order-independent tuple of ``(feature, JSON of its spec)`` pairs (for
+    cache keys and frozen settings); :func:`unpack_constraints` is its inverse. Free features are dropped."""
+    import json
+
+    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in (spec or {}).items()
+                        if describe_constraint(v) != "free"))
+
+
+def unpack_constraints(packed: tuple) -> dict:
+    """The constraints dict of a :func:`pack_constraints` tuple (``{}`` when every feature is free)."""
+    import json
+
+    return {name: json.loads(spec) for name, spec in packed}

@@ -96,11 +96,19 @@ def _is_plain_number(dtype) -> bool:
     return isinstance(dtype, np.dtype) and dtype.kind in "iuf"
 
 
-def _is_categorical_dtype(s: pd.Series) -> bool:
+def is_categorical_column(s: pd.Series) -> bool:
+    """The one rule for column types: object, string, category and bool columns are categorical; every other
+    column is numeric. Used by the engine, intake and the dashboard alike."""
     if _is_plain_number(s.dtype):  # the common case, without pandas' slower dtype inspection
         return False
     return (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s)
             or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s))
+
+
+def categorical_columns(frame: pd.DataFrame, columns=None) -> list[str]:
+    """Names of the columns of ``frame`` (or of ``columns`` only) that the engine treats as categorical."""
+    names = list(frame.columns) if columns is None else list(columns)
+    return [c for c in names if is_categorical_column(frame[c])]
 
 
 def _sorted_categories(values) -> list:
@@ -190,7 +198,7 @@ class FeatureSchema:
             check_no_missing(X.set_axis(cols, axis=1), cols)  # raises, naming every column with its count
         features = []
         for name, s in zip(cols, columns):
-            is_cat = name in force_cat or (name not in force_num and _is_categorical_dtype(s))
+            is_cat = name in force_cat or (name not in force_num and is_categorical_column(s))
             if is_cat:
                 if isinstance(s.dtype, pd.CategoricalDtype):
                     # the categories that occur, in category order (no missing values here: checked above)

@@ -16,7 +16,8 @@ from ._constraints import Constraints
 from ._data import Encoded, FeatureSchema, as_frame
 from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
-from ._outputs import CLASSIFICATION, REGRESSION, as_regression, check_outputs, check_task, detect_task, predict
+from ._outputs import (CLASSIFICATION, REGRESSION, as_regression, check_outputs, check_rows_for_rho, check_task,
+                       detect_task, predict)
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
@@ -161,9 +162,9 @@ class TCREx:
             if len(classes) < 2:
                 raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
                                  "other output to reach — use data on which it predicts at least two classes")
-        if 1 / self.rho > len(X):
-            raise ParameterError(f"rho={self.rho} asks for rules holding {math.ceil(self.rho * len(X))} of only "
-                                 f"{len(X)} rows; use more rows or raise rho to at least {1 / len(X):.3g}")
+        rows_problem = check_rows_for_rho(len(X), self.rho)
+        if rows_problem:
+            raise ParameterError(rows_problem)
         self.constraints_ = Constraints(schema, self.constraints)
         self.schema_ = schema
         self.task_ = task

@@ -7,7 +7,9 @@ import pandas as pd
 from ._errors import ModelError, ParameterError
 
 from ._vocabulary import CLASSIFICATION, REGRESSION, TASKS
-_MAX_INTEGER_CLASSES = 20  # integer outputs with more distinct values than this are treated as a regression
+#: Whole-number outputs with more distinct values than this are a regression, not classes (one limit for the
+#: engine, intake and the dashboard).
+MAX_CLASSES = 20
 
 
 def predict(model, X: pd.DataFrame) -> np.ndarray:
@@ -41,16 +43,45 @@ def check_outputs(y, n_rows: int) -> np.ndarray:
     return y
 
 
-def detect_task(y: np.ndarray, model=None) -> str:
-    """Classification for labels (non-numeric, bool, or few whole numbers) or a model with classes_; else regression."""
+def detect_task(y, model=None) -> str:
+    """The one task rule: classification for labels (text, bool, or at most ``MAX_CLASSES`` distinct whole
+    numbers) or a model with ``classes_``/``predict_proba``; regression otherwise. Missing values are ignored."""
+    y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else y)
+    if y.dtype == object:
+        present = y[~pd.isna(y)]
+        try:
+            y = present.astype(np.float64) if all(isinstance(v, (int, float, np.number)) and not isinstance(
+                v, (bool, np.bool_)) for v in present) else present
+        except (TypeError, ValueError):
+            y = present
+    elif np.issubdtype(y.dtype, np.floating):
+        y = y[~np.isnan(y)]
     if model is not None and (hasattr(model, "classes_") or hasattr(model, "predict_proba")):
         return CLASSIFICATION
     if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
         return CLASSIFICATION
     if np.all(np.asarray(y, dtype=float) == np.round(np.asarray(y, dtype=float))):
-        if len(np.unique(y)) <= _MAX_INTEGER_CLASSES:
+        if len(np.unique(y)) <= MAX_CLASSES:
             return CLASSIFICATION
     return REGRESSION
+
+
+def check_rows_for_rho(n_rows: int, rho) -> str | None:
+    """None when ``n_rows`` rows are enough for ``rho``; else the message saying what to change.
+
+    T-CREx needs at least ``1 / rho`` rows: a rule must hold ``ceil(rho * n_rows)`` of them. The one owner of
+    this check (the engine's fit, intake and the dashboard all call it).
+    """
+    import math
+
+    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)) or not (0 < rho <= 1):
+        return f"rho must be a fraction in (0, 1], got {rho!r} (the paper uses 0.02)"
+    if n_rows <= 0:
+        return "the data has no rows"
+    if 1 / rho > n_rows:
+        return (f"rho={rho} asks for rules holding at least {math.ceil(rho * n_rows)} of {n_rows} rows, which needs "
+                f"{math.ceil(1 / rho)} rows; use more rows or raise rho to at least {1 / n_rows:.3g}")
+    return None
 
 
 def check_task(task) -> str | None:

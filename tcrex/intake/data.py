@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import DataError, ParameterError
+from .._outputs import check_rows_for_rho  # noqa: F401 - re-exported: the engine owns this check
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "check_rows_for_rho", "target_findings",
            "MAX_TABLE_BYTES", "MAX_COLUMNS"]
@@ -430,15 +431,3 @@ def handle_missing(df: pd.DataFrame, strategy: str = "error", columns=None) -> t
             value = int(value)
         filled.append(f"{c!r}: {k} filled with the {how} {value!r}")
     return out, f"imputed {sum(counts.values())} missing value(s) — " + "; ".join(filled)
-
-
-def check_rows_for_rho(n_rows: int, rho: float) -> str | None:
-    """None when ``n_rows`` is enough for ``rho``; else a message (T-CREx needs at least 1/rho rows)."""
-    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)) or not (0 < rho <= 1):
-        return f"rho must be a fraction in (0, 1], got {rho!r}"
-    if n_rows <= 0:
-        return "the data has no rows"
-    if 1 / rho > n_rows:
-        return (f"rho={rho} asks for rules holding at least {math.ceil(rho * n_rows)} of {n_rows} rows, which needs "
-                f"{math.ceil(1 / rho)} rows; use more rows or raise rho to at least {1 / n_rows:.3g}")
-    return None

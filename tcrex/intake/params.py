@@ -11,6 +11,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from .._errors import ParameterError, TCRExError
+from .._outputs import check_rows_for_rho
 
 __all__ = ["validate_params", "ParamReport"]
 
@@ -82,9 +83,9 @@ def validate_params(rho, tau, n_trees=1, max_cells=100_000, n_rows=None) -> Para
             rep.errors.append("the data has no rows")
         elif "rho" in valid:
             r = valid["rho"]
-            if 1 / r > n_rows:
-                rep.errors.append(f"rho={r} asks for rules holding {math.ceil(r * n_rows)} of only {n_rows} rows; "
-                                  f"use more rows or raise rho to at least {1 / n_rows:.3g}")
+            rows_problem = check_rows_for_rho(n_rows, r)
+            if rows_problem:
+                rep.errors.append(rows_problem)
             elif math.ceil(r * n_rows) < FEW_ROWS_PER_RULE:
                 rep.warnings.append(f"with rho={r} and {n_rows} rows a rule may hold only {math.ceil(r * n_rows)} "
                                     f"rows; its accuracy is then a rough estimate — raise rho or use more rows")

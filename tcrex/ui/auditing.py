@@ -20,7 +20,7 @@ from tcrex import TCRExError
 from . import components as ui
 from . import sources, state
 from .state import FitResult, Workspace
-from .training import REGRESSION
+from tcrex import REGRESSION
 
 LAST_AUDIT_KEY = "tcrex.last_audit"
 MAX_GROUPS = 50  # the audit refuses more

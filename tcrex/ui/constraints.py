@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from tcrex import TCRExError
+from tcrex.constraints import Constraints, describe_constraint, suggest_constraints
 
 from . import state
 from .state import FitResult, Workspace
@@ -40,10 +41,6 @@ def widget_key(scope: str, what: str, feature: str, extra: str = "") -> str:
 
 def suggestions(result: FitResult | None) -> dict:
     if result is None:
-        return {}
-    try:
-        from tcrex._constraints import suggest_constraints  # noqa: PLC0415
-    except ImportError:
         return {}
     return dict(suggest_constraints(result.explainer.schema_))
 
@@ -101,7 +98,7 @@ def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) ->
 
 
 def describe(spec: dict) -> str:
-    return "; ".join(f"{k}: {state.describe_constraint(v)}" for k, v in spec.items()) or "none"
+    return "; ".join(f"{k}: {describe_constraint(v)}" for k, v in spec.items()) or "none"
 
 
 def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
@@ -110,8 +107,6 @@ def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema
     spec = draft_spec(scope, ws, categorical, categories)
     if schema is not None:
         try:
-            from tcrex._constraints import Constraints  # noqa: PLC0415
-
             Constraints(schema, spec)
         except TCRExError as exc:
             ss[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
@@ -191,7 +186,7 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
                         key=widget_key(scope, "w", f), label_visibility="collapsed",
                         help=f"Weight: the cost of changing {f} (1 = default)")
         if f in pending_suggestions and ss.get(widget_key(scope, "kind", f)) == _unpack(suggested[f])[0]:
-            st.caption(f":orange[**suggested:** {state.describe_constraint(suggested[f])} — confirm with Apply]")
+            st.caption(f":orange[**suggested:** {describe_constraint(suggested[f])} — confirm with Apply]")
         if is_cat:
             cats = categories[f]
             if len(cats) > MAX_CATEGORIES:

@@ -17,7 +17,9 @@ import pandas as pd
 
 from tcrex import datasets
 
-from .training import CLASSIFICATION, REGRESSION, TrainedModel, TrainingError, detect_label_task, train_model
+from tcrex import CLASSIFICATION, REGRESSION, categorical_columns, detect_task
+
+from .training import TrainedModel, TrainingError, train_model
 
 #: Share of rows held out as the "test split" (never used to fit the explainer or an in-app model).
 TEST_SHARE = 0.25
@@ -123,17 +125,6 @@ def load_sample_frame(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
     return frame, str(y.name), ()
 
 
-def detect_categorical(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...]:
-    """Text, bool and category columns are categorical; everything else numeric (as the engine does)."""
-    out = []
-    for c in columns:
-        s = frame[c]
-        if (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s)
-                or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
-            out.append(c)
-    return tuple(out)
-
-
 def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Sequence[str] = ()) -> ActiveData:
     """Apply the user's choices (label, dropped columns, types, missing values) to a parsed table."""
     notes: list[str] = []
@@ -146,7 +137,7 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
     if not features:
         raise InputProblem(f"the only column left is the label column {label!r}; the data needs feature columns")
     categorical = tuple(c for c in (spec.categorical if spec.categorical is not None
-                                    else (detected_categorical or detect_categorical(frame, features)))
+                                    else (detected_categorical or tuple(categorical_columns(frame, features))))
                         if c in features)
     numeric = tuple(c for c in features if c not in categorical)
     frame = frame.copy()
@@ -306,7 +297,7 @@ def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
         if match:
             label = match[0]
             break
-    cat = list(detect_categorical(frame, list(frame.columns)))
+    cat = categorical_columns(frame)
     missing = {c: int(k) for c, k in frame.isna().sum().items() if k}
     return TableFindings(frame=frame, findings=findings, column_notes={c: "; ".join(dict.fromkeys(v))
                                                                       for c, v in notes.items()},
@@ -394,7 +385,7 @@ def column_model(data: ActiveData, column: str) -> ActiveModel:
     if y.isna().any():
         raise InputProblem(f"the output column {column!r} has {int(y.isna().sum())} missing value(s); "
                            "every row needs a model output")
-    task = detect_label_task(y)
+    task = detect_task(y)
     if task == CLASSIFICATION and y.nunique() < 2:
         raise InputProblem(f"the output column {column!r} holds a single value ({y.iloc[0]!r}); there is no other "
                            "outcome to explain — choose the column of model outputs")
@@ -453,7 +444,7 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
                            "; check that its feature names, order and types match the columns") from None
     if y.ndim != 1:
         raise InputProblem(f"the model returns an array of shape {y.shape}; it must return one output per row")
-    task = _get(loaded, "task", default=None) or detect_label_task(pd.Series(y))
+    task = _get(loaded, "task", default=None) or detect_task(pd.Series(y))
     task = REGRESSION if str(task).startswith("reg") else CLASSIFICATION
     classes = list(_get(loaded, "classes", "classes_", default=[]) or [])
     kind = str(_get(loaded, "kind", default="model"))

@@ -28,10 +28,11 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import TCREx, TCRExError
+from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
 from . import sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
-from .training import CLASSIFICATION, REGRESSION
+from tcrex import CLASSIFICATION, REGRESSION
 
 DATA_KEY = "tcrex.data_spec"
 MODEL_KEY = "tcrex.model_spec"
@@ -61,7 +62,7 @@ class Params:
     @property
     def constraint_spec(self) -> dict:
         """The constraints as the engine's ``constraints=`` dict (``{}`` when every feature is free)."""
-        return {name: json.loads(spec) for name, spec in self.constraints}
+        return unpack_constraints(self.constraints)
 
     def describe_target(self, task: str | None = None) -> str:
         if self.target is None:
@@ -79,11 +80,6 @@ def set_params(**changes) -> None:
     if "constraints" in changes and isinstance(changes["constraints"], dict):
         changes["constraints"] = pack_constraints(changes["constraints"])
     st.session_state[PARAMS_KEY] = replace(params(), **changes)
-
-
-def pack_constraints(spec: dict | None) -> tuple:
-    """A constraints dict as the hashable, order-independent form kept in :class:`Params`."""
-    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in (spec or {}).items()))
 
 
 # ============================================================================================ uploads
@@ -431,22 +427,9 @@ def constraints_summary(result: FitResult | None) -> str:
     """One line: the explainer's active constraints ("none" when every feature is free)."""
     if result is None:
         spec = params().constraint_spec
-        return "none" if not spec else "; ".join(f"{k}: {describe_constraint(v)}" for k, v in spec.items())
+        return describe_constraints(spec)
     c = getattr(result.explainer, "constraints_", None)
     return "none" if c is None else c.describe()
-
-
-def describe_constraint(spec) -> str:
-    if isinstance(spec, str):
-        return spec.replace("_", " ")
-    bits = []
-    if spec.get("kind", "free") != "free":
-        bits.append(str(spec["kind"]).replace("_", " "))
-    if spec.get("weight", 1) != 1:
-        bits.append(f"weight {spec['weight']:g}")
-    if spec.get("transitions"):
-        bits.append("limited category moves")
-    return ", ".join(bits) or "free"
 
 
 def constraints_banner(result: FitResult) -> None:
@@ -505,10 +488,6 @@ def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[
         return [], []
     rep = intake.validate_params(rho, tau, n_trees, max_cells, n_rows=n_rows)
     errors, warnings = list(rep.errors), list(rep.warnings)
-    if n_rows:
-        msg = intake.check_rows_for_rho(int(n_rows), rho)
-        if msg and not any("rho" in e and str(n_rows) in e for e in errors):
-            errors.append(msg)
     return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
 
 

@@ -16,10 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..datasets import model_frame
+from tcrex import CLASSIFICATION, REGRESSION, detect_task
+from tcrex.datasets import model_frame
 
-CLASSIFICATION = "classification"
-REGRESSION = "regression"
 
 #: Algorithms offered by the "train in the app" form: key -> label.
 ALGORITHMS: dict[str, str] = {
@@ -28,21 +27,9 @@ ALGORITHMS: dict[str, str] = {
     "linear": "Logistic / linear regression (scikit-learn)",
 }
 
-_MAX_INTEGER_CLASSES = 20
-
 
 class TrainingError(ValueError):
     """The label column cannot be used to train a model; the message says what to change."""
-
-
-def detect_label_task(y: pd.Series) -> str:
-    """Classification for text, bool or a few whole numbers; regression otherwise."""
-    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
-        return CLASSIFICATION
-    values = pd.to_numeric(y, errors="coerce").dropna().to_numpy(dtype=float)
-    if len(values) and np.all(values == np.round(values)) and len(np.unique(values)) <= _MAX_INTEGER_CLASSES:
-        return CLASSIFICATION
-    return REGRESSION
 
 
 @dataclass
@@ -133,7 +120,7 @@ def train_model(frame: pd.DataFrame, features: Sequence[str], label: str, catego
     if y_all.isna().any():
         raise TrainingError(f"the label column {label!r} has {int(y_all.isna().sum())} missing value(s); "
                             "drop those rows or choose another label column")
-    task = detect_label_task(y_all)
+    task = detect_task(y_all)
     categories = {c: sorted({str(v) for v in frame[c].dropna().unique()}) for c in categorical if c in features}
     classes = None
     if task == CLASSIFICATION:

@@ -41,8 +41,8 @@ def test_all_errors_at_once_with_engine_messages():
     ({"max_cells": None}, "max_cells must be a whole number"),
     ({"n_rows": 0}, "the data has no rows"),
     ({"n_rows": -5}, "n_rows must be a whole number"),
-    ({"rho": 0.05, "n_rows": 10}, "rho=0.05 asks for rules holding 1 of only 10 rows; use more rows or raise rho to "
-                                  "at least 0.1"),
+    ({"rho": 0.05, "n_rows": 10}, "rho=0.05 asks for rules holding at least 1 of 10 rows, which needs 20 rows; use "
+                                  "more rows or raise rho to at least 0.1"),
 ])
 def test_single_errors(kwargs, pattern):
     args = {"rho": 0.02, "tau": 0.9, "n_trees": 1, "max_cells": 1000, "n_rows": 1000, **kwargs}
