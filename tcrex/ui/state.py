@@ -17,7 +17,6 @@ This package is the only part of ``tcrex`` that imports streamlit.
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
