@@ -133,6 +133,12 @@ class TCREx:
             raise ParameterError(f"grower must be 'exact' or 'hist', got {self.grower!r}")
 
     # ------------------------------------------------------------------ fitting
+    def _reset(self) -> None:
+        """Forget every fitted attribute and lazy cache of a previous fit: a fit starts from scratch."""
+        for k in list(self.__dict__):
+            if k not in self._PARAMS:
+                del self.__dict__[k]
+
     def fit(self, X, model=None, *, y_pred=None, progress=None) -> "TCREx":
         """Grow the surrogate on X and derive rules and metarules (paper steps a-e).
 
@@ -144,6 +150,7 @@ class TCREx:
         self._check_params()
         t0 = time.perf_counter()
         X = as_frame(X)
+        self._reset()
         schema = FeatureSchema.detect(X, self.categorical_features, self.numeric_features)
         enc = schema.encode(X)
         report("model outputs", 0.02)
@@ -167,6 +174,7 @@ class TCREx:
             raise ParameterError(rows_problem)
         self.constraints_ = Constraints(schema, self.constraints)
         self.schema_ = schema
+        self._fit_dtypes = {str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in schema._index}
         self.task_ = task
         self.classes_ = classes
         self.n_fit_rows_ = len(X)
@@ -178,7 +186,7 @@ class TCREx:
         t1 = time.perf_counter()
         self.surrogate_ = Surrogate(schema, task, self.rho, self.n_trees, self.random_state,
                                     self.surrogate_params, self.grower).fit(enc, y_code)
-        self.n_surrogate_fits_ = getattr(self, "n_surrogate_fits_", 0) + 1
+        self.n_surrogate_fits_ = 1
         t2 = time.perf_counter()
         self.timings_ = {"encode": t1 - t0, "surrogate": t2 - t1}
         self._derive(self.target, lambda step, f: report(step, 0.3 + 0.7 * f))
@@ -202,11 +210,13 @@ class TCREx:
             new_target = None if isinstance(target, str) and target == "default" else target
         report = progress or (lambda step, fraction: None)
         t0 = time.perf_counter()
+        # parse everything before changing anything: invalid constraints must leave tau and the target as they were
+        new_constraints = Constraints(self.schema_, constraints) if constraints is not None else None
         old = (self.tau, self.target, self.constraints, self.constraints_)
         self.tau = self.tau if tau is None else tau
         self.target = new_target
-        if constraints is not None:
-            self.constraints_ = Constraints(self.schema_, constraints)
+        if new_constraints is not None:
+            self.constraints_ = new_constraints
             self.constraints = constraints or None
         try:
             self._derive(self.target, report)
@@ -573,7 +583,7 @@ class TCREx:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
         real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2)."""
         self._require_fitted()
-        X = _one_row(x, self.schema_.names)
+        X = _one_row(x, self.schema_.names, getattr(self, "_fit_dtypes", None))
         enc = self.schema_.encode(X)
         y = self._outputs(X, None if y_pred is None else np.atleast_1d(np.asarray(y_pred, dtype=object)), model)
         res = self._lookup(enc, y, self._solutions_for(target))
@@ -604,7 +614,7 @@ class TCREx:
         moved = self._move_to_rules(enc, res)
         exp.counterfactual = {k: _native(v) for k, v in self._decode(moved, X.index).iloc[0].items()}
         if hasattr(self, "_fit_enc"):
-            ex = self.real_examples(X, y_pred=y)
+            ex = self.real_examples(X, y_pred=y, target=target)
             if ex["example_index"].iloc[0] is not None:
                 exp.example_index = ex["example_index"].iloc[0]
                 exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
@@ -730,7 +740,7 @@ class TCREx:
         other features stay fixed): one row per pair of grid states with extent, metarule, rule and changes."""
         from ._views import metarule_slice
         self._require_fitted()
-        enc = self.schema_.encode(_one_row(individual, self.schema_.names))
+        enc = self.schema_.encode(_one_row(individual, self.schema_.names, getattr(self, "_fit_dtypes", None)))
         return metarule_slice(self._all_targets[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
@@ -764,19 +774,44 @@ def _native(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _one_row(x, names) -> pd.DataFrame:
+def _one_row(x, names, dtypes=None) -> pd.DataFrame:
     if isinstance(x, pd.DataFrame):
         if len(x) != 1:
             raise ParameterError(f"explain_one takes one row, got {len(x)}; use explain() for many")
-        return x
+        return _restore_dtypes(x, dtypes)
     if isinstance(x, pd.Series):
-        return x.to_frame().T.infer_objects()
+        return _restore_dtypes(x.to_frame().T.infer_objects(), dtypes)
     if isinstance(x, dict):
-        return pd.DataFrame([x])
+        return _restore_dtypes(pd.DataFrame([x]), dtypes)
     arr = np.asarray(x, dtype=object).reshape(1, -1)
     if arr.shape[1] != len(names):
         raise ParameterError(f"expected {len(names)} values ({names}), got {arr.shape[1]}")
-    return pd.DataFrame(arr, columns=names).infer_objects()
+    return _restore_dtypes(pd.DataFrame(arr, columns=names).infer_objects(), dtypes)
+
+
+def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
+    """Give a one-row frame the column dtypes of the fit data (a Series of a mixed frame holds objects), so a
+    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. A value the fit dtype
+    cannot hold (an unseen category) keeps its column as it is, so encoding reports it by name."""
+    if not dtypes or len({str(c) for c in X.columns}) != X.shape[1]:  # duplicate names: encoding reports them
+        return X
+    out = None
+    for j, c in enumerate(X.columns):
+        want = dtypes.get(str(c))
+        col = X.iloc[:, j]
+        if want is None or col.dtype == want:
+            continue
+        try:
+            if isinstance(want, pd.CategoricalDtype):
+                if not col.isna().all() and not col.dropna().isin(want.categories).all():
+                    continue
+            cast = col.astype(want)
+        except Exception:  # a value the fit dtype cannot hold (too large, not a number): encoding reports it
+            continue
+        if out is None:
+            out = X.copy()
+        out.isetitem(j, cast)
+    return X if out is None else out
 
 
 def _ids(values: np.ndarray) -> pd.arrays.IntegerArray:

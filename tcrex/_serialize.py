@@ -51,7 +51,7 @@ def to_json(ex, indent=None) -> str:
         "format": FORMAT, "version": VERSION, "task": ex.task_,
         "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
                    "grower": ex.grower, "random_state": ex.random_state,
-                   "constraints": ex.constraints_.to_dict()},
+                   "constraints": ex.constraints_.to_dict(), "target": _target_param(ex.target)},
         "n_fit_rows": int(ex.n_fit_rows_),
         "features": schema.to_list(),
     }
@@ -166,3 +166,14 @@ def from_json(cls, text):
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise SchemaError(f"malformed rules export: {type(exc).__name__}: {exc}") from None
     return ex
+
+
+def _target_param(target):
+    """The ``target`` parameter as JSON (a class, classes, a threshold or a (low, high) pair; tuples become
+    lists, which ``targets_from_spec`` reads the same way), so a restored explainer knows what it targets."""
+    if target is None:
+        return None
+    if isinstance(target, (list, tuple, set, frozenset)):
+        return [_native(v) for v in target]
+    return _native(target)
+

@@ -14,7 +14,10 @@ def format_number(v) -> str:
         return str(v)
     if abs(v) < 1e15 and v == int(v):
         return str(int(v))
-    return f"{v:.6g}"
+    text = f"{v:.6g}"
+    # a printed bound must be true of the values it prints: when 6 digits would move the number (a float32
+    # threshold 0.58499998 is not 0.585), print the shortest text that reads back as exactly this float
+    return text if float(text) == v else repr(v)
 
 
 def integer_range(low: float, high: float) -> tuple[float, float]:

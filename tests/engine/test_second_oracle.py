@@ -1,0 +1,131 @@
+"""Defects a second independent oracle found (issue #10); each test failed before its fix."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import tcrex
+from tcrex.audit import audit
+from tcrex import TCREx
+from tcrex._text import numeric_condition
+
+from .helpers import mixed
+
+
+def _fitted(**kw):
+    X, y = mixed()
+    return X, y, TCREx(**kw).fit(X, y_pred=y)
+
+
+def test_update_with_invalid_constraints_leaves_tau_and_params_unchanged():
+    X, y, ex = _fitted(tau=0.9)
+    before = ex.rules_frame()
+    with pytest.raises(tcrex.ParameterError):
+        ex.update(tau=0.8, constraints={"no_such_column": "immutable"})
+    assert ex.tau == 0.9 and ex.get_params()["tau"] == 0.9
+    pd.testing.assert_frame_equal(ex.rules_frame(), before)
+
+
+def _three_classes(n=900, seed=1):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, n), "b": rng.uniform(0, 10, n)})
+    y = np.where(X.a > 6, "hi", np.where(X.b > 5, "mid", "lo"))
+    return X, y
+
+
+def test_explain_one_real_example_is_for_the_requested_target():
+    X, y = _three_classes()
+    ex = TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y)
+    checked = 0
+    for i in range(40):
+        x = X.iloc[[i]]
+        for c in ("hi", "mid", "lo"):
+            if y[i] == c:
+                continue
+            one = ex.explain_one(x, y_pred=y[i:i + 1], target=c)
+            many = ex.real_examples(x, y_pred=y[i:i + 1], target=c)
+            if one.example_index is None:
+                continue
+            assert one.example_index == many["example_index"].iloc[0]
+            assert y[X.index.get_loc(one.example_index)] == c  # the example's output is in the asked target
+            checked += 1
+    assert checked > 10
+
+
+def test_from_json_keeps_target_so_audit_accepts_a_restored_explainer():
+    X, y, ex = _fitted(target=1)
+    back = TCREx.from_json(ex.to_json())
+    assert back.target == 1
+    groups = X["owner"]
+    res = audit(back, X, groups, y_pred=y, n_boot=20)
+    assert res.target == audit(ex, X, groups, y_pred=y, n_boot=20).target
+
+
+def test_from_json_keeps_a_regression_interval_target():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 500), "b": rng.uniform(0, 10, 500)})
+    y = X.a * 2 + X.b
+    ex = TCREx(target=(15.0, None)).fit(X, y_pred=y.to_numpy())
+    back = TCREx.from_json(ex.to_json())
+    assert list(back.target) == [15.0, None]
+    assert back.targets_[0].target == ex.targets_[0].target
+
+
+def test_printed_bound_is_true_of_a_value_equal_to_it():
+    t = float(np.float32(0.585))  # 0.58499997854...: sklearn's float32 threshold
+    text = numeric_condition(t, np.inf, False)
+    printed = float(text.split()[-1])
+    assert printed == t  # the printed number is exactly the threshold
+    value = printed  # a value equal to the printed bound: "> bound" is false, and the box (t, inf] excludes it
+    assert not value > t
+    assert numeric_condition(-np.inf, 0.5, False) == "≤ 0.5"  # round numbers keep their short form
+
+
+def test_printed_condition_holds_for_values_at_the_printed_bounds_after_a_fit():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"s": rng.choice(np.float32([0.55, 0.57, 0.585, 0.6, 0.62, 0.7]), 600).astype(np.float32),
+                      "o": rng.uniform(0, 1, 600)})
+    y = (X.s > 0.58).astype(int).to_numpy()
+    ex = TCREx(rho=0.05).fit(X, y_pred=y)
+    for t, sol in enumerate(ex.targets_):
+        for r in range(sol.n_rules):
+            for feat, cond in ex.rule_conditions(t, r).items():
+                if feat != "s":
+                    continue
+                for bound in ("low", "high"):
+                    v = cond.get(bound)
+                    if v is None:
+                        continue
+                    shown = float(cond["text"].replace("]", "").replace(",", " ").split()[-1 if bound == "high" else -2]
+                                  .strip("(")) if "in (" in cond["text"] else float(cond["text"].split()[-1])
+                    low = cond["low"] if cond["low"] is not None else -np.inf
+                    high = cond["high"] if cond["high"] is not None else np.inf
+                    inside = low < shown <= high
+                    says_inside = bound == "high"  # (low, high]: the high bound is in, the low bound is out
+                    assert inside == says_inside, (cond, shown)
+
+
+def test_refit_starts_from_scratch():
+    X, y, ex = _fitted()
+    a = ex.percentile_distance(X.iloc[:5], X.iloc[5:10])
+    ex.update(tau=0.85)
+    X2 = X.copy()
+    X2[["age", "income"]] = X2[["age", "income"]] * 1000
+    ex.fit(X2, y_pred=y)
+    assert ex.n_surrogate_fits_ == 1
+    b = ex.percentile_distance(X2.iloc[:5], X2.iloc[5:10])
+    fresh = TCREx().fit(X2, y_pred=y).percentile_distance(X2.iloc[:5], X2.iloc[5:10])
+    np.testing.assert_allclose(b, fresh)
+    np.testing.assert_allclose(a, b)  # percentiles do not change under scaling
+
+
+def test_explain_one_restores_categorical_dtypes_for_xgboost():
+    xgb = pytest.importorskip("xgboost")
+    X, y = mixed()
+    X = X.astype({"job": "category", "owner": "category"})
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True, tree_method="hist")
+    model.fit(X, y)
+    ex = TCREx().fit(X, model)
+    want = ex.explain_one(X.iloc[[0]]).output
+    assert ex.explain_one(X.iloc[0]).output == want
+    assert ex.explain_one(X.iloc[0].to_dict()).output == want
+    assert ex.explain_one(X.iloc[[0]].astype({"job": object, "owner": object})).output == want
