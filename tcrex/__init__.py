@@ -25,3 +25,7 @@ __all__ = ["TCREx", "LocalExplanation",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]
+
+# scikit-learn conventions: the fitted check (issue #10)
+from ._params import check_fitted, check_parameter  # noqa: E402
+__all__ += ["check_fitted", "check_parameter"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import pickle
 import time
 import warnings
@@ -10,12 +9,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 from ._boxes import Boxes
 from ._constraints import Constraints
 from ._data import Encoded, FeatureSchema, as_frame
 from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
+from ._params import check_parameter
 from ._outputs import (CLASSIFICATION, REGRESSION, as_regression, check_outputs, check_rows_for_rho, check_task,
                        detect_task, predict)
 from ._solution import Solution
@@ -53,7 +54,7 @@ class LocalExplanation:
         return dict(self.__dict__)
 
 
-class TCREx:
+class TCREx(BaseEstimator):
     """Counterfactual rules and metarules (Bewley et al., ICML 2024) for any black-box model.
 
     Parameters
@@ -107,9 +108,6 @@ class TCREx:
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
                "numeric_features", "surrogate_params", "constraints", "grower", "random_state")
 
-    def get_params(self, deep=True) -> dict:
-        return {p: getattr(self, p) for p in self._PARAMS}
-
     def set_params(self, **params) -> "TCREx":
         for k, v in params.items():
             if k not in self._PARAMS:
@@ -117,20 +115,21 @@ class TCREx:
             setattr(self, k, v)
         return self
 
-    def __repr__(self) -> str:
-        return f"TCREx(rho={self.rho}, tau={self.tau}, n_trees={self.n_trees})"
+    def __repr__(self, N_CHAR_MAX=700) -> str:
+        """Every parameter, in ``__init__`` order (scikit-learn's repr shows only the changed ones)."""
+        return "TCREx(" + ", ".join(f"{p}={getattr(self, p)!r}" for p in self._PARAMS) + ")"
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "targets_")
+
+    def outputs(self, X, *, y_pred=None, model=None) -> np.ndarray:
+        """The model outputs on ``X``: ``y_pred`` checked against the rows, else ``model`` (or the fitted model)
+        applied to ``X``."""
+        return self._outputs(as_frame(X), y_pred, model)
 
     def _check_params(self) -> None:
-        if not isinstance(self.rho, numbers.Real) or not 0 < self.rho <= 1:
-            raise ParameterError(f"rho must be a fraction in (0, 1], got {self.rho!r} (the paper uses 0.02)")
-        _check_tau(self.tau)
-        if not isinstance(self.n_trees, numbers.Integral) or self.n_trees < 1:
-            raise ParameterError(f"n_trees must be a whole number >= 1, got {self.n_trees!r}")
-        if not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1:
-            raise ParameterError(f"max_cells must be a whole number >= 1, got {self.max_cells!r}")
-        check_task(self.task)
-        if self.grower not in ("exact", "hist"):
-            raise ParameterError(f"grower must be 'exact' or 'hist', got {self.grower!r}")
+        for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower"):
+            check_parameter(name, getattr(self, name))
 
     # ------------------------------------------------------------------ fitting
     def _reset(self) -> None:
@@ -766,8 +765,7 @@ class TCREx:
 
 
 def _check_tau(tau) -> None:
-    if not isinstance(tau, numbers.Real) or not 0 < tau <= 1:
-        raise ParameterError(f"tau must be a fraction in (0, 1], got {tau!r} (the paper uses 0.9 or 0.99)")
+    check_parameter("tau", tau)
 
 
 def _native(v):

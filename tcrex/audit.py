@@ -22,6 +22,7 @@ import pandas as pd
 
 from ._data import as_frame
 from ._errors import DataError, ParameterError
+from ._params import check_fitted
 from ._targets import targets_from_spec
 
 __all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
@@ -250,7 +251,7 @@ class _Outcomes:
 
 def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
     target_spec = _resolve_target(explainer, target)
-    y = explainer._outputs(X, y_pred, model)  # once, for the three calls below
+    y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for the three calls below
     exp = explainer.explain(X, y_pred=y, target=target_spec)
     actions = explainer.feature_actions(X, y_pred=y, target=target_spec)
     n = len(X)
@@ -451,7 +452,7 @@ def _resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
 
 
 def _resolve_target(explainer, target):
-    explainer._require_fitted()
+    check_fitted(explainer)
     spec = target if target is not None else explainer.target
     if spec is None:
         classes = getattr(explainer, "classes_", [])

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
+from ._params import check_fitted
 from .figures import dot_to_svg, metarule_tree_dot
 
 MAX_TABLE_ROWS = 500
@@ -153,7 +154,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     ``audit`` (a :class:`tcrex.audit.AuditResult`) adds a "Subgroup audit" section: ``audit_title`` (what was
     audited), the plain-language findings, the per-group table and the gap forest plot.
     """
-    ex._require_fitted()
+    check_fitted(ex)
     when = generated_at or datetime.now(timezone.utc)
     if dot is None:
         dot = {f"Metarule tree, target {t}: {s.target.describe()}": metarule_tree_dot(ex, t)

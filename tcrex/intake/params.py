@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .._errors import ParameterError, TCRExError
 from .._outputs import check_rows_for_rho
+from .._params import check_parameter
 
 __all__ = ["validate_params", "ParamReport"]
 
@@ -40,10 +41,9 @@ class ParamReport:
 
 def _engine_message(**params) -> str | None:
     """The engine's own message for these parameters (others at their defaults), or None when it accepts them."""
-    from .._explainer import TCREx
-
     try:
-        TCREx(**params)._check_params()
+        for name, value in params.items():
+            check_parameter(name, value)
     except TCRExError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - e.g. comparing a string with a number

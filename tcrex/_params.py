@@ -1,0 +1,34 @@
+"""Parameter and fitted-state checks shared by :class:`TCREx` and the intake (one owner each)."""
+from __future__ import annotations
+
+import numbers
+
+from ._errors import NotFittedError, ParameterError
+from ._outputs import check_task
+
+
+def check_parameter(name: str, value) -> None:
+    """Raise :class:`tcrex.ParameterError` with a clear message when ``value`` is not usable for the TCREx
+    parameter ``name``; the one owner of these rules (TCREx.fit and the intake both call it)."""
+    if name == "rho":
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value <= 1:
+            raise ParameterError(f"rho must be a fraction in (0, 1], got {value!r} (the paper uses 0.02)")
+    elif name == "tau":
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value <= 1:
+            raise ParameterError(f"tau must be a fraction in (0, 1], got {value!r} (the paper uses 0.9 or 0.99)")
+    elif name in ("n_trees", "max_cells"):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ParameterError(f"{name} must be a whole number >= 1, got {value!r}")
+    elif name == "task":
+        check_task(value)
+    elif name == "grower":
+        if value not in ("exact", "hist"):
+            raise ParameterError(f"grower must be 'exact' or 'hist', got {value!r}")
+
+
+def check_fitted(explainer) -> None:
+    """Raise :class:`tcrex.NotFittedError` (a clear message) unless ``explainer`` is fitted or restored."""
+    fitted = getattr(explainer, "__sklearn_is_fitted__", None)
+    if fitted is None or not fitted():
+        raise NotFittedError(f"this {type(explainer).__name__} explainer is not fitted yet; call fit(X, model) or "
+                             "from_json(text)")
