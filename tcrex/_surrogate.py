@@ -77,12 +77,9 @@ class Surrogate:
         return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
                                        self.rho, self.n_trees, self.random_state, self.params)
 
-    def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:
+    def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:  # the exact grower (hist: _grow_encoded)
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
         ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
-        if self.grower == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
-            from ._hist import grow_hist_trees
-            return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
         common = dict(min_samples_leaf=max(1, int(math.ceil(self.rho * len(y_code)))), random_state=self.random_state)
