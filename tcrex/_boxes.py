@@ -57,7 +57,7 @@ class Boxes:
             inside &= a[:, enc.cat[:, j]].T
         return inside
 
-    def strict_subset_of_any(self, candidates: np.ndarray | None = None, chunk: int = 256) -> np.ndarray:
+    def strict_subset_of_any(self, chunk: int = 256) -> np.ndarray:
         """For each box i, whether some other (distinct) box j contains it: the maximality test of step b.
 
         Boxes must be de-duplicated, so containment of a different box is strict. Vectorised in chunks.
