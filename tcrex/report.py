@@ -123,7 +123,7 @@ AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_r
 
 def _audit_html(result, title: str | None, include_plotlyjs: bool) -> str:
     """Findings, per-group table and gap forest plot of a subgroup audit."""
-    from ._figures_audit import gap_forest_plot
+    from .figures import gap_forest_plot
 
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
     items = "".join(f"<li>{_e(s)}</li>" for s in result.findings())

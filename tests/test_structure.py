@@ -9,9 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # (importer, private module) pairs still in the UI when this test was written; remove entries as they are fixed
-UI_PRIVATE_ALLOWLIST = {
-    ("tcrex.ui.auditing", "tcrex._figures_audit"),
-}
+UI_PRIVATE_ALLOWLIST: set = set()
 
 # import circles still in the UI (ui/state draws the sidebar, ui/constraints reads state); the UI split removes it
 UI_CYCLE_ALLOWLIST = {

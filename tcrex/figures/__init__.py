@@ -17,3 +17,9 @@ __all__ = ["rule_colors", "rule_color", "rule_dash", "RULE_PALETTE", "metarule_t
            "metarule_icicle", "dot_to_svg", "parse_dot", "DotError", "rule_plot", "rule_focus_plot",
            "change_keep_bars", "change_keep_counts", "changes_histogram", "rules_overview", "individual_table",
            "metacounterfactual_table", "metacounterfactual_figure"]
+
+# audit figures (moved from tcrex._figures_audit, issue #10)
+from ._audit import (BAR_METRICS, changes_distribution_by_group, feature_change_heatmap,  # noqa: E402
+                     gap_forest_plot, group_comparison_bars)
+__all__ += ["group_comparison_bars", "gap_forest_plot", "changes_distribution_by_group", "feature_change_heatmap",
+            "BAR_METRICS"]

@@ -268,9 +268,9 @@ TABLE_CONFIG = {
 
 
 def audit_chart(builder: str, *args, height: int | None = None, key: str | None = None, **kwargs) -> None:
-    """Draw a figure from ``tcrex._figures_audit`` (a failure becomes a message)."""
+    """Draw a figure from ``tcrex.figures`` (a failure becomes a message)."""
     try:
-        from tcrex import _figures_audit as fa  # noqa: PLC0415
+        from tcrex import figures as fa  # noqa: PLC0415
     except ImportError:
         st.info("Audit figures are not available in this version.", icon=":material/info:")
         return
@@ -286,7 +286,7 @@ def audit_chart(builder: str, *args, height: int | None = None, key: str | None 
 
 
 def metric_choice(key: str) -> str:
-    from tcrex._figures_audit import BAR_METRICS  # noqa: PLC0415
+    from tcrex.figures import BAR_METRICS  # noqa: PLC0415
 
     options = [m for m in BAR_METRICS]
     return st.segmented_control("Compare", options, default="recourse_share", key=key, required=True,

@@ -3,7 +3,7 @@
 Pure functions: each takes an :class:`~tcrex.audit.AuditResult` and returns a plotly ``go.Figure``,
 deterministically. No Streamlit here; the dashboard calls these.
 
->>> from tcrex._figures_audit import gap_forest_plot        # doctest: +SKIP
+>>> from tcrex.figures import gap_forest_plot               # doctest: +SKIP
 >>> gap_forest_plot(result).show()                          # doctest: +SKIP
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._errors import ParameterError
-from .audit import METRICS, AuditResult
+from .._errors import ParameterError
+from ..audit import METRICS, AuditResult
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "changes_distribution_by_group", "feature_change_heatmap",
            "BAR_METRICS"]
