@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import TCRExError
+from tcrex.audit import audit
 
 from . import components as ui
 from . import sources, state
@@ -185,11 +186,6 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
 # ============================================================================================ running
 def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun | None:
     """The audit for these settings (cached per session); problems become a message and ``None``."""
-    try:
-        from tcrex.audit import audit  # noqa: PLC0415
-    except ImportError:
-        st.info("The subgroup audit (tcrex.audit) is not available in this version.", icon=":material/info:")
-        return None
     index = settings.population.index
     if len(index) == 0:
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
@@ -269,11 +265,7 @@ TABLE_CONFIG = {
 
 def audit_chart(builder: str, *args, height: int | None = None, key: str | None = None, **kwargs) -> None:
     """Draw a figure from ``tcrex._figures_audit`` (a failure becomes a message)."""
-    try:
-        from tcrex import _figures_audit as fa  # noqa: PLC0415
-    except ImportError:
-        st.info("Audit figures are not available in this version.", icon=":material/info:")
-        return
+    from tcrex import _figures_audit as fa  # noqa: PLC0415
     try:
         fig = getattr(fa, builder)(*args, **kwargs)
     except TCRExError as exc:

@@ -29,6 +29,8 @@ import streamlit as st
 from tcrex import TCREx, TCRExError
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
+from tcrex import intake
+
 from . import sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
 from tcrex import CLASSIFICATION, REGRESSION
@@ -482,9 +484,6 @@ PARAM_ERRORS_KEY = "tcrex.param_errors"
 
 def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
     """Errors and warnings about the parameters for ``n_rows`` fit rows (through :mod:`tcrex.intake`)."""
-    intake = sources._intake()
-    if intake is None:
-        return [], []
     rep = intake.validate_params(rho, tau, n_trees, max_cells, n_rows=n_rows)
     errors, warnings = list(rep.errors), list(rep.warnings)
     return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
