@@ -9,7 +9,7 @@ columns with many values are split into quartiles.  The last audit is remembered
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -205,7 +205,7 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
 
     try:
         with st.spinner("Auditing recourse by group ..."):
-            run_ = state._session_lru("audits", key, build, 6)
+            run_ = state.session_lru("audits", key, build, 6)
     except TCRExError as exc:
         st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
         return None
@@ -263,11 +263,11 @@ TABLE_CONFIG = {
 }
 
 
-def audit_chart(builder: str, *args, height: int | None = None, key: str | None = None, **kwargs) -> None:
-    """Draw a figure from ``tcrex._figures_audit`` (a failure becomes a message)."""
-    from tcrex import _figures_audit as fa  # noqa: PLC0415
+def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, key: str | None = None,
+                **kwargs) -> None:
+    """Draw the audit figure ``builder(*args, **kwargs)`` (a failure becomes a message)."""
     try:
-        fig = getattr(fa, builder)(*args, **kwargs)
+        fig = builder(*args, **kwargs)
     except TCRExError as exc:
         st.warning(str(exc), icon=":material/warning:")
         return

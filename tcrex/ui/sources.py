@@ -17,7 +17,7 @@ import pandas as pd
 
 from tcrex import datasets
 
-from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake
+from tcrex import CLASSIFICATION, TCRExError, categorical_columns, detect_task, intake
 
 from .training import TrainedModel, TrainingError, train_model
 
