@@ -19,7 +19,7 @@ from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, REGRESSION
 from tcrex import TCRExError
 from tcrex.figures import metacounterfactual_table
 
-from .state import FitResult, Workspace
+from .state import EDITED_KEY, INDIVIDUAL_KEY, FitResult, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 MAX_POINTS = 5000
 #: Rows of a table sent to the browser.
 MAX_TABLE_ROWS = 1000
-INDIVIDUAL_KEY = "tcrex.individual"
-EDITED_KEY = "tcrex.edited_individual"
 
 
 # ============================================================================================ figures

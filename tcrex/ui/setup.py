@@ -18,7 +18,7 @@ from .training import ALGORITHMS
 DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
                 "sample:wine": "Wine sample (3 classes, model trained in the app)",
                 "sample:diabetes": "Diabetes sample (regression, model trained in the app)",
-                "upload": "Upload a CSV or Parquet file"}
+                "upload": "Upload a CSV, Parquet or Excel file"}
 MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in the app",
                  "upload": "Upload a model file", "column": "Use a column of model outputs"}
 MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
@@ -36,6 +36,7 @@ def _on_data_choice() -> None:
     choice = st.session_state.get("setup_data_choice")
     if choice and choice.startswith("sample:"):
         state.use_sample(choice.split(":", 1)[1])
+        st.session_state.pop("setup_model_choice", None)
 
 
 def data_section() -> None:
@@ -49,7 +50,8 @@ def data_section() -> None:
 
 def _upload_data() -> None:
     max_mb = st.get_option("server.maxUploadSize")
-    upload = st.file_uploader(f"CSV or Parquet file (up to {max_mb} MB)", type=["csv", "parquet", "pq"],
+    upload = st.file_uploader(f"CSV, Parquet or Excel (.xlsx) file (up to {max_mb} MB)",
+                              type=["csv", "parquet", "pq", "xlsx", "xlsm"],
                               key="setup_data_file",
                               help="The first row of a CSV holds the column names. Nothing is executed.")
     if upload is None:
@@ -66,7 +68,7 @@ def _upload_data() -> None:
         table = state.parse_upload(digest, filename, raw)
     except InputProblem as exc:
         st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
-                 "(comma-separated) or a Parquet file.", icon=":material/error:")
+                 "(comma-separated), a Parquet file or an Excel workbook (first sheet).", icon=":material/error:")
         return
     frame = table.frame
     st.markdown(f"**{filename}** — {len(frame):,} rows × {frame.shape[1]} columns")
@@ -151,17 +153,14 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
     except InputProblem as exc:
         st.error(f"**This data cannot be used yet.** {_cap(str(exc))}", icon=":material/error:")
         return
-    current_model = state.model_spec()
-    if current_model is not None and current_model.kind == "upload":
-        model = current_model
-    elif label_col is not None:
-        model = ModelSpec("train", "xgboost")
-    else:
-        model = None
-    state.use_data(new, model)
+    # new data never keeps the old model: a model trained in the app is retrained, an uploaded one is set aside
+    model = ModelSpec("train", "xgboost") if label_col is not None else None
+    reset = state.use_data(new, model)
+    st.session_state.pop("setup_model_choice", None)  # the model section starts from the new model
     st.session_state["setup_notice"] = ("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes
-                                                                else "") +
-                                        ("" if model else ". Now choose a model below."))
+                                                                else "")
+                                        + "".join(f". {_cap(n)}" for n in reset)
+                                        + ("" if model else ". Now choose a model below."))
     st.rerun()
 
 
@@ -211,7 +210,7 @@ def _train(data) -> None:
 def _upload_model(data) -> None:
     types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
     upload = st.file_uploader("Model file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
-                              key="setup_model_file",
+                              key=f"setup_model_file:{data.key[:16]}",  # new data: an empty uploader
                               help="Loaded without running code: XGBoost's own format, skops with a fixed "
                                    "allow-list of scikit-learn types, ONNX without custom operators. Pickle files "
                                    "are refused unless the operator enables them.")
@@ -246,7 +245,7 @@ def _column(data) -> None:
 def _model_status() -> None:
     notice = st.session_state.pop("setup_notice", None)
     if notice:
-        st.success(notice, icon=":material/check_circle:")
+        st.info(notice, icon=":material/check_circle:")
     try:
         ws = state.workspace()
     except InputProblem as exc:

@@ -217,8 +217,52 @@ class TableFindings:
         return self.report.missing
 
 
+#: Spreadsheet extensions read with openpyxl (the first sheet, values only).
+EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
+#: Largest spreadsheet read (cells of the first sheet); larger ones are refused with "save it as CSV".
+MAX_EXCEL_CELLS = 5_000_000
+
+
+def excel_to_csv(data: bytes, filename: str) -> bytes:
+    """The first sheet of an ``.xlsx`` file as CSV bytes (so :func:`tcrex.intake.read_table` checks it like any
+    CSV); a file openpyxl cannot read, or a sheet above :data:`MAX_EXCEL_CELLS`, is refused with "save it as CSV"."""
+    import io
+    import csv
+
+    import openpyxl  # noqa: PLC0415 - only for spreadsheets
+
+    refuse = f"{filename!r} could not be read as an Excel workbook"
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a bad file; all mean "unreadable"
+        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
+    try:
+        sheet = book.worksheets[0]
+        out = io.StringIO()
+        writer = csv.writer(out)
+        cells = 0
+        for row in sheet.iter_rows(values_only=True):
+            cells += len(row)
+            if cells > MAX_EXCEL_CELLS:
+                raise InputProblem(f"{filename!r} has more than {MAX_EXCEL_CELLS:,} cells; save it as CSV and upload "
+                                   "that")
+            writer.writerow(["" if v is None else v for v in row])
+    except InputProblem:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
+    finally:
+        book.close()
+    if not cells:
+        raise InputProblem(f"the first sheet of {filename!r} is empty; save the table as CSV and upload that")
+    return out.getvalue().encode("utf-8")
+
+
 def read_table(data: bytes, filename: str) -> TableFindings:
-    """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings."""
+    """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings
+    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`)."""
+    if str(filename).lower().endswith(EXCEL_EXTENSIONS):
+        data, filename = excel_to_csv(data, filename), str(filename).rsplit(".", 1)[0] + ".csv"
     try:
         report = intake.read_table(data, filename)
     except TCRExError as exc:

@@ -42,6 +42,11 @@ PARAMS_KEY = "tcrex.params"
 BLOBS_KEY = "tcrex.blobs"
 CACHE_KEY = "tcrex.cache"
 LAST_FIT_KEY = "tcrex.last_fit"
+#: The individual chosen on the Individual page (a row label) and its edited copy: they name rows of the data.
+INDIVIDUAL_KEY = "tcrex.individual"
+EDITED_KEY = "tcrex.edited_individual"
+#: Uploads kept per slot besides the active one (a new upload is reviewed while the active data stays usable).
+KEPT_UPLOADS = 3
 
 #: Data and model of each bundled sample.
 SAMPLE_MODELS = {"loans": ModelSpec("bundled"), "wine": ModelSpec("train", "xgboost"),
@@ -90,11 +95,21 @@ def remember_blob(slot: str, filename: str, data: bytes) -> str:
     digest = sources.sha256(data)
     blobs = st.session_state.setdefault(BLOBS_KEY, {})
     blobs[slot] = (digest, filename, data)
+    kept = blobs.setdefault(f"{slot}@", OrderedDict())
+    kept[digest] = (digest, filename, data)
+    kept.move_to_end(digest)
+    active = data_spec().digest if slot == "data" else getattr(model_spec(), "digest", "")
+    for old in [d for d in kept if d not in (digest, active)][: max(0, len(kept) - KEPT_UPLOADS)]:
+        del kept[old]
     return digest
 
 
-def blob(slot: str) -> tuple[str, str, bytes] | None:
-    return st.session_state.get(BLOBS_KEY, {}).get(slot)
+def blob(slot: str, digest: str | None = None) -> tuple[str, str, bytes] | None:
+    """The latest upload in ``slot``, or the kept upload with that ``digest`` (the one a spec points to)."""
+    blobs = st.session_state.get(BLOBS_KEY, {})
+    if digest is None:
+        return blobs.get(slot)
+    return blobs.get(f"{slot}@", {}).get(digest)
 
 
 # ============================================================================================ data
@@ -123,16 +138,32 @@ def model_spec() -> ModelSpec | None:
 
 
 def use_sample(name: str) -> None:
-    """Switch to a bundled sample and its default model."""
-    st.session_state[DATA_KEY] = DataSpec("sample", name)
-    st.session_state[MODEL_KEY] = SAMPLE_MODELS[name]
-    _reset_target()
+    """Switch to a bundled sample and its default model (resetting what depended on the old data)."""
+    st.session_state["setup_notice"] = "; ".join(use_data(DataSpec("sample", name), SAMPLE_MODELS[name])) or None
 
 
-def use_data(spec: DataSpec, model: ModelSpec | None) -> None:
-    st.session_state[DATA_KEY] = spec
-    st.session_state[MODEL_KEY] = model
+def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
+    """Switch to new data: everything that depends on the old data (model, target, constraints, the chosen
+    individual, the last result) is reset. Returns notes saying what was reset."""
+    ss = st.session_state
+    notes = []
+    old_data, old_model = ss.get(DATA_KEY), ss.get(MODEL_KEY)
+    changed = old_data != spec
+    if changed and old_model is not None and old_model != model:
+        what = {"upload": f"the uploaded model {old_model.name!r}", "train": "the model trained in the app",
+                "bundled": "the bundled model", "column": f"the output column {old_model.name!r}"}[old_model.kind]
+        notes.append(f"{what} was set aside because the data changed"
+                     + ("; upload it again to use it with this data" if old_model.kind == "upload" else ""))
+    ss[DATA_KEY] = spec
+    ss[MODEL_KEY] = model
+    if changed:
+        had_constraints = bool(params().constraints)
+        for k in (INDIVIDUAL_KEY, EDITED_KEY, LAST_FIT_KEY):
+            ss.pop(k, None)
+        if had_constraints:
+            notes.append("the actionability constraints were cleared (they named the old data's features)")
     _reset_target()
+    return notes
 
 
 def use_model(spec: ModelSpec | None) -> None:
@@ -160,8 +191,8 @@ def active_data() -> ActiveData:
         data.label = sources.SAMPLE_LABELS.get(spec.name, spec.name)
         data.description = sources.datasets.SAMPLES[spec.name].description
         return data
-    stored = blob("data")
-    if stored is None or stored[0] != spec.digest:
+    stored = blob("data", spec.digest)
+    if stored is None:
         st.session_state[DATA_KEY] = DEFAULT_DATA
         raise InputProblem("the uploaded file is no longer in this session; upload it again")
     digest, filename, raw = stored
@@ -213,8 +244,8 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
         return _trained(data.key, spec.name, data)
     if spec.kind == "column":
         return sources.column_model(data, spec.name)
-    stored = blob("model")
-    if stored is None or stored[0] != spec.digest:
+    stored = blob("model", spec.digest)
+    if stored is None:
         raise InputProblem("the uploaded model is no longer in this session; upload it again")
     return _uploaded(data.key, stored[0], stored[1], allow_pickle(), data, stored[2])
 
