@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex import CLASSIFICATION, REGRESSION, TCRExError
 
 from . import sources, state
 from .sources import DataSpec, InputProblem, ModelSpec
@@ -24,6 +24,8 @@ MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in 
 MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
 PICKLE_TYPES = ["pkl", "pickle", "joblib"]
 AUDIT_ONLY = "not a feature (audit only)"
+#: The label column's task: detected (``None``) or chosen.
+TASK_CHOICES = {None: "Detect", CLASSIFICATION: "Classification (classes)", REGRESSION: "Regression (numbers)"}
 USE_AS = ["numeric", "categorical", AUDIT_ONLY]
 
 
@@ -135,6 +137,12 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
                            disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
+        task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
+                               horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
+                               key=f"setup_task_{digest[:12]}",
+                               help="How a model trained in the app (or a column of outputs) treats the label: "
+                                    "whole numbers with few values (e.g. a quality score 3–9) are detected as "
+                                    "classes; choose regression to treat them as numbers.")
         submitted = st.form_submit_button("Use this data", type="primary")
     if not submitted:
         return
@@ -147,7 +155,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                         if u == "categorical" and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra)
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:

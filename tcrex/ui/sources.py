@@ -17,7 +17,7 @@ import pandas as pd
 
 from tcrex import datasets
 
-from tcrex import CLASSIFICATION, TCRExError, categorical_columns, detect_task, intake
+from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake
 
 from .training import TrainedModel, TrainingError, train_model
 
@@ -65,6 +65,7 @@ class DataSpec:
     categorical: tuple[str, ...] | None = None  # None: detected
     missing: str = "drop"  # how to treat rows with missing values
     extra: tuple[str, ...] = ()  # kept in the data but not model features (e.g. a protected attribute to audit)
+    task: str | None = None  # the label's task for in-app training and output columns; None: tcrex.detect_task
 
 
 @dataclass
@@ -348,10 +349,10 @@ def trained_model(data: ActiveData, algorithm: str) -> ActiveModel:
         raise InputProblem("training needs a label column; choose it in the data settings above")
     try:
         m: TrainedModel = train_model(data.frame, data.features, data.label_column, data.categorical,
-                                      data.fit_index, data.test_index, algorithm)
+                                      data.fit_index, data.test_index, algorithm, task=data.spec.task)
     except TrainingError as exc:
         raise InputProblem(str(exc)) from None
-    return ActiveModel(key=sha256("train", data.key, algorithm, m.params), label=f"{m.describe()} trained in the app",
+    return ActiveModel(key=sha256("train", data.key, algorithm, m.task, m.params), label=f"{m.describe()} trained in the app",
                        description=(f"trained on {len(data.fit_index):,} fit rows to predict "
                                     f"{data.label_column!r}; scored on {len(data.test_index):,} hold-out rows"),
                        kind="train", task=m.task, predict=m.predict, spec=ModelSpec("train", algorithm),
@@ -366,7 +367,9 @@ def column_model(data: ActiveData, column: str) -> ActiveModel:
     if y.isna().any():
         raise InputProblem(f"the output column {column!r} has {int(y.isna().sum())} missing value(s); "
                            "every row needs a model output")
-    task = detect_task(y)
+    task = data.spec.task or detect_task(y)
+    if task == REGRESSION and not pd.api.types.is_numeric_dtype(y):
+        raise InputProblem(f"the output column {column!r} holds text; it cannot be treated as regression outputs")
     if task == CLASSIFICATION and y.nunique() < 2:
         raise InputProblem(f"the output column {column!r} holds a single value ({y.iloc[0]!r}); there is no other "
                            "outcome to explain — choose the column of model outputs")

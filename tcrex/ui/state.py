@@ -206,7 +206,7 @@ def active_data() -> ActiveData:
 
 # ============================================================================================ model
 @st.cache_resource(scope="session", show_spinner="Training the model ...", max_entries=6)
-def _trained(data_key: str, algorithm: str, _data: ActiveData) -> ActiveModel:
+def _trained(data_key: str, algorithm: str, task: str | None, _data: ActiveData) -> ActiveModel:
     return sources.trained_model(_data, algorithm)
 
 
@@ -241,7 +241,7 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     if spec.kind == "bundled":
         return _bundled(data.key, data)
     if spec.kind == "train":
-        return _trained(data.key, spec.name, data)
+        return _trained(data.key, spec.name, data.spec.task, data)
     if spec.kind == "column":
         return sources.column_model(data, spec.name)
     stored = blob("model", spec.digest)

@@ -93,3 +93,41 @@ def test_switching_samples_resets_the_chosen_individual():
     assert_clean(at)
     assert "tcrex.individual" not in at.session_state
     assert "Wine" in sidebar_text(at)
+
+
+def _quality_scores(n: int = 300):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"alcohol": rng.normal(10, 1, n), "acidity": rng.normal(3, 0.5, n),
+                      "sulphates": rng.uniform(0.3, 1.0, n)})
+    quality = np.clip(np.round(6 + 1.2 * (X["alcohol"] - 10) - X["acidity"] + 3 + 2 * X["sulphates"] - 4), 3, 9)
+    return X.assign(quality=quality.astype(int))
+
+
+def _set_label(at, value):
+    next(b for b in at.selectbox if b.label.startswith("Label column")).set_value(value)
+    return at
+
+
+def _set_task(at, value):
+    radio = next(r for r in at.radio if r.label == "Task of the label column")
+    radio.set_value(value)
+    return at
+
+
+def test_integer_scores_are_classes_by_default_and_regression_on_request():
+    at = new_app()
+    upload_data(at, "quality.csv", csv_bytes(_quality_scores()))
+    _set_label(at, "quality")
+    use_this_data(at)
+    assert_clean(at)
+    assert "**Task:** classification" in sidebar_text(at)
+    goto(at, "data_model")
+    _set_label(at, "quality")
+    _set_task(at, "regression")
+    use_this_data(at)
+    assert_clean(at)
+    assert "**Task:** regression" in sidebar_text(at)
+    assert at.session_state["tcrex.last_fit"].explainer.task_ == "regression"
