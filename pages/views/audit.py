@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from tcrex._figures_audit import changes_distribution_by_group, feature_change_heatmap, gap_forest_plot, group_comparison_bars
-
+from tcrex._figures_audit import (changes_distribution_by_group, feature_change_heatmap, gap_forest_plot,
+                                  group_comparison_bars)
 from tcrex.ui import auditing
 from tcrex.ui import page
 
@@ -20,7 +20,7 @@ if run is None:
 res = run.result
 
 st.subheader("Findings")
-auditing.findings(run)
+auditing.findings(run, settings.practical)
 
 st.subheader("Groups compared")
 metric = auditing.metric_choice(key="audit_metric")
