@@ -4,17 +4,51 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .state import FitResult, Workspace, allow_pickle, constraints_summary, current
+from tcrex import CellLimitError, NoValidRuleError
+
+from .state import FitResult, Workspace, allow_pickle, constraints_summary, current, fit_error, last_good_result
 
 
 def require_result() -> tuple[Workspace, FitResult]:
-    """Workspace and fit result, or an explanation of what to change followed by ``st.stop()``."""
+    """Workspace and fit result, or an explanation of what to change followed by ``st.stop()``.
+
+    When the current parameters fail (cell limit, no valid rule) but an earlier fit on the same data and model
+    succeeded, that result stays on the page under a banner naming the sidebar parameter to change."""
     ws, result, problem = current()
+    if result is None and ws is not None:
+        last = last_good_result(ws)
+        if last is not None:
+            failure_banner(problem, kept=True)
+            constraints_banner(last)
+            return ws, last
+        failure_banner(problem, kept=False)
+        st.stop()
     if result is None:
         show_problem(problem)
         st.stop()
     constraints_banner(result)
     return ws, result
+
+
+def parameter_hint() -> str:
+    """Which sidebar parameter fixes the last failed fit."""
+    exc = fit_error()
+    if isinstance(exc, CellLimitError):
+        return ("raise **Grid cell limit**, raise **ρ** or lower **Surrogate trees** in the sidebar's "
+                "*Parameters*")
+    if isinstance(exc, NoValidRuleError):
+        return "lower **τ** or **ρ** in the sidebar's *Parameters* (or choose another target there)"
+    return "change the sidebar's *Parameters*"
+
+
+def failure_banner(problem: str | None, kept: bool) -> None:
+    """The current parameters failed: say why and which sidebar parameter to change."""
+    text = (problem or "the explainer could not be fitted").rstrip(".")
+    text = text[0].upper() + text[1:]
+    shown = (" **The last good result is shown below** (its parameters are in the sidebar summary of that fit)."
+             if kept else "")
+    st.error(f"**These parameters did not give rules.** {text}. To fix it, {parameter_hint()}.{shown}",
+             icon=":material/tune:")
 
 
 def constraints_banner(result: FitResult) -> None:

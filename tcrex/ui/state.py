@@ -42,6 +42,10 @@ PARAMS_KEY = "tcrex.params"
 BLOBS_KEY = "tcrex.blobs"
 CACHE_KEY = "tcrex.cache"
 LAST_FIT_KEY = "tcrex.last_fit"
+#: ``(workspace key, FitResult)`` of the last successful fit, and the error of the last failed one: a failed fit
+#: (cell limit, no valid rule) keeps the last good result of the same data and model on every page.
+LAST_GOOD_KEY = "tcrex.last_good_fit"
+FIT_ERROR_KEY = "tcrex.fit_error"
 #: The individual chosen on the Individual page (a row label) and its edited copy: they name rows of the data.
 INDIVIDUAL_KEY = "tcrex.individual"
 EDITED_KEY = "tcrex.edited_individual"
@@ -158,7 +162,7 @@ def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
     ss[MODEL_KEY] = model
     if changed:
         had_constraints = bool(params().constraints)
-        for k in (INDIVIDUAL_KEY, EDITED_KEY, LAST_FIT_KEY):
+        for k in (INDIVIDUAL_KEY, EDITED_KEY, LAST_FIT_KEY, LAST_GOOD_KEY, FIT_ERROR_KEY):
             ss.pop(k, None)
         if had_constraints:
             notes.append("the actionability constraints were cleared (they named the old data's features)")
@@ -441,9 +445,24 @@ def current() -> tuple[Workspace | None, FitResult | None, str | None]:
     if ws is None:
         return None, None, problem
     try:
-        return ws, explainer_result(ws), None
+        result = explainer_result(ws)
     except TCRExError as exc:
+        st.session_state[FIT_ERROR_KEY] = exc
         return ws, None, str(exc)
+    st.session_state.pop(FIT_ERROR_KEY, None)
+    st.session_state[LAST_GOOD_KEY] = (ws.key(), result)
+    return ws, result, None
+
+
+def last_good_result(ws: Workspace) -> FitResult | None:
+    """The last successful fit on this workspace's data and model (kept while new parameters fail)."""
+    stored = st.session_state.get(LAST_GOOD_KEY)
+    return stored[1] if stored is not None and stored[0] == ws.key() else None
+
+
+def fit_error() -> TCRExError | None:
+    """The error of the last fit attempt, when it failed."""
+    return st.session_state.get(FIT_ERROR_KEY)
 
 
 def constraints_summary(result: FitResult | None) -> str:

@@ -131,3 +131,26 @@ def test_integer_scores_are_classes_by_default_and_regression_on_request():
     assert_clean(at)
     assert "**Task:** regression" in sidebar_text(at)
     assert at.session_state["tcrex.last_fit"].explainer.task_ == "regression"
+
+
+def test_failed_parameters_keep_the_last_good_result_with_a_banner_naming_the_parameter():
+    from apptest_kit import apply_params, charts
+
+    at = new_app()
+    goto(at, "global_rules")
+    assert_clean(at)
+    good = at.session_state["tcrex.last_good_fit"][1]
+    n_charts = charts(at)
+    apply_params(at, tau=0.9, rho=0.005, trees=20, max_cells=1000)  # the grid cell limit is hit
+    assert not at.exception
+    banner = at.error[0].value
+    assert "Grid cell limit" in banner and "last good result" in banner
+    assert "Data & model" not in " ".join(str(p.proto) for p in at.get("page_link"))
+    assert charts(at) == n_charts  # the page still draws the last good result
+    for name in ("home", "rule_plot", "change_keep", "individual"):
+        goto(at, name)
+        assert not at.exception and "Grid cell limit" in at.error[0].value
+    apply_params(at, tau=1.0, rho=0.2, trees=1, max_cells=100_000)  # no valid rule
+    assert not at.exception
+    assert "lower **τ** or **ρ**" in at.error[0].value
+    assert at.session_state["tcrex.last_good_fit"][1] is good
