@@ -9,7 +9,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui import state
+from tcrex.ui import sidebar
+from tcrex.ui.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages" / "views"
@@ -37,6 +38,6 @@ page = st.navigation(
         ],
     }
 )
-state.render_sidebar()
-state.pickle_banner()
+sidebar.render_sidebar()
+pickle_banner()
 page.run()

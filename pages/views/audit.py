@@ -2,14 +2,16 @@
 
 import streamlit as st
 
+from tcrex.figures import (changes_distribution_by_group, feature_change_heatmap, gap_forest_plot,
+                                  group_comparison_bars)
 from tcrex.ui import auditing
-from tcrex.ui import state
+from tcrex.ui import page
 
 st.title("Subgroup audit")
 st.caption("Compares, group by group, whether the individuals who do not get the favourable outcome have recourse "
            "and how costly it is (changes, distance, rule quality), each against a reference group, with confidence "
            "intervals.")
-ws, result = state.require_result()
+ws, result = page.require_result()
 
 settings = auditing.controls(ws, result, key="audit")
 run = auditing.run(ws, result, settings) if settings is not None else None
@@ -18,22 +20,22 @@ if run is None:
 res = run.result
 
 st.subheader("Findings")
-auditing.findings(run)
+auditing.findings(run, settings.practical)
 
 st.subheader("Groups compared")
 metric = auditing.metric_choice(key="audit_metric")
 left, right = st.columns([3, 2])
 with left:
-    auditing.audit_chart("group_comparison_bars", res, metric, height=420, key="audit_bars")
+    auditing.audit_chart(group_comparison_bars, res, metric, height=420, key="audit_bars")
 with right:
-    auditing.audit_chart("changes_distribution_by_group", res, height=420, key="audit_changes")
+    auditing.audit_chart(changes_distribution_by_group, res, height=420, key="audit_changes")
 st.dataframe(auditing.table(run), hide_index=True, width="stretch", column_config=auditing.TABLE_CONFIG)
 
 st.subheader("Gaps from the reference group")
-auditing.audit_chart("gap_forest_plot", res, key="audit_forest")
+auditing.audit_chart(gap_forest_plot, res, key="audit_forest")
 
 st.subheader("What each group is asked to change")
-auditing.audit_chart("feature_change_heatmap", res, key="audit_heatmap")
+auditing.audit_chart(feature_change_heatmap, res, key="audit_heatmap")
 with st.expander("Most frequent rules per group"):
     st.dataframe(res.top_rules(k=3), hide_index=True, width="stretch")
 st.caption("The last audit is included in the HTML report on the Export page.")

@@ -2,35 +2,38 @@
 
 import streamlit as st
 
+from tcrex.figures import change_keep_bars, changes_histogram
+
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE
 from tcrex.ui import analysis
 from tcrex.ui import components as ui
-from tcrex.ui import state
+from tcrex.ui import page, state
 
 st.title("Change & keep")
-ws, result = state.require_result()
+ws, result = page.require_result()
 
 pop = ui.population(ws, key="ck", default="test" if len(ws.data.test_index) else "all")
 explanations = result.explanations.loc[pop.index]
 actions = result.actions(ws).loc[pop.index]
 
 m = analysis.population_metrics(explanations)
-blocked = m["no_actionable_rule"] or state.constraints_summary(result) != "none"
+blocked = m[NO_ACTIONABLE_RULE] or state.constraints_summary(result) != "none"
 cols = st.columns(6 if blocked else 5)
 cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
 cols[1].metric("Need a change", f"{m['need_change']:,}")
-cols[2].metric("Already in target", f"{m['already_in_target']:,}")
+cols[2].metric("Already in target", f"{m[ALREADY_IN_TARGET]:,}")
 cols[3].metric("No valid rule", f"{m['no_rule']:,}")
 cols[4].metric("Mean changes", "–" if m["mean_changes"] != m["mean_changes"] else f"{m['mean_changes']:.2f}")
 if blocked:
-    cols[5].metric("No actionable rule", f"{m['no_actionable_rule']:,}",
+    cols[5].metric("No actionable rule", f"{m[NO_ACTIONABLE_RULE]:,}",
                    help="Every rule would need a change the constraints forbid")
 
 if m["rows"]:
     left, right = st.columns(2)
     with left:
-        ui.chart("change_keep_bars", actions, title=f"Change or keep, per feature — {pop.label}", height=460)
+        ui.chart(change_keep_bars, actions, title=f"Change or keep, per feature — {pop.label}", height=460)
     with right:
-        ui.chart("changes_histogram", explanations, title=f"Changes per individual — {pop.label}", height=460)
+        ui.chart(changes_histogram, explanations, title=f"Changes per individual — {pop.label}", height=460)
 
 st.subheader("Recourse by subgroup")
 st.caption("For auditors: does one group need more changes than another to reach the target?")

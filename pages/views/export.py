@@ -3,10 +3,10 @@
 import streamlit as st
 
 from tcrex.ui import auditing, exports
-from tcrex.ui import state
+from tcrex.ui import page
 
 st.title("Export")
-ws, result = state.require_result()
+ws, result = page.require_result()
 
 st.caption("Files are built only when you click. The HTML report is self-contained: open it in any browser, offline.")
 cols = st.columns(3)

@@ -2,11 +2,13 @@
 
 import streamlit as st
 
+from tcrex.figures import metarule_icicle, metarule_tree_dot, metarule_tree_svg
+
 from tcrex.ui import components as ui
-from tcrex.ui import state
+from tcrex.ui import page
 
 st.title("Global rules")
-ws, result = state.require_result()
+ws, result = page.require_result()
 ex = result.explainer
 
 target = ui.target_choice(result, key="global_target")
@@ -34,11 +36,11 @@ tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Coverage (icicle)", "Text sum
 with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:
-        ui.scrolling_svg(ui.chart_data("metarule_tree_svg", ex, target, population=population,
+        ui.scrolling_svg(ui.build(metarule_tree_svg, ex, target, population=population,
                                        collapse_empty=collapse))
     else:
-        ui.chart("metarule_tree_dot", ex, target, population=population, collapse_empty=collapse)
+        ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse)
 with tab_icicle:
-    ui.chart("metarule_icicle", ex, target, population=result.explanations.loc[pop.index], height=520)
+    ui.chart(metarule_icicle, ex, target, population=result.explanations.loc[pop.index], height=520)
 with tab_text:
     st.code(ex.summary_text(), language=None, wrap_lines=True)

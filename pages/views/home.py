@@ -2,8 +2,12 @@
 
 import streamlit as st
 
+from tcrex.figures import rules_overview
+
+from tcrex import NO_ACTIONABLE_RULE, REGRESSION
+
 from tcrex.ui import components as ui
-from tcrex.ui import state
+from tcrex.ui import page
 
 st.title("T-CREx — counterfactual rules and metarules")
 st.markdown(
@@ -13,27 +17,27 @@ st.markdown(
     "individual decision locally (Bewley et al., ICML 2024)."
 )
 
-ws, result = state.require_result()
+ws, result = page.require_result()
 ex = result.explainer
 
 cols = st.columns(6)
 cols[0].metric("Rows", f"{ws.data.n_rows:,}")
 cols[1].metric("Features", len(ws.features))
-cols[2].metric("Model accuracy" if ws.task != "regression" else "Model R²",
-               "n/a" if ws.model.score is None else f"{ws.model.score:.1%}" if ws.task != "regression"
+cols[2].metric("Model accuracy" if ws.task != REGRESSION else "Model R²",
+               "n/a" if ws.model.score is None else f"{ws.model.score:.1%}" if ws.task != REGRESSION
                else f"{ws.model.score:.3f}", help=f"{ws.model.label}: {ws.model.description}")
 cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
 
-n_blocked = int((result.explanations["status"].astype(str) == "no_actionable_rule").sum())
+n_blocked = int((result.explanations["status"].astype(str) == NO_ACTIONABLE_RULE).sum())
 if n_blocked:
     st.warning(f"Under the constraints, **{n_blocked:,} of {ws.data.n_rows:,} rows have no actionable rule**: "
                "every rule would need a change the constraints forbid.", icon=":material/block:")
 
 st.subheader(f"{ws.data.label} · {ws.model.label}")
 st.caption(ws.data.description)
-ui.chart("rules_overview", ex, height=420)
+ui.chart(rules_overview, ex, height=420)
 
 st.subheader("Explore")
 links = st.columns(3)

@@ -2,11 +2,15 @@
 
 import streamlit as st
 
+from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
+
+from tcrex import NO_ACTIONABLE_RULE
+
 from tcrex.ui import components as ui
-from tcrex.ui import state
+from tcrex.ui import page
 
 st.title("Individual")
-ws, result = state.require_result()
+ws, result = page.require_result()
 ex = result.explainer
 
 ind = ui.individual_picker(ws, result, key="ind")
@@ -16,14 +20,14 @@ if exp is not None:
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Side by side")
-        ui.chart("individual_table", exp, ind.values)
+        ui.chart(individual_table, exp, ind.values)
     with right:
         ui.rule_and_metarule(exp)
-    if exp.status == "no_actionable_rule":
+    if exp.status == NO_ACTIONABLE_RULE:
         ui.no_actionable_alternatives(exp)
     elif exp.alternatives:
         st.subheader("Metacounterfactuals")
         st.caption("The nearest other metarules: if this individual's features were slightly different, which "
                    "recourse would the rules recommend instead?")
-        ui.chart("metacounterfactual_figure", exp)  # its height follows its number of alternatives
-        ui.chart("metacounterfactual_table", exp)
+        ui.chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
+        ui.chart(metacounterfactual_table, exp)

@@ -5,18 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse
+
 
 def population_metrics(explanations: pd.DataFrame) -> dict:
     """Counts of a population's statuses and its mean number of changes (rows that need a change)."""
     status = explanations["status"].astype(str)
-    need = status.isin(["ok", "already_in_rule"])
+    need = has_recourse(status)
     changes = pd.to_numeric(explanations["changes"], errors="coerce")
     return {
         "rows": int(len(explanations)),
-        "need_change": int((status == "ok").sum()),
-        "already_in_target": int((status == "already_in_target").sum()),
-        "no_rule": int((status == "no_rule").sum()),
-        "no_actionable_rule": int((status == "no_actionable_rule").sum()),
+        "need_change": int((status == OK).sum()),
+        ALREADY_IN_TARGET: int((status == ALREADY_IN_TARGET).sum()),
+        NO_RULE: int((status == NO_RULE).sum()),
+        NO_ACTIONABLE_RULE: int((status == NO_ACTIONABLE_RULE).sum()),
         "mean_changes": float(changes[need].mean()) if need.any() else float("nan"),
     }
 
@@ -33,7 +35,7 @@ def subgroup_table(explanations: pd.DataFrame, actions: pd.DataFrame, groups: pd
     for g in top:
         m = (groups == g).to_numpy()
         st_g = status[m]
-        need = st_g == "ok"
+        need = st_g == OK
         acts = actions.loc[explanations.index[m]]
         change_counts = {c: int((acts[c].astype(str) == "change").sum()) for c in acts.columns}
         most = max(change_counts, key=change_counts.get) if change_counts and max(change_counts.values()) else ""
@@ -44,8 +46,8 @@ def subgroup_table(explanations: pd.DataFrame, actions: pd.DataFrame, groups: pd
             "share needing a change": float(need.mean()) if m.any() else np.nan,
             "mean changes (if any)": float(changes[m][need.to_numpy()].mean()) if need.any() else np.nan,
             "most changes": int(changes[m].max()) if m.any() else 0,
-            "no valid rule": int((st_g == "no_rule").sum()),
-            "no actionable rule": int((st_g == "no_actionable_rule").sum()),
+            "no valid rule": int((st_g == NO_RULE).sum()),
+            "no actionable rule": int((st_g == NO_ACTIONABLE_RULE).sum()),
             "most often changed": most,
         })
     return pd.DataFrame(rows)

@@ -9,18 +9,19 @@ columns with many values are split into quartiles.  The last audit is remembered
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex import REGRESSION, TCRExError
+from tcrex.audit import METRICS, audit
 
 from . import components as ui
 from . import sources, state
 from .state import FitResult, Workspace
-from tcrex import REGRESSION
+
 
 LAST_AUDIT_KEY = "tcrex.last_audit"
 MAX_GROUPS = 50  # the audit refuses more
@@ -36,6 +37,10 @@ TABLE_COLUMNS = {
 }
 
 
+#: Default practical threshold of a "clear" gap (percentage points; percent of the reference for means).
+PRACTICAL_DEFAULT = 5.0
+
+
 @dataclass
 class AuditSettings:
     column: str
@@ -44,6 +49,9 @@ class AuditSettings:
     target_label: str
     confidence: float
     min_group_size: int
+    #: smallest gap that matters in practice: percentage points for shares, percent of the reference value for
+    #: means; a gap is shown red only when it is at least this large AND its interval excludes zero
+    practical: float = PRACTICAL_DEFAULT
 
 
 @dataclass
@@ -172,24 +180,24 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
         target, target_label = target_controls(ws, result, key)
     pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
                         default="test" if len(ws.data.test_index) else "all", label="Audit population")
-    c3, c4 = st.columns(2)
+    c3, c4, c5 = st.columns(3)
     confidence = c3.select_slider("Confidence level", CONFIDENCES, value=0.95, key=f"{key}_confidence",
                                   format_func=lambda c: f"{c:.0%}")
     min_size = c4.number_input("Minimum group size", 2, 10_000, value=30, step=5, key=f"{key}_min_size",
                                help="Groups with fewer individuals needing recourse are shown but never called a "
                                     "clear difference.")
+    practical = c5.number_input("Practical threshold (points)", 0.0, 100.0, value=PRACTICAL_DEFAULT, step=1.0,
+                                key=f"{key}_practical",
+                                help="A gap is called clear (red) only when it is at least this large — in "
+                                     "percentage points for shares, in percent of the reference group's value for "
+                                     "means — and its confidence interval excludes zero.")
     return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
-                         confidence=float(confidence), min_group_size=int(min_size))
+                         confidence=float(confidence), min_group_size=int(min_size), practical=float(practical))
 
 
 # ============================================================================================ running
 def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun | None:
     """The audit for these settings (cached per session); problems become a message and ``None``."""
-    try:
-        from tcrex.audit import audit  # noqa: PLC0415
-    except ImportError:
-        st.info("The subgroup audit (tcrex.audit) is not available in this version.", icon=":material/info:")
-        return None
     index = settings.population.index
     if len(index) == 0:
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
@@ -209,7 +217,7 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
 
     try:
         with st.spinner("Auditing recourse by group ..."):
-            run_ = state._session_lru("audits", key, build, 6)
+            run_ = state.session_lru("audits", key, build, 6)
     except TCRExError as exc:
         st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
         return None
@@ -224,29 +232,51 @@ def last_audit(result: FitResult) -> AuditRun | None:
 
 
 # ============================================================================================ showing
-def findings(run_: AuditRun) -> None:
-    """The plain-language findings as the page's headline: overview, clear gaps (red), then the rest."""
+def practical_gaps(gaps: pd.DataFrame, practical: float) -> np.ndarray:
+    """Boolean mask over ``gaps`` rows: the gap is at least ``practical`` percentage points (share metrics) or
+    ``practical`` percent of the reference value (mean metrics)."""
+    if not len(gaps):
+        return np.zeros(0, dtype=bool)
+    kinds = gaps["metric"].map(lambda m: METRICS.get(m, ("", "", "mean"))[2])
+    size = gaps["difference"].abs()
+    ref = gaps["reference_value"].abs()
+    share = kinds.eq("share").to_numpy()
+    big_share = (size * 100 >= practical - 1e-9).to_numpy()
+    big_mean = (size >= ref * practical / 100 - 1e-12).to_numpy() & (size > 0).to_numpy()
+    return np.where(share, big_share & (size > 0).to_numpy(), big_mean)
+
+
+def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
+    """The plain-language findings as the page's headline: overview, clear gaps (red: interval excludes zero and
+    at least ``practical`` points), then the rest."""
     res = run_.result
     sentences = res.findings()
     if not sentences:
         return
     t = res.table()
     gaps = res.gaps()
-    n_clear = int(gaps["significant"].sum()) if len(gaps) else 0
+    significant = gaps[gaps["significant"]] if len(gaps) else gaps
+    n_sig = len(significant)
     start = 1 + (int((t["n"] == 0).sum()) if int(t["n"].sum()) else 0)  # after the overview and empty groups
-    clear = sentences[start:start + n_clear]
+    big = practical_gaps(significant, practical)
+    sig_sentences = sentences[start:start + n_sig]  # one per significant gap, in the gaps' order
+    clear = [s for s, b in zip(sig_sentences, big) if b]
+    small = [s for s, b in zip(sig_sentences, big) if not b]
     with st.container(border=True):
         st.markdown(f"**{sentences[0]}**")
         for s in clear:
             st.markdown(f"- :red[**{s}**]")
-        if not n_clear and int(t["n"].sum()):
-            st.markdown(f"- :green[**No clear difference between the groups at the {res.confidence:.0%} "
-                        "confidence level.**]")
-        for s in sentences[1:start] + sentences[start + n_clear:]:
+        if not clear and int(t["n"].sum()):
+            st.markdown(f"- :green[**No clear difference between the groups** (none at least {practical:g} points "
+                        f"with a {res.confidence:.0%} interval excluding zero).]")
+        for s in small:
+            st.markdown(f"- {s} *(below the practical threshold of {practical:g} points)*")
+        for s in sentences[1:start] + sentences[start + n_sig:]:
             st.markdown(f"- {s}")
     st.caption("Gaps are differences from the reference group with percentile-bootstrap intervals "
-               f"({res.n_boot} resamples); a gap is *clear* when its interval excludes zero and both groups have at "
-               f"least {res.min_group_size} individuals. Expect about one in twenty intervals to exclude zero by "
+               f"({res.n_boot} resamples); a gap is *clear* (red) when it is at least {practical:g} percentage points "
+               "(shares) or percent of the reference value (means), its interval excludes zero and both groups have "
+               f"at least {res.min_group_size} individuals. Expect about one in twenty intervals to exclude zero by "
                "chance; the intervals are not adjusted for multiple comparisons. Differences are associations, not "
                "causes (see docs/audit.md).")
 
@@ -267,15 +297,11 @@ TABLE_CONFIG = {
 }
 
 
-def audit_chart(builder: str, *args, height: int | None = None, key: str | None = None, **kwargs) -> None:
-    """Draw a figure from ``tcrex.figures`` (a failure becomes a message)."""
+def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, key: str | None = None,
+                **kwargs) -> None:
+    """Draw the audit figure ``builder(*args, **kwargs)`` (a failure becomes a message)."""
     try:
-        from tcrex import figures as fa  # noqa: PLC0415
-    except ImportError:
-        st.info("Audit figures are not available in this version.", icon=":material/info:")
-        return
-    try:
-        fig = getattr(fa, builder)(*args, **kwargs)
+        fig = builder(*args, **kwargs)
     except TCRExError as exc:
         st.warning(str(exc), icon=":material/warning:")
         return

@@ -14,9 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, REGRESSION
 
-from .state import FitResult, Workspace
+from tcrex import TCRExError
+from tcrex.figures import metacounterfactual_table
+
+from .state import EDITED_KEY, INDIVIDUAL_KEY, FitResult, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -24,28 +27,18 @@ log = logging.getLogger(__name__)
 MAX_POINTS = 5000
 #: Rows of a table sent to the browser.
 MAX_TABLE_ROWS = 1000
-INDIVIDUAL_KEY = "tcrex.individual"
-EDITED_KEY = "tcrex.edited_individual"
 
 
 # ============================================================================================ figures
-def figures():
-    """The figure builders (``tcrex.figures``), or ``None`` while that module is missing."""
-    try:
-        from tcrex import figures as module  # noqa: PLC0415
-    except ImportError:
-        return None
-    return module
-
-
-def chart(builder: str, *args, height: int | None = None, key: str | None = None, caption: str | None = None,
-          legend_below: bool = False, dot_width: str = "stretch", **kwargs) -> Any:
-    """Build a figure with ``tcrex.figures.<builder>(*args, **kwargs)`` and draw it.
+def chart(builder: Callable[..., Any], *args, height: int | None = None, key: str | None = None,
+          caption: str | None = None, legend_below: bool = False, dot_width: str = "stretch", **kwargs) -> Any:
+    """Build a figure with ``builder(*args, **kwargs)`` (a figure builder the page imports from
+    :mod:`tcrex.figures`) and draw it.
 
     Plotly figures go to ``st.plotly_chart``, DOT text to ``st.graphviz_chart``, frames to ``st.dataframe``.
     Anything that goes wrong becomes a short message on the page, never a traceback.
     """
-    out = chart_data(builder, *args, **kwargs)
+    out = build(builder, *args, **kwargs)
     if out is None:
         return None
     if legend_below and hasattr(out, "update_layout"):
@@ -127,7 +120,7 @@ def _filter_column(ws: Workspace, name: str) -> pd.Series:
 
 def _is_categorical(ws: Workspace, name: str) -> bool:
     if name == OUTPUT:
-        return ws.task != "regression"
+        return ws.task != REGRESSION
     return name in ws.data.categorical or ws.X[name].nunique() <= 12
 
 
@@ -225,7 +218,7 @@ def used_features(result: FitResult, target: int) -> list[str]:
 # ============================================================================================ individuals
 def default_individual(ws: Workspace, result: FitResult) -> Any:
     """The first test row that needs a change to reach the first target (a good demo), else the first row."""
-    ok = (result.explanations["status"] == "ok") & (result.explanations["target"] == 0).fillna(False)
+    ok = (result.explanations["status"].astype(str) == OK) & (result.explanations["target"] == 0).fillna(False)
     pool = ws.data.test_index if len(ws.data.test_index) else ws.X.index
     candidates = ok.loc[pool]
     hits = candidates[candidates].index
@@ -401,7 +394,7 @@ def focus_controls(ws: Workspace, result: FitResult, target: int, key: str) -> t
     expl = result.explanations
     pool = ws.data.test_index if len(ws.data.test_index) else ws.X.index
     served = expl.loc[pool]
-    served = served[(served["target"] == target) & (served["status"].astype(str) == "ok")]
+    served = served[(served["target"] == target) & (served["status"].astype(str) == OK)]
     counts = served["rule"].value_counts()
     rules = list(range(sol.n_rules))
     default = int(counts.index[0]) if len(counts) else 0
@@ -445,12 +438,12 @@ def recourse_headline(ws: Workspace, ind: Individual, exp) -> None:
     target = f" → target: **{exp.target_description}**" if exp.target_description else ""
     st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
     status = exp.status
-    if status == "ok":
+    if status == OK:
         st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
                    icon=":material/alt_route:")
-    elif status == "already_in_target":
+    elif status == ALREADY_IN_TARGET:
         st.info(exp.text, icon=":material/check_circle:")
-    elif status == "no_actionable_rule":
+    elif status == NO_ACTIONABLE_RULE:
         st.warning(exp.text, icon=":material/block:")
     else:
         st.warning(exp.text, icon=":material/warning:")
@@ -473,13 +466,11 @@ def no_actionable_alternatives(exp) -> None:
                "different in these ways, the rules would recommend this recourse.")
     for k, a in enumerate(alts, start=1):
         st.markdown(f"{k}. {a['text']}")
-    module = figures()
-    if module is not None and hasattr(module, "metacounterfactual_table"):
-        from copy import copy as _copy
+    from copy import copy as _copy
 
-        shown = _copy(exp)
-        shown.alternatives = alts
-        show(module.metacounterfactual_table(shown).drop(columns=["changes vs now"], errors="ignore"))
+    shown = _copy(exp)
+    shown.alternatives = alts
+    show(metacounterfactual_table(shown).drop(columns=["changes vs now"], errors="ignore"))
 
 
 def _cond_lines(conds: dict) -> str:
@@ -513,19 +504,15 @@ def rules_list(result: FitResult, target: int, max_static: int = 30) -> None:
         st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
 
 
-def chart_data(builder: str, *args, **kwargs) -> Any:
-    """Call ``tcrex.figures.<builder>`` without drawing; problems become a message and ``None``."""
-    module = figures()
-    fn = getattr(module, builder, None) if module is not None else None
-    if fn is None:
-        st.info(f"The figure `{builder}` is not available in this version.", icon=":material/info:")
-        return None
+def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
+    """Call the figure builder ``builder(*args, **kwargs)`` without drawing; problems become a message and
+    ``None``."""
     try:
-        return fn(*args, **kwargs)
+        return builder(*args, **kwargs)
     except TCRExError as exc:
         st.warning(str(exc), icon=":material/warning:")
     except Exception as exc:  # noqa: BLE001
-        log.exception("figure %s failed", builder)
+        log.exception("figure %s failed", getattr(builder, "__name__", builder))
         st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex import CLASSIFICATION, REGRESSION, TCRExError
 
 from . import sources, state
 from .sources import DataSpec, InputProblem, ModelSpec
@@ -18,12 +18,14 @@ from .training import ALGORITHMS
 DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
                 "sample:wine": "Wine sample (3 classes, model trained in the app)",
                 "sample:diabetes": "Diabetes sample (regression, model trained in the app)",
-                "upload": "Upload a CSV or Parquet file"}
+                "upload": "Upload a CSV, Parquet or Excel file"}
 MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in the app",
                  "upload": "Upload a model file", "column": "Use a column of model outputs"}
 MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
 PICKLE_TYPES = ["pkl", "pickle", "joblib"]
 AUDIT_ONLY = "not a feature (audit only)"
+#: The label column's task: detected (``None``) or chosen.
+TASK_CHOICES = {None: "Detect", CLASSIFICATION: "Classification (classes)", REGRESSION: "Regression (numbers)"}
 USE_AS = ["numeric", "categorical", AUDIT_ONLY]
 
 
@@ -36,6 +38,7 @@ def _on_data_choice() -> None:
     choice = st.session_state.get("setup_data_choice")
     if choice and choice.startswith("sample:"):
         state.use_sample(choice.split(":", 1)[1])
+        st.session_state.pop("setup_model_choice", None)
 
 
 def data_section() -> None:
@@ -49,7 +52,8 @@ def data_section() -> None:
 
 def _upload_data() -> None:
     max_mb = st.get_option("server.maxUploadSize")
-    upload = st.file_uploader(f"CSV or Parquet file (up to {max_mb} MB)", type=["csv", "parquet", "pq"],
+    upload = st.file_uploader(f"CSV, Parquet or Excel (.xlsx) file (up to {max_mb} MB)",
+                              type=["csv", "parquet", "pq", "xlsx", "xlsm"],
                               key="setup_data_file",
                               help="The first row of a CSV holds the column names. Nothing is executed.")
     if upload is None:
@@ -66,7 +70,7 @@ def _upload_data() -> None:
         table = state.parse_upload(digest, filename, raw)
     except InputProblem as exc:
         st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
-                 "(comma-separated) or a Parquet file.", icon=":material/error:")
+                 "(comma-separated), a Parquet file or an Excel workbook (first sheet).", icon=":material/error:")
         return
     frame = table.frame
     st.markdown(f"**{filename}** — {len(frame):,} rows × {frame.shape[1]} columns")
@@ -133,6 +137,12 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
                            disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
+        task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
+                               horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
+                               key=f"setup_task_{digest[:12]}",
+                               help="How a model trained in the app (or a column of outputs) treats the label: "
+                                    "whole numbers with few values (e.g. a quality score 3–9) are detected as "
+                                    "classes; choose regression to treat them as numbers.")
         submitted = st.form_submit_button("Use this data", type="primary")
     if not submitted:
         return
@@ -145,23 +155,20 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                         if u == "categorical" and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra)
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:
         st.error(f"**This data cannot be used yet.** {_cap(str(exc))}", icon=":material/error:")
         return
-    current_model = state.model_spec()
-    if current_model is not None and current_model.kind == "upload":
-        model = current_model
-    elif label_col is not None:
-        model = ModelSpec("train", "xgboost")
-    else:
-        model = None
-    state.use_data(new, model)
+    # new data never keeps the old model: a model trained in the app is retrained, an uploaded one is set aside
+    model = ModelSpec("train", "xgboost") if label_col is not None else None
+    reset = state.use_data(new, model)
+    st.session_state.pop("setup_model_choice", None)  # the model section starts from the new model
     st.session_state["setup_notice"] = ("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes
-                                                                else "") +
-                                        ("" if model else ". Now choose a model below."))
+                                                                else "")
+                                        + "".join(f". {_cap(n)}" for n in reset)
+                                        + ("" if model else ". Now choose a model below."))
     st.rerun()
 
 
@@ -211,7 +218,7 @@ def _train(data) -> None:
 def _upload_model(data) -> None:
     types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
     upload = st.file_uploader("Model file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
-                              key="setup_model_file",
+                              key=f"setup_model_file:{data.key[:16]}",  # new data: an empty uploader
                               help="Loaded without running code: XGBoost's own format, skops with a fixed "
                                    "allow-list of scikit-learn types, ONNX without custom operators. Pickle files "
                                    "are refused unless the operator enables them.")
@@ -246,7 +253,7 @@ def _column(data) -> None:
 def _model_status() -> None:
     notice = st.session_state.pop("setup_notice", None)
     if notice:
-        st.success(notice, icon=":material/check_circle:")
+        st.info(notice, icon=":material/check_circle:")
     try:
         ws = state.workspace()
     except InputProblem as exc:

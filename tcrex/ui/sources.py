@@ -17,7 +17,7 @@ import pandas as pd
 
 from tcrex import datasets
 
-from tcrex import CLASSIFICATION, REGRESSION, categorical_columns, detect_task
+from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake
 
 from .training import TrainedModel, TrainingError, train_model
 
@@ -65,6 +65,7 @@ class DataSpec:
     categorical: tuple[str, ...] | None = None  # None: detected
     missing: str = "drop"  # how to treat rows with missing values
     extra: tuple[str, ...] = ()  # kept in the data but not model features (e.g. a protected attribute to audit)
+    task: str | None = None  # the label's task for in-app training and output columns; None: tcrex.detect_task
 
 
 @dataclass
@@ -173,141 +174,122 @@ MISSING_STRATEGIES = {
 
 
 def apply_missing(frame: pd.DataFrame, strategy: str) -> tuple[pd.DataFrame, str]:
-    """Handle NaNs (through :func:`tcrex.intake.handle_missing` when available)."""
-    n_missing = int(frame.isna().sum().sum())
-    if n_missing == 0:
+    """Handle missing values with :func:`tcrex.intake.handle_missing` (the one owner of that rule)."""
+    if not frame.isna().any().any():
         return frame, ""
-    intake = _intake()
-    if intake is not None and hasattr(intake, "handle_missing"):
-        try:
-            out, message = intake.handle_missing(frame, strategy)
-            return out, str(message or "")
-        except (TypeError, ValueError) as exc:
-            if not isinstance(exc, ValueError) or "strategy" not in str(exc).lower():
-                raise InputProblem(str(exc)) from None
-    if strategy == "impute":
-        out = frame.copy()
-        for c in out.columns:
-            if out[c].isna().any():
-                if pd.api.types.is_numeric_dtype(out[c]):
-                    out[c] = out[c].fillna(out[c].median())
-                else:
-                    mode = out[c].mode(dropna=True)
-                    out[c] = out[c].fillna(mode.iloc[0] if len(mode) else "missing")
-        return out, f"filled in {n_missing:,} missing value(s) (median / most common value)"
-    out = frame.dropna()
-    return out, f"dropped {len(frame) - len(out):,} row(s) with missing values ({n_missing:,} missing cells)"
-
-
-# --------------------------------------------------------------------------------------------- intake adapter
-def _intake():
     try:
-        from tcrex import intake  # noqa: PLC0415  (written by another engineer; may not exist yet)
-    except ImportError:
-        return None
-    return intake
+        return intake.handle_missing(frame, strategy)
+    except TCRExError as exc:
+        raise InputProblem(str(exc)) from None
 
 
+# --------------------------------------------------------------------------------------------- table intake
 #: Findings of :func:`tcrex.intake.read_table` for which dropping the column is offered, with the reason shown.
 DROP_KINDS = {"id_like": "ID-like (a different value in almost every row; rules about it would not generalise)",
               "constant": "constant (one value in every row; it cannot explain anything)",
               "high_cardinality": "high cardinality (very many categories; rules about them are fragile)"}
 #: Of those, the kinds whose drop box starts ticked (high-cardinality columns may still be useful).
 PRETICKED_DROP_KINDS = ("id_like", "constant")
+#: Column names taken as the label column when one of them is present (case-insensitive, first match wins).
+LABEL_NAMES = ("target", "label", "y", "class", "outcome", "approved", "income", "default")
 
 
 @dataclass
 class TableFindings:
-    """A parsed upload and what the user should know about its columns."""
+    """A parsed upload (:class:`tcrex.intake.TableReport`) and what the column form needs from it."""
 
-    frame: pd.DataFrame
-    findings: list[str]  # human sentences
-    column_notes: dict[str, str]  # column -> short note (NaNs, ID-like, constant, ...)
+    report: intake.TableReport
+    column_notes: dict[str, str]  # column -> short note (missing, ID-like, constant, ...)
     suggested_drop: list[str]  # ID-like and constant columns: pre-ticked to drop
     suggested_label: str | None
     categorical: list[str]
     drop_reasons: dict[str, str] = field(default_factory=dict)  # column -> why dropping it is offered
-    missing: dict[str, int] = field(default_factory=dict)  # column -> number of missing values
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.report.frame
+
+    @property
+    def findings(self) -> list[str]:
+        return self.report.messages
+
+    @property
+    def missing(self) -> dict[str, int]:
+        return self.report.missing
 
 
-def _get(obj, *names, default=None):
-    for n in names:
-        if isinstance(obj, dict) and n in obj:
-            return obj[n]
-        if hasattr(obj, n):
-            return getattr(obj, n)
-    return default
+#: Spreadsheet extensions read with openpyxl (the first sheet, values only).
+EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
+#: Largest spreadsheet read (cells of the first sheet); larger ones are refused with "save it as CSV".
+MAX_EXCEL_CELLS = 5_000_000
+
+
+def excel_to_csv(data: bytes, filename: str) -> bytes:
+    """The first sheet of an ``.xlsx`` file as CSV bytes (so :func:`tcrex.intake.read_table` checks it like any
+    CSV); a file openpyxl cannot read, or a sheet above :data:`MAX_EXCEL_CELLS`, is refused with "save it as CSV"."""
+    import io
+    import csv
+
+    import openpyxl  # noqa: PLC0415 - only for spreadsheets
+
+    refuse = f"{filename!r} could not be read as an Excel workbook"
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a bad file; all mean "unreadable"
+        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
+    try:
+        sheet = book.worksheets[0]
+        out = io.StringIO()
+        writer = csv.writer(out)
+        cells = 0
+        for row in sheet.iter_rows(values_only=True):
+            cells += len(row)
+            if cells > MAX_EXCEL_CELLS:
+                raise InputProblem(f"{filename!r} has more than {MAX_EXCEL_CELLS:,} cells; save it as CSV and upload "
+                                   "that")
+            writer.writerow(["" if v is None else v for v in row])
+    except InputProblem:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
+    finally:
+        book.close()
+    if not cells:
+        raise InputProblem(f"the first sheet of {filename!r} is empty; save the table as CSV and upload that")
+    return out.getvalue().encode("utf-8")
 
 
 def read_table(data: bytes, filename: str) -> TableFindings:
-    """Parse an uploaded CSV or Parquet file and summarise its columns."""
-    intake = _intake()
-    if intake is None or not hasattr(intake, "read_table"):
-        raise InputProblem("the upload reader (tcrex.intake) is not installed; use a bundled sample")
+    """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings
+    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`)."""
+    if str(filename).lower().endswith(EXCEL_EXTENSIONS):
+        data, filename = excel_to_csv(data, filename), str(filename).rsplit(".", 1)[0] + ".csv"
     try:
         report = intake.read_table(data, filename)
-    except Exception as exc:  # noqa: BLE001 - intake reports bad files as exceptions; show the message
-        raise InputProblem(_message(exc, f"could not read {filename!r}")) from None
-    frame = _get(report, "frame", "df", "data", "table")
-    if not isinstance(frame, pd.DataFrame):
-        raise InputProblem(f"could not read a table from {filename!r}")
-    return summarise_table(frame, report)
+    except TCRExError as exc:
+        raise InputProblem(str(exc)) from None
+    return summarise_table(report)
 
 
-def summarise_table(frame: pd.DataFrame, report: Any = None) -> TableFindings:
-    findings: list[str] = []
+def summarise_table(report: intake.TableReport) -> TableFindings:
+    frame = report.frame
     notes: dict[str, list[str]] = {c: [] for c in frame.columns}
     drop: list[str] = []
     reasons: dict[str, str] = {}
-    raw = _get(report, "findings", "issues", "warnings", default=[]) if report is not None else []
-    for f in raw or []:
-        text = _get(f, "message", "text", default=None) if not isinstance(f, str) else f
-        col = _get(f, "column", default=None) if not isinstance(f, str) else None
-        kind = str(_get(f, "kind", "code", "type", default="") or "") if not isinstance(f, str) else ""
-        if text:
-            findings.append(str(text))
-        if col in notes:
-            notes[col].append(kind.replace("_", " ") or str(text))
-            if kind in DROP_KINDS:
-                reasons.setdefault(col, DROP_KINDS[kind] + (f": {text}" if text else ""))
-                if kind in PRETICKED_DROP_KINDS:
-                    drop.append(col)
-    # our own quick checks (cheap, so they run whatever intake reported)
-    n = len(frame)
-    for c in frame.columns:
-        s = frame[c]
-        nan = int(s.isna().sum())
-        if nan and not any("nan" in x.lower() or "missing" in x.lower() for x in notes[c]):
-            notes[c].append(f"{nan:,} missing")
-        uniq = s.nunique(dropna=True)
-        if uniq <= 1 and c not in reasons:
-            notes[c].append("constant")
-            reasons[c] = DROP_KINDS["constant"]
-            drop.append(c)
-        elif n >= 20 and uniq == n and not pd.api.types.is_float_dtype(s) and c not in reasons:
-            notes[c].append("ID-like (every value unique)")
-            reasons[c] = DROP_KINDS["id_like"]
-            drop.append(c)
-        elif (not pd.api.types.is_numeric_dtype(s)) and uniq > 50 and uniq > 0.5 * n and c not in reasons:
-            notes[c].append(f"high cardinality ({uniq:,} values)")
-            reasons[c] = f"{DROP_KINDS['high_cardinality']}: {uniq:,} distinct values"
-    label = None
-    for cand in ("target", "label", "y", "class", "outcome", "approved", "income", "default"):
-        match = [c for c in frame.columns if str(c).lower() == cand]
-        if match:
-            label = match[0]
-            break
-    cat = categorical_columns(frame)
-    missing = {c: int(k) for c, k in frame.isna().sum().items() if k}
-    return TableFindings(frame=frame, findings=findings, column_notes={c: "; ".join(dict.fromkeys(v))
-                                                                      for c, v in notes.items()},
-                         suggested_drop=list(dict.fromkeys(drop)), suggested_label=label, categorical=cat,
-                         drop_reasons=reasons, missing=missing)
-
-
-def _message(exc: BaseException, fallback: str) -> str:
-    text = str(exc).strip()
-    return text if text else f"{fallback} ({type(exc).__name__})"
+    for f in report.findings:
+        if f.column not in notes:
+            continue
+        notes[f.column].append(f"{f.count:,} missing" if f.kind == "missing" and f.count
+                               else f.kind.replace("_", " "))
+        if f.kind in DROP_KINDS:
+            reasons.setdefault(f.column, f"{DROP_KINDS[f.kind]}: {f.message}")
+            if f.kind in PRETICKED_DROP_KINDS:
+                drop.append(f.column)
+    lowered = {str(c).lower(): c for c in reversed(list(frame.columns))}
+    label = next((lowered[n] for n in LABEL_NAMES if n in lowered), None)
+    return TableFindings(report=report, column_notes={c: "; ".join(dict.fromkeys(v)) for c, v in notes.items()},
+                         suggested_drop=list(dict.fromkeys(drop)), suggested_label=label,
+                         categorical=categorical_columns(frame), drop_reasons=reasons)
 
 
 # --------------------------------------------------------------------------------------------- models
@@ -367,10 +349,10 @@ def trained_model(data: ActiveData, algorithm: str) -> ActiveModel:
         raise InputProblem("training needs a label column; choose it in the data settings above")
     try:
         m: TrainedModel = train_model(data.frame, data.features, data.label_column, data.categorical,
-                                      data.fit_index, data.test_index, algorithm)
+                                      data.fit_index, data.test_index, algorithm, task=data.spec.task)
     except TrainingError as exc:
         raise InputProblem(str(exc)) from None
-    return ActiveModel(key=sha256("train", data.key, algorithm, m.params), label=f"{m.describe()} trained in the app",
+    return ActiveModel(key=sha256("train", data.key, algorithm, m.task, m.params), label=f"{m.describe()} trained in the app",
                        description=(f"trained on {len(data.fit_index):,} fit rows to predict "
                                     f"{data.label_column!r}; scored on {len(data.test_index):,} hold-out rows"),
                        kind="train", task=m.task, predict=m.predict, spec=ModelSpec("train", algorithm),
@@ -385,7 +367,9 @@ def column_model(data: ActiveData, column: str) -> ActiveModel:
     if y.isna().any():
         raise InputProblem(f"the output column {column!r} has {int(y.isna().sum())} missing value(s); "
                            "every row needs a model output")
-    task = detect_task(y)
+    task = data.spec.task or detect_task(y)
+    if task == REGRESSION and not pd.api.types.is_numeric_dtype(y):
+        raise InputProblem(f"the output column {column!r} holds text; it cannot be treated as regression outputs")
     if task == CLASSIFICATION and y.nunique() < 2:
         raise InputProblem(f"the output column {column!r} holds a single value ({y.iloc[0]!r}); there is no other "
                            "outcome to explain — choose the column of model outputs")
@@ -412,81 +396,38 @@ def allow_pickle_setting(secrets: Any = None) -> bool:
 
 
 def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: bool) -> ActiveModel:
-    """Load an uploaded model through :mod:`tcrex.intake` and check it against the data."""
-    intake = _intake()
-    if intake is None or not hasattr(intake, "load_model"):
-        raise InputProblem("the safe model loader (tcrex.intake) is not installed; train a model in the app")
+    """Load an uploaded model with :func:`tcrex.intake.load_model` and check it with ``check_compatibility``."""
     try:
         loaded = intake.load_model(blob, filename, allow_pickle=allow_pickle)
-    except Exception as exc:  # noqa: BLE001 - every loader failure is the user's file: show the message
-        raise InputProblem(_message(exc, f"could not load the model {filename!r}")) from None
-    X = data.frame[data.features]
-    check = getattr(intake, "check_compatibility", None)
-    notes: list[str] = []
-    warnings: list[str] = [str(w) for w in (_get(loaded, "warnings", default=[]) or [])]
-    categorical_features: list[str] = []
-    if check is not None:
-        try:
-            result = check(loaded, X)
-        except Exception as exc:  # noqa: BLE001
-            raise InputProblem(_message(exc, "the model does not match the data")) from None
-        problems = _problems(result)
-        if problems:
-            raise InputProblem("the model does not match the data: " + "; ".join(problems))
-        warnings += [str(w) for w in (_get(result, "warnings", default=[]) or [])]
-        categorical_features = [str(c) for c in (_get(result, "categorical_features", default=[]) or [])
-                                if c in X.columns]
-    predict = _get(loaded, "predict")
-    try:
-        y = np.asarray(predict(X.iloc[: min(len(X), 50)]))
-    except Exception as exc:  # noqa: BLE001
-        raise InputProblem("the model failed to predict on the data: " + _message(exc, "") +
-                           "; check that its feature names, order and types match the columns") from None
-    if y.ndim != 1:
-        raise InputProblem(f"the model returns an array of shape {y.shape}; it must return one output per row")
-    task = _get(loaded, "task", default=None) or detect_task(pd.Series(y))
-    task = REGRESSION if str(task).startswith("reg") else CLASSIFICATION
-    classes = list(_get(loaded, "classes", "classes_", default=[]) or [])
-    kind = str(_get(loaded, "kind", default="model"))
+        X = data.frame[data.features]
+        report = intake.check_compatibility(loaded, X)
+    except TCRExError as exc:
+        raise InputProblem(str(exc)) from None
+    if not report.ok:
+        raise InputProblem("the model does not match the data: " + "; ".join(map(str, report.problems)))
+    warnings = [str(w) for w in [*loaded.warnings, *report.warnings]]
+    categorical_features = [str(c) for c in report.categorical_features if c in X.columns]
+    task = loaded.task
+    classes = list(loaded.classes or [])
     score, score_name = None, ""
     if data.label_column:
+        rows = data.test_index if len(data.test_index) else data.fit_index
         try:
-            pred = np.asarray(predict(data.frame.loc[data.test_index if len(data.test_index) else data.fit_index,
-                                                     data.features]))
-            truth = data.frame.loc[data.test_index if len(data.test_index) else data.fit_index,
-                                   data.label_column].to_numpy()
-            if task == CLASSIFICATION:
-                score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), "accuracy on the test split"
-            else:
-                truth = truth.astype(float)
-                score = 1 - float(np.sum((truth - pred) ** 2)) / (float(np.sum((truth - truth.mean()) ** 2)) or 1.0)
-                score_name = "R² on the test split"
-        except Exception:  # noqa: BLE001 - the score is informative only
-            pass
-    if kind.lower() == "pickle":
-        notes.append("Loaded with pickle because the operator enabled it; only load files you trust.")
-    description = str(_get(loaded, "description", default="") or f"{kind} model, {task}")
+            pred = np.asarray(loaded.predict(data.frame.loc[rows, data.features]))
+        except TCRExError:  # the score is informative only; the trial prediction above already passed
+            pred = None
+        truth = data.frame.loc[rows, data.label_column].to_numpy()
+        where = "the test split" if len(data.test_index) else "this data (no test split)"
+        if pred is not None and task == CLASSIFICATION:
+            score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), f"accuracy on {where}"
+        elif pred is not None and pd.api.types.is_numeric_dtype(truth):
+            truth = truth.astype(float)
+            score = 1 - float(np.sum((truth - pred) ** 2)) / (float(np.sum((truth - truth.mean()) ** 2)) or 1.0)
+            score_name = f"R² on {where}"
+    notes = (["Loaded with pickle because the operator enabled it; only load files you trust."]
+             if loaded.kind == "pickle" else [])
     return ActiveModel(key=sha256("upload", sha256(blob)), label=f"Uploaded model {filename!r}",
-                       description=description, kind="upload", task=task, predict=predict,
-                       spec=ModelSpec("upload", filename, sha256(blob)), score=score, score_name=score_name,
-                       classes=classes, notes=notes, model=loaded, warnings=list(dict.fromkeys(warnings)),
-                       categorical_features=categorical_features)
-
-
-def _problems(result: Any) -> list[str]:
-    """Mismatch messages from ``intake.check_compatibility`` (whatever shape it returns)."""
-    if result is None or result is True:
-        return []
-    if result is False:
-        return ["the model's inputs do not match the data's columns"]
-    if isinstance(result, str):
-        return [result]
-    if isinstance(result, (list, tuple)):
-        return [str(_get(r, "message", default=r)) for r in result]
-    ok = _get(result, "ok", "compatible", default=None)
-    probs = _get(result, "problems", "errors", "mismatches", default=None)
-    if probs:
-        return [str(_get(p, "message", default=p)) for p in probs]
-    if ok is False:
-        return [str(_get(result, "message", "summary", default="the model's inputs do not match the data"))]
-    return []
+                       description=loaded.description or f"{loaded.kind} model, {task}", kind="upload", task=task,
+                       predict=loaded.predict, spec=ModelSpec("upload", filename, sha256(blob)), score=score,
+                       score_name=score_name, classes=classes, notes=notes, model=loaded,
+                       warnings=list(dict.fromkeys(warnings)), categorical_features=categorical_features)

@@ -1,7 +1,8 @@
 """Dashboard state: the active data, model, parameters and fitted explainer, cached.
 
 Page scripts in ``pages/`` stay thin: they call :func:`workspace` (data + model + outputs),
-:func:`require_result` (the fitted explainer and every row's explanation, or a clear message and ``st.stop()``)
+:func:`tcrex.ui.page.require_result` (the fitted explainer and every row's explanation, or a clear message and
+``st.stop()``)
 and draw.  What lives where:
 
 * choices (which data, which model, parameters) -- plain objects in ``st.session_state`` under ``tcrex.*`` keys,
@@ -11,6 +12,7 @@ and draw.  What lives where:
   state), keyed on SHA-256 digests of the data content, the model and ``rho``/``n_trees``.  A change of ``tau``
   or of the target calls :meth:`TCREx.update` on a copy of the fitted explainer and never regrows the surrogate.
 
+Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.page`, the sidebar in :mod:`tcrex.ui.sidebar`.
 This package is the only part of ``tcrex`` that imports streamlit.
 """
 
@@ -29,9 +31,10 @@ import streamlit as st
 from tcrex import TCREx, TCRExError
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
+
 from . import sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
-from tcrex import CLASSIFICATION, REGRESSION
+from tcrex import REGRESSION
 
 DATA_KEY = "tcrex.data_spec"
 MODEL_KEY = "tcrex.model_spec"
@@ -39,6 +42,15 @@ PARAMS_KEY = "tcrex.params"
 BLOBS_KEY = "tcrex.blobs"
 CACHE_KEY = "tcrex.cache"
 LAST_FIT_KEY = "tcrex.last_fit"
+#: ``(workspace key, FitResult)`` of the last successful fit, and the error of the last failed one: a failed fit
+#: (cell limit, no valid rule) keeps the last good result of the same data and model on every page.
+LAST_GOOD_KEY = "tcrex.last_good_fit"
+FIT_ERROR_KEY = "tcrex.fit_error"
+#: The individual chosen on the Individual page (a row label) and its edited copy: they name rows of the data.
+INDIVIDUAL_KEY = "tcrex.individual"
+EDITED_KEY = "tcrex.edited_individual"
+#: Uploads kept per slot besides the active one (a new upload is reviewed while the active data stays usable).
+KEPT_UPLOADS = 3
 
 #: Data and model of each bundled sample.
 SAMPLE_MODELS = {"loans": ModelSpec("bundled"), "wine": ModelSpec("train", "xgboost"),
@@ -87,11 +99,21 @@ def remember_blob(slot: str, filename: str, data: bytes) -> str:
     digest = sources.sha256(data)
     blobs = st.session_state.setdefault(BLOBS_KEY, {})
     blobs[slot] = (digest, filename, data)
+    kept = blobs.setdefault(f"{slot}@", OrderedDict())
+    kept[digest] = (digest, filename, data)
+    kept.move_to_end(digest)
+    active = data_spec().digest if slot == "data" else getattr(model_spec(), "digest", "")
+    for old in [d for d in kept if d not in (digest, active)][: max(0, len(kept) - KEPT_UPLOADS)]:
+        del kept[old]
     return digest
 
 
-def blob(slot: str) -> tuple[str, str, bytes] | None:
-    return st.session_state.get(BLOBS_KEY, {}).get(slot)
+def blob(slot: str, digest: str | None = None) -> tuple[str, str, bytes] | None:
+    """The latest upload in ``slot``, or the kept upload with that ``digest`` (the one a spec points to)."""
+    blobs = st.session_state.get(BLOBS_KEY, {})
+    if digest is None:
+        return blobs.get(slot)
+    return blobs.get(f"{slot}@", {}).get(digest)
 
 
 # ============================================================================================ data
@@ -120,16 +142,32 @@ def model_spec() -> ModelSpec | None:
 
 
 def use_sample(name: str) -> None:
-    """Switch to a bundled sample and its default model."""
-    st.session_state[DATA_KEY] = DataSpec("sample", name)
-    st.session_state[MODEL_KEY] = SAMPLE_MODELS[name]
-    _reset_target()
+    """Switch to a bundled sample and its default model (resetting what depended on the old data)."""
+    st.session_state["setup_notice"] = "; ".join(use_data(DataSpec("sample", name), SAMPLE_MODELS[name])) or None
 
 
-def use_data(spec: DataSpec, model: ModelSpec | None) -> None:
-    st.session_state[DATA_KEY] = spec
-    st.session_state[MODEL_KEY] = model
+def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
+    """Switch to new data: everything that depends on the old data (model, target, constraints, the chosen
+    individual, the last result) is reset. Returns notes saying what was reset."""
+    ss = st.session_state
+    notes = []
+    old_data, old_model = ss.get(DATA_KEY), ss.get(MODEL_KEY)
+    changed = old_data != spec
+    if changed and old_model is not None and old_model != model:
+        what = {"upload": f"the uploaded model {old_model.name!r}", "train": "the model trained in the app",
+                "bundled": "the bundled model", "column": f"the output column {old_model.name!r}"}[old_model.kind]
+        notes.append(f"{what} was set aside because the data changed"
+                     + ("; upload it again to use it with this data" if old_model.kind == "upload" else ""))
+    ss[DATA_KEY] = spec
+    ss[MODEL_KEY] = model
+    if changed:
+        had_constraints = bool(params().constraints)
+        for k in (INDIVIDUAL_KEY, EDITED_KEY, LAST_FIT_KEY, LAST_GOOD_KEY, FIT_ERROR_KEY):
+            ss.pop(k, None)
+        if had_constraints:
+            notes.append("the actionability constraints were cleared (they named the old data's features)")
     _reset_target()
+    return notes
 
 
 def use_model(spec: ModelSpec | None) -> None:
@@ -157,8 +195,8 @@ def active_data() -> ActiveData:
         data.label = sources.SAMPLE_LABELS.get(spec.name, spec.name)
         data.description = sources.datasets.SAMPLES[spec.name].description
         return data
-    stored = blob("data")
-    if stored is None or stored[0] != spec.digest:
+    stored = blob("data", spec.digest)
+    if stored is None:
         st.session_state[DATA_KEY] = DEFAULT_DATA
         raise InputProblem("the uploaded file is no longer in this session; upload it again")
     digest, filename, raw = stored
@@ -172,7 +210,7 @@ def active_data() -> ActiveData:
 
 # ============================================================================================ model
 @st.cache_resource(scope="session", show_spinner="Training the model ...", max_entries=6)
-def _trained(data_key: str, algorithm: str, _data: ActiveData) -> ActiveModel:
+def _trained(data_key: str, algorithm: str, task: str | None, _data: ActiveData) -> ActiveModel:
     return sources.trained_model(_data, algorithm)
 
 
@@ -207,11 +245,11 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     if spec.kind == "bundled":
         return _bundled(data.key, data)
     if spec.kind == "train":
-        return _trained(data.key, spec.name, data)
+        return _trained(data.key, spec.name, data.spec.task, data)
     if spec.kind == "column":
         return sources.column_model(data, spec.name)
-    stored = blob("model")
-    if stored is None or stored[0] != spec.digest:
+    stored = blob("model", spec.digest)
+    if stored is None:
         raise InputProblem("the uploaded model is no longer in this session; upload it again")
     return _uploaded(data.key, stored[0], stored[1], allow_pickle(), data, stored[2])
 
@@ -247,7 +285,7 @@ class Workspace:
         return f"{value:.4g}" if self.task == REGRESSION else str(value)
 
 
-def _session_lru(name: str, key: str, build: Callable[[], Any], max_entries: int = 4) -> Any:
+def session_lru(name: str, key: str, build: Callable[[], Any], max_entries: int = 4) -> Any:
     cache: OrderedDict = st.session_state.setdefault(CACHE_KEY, {}).setdefault(name, OrderedDict())
     if key in cache:
         cache.move_to_end(key)
@@ -283,7 +321,7 @@ def workspace() -> Workspace:
             raise InputProblem(f"the model returned {int(pd.isna(y).sum())} missing output(s)")
         return y
 
-    y = _session_lru("outputs", sources.sha256(data.key, model.key), outputs, 3)
+    y = session_lru("outputs", sources.sha256(data.key, model.key), outputs, 3)
     return Workspace(data=data, model=model, X=X, y_pred=y)
 
 
@@ -407,19 +445,24 @@ def current() -> tuple[Workspace | None, FitResult | None, str | None]:
     if ws is None:
         return None, None, problem
     try:
-        return ws, explainer_result(ws), None
+        result = explainer_result(ws)
     except TCRExError as exc:
+        st.session_state[FIT_ERROR_KEY] = exc
         return ws, None, str(exc)
+    st.session_state.pop(FIT_ERROR_KEY, None)
+    st.session_state[LAST_GOOD_KEY] = (ws.key(), result)
+    return ws, result, None
 
 
-def require_result() -> tuple[Workspace, FitResult]:
-    """Workspace and fit result, or an explanation of what to change followed by ``st.stop()``."""
-    ws, result, problem = current()
-    if result is None:
-        show_problem(problem)
-        st.stop()
-    constraints_banner(result)
-    return ws, result
+def last_good_result(ws: Workspace) -> FitResult | None:
+    """The last successful fit on this workspace's data and model (kept while new parameters fail)."""
+    stored = st.session_state.get(LAST_GOOD_KEY)
+    return stored[1] if stored is not None and stored[0] == ws.key() else None
+
+
+def fit_error() -> TCRExError | None:
+    """The error of the last fit attempt, when it failed."""
+    return st.session_state.get(FIT_ERROR_KEY)
 
 
 def constraints_summary(result: FitResult | None) -> str:
@@ -429,187 +472,3 @@ def constraints_summary(result: FitResult | None) -> str:
         return describe_constraints(spec)
     c = getattr(result.explainer, "constraints_", None)
     return "none" if c is None else c.describe()
-
-
-def constraints_banner(result: FitResult) -> None:
-    """A small banner on the explaining pages while actionability constraints are applied."""
-    text = constraints_summary(result)
-    if text != "none":
-        st.info(f"**Constraints active:** {text}. Individuals for whom every rule needs a forbidden change have "
-                "*no actionable rule*.", icon=":material/lock:")
-
-
-def pickle_banner() -> None:
-    """A persistent banner on every page while the operator has enabled pickle loading."""
-    if allow_pickle():
-        st.warning("**Pickle loading is enabled on this server** (operator setting `TCREX_ALLOW_PICKLE` or "
-                   "`allow_pickle` in secrets). An uploaded pickle / joblib file can run any code when loaded; "
-                   "only upload files you trust.", icon=":material/gpp_maybe:")
-
-
-def show_problem(problem: str | None) -> None:
-    text = problem or "something is missing"
-    text = text[0].upper() + text[1:]
-    st.error(f"**The explainer cannot run yet.** {text}", icon=":material/error:")
-    st.page_link("pages/views/data_model.py", label="Fix it on the Data & model page", icon=":material/dataset:")
-
-
-# ============================================================================================ sidebar
-def _apply_params_from_form() -> None:
-    """Form submit callback: runs before the script, so the fit uses the new values."""
-    ss = st.session_state
-    target = ss.get("param_target")
-    if target == "__default__":
-        target = None
-    elif isinstance(target, str) and target.startswith("class:"):
-        target = ss.get("tcrex.class_lookup", {}).get(target, None)
-    elif "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
-        target = float(ss["param_target_threshold"])
-    new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
-               n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
-               target=target, grower=str(ss.get("param_grower", "exact")))
-    errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
-    if errors:
-        ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
-        return
-    ss.pop(PARAM_ERRORS_KEY, None)
-    set_params(**new)
-
-
-N_FIT_KEY = "tcrex.n_fit_rows"
-PARAM_ERRORS_KEY = "tcrex.param_errors"
-
-
-def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
-    """Errors and warnings about the parameters for ``n_rows`` fit rows (through :mod:`tcrex.intake`)."""
-    intake = sources._intake()
-    if intake is None:
-        return [], []
-    rep = intake.validate_params(rho, tau, n_trees, max_cells, n_rows=n_rows)
-    errors, warnings = list(rep.errors), list(rep.warnings)
-    return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
-
-
-def _sync_param_widgets(p: Params) -> None:
-    ss = st.session_state
-    ss.setdefault("param_rho", p.rho)
-    ss.setdefault("param_tau", p.tau)
-    ss.setdefault("param_trees", p.n_trees)
-    ss.setdefault("param_max_cells", p.max_cells)
-    ss.setdefault("param_grower", p.grower)
-
-
-def render_params_form(ws: Workspace | None) -> None:
-    """rho, tau, tree count and target, applied together."""
-    p = params()
-    _sync_param_widgets(p)
-    with st.form("params_form", border=False):
-        st.slider("τ — minimum rule accuracy", 0.5, 1.0, step=0.01, key="param_tau",
-                  help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
-                       "Changing it re-derives rules from the grown surrogate (fast).")
-        st.slider("ρ — minimum rule feasibility", 0.005, 0.2, step=0.005, key="param_rho", format="%.3f",
-                  help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
-        st.number_input("Surrogate trees", 1, 50, step=1, key="param_trees",
-                        help="1 = one decision tree (the paper's default); more = a random forest with more "
-                             "candidate rules.")
-        if ws is not None:
-            _target_widget(ws, p)
-        st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
-                        help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
-                             "limit is hit.")
-        st.radio("Advanced · surrogate grower", ["exact", "hist"], key="param_grower", horizontal=True,
-                 format_func={"exact": "exact (CART)", "hist": "hist (binned)"}.get,
-                 help="exact: scikit-learn's CART, the paper's choice. hist: a histogram-based tree, faster on "
-                      "large data (thresholds fall between binned values). Changing it regrows the surrogate.")
-        st.form_submit_button("Apply parameters", type="primary", on_click=_apply_params_from_form,
-                              width="stretch")
-    _param_messages(ws, p)
-
-
-def _param_messages(ws: Workspace | None, p: Params) -> None:
-    """What the intake checks say about the parameters, next to the form."""
-    ss = st.session_state
-    rejected = ss.get(PARAM_ERRORS_KEY)
-    if rejected:
-        st.error("**Not applied:** " + " ".join(_sentence(e) for e in rejected), icon=":material/error:")
-    if ws is None:
-        return
-    n_fit = len(ws.data.fit_index)
-    ss[N_FIT_KEY] = n_fit
-    errors, warnings = param_checks(p.rho, p.tau, p.n_trees, p.max_cells, n_fit)
-    for e in errors:
-        st.error(_sentence(e), icon=":material/error:")
-    for w in warnings:
-        st.warning(_sentence(w), icon=":material/warning:")
-
-
-def _sentence(text: str) -> str:
-    text = str(text).strip()
-    return (text[0].upper() + text[1:]) if text else text
-
-
-def _target_widget(ws: Workspace, p: Params) -> None:
-    ss = st.session_state
-    if ws.task == REGRESSION:
-        mean = float(np.mean(ws.y_pred.astype(float)))
-        ss.setdefault("param_target_mode", "threshold")
-        ss.setdefault("param_target_threshold", round(float(p.target) if p.target is not None else mean, 4))
-        st.number_input("Split the model output at", key="param_target_threshold", format="%.4g",
-                        help=f"Targets: outputs above this value, and outputs at or below it (mean output "
-                             f"{mean:.4g}).")
-        return
-    classes = sorted(pd.unique(ws.y_pred).tolist(), key=str)
-    lookup = {f"class:{c}": c for c in classes}
-    ss["tcrex.class_lookup"] = lookup
-    options = ["__default__", *lookup]
-    current_value = "__default__" if p.target is None else f"class:{p.target}"
-    if ss.get("param_target") not in options:
-        ss["param_target"] = current_value if current_value in options else "__default__"
-    name = ws.data.label_column or "output"
-    st.selectbox("Target outcome", options, key="param_target",
-                 format_func=lambda o: ("Any other (default)" if o == "__default__"
-                                        else f"{name} = {lookup[o]}"),
-                 help="Which model output the counterfactual rules should reach. Changing it re-derives rules "
-                      "without regrowing the surrogate.")
-
-
-def render_sidebar() -> None:
-    """The always-visible summary (data, model, task, target, parameters, fit) and the parameter form."""
-    ws, result, problem = current()
-    p = params()
-    with st.sidebar:
-        if allow_pickle():
-            st.warning("**Pickle loading is ON** (set by the operator). Uploaded pickle files can run code; only "
-                       "load files you trust.", icon=":material/warning:")
-        st.markdown("##### Active data and model")
-        if ws is None:
-            st.caption(f"Not ready: {problem}")
-        else:
-            d, m = ws.data, ws.model
-            score = "" if m.score is None else f" · {m.score_name} {m.score:.3f}"
-            st.caption(
-                f"**Data:** {d.label} — {d.n_rows:,} rows × {len(ws.features)} features"
-                + (f", label `{d.label_column}`" if d.label_column else "")
-                + f"  \n**Model:** {m.label}{score}"
-                + f"  \n**Task:** {ws.task} · **Target:** {p.describe_target(ws.task)}"
-                + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
-                + ("" if p.grower == "exact" else f" · grower {p.grower}")
-                + f"  \n**Constraints:** {constraints_summary(result)}"
-            )
-            if result is not None:
-                upd = "" if result.update_seconds is None else f", updated in {result.update_seconds:.2f} s"
-                st.caption(f":green[**{result.n_rules} rules · {result.n_metarules} metarules · "
-                           f"{result.n_cells:,} grid cells**] (fitted in {result.fit_seconds:.2f} s{upd})")
-                n_blocked = int((result.explanations["status"].astype(str) == "no_actionable_rule").sum())
-                if n_blocked:
-                    st.caption(f":orange[**{n_blocked:,} of {len(result.explanations):,} rows have no actionable "
-                               "rule** under the constraints]")
-            elif problem:
-                st.caption(f":red[**No explainer:** {problem}]")
-        with st.expander("Parameters", expanded=True, icon=":material/tune:"):
-            render_params_form(ws)
-        if ws is not None:
-            from . import constraints  # noqa: PLC0415 - imports this module
-
-            with st.expander("Actionability constraints", expanded=False, icon=":material/lock:"):
-                constraints.editor(ws, result)

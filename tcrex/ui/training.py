@@ -113,14 +113,18 @@ def _estimator(algorithm: str, task: str, n_classes: int, random_state: int):
 
 def train_model(frame: pd.DataFrame, features: Sequence[str], label: str, categorical: Sequence[str],
                 fit_index: Sequence, test_index: Sequence, algorithm: str = "xgboost",
-                random_state: int = 0) -> TrainedModel:
-    """Train ``algorithm`` on ``frame.loc[fit_index]`` and score it on ``frame.loc[test_index]``."""
+                random_state: int = 0, task: str | None = None) -> TrainedModel:
+    """Train ``algorithm`` on ``frame.loc[fit_index]`` and score it on ``frame.loc[test_index]``; ``task``
+    overrides :func:`tcrex.detect_task` on the label (e.g. regression for whole-number scores)."""
     features = list(features)
     y_all = frame[label]
     if y_all.isna().any():
         raise TrainingError(f"the label column {label!r} has {int(y_all.isna().sum())} missing value(s); "
                             "drop those rows or choose another label column")
-    task = detect_task(y_all)
+    if task == REGRESSION and not pd.api.types.is_numeric_dtype(y_all):
+        raise TrainingError(f"the label column {label!r} holds text; regression needs numbers — choose "
+                            "classification or detection")
+    task = task or detect_task(y_all)
     categories = {c: sorted({str(v) for v in frame[c].dropna().unique()}) for c in categorical if c in features}
     classes = None
     if task == CLASSIFICATION:

@@ -83,7 +83,7 @@ def test_uploading_a_csv(page, open_app, save_screenshot, wait_idle, tmp_path):
     csv = tmp_path / "applicants.csv"
     datasets.make_loans(600, random_state=3).to_csv(csv, index=False)
     open_app(page, "/data_model")
-    page.get_by_text("Upload a CSV or Parquet file").click()
+    page.get_by_text("Upload a CSV, Parquet or Excel file").click()
     wait_idle(page)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv))
     page.get_by_text("applicants.csv — 600 rows").wait_for()

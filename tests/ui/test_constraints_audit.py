@@ -237,3 +237,27 @@ def test_param_checks_next_to_the_form_for_small_data():
     apply_params(at, rho=0.05)
     assert not any("Not applied" in e.value for e in at.sidebar.error)
     assert "ρ = 0.050" in sidebar_text(at)
+
+
+def test_audit_gap_is_red_only_above_the_practical_threshold():
+    """A clear (red) finding needs a CI excluding zero AND a gap of at least the threshold the user sets."""
+    import pandas as pd
+
+    from tcrex.ui.auditing import practical_gaps
+
+    gaps = pd.DataFrame({"metric": ["recourse_share", "recourse_share", "mean_changes", "mean_changes"],
+                         "difference": [0.003, 0.08, 0.02, 0.5], "reference_value": [0.9, 0.9, 1.0, 1.0]})
+    assert practical_gaps(gaps, 5.0).tolist() == [False, True, False, True]  # 0.3 pt no, 8 pt yes; 2 % no, 50 % yes
+    assert practical_gaps(gaps.assign(difference=0.0), 0.0).tolist() == [False] * 4  # 0.0 points is never a gap
+
+    at = new_app()
+    goto(at, "audit")
+    assert_clean(at)
+    red = [m.value for m in at.markdown if m.value.startswith("- :red[")]
+    at.number_input(key="audit_practical").set_value(100.0).run()
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert not [m.value for m in at.markdown if m.value.startswith("- :red[")]
+    assert "No clear difference between the groups" in text
+    if red:  # gaps that were clear are still listed, marked as below the threshold
+        assert "below the practical threshold of 100 points" in text

@@ -1,0 +1,167 @@
+"""The sidebar: what is active (data, model, task, target, parameters, fit), the parameter form and the
+actionability-constraints editor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
+
+from . import constraints
+from .state import Params, Workspace, allow_pickle, constraints_summary, current, params, set_params
+
+def _apply_params_from_form() -> None:
+    """Form submit callback: runs before the script, so the fit uses the new values."""
+    ss = st.session_state
+    target = ss.get("param_target")
+    if target == "__default__":
+        target = None
+    elif isinstance(target, str) and target.startswith("class:"):
+        target = ss.get("tcrex.class_lookup", {}).get(target, None)
+    elif "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
+        target = float(ss["param_target_threshold"])
+    new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
+               n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
+               target=target, grower=str(ss.get("param_grower", "exact")))
+    errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
+    if errors:
+        ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
+        return
+    ss.pop(PARAM_ERRORS_KEY, None)
+    set_params(**new)
+
+
+N_FIT_KEY = "tcrex.n_fit_rows"
+PARAM_ERRORS_KEY = "tcrex.param_errors"
+
+
+def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
+    """Errors and warnings about the parameters for ``n_rows`` fit rows (through :mod:`tcrex.intake`)."""
+    rep = intake.validate_params(rho, tau, n_trees, max_cells, n_rows=n_rows)
+    errors, warnings = list(rep.errors), list(rep.warnings)
+    return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
+
+
+def _sync_param_widgets(p: Params) -> None:
+    ss = st.session_state
+    ss.setdefault("param_rho", p.rho)
+    ss.setdefault("param_tau", p.tau)
+    ss.setdefault("param_trees", p.n_trees)
+    ss.setdefault("param_max_cells", p.max_cells)
+    ss.setdefault("param_grower", p.grower)
+
+
+def render_params_form(ws: Workspace | None) -> None:
+    """rho, tau, tree count and target, applied together."""
+    p = params()
+    _sync_param_widgets(p)
+    with st.form("params_form", border=False):
+        st.slider("τ — minimum rule accuracy", 0.5, 1.0, step=0.01, key="param_tau",
+                  help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
+                       "Changing it re-derives rules from the grown surrogate (fast).")
+        st.slider("ρ — minimum rule feasibility", 0.005, 0.2, step=0.005, key="param_rho", format="%.3f",
+                  help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
+        st.number_input("Surrogate trees", 1, 50, step=1, key="param_trees",
+                        help="1 = one decision tree (the paper's default); more = a random forest with more "
+                             "candidate rules.")
+        if ws is not None:
+            _target_widget(ws, p)
+        st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
+                        help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
+                             "limit is hit.")
+        st.radio("Advanced · surrogate grower", ["exact", "hist"], key="param_grower", horizontal=True,
+                 format_func={"exact": "exact (CART)", "hist": "hist (binned)"}.get,
+                 help="exact: scikit-learn's CART, the paper's choice. hist: a histogram-based tree, faster on "
+                      "large data (thresholds fall between binned values). Changing it regrows the surrogate.")
+        st.form_submit_button("Apply parameters", type="primary", on_click=_apply_params_from_form,
+                              width="stretch")
+    _param_messages(ws, p)
+
+
+def _param_messages(ws: Workspace | None, p: Params) -> None:
+    """What the intake checks say about the parameters, next to the form."""
+    ss = st.session_state
+    rejected = ss.get(PARAM_ERRORS_KEY)
+    if rejected:
+        st.error("**Not applied:** " + " ".join(_sentence(e) for e in rejected), icon=":material/error:")
+    if ws is None:
+        return
+    n_fit = len(ws.data.fit_index)
+    ss[N_FIT_KEY] = n_fit
+    errors, warnings = param_checks(p.rho, p.tau, p.n_trees, p.max_cells, n_fit)
+    for e in errors:
+        st.error(_sentence(e), icon=":material/error:")
+    for w in warnings:
+        st.warning(_sentence(w), icon=":material/warning:")
+
+
+def _sentence(text: str) -> str:
+    text = str(text).strip()
+    return (text[0].upper() + text[1:]) if text else text
+
+
+def _target_widget(ws: Workspace, p: Params) -> None:
+    ss = st.session_state
+    if ws.task == REGRESSION:
+        mean = float(np.mean(ws.y_pred.astype(float)))
+        ss.setdefault("param_target_mode", "threshold")
+        ss.setdefault("param_target_threshold", round(float(p.target) if p.target is not None else mean, 4))
+        st.number_input("Split the model output at", key="param_target_threshold", format="%.4g",
+                        help=f"Targets: outputs above this value, and outputs at or below it (mean output "
+                             f"{mean:.4g}).")
+        return
+    classes = sorted(pd.unique(ws.y_pred).tolist(), key=str)
+    lookup = {f"class:{c}": c for c in classes}
+    ss["tcrex.class_lookup"] = lookup
+    options = ["__default__", *lookup]
+    current_value = "__default__" if p.target is None else f"class:{p.target}"
+    if ss.get("param_target") not in options:
+        ss["param_target"] = current_value if current_value in options else "__default__"
+    name = ws.data.label_column or "output"
+    st.selectbox("Target outcome", options, key="param_target",
+                 format_func=lambda o: ("Any other (default)" if o == "__default__"
+                                        else f"{name} = {lookup[o]}"),
+                 help="Which model output the counterfactual rules should reach. Changing it re-derives rules "
+                      "without regrowing the surrogate.")
+
+
+def render_sidebar() -> None:
+    """The always-visible summary (data, model, task, target, parameters, fit) and the parameter form."""
+    ws, result, problem = current()
+    p = params()
+    with st.sidebar:
+        if allow_pickle():
+            st.warning("**Pickle loading is ON** (set by the operator). Uploaded pickle files can run code; only "
+                       "load files you trust.", icon=":material/warning:")
+        st.markdown("##### Active data and model")
+        if ws is None:
+            st.caption(f"Not ready: {problem}")
+        else:
+            d, m = ws.data, ws.model
+            score = "" if m.score is None else f" · {m.score_name} {m.score:.3f}"
+            st.caption(
+                f"**Data:** {d.label} — {d.n_rows:,} rows × {len(ws.features)} features"
+                + (f", label `{d.label_column}`" if d.label_column else "")
+                + f"  \n**Model:** {m.label}{score}"
+                + f"  \n**Task:** {ws.task} · **Target:** {p.describe_target(ws.task)}"
+                + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
+                + ("" if p.grower == "exact" else f" · grower {p.grower}")
+                + f"  \n**Constraints:** {constraints_summary(result)}"
+            )
+            if result is not None:
+                upd = "" if result.update_seconds is None else f", updated in {result.update_seconds:.2f} s"
+                st.caption(f":green[**{result.n_rules} rules · {result.n_metarules} metarules · "
+                           f"{result.n_cells:,} grid cells**] (fitted in {result.fit_seconds:.2f} s{upd})")
+                n_blocked = int((result.explanations["status"].astype(str) == NO_ACTIONABLE_RULE).sum())
+                if n_blocked:
+                    st.caption(f":orange[**{n_blocked:,} of {len(result.explanations):,} rows have no actionable "
+                               "rule** under the constraints]")
+            elif problem:
+                st.caption(f":red[**No explainer:** {problem}]")
+        with st.expander("Parameters", expanded=True, icon=":material/tune:"):
+            render_params_form(ws)
+        if ws is not None:
+            with st.expander("Actionability constraints", expanded=False, icon=":material/lock:"):
+                constraints.editor(ws, result)
