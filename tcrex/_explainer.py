@@ -80,16 +80,18 @@ class TCREx:
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
-    grower : "exact" or "hist"
+    grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
-        data, thresholds between binned values).
+        data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
+        exactly CART's splits (one tree, every numeric column with at most 255 distinct float32-exact values),
+        else "hist" from 10,000 fit rows on and "exact" below; ``grower_`` records the choice.
     random_state : int
         Seed of the surrogate and of the metarule tree.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
                  categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
-                 grower="exact", random_state=0):
+                 grower="auto", random_state=0):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -129,8 +131,8 @@ class TCREx:
         if not isinstance(self.max_cells, numbers.Integral) or self.max_cells < 1:
             raise ParameterError(f"max_cells must be a whole number >= 1, got {self.max_cells!r}")
         check_task(self.task)
-        if self.grower not in ("exact", "hist"):
-            raise ParameterError(f"grower must be 'exact' or 'hist', got {self.grower!r}")
+        if self.grower not in ("auto", "exact", "hist"):
+            raise ParameterError(f"grower must be 'auto', 'exact' or 'hist', got {self.grower!r}")
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, model=None, *, y_pred=None, progress=None) -> "TCREx":
@@ -178,6 +180,7 @@ class TCREx:
         t1 = time.perf_counter()
         self.surrogate_ = Surrogate(schema, task, self.rho, self.n_trees, self.random_state,
                                     self.surrogate_params, self.grower).fit(enc, y_code)
+        self.grower_ = self.surrogate_.grower_  # the grower used ("auto" resolved)
         self.n_surrogate_fits_ = getattr(self, "n_surrogate_fits_", 0) + 1
         t2 = time.perf_counter()
         self.timings_ = {"encode": t1 - t0, "surrogate": t2 - t1}
