@@ -84,7 +84,7 @@ class TCREx:
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
         exactly CART's splits (one tree, every numeric column with at most 255 distinct float32-exact values),
-        else "hist" from 10,000 fit rows on and "exact" below; ``grower_`` records the choice.
+        else "hist" from 2,000 fit rows on and "exact" below; ``grower_`` records the choice.
     random_state : int
         Seed of the surrogate and of the metarule tree.
     """
