@@ -338,7 +338,7 @@ class TCREx:
                 rule, meta, changes, pattern = self._all_targets[t].lookup(enc)
                 break
             rows = np.flatnonzero(tgt == t)
-            rule[rows], meta[rows], changes[rows], pattern[rows] = self._all_targets[t].lookup(enc.take(rows))
+            rule[rows], meta[rows], changes[rows], pattern[rows] = self._all_targets[t].lookup(enc, rows)
         status = np.full(n, STATUSES.index(OK), dtype=np.int64)
         status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
         has_rules = np.array([s.n_rules > 0 for s in self._all_targets] + [False])[tgt]
