@@ -93,10 +93,10 @@ class Grid:
             if k > 1:
                 slot = self.schema.slot[i]
                 if self.schema.features[i].is_categorical:
-                    col = enc.cat[:, slot] if rows is None else enc.cat[:, slot].take(rows)
+                    col = enc.cat[:, slot] if rows is None else enc.cat[rows, slot]
                     state = (self.state_of_category[slot] * stride).take(col)
                 else:
-                    col = enc.num[:, slot] if rows is None else enc.num[:, slot].take(rows)
+                    col = enc.num[:, slot] if rows is None else enc.num[rows, slot]
                     state = np.searchsorted(self.bounds[slot], col, side="left")
                     if stride != 1:
                         state *= stride
