@@ -32,7 +32,9 @@ def _fit(disparity, seed, **params):
 
 @pytest.fixture(scope="module")
 def planted():
-    df, X, y, ex = _fit(True, 0)
+    # the exact grower: the expected sentence below is CART's figure (grower="auto" bins these 4,000 continuous
+    # rows and reports a gap of 0.89 instead of 0.90)
+    df, X, y, ex = _fit(True, 0, grower="exact")
     return df, X, y, ex, audit(ex, X, df["group"], y_pred=y)
 
 
