@@ -93,7 +93,7 @@ def auto_vs_exact(df: pd.DataFrame) -> None:
     key = ["dataset", "fold", "tau"]
     a = df[df.grower == "auto"].set_index(key)
     e = df[df.grower == "exact"].set_index(key)
-    both = a.join(e[["rules_digest"]], rsuffix="_exact", how="inner")
+    both = a.join(e[["rules_digest"]].rename(columns={"rules_digest": "rules_digest_exact"}), how="inner")
     print("\n== grower='auto' vs 'exact' (rules and metarules of every target, per fold and tau)")
     for name, g in both.groupby(level="dataset", sort=False):
         reasons = ", ".join(sorted(set(f"{u} ({r})" for u, r in zip(g.grower_used, g.grower_reason))))
