@@ -368,6 +368,16 @@ class _CategoryLookup:
             self._dtype = (dtype, uniq, np.append(codes, -1), same)
         return self._dtype[1:]
 
+    def arrow_value_set(self, arrow_type):
+        """The categories as an Arrow array of ``arrow_type`` when every one is a str (else None), cached per type."""
+        cached = getattr(self, "_arrow", None)
+        if cached is None or cached[0] != arrow_type:
+            import pyarrow as pa
+            ok = all(isinstance(c, str) for c in self.categories)
+            cached = (arrow_type, pa.array(self.categories, type=arrow_type) if ok else None)
+            self._arrow = cached
+        return cached[1]
+
     def get_indexer(self, values: np.ndarray) -> np.ndarray:
         if self.table is not None and all(isinstance(v, self._PLAIN) for v in values):
             get = self.table.get
@@ -375,6 +385,31 @@ class _CategoryLookup:
         if self._index is None:
             self._index = pd.Index(self.categories, dtype=object)
         return self._index.get_indexer(values)
+
+
+def _arrow_codes(s: pd.Series, index) -> np.ndarray | None:
+    """Category codes of an Arrow-backed string column in one hash lookup against the feature's (string)
+    categories (-1 for a missing value), or None when this path does not apply or some value is unseen (the
+    caller's general path then reports it)."""
+    if not isinstance(index, _CategoryLookup) or index.table is None:
+        return None
+    chunked = getattr(s.array, "_pa_array", None)
+    if chunked is None:
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pandas' Arrow strings imply pyarrow
+        return None
+    if not (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
+        return None
+    value_set = index.arrow_value_set(chunked.type)
+    if value_set is None:
+        return None
+    found = pc.index_in(chunked, value_set=value_set)
+    if found.null_count != chunked.null_count:  # a value that is no category: unseen (let the caller say which)
+        return None
+    return pc.fill_null(found, -1).to_numpy().astype(np.int64, copy=False)
 
 
 def _codes(s: pd.Series, f: Feature, index=None) -> np.ndarray:
@@ -396,6 +431,9 @@ def _codes(s: pd.Series, f: Feature, index=None) -> np.ndarray:
             return mapping[local]
         occurs = np.bincount(local.astype(np.intp) + 1, minlength=len(uniq) + 1)[1:] > 0
     else:
+        fast = _arrow_codes(s, index)
+        if fast is not None:
+            return fast
         # factorize first (hash-based, fast on Arrow strings), then map the few distinct values to category codes
         local, uniques = pd.factorize(s, use_na_sentinel=True)
         uniq = np.asarray(uniques, dtype=object)

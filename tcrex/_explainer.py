@@ -81,16 +81,18 @@ class TCREx(BaseEstimator):
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
-    grower : "exact" or "hist"
+    grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
-        data, thresholds between binned values).
+        data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
+        exactly CART's splits (one tree, every numeric column with at most 255 distinct float32-exact values),
+        else "hist" from 2,000 fit rows on and "exact" below; ``grower_`` records the choice.
     random_state : int
         Seed of the surrogate and of the metarule tree.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
                  categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
-                 grower="exact", random_state=0):
+                 grower="auto", random_state=0):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -185,6 +187,7 @@ class TCREx(BaseEstimator):
         t1 = time.perf_counter()
         self.surrogate_ = Surrogate(schema, task, self.rho, self.n_trees, self.random_state,
                                     self.surrogate_params, self.grower).fit(enc, y_code)
+        self.grower_ = self.surrogate_.grower_  # the grower used ("auto" resolved)
         self.n_surrogate_fits_ = 1
         t2 = time.perf_counter()
         self.timings_ = {"encode": t1 - t0, "surrogate": t2 - t1}
@@ -344,7 +347,7 @@ class TCREx(BaseEstimator):
                 rule, meta, changes, pattern = self._all_targets[t].lookup(enc)
                 break
             rows = np.flatnonzero(tgt == t)
-            rule[rows], meta[rows], changes[rows], pattern[rows] = self._all_targets[t].lookup(enc.take(rows))
+            rule[rows], meta[rows], changes[rows], pattern[rows] = self._all_targets[t].lookup(enc, rows)
         status = np.full(n, STATUSES.index(OK), dtype=np.int64)
         status[(tgt >= 0) & (rule >= 0) & (changes == 0)] = STATUSES.index(ALREADY_IN_RULE)
         has_rules = np.array([s.n_rules > 0 for s in self._all_targets] + [False])[tgt]

@@ -81,6 +81,29 @@ class Grid:
                 out[:, i] = np.searchsorted(self.bounds[slot], enc.num[:, slot], side="left")
         return out
 
+    def cells(self, enc: Encoded, rows: np.ndarray | None = None) -> np.ndarray:
+        """``flat(states(enc))`` of the rows (all, or the indices ``rows``) without the (n, features) state matrix:
+        each feature's state times its stride, summed in place. Categorical states come from one gather of the
+        codes; numeric states from one ``searchsorted`` on the column (features with one state add nothing)."""
+        n = len(enc) if rows is None else len(rows)
+        out = np.zeros(n, dtype=np.int64)
+        stride = 1
+        for i in range(len(self.dims) - 1, -1, -1):  # C order: the last feature varies fastest
+            k = self.dims[i]
+            if k > 1:
+                slot = self.schema.slot[i]
+                if self.schema.features[i].is_categorical:
+                    col = enc.cat[:, slot] if rows is None else enc.cat[rows, slot]
+                    state = (self.state_of_category[slot] * stride).take(col)
+                else:
+                    col = enc.num[:, slot] if rows is None else enc.num[rows, slot]
+                    state = np.searchsorted(self.bounds[slot], col, side="left")
+                    if stride != 1:
+                        state *= stride
+                out += state
+            stride *= k
+        return out
+
     def flat(self, states: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(states.T), self.dims) if len(self.dims) else np.zeros(len(states), int)
 

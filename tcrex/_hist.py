@@ -253,8 +253,9 @@ class _Binned:
         self.cand_bad = last & ~self.cand_nominal  # the last bin of an ordered feature: no split
         # ordered features come first, so the nominal bins are one tail slice [n_ordered_bins:]
         self.n_ordered_bins = int(self.n_bins[~self.nominal].sum())
-        self.cand_threshold = _thresholds(np.concatenate(lo) if lo else np.zeros(0),
-                                          np.concatenate(hi) if hi else np.zeros(0), self.n_flat - self.n_ordered_bins)
+        self.cand_lo = np.concatenate(lo) if lo else np.zeros(0)
+        self.cand_hi = np.concatenate(hi) if hi else np.zeros(0)
+        self.cand_threshold = _thresholds(self.cand_lo, self.cand_hi, self.n_flat - self.n_ordered_bins)
         # the ordered features after the first: where their bins start, the flat bin just before each, and their
         # bin counts (subtracting the running sum there turns one cumulative sum over all bins into per-feature
         # prefix sums)
@@ -270,6 +271,21 @@ class _Binned:
     def flat_key(self) -> np.ndarray:
         """(F, N) flat bins: ``codes`` plus each feature's offset, as the platform integer ``np.bincount`` reads."""
         return np.add(self.codes, self.offset[:, None], dtype=np.intp)
+
+    def node_threshold(self, flat: int, node_counts: np.ndarray) -> float:
+        """The threshold of candidate ``flat`` in a node whose rows per flat bin are ``node_counts``: as CART,
+        the midpoint between the largest value going left and the smallest value of the node going right, i.e.
+        the low edge of the first bin after ``flat`` that holds rows of the node (bins the node leaves empty
+        would give the same split of its rows but a wider box)."""
+        if self._nominal_of[flat]:
+            return float(self.cand_threshold[flat])
+        f = self._feature_of[flat]
+        end = int(self.offset[f] + self.n_bins[f])
+        nonzero = np.flatnonzero(node_counts[flat + 1:end])
+        if not len(nonzero):
+            return float(self.cand_threshold[flat])
+        nxt = flat + 1 + int(nonzero[0])  # the first bin of the node after the split; its low edge follows nxt - 1
+        return float(_thresholds(self.cand_lo[flat:flat + 1], self.cand_hi[nxt - 1:nxt], 0)[0])
 
     def goes_left(self, rows: np.ndarray, flat: int) -> np.ndarray:
         """Whether each of the rows goes left under candidate ``flat``: ordered, its bin is at most the candidate's;
@@ -519,7 +535,9 @@ def _grow(binned: _Binned, target: _Target, rows: np.ndarray, opts: _Options, rn
         n_child = np.empty((n_pairs, 2), dtype=np.int64)
         n_child[:, 0] = np.rint(n_left[split_slots, c])
         n_child[:, 1] = np.rint(n_node[split_slots]).astype(np.int64) - n_child[:, 0]
-        tree.split(level[split_slots], binned.cand_col[c], binned.cand_threshold[c],
+        node_counts = target.counts(hist[split_slots])  # (pairs, flat bins): rows of each node per bin
+        thresholds = [binned.node_threshold(cand, node_counts[p]) for p, cand in enumerate(c.tolist())]
+        tree.split(level[split_slots], binned.cand_col[c], np.array(thresholds, dtype=np.float64),
                    first + np.arange(2 * n_pairs).reshape(n_pairs, 2), n_child, value)
         may = _may_split(target, value.reshape(2 * n_pairs, -1), n_child.reshape(-1), depth, opts).reshape(n_pairs, 2)
         # the next level: the children that may split, the directly histogrammed ones first. A pair with such a

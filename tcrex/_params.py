@@ -22,8 +22,8 @@ def check_parameter(name: str, value) -> None:
     elif name == "task":
         check_task(value)
     elif name == "grower":
-        if value not in ("exact", "hist"):
-            raise ParameterError(f"grower must be 'exact' or 'hist', got {value!r}")
+        if value not in ("auto", "exact", "hist"):
+            raise ParameterError(f"grower must be 'auto', 'exact' or 'hist', got {value!r}")
 
 
 def check_fitted(explainer) -> None:

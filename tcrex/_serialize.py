@@ -51,6 +51,8 @@ def to_json(ex, indent=None) -> str:
         "format": FORMAT, "version": VERSION, "task": ex.task_,
         "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
                    "grower": ex.grower, "random_state": ex.random_state,
+                   # optional (older exports lack it): the grower "auto" resolved to, "exact" or "hist"
+                   **({"grower_used": ex.grower_} if getattr(ex, "grower_", None) else {}),
                    "constraints": ex.constraints_.to_dict(), "target": _target_param(ex.target)},
         "n_fit_rows": int(ex.n_fit_rows_),
         "features": schema.to_list(),
@@ -142,6 +144,8 @@ def from_json(cls, text):
         ex.classes_ = list(doc.get("classes", []))
         ex.surrogate_ = None
         ex.model_ = None
+        used = params.get("grower_used", params.get("grower"))
+        ex.grower_ = used if used in ("exact", "hist") else None  # None: the export does not say
         solutions = []
         for t, item in enumerate(doc["targets"]):
             target = Target.from_dict(item["outputs"])

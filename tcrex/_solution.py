@@ -289,11 +289,12 @@ class Solution:
         return masks
 
     # ------------------------------------------------------------------ step (g)
-    def lookup(self, enc: Encoded):
-        """Rule, metarule, number of changes and change-pattern id of every row (all -1 / 0 with no rules)."""
-        n = len(enc)
+    def lookup(self, enc: Encoded, rows=None):
+        """Rule, metarule, number of changes and change-pattern id of every row (or of the rows with indices
+        ``rows``; all -1 / 0 with no rules)."""
+        n = len(enc) if rows is None else len(rows)
         if self.grid is None:
             neg = np.full(n, -1, dtype=np.int64)
             return neg, neg.copy(), np.zeros(n, dtype=np.int64), neg.copy()
-        cell = self.grid.flat(self.grid.states(enc))
+        cell = self.grid.cells(enc, rows)
         return self.cell_rule[cell], self.cell_metarule[cell], self.cell_changes[cell], self.cell_pattern[cell]

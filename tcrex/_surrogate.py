@@ -20,6 +20,59 @@ from ._outputs import CLASSIFICATION
 
 _ROWS_PER_BLOCK = 4096  # rows per block when copying a row-major matrix to column-major (_column_major)
 
+GROWERS = ("auto", "exact", "hist")
+# grower="auto" on data that needs binning: the histogram grower from this many fit rows on, CART below. Measured
+# (benchmarks/engine_speed.py --crossover, 6 numeric columns of distinct floats + 1 categorical, surrogate step):
+# hist/exact = 1.09 at 1,000 rows, 0.61 at 2,000, 0.32 at 5,000, 0.16 at 20,000 (shared 2-core machine).
+AUTO_HIST_MIN_ROWS = 2_000
+_HIST_DEFAULT_BINS = 255
+_HIST_ONLY = ("max_bins", "subsample")  # surrogate_params the exact grower (scikit-learn) does not accept
+_EXACT_ALIKE = ("max_depth", "min_samples_leaf")  # params both growers read the same way on a single tree
+_SKLEARN_GAP = 1e-7  # scikit-learn's FEATURE_THRESHOLD: CART never splits between float32 values closer than this
+
+
+def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None) -> tuple[str, str]:
+    """The grower to use and why: ``(grower, reason)``.
+
+    "exact" and "hist" resolve to themselves. "auto" resolves to "hist" where the histogram grower provably
+    considers exactly CART's candidate splits (reason "hist exact"): one tree, no parameter only one grower reads,
+    every numeric column with at most ``max_bins`` distinct values, each exactly a float32 (scikit-learn compares
+    float32 copies) and no two closer than scikit-learn's 1e-7 (CART skips such splits); categoricals are code
+    histograms whose one-vs-rest splits are CART's one-hot splits. The trees are then scikit-learn's up to
+    tie-breaking between equally good splits. Otherwise it chooses by data size (reason "size"): "hist" from
+    ``AUTO_HIST_MIN_ROWS`` fit rows on, "exact" below; a parameter only one grower accepts picks that grower
+    (reason "params").
+    """
+    if grower != "auto":
+        return grower, "set"
+    params = dict(params or {})
+    if set(params) - set(_HIST_ONLY) - {"max_features"} - set(_EXACT_ALIKE):
+        return "exact", "params"  # a scikit-learn option the histogram grower does not have
+    if set(params) & set(_HIST_ONLY) - {"max_bins"}:
+        return "hist", "params"
+    if n_trees == 1 and not set(params) - set(_EXACT_ALIKE) - {"max_bins"} and \
+            _hist_is_exact(enc.num, params.get("max_bins", _HIST_DEFAULT_BINS)):
+        return "hist", "hist exact"
+    if "max_bins" in params:
+        return "hist", "params"
+    return ("hist" if len(enc) >= AUTO_HIST_MIN_ROWS else "exact"), "size"
+
+
+def _hist_is_exact(num: np.ndarray, max_bins) -> bool:
+    """Whether every numeric column has at most ``max_bins`` distinct values, each exactly a float32 and no two
+    within scikit-learn's 1e-7 (so the histogram grower's one bin per value gives CART's candidates)."""
+    if not isinstance(max_bins, (int, np.integer)) or max_bins < 2:
+        return False
+    for j in range(num.shape[1]):
+        uniq = np.unique(num[:, j])
+        if len(uniq) > max_bins:
+            return False
+        with np.errstate(over="ignore"):
+            as32 = uniq.astype(np.float32)
+        if not np.array_equal(as32, uniq) or np.any(np.diff(as32) <= _SKLEARN_GAP):
+            return False
+    return True
+
 
 @dataclass
 class _TreeIndex:
@@ -42,7 +95,7 @@ class Surrogate:
     """Grown trees plus, for each unique candidate box, a way to count fit rows inside it."""
 
     def __init__(self, schema: FeatureSchema, task: str, rho: float, n_trees: int, random_state, params=None,
-                 grower: str = "exact"):
+                 grower: str = "auto"):
         self.grower = grower
         self.schema = schema
         self.task = task
@@ -52,8 +105,10 @@ class Surrogate:
         self.params = dict(params or {})
 
     def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
-        """``y_code``: class codes (classification) or float outputs (regression)."""
-        if self.grower == "hist":
+        """``y_code``: class codes (classification) or float outputs (regression). ``grower_`` is the grower
+        used ("exact" or "hist"; "auto" resolved by :func:`resolve_grower`), ``grower_reason_`` why."""
+        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc, self.n_trees, self.params)
+        if self.grower_ == "hist":
             # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
             # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
             columns = self.schema.one_hot_columns()
@@ -80,6 +135,9 @@ class Surrogate:
     def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:  # the exact grower (hist: _grow_encoded)
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
         ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
+        if getattr(self, "grower_", self.grower) == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
+            from ._hist import grow_hist_trees
+            return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
         common = dict(min_samples_leaf=max(1, int(math.ceil(self.rho * len(y_code)))), random_state=self.random_state)

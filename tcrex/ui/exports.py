@@ -50,7 +50,8 @@ def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
         "target": p.describe_target(ws.task),
         "tau": p.tau, "rho": p.rho, "surrogate trees": p.n_trees, "grid cell limit": p.max_cells,
         "fit rows": len(ws.data.fit_index), "test rows": len(ws.data.test_index),
-        "surrogate grower": p.grower,
+        "surrogate grower": p.grower + (f" (used: {result.explainer.grower_})"
+                                        if getattr(result.explainer, "grower_", None) else ""),
         "actionability constraints": "none" if constraints is None else constraints.describe(),
         "rules / metarules / grid cells": f"{result.n_rules} / {result.n_metarules} / {result.n_cells:,}",
         "subgroup audit": audit.title if audit is not None else

@@ -24,7 +24,7 @@ def _apply_params_from_form() -> None:
         target = float(ss["param_target_threshold"])
     new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
                n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
-               target=target, grower=str(ss.get("param_grower", "exact")))
+               target=target, grower=str(ss.get("param_grower", "auto")))
     errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
     if errors:
         ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
@@ -71,10 +71,12 @@ def render_params_form(ws: Workspace | None) -> None:
         st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
                         help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
                              "limit is hit.")
-        st.radio("Advanced · surrogate grower", ["exact", "hist"], key="param_grower", horizontal=True,
-                 format_func={"exact": "exact (CART)", "hist": "hist (binned)"}.get,
-                 help="exact: scikit-learn's CART, the paper's choice. hist: a histogram-based tree, faster on "
-                      "large data (thresholds fall between binned values). Changing it regrows the surrogate.")
+        st.radio("Advanced · surrogate grower", ["auto", "exact", "hist"], key="param_grower", horizontal=True,
+                 format_func={"auto": "auto", "exact": "exact (CART)", "hist": "hist (binned)"}.get,
+                 help="auto (default): the histogram grower wherever it considers exactly CART's splits, and on "
+                      "columns that need binning exact below 2,000 rows, hist above. exact: scikit-learn's CART, "
+                      "the paper's choice. hist: a histogram-based tree, faster on large data (thresholds fall "
+                      "between binned values). Changing it regrows the surrogate.")
         st.form_submit_button("Apply parameters", type="primary", on_click=_apply_params_from_form,
                               width="stretch")
     _param_messages(ws, p)
@@ -147,7 +149,7 @@ def render_sidebar() -> None:
                 + f"  \n**Model:** {m.label}{score}"
                 + f"  \n**Task:** {ws.task} · **Target:** {p.describe_target(ws.task)}"
                 + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
-                + ("" if p.grower == "exact" else f" · grower {p.grower}")
+                + f" · grower {_grower_text(p, result)}"
                 + f"  \n**Constraints:** {constraints_summary(result)}"
             )
             if result is not None:
@@ -165,3 +167,9 @@ def render_sidebar() -> None:
         if ws is not None:
             with st.expander("Actionability constraints", expanded=False, icon=":material/lock:"):
                 constraints.editor(ws, result)
+
+
+def _grower_text(p, result) -> str:
+    """The grower asked for, and for "auto" the one the fit used (the explainer's ``grower_``)."""
+    used = getattr(result.explainer, "grower_", None) if result is not None else None
+    return f"{p.grower} → {used}" if p.grower == "auto" and used else p.grower

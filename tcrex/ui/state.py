@@ -66,7 +66,7 @@ class Params:
     n_trees: int = 1
     max_cells: int = 100_000
     target: Any = None  # engine spec: None (default), a class label, or a regression threshold
-    grower: str = "exact"  # surrogate grower: "exact" (CART, the paper's) or "hist" (binned, faster on big data)
+    grower: str = "auto"  # surrogate grower: "auto" (hist where exact, else by size), "exact" (CART) or "hist"
     #: actionability constraints as sorted ``(feature, JSON of its spec)`` pairs (hashable); () = none
     constraints: tuple = ()
 

@@ -1,0 +1,77 @@
+"""explain's fast encoding and lookup paths (Arrow string codes in one hash lookup, cells without a state matrix,
+per-target rows without copying the encoded frame) give exactly the general paths' results and errors."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcrex import DataError, TCREx
+from tcrex._data import _codes
+
+from .helpers import mixed
+
+pa = pytest.importorskip("pyarrow")
+
+
+def _frames(X):
+    """The same rows as Arrow strings, Python objects and pandas categoricals."""
+    cats = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    return {"arrow": X.astype({c: pd.StringDtype("pyarrow") for c in cats}),
+            "object": X.astype({c: object for c in cats}),
+            "category": X.astype({c: "category" for c in cats})}
+
+
+@pytest.mark.parametrize("outputs", ["binary", "multiclass"])
+def test_explain_is_identical_for_arrow_object_and_categorical_columns(outputs):
+    X, y = mixed(1500, seed=3)
+    y = y if outputs == "binary" else X.job.to_numpy()
+    ex = TCREx(tau=0.8).fit(X, y_pred=y)
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, len(X), 4000)
+    frames = _frames(X.iloc[rows].reset_index(drop=True))
+    assert frames["arrow"].job.array.__class__.__name__ == "ArrowStringArray"
+    out = {k: ex.explain(f, y_pred=y[rows]) for k, f in frames.items()}
+    pd.testing.assert_frame_equal(out["arrow"], out["object"])
+    pd.testing.assert_frame_equal(out["arrow"], out["category"])
+    # one row at a time gives the same as the whole frame (the single-target and per-target lookup paths)
+    for r in range(0, 4000, 997):
+        one = ex.explain(frames["arrow"].iloc[[r]], y_pred=y[rows][[r]])
+        pd.testing.assert_frame_equal(one.astype({"text": str}), out["arrow"].iloc[[r]].astype({"text": str}))
+
+
+def test_grid_cells_equal_flat_states():
+    X, y = mixed(1500, seed=4)
+    ex = TCREx(tau=0.8).fit(X, y_pred=y)
+    enc = ex.schema_.encode(X)
+    rows = np.array([5, 0, 1499, 5, 700])
+    for sol in ex.targets_:
+        if sol.grid is None:
+            continue
+        assert np.array_equal(sol.grid.cells(enc), sol.grid.flat(sol.grid.states(enc)))
+        assert np.array_equal(sol.grid.cells(enc, rows), sol.grid.flat(sol.grid.states(enc.take(rows))))
+
+
+def test_arrow_codes_equal_the_general_path_with_missing_values_and_refuse_unseen_alike():
+    X, y = mixed(300)
+    ex = TCREx(tau=0.8).fit(X, y_pred=y)
+    schema = ex.schema_
+    i = schema.names.index("job")
+    f, lookup = schema.features[i], schema._categories_index(i)
+    values = ["nurse", None, "clerk", "teacher", None]
+    arrow = pd.Series(values, dtype=pd.StringDtype("pyarrow"))
+    obj = pd.Series(values, dtype=object)
+    assert np.array_equal(_codes(arrow, f, lookup), _codes(obj, f, lookup))
+    assert list(_codes(arrow, f, lookup)) == [f.categories.index("nurse"), -1, f.categories.index("clerk"),
+                                              f.categories.index("teacher"), -1]
+    assert len(_codes(pd.Series([], dtype=pd.StringDtype("pyarrow")), f, lookup)) == 0
+    messages = []
+    for dtype in (pd.StringDtype("pyarrow"), object):
+        bad = X.astype({"job": dtype}).copy()
+        bad.loc[3, "job"] = "astronaut"
+        with pytest.raises(DataError) as err:
+            ex.explain(bad, y_pred=y)
+        messages.append(str(err.value))
+        gap = X.astype({"job": dtype}).copy()
+        gap.loc[3, "job"] = None
+        with pytest.raises(DataError, match="missing"):
+            ex.explain(gap, y_pred=y)
+    assert messages[0] == messages[1] and "astronaut" in messages[0]
