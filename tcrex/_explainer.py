@@ -443,15 +443,23 @@ class TCREx:
                              for i, name in enumerate(self.schema_.names)}, index=X.index)
 
     # ------------------------------------------------------------------ richer local outputs
-    def counterfactuals(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
-        """The nearest point of each row's rule box (respecting ``(low, high]`` and integer features).
+    def counterfactuals(self, X, *, verify=None, model=None, y_pred=None, target=None) -> pd.DataFrame:
+        """The counterfactual point of each row: the nearest point of its rule box (respecting ``(low, high]`` and
+        integer features), verified on the model when one is known.
 
         Rows already in the target keep their values; rows with no (actionable) rule get missing values.
+        ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) checks every point on the
+        model and, where the boundary point fails, searches inside the rule box for the nearest point the model
+        sends to the target (real example as last resort); the frame then gains ``valid`` (missing where there is
+        no rule) and ``source`` (boundary / searched / example). ``verify=False`` returns the boundary points only.
         """
         self._require_fitted()
         X = as_frame(X)
         enc = self.schema_.encode(X)
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
+        from ._verify import verified_frame, wants_verify
+        if wants_verify(self, verify, model):
+            return verified_frame(self, X, enc, res, model if model is not None else self.model_)
         moved = self._move_to_rules(enc, res)
         out = self._decode(moved, X.index)
         out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable

@@ -493,7 +493,7 @@ def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
         return dist, False
     if not has.any():
         return dist, True
-    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec)
+    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, verify=False)
     pos = np.flatnonzero(has)
     dist[pos] = explainer.percentile_distance(X.iloc[pos], cf.iloc[pos])
     return dist, True
