@@ -48,6 +48,15 @@ class LocalExplanation:
     example: dict | None = None  # nearest fit row inside the rule whose output is in the target
     example_index: object = None
     alternatives: list = field(default_factory=list)  # metacounterfactuals, nearest first
+    # model verification (``verify=True``): the counterfactual above is then the verified point
+    counterfactual_valid: bool | None = None  # the model's output at the counterfactual is in the target
+    counterfactual_output: object = None
+    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.SOURCES)
+    boundary_point: dict | None = None  # the nearest point of the rule box (the paper's point)
+    boundary_valid: bool | None = None
+    boundary_output: object = None
+    example_valid: bool | None = None
+    example_output: object = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -577,9 +586,14 @@ class TCREx:
                                  "reference= (rows whose percentiles to use)")
         return scale.distance(a, b)
 
-    def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5) -> LocalExplanation:
+    def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5,
+                    verify=None) -> LocalExplanation:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
-        real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2)."""
+        real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2).
+
+        ``verify`` (default: True when a model is known) checks the points on the model: ``counterfactual`` is
+        then the verified point (see :meth:`counterfactuals`) with ``counterfactual_valid/output/source``, next
+        to ``boundary_point`` and the example with their own ``*_valid`` / ``*_output``."""
         self._require_fitted()
         X = _one_row(x, self.schema_.names)
         enc = self.schema_.encode(X)
@@ -617,6 +631,9 @@ class TCREx:
                 exp.example_index = ex["example_index"].iloc[0]
                 exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
         exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
+        from ._verify import verify_one, wants_verify
+        if wants_verify(self, verify, model):
+            verify_one(self, exp, X, enc, res, model if model is not None else self.model_)
         return exp
 
     def _conditions_dict(self, boxes: Boxes, r: int) -> dict:

@@ -7,15 +7,16 @@ model sends to the row's target:
 
 1. the rule's *change* features move deeper into their allowed range (candidates: quantiles of the fit rows inside
    the rule whose output is in the target; the other allowed categories);
-2. only if that fails, the rule's *keep* features may move too (within the rule), and points on the segment from
-   the boundary point to the nearest constraint-respecting real example are tried;
-3. the real example itself (the nearest fit row inside the rule whose output is in the target and that the
+2. only if that fails, the rule's *keep* features may move too (within the rule), including points on the segment
+   from the boundary point to the nearest constraint-respecting real example over the rule's features;
+3. then points on that segment over all features (features the rule leaves free move toward the example);
+4. the real example itself (the nearest fit row inside the rule whose output is in the target and that the
    constraints allow) is the last resort.
 
 Every candidate lies inside the row's rule box with ``(low, high]`` and integer semantics and respects the
 actionability constraints (immutable features never move; increase/decrease-only features never move the wrong
 way; category moves follow the allowed transitions); features the rule leaves free keep the row's values (except in
-the segment candidates and the example, which move toward a real row). All candidates of a batch of rows are
+stages 3 and 4, which move toward a real row). All candidates of a batch of rows are
 scored with one model call per stage.
 """
 from __future__ import annotations
@@ -219,8 +220,8 @@ class _Search:
 
     # ------------------------------------------------------------------ candidates of one rule's rows
     def _candidates(self, rows: np.ndarray, t: int, r: int) -> list[tuple]:
-        """(num, cat, row position, phase) blocks; phase 1 moves only change features, 2 anything in the rule,
-        3 is the real example."""
+        """(num, cat, row position, phase) blocks; phase 1 moves only change features, 2 any feature the rule
+        constrains, 3 also features it leaves free (toward the real example), 4 is the real example."""
         rule = self._rule(t, r)
         x, b = self.enc.take(rows), self.boundary.take(rows)
         n_g = len(rows)
@@ -287,8 +288,9 @@ class _Search:
                     if a >= 0.5:
                         take = np.ones(len(self.schema.categorical), dtype=bool) if not only_rule else cat_constrained
                         cat[:, take] = e.cat[:, take]
-                    add(num, cat, has & ((num != b.num).any(axis=1) | (cat != b.cat).any(axis=1)), 2)
-            add(e.num, e.cat, has, 3)
+                    add(num, cat, has & ((num != b.num).any(axis=1) | (cat != b.cat).any(axis=1)),
+                        2 if only_rule else 3)
+            add(e.num, e.cat, has, 4)
         return blocks
 
     # ------------------------------------------------------------------ one chunk of failing rows
@@ -307,7 +309,7 @@ class _Search:
         x = self.enc.take(rows[owner])
         dist = self.scale.distance(x, Encoded(num, cat))
         done = np.zeros(len(rows), dtype=bool)
-        for ph in (1, 2, 3):
+        for ph in (1, 2, 3, 4):
             sel = np.flatnonzero((phase == ph) & ~done[owner])
             if not len(sel):
                 continue
@@ -326,7 +328,7 @@ class _Search:
             g = rows[owner[best]]
             point.num[g], point.cat[g] = num[best], cat[best]
             valid[g] = True
-            source[g] = _SRC[EXAMPLE] if ph == 3 else _SRC[SEARCHED]
+            source[g] = _SRC[EXAMPLE] if ph == 4 else _SRC[SEARCHED]
             output[g] = np.array([outs[k] for k in best.tolist()] + [None], dtype=object)[:-1]
             done[owner[best]] = True
 
@@ -358,3 +360,21 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model) -> pd.Da
     out["valid"] = valid_column(v.checked, v.valid)
     out["source"] = source_column(v.source)
     return out
+
+
+def _native(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model) -> None:
+    """Fill the verification fields of a LocalExplanation of one row that has a rule."""
+    v = verify_points(ex, X, enc, res, model)
+    exp.boundary_point = exp.counterfactual
+    exp.boundary_valid, exp.boundary_output = bool(v.boundary_valid[0]), v.boundary_output[0]
+    exp.counterfactual = {k: _native(val) for k, val in ex._decode(v.point, X.index).iloc[0].items()}
+    exp.counterfactual_valid, exp.counterfactual_output = bool(v.valid[0]), v.output[0]
+    exp.counterfactual_source = SOURCES[v.source[0]] if v.source[0] >= 0 else None
+    if exp.example is not None:
+        out = _Model(ex, model, X).outputs(ex.schema_.encode(pd.DataFrame([exp.example])))
+        exp.example_output = _objects(out)[0]
+        exp.example_valid = bool(ex._all_targets[exp.target].target.contains(out)[0])
