@@ -156,7 +156,7 @@ class _Search:
             inside = box.contains(self.fit)[:, 0]
             pool = np.flatnonzero(inside & sol.target.contains(self.ex._fit_y))
             src = pool if len(pool) else np.flatnonzero(inside)
-            qfull = [np.quantile(self.fit.num[src, j], QUANTILES) if len(src) else np.zeros(0)
+            qfull = [np.quantile(self.fit.num[src, j], QUANTILES, method="nearest") if len(src) else np.zeros(0)
                      for j in range(self.fit.num.shape[1])]
             self.rule_cache[key] = {"low": box.low[0], "high": box.high[0], "allowed": [a[0] for a in box.allowed],
                                     "pool": pool, "qfull": qfull, "quant": [np.unique(q) for q in qfull]}
