@@ -674,9 +674,25 @@ class TCREx:
         return result
 
     # ------------------------------------------------------------------ global summary
-    def rules_frame(self) -> pd.DataFrame:
-        """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order)."""
+    def effectiveness(self, X=None, *, model=None, y_pred=None):
+        """Per rule and metarule, on a population (the fit rows by default): the share of served inputs whose
+        boundary point already flips the model, and whose verified point works without falling back to the
+        real example. Returns a plain-data ``Effectiveness`` (counts, ``rules`` and ``metarules`` frames)."""
+        from ._effectiveness import compute
         self._require_fitted()
+        return compute(self, X, model, y_pred)
+
+    def rules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
+        """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order).
+
+        Given a population ``X`` and/or a model (or ``effectiveness=`` from :meth:`effectiveness`, or True for
+        the fit rows), adds ``n_served``, ``boundary_effectiveness`` and ``effectiveness``."""
+        from ._effectiveness import add_columns, resolve
+        self._require_fitted()
+        eff = resolve(self, effectiveness, X, model, y_pred)
+        return add_columns(self._rules_frame(), eff, "rule")
+
+    def _rules_frame(self) -> pd.DataFrame:
         rows = []
         for t, sol in enumerate(self.targets_):
             complexity = sol.rules.complexity()
@@ -689,9 +705,15 @@ class TCREx:
         return pd.DataFrame(rows, columns=["target", "target_description", "rule", "conditions", "n",
                                            "feasibility", "accuracy", "complexity", "n_metarules"])
 
-    def metarules_frame(self) -> pd.DataFrame:
-        """Every metarule with its rule, worst-case sparsity and what to change / keep inside it."""
+    def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
+        """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
+        effectiveness columns, as in :meth:`rules_frame`)."""
+        from ._effectiveness import add_columns, resolve
         self._require_fitted()
+        eff = resolve(self, effectiveness, X, model, y_pred)
+        return add_columns(self._metarules_frame(), eff, "metarule")
+
+    def _metarules_frame(self) -> pd.DataFrame:
         rows = []
         for t, sol in enumerate(self.targets_):
             for m in range(len(sol.metarules)):
@@ -759,10 +781,12 @@ class TCREx:
         return metarule_slice(self._all_targets[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
-    def to_json(self, indent=None) -> str:
+    def to_json(self, indent=None, *, effectiveness=None) -> str:
+        """The versioned JSON export; ``effectiveness`` (from :meth:`effectiveness`) adds per-rule and
+        per-metarule effectiveness as optional fields (format version 3)."""
         from ._serialize import to_json
         self._require_fitted()
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, effectiveness=effectiveness)
 
     @classmethod
     def from_json(cls, text) -> "TCREx":

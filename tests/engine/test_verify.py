@@ -159,3 +159,55 @@ def test_explain_one_carries_the_verdict(data):
         assert e.example_output == int(diagonal_model(pd.DataFrame([e.example]))[0])
     plain = ex.explain_one(data.iloc[[i]], verify=False)
     assert plain.counterfactual == e.boundary_point and plain.counterfactual_valid is None
+
+
+# ---------------------------------------------------------------------------------------------- effectiveness
+def test_effectiveness_counts_match_the_points(data):
+    ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
+    eff = ex.effectiveness()
+    assert eff.population == "fit rows" and eff.n == len(data)
+    cf = ex.counterfactuals(data)
+    boundary = ex.counterfactuals(data, verify=False)
+    expl = ex.explain(data)
+    has = expl["rule"].notna().to_numpy()
+    flips = np.zeros(len(data), dtype=bool)
+    for t in np.unique(expl["target"][has]):
+        sel = has & (expl["target"] == t).to_numpy()
+        flips[sel] = ex.solution(int(t)).target.contains(diagonal_model(boundary[sel]))
+    verified = cf["valid"].fillna(False).to_numpy(bool) & (cf["source"] != EXAMPLE).to_numpy()
+    assert eff.n_with_rule == has.sum() and eff.n_boundary_valid == flips.sum() and eff.n_verified == verified.sum()
+    rules = ex.rules_frame(effectiveness=eff)
+    assert rules["n_served"].sum() == has.sum()
+    for row in rules[rules["n_served"] > 0].itertuples():
+        sel = ((expl["target"] == row.target) & (expl["rule"] == row.rule)).fillna(False).to_numpy()
+        assert row.boundary_effectiveness == pytest.approx(flips[sel].mean())
+        assert row.effectiveness == pytest.approx(verified[sel].mean())
+    metas = ex.metarules_frame(model=diagonal_model)  # a model alone: the fit rows as population
+    assert metas["n_served"].sum() == has.sum()
+    assert list(ex.rules_frame().columns) == list(rules.columns[:-3])  # nothing asked: today's columns
+    # another population
+    other = ex.effectiveness(data.iloc[:100], model=diagonal_model)
+    assert other.population == "given rows" and other.n == 100
+
+
+def test_effectiveness_json_round_trip_and_old_files(data):
+    import json
+    ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
+    eff = ex.effectiveness()
+    plain = json.loads(ex.to_json())
+    assert plain["version"] == 2 and "effectiveness" not in plain  # the version bumps only when included
+    doc = json.loads(ex.to_json(effectiveness=eff))
+    assert doc["version"] == 3 and doc["effectiveness"]["n_verified"] == eff.n_verified
+    back = TCREx.from_json(json.dumps(doc))
+    pd.testing.assert_frame_equal(back.effectiveness_.rules, eff.rules)
+    pd.testing.assert_frame_equal(back.effectiveness_.metarules, eff.metarules)
+    pd.testing.assert_frame_equal(back.rules_frame(effectiveness=True), ex.rules_frame(effectiveness=eff))
+    old = TCREx.from_json(json.dumps(plain))  # an older file (version 2, no effectiveness) still loads
+    assert getattr(old, "effectiveness_", None) is None
+    v1 = dict(plain, version=1)
+    v1["params"] = {k: v for k, v in plain["params"].items() if k != "constraints"}
+    TCREx.from_json(json.dumps(v1))
+    doc["effectiveness"]["rules"][0]["effectiveness"] = 2.0
+    from tcrex import SchemaError
+    with pytest.raises(SchemaError, match="effectiveness"):
+        TCREx.from_json(json.dumps(doc))
