@@ -81,7 +81,9 @@ def frame_like(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
 
 class _Model:
     def __init__(self, ex, model, X):
-        self.ex, self.model, self.X = ex, model, X
+        names = set(ex.schema_.names)
+        self.ex, self.model = ex, model
+        self.X = X if len(X.columns) == len(names) else X[[c for c in X.columns if str(c) in names]]
         self.calls = 0
 
     def outputs(self, enc: Encoded) -> np.ndarray:
