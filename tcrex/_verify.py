@@ -9,15 +9,17 @@ model sends to the row's target:
    the rule whose output is in the target; the other allowed categories);
 2. only if that fails, the rule's *keep* features may move too (within the rule), including points on the segment
    from the boundary point to the nearest constraint-respecting real example over the rule's features;
-3. then points on that segment over all features (features the rule leaves free move toward the example);
-4. the real example itself (the nearest fit row inside the rule whose output is in the target and that the
+3. then one feature the rule leaves free (any value of it is inside the box) at a quantile / common category of the
+   rule's in-target rows — one extra change;
+4. then points on that segment over all features (features the rule leaves free move toward the example);
+5. the real example itself (the nearest fit row inside the rule whose output is in the target and that the
    constraints allow) is the last resort.
 
 Every candidate lies inside the row's rule box with ``(low, high]`` and integer semantics and respects the
 actionability constraints (immutable features never move; increase/decrease-only features never move the wrong
 way; category moves follow the allowed transitions); features the rule leaves free keep the row's values (except in
-stages 3 and 4, which move toward a real row). All candidates of a batch of rows are
-scored with one model call per stage.
+stages 3-5). All candidates of a batch of rows are
+scored with one model call per stage (one call for all stages when the batch is small).
 """
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCES
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: Positions on the segment from the boundary point to the real example.
 ALPHAS = (0.25, 0.5, 0.75)
+#: Most common categories (of the rule's in-target rows) tried for a categorical feature the rule leaves free.
+MAX_FREE_CATEGORIES = 5
+#: Up to this many failing rows, all stages' candidates are scored in one model call (each call has a fixed cost
+#: that dominates on small batches); beyond it, stage by stage so repaired rows cost nothing more.
+SMALL_ROWS = 400
 #: Rows whose candidates are scored together (bounds memory; one model call per stage per chunk).
 CHUNK_ROWS = 4000
 #: Rounds of each stage by candidate rank (nearest first). One round: on the paper's datasets most failing rows
@@ -257,7 +264,7 @@ class _Search:
     # ------------------------------------------------------------------ candidates of one rule's rows
     def _candidates(self, rows: np.ndarray, t: int, r: int, part: str = "all") -> list[tuple]:
         """(num, cat, row position, phase) blocks; phase 1 moves only change features, 2 any feature the rule
-        constrains, 3 also features it leaves free (toward the real example), 4 is the real example. ``part``: "cheap" (no real example needed: blocks A-D), "example" (E-F only, for
+        constrains, 3 one feature it leaves free, 4 all features (toward the real example), 5 is the real example. ``part``: "cheap" (no real example needed: blocks A-D), "example" (E-F only, for
         the rows the cheap moves did not repair, since finding the example is the costly part) or "all"."""
         rule = self._rule(t, r)
         x, b = self.enc.take(rows), self.boundary.take(rows)
@@ -305,6 +312,26 @@ class _Search:
                 cat[:, j] = c
                 usable = (b.cat[:, j] != c) & self._allowed_move(j, x.cat[:, j], np.full(n_g, c))
                 add(b.num, cat, usable, np.where(cat_out, 1, 2))
+        # G: one feature the rule leaves free (any value is inside the box) at a quantile / common category of the
+        # rule's in-target rows: one extra change, tried only after the rule's own features
+        for j, i in enumerate(self.schema.numeric):
+            if constrained[j] or self.kind[i] == IMMUTABLE:
+                continue
+            for v in rule["quant"][j]:
+                num = b.num.copy()
+                num[:, j] = clip(j, v)
+                add(num, b.cat, num[:, j] != b.num[:, j], 3)
+        pool_cat = self.fit.cat[rule["pool"]] if len(rule["pool"]) else None
+        for j, i in enumerate(self.schema.categorical):
+            if not rule["allowed"][j].all() or self.kind[i] == IMMUTABLE or pool_cat is None:
+                continue
+            counts = np.bincount(pool_cat[:, j], minlength=len(rule["allowed"][j]))
+            for c in np.argsort(-counts, kind="stable")[:MAX_FREE_CATEGORIES]:
+                if counts[c] == 0:
+                    break
+                cat = b.cat.copy()
+                cat[:, j] = c
+                add(b.num, cat, (b.cat[:, j] != c) & self._allowed_move(j, x.cat[:, j], np.full(n_g, c)), 3)
         if part == "cheap":
             return blocks
         if part == "example":
@@ -330,8 +357,8 @@ class _Search:
                         take = np.ones(len(self.schema.categorical), dtype=bool) if not only_rule else cat_constrained
                         cat[:, take] = e.cat[:, take]
                     add(num, cat, has & ((num != b.num).any(axis=1) | (cat != b.cat).any(axis=1)),
-                        2 if only_rule else 3)
-            add(e.num, e.cat, has, 4)
+                        2 if only_rule else 4)
+            add(e.num, e.cat, has, 5)
         return blocks
 
     # ------------------------------------------------------------------ one chunk of failing rows
@@ -360,9 +387,15 @@ class _Search:
                 num, cat = np.concatenate([num, n_]), np.concatenate([cat, c_])
                 owner, phase, dist = np.concatenate([owner, o_]), np.concatenate([phase, ph_]), np.concatenate([dist, d_])
 
-        gather("cheap")
-        for ph in (1, 2, 3, 4):
-            if ph == 2 and not done.all():
+        small = len(rows) <= SMALL_ROWS
+        gather("all" if small else "cheap")
+        pre = None
+        if small and num is not None:  # few rows: every stage's candidates in one model call (same choices)
+            self.n_candidates += len(num)
+            out_all = self.m.outputs(Encoded(num, cat))
+            pre = (out_all, self.m.in_target(out_all, tgt[owner]))
+        for ph in (1, 2, 3, 4, 5):
+            if ph == 2 and not small and not done.all():
                 gather("example")
             if num is None:
                 continue
@@ -379,9 +412,12 @@ class _Search:
                 sel = cand[(rank >= lo) & (rank < hi) & ~done[owner[cand]]]
                 if not len(sel):
                     continue
-                self.n_candidates += len(sel)
-                out = self.m.outputs(Encoded(num[sel], cat[sel]))
-                ok = self.m.in_target(out, tgt[owner[sel]])
+                if pre is None:
+                    self.n_candidates += len(sel)
+                    out = self.m.outputs(Encoded(num[sel], cat[sel]))
+                    ok = self.m.in_target(out, tgt[owner[sel]])
+                else:
+                    out, ok = pre[0][sel], pre[1][sel]
                 good = sel[ok]  # sel is in (row, distance, index) order: the first per row is its nearest
                 if not len(good):
                     continue
@@ -391,7 +427,7 @@ class _Search:
                 g = rows[owner[best]]
                 point.num[g], point.cat[g] = num[best], cat[best]
                 valid[g] = True
-                source[g] = _SRC[EXAMPLE] if ph == 4 else _SRC[SEARCHED]
+                source[g] = _SRC[EXAMPLE] if ph == 5 else _SRC[SEARCHED]
                 output[g] = np.array([outs[k] for k in best.tolist()] + [None], dtype=object)[:-1]
                 done[owner[best]] = True
 

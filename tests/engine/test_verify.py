@@ -211,3 +211,13 @@ def test_effectiveness_json_round_trip_and_old_files(data):
     from tcrex import SchemaError
     with pytest.raises(SchemaError, match="effectiveness"):
         TCREx.from_json(json.dumps(doc))
+
+
+def test_one_call_for_small_batches_chooses_the_same_points(data, monkeypatch):
+    import tcrex._verify as verify
+    ex = TCREx(rho=0.03, tau=0.9, constraints={"age": "increase_only"}).fit(data, diagonal_model)
+    monkeypatch.setattr(verify, "SMALL_ROWS", 0)
+    staged = ex.counterfactuals(data)
+    monkeypatch.setattr(verify, "SMALL_ROWS", 10 ** 9)
+    at_once = ex.counterfactuals(data)
+    pd.testing.assert_frame_equal(staged, at_once)
