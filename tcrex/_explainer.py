@@ -49,6 +49,15 @@ class LocalExplanation:
     example: dict | None = None  # nearest fit row inside the rule whose output is in the target
     example_index: object = None
     alternatives: list = field(default_factory=list)  # metacounterfactuals, nearest first
+    # model verification (``verify=True``): the counterfactual above is then the verified point
+    counterfactual_valid: bool | None = None  # the model's output at the counterfactual is in the target
+    counterfactual_output: object = None
+    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.SOURCES)
+    boundary_point: dict | None = None  # the nearest point of the rule box (the paper's point)
+    boundary_valid: bool | None = None
+    boundary_output: object = None
+    example_valid: bool | None = None
+    example_output: object = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -455,15 +464,23 @@ class TCREx(BaseEstimator):
                              for i, name in enumerate(self.schema_.names)}, index=X.index)
 
     # ------------------------------------------------------------------ richer local outputs
-    def counterfactuals(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
-        """The nearest point of each row's rule box (respecting ``(low, high]`` and integer features).
+    def counterfactuals(self, X, *, verify=None, model=None, y_pred=None, target=None) -> pd.DataFrame:
+        """The counterfactual point of each row: the nearest point of its rule box (respecting ``(low, high]`` and
+        integer features), verified on the model when one is known.
 
         Rows already in the target keep their values; rows with no (actionable) rule get missing values.
+        ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) checks every point on the
+        model and, where the boundary point fails, searches inside the rule box for the nearest point the model
+        sends to the target (real example as last resort); the frame then gains ``valid`` (missing where there is
+        no rule) and ``source`` (boundary / searched / example). ``verify=False`` returns the boundary points only.
         """
         self._require_fitted()
         X = as_frame(X)
         enc = self.schema_.encode(X)
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
+        from ._verify import verified_frame, wants_verify
+        if wants_verify(self, verify, model):
+            return verified_frame(self, X, enc, res, model if model is not None else self.model_)
         moved = self._move_to_rules(enc, res)
         out = self._decode(moved, X.index)
         out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
@@ -581,9 +598,14 @@ class TCREx(BaseEstimator):
                                  "reference= (rows whose percentiles to use)")
         return scale.distance(a, b)
 
-    def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5) -> LocalExplanation:
+    def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5,
+                    verify=None) -> LocalExplanation:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
-        real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2)."""
+        real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2).
+
+        ``verify`` (default: True when a model is known) checks the points on the model: ``counterfactual`` is
+        then the verified point (see :meth:`counterfactuals`) with ``counterfactual_valid/output/source``, next
+        to ``boundary_point`` and the example with their own ``*_valid`` / ``*_output``."""
         self._require_fitted()
         X = _one_row(x, self.schema_.names, getattr(self, "_fit_dtypes", None))
         enc = self.schema_.encode(X)
@@ -621,6 +643,9 @@ class TCREx(BaseEstimator):
                 exp.example_index = ex["example_index"].iloc[0]
                 exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
         exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
+        from ._verify import verify_one, wants_verify
+        if wants_verify(self, verify, model):
+            verify_one(self, exp, X, enc, res, model if model is not None else self.model_)
         return exp
 
     def _conditions_dict(self, boxes: Boxes, r: int) -> dict:
@@ -661,9 +686,25 @@ class TCREx(BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ global summary
-    def rules_frame(self) -> pd.DataFrame:
-        """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order)."""
+    def effectiveness(self, X=None, *, model=None, y_pred=None):
+        """Per rule and metarule, on a population (the fit rows by default): the share of served inputs whose
+        boundary point already flips the model, and whose verified point works without falling back to the
+        real example. Returns a plain-data ``Effectiveness`` (counts, ``rules`` and ``metarules`` frames)."""
+        from ._effectiveness import compute
         self._require_fitted()
+        return compute(self, X, model, y_pred)
+
+    def rules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
+        """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order).
+
+        Given a population ``X`` and/or a model (or ``effectiveness=`` from :meth:`effectiveness`, or True for
+        the fit rows), adds ``n_served``, ``boundary_effectiveness`` and ``effectiveness``."""
+        from ._effectiveness import add_columns, resolve
+        self._require_fitted()
+        eff = resolve(self, effectiveness, X, model, y_pred)
+        return add_columns(self._rules_frame(), eff, "rule")
+
+    def _rules_frame(self) -> pd.DataFrame:
         rows = []
         for t, sol in enumerate(self.targets_):
             complexity = sol.rules.complexity()
@@ -676,9 +717,15 @@ class TCREx(BaseEstimator):
         return pd.DataFrame(rows, columns=["target", "target_description", "rule", "conditions", "n",
                                            "feasibility", "accuracy", "complexity", "n_metarules"])
 
-    def metarules_frame(self) -> pd.DataFrame:
-        """Every metarule with its rule, worst-case sparsity and what to change / keep inside it."""
+    def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
+        """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
+        effectiveness columns, as in :meth:`rules_frame`)."""
+        from ._effectiveness import add_columns, resolve
         self._require_fitted()
+        eff = resolve(self, effectiveness, X, model, y_pred)
+        return add_columns(self._metarules_frame(), eff, "metarule")
+
+    def _metarules_frame(self) -> pd.DataFrame:
         rows = []
         for t, sol in enumerate(self.targets_):
             for m in range(len(sol.metarules)):
@@ -746,10 +793,12 @@ class TCREx(BaseEstimator):
         return metarule_slice(self._all_targets[target], self.schema_, self.schema_.index(x), self.schema_.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
-    def to_json(self, indent=None) -> str:
+    def to_json(self, indent=None, *, effectiveness=None) -> str:
+        """The versioned JSON export; ``effectiveness`` (from :meth:`effectiveness`) adds per-rule and
+        per-metarule effectiveness as optional fields (format version 3)."""
         from ._serialize import to_json
         self._require_fitted()
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, effectiveness=effectiveness)
 
     @classmethod
     def from_json(cls, text) -> "TCREx":

@@ -1,7 +1,9 @@
 """The versioned JSON form of a fitted explainer: ``{"format": "tcrex-rules", "version": 2, ...}``.
 
 Version 2 adds actionability constraints (``params.constraints``) and metarules whose ``rule`` is ``null`` (no
-actionable rule there); version 1 files (no constraints) still load.
+actionable rule there); version 1 files (no constraints) still load. Version 3 is written only when the export
+carries the optional ``effectiveness`` object (per rule / metarule shares of served inputs whose counterfactual
+the model confirms, see ``TCREx.effectiveness``); it loads into ``explainer.effectiveness_``.
 
 Rules and metarules only — never the model or the data. Numeric conditions are ``low < x <= high`` (``null`` =
 unbounded), categorical ones ``x in [...]``; a feature absent from ``conditions`` is unconstrained. The order of
@@ -26,7 +28,9 @@ from ._targets import Target
 
 FORMAT = "tcrex-rules"
 VERSION = 2
-READABLE = (1, 2)
+#: Written only when the export carries effectiveness (optional ``effectiveness`` fields); version 2 otherwise.
+VERSION_EFFECTIVENESS = 3
+READABLE = (1, 2, 3)
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
@@ -45,7 +49,7 @@ def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
     return out
 
 
-def to_json(ex, indent=None) -> str:
+def to_json(ex, indent=None, effectiveness=None) -> str:
     schema = ex.schema_
     doc = {
         "format": FORMAT, "version": VERSION, "task": ex.task_,
@@ -75,6 +79,12 @@ def to_json(ex, indent=None) -> str:
                           for m in range(len(sol.metarules))],
         })
     doc["targets"] = targets
+    if effectiveness is not None:  # optional: version 3 adds it, older readers never see it
+        from ._effectiveness import Effectiveness
+        if not isinstance(effectiveness, Effectiveness):
+            raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
+        doc["version"] = VERSION_EFFECTIVENESS
+        doc["effectiveness"] = effectiveness.to_dict()
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
 
 
@@ -165,6 +175,9 @@ def from_json(cls, text):
             solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
                                               ex.constraints_))
         ex.targets_ = solutions
+        if doc.get("effectiveness") is not None:
+            from ._effectiveness import Effectiveness
+            ex.effectiveness_ = Effectiveness.from_dict(doc["effectiveness"])
     except SchemaError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:

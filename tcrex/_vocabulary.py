@@ -61,3 +61,19 @@ def needs_recourse(status) -> np.ndarray:
 def has_recourse(status) -> np.ndarray:
     """Boolean mask: rows that need recourse and have a rule (status ``ok`` or ``already_in_rule``)."""
     return np.isin(_as_status_array(status), HAS_RECOURSE)
+
+# ------------------------------------------------------------------------------ counterfactual point sources
+#: The nearest point of the rule box (the paper's counterfactual point).
+BOUNDARY = "boundary"
+#: A point found by searching inside the rule box because the model did not agree at the boundary point.
+SEARCHED = "searched"
+#: The nearest real fit row inside the rule whose output is in the target (the last resort).
+EXAMPLE = "example"
+#: Every source, in the order of ``counterfactuals(verify=True)``'s categorical ``source`` column.
+SOURCES = (BOUNDARY, SEARCHED, EXAMPLE)
+
+SOURCE_TEXT = {
+    BOUNDARY: "nearest point of the rule",
+    SEARCHED: "point found deeper inside the rule",
+    EXAMPLE: "real example inside the rule",
+}

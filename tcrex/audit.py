@@ -43,6 +43,9 @@ METRICS = {
     "mean_accuracy": ("mean accuracy",
                       "average accuracy (share of the rule's fit rows whose output is in the target) of the "
                       "assigned rule, among individuals with recourse", "share"),
+    "effectiveness": ("recourse verified to work",
+                      "share of the individuals needing recourse whose counterfactual point the model confirms "
+                      "(verified point, real example as last resort; needs the model)", "share"),
 }
 #: ``reference=REST`` compares every group with all other individuals together.
 REST = "rest"
@@ -247,6 +250,7 @@ class _Outcomes:
     rules_text: dict  # (target, rule) -> conditions
     target: str
     distance_available: bool
+    effectiveness_available: bool = False
 
 
 def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
@@ -269,6 +273,7 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
         feas[rows] = np.asarray(sol.feasibility, dtype=np.float64)[rule[rows]]
         acc[rows] = np.asarray(sol.accuracy, dtype=np.float64)[rule[rows]]
     dist, distance_available = _distances(explainer, X, y, target_spec, has)
+    works, effectiveness_available = _works(explainer, X, y, model, target_spec, need)
     features = list(explainer.schema_.names)
     empty = np.zeros((n, 0), dtype=bool)
     change = np.column_stack([(actions[f] == "change").to_numpy() for f in features]) if features else empty
@@ -277,10 +282,11 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
         "status": status, "needs_recourse": need, "has_recourse": has,
         "target": pd.array(np.where(tgt >= 0, tgt, None), dtype="Int64"),
         "rule": pd.array(np.where(has, rule, None), dtype="Int64"), "changes": changes, "distance": dist,
-        "feasibility": feas, "accuracy": acc}, index=X.index)
+        "feasibility": feas, "accuracy": acc, "recourse_works": works}, index=X.index)
     target_desc = explainer.solution(int(tgt[need][0])).target.describe() if need.any() else \
         _describe_target(explainer, target_spec)
-    return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available)
+    return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available,
+                     effectiveness_available)
 
 
 def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence, reference, random_state,
@@ -293,6 +299,7 @@ def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence
     rule = f["rule"].fillna(-1).to_numpy(dtype=np.int64)
     changes, dist = f["changes"].to_numpy(), f["distance"].to_numpy()
     feas, acc = f["feasibility"].to_numpy(), f["accuracy"].to_numpy()
+    works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(len(f), np.nan)
     features, distance_available = oc.features, oc.distance_available
 
     # ---- per group
@@ -313,14 +320,16 @@ def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence
             "n_no_actionable_rule": counts["no_actionable_rule"],
             "no_actionable_rule_share": _ratio(counts["no_actionable_rule"], n_need),
             "mean_changes": _mean(changes[r]), "mean_distance": _mean(dist[r]) if distance_available else np.nan,
-            "mean_feasibility": _mean(feas[r]), "mean_accuracy": _mean(acc[r])})
+            "mean_feasibility": _mean(feas[r]), "mean_accuracy": _mean(acc[r]),
+            "n_verified": float(np.nansum(works[m])) if not np.isnan(works[m]).any() else np.nan,
+            "effectiveness": _mean(works[m])})
         change_sh[g] = oc.change[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
         keep_sh[g] = oc.keep[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
         dist_rows[g] = np.bincount(changes[r].astype(np.int64), minlength=max_changes + 1) if n_rec else \
             np.zeros(max_changes + 1, dtype=np.int64)
         top[g] = _top_rules(tgt[r], rule[r], oc.rules_text)
         values[g] = {"has": has[m], "changes": changes[m], "distance": dist[m], "feasibility": feas[m],
-                     "accuracy": acc[m]}
+                     "accuracy": acc[m], "works": works[m]}
     table = pd.DataFrame(rows)
     ref = _resolve_reference(reference, order, table)
     table["small_group"] = table["n"] < min_group_size
@@ -494,10 +503,23 @@ def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
         return dist, False
     if not has.any():
         return dist, True
-    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec)
+    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, verify=False)
     pos = np.flatnonzero(has)
     dist[pos] = explainer.percentile_distance(X.iloc[pos], cf.iloc[pos])
     return dist, True
+
+
+def _works(explainer, X, y, model, target_spec, need) -> tuple[np.ndarray, bool]:
+    """1.0 where an individual needing recourse has a counterfactual point the model confirms (verified point,
+    see ``TCREx.counterfactuals(verify=True)``), 0.0 where not (no rule included); NaN without a model."""
+    works = np.full(len(X), np.nan)
+    model = model if model is not None else getattr(explainer, "model_", None)
+    if model is None:
+        return works, False
+    if need.any():
+        cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True)
+        works[need] = cf["valid"].fillna(False).to_numpy(dtype=bool)[need]
+    return works, True
 
 
 def _rules_text(explainer) -> dict:
@@ -529,7 +551,7 @@ def _mean(x) -> float:
 
 
 def _metric_n(vals, metric) -> int:
-    return int(len(vals["has"]) if metric == "recourse_share" else vals["has"].sum())
+    return int(len(vals["has"]) if metric in ("recourse_share", "effectiveness") else vals["has"].sum())
 
 
 def _stats_point(vals, distance_available=True) -> dict:
@@ -537,6 +559,8 @@ def _stats_point(vals, distance_available=True) -> dict:
     out = {"recourse_share": _ratio(float(h.sum()), len(h))}
     for metric, col in _MEANS.items():
         out[metric] = _mean(vals[col][h]) if (col != "distance" or distance_available) else np.nan
+    works = vals.get("works", np.full(len(h), np.nan))
+    out["effectiveness"] = _mean(works)  # NaN without a model (works is NaN throughout)
     return out
 
 
@@ -558,24 +582,29 @@ def _bootstrap_group(rng, vals, n_boot, distance_available) -> dict:
     n = len(h)
     nan = np.full(n_boot, np.nan)
     if n == 0:
-        return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
+        return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), "n_works": np.zeros(n_boot),
+                **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
                 **{m: nan.copy() for m in METRICS}}
     # distinct combinations of the discrete per-individual values (no recourse: one combination of zeros)
+    works = vals.get("works", np.full(n, np.nan))
     combo = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
-                                                      ("changes", "feasibility", "accuracy")])
+                                                      ("changes", "feasibility", "accuracy")]
+                            + [np.nan_to_num(works)])
     uniq, inverse = np.unique(combo, axis=0, return_inverse=True)
     p = np.bincount(inverse.reshape(-1), minlength=len(uniq)) / n
     counts = rng.multinomial(n, p, size=n_boot).astype(np.float64)  # (B, K)
     sums = counts @ uniq  # (B, 4): n_rec, sum changes, sum feasibility, sum accuracy
     n_rec = sums[:, 0]
     out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "sum_changes": sums[:, 1],
-           "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3]}
+           "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3],
+           "n_works": sums[:, 4] if not np.isnan(works).any() else nan.copy()}
     if distance_available:
         out["sum_distance"] = _bootstrap_sums(rng, vals["distance"][h], n_rec.astype(np.int64))
     else:
         out["sum_distance"] = nan.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         out["recourse_share"] = n_rec / n
+        out["effectiveness"] = out["n_works"] / n
         for metric, col in _MEANS.items():
             out[metric] = np.where(n_rec > 0, out[f"sum_{col}"] / np.maximum(n_rec, 1), np.nan)
     return out
@@ -608,6 +637,8 @@ def _pool_boot(parts, metric) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "recourse_share":
             return np.where(n > 0, n_rec / np.maximum(n, 1), np.nan)
+        if metric == "effectiveness":
+            return np.where(n > 0, sum(p["n_works"] for p in parts) / np.maximum(n, 1), np.nan)
         total = sum(p[f"sum_{_MEANS[metric]}"] for p in parts)
         return np.where(n_rec > 0, total / np.maximum(n_rec, 1), np.nan)
 

@@ -127,7 +127,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
     point_valid = np.full(n, np.nan)
     idx = np.flatnonzero(scored)
     if len(idx):
-        cf = explainer.counterfactuals(X_test, y_pred=y, target=target).iloc[idx]
+        cf = explainer.counterfactuals(X_test, y_pred=y, target=target, verify=False).iloc[idx]
         if X_fit is not None or explainer.has_fit_data:
             dist[idx] = explainer.percentile_distance(X_test.iloc[idx], cf, reference=X_fit)
         if model is not None:

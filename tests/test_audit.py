@@ -32,10 +32,16 @@ def _fit(disparity, seed, **params):
     return df, X, y, ex
 
 
+def _generating_rule(Z):
+    """The model behind make_recourse_groups (approved when income > 50 and savings > 10)."""
+    return ((Z["income"] > 50) & (Z["savings"] > 10)).astype(int).to_numpy()
+
+
 @pytest.fixture(scope="module")
 def planted():
     df, X, y, ex = _fit(True, 0)
-    return df, X, y, ex, audit(ex, X, df["group"], y_pred=y)
+    assert (_generating_rule(X) == y).all()
+    return df, X, y, ex, audit(ex, X, df["group"], y_pred=y, model=_generating_rule)
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +108,10 @@ def test_no_disparity_every_interval_covers_zero(null):
     df, X, y, ex, res = null
     gaps = res.gaps()
     assert set(gaps.group) == {"B", "C"} and set(gaps.metric) == set(METRICS)
+    # effectiveness needs the model; fitted from outputs alone it is unknown (NaN), never a gap
+    unknown = gaps.metric == "effectiveness"
+    assert gaps[unknown].value.isna().all() and not gaps[unknown].significant.any()
+    gaps = gaps[~unknown]
     assert (gaps.ci_low <= 0).all() and (gaps.ci_high >= 0).all()
     assert not gaps.significant.any()
     text = res.findings()
@@ -138,11 +148,12 @@ def test_bootstrap_matches_plain_resampling():
     vals = {"has": has, "changes": np.where(has, rng.integers(0, 4, n), np.nan),
             "distance": np.where(has, rng.gamma(2, 0.2, n), np.nan),
             "feasibility": np.where(has, rng.choice([0.1, 0.3], n), np.nan),
-            "accuracy": np.where(has, rng.choice([0.9, 0.95, 1.0], n), np.nan)}
+            "accuracy": np.where(has, rng.choice([0.9, 0.95, 1.0], n), np.nan),
+            "works": (has & (rng.random(n) < 0.8)).astype(float)}
     fast = _bootstrap_group(np.random.default_rng(0), vals, 8000, True)
     idx = np.random.default_rng(1).integers(0, n, size=(8000, n))
     h = has[idx]
-    plain = {"recourse_share": h.mean(axis=1)}
+    plain = {"recourse_share": h.mean(axis=1), "effectiveness": vals["works"][idx].mean(axis=1)}
     for m, c in (("mean_changes", "changes"), ("mean_distance", "distance"), ("mean_feasibility", "feasibility"),
                  ("mean_accuracy", "accuracy")):
         plain[m] = np.nansum(vals[c][idx], axis=1) / h.sum(axis=1)
@@ -193,10 +204,10 @@ def test_reference_rest_and_explicit(planted, null):
 def test_groups_by_column_name_series_or_array(planted):
     df, X, y, ex, res = planted
     with_group = df.drop(columns=["approved"])  # the grouping column is in X but not a model feature
-    by_name = audit(ex, with_group, "group", y_pred=y)
-    by_array = audit(ex, X, df["group"].to_numpy(), y_pred=y)
+    by_name = audit(ex, with_group, "group", y_pred=y, model=_generating_rule)
+    by_array = audit(ex, X, df["group"].to_numpy(), y_pred=y, model=_generating_rule)
     shuffled = df["group"].sample(frac=1, random_state=0)  # same index, other order: aligned by index
-    by_index = audit(ex, X, shuffled, y_pred=y)
+    by_index = audit(ex, X, shuffled, y_pred=y, model=_generating_rule)
     for other in (by_name, by_array, by_index):
         pd.testing.assert_frame_equal(other.table(), res.table())
         pd.testing.assert_frame_equal(other.gaps(), res.gaps())
@@ -256,7 +267,7 @@ def test_parameter_errors(planted, kwargs, match):
 
 def test_seeded_and_reproducible(planted):
     df, X, y, ex, res = planted
-    again = audit(ex, X, df["group"], y_pred=y)
+    again = audit(ex, X, df["group"], y_pred=y, model=_generating_rule)
     pd.testing.assert_frame_equal(again.gaps(), res.gaps())
     other = res.regroup(random_state=1)
     assert not np.allclose(other.gaps().ci_low.fillna(0), res.gaps().ci_low.fillna(0))
@@ -324,6 +335,8 @@ def test_numbers_match_the_engine_on_a_multi_rule_model():
         assert top.n.is_monotonic_decreasing
     assert res.group_is_feature
     ivals = res.metric_intervals()
+    assert ivals[ivals.metric == "effectiveness"].value.isna().all()  # no model given: unknown
+    ivals = ivals[ivals.metric != "effectiveness"]
     assert ((ivals.ci_low <= ivals.value + 1e-12) & (ivals.value <= ivals.ci_high + 1e-12)).all()
 
 
@@ -429,3 +442,21 @@ def test_audit_modules_do_not_import_streamlit():
     for name in ("audit.py", "figures/_audit.py"):
         source = (root / name).read_text()
         assert "import streamlit" not in source and "from streamlit" not in source
+
+
+def test_effectiveness_per_group_counts_verified_recourse(planted):
+    """Share of a group's members needing recourse whose counterfactual point the model confirms, with intervals."""
+    df, X, y, ex, res = planted
+    cf = ex.counterfactuals(X, y_pred=y, model=_generating_rule)
+    works = cf["valid"].fillna(False).to_numpy(bool)
+    table = res.table().set_index("group")
+    need = y == 0
+    for g in ("A", "B"):
+        sel = need & (df.group == g).to_numpy()
+        assert table.loc[g, "effectiveness"] == pytest.approx(works[sel].mean())
+        assert table.loc[g, "n_verified"] == works[sel].sum()
+    row = _gap(res, "effectiveness", "B")
+    assert np.isfinite(row.ci_low) and row.ci_low <= row.difference <= row.ci_high
+    assert row.n_group == table.loc["B", "n"]
+    assert res.individuals["recourse_works"][need].notna().all()
+    assert res.individuals["recourse_works"][~need].isna().all()

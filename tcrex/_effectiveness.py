@@ -1,0 +1,158 @@
+"""Effectiveness of rules and metarules on a population (issue #11).
+
+For the inputs a rule (or metarule) serves — rows needing recourse whose assigned rule it is — two shares:
+
+* ``boundary_effectiveness``: the share whose boundary point (nearest point of the rule box, the paper's
+  counterfactual) already brings the model's output into the target;
+* ``effectiveness``: the share whose model-verified point exists without falling back to the real example
+  (boundary or searched point, see :mod:`tcrex._verify`).
+
+The population is the fit rows by default; any rows can be given with the model (or the model and their outputs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._data import as_frame
+from ._errors import ModelError, NotFittedError, SchemaError
+from ._verify import _SRC, verify_points
+from ._vocabulary import EXAMPLE
+
+RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
+META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
+#: Columns that rules_frame / metarules_frame gain.
+ADDED = ["n_served", "boundary_effectiveness", "effectiveness"]
+
+
+@dataclass
+class Effectiveness:
+    """Plain data: population counts, and per rule / metarule the two shares (NaN where nothing is served)."""
+
+    population: str  # "fit rows" or "given rows"
+    n: int  # rows in the population
+    n_needing: int  # rows needing recourse (tcrex.needs_recourse)
+    n_with_rule: int  # of those, rows with a rule (status ok or already_in_rule)
+    n_boundary_valid: int  # ... whose boundary point flips the model
+    n_verified: int  # ... whose verified point works without the example
+    n_valid: int  # ... whose verified point works, the example included
+    rules: pd.DataFrame = field(repr=False, default=None)
+    metarules: pd.DataFrame = field(repr=False, default=None)
+
+    @property
+    def boundary_share(self) -> float:
+        """Share of the rows with a rule whose boundary point works."""
+        return self.n_boundary_valid / self.n_with_rule if self.n_with_rule else float("nan")
+
+    @property
+    def verified_share(self) -> float:
+        """Share of the rows with a rule whose verified point works without the example."""
+        return self.n_verified / self.n_with_rule if self.n_with_rule else float("nan")
+
+    @property
+    def verified_share_of_needing(self) -> float:
+        """Share of everyone needing recourse whose recourse is verified to work (example included)."""
+        return self.n_valid / self.n_needing if self.n_needing else float("nan")
+
+    _COUNTS = ("n", "n_needing", "n_with_rule", "n_boundary_valid", "n_verified", "n_valid")
+
+    def to_dict(self) -> dict:
+        return {"population": self.population, **{k: int(getattr(self, k)) for k in self._COUNTS},
+                "rules": _records(self.rules), "metarules": _records(self.metarules)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Effectiveness":
+        try:
+            counts = {k: d[k] for k in cls._COUNTS}
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
+                raise SchemaError("effectiveness counts must be whole numbers >= 0")
+            rules = _frame(d["rules"], RULE_COLUMNS, "rule")
+            metas = _frame(d["metarules"], META_COLUMNS, "metarule")
+            return cls(str(d["population"]), rules=rules, metarules=metas, **counts)
+        except SchemaError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SchemaError(f"malformed effectiveness: {type(exc).__name__}: {exc}") from None
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    out = []
+    for row in frame.itertuples(index=False):
+        rec = row._asdict()
+        out.append({k: (None if isinstance(v, float) and np.isnan(v) else
+                        int(v) if isinstance(v, (np.integer, int)) else float(v)) for k, v in rec.items()})
+    return out
+
+
+def _frame(records, columns, id_name) -> pd.DataFrame:
+    frame = pd.DataFrame(list(records), columns=columns)
+    for c in ("target", id_name, "n_served"):
+        frame[c] = frame[c].astype(np.int64)
+    for c in ("boundary_effectiveness", "effectiveness"):
+        frame[c] = frame[c].astype(np.float64)
+        if ((frame[c] < 0) | (frame[c] > 1)).any():
+            raise SchemaError(f"effectiveness shares must lie in [0, 1] ({c})")
+    return frame
+
+
+def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
+    model = model if model is not None else getattr(ex, "model_", None)
+    if model is None:
+        raise ModelError("effectiveness checks points on the model: pass model= (or fit with the model)")
+    if X is None:
+        if not ex.has_fit_data:
+            raise NotFittedError("the default population is the fit data, which a JSON export does not hold; "
+                                 "pass X (and model=)")
+        X = ex._decode(ex._fit_enc, ex._fit_index)
+        y = ex._fit_y if y_pred is None else ex._outputs(X, y_pred)
+        population = "fit rows"
+    else:
+        X = as_frame(X)
+        y = ex._outputs(X, y_pred, model)
+        population = "given rows"
+    enc = ex.schema_.encode(X)
+    res = ex._lookup(enc, y, ex.targets_)
+    v = verify_points(ex, X, enc, res, model)
+    has = v.checked
+    needing = res["target"] >= 0
+    verified = v.valid & (v.source != _SRC[EXAMPLE])
+    frames = {}
+    for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in ex.targets_]),
+                                ("metarule", META_COLUMNS, [len(s.metarules) for s in ex.targets_])):
+        rows = []
+        for t, size in enumerate(sizes):
+            sel = has & (res["target"] == t) & (res[key] >= 0)
+            ids = res[key][sel]
+            n = np.bincount(ids, minlength=size)
+            nb = np.bincount(ids, weights=v.boundary_valid[sel], minlength=size)
+            nv = np.bincount(ids, weights=verified[sel], minlength=size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rows.append(pd.DataFrame({"target": t, key: np.arange(size), "n_served": n,
+                                          "boundary_effectiveness": np.where(n > 0, nb / np.maximum(n, 1), np.nan),
+                                          "effectiveness": np.where(n > 0, nv / np.maximum(n, 1), np.nan)}))
+        frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
+        frames[key] = _frame(frame.to_dict("records"), columns, key)
+    return Effectiveness(population, len(X), int(needing.sum()), int(has.sum()), int(v.boundary_valid[has].sum()),
+                         int(verified[has].sum()), int(v.valid[has].sum()), frames["rule"], frames["metarule"])
+
+
+def resolve(ex, effectiveness, X, model, y_pred):
+    """The Effectiveness a frame should show, or None when nothing asks for it."""
+    if isinstance(effectiveness, Effectiveness):
+        return effectiveness
+    if effectiveness is False or (effectiveness is None and X is None and model is None and y_pred is None):
+        return None
+    if effectiveness is True and X is None and model is None and getattr(ex, "effectiveness_", None) is not None:
+        return ex.effectiveness_  # loaded with a JSON export that carries it
+    return compute(ex, X, model, y_pred)
+
+
+def add_columns(frame: pd.DataFrame, eff: Effectiveness | None, key: str) -> pd.DataFrame:
+    if eff is None:
+        return frame
+    table = eff.rules if key == "rule" else eff.metarules
+    merged = frame.merge(table, on=["target", key], how="left")
+    merged["n_served"] = merged["n_served"].fillna(0).astype(np.int64)
+    return merged
