@@ -57,6 +57,7 @@ def recount(ex, counts: CandidateCounts) -> dict:
             for s, nt in zip(ex.targets_, counts.n_target)]
     after = [{s.rules.key(r) for r in range(s.n_rules)} for s in sols]
     ex.targets_ = sols
+    ex.n_fit_rows_ = counts.n_rows  # supports and the JSON's counts now refer to all counted rows
     ex._extra_targets = []
     changed = sum(len(a ^ b) for a, b in zip(before, after))
     return {"n_rows": counts.n_rows, "rules_before": sum(map(len, before)), "rules_after": sum(map(len, after)),

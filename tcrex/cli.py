@@ -104,15 +104,23 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, constraints_path
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
     t0 = time.perf_counter()
-    frame = _read_all(data)
-    _say(f"read {len(frame):,} rows")
-    if sample and sample < len(frame):
-        frame = frame.sample(n=sample, random_state=seed).reset_index(drop=True)
+    full = _read_all(data)
+    _say(f"read {len(full):,} rows")
+    frame = full
+    if sample and sample < len(full):
+        frame = full.sample(n=sample, random_state=seed).reset_index(drop=True)
         _say(f"fitting on a uniform sample of {sample:,} rows")
     X, y, model = _split(frame, y_col, model_path, drop)
     cons = json.load(open(constraints_path)) if constraints_path else None
     ex = TCREx(rho=rho, tau=tau, n_trees=trees, target=_target(target), constraints=cons)
     ex.fit(X, model, y_pred=y) if model is not None else ex.fit(X, y_pred=y)
+    if frame is not full:
+        Xa, ya, _ = _split(full, y_col, model_path, drop)
+        counts = sum(ex.candidate_counts(Xa.iloc[a:a + 500_000], y_pred=None if ya is None else ya[a:a + 500_000],
+                                         model=model) for a in range(0, len(Xa), 500_000))
+        ex.recount(counts)
+        _say(f"recounted every candidate rule on all {len(full):,} rows: "
+             f"{ex.recount_summary_['rules_changed']} rule(s) changed")
     import fsspec
     with fsspec.open(out, "w") as fh:
         fh.write(ex.to_json())

@@ -111,3 +111,13 @@ def test_python_m_tcrex_help():
     out = subprocess.run([sys.executable, "-m", "tcrex", "--help"], capture_output=True, text=True, check=True)
     for cmd in ("fit", "explain", "audit", "check-model"):
         assert cmd in out.stdout
+
+
+def test_fit_on_sample_recounts_on_all_rows(data, tmp_path):
+    d, X, _ = data
+    res = CliRunner().invoke(main, ["fit", "--data", str(d / "*.parquet"), "--y-pred-column", "score", "--rho",
+                                    "0.05", "--sample", "800", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert "recounted every candidate rule on all 3,000 rows" in res.output
+    ex = TCREx.from_json((tmp_path / "r.json").read_text())
+    assert len(ex.rules_frame()) > 0

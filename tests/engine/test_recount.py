@@ -31,6 +31,7 @@ def test_recount_on_more_rows_uses_their_counts():
     ex.recount(counts)
     s = ex.recount_summary_
     assert s["n_rows"] == 6000 and s["rules_after"] >= 0
+    TCREx.from_json(ex.to_json())  # the export's counts are consistent with n_fit_rows
     assert sum(sol.n_rules for sol in ex.targets_) > 0
     for sol in ex.targets_:  # every chosen rule is valid (rho, tau) on all rows, by their counts
         assert np.all(sol.rule_n >= np.ceil(0.05 * 6000))
