@@ -207,7 +207,9 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     X, y, model = _split(frame, y_col, model_path)
     res = _audit(ex, X, group_column, y_pred=y, model=model, n_boot=n_boot, reference=reference,
                  target=_target(target))
-    doc = res.to_dict() if hasattr(res, "to_dict") else {"groups": res.table.to_dict("records")}
+    doc = res.to_dict()
+    # "groups": one record per group (the audit table: "group", "n_total" rows, "n" rows needing recourse, ...)
+    doc["group_labels"], doc["groups"] = doc["groups"], doc.pop("table")
     with fsspec.open(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
     _say(f"audited {len(frame):,} rows in {frame[group_column].nunique()} groups -> {out}")

@@ -82,6 +82,8 @@ def test_audit_matches_in_memory(data, tmp_path):
     want = audit(TCREx.from_json(rules), X.drop(columns=["score"]), "home_ownership",
                  y_pred=X["score"].to_numpy(), n_boot=50, target=1)
     assert got["findings"] == want.findings()
+    assert [g["group"] for g in got["groups"]] == want.groups
+    assert sum(g["n_total"] for g in got["groups"]) == len(X)
 
 
 def test_errors_are_messages_not_tracebacks(data, tmp_path):
