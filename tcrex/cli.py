@@ -7,7 +7,6 @@ unpickled unless the operator allows pickle with ``TCREX_ALLOW_PICKLE=1``).
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import sys
 import time

@@ -4,7 +4,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
