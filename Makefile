@@ -30,9 +30,10 @@ help:
 # again only when requirements.txt changes (or .venv is deleted).
 venv: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	@test -x $(VENV_PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(VENV_PY) -m pip install --disable-pip-version-check --no-input -r requirements.txt
+	$(VENV_PY) -m pip install --disable-pip-version-check --no-input --no-deps -e .
 	@touch $@
 
 # Debian's chromium for the end-to-end tests (Playwright's own browser download

@@ -815,6 +815,21 @@ class TCREx(BaseEstimator):
                 state["model_"] = None
         return state
 
+    # ------------------------------------------------------------------ recount (tcrex/_recount.py)
+    def candidate_counts(self, X, *, y_pred=None, model=None):
+        """Mergeable per-candidate-rule counts on the rows X (add the results of several partitions)."""
+        from ._recount import candidate_counts
+        self._require_surrogate("count candidate rules")
+        X = as_frame(X)
+        return candidate_counts(self, X, self._outputs(X, y_pred, model))
+
+    def recount(self, counts) -> "TCREx":
+        """Re-choose the valid rules (rho, tau) from counts over all rows and rebuild the metarules."""
+        from ._recount import recount
+        self._require_surrogate("recount candidate rules")
+        self.recount_summary_ = recount(self, counts)
+        return self
+
 
 def _check_tau(tau) -> None:
     check_parameter("tau", tau)

@@ -1,0 +1,239 @@
+"""``tcrex``: fit, explain, audit and model checks from the command line (see ``tcrex --help``).
+
+Progress goes to stderr, results to files; a problem prints ``error: ...`` (never a traceback) and exits 2 for
+bad usage/input, 1 when ``check-model`` refuses a model. Models are loaded through :mod:`tcrex.intake` (never
+unpickled unless the operator allows pickle with ``TCREX_ALLOW_PICKLE=1``).
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import sys
+import time
+
+import click
+
+from ._errors import TCRExError
+
+
+def _say(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+class _Fail(click.ClickException):
+    exit_code = 2
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def _guard(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def run(*a, **k):
+        try:
+            return fn(*a, **k)
+        except click.ClickException:
+            raise
+        except (TCRExError, OSError, ValueError, KeyError) as exc:
+            from .intake._base import short_error
+            raise _Fail(short_error(exc)) from None
+    return run
+
+
+def _read_all(spec: str):
+    import fsspec
+    import pandas as pd
+
+    from .distributed import expand_paths
+    frames = []
+    for p in expand_paths(spec):
+        with fsspec.open(p, "rb") as fh:
+            frames.append(pd.read_csv(fh) if p.lower().endswith(".csv") else pd.read_parquet(fh))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _target(text):
+    """A --target value: JSON when it parses (1, 0.5, [0, 1]), else the text itself (a class label)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _model(path):
+    from .distributed._stream import _load_model
+    return _load_model(path)
+
+
+def _split(frame, y_col, model_path, target_col=()):
+    if (y_col is None) == (model_path is None):
+        raise _Fail("give exactly one of --y-pred-column and --model")
+    drop = [c for c in [y_col, *target_col] if c]
+    if y_col and y_col not in frame.columns:
+        raise _Fail(f"column {y_col!r} is not in the data")
+    X = frame.drop(columns=[c for c in drop if c in frame.columns])
+    return X, (frame[y_col].to_numpy() if y_col else None), (_model(model_path) if model_path else None)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main():
+    """T-CREx counterfactual rules: fit rules, explain and audit data sets of any size."""
+
+
+@main.command()
+@click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
+@click.option("--y-pred-column", "y_col", help="Column with the model's outputs (dropped from the features).")
+@click.option("--model", "model_path", help="Model file (XGBoost JSON/UBJ, skops, ONNX), loaded safely.")
+@click.option("--drop-column", "drop", multiple=True, help="Column to leave out of the features (repeatable).")
+@click.option("--target", help="Target class or regression spec (as TCREx(target=...)).")
+@click.option("--rho", type=float, default=0.02, show_default=True)
+@click.option("--tau", type=float, default=0.9, show_default=True)
+@click.option("--trees", type=int, default=1, show_default=True)
+@click.option("--constraints", "constraints_path", type=click.Path(exists=True, dir_okay=False),
+              help="JSON file {feature: constraint}.")
+@click.option("--sample", type=int, help="Fit on a uniform sample of N rows.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, help="Where to write the rules JSON.")
+@_guard
+def fit(data, y_col, model_path, drop, target, rho, tau, trees, constraints_path, sample, seed, out):
+    """Fit rules and metarules on DATA and write them as JSON."""
+    from . import TCREx
+    t0 = time.perf_counter()
+    full = _read_all(data)
+    _say(f"read {len(full):,} rows")
+    frame = full
+    if sample and sample < len(full):
+        frame = full.sample(n=sample, random_state=seed).reset_index(drop=True)
+        _say(f"fitting on a uniform sample of {sample:,} rows")
+    X, y, model = _split(frame, y_col, model_path, drop)
+    cons = json.load(open(constraints_path)) if constraints_path else None
+    ex = TCREx(rho=rho, tau=tau, n_trees=trees, target=_target(target), constraints=cons)
+    ex.fit(X, model, y_pred=y) if model is not None else ex.fit(X, y_pred=y)
+    if frame is not full:
+        Xa, ya, _ = _split(full, y_col, model_path, drop)
+        counts = sum(ex.candidate_counts(Xa.iloc[a:a + 500_000], y_pred=None if ya is None else ya[a:a + 500_000],
+                                         model=model) for a in range(0, len(Xa), 500_000))
+        ex.recount(counts)
+        _say(f"recounted every candidate rule on all {len(full):,} rows: "
+             f"{ex.recount_summary_['rules_changed']} rule(s) changed")
+    import fsspec
+    with fsspec.open(out, "w") as fh:
+        fh.write(ex.to_json())
+    n_rules = len(ex.rules_frame())
+    _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
+
+
+@main.command()
+@click.option("--rules", "rules_path", required=True, help="Rules JSON written by `tcrex fit`.")
+@click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
+@click.option("--y-pred-column", "y_col")
+@click.option("--model", "model_path")
+@click.option("--out", required=True, help="Output directory (local or fsspec URL): one Parquet per input file.")
+@click.option("--keep-columns", default="", help="Comma-separated input columns to copy into the output.")
+@click.option("--workers", type=int, default=1, show_default=True, help="Local processes.")
+@click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
+@click.option("--batch-size", type=int, default=262_144, show_default=True)
+@_guard
+def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size):
+    """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
+    import fsspec
+
+    from .distributed import expand_paths, explain_parquet_file, load_rules
+    if (y_col is None) == (model_path is None):
+        raise _Fail("give exactly one of --y-pred-column and --model")
+    with fsspec.open(rules_path, "r") as fh:
+        rules = fh.read()
+    load_rules(rules)  # fail early on a bad file
+    if model_path:
+        _model(model_path)
+    keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
+    srcs = expand_paths(data)
+    fs, _, (root,) = fsspec.get_fs_token_paths(out)
+    fs.makedirs(root, exist_ok=True)
+    base = out.rstrip("/")
+    jobs = [(src, f"{base}/{posixpath.splitext(posixpath.basename(src))[0]}.parquet") for src in srcs]
+    kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size)
+    t0 = time.perf_counter()
+    total = 0
+    if scheduler:
+        from distributed import Client
+        with Client(scheduler) as client:
+            futs = [client.submit(explain_parquet_file, rules, s, d, pure=False, **kw) for s, d in jobs]
+            for (s, _), f in zip(jobs, futs):
+                total += f.result()
+                _say(f"explained {s}")
+    elif workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers) as pool:
+            futs = [pool.submit(explain_parquet_file, rules, s, d, **kw) for s, d in jobs]
+            for (s, _), f in zip(jobs, futs):
+                total += f.result()
+                _say(f"explained {s}")
+    else:
+        for s, d in jobs:
+            total += explain_parquet_file(rules, s, d, **kw)
+            _say(f"explained {s}")
+    dt = time.perf_counter() - t0
+    _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s)")
+
+
+@main.command()
+@click.option("--rules", "rules_path", required=True)
+@click.option("--data", required=True)
+@click.option("--y-pred-column", "y_col")
+@click.option("--model", "model_path")
+@click.option("--group-column", required=True)
+@click.option("--target", help="Favourable class (or regression spec) the audit measures recourse towards.")
+@click.option("--reference", help="Reference group (default: the largest).")
+@click.option("--n-boot", type=int, default=1000, show_default=True)
+@click.option("--out", required=True, help="Where to write the audit JSON.")
+@_guard
+def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, out):
+    """Subgroup audit of recourse on DATA grouped by --group-column, as JSON."""
+    import fsspec
+
+    from .audit import audit as _audit
+    from .distributed import load_rules
+    with fsspec.open(rules_path, "r") as fh:
+        ex = load_rules(fh.read())
+    frame = _read_all(data)
+    if group_column not in frame.columns:
+        raise _Fail(f"column {group_column!r} is not in the data")
+    X, y, model = _split(frame, y_col, model_path)
+    res = _audit(ex, X, group_column, y_pred=y, model=model, n_boot=n_boot, reference=reference,
+                 target=_target(target))
+    doc = res.to_dict()
+    # "groups": one record per group (the audit table: "group", "n_total" rows, "n" rows needing recourse, ...)
+    doc["group_labels"], doc["groups"] = doc["groups"], doc.pop("table")
+    with fsspec.open(out, "w") as fh:
+        json.dump(doc, fh, indent=1, default=str)
+    _say(f"audited {len(frame):,} rows in {frame[group_column].nunique()} groups -> {out}")
+
+
+@main.command("check-model")
+@click.argument("model_path")
+@click.option("--data", help="Sample table to check the model against.")
+@_guard
+def check_model(model_path, data):
+    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data)."""
+    from ._errors import ModelError
+    try:
+        m = _model(model_path)
+    except ModelError as exc:
+        click.echo(f"refused: {exc}")
+        sys.exit(1)
+    click.echo(f"accepted: {m.description}" if hasattr(m, "description") else "accepted")
+    if data:
+        from .intake import check_compatibility
+        rep = check_compatibility(m, _read_all(data))
+        click.echo(rep.message)
+        if not rep.ok:
+            sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

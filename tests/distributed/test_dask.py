@@ -1,0 +1,119 @@
+"""tcrex.distributed on Dask: every mode equals the in-process TCREx.from_json(...).explain."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from tcrex import TCREx  # noqa: E402
+from tcrex import distributed as tdist  # noqa: E402
+from tcrex.cli import main  # noqa: E402
+from tcrex.datasets import make_loans  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X = make_loans(2500, random_state=3)
+    X["score"] = X.pop("approved")
+    ex = TCREx(rho=0.05, tau=0.9).fit(X.drop(columns=["score"]), y_pred=X["score"].to_numpy())
+    return X, ex.to_json()
+
+
+def _want(X, rules):
+    return TCREx.from_json(rules).explain(X.drop(columns=["score"]), y_pred=X["score"].to_numpy())
+
+
+def _random_partitions(X, seed):
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.choice(np.arange(1, len(X)), size=5, replace=False))
+    return dd.from_pandas(X, npartitions=1).repartition(divisions=[0, *cuts.tolist(), len(X) - 1])
+
+
+@pytest.mark.parametrize("strings", ["plain", "dictionary"])
+def test_explain_local_cluster_threads(fitted, strings):
+    X, rules = fitted
+    if strings == "dictionary":
+        X = X.astype({c: "category" for c in ("employment", "home_ownership", "purpose")})
+    ddf = _random_partitions(X, seed=len(strings))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        out = tdist.explain(ddf, rules, y_pred="score", keep=["age"])
+        got = out.compute()
+    want = _want(X, rules)
+    want["age"] = X["age"]
+    pd.testing.assert_frame_equal(got, want, check_categorical=False)
+    assert list(out._meta.columns) == list(want.columns)
+
+
+def test_explain_local_cluster_processes(fitted):
+    X, rules = fitted
+    ddf = _random_partitions(X, seed=7)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        got = tdist.explain(ddf, rules, y_pred="score").compute()
+    pd.testing.assert_frame_equal(got, _want(X, rules), check_categorical=False)
+
+
+def test_audit_matches_in_memory(fitted):
+    from tcrex.audit import audit
+    X, rules = fitted
+    ddf = _random_partitions(X, seed=11)
+    got = tdist.audit(ddf, rules, groups="home_ownership", y_pred="score", target=1, n_boot=50)
+    want = audit(TCREx.from_json(rules), X.drop(columns=["score"]), "home_ownership",
+                 y_pred=X["score"].to_numpy(), target=1, n_boot=50)
+    pd.testing.assert_frame_equal(got.table(), want.table())
+    assert got.findings() == want.findings()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("dask", path=os.path.dirname(sys.executable)) is None
+                    and shutil.which("dask") is None, reason="the `dask` command is not installed")
+def test_cli_explain_on_separate_scheduler_and_worker(fitted, tmp_path):
+    from click.testing import CliRunner
+    X, rules = fitted
+    (tmp_path / "rules.json").write_text(rules)
+    parts = [X.iloc[:900], X.iloc[900:]]
+    for i, p in enumerate(parts):
+        p.to_parquet(tmp_path / f"p{i}.parquet", index=False)
+    dask_cmd = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    sched = subprocess.Popen([dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                              "--dashboard-address", ":0", "--no-show"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([dask_cmd, "worker", f"tcp://127.0.0.1:{port}", "--nworkers", "1", "--nthreads", "1",
+                               "--no-dashboard", "--local-directory", str(tmp_path / "w")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with distributed.Client(f"tcp://127.0.0.1:{port}", timeout=30) as c:
+            c.wait_for_workers(1, timeout=30)
+        res = CliRunner().invoke(main, ["explain", "--rules", str(tmp_path / "rules.json"), "--data",
+                                        str(tmp_path / "p*.parquet"), "--y-pred-column", "score",
+                                        "--out", str(tmp_path / "out"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                                 catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+    finally:
+        for p in (worker, sched):
+            p.terminate()
+        for p in (worker, sched):
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    ex = TCREx.from_json(rules)
+    for i, p in enumerate(parts):
+        got = pd.read_parquet(tmp_path / "out" / f"p{i}.parquet")
+        want = ex.explain(p.drop(columns=["score"]).reset_index(drop=True), y_pred=p["score"].to_numpy())
+        pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
