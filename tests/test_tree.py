@@ -128,3 +128,21 @@ def test_leaf_budget_cuts_with_a_note_and_keeps_the_path(big):
     assert any(n["kind"] == "leaf" and n["on_path"] for n in _walk(o["root"]))
     html = F.metarule_tree_html(ex, t, max_leaves=10)
     assert "not shown" in html and f"Showing {F.metarule_outline(ex, t, max_leaves=10)['shown_leaves']} of" in html
+
+
+# ------------------------------------------------------------------------------------------------ the dashboard
+def test_global_rules_page_shows_the_outline_and_zooms():
+    from ui.apptest_kit import assert_clean, goto, new_app
+
+    at = goto(new_app(), "global_rules")
+    assert_clean(at)
+    outline = [h for h in at.get("html") if "tcrex-outline" in h.proto.body]
+    assert outline and "<details open>" in outline[0].proto.body
+    assert "◀ this individual" not in outline[0].proto.body
+    at.selectbox(key="tree_outline_zoom").set_value("individual").run()
+    assert_clean(at)
+    body = [h for h in at.get("html") if "tcrex-outline" in h.proto.body][0].proto.body
+    assert "◀ this individual" in body and 'class="leaf path"' in body
+    at.selectbox(key="tree_outline_zoom").set_value(0).run()
+    body = [h for h in at.get("html") if "tcrex-outline" in h.proto.body][0].proto.body
+    assert re.search(r'class="leaf path"[^>]*data-metarule="0"', body)
