@@ -146,3 +146,15 @@ def test_global_rules_page_shows_the_outline_and_zooms():
     at.selectbox(key="tree_outline_zoom").set_value(0).run()
     body = [h for h in at.get("html") if "tcrex-outline" in h.proto.body][0].proto.body
     assert re.search(r'class="leaf path"[^>]*data-metarule="0"', body)
+
+
+def test_icicle_is_capped_at_a_node_budget(big):
+    ex = big[0]
+    t = max(range(len(ex.targets_)), key=lambda t: len(ex.targets_[t].metarules))
+    full = F.metarule_icicle(ex, t, max_nodes=10_000)
+    n_full = len(full.data[0].ids)
+    assert n_full == 2 * len(ex.targets_[t].metarules) - 1
+    capped = F.metarule_icicle(ex, t, max_nodes=60)
+    assert len(capped.data[0].ids) <= 60 < n_full
+    assert any("metarules below" in label for label in capped.data[0].labels)
+    assert capped.data[0].values[0] == full.data[0].values[0]  # the same total coverage

@@ -185,9 +185,32 @@ def metarule_tree_svg(ex, target: int = 0, population=None, collapse_empty: bool
 
 
 # ====================================================================== icicle
-def metarule_icicle(ex, target: int = 0, population=None) -> go.Figure:
+#: Nodes an icicle sends to the browser at most; deeper levels are folded into their ancestors.
+ICICLE_MAX_NODES = 800
+
+
+def _depth_limit(tree, max_nodes: int) -> int:
+    """The deepest level such that the nodes down to it number at most ``max_nodes`` (at least the root's
+    children)."""
+    per_level, level = [], [tree]
+    while level:
+        per_level.append(len(level))
+        level = [c for n in level if "metarule" not in n for c in (n["left"], n["right"])]
+    total, limit = 0, 0
+    for d, k in enumerate(per_level):
+        total += k
+        if total > max_nodes and d > 1:
+            break
+        limit = d
+    return limit
+
+
+def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICLE_MAX_NODES) -> go.Figure:
     """The metarule tree as an icicle chart: a coverage view, sized by grid cells or, with ``population`` (an
-    ``explain()`` DataFrame), by how many of its rows fall in each branch. Leaves are coloured by rule."""
+    ``explain()`` DataFrame), by how many of its rows fall in each branch. Leaves are coloured by rule.
+
+    At most ``max_nodes`` nodes are drawn: below the deepest level that fits, a branch is one grey block saying
+    how many metarules it holds (the outline view shows them all)."""
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
     desc = sol.target.describe()
@@ -205,17 +228,27 @@ def metarule_icicle(ex, target: int = 0, population=None) -> go.Figure:
     rules = rules[rules.target == target].set_index("rule")
     ids, labels, parents, values, colors, hover = [], [], [], [], [], []
     counter = iter(range(10 ** 9))
+    limit = _depth_limit(tree, max(int(max_nodes), 3))
+    folded = [0]
 
     def value(node) -> int:
         if counts is None:
             return int(node["n_cells"])
         return int(sum(counts[m] for m in _leaves(node)))
 
-    def walk(node, parent: str, label: str) -> None:
+    def walk(node, parent: str, label: str, depth: int = 0) -> None:
         nid = f"n{next(counter)}"
         ids.append(nid)
         parents.append(parent)
         values.append(value(node))
+        if "metarule" not in node and depth >= limit:
+            k = len(_leaves(node))
+            folded[0] += 1
+            labels.append(f"{esc(label)}<br><i>{_plural(k, 'metarule')} below</i>")
+            colors.append("#D5D5D5")
+            hover.append(f"{esc(label)}<br>{_plural(k, 'metarule')} below (folded to keep the chart light; "
+                         f"see the tree outline)")
+            return
         if "metarule" in node:
             m, r = node["metarule"], node["rule"]
             colors.append(rule_color(target, r))
@@ -234,8 +267,8 @@ def metarule_icicle(ex, target: int = 0, population=None) -> go.Figure:
         labels.append(esc(label))
         colors.append(NEUTRAL if parent == "" else "#E0E0E0")
         hover.append(f"{esc(label)}<br>next split: <b>{esc(node['feature'])}</b>")
-        walk(node["left"], nid, f"{node['feature']} {node['left_text']}")
-        walk(node["right"], nid, f"{node['feature']} {node['right_text']}")
+        walk(node["left"], nid, f"{node['feature']} {node['left_text']}", depth + 1)
+        walk(node["right"], nid, f"{node['feature']} {node['right_text']}", depth + 1)
 
     walk(tree, "", f"all inputs → {desc}")
     unit = "grid cells" if counts is None else "individuals"
@@ -245,6 +278,8 @@ def metarule_icicle(ex, target: int = 0, population=None) -> go.Figure:
                             tiling=dict(orientation="v"), sort=False, root=dict(color=NEUTRAL),
                             meta={"kind": "metarule_icicle", "target": int(target)}))
     sub = "sized by grid cells" if counts is None else f"sized by individuals ({info['here']} of {info['total']})"
+    if folded[0]:
+        sub += f" · {_plural(folded[0], 'deep branch')} folded (grey) to stay under {max_nodes} blocks"
     if counts is not None and info["here"] == 0:
         fig.add_annotation(text="No one in this population is served by this target", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=16))
