@@ -301,7 +301,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     n_rules = sum(s.n_rules for s in ex.targets_)
     n_metas = sum(len(s.metarules) for s in ex.targets_)
     facts = [("model", model_description), ("data", data_description),
-             ("favourable outcome (target)", outcomes),
+             ("favourable outcome (target)" if len(ex.targets_) == 1 else
+              "target outcomes (each individual is explained towards a target it is not in)", outcomes),
              ("found", f"{n_rules} rule(s) and {n_metas} metarule(s) at accuracy ≥ {ex.tau:g}, each rule holding "
                        f"≥ {ex.rho:g} of the data")]
     top = _top_rules(ex, explanations)

@@ -134,7 +134,7 @@ def test_executive_summary_comes_first(fitted):
     sections = re.findall(r'<section id="([^"]+)">', html)
     assert sections[:3] == ["executive-summary", "contents", "individuals"]
     head = html.split('<section id="contents">')[0]
-    for word in ("a model", "loans, 400 rows", "favourable outcome", "individuals explained",
+    for word in ("a model", "loans, 400 rows", "outcome", "individuals explained",
                  "Top rules in plain words", "To reach "):
         assert word in head, word
     for sol in ex.targets_:

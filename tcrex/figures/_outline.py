@@ -232,12 +232,11 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
         g = n["advice_group"]
         same = (f' <span class="same">— all: {badge(g)}{_e(advice[g])}</span>' if g is not None else "")
         kids = "".join(node_html(c) for c in n["children"])
-        you = ' <span class="you">◀ this individual</span>' if n["on_path"] and not root else ""
         return (f'<li class="split{path}"><details{opened}><summary><span class="cond">{_e(cond)}</span> '
-                f'<span class="count">({_e(_count(n))})</span>{same}{you}</summary><ul>{kids}</ul></details></li>')
+                f'<span class="count">({_e(_count(n))})</span>{same}</summary><ul>{kids}</ul></details></li>')
 
     head = (f'<p><b>Target {o["target"]}: {_e(o["description"])}</b> — {_e(_plural(o["n_rules"], "rule"))}, '
-            f'{_e(_plural(o["n_metarules"], "metarule"))}, {_e(_plural(len(o["groups"]), "distinct advice"))}. '
+            f'{_e(_plural(o["n_metarules"], "metarule"))}, {_e(_plural(len(o["groups"]), "distinct recommendation"))}. '
             f'<span class="note">Click a branch to open it; leaves with the same letter give the same advice.'
             f'</span></p>')
     parts.append(head)

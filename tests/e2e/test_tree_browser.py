@@ -3,6 +3,8 @@ chosen individual's path, and the downloaded report is about the individual chos
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -53,14 +55,18 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
 def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, wait_idle, tmp_path):
     open_app(page, "/")
     _nav(page, wait_idle, "Individual")
-    box = page.locator('[data-testid="stNumberInput"] input').first
+    box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
     box.wait_for(state="visible")
     box.fill("17")
     box.press("Enter")
     wait_idle(page)
     _nav(page, wait_idle, "Export")
-    button = page.locator('[data-testid="stDownloadButton"] button').nth(2)
-    button.wait_for(state="visible")
+    button = page.get_by_role("button", name="Download report")
+    try:
+        button.wait_for(state="visible")
+    except Exception:
+        save_screenshot(page, "report_export_page_failure")
+        raise
     with page.expect_download(timeout=120_000) as dl:
         button.click()
     path = tmp_path / "report.html"
@@ -73,5 +79,8 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     report = page.context.new_page()
     report.goto(path.as_uri())
     report.get_by_text("Row 17").first.wait_for()
-    save_screenshot(report, "report_chosen_individual")
+    shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    report.set_viewport_size({"width": 1300, "height": 1400})
+    report.screenshot(path=str(shots / "report_chosen_individual.png"))  # the top: executive summary first
     report.close()
