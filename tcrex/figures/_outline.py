@@ -60,8 +60,9 @@ def _goes_left(node: dict, value) -> bool:
 
 
 def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, highlight_metarule: int | None = None,
-                     max_leaves: int = MAX_LEAVES) -> dict:
-    """The metarule tree of one target as plain data for an outline view.
+                     max_leaves: int = MAX_LEAVES, tree: dict | None = None) -> dict:
+    """The metarule tree of one target as plain data for an outline view (``tree``: ``ex.metarule_tree(target)``
+    when the caller already has it; it is the costly part).
 
     Returns ``{"target", "description", "n_rules", "n_metarules", "groups", "root", "shown_leaves",
     "hidden_leaves", "path_metarule"}``. Every node has ``kind`` ("split", "leaf", "cut" or "empty"), ``condition``
@@ -85,7 +86,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
         out["root"] = {"kind": "empty", "condition": None, "n_leaves": 0, "here": None, "on_path": False,
                        "text": f"No valid rule for {desc} at tau={ex.tau}; lower tau or rho to find recourse"}
         return out
-    tree = ex.metarule_tree(target)
+    tree = tree if tree is not None else ex.metarule_tree(target)
     counts, _ = population_counts(ex, target, population)
     metas = ex.metarules_frame()
     metas = metas[metas.target == target].set_index("metarule")

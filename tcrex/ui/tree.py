@@ -45,8 +45,11 @@ def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, populatio
         kwargs["highlight_row"] = ws.X.loc[[row]]
     elif zoom != ROOT:
         kwargs["highlight_metarule"] = int(zoom)
+    trees = result.cache.setdefault("metarule_trees", {})  # the split tree is the costly part; zooming reuses it
     try:
-        outline = metarule_outline(ex, target, **kwargs)
+        if target not in trees:
+            trees[target] = ex.metarule_tree(target) if sol.n_rules and sol.grid is not None else None
+        outline = metarule_outline(ex, target, tree=trees[target], **kwargs)
     except Exception as exc:  # noqa: BLE001 - a figure problem must not blank the page
         st.warning(f"The tree outline could not be built ({type(exc).__name__}: {exc}).", icon=":material/warning:")
         return
