@@ -1,8 +1,13 @@
-"""A self-contained HTML report of a fitted explainer: one string that works offline, on a projector and on paper.
+"""A self-contained HTML report of a fitted explainer for stakeholders: one string that works offline, on a
+projector and on paper.
 
-plotly.js is embedded once (with the first figure); metarule trees are drawn as inline SVG by a pure-Python
-layout (:func:`tcrex.figures.dot_to_svg`), with their DOT text alongside for any Graphviz viewer. Every string
-that comes from the user (titles, descriptions, parameters, column names, category values) is HTML-escaped.
+It opens with an executive summary (model, data, the favourable outcome, headline recourse figures and the top
+rules in plain words), then the details: the chosen individuals, the metarule trees as static outlines, rules,
+metarules, aggregates, parameters. It carries aggregates, rules and the chosen individuals -- not the uploaded
+table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
+which. plotly.js (about 3.5 MB) is embedded only when plotly ``figures`` are passed. Every string that comes from
+the user (titles, descriptions, parameters, column names, category values) is HTML-escaped, and values are
+formatted (no raw ``True``/``False`` or numpy reprs).
 """
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from ._params import check_fitted
-from .figures import dot_to_svg, metarule_tree_dot
+from .figures import change_keep_counts, dot_to_svg, individual_table, metarule_tree_html
+from ._vocabulary import has_recourse, needs_recourse
 
 MAX_TABLE_ROWS = 500
 
@@ -41,8 +47,15 @@ pre { font-size: 14px; background: var(--band); padding: 12px 14px; border-radiu
 pre.summary { font-size: 16px; }
 .figure { margin: 12px 0 28px; page-break-inside: avoid; break-inside: avoid; }
 .tree { overflow-x: auto; border: 1px solid var(--rule); border-radius: 6px; padding: 8px; background: #fff; }
-.tree svg { display: block; margin: 0 auto; }  /* natural size: scroll sideways rather than shrink */
+.tree svg { display: block; margin: 0 auto; max-width: 100%; height: auto; }  /* sized to fit */
 .note { color: var(--muted); font-size: 15px; }
+.exec { background: #f7f9fc; border: 1px solid #c9d6ea; border-radius: 8px; padding: 4px 22px 14px; }
+.headline { display: flex; flex-wrap: wrap; gap: 14px; margin: 12px 0; }
+.headline div { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 8px 14px; min-width: 11em; }
+.headline b { display: block; font-size: 28px; }
+.contains { border-left: 4px solid #0072B2; padding: 4px 12px; background: #f4f8fb; font-size: 15px; }
+.bar { display: inline-block; height: 12px; vertical-align: middle; }
+.tcrex-outline { font-size: 15px; }
 nav ol { columns: 2; font-size: 16px; }
 details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
 @media print {
@@ -51,7 +64,8 @@ details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
   table { font-size: 9.5pt; }
   .tree { overflow: visible; border: none; }
   .tree svg { max-width: 100%; height: auto; }
-  details { display: none; }
+  .tcrex-outline details > *:not(summary) { display: block; }
+  .figure > details { display: none; }
   nav { display: none; }
 }
 """
@@ -83,11 +97,16 @@ def _fp(value: str | None) -> str:
 
 
 def _cell(v) -> str:
+    """A value as a reader sees it: yes/no for booleans, plain numbers (no numpy reprs), lists joined."""
     if isinstance(v, (list, tuple, set)):
-        return ", ".join(str(x) for x in v)
-    if isinstance(v, (float, np.floating)):
-        return "" if np.isnan(v) else f"{float(v):.4g}"
-    if v is None or v is pd.NA:
+        return ", ".join(_cell(x) for x in v)
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        return "" if np.isnan(v) else f"{v:.4g}"
+    if v is None or v is pd.NA or v is pd.NaT:
         return ""
     return str(v)
 
@@ -139,26 +158,137 @@ def _audit_html(result, title: str | None, include_plotlyjs: bool) -> str:
             f"<h3>Per group</h3>{_table(table)}<div class=\"figure\"><h3>Gaps from the reference group</h3>{div}</div>")
 
 
+MAX_REPORT_LEAVES = 300
+#: Trees with at most this many metarules are printed fully opened; larger ones open at the root.
+OPEN_ALL_LEAVES = 60
+
+
+def _pct(a: int, b: int) -> str:
+    return "–" if not b else f"{a / b:.0%}"
+
+
+def _headline(ex, explanations: pd.DataFrame | None) -> tuple[str, list]:
+    """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only)."""
+    if explanations is None or not len(explanations):
+        return "", []
+    status = explanations["status"].astype(str).to_numpy()
+    need = needs_recourse(status)
+    has = has_recourse(status)
+    n, n_need, n_has = len(status), int(need.sum()), int((has & need).sum())
+    changes = explanations.loc[has & need, "changes"]
+    median = _cell(float(changes.median())) if len(changes) else "–"
+    cards = [("individuals explained", f"{n:,}"), ("need a change to reach a target", f"{n_need:,} ({_pct(n_need, n)})"),
+             ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
+             ("median features to change", median)]
+    html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
+    no_rule = n_need - n_has
+    words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
+             f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} feature(s)."]
+    if no_rule:
+        words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
+    return f'<div class="headline">{html_cards}</div>', words
+
+
+def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3) -> list:
+    """The most used (else the largest) rules per target, in plain words."""
+    rules = ex.rules_frame()
+    out = []
+    for t, sol in enumerate(ex.targets_):
+        rt = rules[rules.target == t].copy()
+        if not len(rt):
+            out.append(f"No rule reaches {sol.target.describe()} at these settings.")
+            continue
+        if explanations is not None and len(explanations):
+            tgt = pd.to_numeric(explanations["target"], errors="coerce")
+            used = pd.to_numeric(explanations.loc[tgt == t, "rule"], errors="coerce").dropna().astype(int)
+            rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
+        else:
+            rt["used"] = 0
+        rt = rt.sort_values(["used", "n"], ascending=False).head(k)
+        for _, r in rt.iterrows():
+            who = f", recommended to {int(r.used):,} individuals" if r.used else ""
+            out.append(f"To reach {sol.target.describe()}: have {r.conditions}. Rule {int(r.rule)} — "
+                       f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
+                       f"{float(r.feasibility):.0%} of the data{who}.")
+    return out
+
+
+def _bars(counts: pd.DataFrame) -> str:
+    """Change/keep counts per feature as an HTML table with inline bars (no plotting library)."""
+    if not len(counts):
+        return '<p class="note">No feature is to change or keep.</p>'
+    top = max(int(counts["total"].max()), 1)
+    rows = []
+    for _, r in counts.iterrows():
+        c, k = int(r["change"]), int(r["keep"])
+        rows.append(f"<tr><td>{_e(r['feature'])}</td><td>{c:,}</td><td>{k:,}</td><td style=\"width:45%\">"
+                    f'<span class="bar" style="width:{100 * c / top:.1f}%;background:#D55E00"></span>'
+                    f'<span class="bar" style="width:{100 * k / top:.1f}%;background:#0072B2"></span></td></tr>')
+    return ("<table><thead><tr><th>feature</th><th>change</th><th>keep</th><th>"
+            '<span style="color:#D55E00">■ change</span> <span style="color:#0072B2">■ keep</span></th></tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _changes_table(explanations: pd.DataFrame) -> str:
+    status = explanations["status"].astype(str).to_numpy()
+    sel = has_recourse(status) & needs_recourse(status)
+    counts = explanations.loc[sel, "changes"].value_counts().sort_index()
+    if not len(counts):
+        return '<p class="note">No one here has a recourse.</p>'
+    top = max(int(counts.max()), 1)
+    rows = "".join(f"<tr><td>{int(c)}</td><td>{int(n):,}</td><td style=\"width:55%\"><span class=\"bar\" "
+                   f'style="width:{100 * int(n) / top:.1f}%;background:#009E73"></span></td></tr>'
+                   for c, n in counts.items())
+    return (f"<table><thead><tr><th>features to change</th><th>individuals</th><th></th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _individual_html(ex, name: str, exp, x, real_example: bool = False) -> str:
+    """One chosen individual: the recourse in words, then the side-by-side table and the rule. The "real example"
+    is another person's row, so it is shown only when row-level data is included."""
+    parts = [f"<h3>{_e(name)}</h3>", f"<p><b>{_e(exp.text)}</b></p>"]
+    facts = [("model output", exp.output), ("status", exp.status)]
+    if exp.target is not None:
+        facts.append(("target", exp.target_description))
+    if exp.rule is not None:
+        facts += [("rule", exp.rule), ("metarule", exp.metarule), ("features to change", exp.n_changes)]
+    parts.append(_kv(facts))
+    table = individual_table(exp, x)
+    if not real_example:
+        table = table.drop(columns=[c for c in table.columns if c.startswith("real example")])
+    parts.append(_table(table))
+    if exp.alternatives:
+        alts = "".join(f"<li>{_e(a['text'])}</li>" for a in exp.alternatives)
+        parts.append(f"<p>Nearby metarules (if this individual were slightly different):</p><ul>{alts}</ul>")
+    return f'<div class="figure">{"".join(parts)}</div>'
+
+
 def build_report(ex, *, title: str, data_description: str, data_fingerprint: str, model_description: str,
-                 model_fingerprint: str, params: dict, figures: dict, tables: dict, dot: dict | None = None,
-                 generated_at: datetime | None = None, audit=None, audit_title: str | None = None) -> str:
-    """One self-contained HTML document describing a fitted explainer and the figures and tables chosen.
+                 model_fingerprint: str, params: dict, figures: dict | None = None, tables: dict | None = None,
+                 dot: dict | None = None, generated_at: datetime | None = None, audit=None,
+                 audit_title: str | None = None, individuals: dict | None = None,
+                 explanations: pd.DataFrame | None = None, actions: pd.DataFrame | None = None,
+                 rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True) -> str:
+    """One self-contained HTML document describing a fitted explainer for stakeholders.
 
-    Sections: header (title, date, data and model with their SHA-256 fingerprints), parameters (``params`` and the
-    explainer's own settings), the global textual summary, one metarule tree per entry of ``dot`` (rendered as SVG
-    when it is a tree, plus its DOT text; ``dot=None`` draws every target's tree, ``dot={}`` none), the rules and
-    metarules tables, ``figures`` (plotly figures; plotly.js is embedded once so the file works offline) and
-    ``tables`` (DataFrames, first 500 rows). ``generated_at`` defaults to now (UTC).
+    Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
+    figures from ``explanations`` and the top rules in plain words), a note on **what the report contains**, then
+    the **chosen individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows
+    picked on the dashboard's Individual page), the **metarule trees** as static outlines (opened fully up to
+    60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict instead draws those DOT graphs as
+    SVG sized to fit), the rules and metarules, the aggregates (``explanations``: how many features to change;
+    ``actions`` from ``feature_actions``: change/keep per feature), the caller's ``figures`` (plotly; plotly.js
+    is embedded once, and only then) and ``tables``, the subgroup ``audit``, and parameters with the data and
+    model fingerprints. ``generated_at`` defaults to now (UTC).
 
-    The parameters always list the explainer's actionability constraints ("none" when every feature is free).
-    ``audit`` (a :class:`tcrex.audit.AuditResult`) adds a "Subgroup audit" section: ``audit_title`` (what was
-    audited), the plain-language findings, the per-group table and the gap forest plot.
+    ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
+    ``include_rows=True`` and ``rows`` (first 500 rows).
     """
     check_fitted(ex)
     when = generated_at or datetime.now(timezone.utc)
-    if dot is None:
-        dot = {f"Metarule tree, target {t}: {s.target.describe()}": metarule_tree_dot(ex, t)
-               for t, s in enumerate(ex.targets_)}
+    figures = figures or {}
+    tables = tables or {}
+    individuals = individuals or {}
     sections = []
     toc = []
 
@@ -166,18 +296,48 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         toc.append(f'<li><a href="#{anchor}">{_e(heading)}</a></li>')
         sections.append(f'<section id="{anchor}"><h2>{_e(heading)}</h2>{body}</section>')
 
-    section("inputs", "Data and model", _kv([("data", data_description), ("model", model_description)],
-                                            raw={"data fingerprint": _fp(data_fingerprint),
-                                                 "model fingerprint": _fp(model_fingerprint)}))
-    settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
-    settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
-                     "features": len(ex.schema_.names)})
-    constraints = getattr(ex, "constraints_", None)
-    settings["constraints"] = "none" if constraints is None else constraints.describe()
-    section("parameters", "Parameters",
-            (_kv(params.items()) if params else '<p class="note">none given</p>')
-            + "<h3>Explainer settings</h3>" + _kv(settings.items()))
-    section("summary", "Global summary", f'<pre class="summary">{_e(ex.summary_text())}</pre>')
+    # ---------------------------------------------------------------- executive summary
+    cards, words = _headline(ex, explanations)
+    outcomes = "; ".join(s.target.describe() for s in ex.targets_)
+    n_rules = sum(s.n_rules for s in ex.targets_)
+    n_metas = sum(len(s.metarules) for s in ex.targets_)
+    facts = [("model", model_description), ("data", data_description),
+             ("favourable outcome (target)" if len(ex.targets_) == 1 else
+              "target outcomes (each individual is explained towards a target it is not in)", outcomes),
+             ("found", f"{n_rules} rule(s) and {n_metas} metarule(s) at accuracy ≥ {ex.tau:g}, each rule holding "
+                       f"≥ {ex.rho:g} of the data")]
+    top = _top_rules(ex, explanations)
+    exec_body = (_kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
+                 + "<h3>Top rules in plain words</h3><ul>" + "".join(f"<li>{_e(t)}</li>" for t in top) + "</ul>")
+    if individuals:
+        exec_body += "<h3>Chosen individual" + ("s" if len(individuals) > 1 else "") + "</h3><ul>" + "".join(
+            f"<li><b>{_e(name)}</b>: {_e(exp.text)}</li>" for name, (exp, _) in individuals.items()) + "</ul>"
+    section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
+
+    # ---------------------------------------------------------------- what is in here
+    embed_rows = include_rows and rows is not None
+    contains = ["aggregates (counts and shares over all individuals)", "rules and metarules",
+                f"{len(individuals)} chosen individual(s) with their feature values"]
+    if tables:
+        contains.append(f"{len(tables)} table(s) chosen by the author: " + ", ".join(tables))
+    if embed_rows:
+        contains.append(f"row-level data: the first {min(len(rows), MAX_TABLE_ROWS):,} of {len(rows):,} rows, "
+                        f"as requested")
+        absent = ""
+    else:
+        absent = " It does <b>not</b> contain the uploaded table or any other individual's values."
+    contains_html = (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
+                     f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'}</p>")
+    section("contents", "What this report contains", contains_html)
+
+    if individuals:
+        section("individuals", "Chosen individuals" if len(individuals) > 1 else "Chosen individual",
+                "".join(_individual_html(ex, name, exp, x, real_example=embed_rows)
+                        for name, (exp, x) in individuals.items())
+                + ("" if embed_rows else '<p class="note">The "real example" (the nearest real row following the '
+                   "rule) is another person's data and is left out; include row-level data to show it.</p>"))
+
+    # ---------------------------------------------------------------- trees
     if dot:
         parts = []
         for i, (name, text) in enumerate(dot.items()):
@@ -189,10 +349,29 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                          f'<details><summary>DOT text (paste into any Graphviz viewer)</summary>'
                          f'<pre>{_e(text)}</pre></details></div>')
         section("trees", "Metarule trees", "".join(parts))
+    elif trees and dot is None:
+        parts = []
+        for t, sol in enumerate(ex.targets_):
+            n = len(sol.metarules)
+            pop = explanations if explanations is not None and len(explanations) else None
+            body = metarule_tree_html(ex, t, population=pop, max_leaves=MAX_REPORT_LEAVES,
+                                      open_all=n <= OPEN_ALL_LEAVES)
+            parts.append(f'<div class="figure" id="{_slug("tree", t)}">{body}</div>')
+        section("trees", "Metarule trees", '<p class="note">Each tree splits the inputs until one recommendation '
+                "applies; open a branch to follow it. Leaves sharing a letter give the same advice.</p>"
+                + "".join(parts))
+
     rules = ex.rules_frame()
     metas = ex.metarules_frame()
     section("rules", "Rules", _table(rules))
     section("metarules", "Metarules", _table(metas))
+    agg = []
+    if explanations is not None and len(explanations):
+        agg.append("<h3>Features to change, per individual with a recourse</h3>" + _changes_table(explanations))
+    if actions is not None and len(actions):
+        agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
+    if agg:
+        section("aggregates", "Aggregates", "".join(agg))
     if figures:
         parts = []
         first = True
@@ -208,6 +387,20 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if tables:
         section("tables", "Tables", "".join(f'<div class="figure" id="{_slug("table", i)}"><h3>{_e(name)}</h3>'
                                             f"{_table(df)}</div>" for i, (name, df) in enumerate(tables.items())))
+    if embed_rows:
+        section("rows", "Row-level data (included on request)", _table(rows))
+
+    settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
+    settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
+                     "features": len(ex.schema_.names)})
+    constraints = getattr(ex, "constraints_", None)
+    settings["constraints"] = "none" if constraints is None else constraints.describe()
+    section("parameters", "Parameters and provenance",
+            _kv([("data", data_description), ("model", model_description)],
+                raw={"data fingerprint": _fp(data_fingerprint), "model fingerprint": _fp(model_fingerprint)})
+            + (_kv(params.items()) if params else '<p class="note">no parameters given</p>')
+            + "<h3>Explainer settings</h3>" + _kv(settings.items())
+            + f'<h3>Global summary (text)</h3><pre class="summary">{_e(ex.summary_text())}</pre>')
     stamp = when.isoformat(timespec="seconds")
     from . import __version__
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '

@@ -2,6 +2,7 @@
 import re
 from datetime import datetime, timezone
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -75,12 +76,13 @@ def test_user_strings_are_escaped(report):
     assert "Changes &lt;per&gt; individual" in html
 
 
-def test_metarule_trees_are_drawn_offline_with_their_dot(report, fitted):
+def test_metarule_trees_are_static_outlines(report, fitted):
     html, _, _ = report
     ex = fitted[0]
-    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') >= len(ex.targets_)
-    assert html.count("paste into any Graphviz viewer") == len(ex.targets_)
-    assert "digraph metarules {" in html
+    assert html.count('<div class="tcrex-outline">') == len(ex.targets_)
+    assert "<svg" not in html.split('id="figures"')[0]  # no wide SVG picture to clip
+    for t, sol in enumerate(ex.targets_):
+        assert f"Target {t}: {sol.target.describe()}" in html
 
 
 def test_dot_argument_and_non_tree_fallback(fitted):
@@ -110,3 +112,82 @@ def test_fingerprint_frame_changes_with_the_data(fitted):
     changed.iloc[0, 0] += 1
     assert fingerprint_frame(changed) != fingerprint_frame(X)
     assert len(fingerprint_frame(X)) == 64
+
+
+# ------------------------------------------------------------------------------------------------ for stakeholders
+def _stakeholder_report(ex, X, y, rows=(7,), **extra):
+    out = ex.explain(X, y_pred=y)
+    individuals = {f"Row {r}": (ex.explain_one(X.loc[[r]], y_pred=[y[r]]), X.loc[r]) for r in rows}
+    return build_report(ex, title="t", data_description="loans, 400 rows", data_fingerprint="ab",
+                        model_description="a model", model_fingerprint="cd", params={"flag": True, "n": np.int64(3)},
+                        generated_at=WHEN, individuals=individuals, explanations=out,
+                        actions=ex.feature_actions(X, y_pred=y), **extra)
+
+
+def _values(X, r):
+    return [str(v) if not isinstance(v, float) else f"{v:.4g}" for v in X.loc[r]]
+
+
+def test_executive_summary_comes_first(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y)
+    sections = re.findall(r'<section id="([^"]+)">', html)
+    assert sections[:3] == ["executive-summary", "contents", "individuals"]
+    head = html.split('<section id="contents">')[0]
+    for word in ("a model", "loans, 400 rows", "outcome", "individuals explained",
+                 "Top rules in plain words", "To reach "):
+        assert word in head, word
+    for sol in ex.targets_:
+        assert _e(sol.target.describe()) in head
+
+
+def _e(s):
+    import html
+    return html.escape(s, quote=True)
+
+
+def test_the_chosen_individual_appears_not_row_0(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y, rows=(123,))
+    assert "Row 123" in html and "Row 0" not in html
+    exp = ex.explain_one(X.loc[[123]], y_pred=[y[123]])
+    assert _e(exp.text) in html
+    section = html.split('<section id="individuals">')[1].split("</section>")[0]
+    for v in _values(X, 123):
+        assert f"<td>{_e(v)}</td>" in section
+    two = _stakeholder_report(ex, X, y, rows=(5, 9))
+    assert "Row 5" in two and "Row 9" in two and "Chosen individuals" in two
+
+
+def test_no_row_data_unless_asked(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y, rows=(11,))
+    assert "does <b>not</b> contain the uploaded table" in html
+    assert 'id="rows"' not in html
+    # another individual's exact feature values are not in the report
+    probe = X.drop(index=11)
+    unique_incomes = [f"{v:.4g}" for v in probe["income"] if "." in f"{v:.4g}" and f"{v:.4g}" not in _values(X, 11)]
+    assert len(unique_incomes) > 100
+    leaked = [v for v in unique_incomes if f"<td>{v}</td>" in html]
+    assert not leaked, leaked
+    with_rows = build_report(
+        ex, title="t", data_description="d", data_fingerprint="ab", model_description="m", model_fingerprint="cd",
+        params={}, generated_at=WHEN, rows=X, include_rows=True)
+    assert 'id="rows"' in with_rows and "row-level data: the first 400 of 400 rows" in with_rows
+    assert "does <b>not</b> contain" not in with_rows
+
+
+def test_size_is_bounded_and_no_scripts_by_default(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y)
+    assert len(html.encode()) < 300_000
+    assert "<script" not in html.lower().replace("&lt;script", "")
+    assert "plotly" not in html.lower()
+
+
+def test_values_are_formatted_for_readers(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y)
+    assert ">True<" not in html and ">False<" not in html
+    assert "np.int64" not in html and "np.float64" not in html
+    assert "<th>flag</th><td>yes</td>" in html and "<th>n</th><td>3</td>" in html

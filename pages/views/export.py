@@ -21,9 +21,11 @@ with cols[1]:
     st.download_button("Download CSV", data=exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
                        mime="text/csv", icon=":material/table:", key="dl_csv")
 with cols[2]:
-    st.markdown("**Report (HTML)**  \nData and model fingerprints, parameters and constraints, date, rules, "
-                "metarules, the figures of this dashboard and, once you have run one, the subgroup audit.")
-    st.download_button("Download report", data=exports.html_report(ws, result), file_name="tcrex-report.html",
+    st.markdown("**Report (HTML)**  \nFor stakeholders: an executive summary, the individual chosen on the "
+                "Individual page, the metarule trees, rules, aggregates, fingerprints and, once you have run one, "
+                "the subgroup audit. No row-level data unless you tick it.")
+    opts = exports.report_options()
+    st.download_button("Download report", data=exports.html_report(ws, result, **opts), file_name="tcrex-report.html",
                        mime="text/html", icon=":material/description:", key="dl_html")
 
 st.subheader("What the report records")

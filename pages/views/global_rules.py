@@ -5,7 +5,7 @@ import streamlit as st
 from tcrex.figures import metarule_icicle, metarule_tree_dot, metarule_tree_svg
 
 from tcrex.ui import components as ui
-from tcrex.ui import page
+from tcrex.ui import page, tree
 
 st.title("Global rules")
 ws, result = page.require_result()
@@ -32,7 +32,9 @@ with c1:
     pop = ui.population(ws, key="tree_pop", choices=("all", "fit", "test", "filter"), default="all")
 collapse = c2.toggle("Hide empty branches", value=True, key="tree_collapse")
 population = None if pop.label == "all rows" and not collapse else result.explanations.loc[pop.index]
-tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Coverage (icicle)", "Text summary"])
+tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"])
+with tab_outline:
+    tree.metarule_tree_panel(ws, result, target, population=population)
 with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:

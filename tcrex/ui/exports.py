@@ -64,34 +64,68 @@ def provenance_table(ws: Workspace, result: FitResult, audit=None) -> pd.DataFra
     return pd.DataFrame({"item": list(items), "value": [str(v) for v in items.values()]})
 
 
+def chosen_individuals(ws: Workspace, result: FitResult) -> list:
+    """What the Individual page has chosen: its row and, when the user edited values there, the edited
+    individual as ``("edited", values)``."""
+    from .components import EDITED_KEY, current_individual
+
+    out = [current_individual(ws, result)]
+    edited = st.session_state.get(EDITED_KEY)
+    if edited:
+        out.append(("edited", dict(edited)))
+    return out
+
+
+def _individual_entry(ws: Workspace, result: FitResult, choice):
+    ex = result.explainer
+    if isinstance(choice, tuple) and choice and choice[0] == "edited":
+        x = pd.DataFrame([choice[1]])[ws.features].infer_objects()
+        for f in ws.features:
+            x[f] = x[f].astype(ws.X[f].dtype)
+        if ws.model.predict is None:
+            return None
+        exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]])
+        return "Edited individual (values entered on the Individual page)", (exp, x.iloc[0])
+    exp = ex.explain_one(ws.X.loc[[choice]], y_pred=[ws.y_pred[ws.X.index.get_loc(choice)]])
+    return f"Row {choice}", (exp, ws.X.loc[choice])
+
+
 def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None,
-               audit=None) -> str:
-    """The self-contained HTML report; ``audit`` (an :class:`~tcrex.ui.auditing.AuditRun`) adds its findings, table
-    and gap forest plot."""
+               audit=None, individuals: list | None = None, include_rows: bool = False,
+               interactive: bool = False) -> str:
+    """The self-contained stakeholder report for the individuals chosen on the Individual page (``individuals``:
+    row labels or ``("edited", values)``; ``individual`` is one row label, for older callers). ``audit`` (an
+    :class:`~tcrex.ui.auditing.AuditRun`) adds its findings. By default the report carries aggregates, rules and
+    the chosen individuals only and has no scripts; ``include_rows`` embeds row-level data (first 500 rows, with
+    model output) and ``interactive`` adds plotly charts (rule maps, with their sampled points, only together with
+    ``include_rows``)."""
     from tcrex import figures as fg
     from tcrex import report
 
-    from .components import current_individual, used_features
+    from .components import used_features
 
     ex = result.explainer
     p = result.params
-    test = ws.data.test_index if len(ws.data.test_index) else ws.X.index
-    figs = {"Rules overview": fg.rules_overview(ex)}
-    actions = result.actions(ws).loc[test]
-    figs["Change or keep, per feature (test split)"] = fg.change_keep_bars(actions)
-    figs["Changes per individual (test split)"] = fg.changes_histogram(result.explanations.loc[test])
-    row = individual if individual is not None else current_individual(ws, result)
-    for t, sol in enumerate(ex.targets_):
-        used = [f for f in used_features(result, t) if f in ws.features]
-        axes = (used + [f for f in ws.features if f not in used])[:2]
-        if len(axes) == 2 and sol.n_rules:
-            figs[f"Rule map: {axes[0]} × {axes[1]}, target {sol.target.describe()}"] = fg.rule_plot(
-                ex, t, axes[0], axes[1], ws.X, ws.y_pred, individual=row, max_points=2000)
-    tables = {}
-    exp = ex.explain_one(ws.X.loc[[row]], y_pred=[ws.y_pred[ws.X.index.get_loc(row)]])
-    tables[f"Individual (row {row}): {exp.text}"] = fg.individual_table(exp, ws.X.loc[row])
-    if exp.alternatives:
-        tables[f"Metacounterfactuals of row {row}"] = fg.metacounterfactual_table(exp)
+    if individuals is None:
+        individuals = [individual] if individual is not None else chosen_individuals(ws, result)
+    chosen = dict(e for e in (_individual_entry(ws, result, c) for c in individuals) if e is not None)
+    figs = {}
+    if interactive:
+        test = ws.data.test_index if len(ws.data.test_index) else ws.X.index
+        figs["Rules overview"] = fg.rules_overview(ex)
+        figs["Change or keep, per feature (test split)"] = fg.change_keep_bars(result.actions(ws).loc[test])
+        figs["Changes per individual (test split)"] = fg.changes_histogram(result.explanations.loc[test])
+        first = next((c for c in individuals if not isinstance(c, tuple)), None)
+        for t, sol in enumerate(ex.targets_):
+            used = [f for f in used_features(result, t) if f in ws.features]
+            axes = (used + [f for f in ws.features if f not in used])[:2]
+            if include_rows and len(axes) == 2 and sol.n_rules:
+                figs[f"Rule map: {axes[0]} × {axes[1]}, target {sol.target.describe()}"] = fg.rule_plot(
+                    ex, t, axes[0], axes[1], ws.X, ws.y_pred, individual=first, max_points=2000)
+    rows = None
+    if include_rows:
+        rows = ws.X.copy()
+        rows.insert(0, "model output", ws.y_pred)
     prov = provenance(ws, result, audit)
     return report.build_report(
         ex, title=f"T-CREx report — {ws.data.label}",
@@ -102,17 +136,32 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
                 "target": p.describe_target(ws.task), "task": ws.task, "fit rows": len(ws.data.fit_index),
                 "test rows": len(ws.data.test_index), "surrogate grower": p.grower,
                 "actionability constraints": prov["actionability constraints"]},
-        figures=figs, tables=tables, generated_at=generated_at or datetime.now(timezone.utc),
-        audit=None if audit is None else audit.result, audit_title=None if audit is None else audit.title)
+        figures=figs, tables={}, generated_at=generated_at or datetime.now(timezone.utc),
+        audit=None if audit is None else audit.result, audit_title=None if audit is None else audit.title,
+        individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
+        rows=rows, include_rows=include_rows)
 
 
-def html_report(ws: Workspace, result: FitResult) -> Callable[[], str]:
-    """The report builder for ``st.download_button``; includes the last subgroup audit of this explainer."""
+def report_options(key: str = "report") -> dict:
+    """The report's two opt-ins, drawn where the Export page calls it."""
+    include_rows = st.checkbox("Include row-level data (first 500 rows)", value=False, key=f"{key}_rows",
+                               help="By default the report carries aggregates, rules and the chosen individuals "
+                                    "only, not the uploaded table.")
+    interactive = st.checkbox("Interactive charts (+3.5 MB, slower to open)", value=False, key=f"{key}_charts")
+    return {"include_rows": include_rows, "interactive": interactive}
+
+
+def html_report(ws: Workspace, result: FitResult, include_rows: bool = False,
+                interactive: bool = False) -> Callable[[], str]:
+    """The report builder for ``st.download_button``, built on click for the individuals chosen now on the
+    Individual page; includes the last subgroup audit of this explainer."""
     from .auditing import last_audit
 
     audit = last_audit(result)
+    individuals = chosen_individuals(ws, result)
 
     def build() -> str:
         with st.spinner("Building the report ..."):
-            return build_html(ws, result, audit=audit)
+            return build_html(ws, result, audit=audit, individuals=individuals, include_rows=include_rows,
+                              interactive=interactive)
     return build

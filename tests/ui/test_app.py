@@ -288,7 +288,8 @@ def test_exports_build_json_csv_and_html(default_app):
     csv = exports.explanations_frame(ws, result)
     assert len(csv) == 4000 and {"row", "split", "model_output", "rule", "text"} <= set(csv.columns)
     html = exports.build_html(ws, result, individual=ws.X.index[0])
-    assert html.startswith("<!DOCTYPE html>") and data.key in html and "plotly" in html.lower()
+    assert html.startswith("<!DOCTYPE html>") and data.key in html and "plotly" not in html.lower()
+    assert "plotly" in exports.build_html(ws, result, individual=ws.X.index[0], interactive=True).lower()
 
 
 def _loans_inputs():

@@ -1,0 +1,254 @@
+"""The metarule tree as a navigable outline: nested ``<details>``/``<summary>`` (no JavaScript), readable at 100+
+leaves, safe for any label.
+
+``metarule_outline`` is the plain-data structure (a dict tree) the HTML is built from; ``metarule_tree_html``
+draws it. The outline opens at the root with its branches collapsed; a branch's summary says how many metarules it
+holds and, when they all give the same advice, that advice. Leaves with identical advice share a group letter
+and colour, so repeated advice is visible at a glance. With ``highlight_row`` (a row of features) the
+individual's path is opened and its leaf marked. Conditions are the engine's own text (the same renderer as the
+rules table and summary), and every label is HTML-escaped.
+"""
+from __future__ import annotations
+
+import html
+import string
+
+import numpy as np
+import pandas as pd
+
+from ._style import population_counts, rule_color, solution, tint
+
+#: Leaves drawn before the outline is cut (the cut says how many metarules it hides). Large enough for any
+#: tree a person reads; the dashboard uses a smaller budget.
+MAX_LEAVES = 2000
+
+NO_RULE_TEXT = "No actionable recourse under the constraints"
+
+
+def _group_name(k: int) -> str:
+    letters = string.ascii_uppercase
+    name = ""
+    k += 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        name = letters[r] + name
+    return name
+
+
+def _row_values(ex, row) -> dict | None:
+    if row is None:
+        return None
+    if isinstance(row, pd.DataFrame):
+        if len(row) != 1:
+            raise ValueError(f"highlight_row must be one row, got {len(row)}")
+        row = row.iloc[0]
+    if isinstance(row, pd.Series):
+        return row.to_dict()
+    if isinstance(row, dict):
+        return dict(row)
+    return dict(zip(ex.schema_.names, list(row)))
+
+
+def _goes_left(node: dict, value) -> bool:
+    if "left_categories" in node:
+        return value in node["left_categories"] or str(value) in {str(c) for c in node["left_categories"]}
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return False
+    return bool(not np.isnan(v) and v <= node["threshold"])
+
+
+def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, highlight_metarule: int | None = None,
+                     max_leaves: int = MAX_LEAVES, tree: dict | None = None) -> dict:
+    """The metarule tree of one target as plain data for an outline view (``tree``: ``ex.metarule_tree(target)``
+    when the caller already has it; it is the costly part).
+
+    Returns ``{"target", "description", "n_rules", "n_metarules", "groups", "root", "shown_leaves",
+    "hidden_leaves", "path_metarule"}``. Every node has ``kind`` ("split", "leaf", "cut" or "empty"), ``condition``
+    (the edge text from its parent, None at the root), ``n_leaves``, ``here`` (rows of ``population`` passing
+    through, or None) and ``on_path``. Splits add ``feature``, ``children`` and ``advice_group`` (the group
+    letter when all their leaves share one advice, else None); leaves add ``metarule``, ``rule`` (None when no
+    rule is actionable), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
+    letter shared by the leaves with identical advice) and ``color``. ``groups`` lists
+    ``{"group", "advice", "n_leaves", "metarules", "color"}``, largest first.
+
+    ``highlight_row`` (a Series, one-row DataFrame or dict of feature values) or ``highlight_metarule`` marks one
+    leaf and every node above it ``on_path``. Beyond ``max_leaves`` leaves (depth first, the path kept), the
+    remaining subtrees become ``cut`` nodes saying how many metarules they hold.
+    """
+    sol = solution(ex, target)
+    desc = sol.target.describe()
+    out = {"target": int(target), "description": desc, "n_rules": int(sol.n_rules),
+           "n_metarules": int(len(sol.metarules)), "groups": [], "root": None, "shown_leaves": 0,
+           "hidden_leaves": 0, "path_metarule": None}
+    if sol.n_rules == 0 or sol.grid is None:
+        out["root"] = {"kind": "empty", "condition": None, "n_leaves": 0, "here": None, "on_path": False,
+                       "text": f"No valid rule for {desc} at tau={ex.tau}; lower tau or rho to find recourse"}
+        return out
+    tree = tree if tree is not None else ex.metarule_tree(target)
+    counts, _ = population_counts(ex, target, population)
+    metas = ex.metarules_frame()
+    metas = metas[metas.target == target].set_index("metarule")
+
+    # the individual's leaf
+    values = _row_values(ex, highlight_row)
+    path_leaf = highlight_metarule
+    if values is not None:
+        node = tree
+        while "metarule" not in node:
+            node = node["left"] if _goes_left(node, values.get(node["feature"])) else node["right"]
+        path_leaf = node["metarule"]
+    out["path_metarule"] = None if path_leaf is None else int(path_leaf)
+
+    # advice groups, numbered by size (then first appearance)
+    advice_of = {int(m): (str(row["text"]) if pd.notna(row["rule"]) else NO_RULE_TEXT) for m, row in metas.iterrows()}
+    order = {}
+    for m in sorted(advice_of):
+        order.setdefault(advice_of[m], []).append(m)
+    ranked = sorted(order.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
+    group_of_advice = {}
+    for k, (advice, ms) in enumerate(ranked):
+        g = _group_name(k)
+        group_of_advice[advice] = g
+        r = metas.loc[ms[0], "rule"]
+        out["groups"].append({"group": g, "advice": advice, "n_leaves": len(ms), "metarules": ms,
+                              "color": rule_color(target, int(r)) if pd.notna(r) else "#9E9E9E"})
+
+    def leaves(node) -> list:
+        if "metarule" in node:
+            return [node["metarule"]]
+        return leaves(node["left"]) + leaves(node["right"])
+
+    budget = [max(int(max_leaves), 1)]
+
+    def build(node, condition) -> dict:
+        ms = leaves(node)
+        here = None if counts is None else int(sum(counts[m] for m in ms))
+        on_path = path_leaf is not None and path_leaf in ms
+        base = {"condition": condition, "n_leaves": len(ms), "here": here, "on_path": on_path}
+        if budget[0] <= 0 and not on_path:
+            out["hidden_leaves"] += len(ms)
+            return {"kind": "cut", **base}
+        if "metarule" in node:
+            budget[0] -= 1
+            out["shown_leaves"] += 1
+            m = int(node["metarule"])
+            r = node["rule"]
+            rule = None if r is None or r < 0 else int(r)
+            advice = advice_of[m]
+            return {"kind": "leaf", **base, "metarule": m, "rule": rule,
+                    "conditions": str(metas.loc[m, "conditions"]), "advice": advice,
+                    "sparsity": int(node["sparsity"]), "group": group_of_advice[advice],
+                    "color": rule_color(target, rule) if rule is not None else "#9E9E9E"}
+        groups = {group_of_advice[advice_of[m]] for m in ms}
+        children = [build(node["left"], f"{node['feature']} {node['left_text']}"),
+                    build(node["right"], f"{node['feature']} {node['right_text']}")]
+        return {"kind": "split", **base, "feature": str(node["feature"]), "children": children,
+                "advice_group": next(iter(groups)) if len(groups) == 1 else None}
+
+    out["root"] = build(tree, None)
+    return out
+
+
+# ====================================================================== HTML
+_CSS = """
+.tcrex-outline { font-family: Arial, Helvetica, sans-serif; font-size: 15px; line-height: 1.4; color: #1a1a1a; }
+.tcrex-outline ul { list-style: none; margin: 0; padding-left: 1.3em; border-left: 1px dotted #bbb; }
+.tcrex-outline li { margin: 2px 0; }
+.tcrex-outline summary { cursor: pointer; padding: 1px 4px; border-radius: 4px; }
+.tcrex-outline summary:hover { background: #f0f0f0; }
+.tcrex-outline .cond { font-weight: bold; }
+.tcrex-outline .count { color: #5a5a5a; font-size: 13px; }
+.tcrex-outline .leaf { padding: 3px 6px; border-left: 4px solid var(--c); background: var(--t); border-radius: 3px; }
+.tcrex-outline .badge { display: inline-block; min-width: 1.6em; text-align: center; font-size: 12px;
+  font-weight: bold; padding: 0 4px; border-radius: 8px; background: var(--c); color: #fff; margin-right: 4px; }
+.tcrex-outline .same { color: #5a5a5a; font-size: 13px; }
+.tcrex-outline .box { color: #5a5a5a; font-size: 13px; }
+.tcrex-outline .path > details > summary, .tcrex-outline .leaf.path { outline: 2px solid #d62728; }
+.tcrex-outline .you { color: #d62728; font-weight: bold; }
+.tcrex-outline .cut, .tcrex-outline .note { color: #5a5a5a; font-style: italic; }
+.tcrex-outline table.groups { border-collapse: collapse; font-size: 13px; margin: 6px 0 10px; }
+.tcrex-outline table.groups td, .tcrex-outline table.groups th { border: 1px solid #ddd; padding: 2px 6px;
+  text-align: left; vertical-align: top; }
+"""
+
+
+def _e(v) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _count(node) -> str:
+    parts = [_plural(node["n_leaves"], "metarule")]
+    if node["here"] is not None:
+        parts.append(f"{node['here']} here")
+    return " · ".join(parts)
+
+
+def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None, highlight_metarule: int | None = None,
+                       max_leaves: int = MAX_LEAVES, open_all: bool = False, legend: bool = True,
+                       outline: dict | None = None) -> str:
+    """The metarule tree of one target as a collapsible HTML outline (``<details>``/``<summary>``, no JavaScript).
+
+    Opens at the root with its branches collapsed (``open_all`` opens every branch, for paper); with
+    ``highlight_row`` or ``highlight_metarule`` the path to that leaf is opened and marked ("this individual").
+    ``legend`` adds a table of the advice groups. Everything is escaped; see :func:`metarule_outline` for the
+    parameters and the data (pass a ready ``outline`` to skip rebuilding it).
+    """
+    o = outline if outline is not None else metarule_outline(ex, target, population, highlight_row,
+                                                              highlight_metarule, max_leaves)
+    colors = {g["group"]: g["color"] for g in o["groups"]}
+    sizes = {g["group"]: g["n_leaves"] for g in o["groups"]}
+    advice = {g["group"]: g["advice"] for g in o["groups"]}
+    parts = []
+
+    def badge(g: str) -> str:
+        return f'<span class="badge" style="--c:{_e(colors[g])}" title="advice group {_e(g)}">{_e(g)}</span>'
+
+    def node_html(n, root=False) -> str:
+        cond = "All inputs" if n["condition"] is None else n["condition"]
+        path = " path" if n["on_path"] else ""
+        if n["kind"] == "cut":
+            return f'<li class="cut">{_e(cond)}: {_e(_plural(n["n_leaves"], "more metarule"))} not shown</li>'
+        if n["kind"] == "leaf":
+            g = n["group"]
+            head = f"M{n['metarule']} → rule {n['rule']}" if n["rule"] is not None else f"M{n['metarule']}"
+            same = sizes[g] - 1
+            same_txt = ""
+            if same:
+                same_txt = f' <span class="same">(same advice as {same} other {"leaf" if same == 1 else "leaves"})</span>'
+            you = ' <span class="you">◀ this individual</span>' if n["on_path"] else ""
+            here = f' <span class="count">{n["here"]} here</span>' if n["here"] is not None else ""
+            return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
+                    f'data-metarule="{n["metarule"]}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
+                    f'{_e(n["advice"])}{same_txt}{you}{here}<br><span class="box">{_e(head)} · if '
+                    f'{_e(n["conditions"])} · up to {_e(_plural(n["sparsity"], "change"))}</span></li>')
+        if n["kind"] == "empty":
+            return f'<li class="note">{_e(n["text"])}</li>'
+        opened = " open" if (root or open_all or n["on_path"]) else ""
+        g = n["advice_group"]
+        same = (f' <span class="same">— all: {badge(g)}{_e(advice[g])}</span>' if g is not None else "")
+        kids = "".join(node_html(c) for c in n["children"])
+        return (f'<li class="split{path}"><details{opened}><summary><span class="cond">{_e(cond)}</span> '
+                f'<span class="count">({_e(_count(n))})</span>{same}</summary><ul>{kids}</ul></details></li>')
+
+    head = (f'<p><b>Target {o["target"]}: {_e(o["description"])}</b> — {_e(_plural(o["n_rules"], "rule"))}, '
+            f'{_e(_plural(o["n_metarules"], "metarule"))}, {_e(_plural(len(o["groups"]), "distinct recommendation"))}. '
+            f'<span class="note">Click a branch to open it; leaves with the same letter give the same advice.'
+            f'</span></p>')
+    parts.append(head)
+    if o["hidden_leaves"]:
+        parts.append(f'<p class="note">Showing {o["shown_leaves"]} of {o["n_metarules"]} metarules; '
+                     f'{o["hidden_leaves"]} more are summarised as "not shown".</p>')
+    parts.append(f'<ul class="root" style="border-left:none;padding-left:0">{node_html(o["root"], root=True)}</ul>')
+    if legend and o["groups"]:
+        rows = "".join(f'<tr><td>{badge(g["group"])}</td><td>{_e(g["advice"])}</td><td>{g["n_leaves"]}</td></tr>'
+                       for g in o["groups"])
+        parts.append(f'<details class="legend"><summary>Advice groups ({len(o["groups"])})</summary>'
+                     f'<table class="groups"><tr><th>group</th><th>advice</th><th>leaves</th></tr>{rows}</table>'
+                     f'</details>')
+    return f'<div class="tcrex-outline"><style>{_CSS}</style>{"".join(parts)}</div>'

@@ -1,0 +1,86 @@
+"""The navigable metarule tree and the stakeholder report in a real browser: a branch opens on click, zoom to the
+chosen individual's path, and the downloaded report is about the individual chosen on the Individual page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+OUTLINE = ".tcrex-outline"
+
+
+def _no_errors(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    assert page.tcrex_errors == [], page.tcrex_errors
+
+
+def _nav(page, wait_idle, label: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
+    wait_idle(page)
+
+
+def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screenshot, wait_idle):
+    open_app(page, "/")
+    _nav(page, wait_idle, "Global rules")
+    outline = page.locator(OUTLINE).first
+    outline.wait_for(state="visible")
+    details = outline.locator("details:not(.legend)")
+    assert details.first.get_attribute("open") is not None  # the root is open
+    closed = outline.locator("details:not([open]):not(.legend)")
+    n_closed = closed.count()
+    assert n_closed > 0
+    branch = closed.first.element_handle()  # a handle: the locator would move on to the next closed branch
+    branch.query_selector(":scope > summary").click()
+    assert branch.get_attribute("open") is not None  # native <details>: no rerun needed
+    assert branch.query_selector(":scope > ul > li").is_visible()
+    assert closed.count() == n_closed - 1  # only that branch opened; its sub-branches stay closed
+    _no_errors(page)
+    save_screenshot(page, "tree_outline_branch_open")
+
+    # zoom to the chosen individual's path
+    page.get_by_role("combobox", name="Zoom to").click()
+    page.get_by_role("option", name="The chosen individual's path", exact=False).click()
+    wait_idle(page)
+    marked = page.locator(f"{OUTLINE} .leaf.path")
+    marked.first.wait_for(state="visible")
+    assert "this individual" in marked.first.inner_text()
+    _no_errors(page)
+    save_screenshot(page, "tree_outline_individual_path")
+
+
+def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, wait_idle, tmp_path):
+    open_app(page, "/")
+    _nav(page, wait_idle, "Individual")
+    box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
+    box.wait_for(state="visible")
+    box.fill("17")
+    box.press("Enter")
+    wait_idle(page)
+    _nav(page, wait_idle, "Export")
+    button = page.get_by_role("button", name="Download report")
+    try:
+        button.wait_for(state="visible")
+    except Exception:
+        save_screenshot(page, "report_export_page_failure")
+        raise
+    with page.expect_download(timeout=120_000) as dl:
+        button.click()
+    path = tmp_path / "report.html"
+    dl.value.save_as(path)
+    html = path.read_text(encoding="utf-8")
+    assert "Row 17" in html and "Executive summary" in html
+    assert html.index('id="executive-summary"') < html.index('id="individuals"')
+    assert "does <b>not</b> contain the uploaded table" in html
+    assert len(html.encode()) < 1_000_000
+    report = page.context.new_page()
+    report.goto(path.as_uri())
+    report.get_by_text("Row 17").first.wait_for()
+    shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    report.set_viewport_size({"width": 1300, "height": 1400})
+    report.screenshot(path=str(shots / "report_chosen_individual.png"))  # the top: executive summary first
+    report.close()
