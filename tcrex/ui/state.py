@@ -29,6 +29,7 @@ import streamlit as st
 from tcrex import TCREx, TCRExError
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
+from . import shared  # [h16 hook]
 from . import sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
 from tcrex import CLASSIFICATION, REGRESSION
@@ -150,6 +151,7 @@ def active_data() -> ActiveData:
     """The active data set (raises :class:`InputProblem` when an upload cannot be used)."""
     spec = data_spec()
     if spec.kind == "sample":
+        return shared.sample_data(spec.name)  # [h16 hook] one read-only copy per server (tcrex/ui/shared.py)
         frame, label, categorical = _sample(spec.name)
         data = _prepared(replace(spec, label=label, categorical=categorical), f"sample:{spec.name}", frame,
                          categorical)
@@ -204,6 +206,8 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     if spec is None:
         raise InputProblem("no model is chosen yet; on the Data & model page, train one, upload one or pick the "
                            "column that holds the model's outputs")
+    if shared.is_shared_data(data.spec) and shared.is_shared_model(spec):  # [h16 hook] server-wide model
+        return shared.model(data, spec)  # [h16 hook]
     if spec.kind == "bundled":
         return _bundled(data.key, data)
     if spec.kind == "train":
@@ -365,6 +369,12 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
         return results[key]
     bases: OrderedDict = cache.setdefault("bases", OrderedDict())
     update_seconds = None
+    hit = shared.lookup(ws, p, fkey)  # [h16 hook] server-wide fit on bundled samples (tcrex/ui/shared.py)
+    if hit is not None and hit.key == key:  # [h16 hook]
+        st.session_state[LAST_FIT_KEY] = hit  # [h16 hook]
+        return hit  # [h16 hook]
+    if hit is not None and fkey not in bases:  # [h16 hook] derive tau/target/constraints from the shared base
+        bases[fkey] = (hit.explainer, hit.fit_seconds)  # [h16 hook] (deep-copied before update below)
     if fkey in bases:
         base, fit_seconds = bases[fkey]
         bases.move_to_end(fkey)
