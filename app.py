@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from tcrex.ui import memory  # [h16 hook]
 from tcrex.ui import state
 
 ROOT = Path(__file__).resolve().parent
@@ -37,6 +38,7 @@ page = st.navigation(
         ],
     }
 )
+memory.track()  # [h16 hook] per-session budget + release when the session ends (tcrex/ui/memory.py)
 state.render_sidebar()
 state.pickle_banner()
 page.run()
