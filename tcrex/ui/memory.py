@@ -15,8 +15,9 @@ files of such sessions were never freed.  So a watcher thread (one per server pr
 disconnected for ``TCREX_SESSION_GRACE_S`` seconds (default 60; a reconnect within that time keeps everything) is
 closed through ``Runtime.close_session`` (which shuts it down: uploaded files, media references, session caches,
 its state), its remaining session state is cleared, and the allocator is asked to give memory back
-(:func:`trim`: ``gc.collect()`` then glibc's ``malloc_trim(0)``).  A ``weakref.finalize`` on the session's
-state object also trims when the state is finally collected (a backstop for sessions closed another way).
+(:func:`trim`: ``gc.collect()`` then glibc's ``malloc_trim(0)``).  A ``weakref.finalize`` on the ``AppSession``
+(its ``SessionState`` cannot be weak-referenced in 1.67) also trims when it is finally collected (a backstop for
+sessions closed another way).
 """
 
 from __future__ import annotations
@@ -179,6 +180,15 @@ def release_session(session_id: str) -> None:
         _sessions.pop(session_id, None)
         released.append((session_id, time.time()))
     trim()
+    _report(f"released session {session_id}")
+
+
+def _report(message: str) -> None:
+    """One line on stderr when ``TCREX_MEMORY_LOG=1`` (tests and benchmarks read the server log)."""
+    if os.environ.get("TCREX_MEMORY_LOG", "") in ("1", "true", "yes"):
+        import sys  # noqa: PLC0415
+
+        print(f"tcrex.memory: {message}", file=sys.stderr, flush=True)
 
 
 def sweep(now: float | None = None) -> list[str]:
@@ -236,8 +246,10 @@ def track() -> None:
             rec = _sessions[sid] = _Session(first_seen=time.time())
             rt = _runtime()
             app_session = rt.get_app_session(sid) if rt is not None else None
-            if app_session is not None:  # the session's state object lives as long as the session
-                rec.finalizer = weakref.finalize(app_session.session_state, trim)
+            try:  # backstop: trim when the session object is collected (sessions closed another way)
+                rec.finalizer = weakref.finalize(app_session, trim) if app_session is not None else None
+            except TypeError:  # not weak-referenceable in this Streamlit version: the watcher still releases
+                rec.finalizer = None
         rec.disconnected_since = None
     if _runtime() is not None:
         _ensure_watcher()
