@@ -149,6 +149,28 @@ async def one_session(browser, url: str, results: list, errors: list) -> None:
         await context.close()
 
 
+async def upload_session(browser, url: str, csv_path: Path, errors: list) -> None:
+    """One session uploads ``csv_path`` on Data & model, uses it (the app trains a model and fits), then closes."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    try:
+        await page.goto(url + "/data_model", wait_until="domcontentloaded")
+        await page.wait_for_function(IDLE_JS, polling=100, timeout=180_000)
+        await page.get_by_text("Upload a CSV or Parquet file").click()
+        await page.wait_for_function(IDLE_JS, polling=100, timeout=180_000)
+        await page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv_path))
+        await page.get_by_role("button", name="Use this data").wait_for(timeout=600_000)
+        await page.wait_for_function(IDLE_JS, polling=100, timeout=600_000)
+        await page.get_by_role("button", name="Use this data").click()
+        await page.wait_for_function(f"() => document.querySelector('[data-testid=\"stSidebar\"]').innerText"
+                                     f".includes('{csv_path.name}')", timeout=600_000)
+        await page.wait_for_function(IDLE_JS, polling=100, timeout=600_000)
+    except Exception as exc:  # noqa: BLE001
+        errors.append(f"upload: {type(exc).__name__}: {exc}")
+    finally:
+        await context.close()
+
+
 async def round_(browser, url: str, n: int) -> tuple[list, list]:
     results: list = []
     errors: list = []
@@ -166,6 +188,7 @@ async def main_async(args) -> None:
     log_path = ROOT / "benchmarks" / "load-server.log"
     proc, url = start_server(log_path)
     rows = []
+    upload_row = None
     try:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -190,6 +213,23 @@ async def main_async(args) -> None:
                       f"pages median {statistics.median(every) if every else float('nan'):.1f} s, "
                       f"max {max(every) if every else float('nan'):.1f} s; RSS {before:.0f} -> {sampler.peak:.0f} "
                       f"-> {after:.0f} MB", flush=True)
+            if args.upload_mb:
+                from tcrex import datasets  # noqa: PLC0415
+
+                csv_path = ROOT / "benchmarks" / "load-upload.csv"
+                rows_ = int(args.upload_mb * 1024 * 1024 / 60)
+                datasets.make_loans(rows_, random_state=5).to_csv(csv_path, index=False)
+                size = csv_path.stat().st_size / 1024 / 1024
+                before = rss_mb(proc.pid)
+                errors: list = []
+                with Sampler(proc.pid) as sampler:
+                    await upload_session(browser, url, csv_path, errors)
+                time.sleep(args.after)
+                after = rss_mb(proc.pid)
+                csv_path.unlink()
+                upload_row = (size, rows_, before, sampler.peak, after, errors)
+                print(f"upload {size:.0f} MB ({rows_:,} rows): RSS {before:.0f} -> {sampler.peak:.0f} -> {after:.0f} "
+                      f"MB; errors {errors}", flush=True)
             await browser.close()
     finally:
         proc.terminate()
@@ -211,10 +251,18 @@ async def main_async(args) -> None:
               f"{len(r['errors'])} |")
 
 
+    if upload_row:
+        size, n_rows, before, peak, after, errors = upload_row
+        print(f"\nOne session uploads a {size:.0f} MB CSV ({n_rows:,} rows), uses it, closes: server RSS {before:.0f} → "
+              f"{peak:.0f} → {after:.0f} MB {args.after:.0f} s after close ({(after / baseline - 1) * 100:+.0f} % vs "
+              f"baseline); errors: {len(errors)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sessions", type=int, nargs="+", default=[1, 4, 8, 12])
+    ap.add_argument("--sessions", type=int, nargs="*", default=[1, 4, 8, 12])
     ap.add_argument("--after", type=float, default=120.0, help="seconds to wait after each round (memory)")
+    ap.add_argument("--upload-mb", type=float, default=0.0, help="then one session uploads a CSV of this size")
     asyncio.run(main_async(ap.parse_args()))
 
 

@@ -171,11 +171,15 @@ def release_session(session_id: str) -> None:
             rt.uploaded_file_mgr.remove_session_files(session_id)  # also for sessions reaped without shutdown
         except Exception:  # noqa: BLE001
             pass
+        had_uploads = False
         if app_session is not None:
             try:
+                had_uploads = BLOBS_KEY in app_session.session_state and bool(app_session.session_state[BLOBS_KEY])
                 app_session.session_state.clear()
             except Exception:  # noqa: BLE001
                 pass
+        if had_uploads:
+            _clear_upload_caches()
     with _lock:
         _sessions.pop(session_id, None)
         released.append((session_id, time.time()))
@@ -189,6 +193,17 @@ def _report(message: str) -> None:
         import sys  # noqa: PLC0415
 
         print(f"tcrex.memory: {message}", file=sys.stderr, flush=True)
+
+
+def _clear_upload_caches() -> None:
+    """Drop the server-wide caches of parsed uploads (``st.cache_data`` in :mod:`tcrex.ui.state`, keyed on the
+    upload's digest) when a session that uploaded ends: other sessions re-parse their own upload once."""
+    from . import state  # noqa: PLC0415
+
+    for name in ("parse_upload", "_prepared"):  # [h16] names in tcrex/ui/state.py
+        fn = getattr(state, name, None)
+        if hasattr(fn, "clear"):
+            fn.clear()
 
 
 def sweep(now: float | None = None) -> list[str]:
