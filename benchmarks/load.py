@@ -185,7 +185,9 @@ def _fmt(values: list[float]) -> str:
 async def main_async(args) -> None:
     from playwright.async_api import async_playwright
 
-    log_path = ROOT / "benchmarks" / "load-server.log"
+    out_dir = ROOT / "benchmarks" / "results"  # git-ignored
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = out_dir / "load-server.log"
     proc, url = start_server(log_path)
     rows = []
     upload_row = None
@@ -216,7 +218,7 @@ async def main_async(args) -> None:
             if args.upload_mb:
                 from tcrex import datasets  # noqa: PLC0415
 
-                csv_path = ROOT / "benchmarks" / "load-upload.csv"
+                csv_path = out_dir / "load-upload.csv"
                 rows_ = int(args.upload_mb * 1024 * 1024 / 60)
                 datasets.make_loans(rows_, random_state=5).to_csv(csv_path, index=False)
                 size = csv_path.stat().st_size / 1024 / 1024
