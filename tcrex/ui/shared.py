@@ -125,8 +125,12 @@ def share_explainer(ex: TCREx) -> SharedTCREx:
 
 # ============================================================================================ what is shared
 def is_shared_data(spec) -> bool:
-    """Whether a data choice is a bundled sample (the same for every session)."""
-    return getattr(spec, "kind", None) == "sample"
+    """Whether a data choice is a bundled sample as bundled (the same for every session)."""
+    from .sources import DataSpec  # noqa: PLC0415
+
+    name = getattr(spec, "name", None)
+    return getattr(spec, "kind", None) == "sample" and replace(spec, label=None, categorical=None) == DataSpec(
+        "sample", name)
 
 
 def is_shared_model(spec) -> bool:

@@ -151,7 +151,8 @@ def active_data() -> ActiveData:
     """The active data set (raises :class:`InputProblem` when an upload cannot be used)."""
     spec = data_spec()
     if spec.kind == "sample":
-        return shared.sample_data(spec.name)  # [h16 hook] one read-only copy per server (tcrex/ui/shared.py)
+        if spec == DataSpec("sample", spec.name):  # [h16 hook] the plain sample: one read-only copy per server
+            return shared.sample_data(spec.name)  # [h16 hook] (tcrex/ui/shared.py)
         frame, label, categorical = _sample(spec.name)
         data = _prepared(replace(spec, label=label, categorical=categorical), f"sample:{spec.name}", frame,
                          categorical)
