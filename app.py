@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui import sidebar
+from tcrex.ui import memory, sidebar
 from tcrex.ui.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
@@ -38,6 +38,7 @@ page = st.navigation(
         ],
     }
 )
+memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
 sidebar.render_sidebar()
 pickle_banner()
 page.run()

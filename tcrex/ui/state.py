@@ -31,7 +31,7 @@ import streamlit as st
 from tcrex import TCREx, TCRExError
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
-
+from . import shared
 from . import sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
 from tcrex import REGRESSION
@@ -188,6 +188,8 @@ def active_data() -> ActiveData:
     """The active data set (raises :class:`InputProblem` when an upload cannot be used)."""
     spec = data_spec()
     if spec.kind == "sample":
+        if spec == DataSpec("sample", spec.name):  # the plain sample: one read-only copy per server
+            return shared.sample_data(spec.name)
         frame, label, categorical = _sample(spec.name)
         data = _prepared(replace(spec, label=label, categorical=categorical), f"sample:{spec.name}", frame,
                          categorical)
@@ -242,6 +244,8 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     if spec is None:
         raise InputProblem("no model is chosen yet; on the Data & model page, train one, upload one or pick the "
                            "column that holds the model's outputs")
+    if shared.is_shared_data(data.spec) and shared.is_shared_model(spec):  # bundled or trained in the app
+        return shared.model(data, spec)
     if spec.kind == "bundled":
         return _bundled(data.key, data)
     if spec.kind == "train":
@@ -386,6 +390,13 @@ def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) 
     return ex, time.perf_counter() - t0
 
 
+def _shared_build(ws: Workspace, p: Params, key: str) -> FitResult:
+    """The first fit of a server-wide result (no progress bar: it may serve many sessions)."""
+    ex, fit_seconds = _fit_base(ws, p, lambda step, fraction: None)
+    return FitResult(explainer=ex, explanations=ex.explain(ws.X, y_pred=ws.y_pred), params=p,
+                     fit_key=fit_key(ws, p), key=key, fit_seconds=fit_seconds, update_seconds=None)
+
+
 def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool = True) -> FitResult:
     """The fitted explainer for ``p`` (default: the active parameters); raises TCRExError on failure.
 
@@ -403,6 +414,13 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
         return results[key]
     bases: OrderedDict = cache.setdefault("bases", OrderedDict())
     update_seconds = None
+    # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/shared.py)
+    hit = shared.lookup(ws, p, fkey, default=Params(), build=_shared_build)
+    if hit is not None and hit.key == key:
+        st.session_state[LAST_FIT_KEY] = hit
+        return hit
+    if hit is not None and fkey not in bases:
+        bases[fkey] = (hit.explainer, hit.fit_seconds)
     if fkey in bases:
         base, fit_seconds = bases[fkey]
         bases.move_to_end(fkey)

@@ -1,0 +1,227 @@
+"""Work shared by every session of one server: computed once, keyed on content, never mutated.
+
+The bundled samples, their default models and the explainers fitted on them are the same for every user, so they
+live in global caches (``st.cache_resource`` without a scope) keyed on content digests (the data's SHA-256 from
+:func:`tcrex.ui.sources.frame_digest`, the model's key, the parameters).  Only uploads, models trained on uploads
+and fits with parameters a user changed stay per session (:mod:`tcrex.ui.state`, :mod:`tcrex.ui.memory`).
+
+Shared objects are read-only:
+
+* numpy arrays reachable from them are flagged ``writeable=False`` (:func:`freeze`);
+* data frames are handed out as shallow copies (``frame.copy(deep=False)``): with pandas' copy-on-write a
+  session that writes to its copy gets its own columns and the shared frame does not change;
+* the shared explainer is a :class:`SharedTCREx`: ``fit``, ``update`` and attribute assignment raise
+  :class:`SharedObjectError`; ``copy.deepcopy`` gives a plain, writable :class:`tcrex.TCREx` (what
+  :func:`tcrex.ui.state.explainer_result` does before ``update``).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import TCREx
+
+#: How many shared fits (parameter sets on bundled samples) the server keeps.
+MAX_SHARED_FITS = 8
+
+
+class SharedObjectError(TypeError):
+    """A session tried to change an object that every session shares."""
+
+
+class SharedTCREx(TCREx):
+    """A fitted explainer shared by every session: reading works, changing raises :class:`SharedObjectError`."""
+
+    def __setattr__(self, name, value):
+        if name.startswith("_") and not name.endswith("_"):  # lazily computed private caches (same value for all)
+            object.__setattr__(self, name, value)
+            return
+        raise SharedObjectError(f"this explainer is shared by every session and read-only (tried to set {name!r}); "
+                                "work on copy.deepcopy(explainer)")
+
+    def __delattr__(self, name):
+        raise SharedObjectError("this explainer is shared by every session and read-only")
+
+    def fit(self, *args, **kwargs):
+        raise SharedObjectError("this explainer is shared by every session; fit a copy.deepcopy(explainer)")
+
+    def update(self, *args, **kwargs):
+        raise SharedObjectError("this explainer is shared by every session; update a copy.deepcopy(explainer)")
+
+    def set_params(self, **params):
+        raise SharedObjectError("this explainer is shared by every session and read-only")
+
+    def __deepcopy__(self, memo):
+        new = TCREx.__new__(TCREx)
+        memo[id(self)] = new
+        state = copy.deepcopy(self.__dict__, memo)
+        new.__dict__.update(state)
+        thaw(new)
+        return new
+
+    def __reduce_ex__(self, protocol):  # pickles (and st.cache_data) see a plain TCREx
+        return copy.deepcopy(self).__reduce_ex__(protocol)
+
+
+def freeze(obj: Any, _seen: set | None = None, _depth: int = 0) -> Any:
+    """Flag every numpy array reachable from ``obj`` (attributes, containers) read-only; returns ``obj``."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or _depth > 12:
+        return obj
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        if obj.dtype != object:
+            obj.flags.writeable = False
+        return obj
+    if isinstance(obj, (pd.DataFrame, pd.Series, pd.Index, str, bytes, int, float, bool, type(None))):
+        return obj  # frames are handed out as shallow copies (copy-on-write), see module doc
+    if isinstance(obj, dict):
+        for v in obj.values():
+            freeze(v, seen, _depth + 1)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            freeze(v, seen, _depth + 1)
+    elif hasattr(obj, "__dict__") and type(obj).__module__.startswith("tcrex"):
+        for v in vars(obj).values():
+            freeze(v, seen, _depth + 1)
+    return obj
+
+
+def thaw(obj: Any, _seen: set | None = None, _depth: int = 0) -> Any:
+    """Make the arrays of a private deep copy writable again (copies of read-only arrays stay read-only)."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or _depth > 12:
+        return obj
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        if not obj.flags.writeable and obj.flags.owndata:
+            obj.flags.writeable = True
+        return obj
+    if isinstance(obj, dict):
+        for v in obj.values():
+            thaw(v, seen, _depth + 1)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            thaw(v, seen, _depth + 1)
+    elif hasattr(obj, "__dict__") and type(obj).__module__.startswith("tcrex"):
+        for v in vars(obj).values():
+            thaw(v, seen, _depth + 1)
+    return obj
+
+
+def share_explainer(ex: TCREx) -> SharedTCREx:
+    """Turn a fitted explainer into the read-only shared one (in place; the caller must not keep ``ex``)."""
+    freeze(ex)
+    ex.__class__ = SharedTCREx
+    return ex  # type: ignore[return-value]
+
+
+# ============================================================================================ what is shared
+def is_shared_data(spec) -> bool:
+    """Whether a data choice is a bundled sample as bundled (the same for every session)."""
+    from .sources import DataSpec  # noqa: PLC0415
+
+    name = getattr(spec, "name", None)
+    return getattr(spec, "kind", None) == "sample" and replace(spec, label=None, categorical=None) == DataSpec(
+        "sample", name)
+
+
+def is_shared_model(spec) -> bool:
+    """Models that are the same for every session on a bundled sample: the bundled one and in-app training."""
+    return getattr(spec, "kind", None) in ("bundled", "train")
+
+
+def is_shared_workspace(ws) -> bool:
+    return is_shared_data(ws.data.spec) and is_shared_model(ws.model.spec)
+
+
+# ============================================================================================ data and models
+_lock = threading.Lock()
+
+
+@st.cache_resource(show_spinner="Loading the sample data ...", max_entries=8)
+def _sample_data(name: str):
+    from . import sources  # noqa: PLC0415
+
+    frame, label, categorical = sources.load_sample_frame(name)
+    spec = sources.DataSpec("sample", name, label=label, categorical=categorical)
+    data = sources.prepare_frame(frame, spec, categorical)
+    data.label = sources.SAMPLE_LABELS.get(name, name)
+    data.description = sources.datasets.SAMPLES[name].description
+    data.frame = data.frame.copy()  # one private copy; handed out as shallow copies
+    freeze(data)
+    return data
+
+
+def sample_data(name: str, spec=None):
+    """The bundled sample ``name`` as :class:`ActiveData` (computed once per server; the frame is a shallow
+    copy, so writing to it never reaches another session)."""
+    data = copy.copy(_sample_data(name))
+    data.frame = data.frame.copy(deep=False)
+    data.notes = list(data.notes)
+    if spec is not None:
+        data.spec = replace(spec, label=data.spec.label, categorical=data.spec.categorical)
+    return data
+
+
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=8)
+def _model(data_key: str, kind: str, name: str, _data):
+    from . import sources  # noqa: PLC0415
+
+    model = sources.bundled_model(_data) if kind == "bundled" else sources.trained_model(_data, name)
+    freeze(model)
+    return model
+
+
+def model(data, spec):
+    """The bundled model, or the model trained in the app on a bundled sample (trained once per server)."""
+    return _model(data.key, spec.kind, spec.name, data)
+
+
+# ============================================================================================ fits
+@st.cache_resource(show_spinner="Fitting the T-CREx explainer (shared by every session) ...",
+                   max_entries=MAX_SHARED_FITS)
+def _fit(key: str, _ws, _params, _build):
+    result = _build(_ws, _params, key)
+    result.actions(_ws)  # computed once, so no session ever writes to the shared result's cache
+    share_explainer(result.explainer)
+    return result
+
+
+def fit_result(ws, p, key: str, build):
+    """The fit result for a bundled sample and a shared model (one per server and parameter set);
+    ``build(ws, p, key)`` makes it the first time (the caller's own fit, so this module needs no import of
+    ``tcrex.ui.state``).
+
+    The explainer is a read-only :class:`SharedTCREx`; the frames are shallow copies per call."""
+    shared = _fit(key, ws, p, build)
+    out = copy.copy(shared)
+    out.explanations = shared.explanations.copy(deep=False)
+    out.cache = {k: (v.copy(deep=False) if isinstance(v, (pd.DataFrame, pd.Series)) else v)
+                 for k, v in shared.cache.items()}
+    return out
+
+
+def lookup(ws, p, fkey: str, *, default, build):
+    """The shared fit to start from for ``p`` on ``ws``, or ``None`` when this session must fit its own.
+
+    Shared: a bundled sample with its bundled model or a model trained in the app, and the default surrogate
+    parameters (rho, trees, grid cell limit, grower) of ``default``.  Its tau, target and constraints are the
+    defaults; a session that changes them derives a private copy with ``TCREx.update`` (never refitting).
+    ``build(ws, params, key)`` fits the shared result the first time."""
+    from . import sources  # noqa: PLC0415
+
+    if not is_shared_workspace(ws):
+        return None
+    base = replace(p, tau=default.tau, target=None, constraints=())
+    if base != default:
+        return None
+    key = sources.sha256(fkey, base.tau, repr(base.target), base.constraints)
+    return fit_result(ws, base, key, build)

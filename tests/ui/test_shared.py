@@ -1,0 +1,75 @@
+"""Server-wide caches (tcrex/ui/shared.py): bundled samples are fitted once and shared read-only; uploads stay
+in their session."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from tcrex import TCREx
+from tcrex.ui import shared
+
+from apptest_kit import apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data, use_this_data
+
+
+def test_two_sessions_share_the_bundled_explainer_object():
+    a, b = new_app(), new_app()
+    ra, rb = last_result(a), last_result(b)
+    assert ra.explainer is rb.explainer  # one fit per server, not one per session
+    assert isinstance(ra.explainer, shared.SharedTCREx)
+    assert ra.explanations is not rb.explanations  # each session gets its own (shallow, copy-on-write) frame
+
+
+def test_a_session_cannot_mutate_the_shared_explainer():
+    at = new_app()
+    ex = last_result(at).explainer
+    before = ex.to_json()
+    with pytest.raises(shared.SharedObjectError):
+        ex.update(tau=0.5)
+    with pytest.raises(shared.SharedObjectError):
+        ex.tau = 0.5
+    with pytest.raises(shared.SharedObjectError):
+        ex.fit(None)
+    arrays = [v for v in vars(ex).values() if isinstance(v, np.ndarray) and v.dtype != object]
+    for t in ex.targets_:
+        arrays += [v for v in vars(t).values() if isinstance(v, np.ndarray) and v.dtype != object]
+    for arr in arrays:
+        with pytest.raises(ValueError):
+            arr.flat[0] = arr.flat[0]
+    private = copy.deepcopy(ex)
+    assert type(private) is TCREx
+    private.update(tau=0.6)  # a private copy is writable
+    assert ex.to_json() == before
+    assert new_app() is not None and last_result(new_app()).explainer.to_json() == before
+
+
+def test_a_session_writing_to_its_frames_does_not_reach_another():
+    a, b = new_app(), new_app()
+    ra = last_result(a)
+    col = ra.explanations.columns[0]
+    ra.explanations.loc[ra.explanations.index[0], col] = None
+    assert last_result(b).explanations[col].iloc[0] is not None
+
+
+def test_changing_tau_derives_a_private_copy_without_touching_the_shared_fit():
+    a, b = new_app(), new_app()
+    shared_ex = last_result(b).explainer
+    apply_params(a, tau=0.8)
+    ra = last_result(a)
+    assert ra.params.tau == 0.8 and type(ra.explainer) is TCREx
+    assert ra.update_seconds is not None  # updated, not refitted
+    assert last_result(b.run()).explainer is shared_ex and shared_ex.tau == 0.9
+
+
+def test_an_upload_in_one_session_does_not_appear_in_another():
+    a, b = new_app(), new_app()
+    goto(a, "data_model")
+    upload_data(a, "gaps.csv", loans_with_income_gaps(7))
+    use_this_data(a)
+    assert a.session_state["tcrex.data_spec"].kind == "upload"
+    goto(b, "data_model")
+    assert b.session_state["tcrex.data_spec"].kind == "sample"
+    assert "tcrex.blobs" not in b.session_state or not b.session_state["tcrex.blobs"]
+    assert "gaps.csv" not in " ".join(str(x.value) for x in [*b.markdown, *b.caption])
