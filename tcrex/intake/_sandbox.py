@@ -11,7 +11,9 @@ import json
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
+import types
 import weakref
 from dataclasses import dataclass, field
 
@@ -26,6 +28,7 @@ ENV_MEMORY = "TCREX_SANDBOX_MEMORY_GB"
 ENV_LOAD_SECONDS = "TCREX_SANDBOX_LOAD_SECONDS"
 ENV_PREDICT_SECONDS = "TCREX_SANDBOX_PREDICT_SECONDS"
 GB = 1024 ** 3
+_START_LOCK = threading.Lock()
 
 
 def _env_float(name: str, default: float) -> float:
@@ -68,7 +71,16 @@ class _Worker:
         from . import _worker
         self.proc = ctx.Process(target=_worker.main, daemon=True, name="tcrex-model-sandbox",
                                 args=(child, data, filename, options, int(limits.memory_gb * GB)))
-        self.proc.start()
+        with _START_LOCK:
+            # Streamlit runs page scripts as ``__main__``; a spawned child would re-run the app script, so the
+            # worker starts from a bare main module (it only needs tcrex).
+            main = sys.modules.get("__main__")
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            try:
+                self.proc.start()
+            finally:
+                if main is not None:
+                    sys.modules["__main__"] = main
         child.close()
         self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn)
 
