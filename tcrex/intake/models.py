@@ -102,11 +102,15 @@ def _limit(fmt: str, max_bytes) -> int:
 
 
 def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
-               max_bytes: int | dict | None = None) -> LoadedModel:
+               max_bytes: int | dict | None = None, sandbox=None) -> LoadedModel:
     """Read a model file's bytes into a :class:`LoadedModel` (see the module docstring for what is accepted).
 
     ``filename`` is only used for its extension and in messages. ``max_bytes`` overrides the size limit (one
     number for every format, or a dict per format name as in :data:`MAX_MODEL_BYTES`).
+
+    ``sandbox``: ``None`` (default) loads and runs the model in a worker process with time and memory limits
+    (:class:`SandboxedModel`) unless ``TCREX_SANDBOX=0``; ``True``/a :class:`SandboxLimits` forces it with those
+    limits; ``False`` loads in this process (only for trusted files and tests).
     """
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
@@ -115,6 +119,13 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
     if not data:
         raise ModelError(f"{filename!r} is empty")
     fmt = detect_format(data, filename)
+    from ._sandbox import SandboxLimits, SandboxedModel, sandbox_enabled
+    if sandbox_enabled(sandbox):
+        if fmt == "pickle" and not pickle_allowed(allow_pickle):
+            return _load_pickle(data, filename, allow_pickle)  # refused before any process starts
+        limits = sandbox if isinstance(sandbox, SandboxLimits) else None
+        return SandboxedModel(data, filename, limits=limits,
+                              options={"allow_pickle": allow_pickle, "max_bytes": max_bytes})
     family = fmt.split("-")[0]
     limit = _limit(family, max_bytes)
     if len(data) > limit:

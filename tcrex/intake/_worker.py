@@ -1,0 +1,92 @@
+"""The sandbox worker: loads one uploaded model and answers prediction requests (runs in a child process).
+
+Requests come from the app (trusted) as pickled tuples; answers go back as JSON headers and raw array bytes
+(:mod:`._wire`), so the app never unpickles anything the model could have influenced.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+FAULT_ENV = "TCREX_SANDBOX_FAULT"  # tests only: "segv", "hang" or "memory" when predicting
+
+
+def _plain(v):
+    item = getattr(v, "item", None)
+    return item() if callable(item) else str(v)
+
+
+def _set_limits(memory_bytes: int | None) -> None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Linux
+        return
+    if memory_bytes:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        new = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (new, hard))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _inject_fault() -> None:
+    fault = os.environ.get(FAULT_ENV, "")
+    if fault == "segv":
+        import ctypes
+        ctypes.string_at(0)  # a real native fault: read address 0
+    elif fault == "hang":
+        while True:
+            pass
+    elif fault == "memory":
+        blocks = []
+        while True:
+            blocks.append(bytearray(256 * 1024 * 1024))
+
+
+def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
+    from .._errors import TCRExError
+    from ._base import short_error
+
+    if memory or isinstance(exc, MemoryError) or "bad_alloc" in str(exc):
+        kind, msg = "memory", ""
+    elif isinstance(exc, TCRExError):
+        kind, msg = type(exc).__name__, str(exc)
+    else:
+        kind, msg = "error", f"{type(exc).__name__}: {short_error(exc)}"
+    conn.send_bytes(json.dumps({"ok": False, "kind": kind, "message": msg}).encode())
+
+
+def main(conn, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
+    _set_limits(memory_bytes)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    try:
+        from . import models
+        from ._wire import encode
+
+        model = models.load_model(data, filename, sandbox=False, **options)
+        meta = {"kind": model.kind, "task": model.task, "feature_names": model.feature_names,
+                "n_features": model.n_features, "classes": model.classes, "categories": model.categories,
+                "feature_kinds": model.feature_kinds, "description": model.description,
+                "warnings": model.warnings, "has_proba": callable(getattr(model, "predict_proba", None))}
+        conn.send_bytes(json.dumps({"ok": True, "meta": meta}, default=_plain).encode())
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes a message
+        _send_error(conn, exc)
+        return
+    del data
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        op, X = request
+        if op == "stop":
+            return
+        try:
+            _inject_fault()
+            out = model.predict(X) if op == "predict" else model.predict_proba(X)
+            head, payload = encode(out)
+        except BaseException as exc:  # noqa: BLE001
+            _send_error(conn, exc)
+            continue
+        conn.send_bytes(json.dumps({"ok": True}).encode())
+        conn.send_bytes(head)
+        conn.send_bytes(payload)

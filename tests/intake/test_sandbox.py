@@ -1,0 +1,36 @@
+"""Uploaded models run in a worker process: a native crash, a hang or a memory bomb becomes a ModelError."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcrex import ModelError
+from tcrex.intake import SandboxedModel, SandboxLimits, load_model
+
+
+
+def _model(monkeypatch, fault=""):
+    xgboost = pytest.importorskip("xgboost")
+    X = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 3})
+    y = (X.a > 20).astype(int)
+    booster = xgboost.XGBClassifier(n_estimators=3, max_depth=2).fit(X, y).get_booster()
+    data = bytes(booster.save_raw("json"))
+    if fault:
+        monkeypatch.setenv("TCREX_SANDBOX_FAULT", fault)
+    return load_model(data, "m.json", sandbox=SandboxLimits(memory_gb=2, predict_seconds=5)), X
+
+
+def test_sandboxed_model_predicts_like_in_process(monkeypatch):
+    m, X = _model(monkeypatch)
+    assert isinstance(m, SandboxedModel)
+    assert m.predict(X).tolist() == load_model(m._data, "m.json", sandbox=False).predict(X).tolist()
+
+
+@pytest.mark.parametrize("fault,words", [("segv", "crashed"), ("hang", "did not answer in 5 s"),
+                                         ("memory", "needed more than 2 GB")])
+def test_fault_becomes_model_error_and_worker_restarts(monkeypatch, fault, words):
+    m, X = _model(monkeypatch, fault)
+    with pytest.raises(ModelError, match=words):
+        m.predict(X)
+    monkeypatch.delenv("TCREX_SANDBOX_FAULT")
+    m._worker = None  # next call starts a fresh worker (inherits the now clean environment)
+    assert len(m.predict(X)) == len(X)
