@@ -64,13 +64,13 @@ def _signal_name(code: int) -> str:
 
 
 class _Worker:
-    def __init__(self, data: bytes, filename: str, options: dict, limits: SandboxLimits):
+    def __init__(self, data: bytes, filename: str, options: dict, limits: SandboxLimits, loader):
         self.limits = limits
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
         from . import _worker
         self.proc = ctx.Process(target=_worker.main, daemon=True, name="tcrex-model-sandbox",
-                                args=(child, data, filename, options, int(limits.memory_gb * GB)))
+                                args=(child, loader, data, filename, options, int(limits.memory_gb * GB)))
         with _START_LOCK:
             # Streamlit runs page scripts as ``__main__``; a spawned child would re-run the app script, so the
             # worker starts from a bare main module (it only needs tcrex).
@@ -148,8 +148,11 @@ class SandboxedModel(LoadedModel):
     a memory blow-up the worker is restarted at the next call.
     """
 
-    def __init__(self, data: bytes, filename: str, *, options: dict | None = None,
+    def __init__(self, data: bytes, filename: str, *, loader, options: dict | None = None,
                  limits: SandboxLimits | None = None):
+        # ``loader(data, filename, **options)`` loads the file in the worker: a module-level function (pickled by
+        # reference for the spawned process), passed in so this module needs no import of the intake's loaders
+        self._loader = loader
         self._data, self._filename = data, filename
         self._options = dict(options or {})
         self.limits = limits or SandboxLimits()
@@ -164,7 +167,7 @@ class SandboxedModel(LoadedModel):
         self._has_proba = bool(meta.get("has_proba"))
 
     def _start(self) -> dict:
-        worker = _Worker(self._data, self._filename, self._options, self.limits)
+        worker = _Worker(self._data, self._filename, self._options, self.limits, self._loader)
         meta = worker.answer(self.limits.load_seconds, "loading")["meta"]
         if not isinstance(meta, dict) or meta.get("task") not in ("classification", "regression"):
             worker.stop()

@@ -55,14 +55,13 @@ def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
     conn.send_bytes(json.dumps({"ok": False, "kind": kind, "message": msg}).encode())
 
 
-def main(conn, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
+def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
     _set_limits(memory_bytes)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        from . import models
         from ._wire import encode
 
-        model = models.load_model(data, filename, sandbox=False, **options)
+        model = loader(data, filename, **options)
         meta = {"kind": model.kind, "task": model.task, "feature_names": model.feature_names,
                 "n_features": model.n_features, "classes": model.classes, "categories": model.categories,
                 "feature_kinds": model.feature_kinds, "description": model.description,

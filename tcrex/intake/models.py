@@ -124,8 +124,15 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
         if fmt == "pickle" and not pickle_allowed(allow_pickle):
             return _load_pickle(data, filename, allow_pickle)  # refused before any process starts
         limits = sandbox if isinstance(sandbox, SandboxLimits) else None
-        return SandboxedModel(data, filename, limits=limits,
+        return SandboxedModel(data, filename, limits=limits, loader=load_in_process,
                               options={"allow_pickle": allow_pickle, "max_bytes": max_bytes})
+    return load_in_process(data, filename, allow_pickle=allow_pickle, max_bytes=max_bytes, fmt=fmt)
+
+
+def load_in_process(data: bytes, filename: str, *, allow_pickle: bool | None = None,
+                    max_bytes: int | dict | None = None, fmt: str | None = None) -> LoadedModel:
+    """Load a model file in this process (what the sandbox's worker runs; ``load_model(sandbox=False)``)."""
+    fmt = fmt or detect_format(data, filename)
     family = fmt.split("-")[0]
     limit = _limit(family, max_bytes)
     if len(data) > limit:
