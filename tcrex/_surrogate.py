@@ -115,10 +115,13 @@ class Surrogate:
             # column-major copies (enc's rows are contiguous): the grower bins columns, the router gathers from them
             cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
             trees = self._grow_encoded(cols, columns, y_code)
+            numeric = (lambda c: cols.num[:, self.schema.slot[columns[c][0]]])  # noqa: E731
+            trees = readable_thresholds(trees, lambda c: numeric(c) if columns[c][1] < 0 else None)
             route = (lambda tree: _route_encoded(tree, cols, columns, self.schema))  # noqa: E731
         else:
             design, columns = self.schema.one_hot(enc)
-            trees = self._grow(design, y_code)
+            trees = readable_thresholds(self._grow(design, y_code),
+                                        lambda c: design[:, c] if columns[c][1] < 0 else None)
             route = (lambda tree: self._route(tree, design))  # noqa: E731
         self.n_rows_ = len(enc)
         self.min_count_ = int(math.ceil(self.rho * self.n_rows_))  # the same ceil as scikit-learn's
@@ -201,6 +204,62 @@ class Surrogate:
     @property
     def n_nodes_(self) -> int:
         return sum(ti.n_nodes for ti in self._trees)
+
+
+@dataclass
+class SplitTree:
+    """A grown tree's split structure in scikit-learn's ``tree_`` layout (what the candidates are read from)."""
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray  # float64; left is ``x <= threshold``
+    node_count: int
+
+
+def readable_cut(a: float, b: float) -> float:
+    """A threshold between the fit values ``a < b`` with as few significant digits as possible: the shortest
+    number in the middle half of ``[a, b)``, else in ``[a, b)``, rounded from the midpoint.
+
+    Every threshold in ``[a, b)`` sends every fit row the same way; CART's midpoint (20.200000000000003 between
+    20.1 and 20.3) would be printed in full, because a printed bound must be true of the values it mentions,
+    while 20.2 is as true of the data and reads as people write. Staying in the middle half keeps the cut away
+    from the data on either side, as CART's midpoint is (a point just past the cut is then not a data value)."""
+    mid = a + (b - a) / 2
+    quarter = (b - a) / 4
+    for low, high in ((a + quarter, b - quarter), (a, b)):
+        for digits in range(1, 18):
+            cut = float(f"{mid:.{digits}g}")
+            if low <= cut <= high and a <= cut < b:
+                return cut
+    return mid if a <= mid < b else a
+
+
+def readable_thresholds(trees, column_values) -> list:
+    """The trees with every numeric threshold moved to :func:`readable_cut` between the nearest fit values on
+    either side (so no fit row changes side: counts, rules and metarules on the fit data stay the same).
+
+    ``column_values(design column)`` gives the fit rows' values of a numeric column, ``None`` for a one-hot one."""
+    sorted_values: dict[int, np.ndarray] = {}
+    out = []
+    for tree in trees:
+        n = int(tree.node_count)
+        left = np.asarray(tree.children_left)[:n].copy()
+        feature = np.asarray(tree.feature)[:n].copy()
+        threshold = np.asarray(tree.threshold, dtype=np.float64)[:n].copy()
+        for node in np.flatnonzero(left >= 0).tolist():
+            c = int(feature[node])
+            if c not in sorted_values:
+                values = column_values(c)
+                sorted_values[c] = None if values is None else np.sort(values[~np.isnan(values)])
+            u = sorted_values[c]
+            if u is None:
+                continue
+            i = int(np.searchsorted(u, threshold[node], side="right"))
+            if 0 < i < len(u):
+                threshold[node] = readable_cut(float(u[i - 1]), float(u[i]))
+        out.append(SplitTree(left, np.asarray(tree.children_right)[:n].copy(), feature, threshold, n))
+    return out
 
 
 def _column_major(a: np.ndarray) -> np.ndarray:
