@@ -10,7 +10,7 @@ from ._data import categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
 from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, HAS_RECOURSE, NEEDS_RECOURSE,
-                          NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_TEXT, STATUSES, TASKS, has_recourse,
+                          NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse,
                           needs_recourse)
 from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCE_TEXT, SOURCES
 
@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 __all__ = ["TCREx", "LocalExplanation",
            # shared vocabulary: tasks, statuses, who needs recourse
            "CLASSIFICATION", "REGRESSION", "TASKS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
-           "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_TEXT", "needs_recourse",
+           "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "needs_recourse",
            "has_recourse",
            "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT",
            # one owner each: column typing, task detection, the rho-versus-rows check

@@ -34,6 +34,15 @@ NEEDS_RECOURSE = (OK, ALREADY_IN_RULE, NO_RULE, NO_ACTIONABLE_RULE)
 #: Statuses of rows that need recourse and have a rule to follow.
 HAS_RECOURSE = (OK, ALREADY_IN_RULE)
 
+#: Short labels for chart legends (STATUS_TEXT is the longer wording for tables and sentences).
+STATUS_LABELS = {
+    OK: "needs changes",
+    ALREADY_IN_TARGET: "already in the target",
+    ALREADY_IN_RULE: "already inside its rule",
+    NO_RULE: "no valid rule",
+    NO_ACTIONABLE_RULE: "no actionable rule",
+}
+
 STATUS_TEXT = {
     OK: "has recourse (a change to make)",
     ALREADY_IN_TARGET: "already has the outcome",

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ParameterError
+from .._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK,  # noqa: F401
+                           STATUS_LABELS)
 
 # Okabe & Ito (2008); yellow last because it is faint on white
 RULE_PALETTE = ("#009E73", "#E69F00", "#0072B2", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
@@ -29,11 +31,8 @@ KEEP_COLOR = "#0072B2"
 NEUTRAL = "#BBBBBB"
 EMPTY_FILL = "#EEEEEE"
 EMPTY_LINE = "#999999"
-STATUS_COLORS = {"ok": "#0072B2", "already_in_rule": "#56B4E9", "already_in_target": "#999999",
-                 "no_rule": "#D55E00", "no_actionable_rule": "#CC79A7"}
-STATUS_LABELS = {"ok": "needs changes", "already_in_rule": "already inside its rule",
-                 "already_in_target": "already in the target", "no_rule": "no valid rule",
-                 "no_actionable_rule": "no actionable rule"}
+STATUS_COLORS = {OK: "#0072B2", ALREADY_IN_RULE: "#56B4E9", ALREADY_IN_TARGET: "#999999", NO_RULE: "#D55E00",
+                 NO_ACTIONABLE_RULE: "#CC79A7"}
 #: Colour of metarules whose cells have no rule the constraints allow (rule id -1).
 NO_ACTION_COLOR = "#7F7F7F"
 FONT = dict(family="Arial, Helvetica, sans-serif", size=15)
