@@ -236,30 +236,6 @@ class _Search:
             found = np.isfinite(d[np.arange(e - s), k])
             best[s:e] = np.where(found, pool[k], -1)
         return best
-        p = self.fit.take(pool)
-        qp, pp = self.scale.transform(x), self.scale.transform(p)
-        step = max(1, 2_000_000 // len(pool))
-        for s in range(0, len(x), step):
-            e = min(s + step, len(x))
-            d = np.abs(qp[s:e, None, :] - pp[None, :, :]).sum(axis=2)
-            d += (x.cat[s:e, None, :] != p.cat[None, :, :]).sum(axis=2)
-            for j, i in enumerate(self.schema.numeric):
-                kind, xv, pv = self.kind[i], x.num[s:e, j][:, None], p.num[:, j][None, :]
-                if kind == INCREASE:
-                    d[pv < xv] = np.inf
-                elif kind == DECREASE:
-                    d[pv > xv] = np.inf
-                elif kind == IMMUTABLE:
-                    d[pv != xv] = np.inf
-            for j, i in enumerate(self.schema.categorical):
-                if self.kind[i] == IMMUTABLE:
-                    d[x.cat[s:e, j][:, None] != p.cat[:, j][None, :]] = np.inf
-                elif self.trans is not None and self.trans[j] is not None:
-                    d[~self.trans[j][x.cat[s:e, j][:, None], p.cat[:, j][None, :]]] = np.inf
-            k = np.argmin(d, axis=1)
-            found = np.isfinite(d[np.arange(e - s), k])
-            best[s:e] = np.where(found, pool[k], -1)
-        return best
 
     # ------------------------------------------------------------------ candidates of one rule's rows
     def _candidates(self, rows: np.ndarray, t: int, r: int, part: str = "all") -> list[tuple]:

@@ -16,14 +16,6 @@ WHEN = datetime(2024, 7, 21, 9, 30, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
-def fitted():
-    X, y = mixed(n=400)
-    X = X.rename(columns={"job": "<script>job</script>"})
-    ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
-    return ex, X, y
-
-
-@pytest.fixture(scope="module")
 def report(fitted):
     ex, X, y = fitted
     out = ex.explain(X, y_pred=y)

@@ -12,14 +12,6 @@ from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative impo
 
 
 @pytest.fixture(scope="module")
-def fitted():
-    X, y = mixed(n=400)
-    X = X.rename(columns={"job": "<script>job</script>"})
-    ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
-    return ex, X, y
-
-
-@pytest.fixture(scope="module")
 def big():
     rng = np.random.default_rng(0)
     n = 3000
