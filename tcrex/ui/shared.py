@@ -72,47 +72,46 @@ class SharedTCREx(TCREx):
 
 def freeze(obj: Any, _seen: set | None = None, _depth: int = 0) -> Any:
     """Flag every numpy array reachable from ``obj`` (attributes, containers) read-only; returns ``obj``."""
-    seen = set() if _seen is None else _seen
-    if id(obj) in seen or _depth > 12:
-        return obj
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        if obj.dtype != object:
-            obj.flags.writeable = False
-        return obj
-    if isinstance(obj, (pd.DataFrame, pd.Series, pd.Index, str, bytes, int, float, bool, type(None))):
-        return obj  # frames are handed out as shallow copies (copy-on-write), see module doc
-    if isinstance(obj, dict):
-        for v in obj.values():
-            freeze(v, seen, _depth + 1)
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        for v in obj:
-            freeze(v, seen, _depth + 1)
-    elif hasattr(obj, "__dict__") and type(obj).__module__.startswith("tcrex"):
-        for v in vars(obj).values():
-            freeze(v, seen, _depth + 1)
-    return obj
+    return _each_array(obj, _freeze_array, _seen, _depth)
+
+
+def _freeze_array(a: np.ndarray) -> None:
+    if a.dtype != object:
+        a.flags.writeable = False
+
+
+def _thaw_array(a: np.ndarray) -> None:
+    if not a.flags.writeable and a.flags.owndata:
+        a.flags.writeable = True
 
 
 def thaw(obj: Any, _seen: set | None = None, _depth: int = 0) -> Any:
     """Make the arrays of a private deep copy writable again (copies of read-only arrays stay read-only)."""
-    seen = set() if _seen is None else _seen
-    if id(obj) in seen or _depth > 12:
+    return _each_array(obj, _thaw_array, _seen, _depth)
+
+
+def _each_array(obj: Any, apply, seen: set | None, depth: int) -> Any:
+    """Call ``apply`` on every NumPy array reachable from ``obj`` through dicts, sequences and tcrex objects
+    (frames are skipped: they are handed out as shallow copies, copy-on-write, see the module doc)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 12:
         return obj
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
-        if not obj.flags.writeable and obj.flags.owndata:
-            obj.flags.writeable = True
+        apply(obj)
+        return obj
+    if isinstance(obj, (pd.DataFrame, pd.Series, pd.Index, str, bytes, int, float, bool, type(None))):
         return obj
     if isinstance(obj, dict):
-        for v in obj.values():
-            thaw(v, seen, _depth + 1)
+        children = obj.values()
     elif isinstance(obj, (list, tuple, set, frozenset)):
-        for v in obj:
-            thaw(v, seen, _depth + 1)
+        children = obj
     elif hasattr(obj, "__dict__") and type(obj).__module__.startswith("tcrex"):
-        for v in vars(obj).values():
-            thaw(v, seen, _depth + 1)
+        children = vars(obj).values()
+    else:
+        return obj
+    for v in children:
+        _each_array(v, apply, seen, depth + 1)
     return obj
 
 
