@@ -22,7 +22,7 @@ from ._outputs import (CLASSIFICATION, REGRESSION, as_regression, check_outputs,
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
-from ._text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
+from .text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
 
 from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, STATUSES
 

@@ -14,7 +14,7 @@ import pandas as pd
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
 from ._outputs import CLASSIFICATION
-from ._text import format_number
+from .text import format_number
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._data import Encoded, FeatureSchema
 from ._solution import Solution
-from ._text import categorical_condition, numeric_condition
+from .text import categorical_condition, numeric_condition
 
 
 def metarule_tree(sol: Solution, schema: FeatureSchema) -> dict:

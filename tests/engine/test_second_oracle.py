@@ -6,7 +6,7 @@ import pytest
 import tcrex
 from tcrex.audit import audit
 from tcrex import TCREx
-from tcrex._text import numeric_condition
+from tcrex.text import numeric_condition
 
 from .helpers import mixed
 

@@ -1,4 +1,9 @@
-"""Plain-language rendering of conditions, in the user's column names and category values."""
+"""Plain-language rendering of conditions, in the user's column names and category values.
+
+The one renderer of numbers, conditions and recourse sentences: the explainer, its views (rules and metarules
+frames), target descriptions and, through them, the figures, reports and the dashboard use these functions, so a
+printed bound is always true of the value it prints (``format_number`` never rounds a bound across a value).
+"""
 from __future__ import annotations
 
 import math
