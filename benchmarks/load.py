@@ -18,7 +18,9 @@ Per page two times are recorded:
 
 Server memory (RSS from ``/proc``) is sampled every 0.2 s: before the round, peak during it, and ``--after``
 seconds after every context of the round has closed (sessions are released ``TCREX_SESSION_GRACE_S`` after they
-disconnect, default 60 s).  The machine is shared: other processes' load shows in the figures.
+disconnect, default 60 s).  CPU seconds of the server (and its children) and of Chromium are read per round, which
+separates the server's work per session from the browser's: on a 2-core machine the one Chromium rendering N pages
+competes with the server for the same cores.  The machine is shared: other processes' load shows in the figures.
 """
 
 from __future__ import annotations
@@ -54,6 +56,39 @@ RUNNING_JS = """() => {
 }"""
 CHARTS_JS = """(sel) => document.querySelectorAll(sel).length > 0"""
 FRAMES_JS = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"""
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants."""
+    import psutil  # noqa: PLC0415
+
+    total = 0.0
+    try:
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+    except psutil.Error:
+        pass
+    return total
+
+
+def browser_cpu_s() -> float:
+    """CPU seconds of the Chromium processes this benchmark started (descendants of this process)."""
+    import psutil  # noqa: PLC0415
+
+    total = 0.0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in p.name().lower():
+                t = p.cpu_times()
+                total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
 
 
 def rss_mb(pid: int) -> float:
@@ -202,21 +237,25 @@ async def main_async(args) -> None:
             print(f"server pid {proc.pid}; baseline after warm-up and release: {baseline:.0f} MB", flush=True)
             for n in args.sessions:
                 before = rss_mb(proc.pid)
+                cpu0, bcpu0 = cpu_s(proc.pid), browser_cpu_s()
                 with Sampler(proc.pid) as sampler:
                     t0 = time.perf_counter()
                     results, errors = await round_(browser, url, n)
                     wall = time.perf_counter() - t0
+                server_cpu, chrome_cpu = cpu_s(proc.pid) - cpu0, browser_cpu_s() - bcpu0
                 time.sleep(args.after)
                 after = rss_mb(proc.pid)
                 by = {p: [r for r in results if r[0] == p] for p in ("Overview", "Global rules")}
                 every = [r[1] + r[2] for r in results]
                 row = dict(n=n, wall=wall, before=before, peak=sampler.peak, after=after, errors=errors,
+                           server_cpu=server_cpu, chrome_cpu=chrome_cpu,
                            ov=by["Overview"], gr=by["Global rules"], every=every)
                 rows.append(row)
                 print(f"N={n}: wall {wall:.1f} s, errors {len(errors)} {errors[:2]}; "
                       f"pages median {statistics.median(every) if every else float('nan'):.1f} s, "
                       f"max {max(every) if every else float('nan'):.1f} s; RSS {before:.0f} -> {sampler.peak:.0f} "
-                      f"-> {after:.0f} MB", flush=True)
+                      f"-> {after:.0f} MB; CPU server {server_cpu:.1f} s ({server_cpu / n:.2f} s per session), "
+                      f"Chromium {chrome_cpu:.1f} s", flush=True)
             if args.upload_mb:
                 from tcrex import datasets  # noqa: PLC0415
 

@@ -24,9 +24,9 @@ def _preload() -> None:
     not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine)."""
     import importlib
 
-    for name in ("tcrex", "tcrex.figures", "tcrex.intake", "tcrex.ui.state", "tcrex.ui.sidebar", "tcrex.ui.page",
-                 "tcrex.ui.components", "tcrex.ui.memory", "tcrex.ui.shared", "xgboost", "plotly.graph_objects",
-                 "plotly.io"):
+    # engine and libraries only: the tcrex.ui modules declare Streamlit caches, which want the server's runtime
+    for name in ("tcrex", "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
+                 "plotly.graph_objects", "plotly.io"):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the app reports its own import errors with context
