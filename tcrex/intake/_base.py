@@ -19,6 +19,11 @@ class UnsafeModelError(ModelError):
     """The file was refused because loading it could run code or read files (see docs/security.md)."""
 
 
+class ModelFaultError(ModelError):
+    """The model's sandbox worker crashed, did not answer in time or ran out of memory: a fault of the model
+    itself (not a mismatch with the data), reported as such wherever it happens."""
+
+
 def short_error(exc: BaseException, limit: int = 300) -> str:
     """A library's error as one readable line: no C++ stack traces, no ONNX Runtime prefixes, bounded length."""
     text = str(exc).strip() or type(exc).__name__

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import DataError, ModelError
-from ._base import LoadedModel, UnsafeModelError
+from ._base import LoadedModel, ModelFaultError, UnsafeModelError
 from ._wire import decode
 
 ENV_ENABLED = "TCREX_SANDBOX"
@@ -92,16 +92,16 @@ class _Worker:
         code = self.proc.exitcode
         self.stop()
         if code is not None and code < 0:
-            return ModelError(f"the model crashed while {what} ({_signal_name(code)}); the app is unaffected, "
+            return ModelFaultError(f"the model crashed while {what} ({_signal_name(code)}); the app is unaffected, "
                               "but this model cannot be used on this data")
-        return ModelError(f"the model worker stopped while {what} (exit code {code})")
+        return ModelFaultError(f"the model worker stopped while {what} (exit code {code})")
 
     def receive(self, seconds: float, what: str) -> bytes:
         if not self.conn.poll(seconds):
             if not self.proc.is_alive():
                 raise self._died(what)
             self.stop()
-            raise ModelError(f"the model did not answer in {seconds:g} s while {what}; it was stopped")
+            raise ModelFaultError(f"the model did not answer in {seconds:g} s while {what}; it was stopped")
         try:
             return self.conn.recv_bytes(1 << 31)
         except (EOFError, OSError):
@@ -118,7 +118,7 @@ class _Worker:
         if not msg.get("ok"):
             kind, text = msg.get("kind"), str(msg.get("message", ""))[:2000]
             if kind == "memory":
-                raise ModelError(f"the model needed more than {self.limits.memory_gb:g} GB while {what}; use fewer "
+                raise ModelFaultError(f"the model needed more than {self.limits.memory_gb:g} GB while {what}; use fewer "
                                  "rows or a smaller model")
             if kind == "UnsafeModelError":
                 raise UnsafeModelError(text)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ModelError, TCRExError
-from ._base import CATEGORICAL, CLASSIFICATION, NUMERIC, LoadedModel, as_frame, short_error
+from ._base import CATEGORICAL, CLASSIFICATION, NUMERIC, LoadedModel, ModelFaultError, as_frame, short_error
 
 __all__ = ["check_compatibility", "CompatibilityReport"]
 
@@ -151,6 +151,8 @@ def check_compatibility(model: LoadedModel, X, *, n_trial: int = 5) -> Compatibi
     sample = X.head(n)
     try:
         out = np.asarray(model.predict(sample))
+    except ModelFaultError:
+        raise  # the model crashed, hung or ran out of memory: a fault of the model, not a mismatch with the data
     except TCRExError as exc:
         rep.problems.append(f"a trial prediction on {n} row(s) failed: {exc}")
         return rep

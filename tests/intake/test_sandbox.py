@@ -34,3 +34,11 @@ def test_fault_becomes_model_error_and_worker_restarts(monkeypatch, fault, words
     monkeypatch.delenv("TCREX_SANDBOX_FAULT")
     m._worker = None  # next call starts a fresh worker (inherits the now clean environment)
     assert len(m.predict(X)) == len(X)
+
+
+def test_a_crash_in_the_trial_prediction_is_reported_as_a_fault_not_a_mismatch(monkeypatch):
+    from tcrex.intake import ModelFaultError, check_compatibility
+
+    m, X = _model(monkeypatch, "segv")
+    with pytest.raises(ModelFaultError, match="crashed while predicting"):
+        check_compatibility(m, X)  # not folded into "the model does not match the data"
