@@ -9,6 +9,7 @@ from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, N
 from ._data import categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
 from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task
+from ._targets import favourable_class
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, HAS_RECOURSE, NEEDS_RECOURSE,
                           NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse,
                           needs_recourse)
@@ -24,6 +25,7 @@ __all__ = ["TCREx", "LocalExplanation",
            "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT",
            # one owner each: column typing, task detection, the rho-versus-rows check
            "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "check_rows_for_rho",
+           "favourable_class",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]

@@ -19,7 +19,7 @@ import pandas as pd
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError, SchemaError
 from ._verify import _SRC, verify_points
-from ._vocabulary import EXAMPLE
+from ._vocabulary import BOUNDARY, EXAMPLE
 
 RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
 META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
@@ -115,9 +115,40 @@ def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
     enc = ex.schema_.encode(X)
     res = ex._lookup(enc, y, ex.targets_)
     v = verify_points(ex, X, enc, res, model)
-    has = v.checked
-    needing = res["target"] >= 0
     verified = v.valid & (v.source != _SRC[EXAMPLE])
+    return _summarise(ex, population, res["target"], res["rule"], res["metarule"], v.checked, v.boundary_valid,
+                      verified, v.valid)
+
+
+def from_rows(ex, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
+              population: str = "given rows") -> Effectiveness:
+    """The same figures from frames already computed for the same rows: ``explanations`` from
+    :meth:`TCREx.explain` and ``counterfactuals`` from :meth:`TCREx.counterfactuals` with ``verify=True`` (aligned
+    on the index). A dashboard verifies every row once and then summarises any subset without calling the model
+    again."""
+    if "valid" not in counterfactuals.columns or "source" not in counterfactuals.columns:
+        raise SchemaError("counterfactuals must come from counterfactuals(verify=True) (columns valid, source)")
+    if not explanations.index.equals(counterfactuals.index):
+        counterfactuals = counterfactuals.reindex(explanations.index)
+
+    def ids(column) -> np.ndarray:
+        return explanations[column].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)
+
+    valid_col = counterfactuals["valid"].astype("boolean")
+    checked = valid_col.notna().to_numpy()
+    valid = valid_col.fillna(False).to_numpy(dtype=bool)
+    source = counterfactuals["source"].astype(object).to_numpy()
+    boundary_valid = valid & (source == BOUNDARY)
+    verified = valid & (source != EXAMPLE)
+    return _summarise(ex, population, ids("target"), ids("rule"), ids("metarule"), checked, boundary_valid,
+                      verified, valid)
+
+
+def _summarise(ex, population, target, rule, metarule, checked, boundary_valid, verified, valid) -> Effectiveness:
+    """Counts over the population and per-rule / per-metarule shares from per-row flags (see module doc)."""
+    has = checked
+    needing = target >= 0
+    res = {"target": target, "rule": rule, "metarule": metarule}
     frames = {}
     for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in ex.targets_]),
                                 ("metarule", META_COLUMNS, [len(s.metarules) for s in ex.targets_])):
@@ -126,7 +157,7 @@ def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
             sel = has & (res["target"] == t) & (res[key] >= 0)
             ids = res[key][sel]
             n = np.bincount(ids, minlength=size)
-            nb = np.bincount(ids, weights=v.boundary_valid[sel], minlength=size)
+            nb = np.bincount(ids, weights=boundary_valid[sel], minlength=size)
             nv = np.bincount(ids, weights=verified[sel], minlength=size)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rows.append(pd.DataFrame({"target": t, key: np.arange(size), "n_served": n,
@@ -134,8 +165,9 @@ def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
                                           "effectiveness": np.where(n > 0, nv / np.maximum(n, 1), np.nan)}))
         frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
         frames[key] = _frame(frame.to_dict("records"), columns, key)
-    return Effectiveness(population, len(X), int(needing.sum()), int(has.sum()), int(v.boundary_valid[has].sum()),
-                         int(verified[has].sum()), int(v.valid[has].sum()), frames["rule"], frames["metarule"])
+    return Effectiveness(population, len(target), int(needing.sum()), int(has.sum()),
+                         int(boundary_valid[has].sum()), int(verified[has].sum()), int(valid[has].sum()),
+                         frames["rule"], frames["metarule"])
 
 
 def resolve(ex, effectiveness, X, model, y_pred):

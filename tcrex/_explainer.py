@@ -686,12 +686,21 @@ class TCREx(BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ global summary
-    def effectiveness(self, X=None, *, model=None, y_pred=None):
+    def effectiveness(self, X=None, *, model=None, y_pred=None, explanations=None, counterfactuals=None):
         """Per rule and metarule, on a population (the fit rows by default): the share of served inputs whose
         boundary point already flips the model, and whose verified point works without falling back to the
-        real example. Returns a plain-data ``Effectiveness`` (counts, ``rules`` and ``metarules`` frames)."""
-        from ._effectiveness import compute
+        real example. Returns a plain-data ``Effectiveness`` (counts, ``rules`` and ``metarules`` frames).
+
+        Given ``explanations`` (from :meth:`explain`) and ``counterfactuals`` (from :meth:`counterfactuals` with
+        ``verify=True``) of the same rows, it summarises those without calling the model again (any subset of
+        rows verified once)."""
         self._require_fitted()
+        if explanations is not None or counterfactuals is not None:
+            if explanations is None or counterfactuals is None:
+                raise ParameterError("pass both explanations= and counterfactuals= (of the same rows), or neither")
+            from ._effectiveness import from_rows
+            return from_rows(self, explanations, counterfactuals)
+        from ._effectiveness import compute
         return compute(self, X, model, y_pred)
 
     def rules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:

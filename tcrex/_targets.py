@@ -140,3 +140,26 @@ def _match_class(value, classes: list):
         if c == value or str(c) == str(value):
             return c
     raise ParameterError(f"target class {value!r} is not among the model's classes {classes}")
+
+
+#: Labels that name the favourable class of a binary outcome when nothing else says which one it is.
+FAVOURABLE_WORDS = frozenset({"1", "true", "yes", "y", "approved", "approve", "accept", "accepted", "good", "positive",
+                              "granted", "pass", "passed", "hired", "success", ">50k", "> 50k"})
+
+
+def favourable_class(classes, named=None):
+    """The favourable class of a classifier's outputs, or None when nothing says which it is (then ask the user).
+
+    ``named`` is what the data's metadata names as favourable (e.g. the bundled loans sample: 1 = approved); it
+    wins when it is one of ``classes``. Otherwise, for two classes, the one whose label reads as favourable
+    (1, True, "yes", "approved", ...) when exactly one does. Multi-class outputs have no default. The one owner of
+    this rule: the dashboard, the report, the CLI and the audit all ask it."""
+    classes = list(classes)
+    if named is not None:
+        for c in classes:
+            if c == named or str(c) == str(named):
+                return c
+    if len(classes) != 2:
+        return None
+    hits = [c for c in classes if str(c).strip().lower() in FAVOURABLE_WORDS]
+    return hits[0] if len(hits) == 1 else None

@@ -318,6 +318,10 @@ class SampleInfo:
     description: str
     task: str  # "binary", "multiclass" or "regression"
     target: str  # name of the target column / Series
+    #: the outcome an applicant wants (None: the data names none; the dashboard then asks)
+    favourable: object = None
+    #: readable names of the class labels ({} when the labels are their own names)
+    class_names: dict = field(default_factory=dict)
 
 
 #: The sample data sets :func:`load_sample` knows, by name.
@@ -331,6 +335,8 @@ SAMPLES: dict[str, SampleInfo] = {
         ),
         task="binary",
         target=LOANS_TARGET,
+        favourable=1,
+        class_names={1: "approved", 0: "rejected"},
     ),
     "wine": SampleInfo(
         name="wine",

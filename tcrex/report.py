@@ -167,8 +167,9 @@ def _pct(a: int, b: int) -> str:
     return "–" if not b else f"{a / b:.0%}"
 
 
-def _headline(ex, explanations: pd.DataFrame | None) -> tuple[str, list]:
-    """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only)."""
+def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tuple[str, list]:
+    """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only) and, when
+    the points were checked on the model, its :class:`Effectiveness`."""
     if explanations is None or not len(explanations):
         return "", []
     status = explanations["status"].astype(str).to_numpy()
@@ -180,23 +181,36 @@ def _headline(ex, explanations: pd.DataFrame | None) -> tuple[str, list]:
     cards = [("individuals explained", f"{n:,}"), ("need a change to reach a target", f"{n_need:,} ({_pct(n_need, n)})"),
              ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
              ("median features to change", median)]
+    if effectiveness is not None and effectiveness.n_needing:
+        cards.append(("recourse verified to work (checked on the model)",
+                      f"{effectiveness.n_valid:,} ({_pct(effectiveness.n_valid, effectiveness.n_needing)})"))
     html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
     no_rule = n_need - n_has
     words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
              f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} feature(s)."]
     if no_rule:
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
+    if effectiveness is not None and effectiveness.n_needing:
+        e = effectiveness
+        words.append(f"Checked on the model, the recommended change works for {e.n_valid:,} of the {e.n_needing:,} "
+                     f"who need it ({_pct(e.n_valid, e.n_needing)}); at the rules' nearest points alone it works for "
+                     f"{e.n_boundary_valid:,} ({_pct(e.n_boundary_valid, e.n_with_rule)} of those with a rule), so "
+                     "the dashboard recommends points further inside the rules where needed.")
+    elif explanations is not None and len(explanations):
+        words.append("The recommended points were not checked on a model (no model was available): a rule is "
+                     "only right for most of the individuals inside it, so a point may not change the outcome.")
     return f'<div class="headline">{html_cards}</div>', words
 
 
-def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3) -> list:
+def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=None, names=None) -> list:
     """The most used (else the largest) rules per target, in plain words."""
-    rules = ex.rules_frame()
+    rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
+    names = names or {}
     out = []
     for t, sol in enumerate(ex.targets_):
         rt = rules[rules.target == t].copy()
         if not len(rt):
-            out.append(f"No rule reaches {sol.target.describe()} at these settings.")
+            out.append(f"No rule reaches {names.get(t, sol.target.describe())} at these settings.")
             continue
         if explanations is not None and len(explanations):
             tgt = pd.to_numeric(explanations["target"], errors="coerce")
@@ -207,9 +221,13 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3) -> list:
         rt = rt.sort_values(["used", "n"], ascending=False).head(k)
         for _, r in rt.iterrows():
             who = f", recommended to {int(r.used):,} individuals" if r.used else ""
-            out.append(f"To reach {sol.target.describe()}: have {r.conditions}. Rule {int(r.rule)} — "
+            works = ""
+            if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
+                works = (f" Checked on the model, a point inside it works for {float(r.effectiveness):.0%} of those "
+                         "it is recommended to.")
+            out.append(f"To reach {names.get(t, sol.target.describe())}: have {r.conditions}. Rule {int(r.rule)} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
-                       f"{float(r.feasibility):.0%} of the data{who}.")
+                       f"{float(r.feasibility):.0%} of the data{who}.{works}")
     return out
 
 
@@ -250,6 +268,12 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False) -> str:
     facts = [("model output", exp.output), ("status", exp.status)]
     if exp.target is not None:
         facts.append(("target", exp.target_description))
+    if exp.counterfactual_valid is not None:
+        verdict = ("yes" if exp.counterfactual_valid else "no") + f" (the model gives {exp.counterfactual_output})"
+        facts.append(("the model agrees at the recommended point", verdict))
+        if exp.counterfactual_source == "example":
+            facts.append(("note", "only a real example inside the rule works; points nearer to the individual "
+                                  "do not change the model's output"))
     if exp.rule is not None:
         facts += [("rule", exp.rule), ("metarule", exp.metarule), ("features to change", exp.n_changes)]
     parts.append(_kv(facts))
@@ -268,7 +292,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  dot: dict | None = None, generated_at: datetime | None = None, audit=None,
                  audit_title: str | None = None, individuals: dict | None = None,
                  explanations: pd.DataFrame | None = None, actions: pd.DataFrame | None = None,
-                 rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True) -> str:
+                 rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True,
+                 effectiveness=None, outcome_names: dict | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
     Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
@@ -282,7 +307,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     model fingerprints. ``generated_at`` defaults to now (UTC).
 
     ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
-    ``include_rows=True`` and ``rows`` (first 500 rows).
+    ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
+    adds how often the recommended points work on the model, in the summary and the rules table;
+    ``outcome_names`` names each target in words (``{0: "approved"}``) instead of ``output = 1``.
     """
     check_fitted(ex)
     when = generated_at or datetime.now(timezone.utc)
@@ -297,8 +324,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         sections.append(f'<section id="{anchor}"><h2>{_e(heading)}</h2>{body}</section>')
 
     # ---------------------------------------------------------------- executive summary
-    cards, words = _headline(ex, explanations)
-    outcomes = "; ".join(s.target.describe() for s in ex.targets_)
+    cards, words = _headline(ex, explanations, effectiveness)
+    names = outcome_names or {}
+    outcomes = "; ".join(names.get(t, s.target.describe()) for t, s in enumerate(ex.targets_))
     n_rules = sum(s.n_rules for s in ex.targets_)
     n_metas = sum(len(s.metarules) for s in ex.targets_)
     facts = [("model", model_description), ("data", data_description),
@@ -306,7 +334,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
               "target outcomes (each individual is explained towards a target it is not in)", outcomes),
              ("found", f"{n_rules} rule(s) and {n_metas} metarule(s) at accuracy ≥ {ex.tau:g}, each rule holding "
                        f"≥ {ex.rho:g} of the data")]
-    top = _top_rules(ex, explanations)
+    top = _top_rules(ex, explanations, effectiveness=effectiveness, names=names)
     exec_body = (_kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
                  + "<h3>Top rules in plain words</h3><ul>" + "".join(f"<li>{_e(t)}</li>" for t in top) + "</ul>")
     if individuals:
@@ -361,8 +389,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                 "applies; open a branch to follow it. Leaves sharing a letter give the same advice.</p>"
                 + "".join(parts))
 
-    rules = ex.rules_frame()
-    metas = ex.metarules_frame()
+    rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
+    metas = ex.metarules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.metarules_frame()
     section("rules", "Rules", _table(rules))
     section("metarules", "Metarules", _table(metas))
     agg = []

@@ -7,7 +7,7 @@ from tcrex.figures import change_keep_bars, changes_histogram
 from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE
 from tcrex.ui import analysis
 from tcrex.ui import components as ui
-from tcrex.ui import page, state
+from tcrex.ui import page, state, verification
 
 st.title("Change & keep")
 ws, result = page.require_result()
@@ -18,14 +18,16 @@ actions = result.actions(ws).loc[pop.index]
 
 m = analysis.population_metrics(explanations)
 blocked = m[NO_ACTIONABLE_RULE] or state.constraints_summary(result) != "none"
-cols = st.columns(6 if blocked else 5)
+cols = st.columns(7 if blocked else 6)
 cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
-cols[1].metric("Need a change", f"{m['need_change']:,}")
-cols[2].metric("Already in target", f"{m[ALREADY_IN_TARGET]:,}")
+cols[1].metric("Need recourse", f"{m['need_recourse']:,}",
+               help=f"Not in the favourable outcome; {m['need_change']:,} of them have a change to make")
+cols[2].metric("Already favourable", f"{m[ALREADY_IN_TARGET]:,}")
 cols[3].metric("No valid rule", f"{m['no_rule']:,}")
 cols[4].metric("Mean changes", "–" if m["mean_changes"] != m["mean_changes"] else f"{m['mean_changes']:.2f}")
+verification.headline(ws, result, pop.index, column=cols[5])
 if blocked:
-    cols[5].metric("No actionable rule", f"{m[NO_ACTIONABLE_RULE]:,}",
+    cols[6].metric("No actionable rule", f"{m[NO_ACTIONABLE_RULE]:,}",
                    help="Every rule would need a change the constraints forbid")
 
 if m["rows"]:

@@ -5,24 +5,25 @@ import streamlit as st
 from tcrex.figures import metarule_icicle, metarule_tree_dot, metarule_tree_svg
 
 from tcrex.ui import components as ui
-from tcrex.ui import page, tree
+from tcrex.ui import page, tree, verification
 
 st.title("Global rules")
 ws, result = page.require_result()
 ex = result.explainer
 
-target = ui.target_choice(result, key="global_target")
+target = ui.target_choice(ws, result, key="global_target")
 sol = ex.targets_[target]
-cols = st.columns(4)
-cols[0].metric("Target", sol.target.describe())
+cols = st.columns(5)
+cols[0].metric("Target", ws.target_name(sol.target))
 cols[1].metric("Rules", sol.n_rules)
 cols[2].metric("Metarules", len(sol.metarules))
 cols[3].metric("Grid cells", f"{sol.n_cells:,}")
+verification.headline(ws, result, column=cols[4])
 
 st.subheader("Counterfactual rules")
 st.caption("A rule holds at least ρ of the fit rows (feasibility) and at least τ of its rows reach the target "
            "(accuracy); complexity is its number of conditions.")
-ui.rules_list(result, target)
+ui.rules_list(ws, result, target)
 
 st.subheader("Metarule tree")
 st.caption("Which rule applies where: each leaf is a metarule with its recommended rule. Choose a population to "

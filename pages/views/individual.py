@@ -2,25 +2,25 @@
 
 import streamlit as st
 
-from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
+from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 
 from tcrex import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
-from tcrex.ui import page
+from tcrex.ui import page, verification
 
 st.title("Individual")
 ws, result = page.require_result()
 ex = result.explainer
 
 ind = ui.individual_picker(ws, result, key="ind")
-exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output]))
+exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws)))
 if exp is not None:
-    ui.recourse_headline(ws, ind, exp)
+    ui.recourse_headline(ws, result, ind, exp)
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Side by side")
-        ui.chart(individual_table, exp, ind.values)
+        ui.side_by_side(ws, exp, ind.values)
     with right:
         ui.rule_and_metarule(exp)
     if exp.status == NO_ACTIONABLE_RULE:

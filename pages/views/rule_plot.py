@@ -11,7 +11,7 @@ st.title("Rule map (2-D)")
 ws, result = page.require_result()
 ex = result.explainer
 
-target = ui.target_choice(result, key="plot_target")
+target = ui.target_choice(ws, result, key="plot_target")
 x, y, row = ui.plane_controls(ws, result, target, key="plot")
 c1, c2 = st.columns(2)
 show_rules = c1.toggle("Show rules", value=True, key="plot_rules")

@@ -9,17 +9,29 @@ from ._style import NEUTRAL, base_layout, esc, rule_color, wrap
 
 INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real example value", "action",
                       "rule condition"]
+#: The paper's counterfactual (nearest point of the rule), shown beside the verified point when they differ.
+BOUNDARY_COLUMN = "nearest point of the rule"
+#: Label of the first row of a verified table: the model's output at each point.
+OUTPUT_ROW = "⟨model output⟩"
+_ACTION_ORDER = {"change": 0, "keep": 1, "free": 2}
 META_COLUMNS = ["alternative", "metarule", "rule", "if", "n_metachanges", "then change", "then keep", "n_changes",
                 "changes vs now", "text"]
 
 
-def individual_table(exp, x) -> pd.DataFrame:
-    """One row per feature of ``x`` (in its order): current value, counterfactual value, the real example's value,
-    the action ("change" / "keep" / "free") and the rule's condition on it (empty when the rule leaves it free).
+def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) -> pd.DataFrame:
+    """One row per feature of ``x``: current value, counterfactual value, the real example's value, the action
+    ("change" / "keep" / "free") and the rule's condition on it (empty when the rule leaves it free).
 
     ``exp`` is ``ex.explain_one(x, ...)``; ``x`` the same individual as a dict or Series. Without a rule (already
     in the target, or no valid rule) the counterfactual and example columns are empty and every action is "free".
+
+    When ``exp`` was checked on the model (``explain_one(..., model=...)``), the counterfactual column holds the
+    verified point, a column "nearest point of the rule" holds the paper's point where it differs, and a first row
+    ``⟨model output⟩`` gives the model's output at each point, so whether the advice works is read off the table.
+    ``changes_first`` orders the features changed, kept, then free (else in ``x``'s order); ``outcome_name``
+    turns a model output into words for that row (e.g. ``1`` -> ``"approved"``).
     """
+    name = outcome_name or str
     if isinstance(x, pd.DataFrame):
         if len(x) != 1:
             raise ParameterError(f"x must be one row, got {len(x)}")
@@ -29,16 +41,39 @@ def individual_table(exp, x) -> pd.DataFrame:
     keep = {k["feature"] for k in exp.keeps}
     cf = exp.counterfactual or {}
     example = exp.example or {}
+    boundary = getattr(exp, "boundary_point", None)
+    verified = getattr(exp, "counterfactual_valid", None) is not None
+    show_boundary = verified and boundary is not None and boundary != cf
+    columns = list(INDIVIDUAL_COLUMNS)
+    if show_boundary:
+        columns.insert(3, BOUNDARY_COLUMN)
     rows = []
     for f, v in values.items():
         action = "change" if f in change else "keep" if f in keep else "free"
         cond = exp.rule_conditions.get(f, {}).get("text", "")
-        rows.append([str(f), v, cf.get(f) if exp.counterfactual else None,
-                     example.get(f) if exp.example else None, action, cond])
-    out = pd.DataFrame(rows, columns=INDIVIDUAL_COLUMNS)
-    for col in ("current value", "counterfactual value", "real example value"):
+        row = [str(f), v, cf.get(f) if exp.counterfactual else None]
+        if show_boundary:
+            row.append(boundary.get(f))
+        rows.append(row + [example.get(f) if exp.example else None, action, cond])
+    if changes_first:
+        rows.sort(key=lambda r: _ACTION_ORDER[r[-2]])  # stable: features keep their order within an action
+    if verified:
+        outputs = [OUTPUT_ROW, name(exp.output), _verdict(exp.counterfactual_output, exp.counterfactual_valid, name)]
+        if show_boundary:
+            outputs.append(_verdict(exp.boundary_output, exp.boundary_valid, name))
+        outputs += [_verdict(exp.example_output, exp.example_valid, name) if exp.example else None, "", ""]
+        rows.insert(0, outputs)
+    out = pd.DataFrame(rows, columns=columns)
+    for col in columns[1:-2]:
         out[col] = out[col].astype(object)
     return out
+
+
+def _verdict(output, valid, name=str) -> str | None:
+    """The model's output at a point with a tick when it is the target outcome, a cross when not."""
+    if valid is None:
+        return None
+    return f"{'✓' if valid else '✗'} {name(output)}"
 
 
 def _conds_text(items) -> str:

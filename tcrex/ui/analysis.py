@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse, needs_recourse
 
 
 def population_metrics(explanations: pd.DataFrame) -> dict:
@@ -15,6 +15,7 @@ def population_metrics(explanations: pd.DataFrame) -> dict:
     changes = pd.to_numeric(explanations["changes"], errors="coerce")
     return {
         "rows": int(len(explanations)),
+        "need_recourse": int(needs_recourse(status).sum()),
         "need_change": int((status == OK).sum()),
         ALREADY_IN_TARGET: int((status == ALREADY_IN_TARGET).sum()),
         NO_RULE: int((status == NO_RULE).sum()),

@@ -19,7 +19,7 @@ from tcrex import REGRESSION, TCRExError
 from tcrex.audit import METRICS, audit
 
 from . import components as ui
-from . import sources, state
+from . import sources, state, verification
 from .state import FitResult, Workspace
 
 
@@ -30,8 +30,8 @@ CONFIDENCES = [0.90, 0.95, 0.99]
 N_BOOT = 1000
 TABLE_COLUMNS = {
     "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
-    "recourse_share": "share with recourse", "n_no_rule": "no valid rule",
-    "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
+    "recourse_share": "share with recourse", "effectiveness": "recourse verified to work",
+    "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
     "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy", "small_group": "small group",
     "is_reference": "reference",
 }
@@ -131,36 +131,43 @@ def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
 
 
 # ============================================================================================ the favourable outcome
-def _favourable_default(classes: list) -> Any:
-    """For two classes, the 'positive' one (1, True, yes, approved, ...); else the first."""
-    words = {"1", "true", "yes", "y", "approved", "good", "positive", "accept", "accepted", ">50k"}
-    for c in classes:
-        if str(c).strip().lower() in words:
-            return c
-    return classes[-1] if len(classes) == 2 else classes[0]
-
-
 def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, str]:
-    """The favourable outcome: a class, or for regression outputs above (or below) a threshold."""
+    """The favourable outcome: the one chosen in the sidebar (every page, export and the audit describe the same
+    people). Only when the sidebar explains both directions (the paper's default) does the audit ask here, since
+    "who needs recourse" needs one favourable outcome."""
+    p = state.params()
     name = ws.data.label_column or "output"
+    target = p.target
     if ws.task == REGRESSION:
+        if isinstance(target, (tuple, list)):
+            st.markdown(f"**Favourable outcome** (sidebar)  \n{state.describe_target(target, ws.task)}")
+            low, high = target
+            return tuple(target), (f"{name} > {low:.4g}" if high is None else f"{name} ≤ {high:.4g}")
         y = ws.y_pred.astype(float)
         c1, c2 = st.columns([1, 1])
         side = c1.segmented_control("Favourable", ["above", "below"], default="above", key=f"{key}_side",
                                     required=True, format_func=lambda s: f"output {s} the threshold")
-        thr = c2.number_input("Threshold", value=round(float(np.mean(y)), 4), key=f"{key}_threshold",
-                              format="%.4g")
+        default = float(target) if target is not None else round(float(np.mean(y)), 4)
+        thr = c2.number_input("Threshold", value=default, key=f"{key}_threshold", format="%.4g")
+        st.caption("The sidebar explains both directions; the audit needs one favourable side (set it in the "
+                   "sidebar to use it everywhere).")
         if side == "below":
             return (None, float(thr)), f"{name} ≤ {thr:.4g}"
         return (float(thr), None), f"{name} > {thr:.4g}"
-    classes = sorted(pd.unique(ws.y_pred).tolist(), key=str)
-    p = state.params()
-    default = p.target if p.target in classes else _favourable_default(classes)
+    if target is not None and not isinstance(target, (tuple, list)):
+        label = ws.class_name(target)
+        st.markdown(f"**Favourable outcome** (sidebar)  \n{label}")
+        return target, label
+    classes = ws.classes
+    default = ws.favourable_default()
+    default = default if default is not None else classes[-1]
     chosen = st.selectbox("Favourable outcome", classes, index=classes.index(default), key=f"{key}_target",
-                          format_func=lambda c: f"{name} = {c}",
+                          format_func=ws.class_name,
                           help="Who needs recourse depends on which outcome is favourable: the audit looks at the "
                                "individuals whose model output is not this one.")
-    return chosen, f"{name} = {chosen}"
+    st.caption("The sidebar explains every individual toward the other class (the paper's default); choose the "
+               "favourable outcome there to use it on every page.")
+    return chosen, ws.class_name(chosen)
 
 
 def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSettings | None:
@@ -210,7 +217,8 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
     def build() -> AuditRun:
         X = ws.X.loc[index]
         y = ws.y_pred[ws.X.index.get_indexer(index)]
-        res = audit(result.explainer, X, groups.loc[index], y_pred=y, target=settings.target, n_boot=N_BOOT,
+        res = audit(result.explainer, X, groups.loc[index], y_pred=y, model=verification.checker(ws),
+                    target=settings.target, n_boot=N_BOOT,
                     confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0)
         return AuditRun(result=res, fit_key=result.key, column=settings.column,
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
@@ -289,6 +297,9 @@ def table(run_: AuditRun) -> pd.DataFrame:
 TABLE_CONFIG = {
     "share with recourse": st.column_config.ProgressColumn("share with recourse", format="percent", min_value=0.0,
                                                            max_value=1.0),
+    "recourse verified to work": st.column_config.ProgressColumn(
+        "recourse verified to work", format="percent", min_value=0.0, max_value=1.0,
+        help="Share of the group's individuals needing recourse whose recommended point the model confirms"),
     "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f"),
     "mean distance": st.column_config.NumberColumn("mean distance", format="%.3f",
                                                    help="Total percentile shift to the counterfactual point"),

@@ -192,15 +192,19 @@ RULE_COLUMNS = {
                                                  help="Share of fit rows inside the rule"),
     "complexity": st.column_config.NumberColumn("complexity", help="Number of conditions"),
     "conditions": st.column_config.TextColumn("conditions", width="large"),
+    "works at nearest point": st.column_config.ProgressColumn("works at nearest point", format="percent",
+                                                              min_value=0.0, max_value=1.0),
+    "works (verified)": st.column_config.ProgressColumn("works (verified)", format="percent", min_value=0.0,
+                                                        max_value=1.0),
 }
 
 
-def target_choice(result: FitResult, key: str, label: str = "Target outcome") -> int:
-    """Pick one of the explainer's targets (index into ``targets_``)."""
+def target_choice(ws: Workspace, result: FitResult, key: str, label: str = "Target outcome") -> int:
+    """Pick one of the explainer's targets (index into ``targets_``); one favourable outcome needs no choice."""
     targets = result.explainer.targets_
     if len(targets) == 1:
         return 0
-    names = [f"Reach {t.target.describe()}" for t in targets]
+    names = [f"Reach {ws.target_name(t.target)}" for t in targets]
     choice = st.selectbox(label, range(len(targets)), format_func=lambda i: names[i], key=key)
     return int(choice or 0)
 
@@ -428,14 +432,18 @@ SUBGROUP_COLUMNS = {
 }
 
 
-def recourse_headline(ws: Workspace, ind: Individual, exp) -> None:
-    """The model's output and the one-sentence recourse, big enough for a projector."""
+def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) -> None:
+    """The model's output, the one-sentence recourse and the model's verdict on it, big enough for a projector."""
     who = "Edited individual" if ind.edited else f"Row {ind.row}"
     split = ""
     if not ind.edited:
         split = " (test split)" if ind.row in ws.data.test_index else " (fit row)"
     outcome = ws.outcome_name(exp.output)
-    target = f" → target: **{exp.target_description}**" if exp.target_description else ""
+    target = ""
+    if exp.target is not None:
+        targets = result.explainer.targets_
+        name = ws.target_name(targets[exp.target].target) if exp.target < len(targets) else exp.target_description
+        target = f" → favourable outcome: **{name}**"
     st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
     status = exp.status
     if status == OK:
@@ -447,6 +455,32 @@ def recourse_headline(ws: Workspace, ind: Individual, exp) -> None:
         st.warning(exp.text, icon=":material/block:")
     else:
         st.warning(exp.text, icon=":material/warning:")
+    verdict = model_verdict(ws, exp)
+    if verdict:
+        st.markdown(verdict)
+
+
+def model_verdict(ws: Workspace, exp) -> str | None:
+    """One honest line: does the model give the favourable outcome at the recommended point?"""
+    if exp.rule is None:
+        return None
+    if exp.counterfactual_valid is None:
+        return ("*Not checked on a model: the outputs come from a column of the data. A rule holds for most "
+                "individuals inside it, not necessarily for this one.*")
+    out = ws.outcome_name(exp.counterfactual_output)
+    if not exp.counterfactual_valid:
+        return (f":red[**✗ Checked on the model: no point inside the rule was found where the model agrees** "
+                f"(it gives {out}).] Treat this rule as a direction, not a guarantee.")
+    if exp.counterfactual_source == "boundary":
+        return f":green[**✓ Checked on the model:** at the recommended point the model gives **{out}**.]"
+    near = ws.outcome_name(exp.boundary_output)
+    if exp.counterfactual_source == "searched":
+        return (f":green[**✓ Checked on the model:** at the recommended point the model gives **{out}**.] The "
+                f"rule's nearest point would not be enough (the model gives {near} there), so the recommended "
+                "point lies further inside the rule.")
+    return (f":orange[**Only the real example works.**] Points of the rule nearer to this individual do not change "
+            f"the model's output (it gives {near} at the nearest one); the recommended point is the nearest real "
+            f"individual following the rule, where the model gives **{out}**.")
 
 
 def recourse_alternatives(exp) -> list[dict]:
@@ -473,6 +507,29 @@ def no_actionable_alternatives(exp) -> None:
     show(metacounterfactual_table(shown).drop(columns=["changes vs now"], errors="ignore"))
 
 
+def side_by_side(ws: Workspace, exp, values: pd.Series) -> None:
+    """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
+    first and highlighted, with the model's output at each point in the first row."""
+    from tcrex.figures import individual_table  # noqa: PLC0415
+
+    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name)
+    if table is None:
+        return
+    table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
+    styled = table.style.apply(_highlight_row, axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch")
+    st.caption("Highlighted: the features to change. First row: the model's output at each point (✓ = the "
+               "favourable outcome).")
+
+
+def _highlight_row(row: pd.Series) -> list[str]:
+    if row.get("action") == "change":
+        return ["background-color: #fde7d9; font-weight: 600"] * len(row)
+    if str(row.get("feature")).startswith("⟨"):
+        return ["background-color: #eef3f8; font-weight: 600"] * len(row)
+    return [""] * len(row)
+
+
 def _cond_lines(conds: dict) -> str:
     return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
 
@@ -492,16 +549,28 @@ def rule_and_metarule(exp) -> None:
     st.markdown(_cond_lines(exp.metarule_conditions))
 
 
-def rules_list(result: FitResult, target: int, max_static: int = 30) -> None:
-    """The rules of one target with accuracy, feasibility and complexity; wrapped text when few (projector)."""
-    table = rules_table(result, target).drop(columns=["target", "target outcome"])
+def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
+    """The rules of one target with accuracy, feasibility, complexity and, where a model can check them, how often
+    their recommended points work; wrapped text when few (projector)."""
+    from . import verification  # noqa: PLC0415 - verification imports state, as this module does
+
+    table = rules_table(result, target)
+    table = verification.rules_with_effectiveness(ws, result, table).drop(columns=["target", "target outcome"])
+    shares = [c for c in ("works at nearest point", "works (verified)") if c in table.columns]
     if len(table) <= max_static:
         shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),
-                             feasibility=table["feasibility"].map("{:.3f}".format))
-        shown = shown.rename(columns={"rule": "rule"}).set_index("rule")
-        st.table(shown)
+                             feasibility=table["feasibility"].map("{:.3f}".format),
+                             **{c: table[c].map(lambda v: "–" if v != v else f"{v:.0%}") for c in shares})
+        if "serves" in shown.columns:
+            shown["serves"] = shown["serves"].fillna(0).astype(int)
+        st.table(shown.set_index("rule"))
     else:
         st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
+    if shares:
+        st.caption("*serves*: individuals needing recourse who are sent to the rule; *works at nearest point*: "
+                   "share of them for whom the model gives the favourable outcome at the rule's nearest point; "
+                   "*works (verified)*: share with a point inside the rule that the model confirms (without "
+                   "falling back to a real example).")
 
 
 def build(builder: Callable[..., Any], *args, **kwargs) -> Any:

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from tcrex import spreadsheet
+
 from .state import FitResult, Workspace
 
 
@@ -21,18 +23,30 @@ def rules_json(result: FitResult) -> Callable[[], str]:
 
 
 def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
+    """Every row's explanation for the CSV export: split, model output (with class names), the target it is
+    explained toward, rule, metarule, changes, status, text and, where a model checked it, whether the recommended
+    point works (``recourse_verified``) and where the point comes from (``point_source``)."""
+    from . import verification  # noqa: PLC0415
+
     out = result.explanations.copy()
     out.insert(0, "split", np.where(ws.X.index.isin(ws.data.test_index), "test", "fit"))
     out.insert(1, "model_output", ws.y_pred)
+    if ws.data.class_names:
+        out.insert(2, "model_output_name", [ws.class_name(v) for v in ws.y_pred])
     out.insert(0, "row", ws.X.index)
-    targets = {t: s.target.describe() for t, s in enumerate(result.explainer.targets_)}
+    targets = {t: ws.target_name(s.target) for t, s in enumerate(result.explainer.targets_)}
     out.insert(out.columns.get_loc("target") + 1, "target_description",
                out["target"].map(lambda t: targets.get(t, "") if pd.notna(t) else ""))
+    rows = verification.verified_rows(ws, result)
+    if rows is not None and not rows.sampled:
+        out["recourse_verified"] = rows.frame["valid"].reindex(out.index)
+        out["point_source"] = rows.frame["source"].reindex(out.index)
     return out
 
 
 def explanations_csv(ws: Workspace, result: FitResult) -> Callable[[], str]:
-    return lambda: explanations_frame(ws, result).to_csv(index=False)
+    """The explanations as CSV, safe to open in a spreadsheet (formula-leading text neutralised)."""
+    return lambda: spreadsheet.to_csv(explanations_frame(ws, result))
 
 
 def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
@@ -47,7 +61,7 @@ def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
         "model fingerprint (SHA-256)": ws.model.key,
         "model score": "n/a" if ws.model.score is None else f"{ws.model.score_name}: {ws.model.score:.4f}",
         "task": ws.task,
-        "target": p.describe_target(ws.task),
+        "favourable outcome": p.describe_target(ws.task, ws.class_name),
         "tau": p.tau, "rho": p.rho, "surrogate trees": p.n_trees, "grid cell limit": p.max_cells,
         "fit rows": len(ws.data.fit_index), "test rows": len(ws.data.test_index),
         "surrogate grower": p.grower + (f" (used: {result.explainer.grower_})"
@@ -84,10 +98,16 @@ def _individual_entry(ws: Workspace, result: FitResult, choice):
             x[f] = x[f].astype(ws.X[f].dtype)
         if ws.model.predict is None:
             return None
-        exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]])
+        exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]], model=_checker(ws))
         return "Edited individual (values entered on the Individual page)", (exp, x.iloc[0])
-    exp = ex.explain_one(ws.X.loc[[choice]], y_pred=[ws.y_pred[ws.X.index.get_loc(choice)]])
+    exp = ex.explain_one(ws.X.loc[[choice]], y_pred=[ws.y_pred[ws.X.index.get_loc(choice)]], model=_checker(ws))
     return f"Row {choice}", (exp, ws.X.loc[choice])
+
+
+def _checker(ws: Workspace):
+    from . import verification
+
+    return verification.checker(ws)
 
 
 def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None,
@@ -102,6 +122,7 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
     from tcrex import figures as fg
     from tcrex import report
 
+    from . import verification
     from .components import used_features
 
     ex = result.explainer
@@ -133,13 +154,14 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
         model_description=prov["model"] + (f" ({prov['model score']})" if ws.model.score is not None else ""),
         model_fingerprint=ws.model.key,
         params={"tau": p.tau, "rho": p.rho, "surrogate trees": p.n_trees, "grid cell limit": p.max_cells,
-                "target": p.describe_target(ws.task), "task": ws.task, "fit rows": len(ws.data.fit_index),
+                "favourable outcome": p.describe_target(ws.task, ws.class_name), "task": ws.task, "fit rows": len(ws.data.fit_index),
                 "test rows": len(ws.data.test_index), "surrogate grower": p.grower,
                 "actionability constraints": prov["actionability constraints"]},
         figures=figs, tables={}, generated_at=generated_at or datetime.now(timezone.utc),
         audit=None if audit is None else audit.result, audit_title=None if audit is None else audit.title,
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
-        rows=rows, include_rows=include_rows)
+        rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
+        outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)})
 
 
 def report_options(key: str = "report") -> dict:

@@ -152,8 +152,7 @@ def _sample_data(name: str):
     frame, label, categorical = sources.load_sample_frame(name)
     spec = sources.DataSpec("sample", name, label=label, categorical=categorical)
     data = sources.prepare_frame(frame, spec, categorical)
-    data.label = sources.SAMPLE_LABELS.get(name, name)
-    data.description = sources.datasets.SAMPLES[name].description
+    sources.describe_sample(data, name)
     data.frame = data.frame.copy()  # one private copy; handed out as shallow copies
     freeze(data)
     return data
@@ -213,13 +212,13 @@ def lookup(ws, p, fkey: str, *, default, build):
 
     Shared: a bundled sample with its bundled model or a model trained in the app, and the default surrogate
     parameters (rho, trees, grid cell limit, grower) of ``default``.  Its tau, target and constraints are the
-    defaults; a session that changes them derives a private copy with ``TCREx.update`` (never refitting).
+    defaults (the target: the data's favourable outcome); a session that changes them derives a private copy with ``TCREx.update`` (never refitting).
     ``build(ws, params, key)`` fits the shared result the first time."""
     from . import sources  # noqa: PLC0415
 
     if not is_shared_workspace(ws):
         return None
-    base = replace(p, tau=default.tau, target=None, constraints=())
+    base = replace(p, tau=default.tau, target=default.target, constraints=())
     if base != default:
         return None
     key = sources.sha256(fkey, base.tau, repr(base.target), base.constraints)

@@ -3,6 +3,8 @@ actionability-constraints editor."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -10,18 +12,13 @@ import streamlit as st
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
 
 from . import constraints
-from .state import Params, Workspace, allow_pickle, constraints_summary, current, params, set_params
+from .state import (Params, Workspace, allow_pickle, constraints_summary, current, needs_favourable_choice, params,
+                    set_params)
 
 def _apply_params_from_form() -> None:
     """Form submit callback: runs before the script, so the fit uses the new values."""
     ss = st.session_state
-    target = ss.get("param_target")
-    if target == "__default__":
-        target = None
-    elif isinstance(target, str) and target.startswith("class:"):
-        target = ss.get("tcrex.class_lookup", {}).get(target, None)
-    elif "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
-        target = float(ss["param_target_threshold"])
+    target = _target_from_widgets(ss)
     new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
                n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
                target=target, grower=str(ss.get("param_grower", "auto")))
@@ -104,29 +101,64 @@ def _sentence(text: str) -> str:
     return (text[0].upper() + text[1:]) if text else text
 
 
+#: Regression: which side of the threshold is favourable ("both" = the paper's two directions).
+_SIDES = {"above": "above the threshold", "below": "at or below it", "both": "both directions (paper)"}
+
+
+def _target_from_widgets(ss) -> Any:
+    """The engine's target spec from the favourable-outcome widgets (None: both directions / any other class)."""
+    target = ss.get("param_target")
+    if target == "__default__":
+        return None
+    if isinstance(target, str) and target.startswith("class:"):
+        return ss.get("tcrex.class_lookup", {}).get(target, None)
+    if "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
+        thr = float(ss["param_target_threshold"])
+        side = ss.get("param_target_side", "both")
+        return (thr, None) if side == "above" else (None, thr) if side == "below" else thr
+    return params().target
+
+
 def _target_widget(ws: Workspace, p: Params) -> None:
+    """The favourable outcome, chosen once for every page, export, report and audit."""
     ss = st.session_state
     if ws.task == REGRESSION:
         mean = float(np.mean(ws.y_pred.astype(float)))
+        t = p.target
+        thr = (t[0] if t[0] is not None else t[1]) if isinstance(t, (tuple, list)) else t
+        side = ("above" if t[1] is None else "below") if isinstance(t, (tuple, list)) else "both"
         ss.setdefault("param_target_mode", "threshold")
-        ss.setdefault("param_target_threshold", round(float(p.target) if p.target is not None else mean, 4))
-        st.number_input("Split the model output at", key="param_target_threshold", format="%.4g",
-                        help=f"Targets: outputs above this value, and outputs at or below it (mean output "
-                             f"{mean:.4g}).")
+        ss.setdefault("param_target_threshold", round(float(thr) if thr is not None else mean, 4))
+        ss.setdefault("param_target_side", side)
+        st.number_input("Favourable outcome: model output threshold", key="param_target_threshold", format="%.4g",
+                        help=f"The mean output is {mean:.4g}.")
+        st.radio("Favourable side", list(_SIDES), key="param_target_side", horizontal=True, format_func=_SIDES.get,
+                 help="Above: recourse toward outputs above the threshold for everyone at or below it. Both "
+                      "directions (the paper's default): everyone is shown how to cross the threshold.")
         return
-    classes = sorted(pd.unique(ws.y_pred).tolist(), key=str)
+    classes = ws.classes
     lookup = {f"class:{c}": c for c in classes}
     ss["tcrex.class_lookup"] = lookup
-    options = ["__default__", *lookup]
+    options = [*lookup, "__default__"]
     current_value = "__default__" if p.target is None else f"class:{p.target}"
     if ss.get("param_target") not in options:
         ss["param_target"] = current_value if current_value in options else "__default__"
-    name = ws.data.label_column or "output"
-    st.selectbox("Target outcome", options, key="param_target",
-                 format_func=lambda o: ("Any other (default)" if o == "__default__"
-                                        else f"{name} = {lookup[o]}"),
-                 help="Which model output the counterfactual rules should reach. Changing it re-derives rules "
-                      "without regrowing the surrogate.")
+    both = "Both directions (paper)" if len(classes) == 2 else "Any other class (paper)"
+    st.selectbox("Favourable outcome", options, key="param_target",
+                 format_func=lambda o: both if o == "__default__" else _class_option(ws, lookup[o]),
+                 help="The outcome people want. Rules, recourse, counts, exports, the report and the audit all "
+                      "describe the individuals who do not have it. The paper's default explains every individual "
+                      "toward the other class (or any other class), which tells those who already have the "
+                      "favourable outcome how to lose it: use it for exploring the model.")
+    if needs_favourable_choice(ws, p):
+        st.info("**Which outcome is favourable?** Nothing in the data says; choose it above. Until then every "
+                "individual is shown how to reach the other class (the paper's default).", icon=":material/help:")
+
+
+def _class_option(ws: Workspace, c) -> str:
+    name = ws.class_name(c)
+    column = ws.data.label_column or "output"
+    return f"{name} ({column} = {c})" if name != str(c) else f"{column} = {c}"
 
 
 def render_sidebar() -> None:
@@ -147,7 +179,7 @@ def render_sidebar() -> None:
                 f"**Data:** {d.label} — {d.n_rows:,} rows × {len(ws.features)} features"
                 + (f", label `{d.label_column}`" if d.label_column else "")
                 + f"  \n**Model:** {m.label}{score}"
-                + f"  \n**Task:** {ws.task} · **Target:** {p.describe_target(ws.task)}"
+                + f"  \n**Task:** {ws.task} · **Favourable outcome:** {p.describe_target(ws.task, ws.class_name)}"
                 + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
                 + f" · grower {_grower_text(p, result)}"
                 + f"  \n**Constraints:** {constraints_summary(result)}"

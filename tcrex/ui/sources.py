@@ -84,6 +84,10 @@ class ActiveData:
     spec: DataSpec
     notes: list[str] = field(default_factory=list)
     extra_columns: tuple[str, ...] = ()  # kept for grouping (audit), never model features
+    #: the label value the data's metadata names as favourable (bundled samples); None: unknown, ask the user
+    favourable: Any = None
+    #: readable names of label values (bundled samples), e.g. {1: "approved", 0: "rejected"}
+    class_names: dict = field(default_factory=dict)
 
     @property
     def features(self) -> list[str]:
@@ -113,6 +117,17 @@ def split_index(index: pd.Index, share: float = TEST_SHARE, seed: int = 0) -> tu
     test = np.sort(order[:n_test])
     fit = np.sort(order[n_test:])
     return index[fit], index[test]
+
+
+def describe_sample(data: ActiveData, name: str) -> ActiveData:
+    """Name a bundled sample and carry its metadata (favourable outcome, class names) while its label column is
+    the sample's own target."""
+    info = datasets.SAMPLES[name]
+    data.label = SAMPLE_LABELS.get(name, name)
+    data.description = info.description
+    if data.label_column == info.target:
+        data.favourable, data.class_names = info.favourable, dict(info.class_names)
+    return data
 
 
 def load_sample_frame(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCREx, TCRExError
+from tcrex import CLASSIFICATION, TCREx, TCRExError, favourable_class
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 
 from . import shared
@@ -75,12 +75,28 @@ class Params:
         """The constraints as the engine's ``constraints=`` dict (``{}`` when every feature is free)."""
         return unpack_constraints(self.constraints)
 
-    def describe_target(self, task: str | None = None) -> str:
-        if self.target is None:
-            return "default (every other outcome)" if task != REGRESSION else "default (split at the mean output)"
-        if task == REGRESSION:
-            return f"split at {self.target:.4g}"
-        return f"class {self.target}"
+    def describe_target(self, task: str | None = None, name=str) -> str:
+        """The favourable outcome in words (``name`` turns a class label into its readable name)."""
+        return describe_target(self.target, task, name)
+
+
+def describe_target(target, task: str | None, name=str) -> str:
+    """A target spec in words: the favourable outcome, or both directions (the paper's default)."""
+    if target is None:
+        return ("both directions: each individual toward the other class (paper)" if task != REGRESSION
+                else "both directions: each output across the mean (paper)")
+    if task == REGRESSION:
+        if isinstance(target, (tuple, list)):
+            low, high = target
+            if high is None:
+                return f"output above {low:.4g}"
+            if low is None:
+                return f"output at or below {high:.4g}"
+            return f"output in ({low:.4g}, {high:.4g}]"
+        return f"both directions across {float(target):.4g}"
+    if isinstance(target, (tuple, list)):
+        return " or ".join(name(t) for t in target)
+    return name(target)
 
 
 def params() -> Params:
@@ -179,6 +195,7 @@ def _reset_target() -> None:
     """New data or model: the target and the constraints (which name features) start afresh."""
     if PARAMS_KEY in st.session_state:
         set_params(target=None, constraints=())
+    st.session_state.pop(FAVOURABLE_FOR_KEY, None)  # the new data or model starts from its own favourable outcome
     for k in list(st.session_state):
         if str(k).startswith("param_target"):
             del st.session_state[k]
@@ -194,8 +211,7 @@ def active_data() -> ActiveData:
         data = _prepared(replace(spec, label=label, categorical=categorical), f"sample:{spec.name}", frame,
                          categorical)
         data = copy.copy(data)
-        data.label = sources.SAMPLE_LABELS.get(spec.name, spec.name)
-        data.description = sources.datasets.SAMPLES[spec.name].description
+        sources.describe_sample(data, spec.name)
         return data
     stored = blob("data", spec.digest)
     if stored is None:
@@ -286,7 +302,32 @@ class Workspace:
         return sources.sha256(self.data.key, self.model.key)
 
     def outcome_name(self, value) -> str:
-        return f"{value:.4g}" if self.task == REGRESSION else str(value)
+        return f"{value:.4g}" if self.task == REGRESSION else self.class_name(value)
+
+    @property
+    def classes(self) -> list:
+        """The classes the model outputs on the data (empty for regression), sorted as text."""
+        if self.task == REGRESSION:
+            return []
+        return sorted((v.item() if isinstance(v, np.generic) else v for v in pd.unique(self.y_pred)), key=str)
+
+    def class_name(self, value) -> str:
+        """A class label as people read it: its name from the data's metadata ("approved"), else the label."""
+        name = self.data.class_names.get(value.item() if isinstance(value, np.generic) else value)
+        return str(name) if name is not None else str(value)
+
+    def target_name(self, target) -> str:
+        """An engine :class:`~tcrex._targets.Target` in words, with class names ("approved", not "output = 1")."""
+        if target.classes is not None:
+            return " or ".join(self.class_name(c) for c in target.classes)
+        return target.describe()
+
+    def favourable_default(self) -> Any:
+        """The target the dashboard starts from: the favourable class when the data names one or a binary label
+        reads as one (:func:`tcrex.favourable_class`), else None (both directions / any other class)."""
+        if self.task != CLASSIFICATION:
+            return None
+        return favourable_class(self.classes, named=self.data.favourable)
 
 
 def session_lru(name: str, key: str, build: Callable[[], Any], max_entries: int = 4) -> Any:
@@ -378,6 +419,30 @@ def _target_spec(ws: Workspace, p: Params):
     return p.target
 
 
+#: The workspace (data + model) whose favourable outcome has been set; a new one starts from its default.
+FAVOURABLE_FOR_KEY = "tcrex.favourable_for"
+
+
+def resolve_favourable(ws: Workspace) -> None:
+    """Once per data and model: start from the favourable outcome the data names (the loans sample: approved),
+    so nobody who already has it is told how to lose it. A choice made in the sidebar afterwards (including
+    "both directions") stands until the data or model changes."""
+    ss = st.session_state
+    if ss.get(FAVOURABLE_FOR_KEY) == ws.key():
+        return
+    ss[FAVOURABLE_FOR_KEY] = ws.key()
+    fav = ws.favourable_default()
+    if fav is not None and params().target is None:
+        set_params(target=fav)
+        for k in [k for k in ss if str(k).startswith("param_target")]:
+            del ss[k]
+
+
+def needs_favourable_choice(ws: Workspace, p: Params) -> bool:
+    """A binary label whose favourable class nothing names, and no choice yet: the sidebar asks."""
+    return ws.task == CLASSIFICATION and p.target is None and len(ws.classes) == 2 and ws.favourable_default() is None
+
+
 def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
     categorical = ws.categorical
     numeric = [c for c in ws.X.columns if c not in categorical]
@@ -415,7 +480,7 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
     bases: OrderedDict = cache.setdefault("bases", OrderedDict())
     update_seconds = None
     # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/shared.py)
-    hit = shared.lookup(ws, p, fkey, default=Params(), build=_shared_build)
+    hit = shared.lookup(ws, p, fkey, default=Params(target=ws.favourable_default()), build=_shared_build)
     if hit is not None and hit.key == key:
         st.session_state[LAST_FIT_KEY] = hit
         return hit
@@ -462,6 +527,7 @@ def current() -> tuple[Workspace | None, FitResult | None, str | None]:
     ws, problem = try_workspace()
     if ws is None:
         return None, None, problem
+    resolve_favourable(ws)
     try:
         result = explainer_result(ws)
     except TCRExError as exc:

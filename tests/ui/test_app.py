@@ -35,7 +35,7 @@ def test_every_page_renders_the_default_sample(default_app, page):
 def test_sidebar_names_data_model_task_target_and_parameters(default_app):
     at = goto(default_app, "home")
     text = sidebar_text(at)
-    for word in ("Loans sample", "4,000 rows", "XGBoost", "classification", "Target", "τ = 0.90", "ρ = 0.020",
+    for word in ("Loans sample", "4,000 rows", "XGBoost", "classification", "Favourable outcome:** approved", "τ = 0.90", "ρ = 0.020",
                  "trees = 1", "rules", "metarules", "grid cells"):
         assert word in text, word
 
@@ -156,7 +156,7 @@ def test_other_samples_render_every_page(sample):
     if sample == "diabetes":
         apply_params(at, threshold=150.0)
         assert_clean(at)
-        assert "split at 150" in sidebar_text(at)
+        assert "both directions across 150" in sidebar_text(at)
 
 
 # ------------------------------------------------------------------------------------------------ uploads
