@@ -175,8 +175,10 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
     goto(at, "audit")
     assert_clean(at)
     assert at.selectbox(key="audit_column").value == "group"  # the non-feature column is the default
-    assert at.selectbox(key="audit_target").value == 1
+    # a 0/1 label reads as "1 is favourable": the sidebar starts there and the audit uses it (no second picker)
+    assert at.session_state["tcrex.params"].target == 1
     text = " ".join(m.value for m in at.markdown)
+    assert "**Favourable outcome** (sidebar)  \n1" in text
     assert "Individuals with group = B need on average" in text and "more changes than group = A" in text
     # the report includes the audit once one has been run
     from tcrex.ui import auditing, exports
