@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcrex import BOUNDARY, EXAMPLE, SEARCHED, SOURCES, ModelError, TCREx, needs_recourse
+from tcrex import BOUNDARY, EXAMPLE, SEARCHED, SOURCES, ModelError, ParameterError, SchemaError, TCREx, needs_recourse
 
 from .helpers import mixed
 
@@ -221,3 +221,36 @@ def test_one_call_for_small_batches_chooses_the_same_points(data, monkeypatch):
     monkeypatch.setattr(verify, "SMALL_ROWS", 10 ** 9)
     at_once = ex.counterfactuals(data)
     pd.testing.assert_frame_equal(staged, at_once)
+
+
+def test_effectiveness_from_rows_verified_once_equals_a_fresh_check(data):
+    """The dashboard verifies every row once and summarises subsets: same figures as checking those rows again."""
+    ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
+    expl, cf = ex.explain(data), ex.counterfactuals(data)
+    for rows in (data.index, data.index[::3], data.index[:0]):
+        fresh = ex.effectiveness(data.loc[rows], model=diagonal_model) if len(rows) else None
+        summed = ex.effectiveness(explanations=expl.loc[rows], counterfactuals=cf.loc[rows])
+        if fresh is None:
+            assert summed.n == 0 and summed.n_needing == 0
+            continue
+        for k in ("n", "n_needing", "n_with_rule", "n_boundary_valid", "n_verified", "n_valid"):
+            assert getattr(summed, k) == getattr(fresh, k), k
+        pd.testing.assert_frame_equal(summed.rules, fresh.rules)
+        pd.testing.assert_frame_equal(summed.metarules, fresh.metarules)
+    with pytest.raises(ParameterError, match="both"):
+        ex.effectiveness(explanations=expl)
+    with pytest.raises(SchemaError, match="verify=True"):
+        ex.effectiveness(explanations=expl, counterfactuals=ex.counterfactuals(data, verify=False))
+
+
+def test_favourable_class_is_named_or_read_never_guessed():
+    from tcrex import favourable_class
+    assert favourable_class([0, 1]) == 1
+    assert favourable_class(["no", "yes"]) == "yes"
+    assert favourable_class(["<=50K", ">50K"]) == ">50K"
+    assert favourable_class(["approved", "rejected"]) == "approved"
+    assert favourable_class(["rejected", "approved"], named="rejected") == "rejected"  # metadata wins
+    assert favourable_class([0, 1], named=1.0) == 1
+    assert favourable_class(["A", "B"]) is None  # nothing says: the dashboard asks
+    assert favourable_class(["yes", "true"]) is None  # two readings: ask
+    assert favourable_class([0, 1, 2]) is None  # multi-class has no default

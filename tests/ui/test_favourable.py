@@ -1,0 +1,132 @@
+"""One favourable outcome for every page, export, report and audit; recourse checked on the model (issue #11)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from tcrex import ALREADY_IN_TARGET, datasets
+
+from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
+                         upload_data, use_this_data)
+
+
+def _markdown(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_people():
+    at = new_app()
+    assert at.session_state["tcrex.params"].target == 1  # the sample's metadata: 1 = approved
+    assert "Favourable outcome:** approved" in sidebar_text(at)
+    result = last_result(at)
+    assert len(result.explainer.targets_) == 1  # no rules toward "rejected"
+    expl = result.explanations
+    y = at.session_state["tcrex.cache"]["outputs"]
+    approved = np.asarray(next(iter(y.values()))) == 1
+    assert (expl["status"].astype(str)[approved] == ALREADY_IN_TARGET).all()  # nobody is told how to lose it
+
+    goto(at, "change_keep")  # the test split by default
+    assert_clean(at)
+    need = int(_metric(at, "Need recourse").replace(",", ""))
+    assert _metric(at, "Recourse verified to work").endswith("%")
+
+    goto(at, "audit")  # the same population (test split), the same favourable outcome, no second picker
+    assert_clean(at)
+    assert "**Favourable outcome** (sidebar)  \napproved" in _markdown(at)
+    table = at.dataframe[0].value
+    assert int(table["need recourse"].sum()) == need
+    assert "recourse verified to work" in table.columns
+
+    goto(at, "global_rules")
+    assert_clean(at)
+    assert _metric(at, "Target") == "approved"
+    rules = at.table[0].value
+    assert {"serves", "works at nearest point", "works (verified)"} <= set(rules.columns)
+
+
+def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check():
+    from tcrex.ui import exports, state
+
+    at = new_app()
+    goto(at, "export")
+    assert_clean(at)
+    result = last_result(at)
+    ws = state.workspace()  # the default choices (loans sample, bundled model), outside the app's session
+    assert ws.key() == at.session_state["tcrex.last_good_fit"][0]
+    frame = pd.read_csv(io.StringIO(exports.explanations_csv(ws, result)()))
+    assert set(frame["target_description"].fillna("")) <= {"approved", ""}
+    assert set(frame["model_output_name"]) == {"approved", "rejected"}
+    assert (frame.loc[frame["model_output"] == 1, "status"] == ALREADY_IN_TARGET).all()
+    with_rule = (frame["status"] != ALREADY_IN_TARGET) & frame["rule"].notna()
+    assert frame.loc[with_rule, "recourse_verified"].astype(bool).all()  # every recommended point checked, valid
+    assert set(frame["point_source"].dropna()) <= {"boundary", "searched", "example"}
+    html = exports.build_html(ws, result)
+    assert "recourse verified to work" in html and "Checked on the model" in html
+    assert "favourable outcome" in html and "approved" in html
+    assert "the model agrees at the recommended point" in html
+
+
+def test_both_directions_stays_an_explicit_choice():
+    at = new_app()
+    apply_params(at, target="__default__")
+    assert_clean(at)
+    assert at.session_state["tcrex.params"].target is None
+    assert "both directions" in sidebar_text(at)
+    assert len(last_result(at).explainer.targets_) == 2
+    goto(at, "audit")  # the audit needs one favourable outcome: it asks, defaulting to approved
+    assert_clean(at)
+    assert at.selectbox(key="audit_target").value == 1
+    goto(at, "change_keep")  # the choice stands across pages
+    assert at.session_state["tcrex.params"].target is None
+
+
+def test_the_individual_page_shows_the_models_verdict_at_the_recommended_point():
+    at = new_app()
+    goto(at, "individual")
+    assert_clean(at)
+    text = _markdown(at)
+    assert "Checked on the model" in text or "Only the real example works" in text
+    table = at.dataframe[0].value
+    assert table.iloc[0]["feature"] == "⟨model output⟩"
+    assert str(table.iloc[0]["recommended point"]).startswith("✓")
+    actions = list(table["action"].iloc[1:])
+    assert actions == sorted(actions, key={"change": 0, "keep": 1, "free": 2}.get)  # changes first
+
+
+def test_a_label_nothing_names_makes_the_sidebar_ask():
+    at = new_app()
+    frame = datasets.load_bundled_loans().head(600)
+    frame["approved"] = np.where(frame["approved"] == 1, "B", "A")
+    upload_data(at, "ab.csv", csv_bytes(frame))
+    use_this_data(at)
+    assert_clean(at)
+    assert at.session_state["tcrex.params"].target is None
+    assert any("Which outcome is favourable?" in i.value for i in at.sidebar.info)
+    apply_params(at, target="class:B")
+    assert_clean(at)
+    assert at.session_state["tcrex.params"].target == "B"
+    assert not any("Which outcome is favourable?" in i.value for i in at.sidebar.info)
+
+
+def test_outputs_from_a_column_say_the_points_are_not_checked():
+    at = new_app()
+    frame = datasets.load_bundled_loans().head(1000)
+    frame["model_says"] = datasets.load_bundled_model().predict(frame)
+    upload_data(at, "scored.csv", csv_bytes(frame))
+    use_this_data(at)
+    at.radio(key="setup_model_choice").set_value("column").run()
+    at.selectbox(key="setup_output_column").set_value("model_says").run()
+    next(b for b in at.button if b.label == "Use this column").click()
+    at.run()
+    goto(at, "individual")
+    assert_clean(at)
+    assert "Not checked on a model" in _markdown(at) or "already" in _markdown(at).lower()
+    goto(at, "change_keep")
+    assert _metric(at, "Verified on the model") == "–"
