@@ -43,6 +43,11 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv(frame: pd.DataFrame, path=None, **kwargs):
-    """``frame.to_csv`` (without the index unless asked) after :func:`neutralise_frame`."""
+    """``frame.to_csv`` (without the index unless asked) after :func:`neutralise_frame`.
+
+    Lines end in CRLF (RFC 4180), so a field holding a bare carriage return is quoted: with pandas' default
+    ``\n`` it is written unquoted, and a spreadsheet splits the row there and reads the rest as a new cell
+    that may start a formula."""
     kwargs.setdefault("index", False)
+    kwargs.setdefault("lineterminator", "\r\n")
     return neutralise_frame(frame).to_csv(path, **kwargs)
