@@ -114,9 +114,14 @@ def main() -> None:
     idx = rng.integers(0, len(X), args.rows)
     big_X = X.iloc[idx].reset_index(drop=True)
     big_y = y[idx]
-    t_explain, out = timed(lambda: ex.explain(big_X, y_pred=big_y), max(2, args.repeat // 3))
+    # The first call in a process also pays for fresh memory (the kernel maps and zeroes the pages of the ~100 MB
+    # of code matrices; glibc then keeps them for later calls), so it is printed on its own; the target is the
+    # steady state of a process that explains repeatedly (a server, a batch worker).
+    t_cold, _ = timed(lambda: ex.explain(big_X, y_pred=big_y), 1)
+    t_explain, out = timed(lambda: ex.explain(big_X, y_pred=big_y), max(3, args.repeat // 2))
     print(f"explain {args.rows:,} rows:                       {t_explain * 1e3:8.1f} ms (target <= 300 ms); "
-          f"{args.rows / t_explain / 1e6:.2f} M rows/s")
+          f"{args.rows / t_explain / 1e6:.2f} M rows/s (median of {max(3, args.repeat // 2)} calls; "
+          f"the process's first call: {t_cold * 1e3:.0f} ms)")
     print("  statuses: " + ", ".join(f"{k} {v:,}" for k, v in out.status.value_counts().items()))
 
 
