@@ -104,6 +104,11 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
+# --pin: the server on one core, this script and its Chromium on the other, so that the browser (which in real use
+# runs on each user's own machine) does not compete with the server for CPU; empty = no pinning.
+_PIN: dict[str, set[int]] = {}
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
@@ -137,10 +142,12 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, PYTHONUNBUFFERED="1", TCREX_MEMORY_LOG="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    pin = _PIN.get("server")
     proc = subprocess.Popen([sys.executable, "-m", "tcrex.ui.launch", "--server.headless", "true", "--server.port",
                              str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
                             cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=open(log_path, "w"),
-                            stderr=subprocess.STDOUT)
+                            stderr=subprocess.STDOUT,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, pin)) if pin else None)
     url = f"http://127.0.0.1:{port}"
     for _ in range(240):
         try:
@@ -225,7 +232,15 @@ async def main_async(args) -> None:
     out_dir = ROOT / "benchmarks" / "results"  # git-ignored
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = out_dir / "load-server.log"
+    if args.pin:
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            raise SystemExit("--pin needs at least 2 cores")
+        _PIN["server"] = {cores[0]}
     proc, url = start_server(log_path)
+    if args.pin:
+        os.sched_setaffinity(0, set(cores[1:]))  # Chromium, launched below, inherits this
+        print(f"pinned: server on core {cores[0]}, browser on core(s) {cores[1:]}", flush=True)
     rows = []
     upload_row = None
     try:
@@ -305,6 +320,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, nargs="*", default=[1, 4, 8, 12])
     ap.add_argument("--after", type=float, default=120.0, help="seconds to wait after each round (memory)")
+    ap.add_argument("--pin", action="store_true",
+                    help="server on one core, the browser on the others (separates server work from rendering)")
     ap.add_argument("--upload-mb", type=float, default=0.0, help="then one session uploads a CSV of this size")
     asyncio.run(main_async(ap.parse_args()))
 
