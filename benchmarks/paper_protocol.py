@@ -91,8 +91,10 @@ def auto_vs_exact(df: pd.DataFrame) -> None:
     if not {"auto", "exact"} <= set(df.grower) or "rules_digest" not in df:
         return
     key = ["dataset", "fold", "tau"]
-    a = df[df.grower == "auto"].set_index(key)
-    e = df[df.grower == "exact"].set_index(key)
+    # one row per (dataset, fold, tau) and grower: the CSV may hold several rows per key (one per target), and
+    # joining duplicates would count each fold several times
+    a = df[df.grower == "auto"].drop_duplicates(key).set_index(key)
+    e = df[df.grower == "exact"].drop_duplicates(key).set_index(key)
     both = a.join(e[["rules_digest"]].rename(columns={"rules_digest": "rules_digest_exact"}), how="inner")
     print("\n== grower='auto' vs 'exact' (rules and metarules of every target, per fold and tau)")
     for name, g in both.groupby(level="dataset", sort=False):
