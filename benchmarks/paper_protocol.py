@@ -63,7 +63,7 @@ def run_fold(ds, tr, te, model, ytr, yte, tau, grower, metrics=True, examples=Tr
             return row, None
         t2, cpu2 = time.perf_counter(), time.process_time()
     row.update(grower_used=ex.grower_, grower_reason=ex.surrogate_.grower_reason_,
-               rules_digest=_digest(ex))
+               rules_digest=_digest(ex), outcome_digest=_outcome_digest(ex, X_train, ytr))
     row.update(fit_time=t1 - t0, explain_time=t2 - t1, runtime=t2 - t0, cpu=cpu2 - cpu0,
                n_rules=sum(s.n_rules for s in ex.targets_), n_cells=sum(s.n_cells for s in ex.targets_),
                n_metarules=sum(len(s.metarules) for s in ex.targets_), surrogate_nodes=ex.surrogate_.n_nodes_,
@@ -86,6 +86,19 @@ def _digest(ex) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _outcome_digest(ex, X, y) -> str:
+    """A fingerprint that ignores which of two equally good splits named a feature: every rule's counts and every
+    fit row's target, rule, number of changes and status (a tie such as EducationNumber vs EducationLevel, which
+    order the same rows, changes the conditions' text but none of these)."""
+    import hashlib
+    e = ex.explain(X, y_pred=y)
+    counts = ex.rules_frame()[["target", "rule", "n", "feasibility", "accuracy"]].round(12)
+    cols = [e[c].astype("string").fillna("-") for c in ("target", "rule", "changes", "status")]
+    rows = cols[0] + ":" + cols[1] + ":" + cols[2] + ":" + cols[3]
+    text = counts.to_csv(index=False) + "\n".join(rows)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def auto_vs_exact(df: pd.DataFrame) -> None:
     """Where "auto" took the histogram grower because it is exact there: folds whose rules differ from "exact"."""
     if not {"auto", "exact"} <= set(df.grower) or "rules_digest" not in df:
@@ -95,12 +108,17 @@ def auto_vs_exact(df: pd.DataFrame) -> None:
     # joining duplicates would count each fold several times
     a = df[df.grower == "auto"].drop_duplicates(key).set_index(key)
     e = df[df.grower == "exact"].drop_duplicates(key).set_index(key)
-    both = a.join(e[["rules_digest"]].rename(columns={"rules_digest": "rules_digest_exact"}), how="inner")
+    cols = [c for c in ("rules_digest", "outcome_digest") if c in e]
+    both = a.join(e[cols].rename(columns={c: c + "_exact" for c in cols}), how="inner")
     print("\n== grower='auto' vs 'exact' (rules and metarules of every target, per fold and tau)")
     for name, g in both.groupby(level="dataset", sort=False):
         reasons = ", ".join(sorted(set(f"{u} ({r})" for u, r in zip(g.grower_used, g.grower_reason))))
         differ = int((g.rules_digest != g.rules_digest_exact).sum())
-        print(f"  {name:18s} auto -> {reasons:24s} folds x taus with different rules: {differ} of {len(g)}")
+        line = f"  {name:18s} auto -> {reasons:24s} folds x taus with different rules: {differ} of {len(g)}"
+        if "outcome_digest_exact" in g:
+            moved = int((g.outcome_digest != g.outcome_digest_exact).sum())
+            line += f"; different counts or row outcomes: {moved} of {len(g)}"
+        print(line)
 
 
 def matched(records: list[dict], frames: list) -> None:
