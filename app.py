@@ -38,7 +38,8 @@ page = st.navigation(
         ],
     }
 )
-memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
-sidebar.render_sidebar()
-pickle_banner()
-page.run()
+with memory.timed_run(page.title):  # the server's share of a page time, logged for load tests
+    memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
+    sidebar.render_sidebar()
+    pickle_banner()
+    page.run()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -222,6 +223,19 @@ async def round_(browser, url: str, n: int) -> tuple[list, list]:
     return results, errors
 
 
+def script_runs(log_path: Path, start: int) -> dict[str, list[float]]:
+    """Seconds of every script run the server logged (``tcrex.memory: script run 'Page' 0.123 s``) after byte
+    ``start`` of its log: the server's own share of each page time, whatever the browser is doing."""
+    out: dict[str, list[float]] = {}
+    with open(log_path, "rb") as fh:
+        fh.seek(start)
+        for line in fh.read().decode(errors="replace").splitlines():
+            m = re.search(r"script run '(.+)' ([0-9.]+) s", line)
+            if m:
+                out.setdefault(m.group(1), []).append(float(m.group(2)))
+    return out
+
+
 def _fmt(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} / {max(values):.1f}" if values else "-"
 
@@ -251,6 +265,7 @@ async def main_async(args) -> None:
             baseline = rss_mb(proc.pid)
             print(f"server pid {proc.pid}; baseline after warm-up and release: {baseline:.0f} MB", flush=True)
             for n in args.sessions:
+                log_from = log_path.stat().st_size
                 before = rss_mb(proc.pid)
                 cpu0, bcpu0 = cpu_s(proc.pid), browser_cpu_s()
                 with Sampler(proc.pid) as sampler:
@@ -258,19 +273,22 @@ async def main_async(args) -> None:
                     results, errors = await round_(browser, url, n)
                     wall = time.perf_counter() - t0
                 server_cpu, chrome_cpu = cpu_s(proc.pid) - cpu0, browser_cpu_s() - bcpu0
+                runs = script_runs(log_path, log_from)
                 time.sleep(args.after)
                 after = rss_mb(proc.pid)
                 by = {p: [r for r in results if r[0] == p] for p in ("Overview", "Global rules")}
                 every = [r[1] + r[2] for r in results]
                 row = dict(n=n, wall=wall, before=before, peak=sampler.peak, after=after, errors=errors,
                            server_cpu=server_cpu, chrome_cpu=chrome_cpu,
-                           ov=by["Overview"], gr=by["Global rules"], every=every)
+                           ov=by["Overview"], gr=by["Global rules"], every=every, runs=runs)
                 rows.append(row)
                 print(f"N={n}: wall {wall:.1f} s, errors {len(errors)} {errors[:2]}; "
                       f"pages median {statistics.median(every) if every else float('nan'):.1f} s, "
                       f"max {max(every) if every else float('nan'):.1f} s; RSS {before:.0f} -> {sampler.peak:.0f} "
                       f"-> {after:.0f} MB; CPU server {server_cpu:.1f} s ({server_cpu / n:.2f} s per session), "
                       f"Chromium {chrome_cpu:.1f} s", flush=True)
+                print("  server script runs (app.py start to end, from the server log): " + "; ".join(
+                    f"{p} {_fmt(v)} s (n={len(v)})" for p, v in runs.items()), flush=True)
             if args.upload_mb:
                 from tcrex import datasets  # noqa: PLC0415
 
@@ -297,14 +315,17 @@ async def main_async(args) -> None:
             proc.kill()
     print()
     print(f"| sessions | Overview total median / max (server + render) | Global rules total median / max "
-          f"(server + render) | server RSS before → peak → {args.after:.0f} s after close | errors |")
-    print("|---|---|---|---|---|")
+          f"(server + render) | server script run median / max: Overview, Global rules | server RSS before → peak → "
+          f"{args.after:.0f} s after close | errors |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         def cell(items):
             tot = [s + q for _, s, q in items]
             return (f"{_fmt(tot)} s ({_fmt([s for _, s, _ in items])} + {_fmt([q for _, _, q in items])})"
                     if items else "-")
-        print(f"| {r['n']} | {cell(r['ov'])} | {cell(r['gr'])} | {r['before']:.0f} → {r['peak']:.0f} → "
+        runs = r["runs"]
+        print(f"| {r['n']} | {cell(r['ov'])} | {cell(r['gr'])} | {_fmt(runs.get('Overview', []))} s, "
+              f"{_fmt(runs.get('Global rules', []))} s | {r['before']:.0f} → {r['peak']:.0f} → "
               f"{r['after']:.0f} MB ({(r['after'] / baseline - 1) * 100:+.0f} % vs baseline {baseline:.0f}) | "
               f"{len(r['errors'])} |")
 

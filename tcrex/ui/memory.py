@@ -22,6 +22,7 @@ sessions closed another way).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import gc
@@ -193,6 +194,17 @@ def report(message: str) -> None:
         import sys  # noqa: PLC0415
 
         print(f"tcrex.memory: {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def timed_run(page_title: str):
+    """Around a whole script run (``app.py``): with ``TCREX_MEMORY_LOG=1`` one line with the page and the seconds
+    the server spent on it, so a load test can read the server's share of a page time apart from the browser's."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        report(f"script run {page_title!r} {time.perf_counter() - t0:.3f} s")
 
 
 def _clear_upload_caches() -> None:
