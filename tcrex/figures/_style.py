@@ -17,8 +17,7 @@ import pandas as pd
 
 from .. import check_fitted
 from ..errors import ParameterError
-from ..vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK,  # noqa: F401
-                          STATUS_LABELS, needs_recourse)
+from ..vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, needs_recourse
 
 # Okabe & Ito (2008); yellow last because it is faint on white
 RULE_PALETTE = ("#009E73", "#E69F00", "#0072B2", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")

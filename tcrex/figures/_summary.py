@@ -7,9 +7,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ParameterError
-from ..vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, HAS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, has_recourse
-from ._style import (CHANGE_COLOR, KEEP_COLOR, STATUS_COLORS, STATUS_LABELS, TARGET_SYMBOLS, base_layout, clip_text,
-                     esc, rule_color, solution)
+from ..vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, HAS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, STATUS_LABELS,
+                          has_recourse)
+from ._style import (CHANGE_COLOR, KEEP_COLOR, STATUS_COLORS, TARGET_SYMBOLS, base_layout, clip_text, esc,
+                     rule_color, solution)
 
 
 def change_keep_counts(actions: pd.DataFrame) -> pd.DataFrame:
