@@ -1,7 +1,6 @@
 """The public estimator: :class:`TCREx`."""
 from __future__ import annotations
 
-import math
 import pickle
 import time
 import warnings
