@@ -6,26 +6,27 @@
 """
 from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
                       SchemaError, TCRExError)
-from ._data import categorical_columns, is_categorical_column
+from ._data import as_frame, categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
-from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task
+from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
 from ._targets import favourable_class
-from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, HAS_RECOURSE, NEEDS_RECOURSE,
-                          NO_ACTIONABLE_RULE, NO_RULE, OK, REGRESSION, STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse,
-                          needs_recourse)
+from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CATEGORICAL, CLASSIFICATION, FEATURE_KINDS,
+                          HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, NUMERIC, OK, REGRESSION,
+                          STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse, needs_recourse)
 from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCE_TEXT, SOURCES
 
 __version__ = "0.1.0"
 
 __all__ = ["TCREx", "LocalExplanation",
-           # shared vocabulary: tasks, statuses, who needs recourse
-           "CLASSIFICATION", "REGRESSION", "TASKS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
+           # shared vocabulary (also tcrex.vocabulary): tasks, feature kinds, statuses, who needs recourse
+           "CLASSIFICATION", "REGRESSION", "TASKS", "NUMERIC", "CATEGORICAL", "FEATURE_KINDS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
            "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "needs_recourse",
            "has_recourse",
            "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT",
-           # one owner each: column typing, task detection, the rho-versus-rows check
-           "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "check_rows_for_rho",
-           "favourable_class",
+           # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
+           # the fewest rows of a rule
+           "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES",
+           "check_rows_for_rho", "min_rule_rows", "favourable_class",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]

@@ -27,7 +27,16 @@ from ._errors import ParameterError
 
 FREE, IMMUTABLE, INCREASE, DECREASE = "free", "immutable", "increase_only", "decrease_only"
 KINDS = (FREE, IMMUTABLE, INCREASE, DECREASE)
+#: The kinds a categorical feature may take (a direction has no meaning without an order; use transitions).
+CATEGORICAL_KINDS = (FREE, IMMUTABLE)
+#: Each kind in words ("increase only").
+KIND_LABELS = {k: k.replace("_", " ") for k in KINDS}
 UNIT = 1000  # weight resolution: 0.001
+
+
+def kinds_for(categorical: bool) -> tuple:
+    """The kinds a feature may take: all of :data:`KINDS` for a numeric one, :data:`CATEGORICAL_KINDS` else."""
+    return CATEGORICAL_KINDS if categorical else KINDS
 
 
 @dataclass
@@ -109,7 +118,7 @@ def _parse(feature, value) -> FeatureConstraint:
         kind += "_only"
     if kind not in KINDS:
         raise ParameterError(f"constraint on {feature.name!r}: kind must be one of {KINDS}, got {kind!r}")
-    if feature.is_categorical and kind in (INCREASE, DECREASE):
+    if kind not in kinds_for(feature.is_categorical):
         raise ParameterError(f"{feature.name!r} is categorical: use 'transitions' to restrict its moves, "
                              "not a direction")
     weight = value.get("weight", 1.0)
@@ -135,6 +144,35 @@ def _parse(feature, value) -> FeatureConstraint:
             parsed[cats[str(src)]] = [cats[str(t)] for t in targets]
         transitions = parsed
     return FeatureConstraint(kind=kind, weight=float(weight), transitions=transitions)
+
+
+def constraint_parts(spec) -> tuple[str, float, dict]:
+    """``(kind, weight, transitions)`` of one feature's constraint spec (``None`` and ``"free"`` are free)."""
+    if spec is None:
+        return FREE, 1.0, {}
+    if isinstance(spec, str):
+        return spec, 1.0, {}
+    if isinstance(spec, FeatureConstraint):
+        spec = spec.to_dict()
+    kind = spec.get("kind", spec.get("direction", FREE))
+    return kind, float(spec.get("weight", 1.0)), dict(spec.get("transitions") or {})
+
+
+def constraint_spec(kind: str = FREE, weight: float = 1.0, transitions: dict | None = None):
+    """The simplest spec of one feature's constraint (the inverse of :func:`constraint_parts`): ``None`` when
+    free, the kind alone (``"immutable"``) when there is no weight or transition, else a dict. The weight is
+    kept at the engine's resolution (1/1000)."""
+    units = int(round(float(weight) * UNIT))
+    out = {}
+    if kind != FREE:
+        out["kind"] = kind
+    if units != UNIT:
+        out["weight"] = units / UNIT
+    if transitions:
+        out["transitions"] = dict(transitions)
+    if not out:
+        return None
+    return kind if list(out) == ["kind"] else out
 
 
 def describe_constraint(spec) -> str:

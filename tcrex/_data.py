@@ -12,11 +12,10 @@ import numpy as np
 import pandas as pd
 
 from ._errors import DataError, ParameterError, SchemaError
+from ._vocabulary import CATEGORICAL, NUMERIC
 
-NUMERIC = "numeric"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _ROWS_PER_BLOCK = 8192  # rows written per pass when building a row-major matrix from columns (_stack_columns)
-CATEGORICAL = "categorical"
 
 
 def _native(value):

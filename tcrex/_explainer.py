@@ -1,7 +1,6 @@
 """The public estimator: :class:`TCREx`."""
 from __future__ import annotations
 
-import math
 import pickle
 import time
 import warnings
@@ -13,18 +12,18 @@ from sklearn.base import BaseEstimator
 
 from ._boxes import Boxes
 from ._constraints import Constraints
-from ._data import Encoded, FeatureSchema, as_frame
+from ._data import Encoded, FeatureSchema, _native, as_frame
 from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
 from ._params import check_parameter
-from ._outputs import (CLASSIFICATION, REGRESSION, as_regression, check_outputs, check_rows_for_rho, check_task,
-                       detect_task, predict)
+from ._outputs import as_regression, check_outputs, check_rows_for_rho, check_task, detect_task, predict
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
-from .text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
-
-from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, STATUSES
+from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
+                          REGRESSION, STATUSES)
+from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
+                   metacounterfactual_sentence, status_sentence)
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -253,7 +252,7 @@ class TCREx(BaseEstimator):
         for t, s in enumerate(solutions):
             if s.n_rules == 0:
                 warnings.warn(f"target {t} ({s.target.describe()}) has no valid rule at tau={self.tau}; inputs it "
-                              "serves get status 'no_rule'", stacklevel=3)
+                              f"serves get status {NO_RULE!r}", stacklevel=3)
         self.targets_ = solutions
         self._extra_targets = []
 
@@ -391,21 +390,16 @@ class TCREx(BaseEstimator):
                                          categories=pd.Index(list(code_of), dtype=object), validate=False)
 
     def _sentence(self, t: int, r: int, status: str, outside: np.ndarray, memo: dict | None = None) -> str:
+        """The row's sentence (:func:`tcrex.text.status_sentence`), given only what its status speaks of."""
         if status == ALREADY_IN_TARGET:
-            return "The model output is already in the target; no change needed"
+            return status_sentence(status)
         sol = self._all_targets[t]
         if status == NO_RULE:
-            return (f"No valid rule reaches {sol.target.describe()} at tau={self.tau}; lower tau or rho to find "
-                    "recourse")
+            return status_sentence(status, target=sol.target.describe(), tau=self.tau)
         if status == NO_ACTIONABLE_RULE:
-            return ("No actionable recourse: every rule would need a change the constraints forbid ("
-                    f"{self.constraints_.describe()})")
+            return status_sentence(status, constraints=self.constraints_.describe())
         change, keep = self._change_keep(sol, r, outside, memo)
-        if status == ALREADY_IN_RULE:
-            text = "Already inside the recommended rule although the model output is not in the target"
-            return text + (", keeping " + join_and([f"{k['feature']} {k['condition']}" for k in keep]) if keep else "")
-        return recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
-                                 [f"{k['feature']} {k['condition']}" for k in keep])
+        return status_sentence(status, changes=change, keeps=keep)
 
     def _change_keep(self, sol: Solution, r: int, outside: np.ndarray, memo: dict | None = None) -> tuple[list, list]:
         """The rule's constrained features split into those to change and those to keep (with conditions);
@@ -422,29 +416,10 @@ class TCREx(BaseEstimator):
 
     def _conditions(self, boxes: Boxes, r: int) -> dict:
         """Constrained features of box r: feature index -> {"text", "bounds"} in the user's terms."""
-        out = {}
-        for i, f in enumerate(self.schema_.features):
-            slot = self.schema_.slot[i]
-            if f.is_categorical:
-                allowed = boxes.allowed[slot][r]
-                if allowed.all():
-                    continue
-                cats = [c for c, a in zip(f.categories, allowed) if a]
-                out[i] = {"text": categorical_condition(allowed, f.categories), "bounds": {"in": cats}}
-            else:
-                low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
-                if not (np.isfinite(low) or np.isfinite(high)):
-                    continue
-                out[i] = {"text": numeric_condition(low, high, f.integer),
-                          "bounds": {"low": low if np.isfinite(low) else None,
-                                     "high": high if np.isfinite(high) else None}}
-        return out
+        return box_conditions(self.schema_, boxes, r)
 
     def conditions_text(self, boxes: Boxes, r: int) -> str:
-        conds = self._conditions(boxes, r)
-        if not conds:
-            return "any input"
-        return join_and([f"{self.schema_.names[i]} {c['text']}" for i, c in conds.items()])
+        return box_text(self.schema_, boxes, r)
 
     def feature_actions(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
         """Per row and feature: "change" (outside its rule), "keep" (the rule constrains it and the row already
@@ -671,18 +646,10 @@ class TCREx(BaseEstimator):
             mconds = self._conditions(sol.metarules, m)
             meta_changes = [{"feature": self.schema_.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
                             for i in np.flatnonzero(meta_outside[a])]
-            if_text = join_and([change_phrase(c["feature"], c["condition"]).replace(" to ", " were ", 1)
-                                for c in meta_changes])
-            if r2[a] < 0:
-                change, keep = [], []
-                recourse = "No actionable recourse under the constraints"
-            else:
-                change, keep = self._change_keep(sol, int(r2[a]), o2[a])
-                recourse = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
-                                             [f"{x['feature']} {x['condition']}" for x in keep])
+            change, keep = self._change_keep(sol, int(r2[a]), o2[a]) if r2[a] >= 0 else ([], [])
             result.append({"metarule": m, "rule": int(r2[a]), "n_metachanges": int(n_meta[a]),
                            "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
-                           "text": f"If {if_text}: {recourse[0].lower() + recourse[1:]}"})
+                           "text": metacounterfactual_sentence(meta_changes, change, keep, actionable=r2[a] >= 0)})
         return result
 
     # ------------------------------------------------------------------ global summary
@@ -708,10 +675,14 @@ class TCREx(BaseEstimator):
 
         Given a population ``X`` and/or a model (or ``effectiveness=`` from :meth:`effectiveness`, or True for
         the fit rows), adds ``n_served``, ``boundary_effectiveness`` and ``effectiveness``."""
+        return self._with_effectiveness(self._rules_frame, "rule", X, model, y_pred, effectiveness)
+
+    def _with_effectiveness(self, frame, kind: str, X, model, y_pred, effectiveness) -> pd.DataFrame:
+        """``frame()`` (the rules or metarules frame) with the effectiveness columns of ``kind`` when asked for."""
         from ._effectiveness import add_columns, resolve
         self._require_fitted()
         eff = resolve(self, effectiveness, X, model, y_pred)
-        return add_columns(self._rules_frame(), eff, "rule")
+        return add_columns(frame(), eff, kind)
 
     def _rules_frame(self) -> pd.DataFrame:
         rows = []
@@ -729,10 +700,7 @@ class TCREx(BaseEstimator):
     def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
         effectiveness columns, as in :meth:`rules_frame`)."""
-        from ._effectiveness import add_columns, resolve
-        self._require_fitted()
-        eff = resolve(self, effectiveness, X, model, y_pred)
-        return add_columns(self._metarules_frame(), eff, "metarule")
+        return self._with_effectiveness(self._metarules_frame, "metarule", X, model, y_pred, effectiveness)
 
     def _metarules_frame(self) -> pd.DataFrame:
         rows = []
@@ -740,9 +708,7 @@ class TCREx(BaseEstimator):
             for m in range(len(sol.metarules)):
                 r = int(sol.metarule_rule[m])
                 change, keep = self._metarule_change_keep(sol, m) if r >= 0 else ([], [])
-                text = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
-                                         [f"{k['feature']} {k['condition']}" for k in keep]) if r >= 0 else \
-                    "No actionable recourse under the constraints"
+                text = change_keep_sentence(change, keep) if r >= 0 else NO_ACTIONABLE_RECOURSE
                 rows.append({"target": t, "metarule": m, "rule": r if r >= 0 else None,
                              "conditions": self.conditions_text(sol.metarules, m),
                              "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
@@ -773,8 +739,7 @@ class TCREx(BaseEstimator):
                 lines.append(f"  Rule {r.rule}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
                              f"{r.feasibility:.3f}, complexity {r.complexity}]")
             for _, m in metas[metas.target == t].iterrows():
-                lines.append(f"  If {m.conditions}: {m.text[0].lower() + m.text[1:]} (rule {m.rule}, "
-                             f"up to {m.sparsity} change(s))")
+                lines.append(f"  {if_sentence(m.conditions, m.text)} (rule {m.rule}, up to {m.sparsity} change(s))")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ structured views (figures, reports)
@@ -842,10 +807,6 @@ class TCREx(BaseEstimator):
 
 def _check_tau(tau) -> None:
     check_parameter("tau", tau)
-
-
-def _native(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _one_row(x, names, dtypes=None) -> pd.DataFrame:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._errors import ParameterError
-from ._outputs import CLASSIFICATION, REGRESSION
+from ._outputs import min_rule_rows
+from ._vocabulary import CLASSIFICATION, REGRESSION
 
 _OPTIONS = ("max_bins", "max_depth", "max_features", "subsample", "min_samples_leaf")
 
@@ -162,7 +163,7 @@ def _options(params: dict, rho, n_rows: int, n_cols: int, n_trees: int, task: st
     subsample = params.get("subsample", 0.632 if forest else 1.0)
     if not isinstance(subsample, numbers.Real) or not 0 < subsample <= 1:
         raise ParameterError(f"subsample must be a fraction in (0, 1], got {subsample!r}")
-    min_count = int(math.ceil(rho * n_rows))  # the engine's (and scikit-learn's) ceil
+    min_count = min_rule_rows(n_rows, rho)  # the engine's (and scikit-learn's) ceil
     leaf = params.get("min_samples_leaf")
     if leaf is not None:
         if isinstance(leaf, numbers.Integral) and leaf >= 1:

@@ -1,6 +1,8 @@
 """Model outputs: calling the black box, checking what comes back, and detecting the task."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -66,20 +68,25 @@ def detect_task(y, model=None) -> str:
     return REGRESSION
 
 
+def min_rule_rows(n_rows: int, rho: float) -> int:
+    """The fewest rows a rule may hold: ``ceil(rho * n_rows)`` (scikit-learn's own ceil of a fractional
+    ``min_samples_leaf``). The one owner of this formula: the surrogate's minimum leaf, the histogram grower, the
+    recount and the messages below all use it."""
+    return int(math.ceil(rho * n_rows))
+
+
 def check_rows_for_rho(n_rows: int, rho) -> str | None:
     """None when ``n_rows`` rows are enough for ``rho``; else the message saying what to change.
 
-    T-CREx needs at least ``1 / rho`` rows: a rule must hold ``ceil(rho * n_rows)`` of them. The one owner of
-    this check (the engine's fit, intake and the dashboard all call it).
+    T-CREx needs at least ``1 / rho`` rows: a rule must hold ``min_rule_rows(n_rows, rho)`` of them. The one
+    owner of this check (the engine's fit, intake and the dashboard all call it).
     """
-    import math
-
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)) or not (0 < rho <= 1):
         return f"rho must be a fraction in (0, 1], got {rho!r} (the paper uses 0.02)"
     if n_rows <= 0:
         return "the data has no rows"
     if 1 / rho > n_rows:
-        return (f"rho={rho} asks for rules holding at least {math.ceil(rho * n_rows)} of {n_rows} rows, which needs "
+        return (f"rho={rho} asks for rules holding at least {min_rule_rows(n_rows, rho)} of {n_rows} rows, which needs "
                 f"{math.ceil(1 / rho)} rows; use more rows or raise rho to at least {1 / n_rows:.3g}")
     return None
 

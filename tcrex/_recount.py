@@ -6,11 +6,11 @@ target, over all rows (partition by partition; :class:`CandidateCounts` add up),
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._outputs import min_rule_rows
 from ._solution import Solution
 
 
@@ -50,7 +50,7 @@ def candidate_counts(ex, X, y, chunk: int = 20_000) -> CandidateCounts:
 
 def recount(ex, counts: CandidateCounts) -> dict:
     """Re-derive ``ex``'s rules from ``counts``; returns a summary (how many rules the recount changed)."""
-    min_count = int(math.ceil(ex.rho * counts.n_rows))
+    min_count = min_rule_rows(counts.n_rows, ex.rho)
     before = [{s.rules.key(r) for r in range(s.n_rules)} for s in ex.targets_]
     sols = [Solution.derive(ex.schema_, s.target, ex.surrogate_.candidates_, counts.n_inside, nt, counts.n_rows,
                             ex.tau, min_count, ex.max_cells, ex.random_state, lambda step, f: None, ex.constraints_)

@@ -22,9 +22,10 @@ from ._boxes import Boxes
 from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError
-from ._outputs import TASKS
+from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import Target
+from .text import box_conditions
 
 FORMAT = "tcrex-rules"
 VERSION = 2
@@ -34,19 +35,8 @@ READABLE = (1, 2, 3)
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
-    out = {}
-    for i, f in enumerate(schema.features):
-        slot = schema.slot[i]
-        if f.is_categorical:
-            allowed = boxes.allowed[slot][r]
-            if not allowed.all():
-                out[f.name] = {"in": [_native(c) for c, a in zip(f.categories, allowed) if a]}
-        else:
-            low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
-            if math.isfinite(low) or math.isfinite(high):
-                out[f.name] = {"low": low if math.isfinite(low) else None,
-                               "high": high if math.isfinite(high) else None}
-    return out
+    """Box ``r``'s conditions by feature name (:func:`tcrex.text.box_conditions`, bounds only)."""
+    return {schema.names[i]: c["bounds"] for i, c in box_conditions(schema, boxes, r, text=False).items()}
 
 
 def to_json(ex, indent=None, effectiveness=None) -> str:
@@ -61,7 +51,7 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
         "n_fit_rows": int(ex.n_fit_rows_),
         "features": schema.to_list(),
     }
-    if ex.task_ == "classification":
+    if ex.task_ == CLASSIFICATION:
         doc["classes"] = [_native(c) for c in ex.classes_]
     targets = []
     for t, sol in enumerate(ex.targets_):

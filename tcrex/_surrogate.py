@@ -7,7 +7,6 @@ Counts for any target are then sums over leaves, which is what makes a new tau o
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +15,8 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
-from ._outputs import CLASSIFICATION
+from ._outputs import min_rule_rows
+from ._vocabulary import CLASSIFICATION
 
 _ROWS_PER_BLOCK = 4096  # rows per block when copying a row-major matrix to column-major (_column_major)
 
@@ -124,7 +124,7 @@ class Surrogate:
                                         lambda c: design[:, c] if columns[c][1] < 0 else None)
             route = (lambda tree: self._route(tree, design))  # noqa: E731
         self.n_rows_ = len(enc)
-        self.min_count_ = int(math.ceil(self.rho * self.n_rows_))  # the same ceil as scikit-learn's
+        self.min_count_ = min_rule_rows(self.n_rows_, self.rho)  # the same ceil as scikit-learn's
         self._extract(trees, route, columns)
         return self
 
@@ -143,7 +143,7 @@ class Surrogate:
             return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
-        common = dict(min_samples_leaf=max(1, int(math.ceil(self.rho * len(y_code)))), random_state=self.random_state)
+        common = dict(min_samples_leaf=max(1, min_rule_rows(len(y_code), self.rho)), random_state=self.random_state)
         common.update(self.params)
         if self.n_trees == 1:
             cls = DecisionTreeClassifier if self.task == CLASSIFICATION else DecisionTreeRegressor

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
-from ._outputs import CLASSIFICATION
+from ._vocabulary import CLASSIFICATION
 from .text import format_number
 
 

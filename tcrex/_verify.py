@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ._constraints import DECREASE, IMMUTABLE, INCREASE
-from ._data import Encoded
+from ._data import Encoded, _native
 from ._local import nearest_in_interval
 from ._outputs import predict
 from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCES
@@ -435,10 +435,6 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model) -> pd.Da
     out["valid"] = valid_column(v.checked, v.valid)
     out["source"] = source_column(v.source)
     return out
-
-
-def _native(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model) -> None:

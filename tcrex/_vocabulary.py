@@ -1,7 +1,7 @@
-"""The shared words of the engine: tasks, explanation statuses, and who needs recourse.
+"""The shared words of the engine: tasks, feature kinds, explanation statuses, and who needs recourse.
 
-One owner for each: every module (engine, figures, audit, metrics, dashboard, CLI) imports these names from
-``tcrex`` instead of typing the strings again. The values are plain strings, so they compare equal to what
+One owner for each: the engine's own modules import them from here, every other module (figures, intake, report,
+CLI, dashboard) from the public :mod:`tcrex.vocabulary` (or ``tcrex``), instead of typing the strings again. The values are plain strings, so they compare equal to what
 ``explain()`` returns in its ``status`` column and to what JSON exports hold.
 """
 from __future__ import annotations
@@ -13,6 +13,13 @@ import pandas as pd
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
 TASKS = (CLASSIFICATION, REGRESSION)
+
+# ---------------------------------------------------------------------------------------- feature kinds
+#: A numeric feature: compared with ``(low, high]`` bounds.
+NUMERIC = "numeric"
+#: A categorical feature: compared by the set of allowed categories.
+CATEGORICAL = "categorical"
+FEATURE_KINDS = (NUMERIC, CATEGORICAL)
 
 # --------------------------------------------------------------------------------------------- statuses
 #: The row has a rule and must change at least one feature to enter it.

@@ -24,6 +24,8 @@ from ._data import as_frame
 from ._errors import DataError, ParameterError
 from ._params import check_fitted
 from ._targets import targets_from_spec
+from ._vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK,
+                          has_recourse, needs_recourse)
 
 __all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
 
@@ -53,8 +55,8 @@ REST = "rest"
 MISSING_GROUP = "(missing)"
 REST_LABEL = "the rest of the population"
 MAX_GROUPS = 50
-RECOURSE_STATUSES = ("ok", "already_in_rule")
-_STATUS_COUNTS = ("ok", "already_in_rule", "no_rule", "no_actionable_rule")
+RECOURSE_STATUSES = HAS_RECOURSE  # kept for callers of this name; the vocabulary owns it
+_STATUS_COUNTS = NEEDS_RECOURSE
 _SAME = object()  # "keep the current value" for regroup()
 
 
@@ -260,8 +262,8 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
     actions = explainer.feature_actions(X, y_pred=y, target=target_spec)
     n = len(X)
     status = exp["status"].astype(str).to_numpy()
-    need = status != "already_in_target"
-    has = np.isin(status, RECOURSE_STATUSES)
+    need = needs_recourse(status)
+    has = has_recourse(status)
     tgt = exp["target"].fillna(-1).to_numpy(dtype=np.int64)
     rule = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
     changes = np.where(has, exp["changes"].to_numpy(dtype=np.float64), np.nan)
@@ -315,10 +317,10 @@ def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence
         rows.append({
             "group": g, "n_total": int(in_g.sum()), "n_already_in_target": int((in_g & ~need).sum()),
             "n": n_need, "n_recourse": n_rec, "recourse_share": _ratio(n_rec, n_need),
-            "n_ok": counts["ok"], "n_already_in_rule": counts["already_in_rule"],
-            "n_no_rule": counts["no_rule"], "no_rule_share": _ratio(counts["no_rule"], n_need),
-            "n_no_actionable_rule": counts["no_actionable_rule"],
-            "no_actionable_rule_share": _ratio(counts["no_actionable_rule"], n_need),
+            "n_ok": counts[OK], "n_already_in_rule": counts[ALREADY_IN_RULE],
+            "n_no_rule": counts[NO_RULE], "no_rule_share": _ratio(counts[NO_RULE], n_need),
+            "n_no_actionable_rule": counts[NO_ACTIONABLE_RULE],
+            "no_actionable_rule_share": _ratio(counts[NO_ACTIONABLE_RULE], n_need),
             "mean_changes": _mean(changes[r]), "mean_distance": _mean(dist[r]) if distance_available else np.nan,
             "mean_feasibility": _mean(feas[r]), "mean_accuracy": _mean(acc[r]),
             "n_verified": float(np.nansum(works[m])) if not np.isnan(works[m]).any() else np.nan,
@@ -688,31 +690,35 @@ def _level(metric, v) -> str:
     return f"{v:.2f}"
 
 
+#: The sentence of a clear gap, per metric: a template and its words for a higher / a lower value.
+_GAP_SENTENCES = {
+    "recourse_share": ("Individuals with {g} who need recourse have it {word} often than {r}: {vals}, {amount} "
+                       "{direction} {ci}.", ("more", "less")),
+    "mean_changes": ("Individuals with {g} need on average {amount} {word} changes than {r} {ci}; {vals} changes.",
+                     ("more", "fewer")),
+    "mean_distance": ("Individuals with {g} have to move on average {amount} {word} (total percentile shift) than "
+                      "{r} to reach their rule {ci}; {vals}.", ("further", "less far")),
+    "mean_feasibility": ("The rules given to individuals with {g} cover on average {amount} {word} of the fit data "
+                         "(feasibility) than those given to {r} {ci}; {vals}.", ("more", "less")),
+    "mean_accuracy": ("The rules given to individuals with {g} are on average {amount} {word} accurate than those "
+                      "given to {r} {ci}; {vals}.", ("more", "less")),
+    "effectiveness": ("Individuals with {g} who need recourse get a point the model confirms {word} often than {r}: "
+                      "{vals}, {amount} {direction} {ci}.", ("more", "less")),
+}
+
+
 def _gap_sentence(res: AuditResult, row) -> str:
     m, d = row.metric, row.difference
-    g, r = res.display(row.group), res.reference_display
     more = d > 0
     lo, hi = (row.ci_low, row.ci_high) if more else (-row.ci_high, -row.ci_low)
     if METRICS[m][2] == "share":
         ci = f"({_fmt_conf(res.confidence)} CI {lo * 100:.1f} to {hi * 100:.1f})"
     else:
         ci = f"({_fmt_conf(res.confidence)} CI {lo:.2f} to {hi:.2f})"
-    amount = _amount(m, d)
-    vals = f"{_level(m, row.value)} against {_level(m, row.reference_value)}"
-    if m == "recourse_share":
-        return (f"Individuals with {g} who need recourse have it {'more' if more else 'less'} often than {r}: "
-                f"{vals}, {amount} {'higher' if more else 'lower'} {ci}.")
-    if m == "mean_changes":
-        return (f"Individuals with {g} need on average {amount} {'more' if more else 'fewer'} changes than {r} "
-                f"{ci}; {vals} changes.")
-    if m == "mean_distance":
-        return (f"Individuals with {g} have to move on average {amount} {'further' if more else 'less far'} "
-                f"(total percentile shift) than {r} to reach their rule {ci}; {vals}.")
-    if m == "mean_feasibility":
-        return (f"The rules given to individuals with {g} cover on average {amount} {'more' if more else 'less'} "
-                f"of the fit data (feasibility) than those given to {r} {ci}; {vals}.")
-    return (f"The rules given to individuals with {g} are on average {amount} {'more' if more else 'less'} "
-            f"accurate than those given to {r} {ci}; {vals}.")
+    template, words = _GAP_SENTENCES[m]
+    return template.format(g=res.display(row.group), r=res.reference_display, word=words[0 if more else 1],
+                           direction="higher" if more else "lower", amount=_amount(m, d), ci=ci,
+                           vals=f"{_level(m, row.value)} against {_level(m, row.reference_value)}")
 
 
 def _findings(res: AuditResult) -> list[str]:

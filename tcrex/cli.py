@@ -13,7 +13,7 @@ import time
 
 import click
 
-from ._errors import TCRExError
+from .errors import TCRExError
 
 
 def _say(msg: str) -> None:
@@ -37,7 +37,7 @@ def _guard(fn):
         except click.ClickException:
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
-            from .intake._base import short_error
+            from .intake import short_error
             raise _Fail(short_error(exc)) from None
     return run
 
@@ -65,8 +65,8 @@ def _target(text):
 
 
 def _model(path):
-    from .distributed._stream import _load_model
-    return _load_model(path)
+    from .distributed import load_model_file
+    return load_model_file(path)
 
 
 def _split(frame, y_col, model_path, target_col=()):
@@ -220,7 +220,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @_guard
 def check_model(model_path, data):
     """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data)."""
-    from ._errors import ModelError
+    from .errors import ModelError
     try:
         m = _model(model_path)
     except ModelError as exc:

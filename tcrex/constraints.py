@@ -4,10 +4,10 @@
 >>> describe_constraints({"age": "increase_only", "sex": "immutable"})
 'age: increase only; sex: immutable'
 """
-from ._constraints import (DECREASE, FREE, IMMUTABLE, INCREASE, KINDS, Constraints, FeatureConstraint,
-                           describe_constraint, describe_constraints, pack_constraints, suggest_constraints,
-                           unpack_constraints)
+from ._constraints import (CATEGORICAL_KINDS, DECREASE, FREE, IMMUTABLE, INCREASE, KIND_LABELS, KINDS, Constraints,
+                           FeatureConstraint, constraint_parts, constraint_spec, describe_constraint,
+                           describe_constraints, kinds_for, pack_constraints, suggest_constraints, unpack_constraints)
 
-__all__ = ["Constraints", "FeatureConstraint", "KINDS", "FREE", "IMMUTABLE", "INCREASE", "DECREASE",
-           "describe_constraint", "describe_constraints", "suggest_constraints", "pack_constraints",
-           "unpack_constraints"]
+__all__ = ["Constraints", "FeatureConstraint", "KINDS", "CATEGORICAL_KINDS", "KIND_LABELS", "FREE", "IMMUTABLE",
+           "INCREASE", "DECREASE", "kinds_for", "constraint_parts", "constraint_spec", "describe_constraint",
+           "describe_constraints", "suggest_constraints", "pack_constraints", "unpack_constraints"]

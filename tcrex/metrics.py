@@ -36,14 +36,15 @@ import pandas as pd
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError
 from ._outputs import predict
+from ._vocabulary import HAS_RECOURSE, STATUSES, has_recourse
 
 __all__ = ["evaluate", "DESIDERATA", "SCORED_STATUSES"]
 
 #: Summary keys of the paper's six desiderata, plus the point-level extras.
 DESIDERATA = ("feasibility", "accuracy", "sparsity", "complexity", "consistency", "runtime", "distance",
               "point_validity", "example_validity")
-#: Statuses whose rows carry a rule and are scored.
-SCORED_STATUSES = ("ok", "already_in_rule")
+#: Statuses whose rows carry a rule and are scored: those with recourse (the vocabulary's ``HAS_RECOURSE``).
+SCORED_STATUSES = HAS_RECOURSE
 
 
 def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, target=None, fit_time=None,
@@ -93,7 +94,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
     tgt = exp["target"].to_numpy(dtype=float, na_value=np.nan)
     rule = exp["rule"].to_numpy(dtype=float, na_value=np.nan)
     status = exp["status"].astype(str).to_numpy()
-    scored = np.isin(status, SCORED_STATUSES) & ~np.isnan(rule)
+    scored = has_recourse(status) & ~np.isnan(rule)
     tgt_i = np.where(np.isnan(tgt), -1, tgt).astype(np.int64)
     rule_i = np.where(np.isnan(rule), -1, rule).astype(np.int64)
 
@@ -151,7 +152,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
     summary = {
         "n_rows": n,
         "n_explained": n_scored,
-        **{f"n_{s}": int((status == s).sum()) for s in _statuses()},
+        **{f"n_{s}": int((status == s).sum()) for s in STATUSES},
         "n_rules_used": unique_rules,
         "feasibility": _mean(feas, scored),
         "accuracy": _mean(acc, scored),
@@ -174,11 +175,6 @@ def _solution(explainer, t: int):
     """Target id -> its Solution (fitted targets, or ones derived by ``explain(target=...)``)."""
     get = getattr(explainer, "solution", None)
     return get(int(t)) if get is not None else explainer.targets_[int(t)]
-
-
-def _statuses():
-    from . import STATUSES
-    return STATUSES
 
 
 def _mean(values: np.ndarray, mask: np.ndarray) -> float:

@@ -19,9 +19,9 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from ._params import check_fitted
+from . import check_fitted
 from .figures import change_keep_counts, dot_to_svg, individual_table, metarule_tree_html
-from ._vocabulary import has_recourse, needs_recourse
+from .vocabulary import has_recourse, needs_recourse
 
 MAX_TABLE_ROWS = 500
 

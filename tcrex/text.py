@@ -1,14 +1,18 @@
 """Plain-language rendering of conditions, in the user's column names and category values.
 
 The one renderer of numbers, conditions and recourse sentences: the explainer, its views (rules and metarules
-frames), target descriptions and, through them, the figures, reports and the dashboard use these functions, so a
-printed bound is always true of the value it prints (``format_number`` never rounds a bound across a value).
+frames), the JSON export, target descriptions and, through them, the figures, reports and the dashboard use these
+functions, so a printed bound is always true of the value it prints (``format_number`` never rounds a bound
+across a value). :func:`box_conditions` is the one walk from a rule or metarule box to its conditions;
+:func:`status_sentence` writes the sentence of every explanation status.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
 
 
 def format_number(v) -> str:
@@ -23,6 +27,14 @@ def format_number(v) -> str:
     # a printed bound must be true of the values it prints: when 6 digits would move the number (a float32
     # threshold 0.58499998 is not 0.585), print the shortest text that reads back as exactly this float
     return text if float(text) == v else repr(v)
+
+
+def format_difference(a, b) -> str:
+    """``a - b`` as text, computed on the printed numbers (``format_number`` of each), so "0.3 → ≤ 0.1, by 0.2"
+    holds of what is printed (float subtraction would say 0.19999999999999998)."""
+    from decimal import Decimal
+
+    return format_number(float(Decimal(format_number(a)) - Decimal(format_number(b))))
 
 
 def integer_range(low: float, high: float) -> tuple[float, float]:
@@ -92,3 +104,92 @@ def recourse_sentence(changes: list[str], keeps: list[str]) -> str:
     if keeps:
         text += ", while keeping " + join_and(keeps)
     return text
+
+
+def lower_first(text: str) -> str:
+    """A sentence continued after a colon: its first letter in lower case."""
+    return text[0].lower() + text[1:] if text else text
+
+
+# ---------------------------------------------------------------------------------------- boxes as conditions
+def box_conditions(schema, boxes, r: int, *, text: bool = True) -> dict:
+    """The features box ``r`` of ``boxes`` constrains, in the user's terms: feature index -> ``{"text",
+    "bounds"}``, where ``bounds`` is ``{"in": [allowed categories]}`` or ``{"low", "high"}`` (None where open).
+
+    The one walk from a box to its conditions: sentences, the rules and metarules frames, the structured views
+    and the JSON export all read it. ``text=False`` leaves out the ``"text"`` (the export needs only bounds)."""
+    out = {}
+    for i, f in enumerate(schema.features):
+        slot = schema.slot[i]
+        if f.is_categorical:
+            allowed = boxes.allowed[slot][r]
+            if allowed.all():
+                continue
+            cond = {"bounds": {"in": [c for c, a in zip(f.categories, allowed) if a]}}
+            if text:
+                cond["text"] = categorical_condition(allowed, f.categories)
+        else:
+            low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
+            if not (math.isfinite(low) or math.isfinite(high)):
+                continue
+            cond = {"bounds": {"low": low if math.isfinite(low) else None,
+                               "high": high if math.isfinite(high) else None}}
+            if text:
+                cond["text"] = numeric_condition(low, high, f.integer)
+        out[i] = cond
+    return out
+
+
+def box_text(schema, boxes, r: int) -> str:
+    """Box ``r`` as one condition text: "age ≥ 30 and income > 20.5" ("any input" when it constrains nothing)."""
+    conds = box_conditions(schema, boxes, r)
+    if not conds:
+        return "any input"
+    return join_and([f"{schema.names[i]} {c['text']}" for i, c in conds.items()])
+
+
+# ---------------------------------------------------------------------------------------- sentences
+#: What a metarule or metacounterfactual says when the constraints allow no rule there.
+NO_ACTIONABLE_RECOURSE = "No actionable recourse under the constraints"
+
+
+def keep_phrase(entry: dict) -> str:
+    """A feature to keep as it is: "income > 20.5" (``entry``: ``{"feature", "condition"}``)."""
+    return f"{entry['feature']} {entry['condition']}"
+
+
+def change_keep_sentence(changes: list, keeps: list) -> str:
+    """:func:`recourse_sentence` of change and keep entries (``{"feature", "condition", ...}`` dicts)."""
+    return recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in changes],
+                             [keep_phrase(k) for k in keeps])
+
+
+def status_sentence(status: str, *, changes: list = (), keeps: list = (), target: str = "", tau=None,
+                    constraints: str = "") -> str:
+    """The sentence of an explanation with ``status`` (see :data:`tcrex.STATUSES`).
+
+    ``changes`` / ``keeps`` are the rule's change and keep entries (statuses ``ok`` and ``already_in_rule``),
+    ``target`` and ``tau`` describe what no rule reaches (``no_rule``), ``constraints`` the constraints that
+    forbid every rule (``no_actionable_rule``)."""
+    if status == ALREADY_IN_TARGET:
+        return "The model output is already in the target; no change needed"
+    if status == NO_RULE:
+        return f"No valid rule reaches {target} at tau={tau}; lower tau or rho to find recourse"
+    if status == NO_ACTIONABLE_RULE:
+        return f"No actionable recourse: every rule would need a change the constraints forbid ({constraints})"
+    if status == ALREADY_IN_RULE:
+        text = "Already inside the recommended rule although the model output is not in the target"
+        return text + (", keeping " + join_and([keep_phrase(k) for k in keeps]) if keeps else "")
+    return change_keep_sentence(changes, keeps)
+
+
+def if_sentence(condition: str, then: str) -> str:
+    """"If <condition>: <then, first letter lowered>" (metarules and metacounterfactuals)."""
+    return f"If {condition}: {lower_first(then)}"
+
+
+def metacounterfactual_sentence(metachanges: list, changes: list, keeps: list, actionable: bool = True) -> str:
+    """"If A were … and B were …: change C to …, while keeping …" for a nearby metarule (paper §6.2)."""
+    condition = join_and([change_phrase(c["feature"], c["condition"]).replace(" to ", " were ", 1)
+                          for c in metachanges])
+    return if_sentence(condition, change_keep_sentence(changes, keeps) if actionable else NO_ACTIONABLE_RECOURSE)

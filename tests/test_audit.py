@@ -460,3 +460,15 @@ def test_effectiveness_per_group_counts_verified_recourse(planted):
     assert row.n_group == table.loc["B", "n"]
     assert res.individuals["recourse_works"][need].notna().all()
     assert res.individuals["recourse_works"][~need].isna().all()
+
+
+def test_every_metric_has_its_own_gap_sentence(planted):
+    """A clear gap is told in the words of its metric (the effectiveness gap once read as one of rule accuracy)."""
+    from tcrex.audit import _GAP_SENTENCES, _gap_sentence
+
+    df, X, y, ex, res = planted
+    assert set(_GAP_SENTENCES) == set(METRICS)
+    rows = {r.metric: r for r in res.gaps().itertuples() if r.group == "B"}
+    assert "confirms" in _gap_sentence(res, rows["effectiveness"])
+    assert "accurate" not in _gap_sentence(res, rows["effectiveness"])
+    assert "accurate" in _gap_sentence(res, rows["mean_accuracy"])

@@ -1,20 +1,46 @@
 """Structure anyone can rerun (issue #10): the import graph of tcrex/, pages/ and app.py, built with ast.
 
-Fails on (a) import cycles between modules, (b) imports of private ``tcrex._x`` modules from outside the engine
-(tcrex/ui, pages, app.py; tests may), (c) streamlit imported by the engine. Known UI offenders are listed in
-``UI_PRIVATE_ALLOWLIST``, which the lead empties once the UI uses public names."""
+Packages, precisely (``package_of``):
+
+* the engine core ``tcrex``: ``tcrex/__init__.py``, the private modules ``tcrex/_*.py`` and the public top-level
+  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``audit``,
+  ``metrics``, ``datasets``, ``spreadsheet``);
+* every subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
+  ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
+  public names only (``tcrex``, ``tcrex.errors``, ``tcrex.vocabulary``) like every other outer package;
+* the outer top-level modules ``tcrex.cli``, ``tcrex.report`` and ``tcrex.__main__`` are one package each;
+* ``pages/`` and ``app.py`` form the package ``app``.
+
+Fails on (a) import cycles (all imports; and, separately, import-time cycles of module-level imports including a
+package's own ``__init__``), (b) a module importing another package's private module (a dotted part starting with
+``_``) or a private name (``from x import _y``) from another package, (c) a module outside the core reading a
+private attribute (``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another tcrex package defines and
+its own package does not (private attributes of third-party objects, e.g. Streamlit's media store, are not
+tcrex's to police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
+imported from its owner, (e) streamlit imported by anything but the dashboard, (f) a name in an ``__all__`` that
+the module does not define. The checkers run on a mapping ``module -> source`` so that the tests at the end can
+plant violations in tiny synthetic sources and see them caught.
+"""
+from __future__ import annotations
+
 import ast
+import importlib
 from pathlib import Path
+
+import pytest
+
+from tcrex import FEATURE_KINDS, STATUSES, TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# (importer, private module) pairs still in the UI when this test was written; remove entries as they are fixed
-UI_PRIVATE_ALLOWLIST: set = set()
+#: top-level modules of tcrex that are outer packages of their own (everything else at the top level is core)
+OUTER_MODULES = {"tcrex.cli", "tcrex.report", "tcrex.__main__"}
+#: the only module that may spell the vocabulary out
+VOCABULARY_OWNER = "tcrex._vocabulary"
+VOCABULARY = set(STATUSES) | set(TASKS) | set(FEATURE_KINDS)
 
-# import circles still in the UI (ui/state draws the sidebar, ui/constraints reads state); the UI split removes it
-UI_CYCLE_ALLOWLIST: set[frozenset[str]] = set()
 
-
+# ------------------------------------------------------------------------------------------------ sources
 def _module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = list(rel.parts)
@@ -30,53 +56,88 @@ def _files():
     return [f for f in files if "__pycache__" not in f.parts]
 
 
-def _imports(path: Path) -> set[str]:
-    """Absolute names of the modules ``path`` imports at any level (function-level imports included)."""
-    mod = _module_name(path)
-    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+def _tree_sources() -> dict[str, tuple[str, bool]]:
+    """module name -> (source text, is a package ``__init__``) for the whole tree."""
+    return {_module_name(f): (f.read_text(encoding="utf-8"), f.name == "__init__.py") for f in _files()}
+
+
+def package_of(mod: str) -> str:
+    parts = mod.split(".")
+    if parts[0] != "tcrex":
+        return "app"  # pages/*, app.py
+    if len(parts) == 1:
+        return "tcrex"
+    if mod in OUTER_MODULES:
+        return mod
+    if len(parts) >= 3 or mod in _subpackages():
+        return ".".join(parts[:2])
+    return "tcrex"
+
+
+def _subpackages() -> set[str]:
+    return {_module_name(f) for f in _files() if f.name == "__init__.py" and f.parent != ROOT / "tcrex"}
+
+
+def _private(mod: str) -> bool:
+    return any(p.startswith("_") and not p.startswith("__") for p in mod.split("."))
+
+
+def _private_name(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+# ------------------------------------------------------------------------------------------------ imports
+def _import_nodes(tree: ast.AST, module_level_only: bool = False):
+    """Import statements of a module; ``module_level_only`` leaves out those inside functions (run later)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            todo.append(child)
+
+
+def _resolve(mod: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = mod if is_package else mod.rpartition(".")[0]
+    base = package.split(".")
+    base = base[:len(base) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(mod: str, source: str, is_package: bool, module_level_only: bool = False) -> set[str]:
+    """Absolute names of the modules ``mod`` imports (function-level imports too, unless ``module_level_only``)."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_nodes(ast.parse(source), module_level_only):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                prefix = ".".join(base + ([node.module] if node.module else []))
-            else:
-                prefix = node.module or ""
+        else:
+            prefix = _resolve(mod, is_package, node)
             out.add(prefix)
             out.update(f"{prefix}.{a.name}" for a in node.names)  # `from pkg import submodule`
     return out
 
 
-def _graph() -> dict[str, set[str]]:
-    files = _files()
-    known = {_module_name(f) for f in files}
-    graph = {}
-    for f in files:
-        graph[_module_name(f)] = {m for m in _imports(f) if m in known and m != _module_name(f)}
-    return graph
+def _graph(sources, module_level_only: bool = False) -> dict[str, set[str]]:
+    known = set(sources)
+    return {m: {d for d in _imports(m, src, pkg, module_level_only) if d in known and d != m}
+            for m, (src, pkg) in sources.items()}
 
 
-def _is_engine(mod: str) -> bool:
-    return mod.startswith("tcrex") and not mod.startswith("tcrex.ui")
-
-
-def test_no_import_cycles():
-    graph = _graph()
-    # a package importing its own submodules (``__init__`` re-exports) is not a cycle; edges into a package
-    # __init__ from its own submodules are what create real circles, so keep those
-    def real(a, b):
-        return not b.startswith(a + ".")  # the package imports its submodule
-
+def find_cycles(graph: dict[str, set[str]], skip_package_edges: bool = True) -> list[list[str]]:
+    """Import circles. ``skip_package_edges``: a package importing its own submodules (``__init__`` re-exports)
+    is not a cycle; edges into a package ``__init__`` from its submodules are kept, they make real circles."""
     state, cycles = {}, []
 
     def visit(node, stack):
         state[node] = 1
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
-            if not real(node, nxt):
+            if skip_package_edges and nxt.startswith(node + "."):
                 continue
             if state.get(nxt) == 1:
                 cycles.append(stack[stack.index(nxt):] + [nxt])
@@ -88,37 +149,215 @@ def test_no_import_cycles():
     for n in sorted(graph):
         if n not in state:
             visit(n, [])
-    cycles = [c for c in cycles if frozenset(c) not in UI_CYCLE_ALLOWLIST]
+    return cycles
+
+
+def private_imports(sources) -> list[str]:
+    """Imports of another package's private module, or of a private name from another package's module."""
+    known = set(sources)
+    found = []
+    for mod, (src, is_package) in sources.items():
+        own = package_of(mod)
+        for node in _import_nodes(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                targets = [(a.name, None) for a in node.names]
+            else:
+                base = _resolve(mod, is_package, node)
+                targets = [(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base, a.name) for a in node.names]
+            for target, name in targets:
+                if target not in known or package_of(target) == own:
+                    continue
+                if _private(target):
+                    found.append(f"{mod}:{node.lineno} imports private module {target}")
+                elif name is not None and _private_name(name) and target.rsplit(".", 1)[-1] != name:
+                    found.append(f"{mod}:{node.lineno} imports private name {name} from {target}")
+    return sorted(set(found))
+
+
+# ------------------------------------------------------------------------------------------------ private attributes
+def _defined_private_names(source: str) -> set[str]:
+    """Private names a module defines: functions, classes, module/class assignments and ``self._x = ...``."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Name):
+                        out.add(sub.id)
+                    elif isinstance(sub, ast.Attribute):
+                        out.add(sub.attr)
+    return {n for n in out if _private_name(n)}
+
+
+def private_attribute_uses(sources) -> list[str]:
+    """``obj._name`` in a module outside the core where ``_name`` is defined by another tcrex package only."""
+    by_package: dict[str, set[str]] = {}
+    for mod, (src, _) in sources.items():
+        by_package.setdefault(package_of(mod), set()).update(_defined_private_names(src))
+    found = []
+    for mod, (src, _) in sources.items():
+        own = package_of(mod)
+        if own == "tcrex":
+            continue
+        others = set().union(*(names for p, names in by_package.items() if p != own)) if len(by_package) > 1 \
+            else set()
+        for node in ast.walk(ast.parse(src)):
+            if not (isinstance(node, ast.Attribute) and _private_name(node.attr)):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if node.attr in others and node.attr not in by_package.get(own, set()):
+                found.append(f"{mod}:{node.lineno} uses {ast.unparse(node)} (private to another package)")
+    return sorted(found)
+
+
+# ------------------------------------------------------------------------------------------------ vocabulary
+def typed_vocabulary(sources) -> list[str]:
+    """The vocabulary spelled out: a status/task/kind string compared with, tested for membership (``in``,
+    ``isin``), looped over, used as a key or assigned."""
+    found = []
+
+    def words(node) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in VOCABULARY:
+            return [node.value]
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return [w for e in node.elts for w in words(e)]
+        if isinstance(node, ast.IfExp):
+            return words(node.body) + words(node.orelse)
+        return []
+
+    for mod, (src, _) in sources.items():
+        if mod == VOCABULARY_OWNER:
+            continue
+        for node in ast.walk(ast.parse(src)):
+            hits = []
+            if isinstance(node, ast.Compare):
+                hits = [w for part in [node.left, *node.comparators] for w in words(part)]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                hits = words(node.value)
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "isin":
+                hits = [w for a in node.args for w in words(a)]
+            elif isinstance(node, ast.Subscript):
+                hits = words(node.slice)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                hits = words(node.iter)
+            if hits:
+                found.append(f"{mod}:{node.lineno} types {sorted(set(hits))}")
+    return sorted(found)
+
+
+# ------------------------------------------------------------------------------------------------ the tree
+def test_no_import_cycles():
+    cycles = find_cycles(_graph(_tree_sources()))
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-def _private(mod: str) -> bool:
-    return any(p.startswith("_") and not p.startswith("__") for p in mod.split("."))
+def test_no_import_time_cycles_through_package_inits():
+    """Module-level imports only, package ``__init__`` edges included: what runs when a module is imported (the
+    outer packages import ``from tcrex import ...``, so the core must never import them at module level)."""
+    cycles = find_cycles(_graph(_tree_sources(), module_level_only=True), skip_package_edges=False)
+    assert not cycles, "import-time cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-def test_no_private_engine_imports_from_outside_the_engine():
-    graph = _graph()
-    found = set()
-    for mod, deps in graph.items():
-        if _is_engine(mod):
-            continue
-        for d in deps:
-            if _is_engine(d) and _private(d):
-                found.add((mod, d))
-    new = found - UI_PRIVATE_ALLOWLIST
-    assert not new, f"private engine modules imported from the UI/pages: {sorted(new)}; add a public name"
+def test_no_private_imports_across_packages():
+    found = private_imports(_tree_sources())
+    assert not found, "private modules or names of another package imported (add a public name):\n" + \
+        "\n".join(found)
 
 
-def test_allowlist_has_no_stale_entries():
-    graph = _graph()
-    stale = {(a, b) for a, b in UI_PRIVATE_ALLOWLIST if b not in graph.get(a, set())}
-    assert not stale, f"fixed offenders still allowlisted, remove them: {sorted(stale)}"
+def test_no_private_attributes_of_other_packages():
+    found = private_attribute_uses(_tree_sources())
+    assert not found, "private attributes of another package used (use its public API):\n" + "\n".join(found)
 
 
-def test_engine_never_imports_streamlit():
+def test_vocabulary_is_imported_not_typed():
+    found = typed_vocabulary(_tree_sources())
+    assert not found, f"vocabulary typed again (import it from tcrex.vocabulary / {VOCABULARY_OWNER}):\n" + \
+        "\n".join(found)
+
+
+def test_only_the_dashboard_imports_streamlit():
     offenders = []
-    for f in _files():
-        mod = _module_name(f)
-        if _is_engine(mod) and any(m == "streamlit" or m.startswith("streamlit.") for m in _imports(f)):
+    for mod, (src, pkg) in _tree_sources().items():
+        if package_of(mod) not in ("tcrex.ui", "app") and any(
+                m == "streamlit" or m.startswith("streamlit.") for m in _imports(mod, src, pkg)):
             offenders.append(mod)
-    assert not offenders, f"engine modules importing streamlit: {offenders}"
+    assert not offenders, f"modules outside the dashboard importing streamlit: {offenders}"
+
+
+@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.text",
+                                    "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
+                                    "tcrex.distributed", "tcrex.datasets"])
+def test_every_name_in_all_exists(module):
+    m = importlib.import_module(module)
+    missing = [n for n in getattr(m, "__all__", []) if not hasattr(m, n)]
+    assert not missing, f"{module}.__all__ names what it does not define: {missing}"
+
+
+def test_packages_are_what_the_docstring_says():
+    assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
+    assert package_of("tcrex.figures._style") == package_of("tcrex.figures") == "tcrex.figures"
+    assert package_of("tcrex.intake.data") == "tcrex.intake"
+    assert package_of("tcrex.cli") == "tcrex.cli" and package_of("tcrex.report") == "tcrex.report"
+    assert package_of("pages.views.individual") == package_of("app") == "app"
+
+
+# ------------------------------------------------------------------------------------------------ the checkers fail
+def _synthetic(**modules) -> dict[str, tuple[str, bool]]:
+    """Tiny trees: ``tcrex__figures__init`` -> ``tcrex.figures`` (a package), ``tcrex___data`` -> ``tcrex._data``."""
+    out = {}
+    for key, source in modules.items():
+        name = key.replace("___", "._").replace("__", ".")
+        is_package = name.endswith(".init")
+        out[name[:-5] if is_package else name] = (source, is_package)
+    return out
+
+
+def test_checker_finds_a_planted_cycle():
+    tree = _synthetic(tcrex__figures__a="from . import b\n", tcrex__figures__b="from .a import x\n")
+    assert find_cycles(_graph(tree)) == [["tcrex.figures.a", "tcrex.figures.b", "tcrex.figures.a"]]
+    # an import-time cycle through a package __init__ (core importing an outer package that imports the core)
+    tree = _synthetic(tcrex__init="from ._core import f\n", tcrex___core="from .intake import g\n",
+                      tcrex__intake__init="from .. import f\n")
+    assert find_cycles(_graph(tree, module_level_only=True), skip_package_edges=False)
+    assert not find_cycles(_graph(_synthetic(tcrex__init="from ._core import f\n",
+                                             tcrex___core="def f():\n    from .intake import g\n",
+                                             tcrex__intake__init="from .. import f\n"), module_level_only=True),
+                           skip_package_edges=False)
+
+
+def test_checker_finds_planted_private_imports():
+    tree = _synthetic(tcrex___errors="class E(Exception): pass\n", tcrex__errors="from ._errors import E\n",
+                      tcrex__figures___style="from .._errors import E\n_helper = 1\n",
+                      tcrex__figures__init="from ._style import _helper\n",  # its own package: allowed
+                      tcrex__cli="from .figures._style import _helper\nfrom .errors import E\n",
+                      tcrex__report="from .figures import _helper\n")
+    found = private_imports(tree)
+    assert found == ["tcrex.cli:1 imports private module tcrex.figures._style",
+                     "tcrex.figures._style:1 imports private module tcrex._errors",
+                     "tcrex.report:1 imports private name _helper from tcrex.figures"]
+
+
+def test_checker_finds_a_planted_private_attribute_call():
+    tree = _synthetic(tcrex___explainer="class TCREx:\n    def _require_fitted(self): pass\n"
+                                        "    def f(self): self._require_fitted()\n",
+                      tcrex__figures___style="def solution(ex):\n    ex._require_fitted()\n    return ex.mgr._lock\n",
+                      tcrex__ui__page="import threading\n_lock = threading.Lock()\ndef f(m):\n    return m._lock\n")
+    assert private_attribute_uses(tree) == [
+        "tcrex.figures._style:2 uses ex._require_fitted (private to another package)",
+        "tcrex.figures._style:3 uses ex.mgr._lock (private to another package)"]
+
+
+def test_checker_finds_typed_vocabulary():
+    tree = _synthetic(tcrex__figures__a='SCORED = ("ok", "already_in_rule")\n'
+                                        'def f(s, ex):\n    return s == "no_rule" or ex.task_ in ["regression"]\n',
+                      tcrex__metrics='import numpy as np\ndef g(s, c):\n    return np.isin(s, ["ok"]), c["no_rule"]\n'
+                                     'for st in ("ok", "no_rule"):\n    kind = "numeric" if st else "categorical"\n',
+                      tcrex___vocabulary='OK = "ok"\n', tcrex__intake___worker='send({"ok": True})\n')
+    assert typed_vocabulary(tree) == [
+        "tcrex.figures.a:1 types ['already_in_rule', 'ok']", "tcrex.figures.a:3 types ['no_rule']",
+        "tcrex.figures.a:3 types ['regression']", "tcrex.metrics:3 types ['no_rule']",
+        "tcrex.metrics:3 types ['ok']", "tcrex.metrics:4 types ['no_rule', 'ok']",
+        "tcrex.metrics:5 types ['categorical', 'numeric']"]

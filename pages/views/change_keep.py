@@ -4,7 +4,7 @@ import streamlit as st
 
 from tcrex.figures import change_keep_bars, changes_histogram
 
-from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
 from tcrex.ui import analysis
 from tcrex.ui import components as ui
 from tcrex.ui import page, state, verification
@@ -23,7 +23,7 @@ cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
 cols[1].metric("Need recourse", f"{m['need_recourse']:,}",
                help=f"Not in the favourable outcome; {m['need_change']:,} of them have a change to make")
 cols[2].metric("Already favourable", f"{m[ALREADY_IN_TARGET]:,}")
-cols[3].metric("No valid rule", f"{m['no_rule']:,}")
+cols[3].metric("No valid rule", f"{m[NO_RULE]:,}")
 cols[4].metric("Mean changes", "–" if m["mean_changes"] != m["mean_changes"] else f"{m['mean_changes']:.2f}")
 verification.headline(ws, result, pop.index, column=cols[5])
 if blocked:

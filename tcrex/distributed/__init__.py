@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._stream import EXPLAIN_COLUMNS, explain_frame, explain_parquet_file, expand_paths, load_rules
+from ._stream import EXPLAIN_COLUMNS, explain_frame, explain_parquet_file, expand_paths, load_model_file, load_rules
 
 __all__ = ["explain", "audit", "explain_frame", "explain_parquet_file", "expand_paths", "load_rules",
-           "EXPLAIN_COLUMNS", "explain_meta"]
+           "load_model_file", "EXPLAIN_COLUMNS"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:

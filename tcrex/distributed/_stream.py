@@ -6,7 +6,7 @@ import posixpath
 
 import pandas as pd
 
-from .._errors import TCRExError
+from ..errors import TCRExError
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
 
@@ -19,7 +19,9 @@ def load_rules(text: str):
 
 
 @functools.lru_cache(maxsize=4)
-def _load_model(path: str):
+def load_model_file(path: str):
+    """The model file at ``path`` (local or an fsspec URL), loaded through :func:`tcrex.intake.load_model` and
+    cached per process."""
     import fsspec
 
     from ..intake import load_model
@@ -77,7 +79,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     import pyarrow.parquet as pq
 
     ex = load_rules(rules)
-    model = _load_model(model_path) if model_path else None
+    model = load_model_file(model_path) if model_path else None
     keep = list(keep)
     n = 0
     writer = None

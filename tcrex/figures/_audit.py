@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .._errors import ParameterError
+from ..errors import ParameterError
 from ..audit import METRICS, AuditResult
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "changes_distribution_by_group", "feature_change_heatmap",

@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._errors import ModelError, ParameterError, TCRExError
+from ..errors import ModelError, ParameterError, TCRExError
+from ..text import format_difference, format_number
+from ..vocabulary import ALREADY_IN_TARGET, NO_RULE, REGRESSION
 from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fmt, rgba, rule_color, rule_dash,
                      solution, target_spec, wrap)
 
@@ -124,6 +126,18 @@ def _check_axes(ex, x, y) -> tuple[_Axis, _Axis]:
     return _Axis(ex, x), _Axis(ex, y)
 
 
+def _plane(ex, x, y, X: pd.DataFrame, y_pred, max_points: int, random_state, what: str = "points"):
+    """What both plane figures start from: the two axes, the checked outputs, the sampled rows and the note that
+    says the points are a sample (``what`` names them)."""
+    ax, ay = _check_axes(ex, x, y)
+    yv = _check_outputs(X, y_pred)
+    idx = _sample(len(X), max_points, random_state)
+    notes = []
+    if len(idx) < len(X):
+        notes.append(f"random sample of {len(idx):,} of {len(X):,} {what} (seed {random_state})")
+    return ax, ay, yv, idx, notes
+
+
 def _check_outputs(X: pd.DataFrame, y_pred):
     if y_pred is None:
         return None
@@ -162,7 +176,7 @@ def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, gre
                             meta={"kind": "points", "n": int(len(idx))}))
         return traces
     ys = y[idx]
-    if ex.task_ == "regression":
+    if ex.task_ == REGRESSION:
         vals = pd.to_numeric(pd.Series(ys), errors="coerce").to_numpy(dtype=float)
         marker = dict(size=size, color=vals, colorscale="Viridis", opacity=0.75 if not grey else 0.45,
                       colorbar=dict(title=dict(text="model output", side="top"), orientation="h", thickness=12,
@@ -340,12 +354,7 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
     """
     sol = solution(ex, target)
     X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=ex.schema_.names)
-    ax, ay = _check_axes(ex, x, y)
-    yv = _check_outputs(X, y_pred)
-    idx = _sample(len(X), max_points, random_state)
-    notes = []
-    if len(idx) < len(X):
-        notes.append(f"random sample of {len(idx):,} of {len(X):,} points (seed {random_state})")
+    ax, ay, yv, idx, notes = _plane(ex, x, y, X, y_pred, max_points, random_state)
     rules = ex.rules_frame()
     rules = rules[rules.target == target].set_index("rule")
     conds = {r: ex.rule_conditions(target, r) for r in range(sol.n_rules)}
@@ -410,14 +419,14 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
                                              line=dict(color="#FFFFFF", width=1.5)),
                                  hovertext=[_individual_hover(exp, row, ax, ay)], hoverinfo="text",
                                  meta={"kind": "individual"}))
-        if exp is not None and exp.status in ("already_in_target", "no_rule"):
+        if exp is not None and exp.status in (ALREADY_IN_TARGET, NO_RULE):
             notes.append(exp.text)
     fig.update_layout(shapes=shapes, annotations=annotations)
     head = title if title is not None else f"{sol.target.describe()}: rules on {x} × {y}"
     base_layout(fig, esc(head), [esc(n) for n in notes], height=640, xaxis=ax.layout(),
                 yaxis=ay.layout(), legend=dict(x=1.02, y=1, xanchor="left", groupclick="toggleitem"),
                 hoverlabel=dict(align="left"))
-    if ex.task_ == "regression" and yv is not None:  # room for the horizontal colour bar under the x axis
+    if ex.task_ == REGRESSION and yv is not None:  # room for the horizontal colour bar under the x axis
         fig.update_layout(margin=dict(b=130), height=fig.layout.height + 70)
     fig.update_layout(meta={"kind": "rule_plot", "target": int(target), "x": x, "y": y, "n_points": int(len(idx)),
                             "n_rows": int(len(X))})
@@ -442,14 +451,16 @@ def _violates(cond: dict, value) -> bool:
 
 
 def _needed(feature, cond: dict, value) -> str:
-    """What one feature must do to satisfy the condition, with the minimum numeric change."""
+    """What one feature must do to satisfy the condition, with the minimum numeric change (values and changes
+    printed exactly, by :func:`tcrex.text.format_number`, so the text is true of them)."""
     if "in" in cond:
         return f"{esc(feature)}: {esc(fmt(value))} → {esc(cond['text'])}"
     v = float(value)
     low, high = cond.get("low"), cond.get("high")
+    head = f"{esc(feature)}: {esc(format_number(v))} → {esc(cond['text'])}"
     if high is not None and v > high:
-        return f"{esc(feature)}: {esc(fmt(value))} → {esc(cond['text'])} (by ≥ {fmt(v - high)} less)"
-    return f"{esc(feature)}: {esc(fmt(value))} → {esc(cond['text'])} (by > {fmt(low - v)} more)"
+        return f"{head} (by ≥ {format_difference(v, high)} less)"
+    return f"{head} (by > {format_difference(low, v)} more)"
 
 
 def _project(axis: _Axis, cond: dict | None, value) -> float:
@@ -515,12 +526,7 @@ def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individ
             x = fx if fx != y else fy
         else:
             y = fy if fy != x else fx
-    ax, ay = _check_axes(ex, x, y)
-    yv = _check_outputs(X, y_pred)
-    idx = _sample(len(X), max_points, random_state)
-    notes = []
-    if len(idx) < len(X):
-        notes.append(f"random sample of {len(idx):,} of {len(X):,} fit points (seed {random_state})")
+    ax, ay, yv, idx, notes = _plane(ex, x, y, X, y_pred, max_points, random_state, what="fit points")
     if len(shown) < len(individuals):
         notes.append(f"first {len(shown)} of {len(individuals)} individuals")
     for a in (ax, ay):

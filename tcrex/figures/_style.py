@@ -15,9 +15,9 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from .._errors import ParameterError
-from .._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK,  # noqa: F401
-                           STATUS_LABELS)
+from .. import check_fitted
+from ..errors import ParameterError
+from ..vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, needs_recourse
 
 # Okabe & Ito (2008); yellow last because it is faint on white
 RULE_PALETTE = ("#009E73", "#E69F00", "#0072B2", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
@@ -137,8 +137,7 @@ def fmt(v, digits: int = 4) -> str:
 # ---------------------------------------------------------------------- explainer access
 def solution(ex, target: int):
     """The fitted target entry ``target`` (an index into ``ex.targets_``), with a clear error otherwise."""
-    if not hasattr(ex, "targets_"):
-        ex._require_fitted()
+    check_fitted(ex)
     if isinstance(target, bool) or not isinstance(target, (int, np.integer)):
         raise ParameterError(f"target must be the id of a target entry (an int, as in explain()['target']), "
                              f"got {target!r}")
@@ -171,9 +170,9 @@ def population_counts(ex, target: int, population: pd.DataFrame | None) -> tuple
     counts = np.bincount(meta[here].astype(np.int64), minlength=len(sol.metarules))[: len(sol.metarules)]
     status = population["status"].astype(str).to_numpy()
     info = {"total": int(len(population)), "here": int(here.sum()),
-            "already_in_target": int((status == "already_in_target").sum()),
-            "no_rule": int(((status == "no_rule") & (tgt == target)).sum()),
-            "other_target": int(((tgt != target) & ~np.isnan(tgt) & (status != "already_in_target")).sum())}
+            ALREADY_IN_TARGET: int((status == ALREADY_IN_TARGET).sum()),
+            NO_RULE: int(((status == NO_RULE) & (tgt == target)).sum()),
+            "other_target": int(((tgt != target) & ~np.isnan(tgt) & needs_recourse(status)).sum())}
     return counts, info
 
 

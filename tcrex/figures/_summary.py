@@ -6,9 +6,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._errors import ParameterError
-from ._style import (CHANGE_COLOR, KEEP_COLOR, STATUS_COLORS, STATUS_LABELS, TARGET_SYMBOLS, base_layout, clip_text,
-                     esc, rule_color, solution)
+from ..errors import ParameterError
+from ..vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, HAS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, STATUS_LABELS,
+                          has_recourse)
+from ._style import (CHANGE_COLOR, KEEP_COLOR, STATUS_COLORS, TARGET_SYMBOLS, base_layout, clip_text, esc,
+                     rule_color, solution)
 
 
 def change_keep_counts(actions: pd.DataFrame) -> pd.DataFrame:
@@ -73,25 +75,26 @@ def changes_histogram(explanations: pd.DataFrame, *, title: str | None = None) -
         raise ParameterError("explanations must be a DataFrame from explain() (columns changes and status)")
     status = explanations["status"].astype(str).to_numpy()
     changes = pd.to_numeric(explanations["changes"], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
-    with_rule = np.isin(status, ["ok", "already_in_rule"])
+    with_rule = has_recourse(status)
     top = int(changes[with_rule].max()) if with_rule.any() else 1
     cats = [str(k) for k in range(0, max(top, 1) + 1)]
     extra = ["already<br>in target", "no valid<br>rule"]  # two lines: no slanted tick labels
-    if (status == "no_actionable_rule").any():  # only under actionability constraints
+    if (status == NO_ACTIONABLE_RULE).any():  # only under actionability constraints
         extra.append("no actionable<br>rule")
     fig = go.Figure()
-    for st in ("ok", "already_in_rule"):
+    for st in HAS_RECOURSE:
         sel = status == st
         counts = np.bincount(changes[sel], minlength=len(cats))[: len(cats)] if sel.any() else np.zeros(len(cats), int)
-        if st == "already_in_rule" and not sel.any():
+        if st == ALREADY_IN_RULE and not sel.any():
             continue
         fig.add_trace(go.Bar(x=cats, y=counts.tolist(), name=STATUS_LABELS[st], marker_color=STATUS_COLORS[st],
                              text=[str(c) if c else "" for c in counts], textposition="outside", cliponaxis=False,
                              meta={"kind": "changes", "status": st}))
-    for st, label in zip(("already_in_target", "no_rule", "no_actionable_rule"), extra):
+    without = (ALREADY_IN_TARGET, NO_RULE, NO_ACTIONABLE_RULE)  # the statuses drawn as bars of their own
+    for st, label in zip(without, extra):
         n = int((status == st).sum())
         fig.add_trace(go.Bar(x=[label], y=[n], name=STATUS_LABELS[st], marker_color=STATUS_COLORS[st],
-                             marker_pattern_shape="" if st == "already_in_target" else "x", text=[str(n)],
+                             marker_pattern_shape="" if st == ALREADY_IN_TARGET else "x", text=[str(n)],
                              textposition="outside", cliponaxis=False, meta={"kind": "status", "status": st}))
     n_rule = int(with_rule.sum())
     mean = float(changes[with_rule].mean()) if n_rule else float("nan")
@@ -99,7 +102,7 @@ def changes_histogram(explanations: pd.DataFrame, *, title: str | None = None) -
                                                                         if n_rule else "")
     head = esc(title) if title is not None else "Number of feature changes per individual"
     tallest = max([int(np.bincount(changes[with_rule]).max()) if with_rule.any() else 0]
-                  + [int((status == s).sum()) for s in ("already_in_target", "no_rule", "no_actionable_rule")])
+                  + [int((status == s).sum()) for s in without])
     base_layout(fig, head, [esc(sub)], legend_top=True, wrap_width=60, height=460, barmode="stack",
                 xaxis=dict(type="category", categoryorder="array", categoryarray=cats + extra, tickangle=0,
                            title=dict(text="features to change")),

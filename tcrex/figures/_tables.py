@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._errors import ParameterError
+from ..errors import ParameterError
 from ._style import NEUTRAL, base_layout, esc, rule_color, wrap
 
 INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real example value", "action",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
+from ..vocabulary import ALREADY_IN_TARGET, NO_RULE
 from ._svg import DotError, dot_to_svg, parse_dot  # noqa: F401 (re-exported)
 from ._style import (EMPTY_FILL, EMPTY_LINE, NEUTRAL, base_layout, clip_text, esc, population_counts, rule_color,
                      rule_dash, solution, tint, wrap)
@@ -57,12 +58,12 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
              ("", f"{_plural(sol.n_rules, 'rule')}, {_plural(len(sol.metarules), 'metarule')}")]
     if counts is not None:
         parts = [f"population {info['total']}", f"{info['here']} in this tree"]
-        if info["already_in_target"]:
-            parts.append(f"{info['already_in_target']} already in a target")
+        if info[ALREADY_IN_TARGET]:
+            parts.append(f"{info[ALREADY_IN_TARGET]} already in a target")
         if info["other_target"]:
             parts.append(f"{info['other_target']} served by another target")
-        if info["no_rule"]:
-            parts.append(f"{info['no_rule']} without a rule")
+        if info[NO_RULE]:
+            parts.append(f"{info[NO_RULE]} without a rule")
         title.append(("i", ", ".join(parts)))
     graph = _Graph(title=title)
     if sol.n_rules == 0 or sol.grid is None:

@@ -6,10 +6,11 @@
 * :func:`read_table` — CSV (encoding and delimiter detected) or Parquet, with findings; :func:`handle_missing`,
   :func:`check_rows_for_rho`, :func:`target_findings`.
 * :func:`validate_params` — every hyperparameter problem at once.
+* :func:`short_error` — a library's error as one readable line (the CLI prints it).
 
 See ``docs/security.md`` for what is accepted, what is refused and why.
 """
-from ._base import LoadedModel, ModelFaultError, UnsafeModelError
+from ._base import LoadedModel, ModelFaultError, UnsafeModelError, short_error
 from .compat import CompatibilityReport, check_compatibility
 from .data import Finding, TableReport, check_rows_for_rho, handle_missing, read_table, target_findings
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
@@ -19,4 +20,4 @@ from .params import ParamReport, validate_params
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
            "handle_missing", "check_rows_for_rho", "target_findings", "validate_params", "ParamReport",
-           "SandboxedModel", "SandboxLimits"]
+           "SandboxedModel", "SandboxLimits", "short_error"]

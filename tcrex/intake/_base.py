@@ -6,13 +6,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from .._data import as_frame as _engine_as_frame
-from .._errors import DataError, ModelError, TCRExError
-
-CLASSIFICATION = "classification"
-REGRESSION = "regression"
-NUMERIC = "numeric"
-CATEGORICAL = "categorical"
+from .. import as_frame as _engine_as_frame
+from .. import is_categorical_column
+from ..errors import DataError, ModelError, TCRExError
+from ..vocabulary import CATEGORICAL, CLASSIFICATION
 
 
 class UnsafeModelError(ModelError):
@@ -35,7 +32,7 @@ def short_error(exc: BaseException, limit: int = 300) -> str:
 
 
 def as_frame(X) -> pd.DataFrame:
-    """The engine's :func:`tcrex._data.as_frame`, with a shape problem reported as a model-input error."""
+    """The engine's :func:`tcrex.as_frame`, with a shape problem reported as a model-input error."""
     try:
         return _engine_as_frame(X)
     except DataError as exc:
@@ -46,7 +43,7 @@ def numeric_column(s: pd.Series, name: str) -> np.ndarray:
     """A column as float64 for a model's numeric input; text that is not a number is an error naming the column."""
     if pd.api.types.is_bool_dtype(s):
         return s.astype(float).to_numpy(dtype=np.float64)
-    if isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
+    if is_categorical_column(s):  # text or categories (bool is handled above): their values must be numbers
         converted = pd.to_numeric(s.astype(object), errors="coerce")
         bad = converted.isna() & s.notna()
         if bad.any():

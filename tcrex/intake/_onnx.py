@@ -22,9 +22,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from .._errors import ModelError
-from ._base import (CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, LoadedModel, UnsafeModelError, numeric_column,
-                    short_error)
+from ..errors import ModelError
+from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
+from ._base import LoadedModel, UnsafeModelError, numeric_column, short_error
 
 ALLOWED_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml"})
 _NUMERIC_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._errors import DataError, ModelError
+from ..errors import DataError, ModelError
+from ..vocabulary import TASKS
 from ._base import LoadedModel, ModelFaultError, UnsafeModelError
 from ._wire import decode
 
@@ -169,7 +170,7 @@ class SandboxedModel(LoadedModel):
     def _start(self) -> dict:
         worker = _Worker(self._data, self._filename, self._options, self.limits, self._loader)
         meta = worker.answer(self.limits.load_seconds, "loading")["meta"]
-        if not isinstance(meta, dict) or meta.get("task") not in ("classification", "regression"):
+        if not isinstance(meta, dict) or meta.get("task") not in TASKS:
             worker.stop()
             raise ModelError("the model worker sent a malformed answer")
         self._worker = worker

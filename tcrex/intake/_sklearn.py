@@ -22,8 +22,9 @@ import zipfile
 import numpy as np
 import pandas as pd
 
-from .._errors import ModelError
-from ._base import (CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, LoadedModel, UnsafeModelError, short_error)
+from ..errors import ModelError
+from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
+from ._base import LoadedModel, UnsafeModelError, short_error
 
 MAX_ZIP_ENTRIES = 100_000
 MAX_SCHEMA_DEPTH = 200

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from .._errors import ModelError
+from ..errors import ModelError
 
 #: dtypes the app accepts from the worker (numbers and booleans; labels travel as JSON).
 _ALLOWED_KINDS = set("biuf")

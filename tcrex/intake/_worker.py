@@ -43,7 +43,7 @@ def _inject_fault() -> None:
 
 
 def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
-    from .._errors import TCRExError
+    from ..errors import TCRExError
     from ._base import short_error
 
     if memory or isinstance(exc, MemoryError) or "bad_alloc" in str(exc):

@@ -22,8 +22,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._errors import ModelError
-from ._base import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, LoadedModel, numeric_column, short_error
+from ..errors import ModelError
+from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
+from ._base import LoadedModel, numeric_column, short_error
 from ._ubjson import UBJSONError
 from ._ubjson import decode as ubj_decode
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._errors import ModelError, TCRExError
-from ._base import CATEGORICAL, CLASSIFICATION, NUMERIC, LoadedModel, ModelFaultError, as_frame, short_error
+from .. import is_categorical_column
+from ..errors import ModelError, TCRExError
+from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC
+from ._base import LoadedModel, ModelFaultError, as_frame, short_error
 
 __all__ = ["check_compatibility", "CompatibilityReport"]
 
@@ -46,13 +48,9 @@ class CompatibilityReport:
 
 
 def _is_numeric(s: pd.Series) -> bool:
+    """Of a number dtype (not the column-type rule, ``is_categorical_column``: a datetime column is neither)."""
     return (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
             and not isinstance(s.dtype, pd.CategoricalDtype))
-
-
-def _engine_sees_categorical(s: pd.Series) -> bool:
-    return (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(s)
-            or pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s))
 
 
 def _values_outside(s: pd.Series, levels: list) -> tuple[list, int]:
@@ -135,7 +133,7 @@ def check_compatibility(model: LoadedModel, X, *, n_trial: int = 5) -> Compatibi
                     rep.problems.append(f"column {name!r} holds value(s) {shown}{' …' if len(unseen) > 5 else ''} "
                                         f"({n_rows} rows) that the model was not trained with; known values: "
                                         f"{levels[:20]}{' …' if len(levels) > 20 else ''}")
-            if not _engine_sees_categorical(s):
+            if not is_categorical_column(s):  # typed numeric, read as categorical by this model: say so
                 rep.categorical_features.append(name)
     if rep.categorical_features:
         rep.warnings.append(f"column(s) {rep.categorical_features} are numbers in the data but categorical for the "

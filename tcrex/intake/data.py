@@ -19,8 +19,9 @@ from pathlib import PurePath
 import numpy as np
 import pandas as pd
 
-from .._errors import DataError, ParameterError
-from .._outputs import check_rows_for_rho  # noqa: F401 - re-exported: the engine owns this check
+from ..errors import DataError, ParameterError
+from .. import check_rows_for_rho  # noqa: F401 - re-exported: the engine owns this check
+from .. import is_categorical_column
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "check_rows_for_rho", "target_findings",
            "MAX_TABLE_BYTES", "MAX_COLUMNS"]
@@ -295,6 +296,8 @@ def _read_parquet(data: bytes, filename: str, max_columns: int, max_bytes: int) 
 
 # ---------------------------------------------------------------------------------------------- findings
 def _is_text(s: pd.Series) -> bool:
+    """Holds text values (for the mixed-type and decimal-comma checks). Not the column-type rule: a bool or
+    category column is categorical (``is_categorical_column``) without holding text."""
     return pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)
 
 
@@ -327,7 +330,7 @@ def _check_frame(report: TableReport, high_cardinality: int) -> None:
         if _id_like(s, col, n, n_unique):
             f.append(Finding("id_like", f"{col!r} looks like an identifier (a different value in every row); rules "
                              "about it would be meaningless — drop it", col))
-        elif (_is_text(s) or isinstance(s.dtype, pd.CategoricalDtype)) and n_unique > high_cardinality:
+        elif is_categorical_column(s) and n_unique > high_cardinality:  # one indicator per value in the engine
             f.append(Finding("high_cardinality", f"{col!r} has {n_unique} distinct values; the explainer builds one "
                              "indicator per value — consider dropping it or grouping rare values", col,
                              count=n_unique))

@@ -25,8 +25,9 @@ import io
 import os
 from pathlib import PurePath
 
-from .._errors import ModelError
-from ._base import CLASSIFICATION, REGRESSION, LoadedModel, UnsafeModelError, short_error
+from ..errors import ModelError
+from ..vocabulary import CLASSIFICATION, REGRESSION
+from ._base import LoadedModel, UnsafeModelError, short_error
 from ._ubjson import looks_like_ubjson
 
 __all__ = ["load_model", "detect_format", "LoadedModel", "UnsafeModelError", "MAX_MODEL_BYTES",

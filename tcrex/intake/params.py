@@ -10,9 +10,8 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from .._errors import ParameterError, TCRExError
-from .._outputs import check_rows_for_rho
-from .._params import check_parameter
+from .. import check_parameter, check_rows_for_rho, min_rule_rows
+from ..errors import ParameterError, TCRExError
 
 __all__ = ["validate_params", "ParamReport"]
 
@@ -86,8 +85,8 @@ def validate_params(rho, tau, n_trees=1, max_cells=100_000, n_rows=None) -> Para
             rows_problem = check_rows_for_rho(n_rows, r)
             if rows_problem:
                 rep.errors.append(rows_problem)
-            elif math.ceil(r * n_rows) < FEW_ROWS_PER_RULE:
-                rep.warnings.append(f"with rho={r} and {n_rows} rows a rule may hold only {math.ceil(r * n_rows)} "
+            elif min_rule_rows(n_rows, r) < FEW_ROWS_PER_RULE:
+                rep.warnings.append(f"with rho={r} and {n_rows} rows a rule may hold only {min_rule_rows(n_rows, r)} "
                                     f"rows; its accuracy is then a rough estimate — raise rho or use more rows")
     if "tau" in valid and _is_number(valid["tau"]) and valid["tau"] < 0.5:
         rep.warnings.append(f"tau={valid['tau']} accepts rules whose rows mostly do not reach the target; the paper "

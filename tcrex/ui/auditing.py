@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import REGRESSION, TCRExError
+from tcrex import REGRESSION, TCRExError, is_categorical_column
 from tcrex.audit import METRICS, audit
+from tcrex.text import format_number
 
 from . import components as ui
 from . import sources, state, verification
@@ -81,7 +82,7 @@ def group_columns(ws: Workspace) -> list[str]:
     usable = []
     for c in frame.columns:
         s = frame[c]
-        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        numeric = _numbers(s)
         if s.nunique(dropna=True) < 2 or (not numeric and s.nunique(dropna=True) > MAX_GROUPS):
             continue
         usable.append(c)
@@ -95,6 +96,13 @@ def group_columns(ws: Workspace) -> list[str]:
             return 3
         return 2 if frame[c].nunique() <= BIN_ABOVE else 4
     return sorted(usable, key=lambda c: (rank(c), list(frame.columns).index(c)))
+
+
+def _numbers(s: pd.Series) -> bool:
+    """A column of numbers, which can be cut into quartiles: numeric by the engine's column rule
+    (``is_categorical_column``: bool, text and category columns are categorical) and of a number dtype (a datetime
+    column is neither categorical nor numbers, and has no quartile labels)."""
+    return not is_categorical_column(s) and pd.api.types.is_numeric_dtype(s)
 
 
 def default_column(ws: Workspace, columns: list[str]) -> str | None:
@@ -121,7 +129,7 @@ def column_role(ws: Workspace, column: str) -> str:
 def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
     """The group of every row (aligned with ``ws.X``); numeric columns with many values become quartiles."""
     s = ws.data.frame[column].reindex(ws.X.index)
-    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    numeric = _numbers(s)
     if numeric and s.nunique(dropna=True) > BIN_ABOVE:
         bins = pd.qcut(s, 4, duplicates="drop")
         labels = [f"{iv.left:.4g} to {iv.right:.4g}" for iv in bins.cat.categories]
@@ -142,7 +150,8 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
         if isinstance(target, (tuple, list)):
             st.markdown(f"**Favourable outcome** (sidebar)  \n{state.describe_target(target, ws.task)}")
             low, high = target
-            return tuple(target), (f"{name} > {low:.4g}" if high is None else f"{name} ≤ {high:.4g}")
+            return tuple(target), (f"{name} > {format_number(low)}" if high is None else
+                                   f"{name} ≤ {format_number(high)}")
         y = ws.y_pred.astype(float)
         c1, c2 = st.columns([1, 1])
         side = c1.segmented_control("Favourable", ["above", "below"], default="above", key=f"{key}_side",
@@ -152,8 +161,8 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
         st.caption("The sidebar explains both directions; the audit needs one favourable side (set it in the "
                    "sidebar to use it everywhere).")
         if side == "below":
-            return (None, float(thr)), f"{name} ≤ {thr:.4g}"
-        return (float(thr), None), f"{name} > {thr:.4g}"
+            return (None, float(thr)), f"{name} ≤ {format_number(thr)}"
+        return (float(thr), None), f"{name} > {format_number(thr)}"
     if target is not None and not isinstance(target, (tuple, list)):
         label = ws.class_name(target)
         st.markdown(f"**Favourable outcome** (sidebar)  \n{label}")

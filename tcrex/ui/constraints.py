@@ -3,7 +3,7 @@
 Per feature: free, immutable, increase only or decrease only (numeric features), a weight (a change costs that
 much instead of 1), and for categorical features the allowed category moves (a multiselect of allowed targets per
 source category, hidden until "Limit category moves" is ticked).  Suggestions from
-:func:`tcrex._constraints.suggest_constraints` (age-like columns increase only, sex/race-like columns immutable)
+:func:`tcrex.constraints.suggest_constraints` (age-like columns increase only, sex/race-like columns immutable)
 are pre-filled and marked as suggestions: nothing reaches the explainer until **Apply constraints** is pressed.
 Applying sets :attr:`tcrex.ui.state.Params.constraints`; :func:`tcrex.ui.state.explainer_result` then calls
 ``TCREx.update(constraints=...)`` on a copy of the cached explainer (the surrogate is never regrown).
@@ -16,15 +16,12 @@ from __future__ import annotations
 import streamlit as st
 
 from tcrex import TCRExError
-from tcrex.constraints import Constraints, describe_constraint, suggest_constraints
+from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, Constraints, constraint_parts, constraint_spec,
+                               describe_constraint, describe_constraints, kinds_for, suggest_constraints)
 
 from . import state
 from .state import FitResult, Workspace
 
-KINDS = ["free", "immutable", "increase_only", "decrease_only"]
-CATEGORICAL_KINDS = ["free", "immutable"]
-KIND_LABELS = {"free": "free", "immutable": "immutable", "increase_only": "increase only",
-               "decrease_only": "decrease only"}
 CONFIRMED_KEY = "tcrex.constraints_confirmed"  # scopes (data + model) where the user applied or reset once
 MESSAGE_KEY = "tcrex.constraints_message"
 RERUN_KEY = "tcrex.constraints_rerun"
@@ -53,52 +50,25 @@ def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
     return sorted(ws.X[feature].dropna().unique().tolist(), key=str)
 
 
-def _unpack(spec) -> tuple[str, float, dict]:
-    """(kind, weight, transitions) of one feature's engine spec."""
-    if spec is None:
-        return "free", 1.0, {}
-    if isinstance(spec, str):
-        return spec, 1.0, {}
-    kind = spec.get("kind", spec.get("direction", "free"))
-    return kind, float(spec.get("weight", 1.0)), dict(spec.get("transitions") or {})
-
-
-def _pack(kind: str, weight: float, transitions: dict):
-    out = {}
-    if kind != "free":
-        out["kind"] = kind
-    if abs(float(weight) - 1.0) > 1e-9:
-        out["weight"] = round(float(weight), 3)
-    if transitions:
-        out["transitions"] = transitions
-    if not out:
-        return None
-    return out["kind"] if list(out) == ["kind"] else out
-
-
 def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) -> dict:
     """The constraints the editor's widgets describe right now (not necessarily applied)."""
     ss = st.session_state
     spec = {}
     for f in ws.features:
-        kind = ss.get(widget_key(scope, "kind", f), "free")
+        kind = ss.get(widget_key(scope, "kind", f), FREE)
         weight = ss.get(widget_key(scope, "w", f), 1.0) or 1.0
         transitions = {}
-        if f in categorical and kind != "immutable" and ss.get(widget_key(scope, "limit", f), False):
+        if f in categorical and kind != IMMUTABLE and ss.get(widget_key(scope, "limit", f), False):
             cats = categories.get(f, [])
             for i, c in enumerate(cats):
                 others = [x for x in cats if x != c]
                 chosen = ss.get(widget_key(scope, "to", f, f"_{i}"), others)
                 if set(map(str, chosen)) != set(map(str, others)):
                     transitions[str(c)] = [x.item() if hasattr(x, "item") else x for x in chosen]
-        packed = _pack(kind, weight, transitions)
+        packed = constraint_spec(kind, weight, transitions)
         if packed is not None:
             spec[f] = packed
     return spec
-
-
-def describe(spec: dict) -> str:
-    return "; ".join(f"{k}: {describe_constraint(v)}" for k, v in spec.items()) or "none"
 
 
 def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
@@ -113,7 +83,7 @@ def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema
             return
     state.set_params(constraints=spec)
     ss.setdefault(CONFIRMED_KEY, set()).add(scope)
-    ss[MESSAGE_KEY] = ("success", f"Applied: {describe(spec)}")
+    ss[MESSAGE_KEY] = ("success", f"Applied: {describe_constraints(spec)}")
     ss[RERUN_KEY] = True
 
 
@@ -121,7 +91,7 @@ def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> Non
     """Reset-button callback: every feature free, applied at once."""
     ss = st.session_state
     for f in ws.features:
-        ss[widget_key(scope, "kind", f)] = "free"
+        ss[widget_key(scope, "kind", f)] = FREE
         ss[widget_key(scope, "w", f)] = 1.0
         if f in categorical:
             ss[widget_key(scope, "limit", f)] = False
@@ -157,7 +127,7 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
     confirmed = scope in ss.setdefault(CONFIRMED_KEY, set())
     for f in ws.features:  # first sight of this data and model: applied values, else the suggestions
         start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
-        kind, weight, transitions = _unpack(start)
+        kind, weight, transitions = constraint_parts(start)
         ss.setdefault(widget_key(scope, "kind", f), kind)
         ss.setdefault(widget_key(scope, "w", f), weight)
         if f in categorical:
@@ -174,18 +144,17 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
                "costs that much (1 = default). Applying re-derives the rules from the grown surrogate (fast).")
     pending_suggestions = {f: v for f, v in suggested.items() if f not in applied} if not confirmed else {}
     if pending_suggestions:
-        st.info("**Suggested from the column names — please confirm:** " + describe(pending_suggestions)
+        st.info("**Suggested from the column names — please confirm:** " + describe_constraints(pending_suggestions)
                 + ". They are pre-filled below but **not applied** until you press **Apply constraints**.",
                 icon=":material/lightbulb:")
     for f in ws.features:
         is_cat = f in categorical
         c1, c2 = st.columns([2, 1], vertical_alignment="bottom", gap="small")
-        c1.selectbox(f, CATEGORICAL_KINDS if is_cat else KINDS, key=widget_key(scope, "kind", f),
-                     format_func=KIND_LABELS.get)
+        c1.selectbox(f, list(kinds_for(is_cat)), key=widget_key(scope, "kind", f), format_func=KIND_LABELS.get)
         c2.number_input(f"weight of {f}", min_value=0.1, max_value=100.0, step=0.5, format="%.1f",
                         key=widget_key(scope, "w", f), label_visibility="collapsed",
                         help=f"Weight: the cost of changing {f} (1 = default)")
-        if f in pending_suggestions and ss.get(widget_key(scope, "kind", f)) == _unpack(suggested[f])[0]:
+        if f in pending_suggestions and ss.get(widget_key(scope, "kind", f)) == constraint_parts(suggested[f])[0]:
             st.caption(f":orange[**suggested:** {describe_constraint(suggested[f])} — confirm with Apply]")
         if is_cat:
             cats = categories[f]
@@ -193,9 +162,9 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
                 st.caption(f"{len(cats)} categories: too many to edit moves here.")
                 continue
             limit = st.checkbox(f"Limit {f}'s category moves", key=widget_key(scope, "limit", f),
-                                disabled=ss.get(widget_key(scope, "kind", f)) == "immutable",
+                                disabled=ss.get(widget_key(scope, "kind", f)) == IMMUTABLE,
                                 help="Choose, for each current category, which categories it may move to.")
-            if limit and ss.get(widget_key(scope, "kind", f)) != "immutable":
+            if limit and ss.get(widget_key(scope, "kind", f)) != IMMUTABLE:
                 for i, c in enumerate(cats):
                     others = [x for x in cats if x != c]
                     ss.setdefault(widget_key(scope, "to", f, f"_{i}"), others)
@@ -206,9 +175,9 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
     if message:
         (st.error if message[0] == "error" else st.success)(message[1])
     if draft != applied:
-        st.warning(f"**Not applied yet.** Pending: {describe(draft)}.", icon=":material/pending:")
+        st.warning(f"**Not applied yet.** Pending: {describe_constraints(draft)}.", icon=":material/pending:")
     elif not message:
-        st.caption(f"Applied: **{describe(applied)}**")
+        st.caption(f"Applied: **{describe_constraints(applied)}**")
     schema = result.explainer.schema_ if result is not None else None
     st.button("Apply constraints", type="primary", key="con_apply", width="stretch", on_click=_apply,
               args=(scope, ws, categorical, categories, schema))

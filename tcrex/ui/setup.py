@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tcrex import CLASSIFICATION, REGRESSION, TCRExError
+from tcrex import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, TCRExError
 
 from . import sources, state
 from .sources import DataSpec, InputProblem, ModelSpec
@@ -26,7 +26,7 @@ PICKLE_TYPES = ["pkl", "pickle", "joblib"]
 AUDIT_ONLY = "not a feature (audit only)"
 #: The label column's task: detected (``None``) or chosen.
 TASK_CHOICES = {None: "Detect", CLASSIFICATION: "Classification (classes)", REGRESSION: "Regression (numbers)"}
-USE_AS = ["numeric", "categorical", AUDIT_ONLY]
+USE_AS = [NUMERIC, CATEGORICAL, AUDIT_ONLY]
 
 
 def _current_data_choice() -> str:
@@ -106,10 +106,10 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                              help="Used to train a model in the app and to score models; never a feature.")
         rows = []
         for c in columns:
-            detected = "categorical" if c in table.categorical else "numeric"
+            detected = CATEGORICAL if c in table.categorical else NUMERIC
             if same:
-                use = (AUDIT_ONLY if c in spec.extra else "categorical" if spec.categorical and c in spec.categorical
-                       else "numeric" if spec.categorical is not None else detected)
+                use = (AUDIT_ONLY if c in spec.extra else CATEGORICAL if spec.categorical and c in spec.categorical
+                       else NUMERIC if spec.categorical is not None else detected)
                 drop = c in spec.drop
             else:
                 use, drop = detected, c in table.suggested_drop
@@ -152,7 +152,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
     label_col = None if label == "(none)" else label
     drop = tuple(c for c in columns if c in dropped and c != label_col)
     categorical = tuple(names[c] for c, u in use.items()
-                        if u == "categorical" and names[c] != label_col and names[c] not in dropped)
+                        if u == CATEGORICAL and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
     new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from tcrex import datasets
 
-from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake
+from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake, is_categorical_column
 
 from .training import TrainedModel, TrainingError, train_model
 
@@ -158,6 +158,8 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
     numeric = tuple(c for c in features if c not in categorical)
     frame = frame.copy()
     for c in numeric:
+        # not the column-type rule: a column set to numeric is converted unless it already holds numbers, which
+        # includes datetimes (neither categorical nor numbers) as well as the columns is_categorical_column names
         if not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]):
             converted = pd.to_numeric(frame[c], errors="coerce")
             bad = int((converted.isna() & frame[c].notna()).sum())
@@ -167,8 +169,7 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
                                    f"(for example {example!r}); mark it categorical or drop it")
             frame[c] = converted
     for c in categorical:
-        if not (pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c])
-                or isinstance(frame[c].dtype, pd.CategoricalDtype)):
+        if not is_categorical_column(frame[c]):  # set to categorical, typed numeric: read its values as categories
             frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
     frame, note = apply_missing(frame, spec.missing)
     if note:

@@ -30,6 +30,7 @@ import streamlit as st
 
 from tcrex import CLASSIFICATION, TCREx, TCRExError, favourable_class
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
+from tcrex.text import format_number
 
 from . import shared
 from . import sources
@@ -88,12 +89,12 @@ def describe_target(target, task: str | None, name=str) -> str:
     if task == REGRESSION:
         if isinstance(target, (tuple, list)):
             low, high = target
-            if high is None:
-                return f"output above {low:.4g}"
+            if high is None:  # printed exactly (format_number): a rounded bound could be false of an output
+                return f"output above {format_number(low)}"
             if low is None:
-                return f"output at or below {high:.4g}"
-            return f"output in ({low:.4g}, {high:.4g}]"
-        return f"both directions across {float(target):.4g}"
+                return f"output at or below {format_number(high)}"
+            return f"output in ({format_number(low)}, {format_number(high)}]"
+        return f"both directions across {format_number(target)}"
     if isinstance(target, (tuple, list)):
         return " or ".join(name(t) for t in target)
     return name(target)

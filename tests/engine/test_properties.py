@@ -347,6 +347,14 @@ def fit(problem: Problem, **over) -> TCREx:
             reject()
 
 
+def fit_and_probe(problem: Problem, seed: int):
+    """The fitted explainer, the oracle of its JSON export, and probe rows with outputs drawn from ``seed``."""
+    ex = fit(problem)
+    orc = Oracle(json.loads(ex.to_json()))
+    Xp, yp = probes(problem, orc, np.random.default_rng(seed))
+    return ex, orc, Xp, yp
+
+
 def probes(problem: Problem, orc: Oracle, rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
     """Fit rows, rows moved exactly onto (and next to) rule/metarule bounds, and fresh rows in and out of range."""
     X = problem.X
@@ -484,9 +492,7 @@ def test_metarules_partition_the_space_and_name_the_optimal_rule(problem, seed):
 @PROPERTY
 @given(problem=problems(), seed=st.integers(0, 2 ** 16))
 def test_explain_agrees_with_the_oracle(problem, seed):
-    ex = fit(problem)
-    orc = Oracle(json.loads(ex.to_json()))
-    Xp, yp = probes(problem, orc, np.random.default_rng(seed))
+    ex, orc, Xp, yp = fit_and_probe(problem, seed)
     got = ex.explain(Xp, y_pred=yp)
     counts = {t: [n for n, _ in orc.recount(t, problem.X, problem.y)] for t in range(len(orc.targets))}
     want = orc.explain(Xp, yp, n_rules=counts)
@@ -544,9 +550,7 @@ def test_update_tau_matches_a_fresh_fit(problem, new_tau):
 @PROPERTY
 @given(problem=problems(), seed=st.integers(0, 2 ** 16))
 def test_counterfactuals_are_the_nearest_points_of_the_rule(problem, seed):
-    ex = fit(problem)
-    orc = Oracle(json.loads(ex.to_json()))
-    Xp, yp = probes(problem, orc, np.random.default_rng(seed))
+    ex, orc, Xp, yp = fit_and_probe(problem, seed)
     res = ex.explain(Xp, y_pred=yp)
     cf = ex.counterfactuals(Xp, y_pred=yp)
     assert cf.index.equals(Xp.index) and list(cf.columns) == list(Xp.columns)

@@ -87,3 +87,19 @@ def loans_with_income_gaps(every: int) -> bytes:
     frame = datasets.make_loans(400, random_state=1).astype({"income": float})
     frame.loc[::every, "income"] = float("nan")
     return csv_bytes(frame)
+
+
+def outputs_from_a_column(rows: int = 1000) -> AppTest:
+    """A new app on the first ``rows`` loans with the bundled model's outputs in a column ``model_says``, chosen
+    as the model's outputs ("Use a column of model outputs"): no model the points could be checked on."""
+    from tcrex import datasets
+
+    at = new_app()
+    frame = datasets.load_bundled_loans().head(rows)
+    frame["model_says"] = datasets.load_bundled_model().predict(frame)
+    upload_data(at, "scored.csv", csv_bytes(frame))
+    use_this_data(at)
+    at.radio(key="setup_model_choice").set_value("column").run()
+    at.selectbox(key="setup_output_column").set_value("model_says").run()
+    next(b for b in at.button if b.label == "Use this column").click()
+    return at.run()

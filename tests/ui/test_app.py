@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from tcrex import datasets
 
 from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
-                         loans_with_income_gaps, new_app, sidebar_text, upload_data, use_this_data)
+                         loans_with_income_gaps, new_app, outputs_from_a_column, sidebar_text, upload_data,
+                         use_this_data)
 
 
 # ------------------------------------------------------------------------------------------------ default sample
@@ -197,15 +198,7 @@ def test_upload_xgboost_model_file():
 
 
 def test_predictions_column_mode_says_validity_is_estimated_on_the_data():
-    at = new_app()
-    frame = datasets.load_bundled_loans().head(1000)
-    frame["model_says"] = datasets.load_bundled_model().predict(frame)
-    upload_data(at, "scored.csv", csv_bytes(frame))
-    use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("column").run()
-    at.selectbox(key="setup_output_column").set_value("model_says").run()
-    next(b for b in at.button if b.label == "Use this column").click()
-    at.run()
+    at = outputs_from_a_column()
     assert_clean(at)
     assert "model_says" in sidebar_text(at)
     assert any("only on" in i.value for i in at.info)

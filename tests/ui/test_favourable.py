@@ -9,8 +9,8 @@ import pandas as pd
 
 from tcrex import ALREADY_IN_TARGET, datasets
 
-from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
-                         upload_data, use_this_data)
+from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, outputs_from_a_column,
+                         sidebar_text, upload_data, use_this_data)
 
 
 def _markdown(at) -> str:
@@ -116,15 +116,7 @@ def test_a_label_nothing_names_makes_the_sidebar_ask():
 
 
 def test_outputs_from_a_column_say_the_points_are_not_checked():
-    at = new_app()
-    frame = datasets.load_bundled_loans().head(1000)
-    frame["model_says"] = datasets.load_bundled_model().predict(frame)
-    upload_data(at, "scored.csv", csv_bytes(frame))
-    use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("column").run()
-    at.selectbox(key="setup_output_column").set_value("model_says").run()
-    next(b for b in at.button if b.label == "Use this column").click()
-    at.run()
+    at = outputs_from_a_column()
     goto(at, "individual")
     assert_clean(at)
     assert "Not checked on a model" in _markdown(at) or "already" in _markdown(at).lower()

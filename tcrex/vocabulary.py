@@ -1,0 +1,15 @@
+"""The shared words of tcrex, by their public name (``from tcrex.vocabulary import REGRESSION, needs_recourse``).
+
+Tasks, feature kinds, explanation statuses (with their labels), who needs recourse and the counterfactual point
+sources. The engine owns them (:mod:`tcrex._vocabulary`); modules outside the engine core (figures, intake,
+report, CLI, dashboard) import them from here or from ``tcrex``, never type the strings again.
+"""
+from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, BOUNDARY, CATEGORICAL, CLASSIFICATION,  # noqa: F401
+                          EXAMPLE, FEATURE_KINDS, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE,
+                          NUMERIC, OK, REGRESSION, SEARCHED, SOURCE_TEXT, SOURCES, STATUS_LABELS, STATUS_TEXT,
+                          STATUSES, TASKS, has_recourse, needs_recourse)
+
+__all__ = ["CLASSIFICATION", "REGRESSION", "TASKS", "NUMERIC", "CATEGORICAL", "FEATURE_KINDS", "OK",
+           "ALREADY_IN_TARGET", "ALREADY_IN_RULE", "NO_RULE", "NO_ACTIONABLE_RULE", "STATUSES", "NEEDS_RECOURSE",
+           "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "needs_recourse", "has_recourse", "BOUNDARY", "SEARCHED",
+           "EXAMPLE", "SOURCES", "SOURCE_TEXT"]
