@@ -137,9 +137,10 @@ def _syntax_message(exc: SyntaxError, query: str) -> str:
     if exc.offset:
         pos = max(0, min(len(query), exc.offset - 1))
         where = f" near “{query[max(0, pos - 12):pos + 12].strip()}”" if query.strip() else ""
-    hint = ""
     if re.search(r"(?<![=!<>])=(?!=)", query):
         hint = "; to compare use == (two equals signs)"
+    else:
+        hint = "; put names with spaces or symbols in backticks (`model output`) and text values in quotes"
     return f"this search is not a valid expression: {msg}{where}{hint}"
 
 

@@ -76,17 +76,21 @@ def test_search_without_a_match_clears_the_shown_individual(app):
 
 
 # ------------------------------------------------------------------------------------------------ parameters
+def _param_cue(at: AppTest) -> str:
+    return " ".join(w.value for w in at.sidebar.warning if "Apply parameters" in w.value)
+
+
 def test_parameter_edits_say_not_applied_until_applied():
     at = new_app()
-    assert not any("Not applied yet" in w.value for w in at.sidebar.warning)
-    next(s for s in at.sidebar.slider if s.key == "param_tau").set_value(0.8)
+    assert not _param_cue(at)
+    next(s for s in at.sidebar.get("slider") if s.key == "param_tau").set_value(0.8)
     at.run()
-    pending = " ".join(w.value for w in at.sidebar.warning)
+    pending = _param_cue(at)
     assert "Not applied yet" in pending and "τ 0.90 → 0.80" in pending
     assert "τ = 0.90" in sidebar_text(at)  # still the applied value
     apply_params(at, tau=0.8)
     assert_clean(at)
-    assert not any("Not applied yet" in w.value for w in at.sidebar.warning)
+    assert not _param_cue(at)
     assert "τ = 0.80" in sidebar_text(at)
 
 
