@@ -140,9 +140,8 @@ def _forest_range(p: dict) -> tuple[float, float]:
 
 
 def _forest_subtitle(result: AuditResult, practical: float) -> str:
-    return (f"vermillion: clear gap (interval excludes zero and at least {practical:g} points, or {practical:g} % "
-            "of the reference value for means); pale: interval excludes zero, below that threshold; blue: no "
-            "clear difference; grey: small group")
+    return (f"vermillion: clear (interval excludes 0, gap ≥ {practical:g} points or % of reference) · pale: excludes 0, "
+            "below that · blue: no clear difference · grey: small group")
 
 
 def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT) -> go.Figure:
@@ -178,7 +177,9 @@ def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTI
     if not any(len(p["groups"]) for p in parts):
         fig.add_annotation(text="Only one group: nothing to compare", showarrow=False, xref="paper", yref="paper",
                            x=0.5, y=0.5)
-    return _layout(fig, title, 120 + len(parts) * (90 + 28 * n_groups), _forest_subtitle(result, practical))
+    fig = _layout(fig, title, 150 + len(parts) * (90 + 28 * n_groups), _forest_subtitle(result, practical))
+    fig.update_layout(margin=dict(t=115))  # the subtitle sits clear of the first panel's title
+    return fig
 
 
 def gap_forest_svg(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT,
