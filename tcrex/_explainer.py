@@ -23,7 +23,7 @@ from ._targets import Target, serving_target, targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           REGRESSION, STATUSES)
 from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
-                   metacounterfactual_sentence, status_sentence)
+                   is_trivial_rule, metacounterfactual_sentence, status_sentence, trivial_rule_note)
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -727,19 +727,40 @@ class TCREx(BaseEstimator):
             outside[i] = table[states[:, i], r].any()
         return self._change_keep(sol, r, outside)
 
-    def summary_text(self) -> str:
-        """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …"."""
+    def summary_text(self, target: int | None = None) -> str:
+        """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …".
+
+        ``target`` (an index into ``targets_``) keeps one target; default every target. A rule without any
+        condition (it covers every input) is flagged: it describes the model, it is not advice."""
+        self._require_fitted()
+        if target is None:
+            chosen = range(len(self.targets_))
+        elif isinstance(target, (int, np.integer)) and not isinstance(target, bool) \
+                and 0 <= int(target) < len(self.targets_):
+            chosen = [int(target)]
+        else:
+            raise ParameterError(f"target must be the index of one of the {len(self.targets_)} target(s) "
+                                 f"(0 to {len(self.targets_) - 1}), got {target!r}")
         rules = self.rules_frame()
         metas = self.metarules_frame()
         lines = []
-        for t, sol in enumerate(self.targets_):
+        for t in chosen:
+            sol = self.targets_[t]
             lines.append(f"Target {t}: {sol.target.describe()} — {sol.n_rules} rule(s), "
                          f"{len(sol.metarules)} metarule(s), {sol.n_cells} grid cell(s)")
+            trivial = set()
             for _, r in rules[rules.target == t].iterrows():
+                note = ""
+                if is_trivial_rule(r.complexity):
+                    trivial.add(int(r.rule))
+                    note = f"  — {trivial_rule_note(sol.target.describe(), r.accuracy)}"
                 lines.append(f"  Rule {r.rule}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
-                             f"{r.feasibility:.3f}, complexity {r.complexity}]")
+                             f"{r.feasibility:.3f}, complexity {r.complexity}]{note}")
             for _, m in metas[metas.target == t].iterrows():
-                lines.append(f"  {if_sentence(m.conditions, m.text)} (rule {m.rule}, up to {m.sparsity} change(s))")
+                flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
+                    and int(m.rule) in trivial else ""
+                lines.append(f"  {if_sentence(m.conditions, m.text)} (rule {m.rule}, up to {m.sparsity} change(s)"
+                             f"{flag})")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ structured views (figures, reports)

@@ -26,6 +26,7 @@ from ._params import check_fitted
 from ._targets import targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           has_recourse, needs_recourse)
+from .text import pluralise
 
 __all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
 
@@ -726,7 +727,8 @@ def _findings(res: AuditResult) -> list[str]:
     conf = _fmt_conf(res.confidence)
     n_need, n_all = int(table["n"].sum()), int(table["n_total"].sum())
     ref_note = " (the largest group)" if _is_largest(res) else ""
-    out = [f"Audit of {n_need} individuals who need recourse (target: {res.target}) out of {n_all}, in "
+    out = [f"Audit of {pluralise(n_need, 'individual')} who need{'s' if n_need == 1 else ''} recourse (target: "
+           f"{res.target}) out of {n_all:,}, in "
            f"{len(res.groups)} groups of {res.group_column}; each group is compared with "
            f"{res.reference_display}{ref_note}."]
     if n_need == 0:
@@ -761,14 +763,18 @@ def _findings(res: AuditResult) -> list[str]:
             continue
         row = by_group[g]
         if row["n"] < res.min_group_size:
-            out.append(f"Small group: only {int(row['n'])} individuals with {res.display(g)} need recourse (fewer "
+            n_g = int(row['n'])
+            out.append(f"Small group: only {pluralise(n_g, 'individual')} with {res.display(g)} "
+                       f"need{'s' if n_g == 1 else ''} recourse (fewer "
                        f"than {res.min_group_size}), so its comparisons are too uncertain to draw conclusions.")
         elif row["n_recourse"] == 0:
             out.append(f"No individual with {res.display(g)} has recourse ({int(row['n_no_rule'])} without any "
                        f"valid rule, {int(row['n_no_actionable_rule'])} without an actionable one), so the cost "
                        "of recourse cannot be compared for this group.")
         elif row["n_recourse"] < res.min_group_size:
-            out.append(f"Only {int(row['n_recourse'])} individuals with {res.display(g)} have recourse (fewer than "
+            n_r = int(row['n_recourse'])
+            out.append(f"Only {pluralise(n_r, 'individual')} with {res.display(g)} {'has' if n_r == 1 else 'have'} "
+                       "recourse (fewer than "
                        f"{res.min_group_size}), so their changes, distances and rule quality are too uncertain to "
                        "compare.")
     top = []
@@ -785,7 +791,8 @@ def _findings(res: AuditResult) -> list[str]:
         n_asked = int(round(float(np.nansum(asked.to_numpy() * n_rec.reindex(asked.index).to_numpy())))) \
             if asked is not None else 0
         if n_asked:
-            out.append(f"{res.group_column} is one of the model's features and {n_asked} individuals are told to "
+            out.append(f"{res.group_column} is one of the model's features and {pluralise(n_asked, 'individual')} "
+                       f"{'is' if n_asked == 1 else 'are'} told to "
                        f"change it; consider marking it immutable (constraints={{{res.group_column!r}: "
                        "'immutable'}}).")
     if not res.distance_available:

@@ -5,7 +5,8 @@ It opens with an executive summary (model, data, the favourable outcome, headlin
 rules in plain words), then the details: the chosen individuals, the metarule trees as static outlines, rules,
 metarules, aggregates, parameters. It carries aggregates, rules and the chosen individuals -- not the uploaded
 table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
-which. plotly.js (about 3.5 MB) is embedded only when plotly ``figures`` are passed. Every string that comes from
+which. plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest
+plot is static SVG). Every string that comes from
 the user (titles, descriptions, parameters, column names, category values) is HTML-escaped, and values are
 formatted (no raw ``True``/``False`` or numpy reprs).
 """
@@ -22,6 +23,8 @@ import pandas as pd
 from . import check_fitted
 from .figures import change_keep_counts, dot_to_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
+from .audit_threshold import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
+from .text import is_trivial_rule, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
 
@@ -49,6 +52,7 @@ pre.summary { font-size: 16px; }
 .tree { overflow-x: auto; border: 1px solid var(--rule); border-radius: 6px; padding: 8px; background: #fff; }
 .tree svg { display: block; margin: 0 auto; max-width: 100%; height: auto; }  /* sized to fit */
 .note { color: var(--muted); font-size: 15px; }
+li.clear { color: #B03A00; }
 .exec { background: #f7f9fc; border: 1px solid #c9d6ea; border-radius: 8px; padding: 4px 22px 14px; }
 .headline { display: flex; flex-wrap: wrap; gap: 14px; margin: 12px 0; }
 .headline div { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 8px 14px; min-width: 11em; }
@@ -140,22 +144,33 @@ AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_r
                  "mean_accuracy": "mean accuracy", "small_group": "small group", "is_reference": "reference"}
 
 
-def _audit_html(result, title: str | None, include_plotlyjs: bool) -> str:
-    """Findings, per-group table and gap forest plot of a subgroup audit."""
-    from .figures import gap_forest_plot
+def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT) -> str:
+    """Findings (clear gaps first, by :func:`tcrex.audit_threshold.split_findings`), per-group table and the gap
+    forest plot as static SVG (no scripts)."""
+    from .figures import gap_forest_svg
 
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
-    items = "".join(f"<li>{_e(s)}</li>" for s in result.findings())
+    found = split_findings(result, practical)
+    items = []
+    if found is not None:
+        items = ([f'<li class="clear"><b>{_e(s)}</b></li>' for s in found.clear]
+                 + ([f"<li><b>No clear difference between the groups</b> (none at least {practical:g} points with a "
+                     f"{result.confidence:.0%} interval excluding zero).</li>"] if not found.clear and found.compared
+                    else [])
+                 + [f"<li>{_e(s)} <i>(below the practical threshold of {practical:g} points)</i></li>"
+                    for s in found.below]
+                 + [f"<li>{_e(s)}</li>" for s in found.other])
+        items.insert(0, f"<li>{_e(found.overview)}</li>")
     table = result.table()
     table = table[[c for c in AUDIT_COLUMNS if c in table.columns]].rename(columns=AUDIT_COLUMNS)
-    fig = gap_forest_plot(result)
-    div = fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False, div_id="audit-forest",
-                      config={"displaylogo": False, "responsive": True})
-    gaps = result.gaps()
-    note = (f"{int(gaps['significant'].sum()) if len(gaps) else 0} clear gap(s) at the {result.confidence:.0%} "
-            f"level ({result.n_boot} bootstrap resamples; reference: {result.reference_display}).")
-    return (f"{head}<h3>Findings</h3><ul>{items}</ul><p class=\"note\">{_e(note)}</p>"
-            f"<h3>Per group</h3>{_table(table)}<div class=\"figure\"><h3>Gaps from the reference group</h3>{div}</div>")
+    n_clear = int(clear_gaps(result.gaps(), practical).sum())
+    note = (f"{pluralise(n_clear, 'clear gap')}: at least {threshold_text(practical)}, with a "
+            f"{result.confidence:.0%} interval excluding zero ({result.n_boot} bootstrap resamples; reference: "
+            f"{result.reference_display}).")
+    svg = gap_forest_svg(result, practical=practical)
+    return (f"{head}<h3>Findings</h3><ul>{''.join(items)}</ul><p class=\"note\">{_e(note)}</p>"
+            f"<h3>Per group</h3>{_table(table)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
+            f"reference group</h3><div class=\"tree\">{svg}</div></div>")
 
 
 MAX_REPORT_LEAVES = 300
@@ -187,7 +202,8 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
     no_rule = n_need - n_has
     words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
-             f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} feature(s)."]
+             f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} "
+             f"feature{'' if median == '1' else 's'}."]
     if no_rule:
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
     if effectiveness is not None and effectiveness.n_needing:
@@ -218,14 +234,19 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
         else:
             rt["used"] = 0
-        rt = rt.sort_values(["used", "n"], ascending=False).head(k)
+        outcome = names.get(t, sol.target.describe())
+        trivial = rt["complexity"].map(is_trivial_rule).astype(bool)
+        for _, r in rt[trivial].iterrows():  # flagged, never listed as advice
+            who = f" The explanations send {pluralise(r.used, 'individual')} to it." if r.used else ""
+            out.append(f"Rule {int(r.rule)} ({outcome}) is left out: {trivial_rule_note(outcome, r.accuracy)}.{who}")
+        rt = rt[~trivial].sort_values(["used", "n"], ascending=False).head(k)
         for _, r in rt.iterrows():
-            who = f", recommended to {int(r.used):,} individuals" if r.used else ""
+            who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
             works = ""
             if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
                 works = (f" Checked on the model, a point inside it works for {float(r.effectiveness):.0%} of those "
                          "it is recommended to.")
-            out.append(f"To reach {names.get(t, sol.target.describe())}: have {r.conditions}. Rule {int(r.rule)} — "
+            out.append(f"To reach {outcome}: have {r.conditions}. Rule {int(r.rule)} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
                        f"{float(r.feasibility):.0%} of the data{who}.{works}")
     return out
@@ -293,7 +314,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  audit_title: str | None = None, individuals: dict | None = None,
                  explanations: pd.DataFrame | None = None, actions: pd.DataFrame | None = None,
                  rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True,
-                 effectiveness=None, outcome_names: dict | None = None) -> str:
+                 effectiveness=None, outcome_names: dict | None = None,
+                 audit_practical: float = PRACTICAL_DEFAULT) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
     Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
@@ -303,8 +325,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict instead draws those DOT graphs as
     SVG sized to fit), the rules and metarules, the aggregates (``explanations``: how many features to change;
     ``actions`` from ``feature_actions``: change/keep per feature), the caller's ``figures`` (plotly; plotly.js
-    is embedded once, and only then) and ``tables``, the subgroup ``audit``, and parameters with the data and
-    model fingerprints. ``generated_at`` defaults to now (UTC).
+    is embedded once, and only then) and ``tables``, the subgroup ``audit`` (its gaps called clear by
+    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), and
+    parameters with the data and model fingerprints. ``generated_at`` defaults to now (UTC).
 
     ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
@@ -332,7 +355,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     facts = [("model", model_description), ("data", data_description),
              ("favourable outcome (target)" if len(ex.targets_) == 1 else
               "target outcomes (each individual is explained towards a target it is not in)", outcomes),
-             ("found", f"{n_rules} rule(s) and {n_metas} metarule(s) at accuracy ≥ {ex.tau:g}, each rule holding "
+             ("found", f"{pluralise(n_rules, 'rule')} and {pluralise(n_metas, 'metarule')} at accuracy ≥ {ex.tau:g}, "
+                       "each rule holding "
                        f"≥ {ex.rho:g} of the data")]
     top = _top_rules(ex, explanations, effectiveness=effectiveness, names=names)
     exec_body = (_kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
@@ -345,9 +369,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     # ---------------------------------------------------------------- what is in here
     embed_rows = include_rows and rows is not None
     contains = ["aggregates (counts and shares over all individuals)", "rules and metarules",
-                f"{len(individuals)} chosen individual(s) with their feature values"]
+                f"{pluralise(len(individuals), 'chosen individual')} with their feature values"]
     if tables:
-        contains.append(f"{len(tables)} table(s) chosen by the author: " + ", ".join(tables))
+        contains.append(f"{pluralise(len(tables), 'table')} chosen by the author: " + ", ".join(tables))
     if embed_rows:
         contains.append(f"row-level data: the first {min(len(rows), MAX_TABLE_ROWS):,} of {len(rows):,} rows, "
                         f"as requested")
@@ -409,9 +433,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
             first = False
             parts.append(f'<div class="figure"><h3>{_e(name)}</h3>{div}</div>')
         section("figures", "Figures", "".join(parts))
-    plotly_embedded = bool(figures)
     if audit is not None:
-        section("audit", "Subgroup audit", _audit_html(audit, audit_title, include_plotlyjs=not plotly_embedded))
+        section("audit", "Subgroup audit", _audit_html(audit, audit_title, audit_practical))
     if tables:
         section("tables", "Tables", "".join(f'<div class="figure" id="{_slug("table", i)}"><h3>{_e(name)}</h3>'
                                             f"{_table(df)}</div>" for i, (name, df) in enumerate(tables.items())))

@@ -79,13 +79,51 @@ def categorical_condition(allowed: np.ndarray, categories: list) -> str:
     return "in {" + ", ".join(yes) + "}"
 
 
-def change_phrase(name: str, condition: str) -> str:
-    """"age to ≥ 5", "MaritalStatus to Married" (an equality reads better without its sign)."""
+def change_phrase(name: str, condition: str, verb: str = "to") -> str:
+    """A condition as the place to move a feature to: "age to ≥ 5", "MaritalStatus to Married", "age to a value
+    from 5 to 8" (for "in [5, 8]"), "x to a value above 1.5 and at most 3" (for "in (1.5, 3]"), "colour to one of
+    {red, blue}". ``verb="were"`` reads as a hypothesis instead: "age were in [5, 8]", "MaritalStatus were
+    Married"."""
     if condition.startswith("= "):
-        condition = condition[2:]
-    elif condition.startswith("≠ "):
-        condition = "anything but " + condition[2:]
+        return f"{name} {verb} {condition[2:]}"
+    if condition.startswith("≠ "):
+        return f"{name} {verb} anything but {condition[2:]}"
+    if verb != "to":
+        return f"{name} {verb} {condition}"
+    if condition.startswith("in [") and condition.endswith("]") and ", " in condition:
+        low, high = condition[4:-1].split(", ", 1)
+        return f"{name} to a value from {low} to {high}"
+    if condition.startswith("in (") and condition.endswith("]") and ", " in condition:
+        low, high = condition[4:-1].split(", ", 1)
+        return f"{name} to a value above {low} and at most {high}"
+    if condition.startswith("in {"):
+        return f"{name} to one of {condition[3:]}"
+    if condition.startswith("not in {"):
+        return f"{name} to anything outside {condition[7:]}"
     return f"{name} to {condition}"
+
+
+def pluralise(n, noun: str, plural: str | None = None) -> str:
+    """"1 individual", "2 individuals", "1,234 rows": a count with its noun in the right number (``plural`` for
+    irregular nouns: ``pluralise(2, "person", "people")``)."""
+    count = int(n)
+    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
+
+
+def format_value(v) -> str:
+    """A single data value as a reader sees it in a message: plain numbers (``5``, not ``np.int64(5)``), text in
+    quotes, missing as "missing"."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "missing"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, (int, float)):
+        return format_number(v)
+    if isinstance(v, str):
+        return repr(v)
+    return str(v)
 
 
 def join_and(parts: list[str]) -> str:
@@ -190,6 +228,22 @@ def if_sentence(condition: str, then: str) -> str:
 
 def metacounterfactual_sentence(metachanges: list, changes: list, keeps: list, actionable: bool = True) -> str:
     """"If A were … and B were …: change C to …, while keeping …" for a nearby metarule (paper §6.2)."""
-    condition = join_and([change_phrase(c["feature"], c["condition"]).replace(" to ", " were ", 1)
-                          for c in metachanges])
+    condition = join_and([change_phrase(c["feature"], c["condition"], verb="were") for c in metachanges])
     return if_sentence(condition, change_keep_sentence(changes, keeps) if actionable else NO_ACTIONABLE_RECOURSE)
+
+
+#: What a rule without any condition reads as (its box is unbounded on every feature).
+NO_CONDITION = "any input"
+
+
+def is_trivial_rule(complexity) -> bool:
+    """A rule is trivial when it has no condition (complexity 0): it covers every input, so it says what the model
+    mostly outputs, not what anyone should change; individuals it is recommended to are told "no change needed"
+    although the model does not give them the outcome."""
+    return int(complexity) == 0
+
+
+def trivial_rule_note(outcome: str, accuracy: float) -> str:
+    """How a trivial rule is flagged wherever rules are listed (dashboard, report, text summary)."""
+    return (f"no condition: the rule covers every input and the model gives {outcome} to {accuracy:.0%} of them, "
+            "so it describes the model and is not advice")

@@ -32,7 +32,7 @@ with right:
 st.dataframe(auditing.table(run), hide_index=True, width="stretch", column_config=auditing.TABLE_CONFIG)
 
 st.subheader("Gaps from the reference group")
-auditing.audit_chart(gap_forest_plot, res, key="audit_forest")
+auditing.audit_chart(gap_forest_plot, res, practical=settings.practical, key="audit_forest")
 
 st.subheader("What each group is asked to change")
 auditing.audit_chart(feature_change_heatmap, res, key="audit_heatmap")

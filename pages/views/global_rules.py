@@ -46,4 +46,5 @@ with tab_tree:
 with tab_icicle:
     ui.chart(metarule_icicle, ex, target, population=result.explanations.loc[pop.index], height=520)
 with tab_text:
-    st.code(ex.summary_text(), language=None, wrap_lines=True)
+    st.caption(f"The rules and metarules of the target chosen above ({ws.target_name(sol.target)}) in words.")
+    st.code(ex.summary_text(target=target), language=None, wrap_lines=True)

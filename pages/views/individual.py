@@ -14,6 +14,8 @@ ws, result = page.require_result()
 ex = result.explainer
 
 ind = ui.individual_picker(ws, result, key="ind")
+if ind is None:  # a search found nobody or could not be read: no stale individual under the message
+    st.stop()
 exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws)))
 if exp is not None:
     ui.recourse_headline(ws, result, ind, exp)

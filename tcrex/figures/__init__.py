@@ -22,6 +22,6 @@ __all__ = ["metarule_outline", "metarule_tree_html", "rule_colors", "rule_color"
 
 # audit figures (moved from tcrex._figures_audit, issue #10)
 from ._audit import (BAR_METRICS, changes_distribution_by_group, feature_change_heatmap,  # noqa: E402
-                     gap_forest_plot, group_comparison_bars)
-__all__ += ["group_comparison_bars", "gap_forest_plot", "changes_distribution_by_group", "feature_change_heatmap",
+                     gap_forest_plot, gap_forest_svg, group_comparison_bars)
+__all__ += ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
             "BAR_METRICS"]

@@ -11,13 +11,15 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..errors import ParameterError
 from ..audit import METRICS, AuditResult
+from ..audit_threshold import PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps
 
-__all__ = ["group_comparison_bars", "gap_forest_plot", "changes_distribution_by_group", "feature_change_heatmap",
+__all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
            "BAR_METRICS"]
 
 GROUP_COLOR = "#4477AA"
@@ -25,6 +27,8 @@ REFERENCE_COLOR = "#888888"
 SIGNIFICANT_COLOR = "#D55E00"
 UNCLEAR_COLOR = "#4477AA"
 SMALL_COLOR = "#BBBBBB"
+BELOW_COLOR = "#F2B28C"  # interval excludes zero, gap below the practical threshold
+KIND_COLORS = {"clear": SIGNIFICANT_COLOR, "below": BELOW_COLOR, "unclear": UNCLEAR_COLOR, "small": SMALL_COLOR}
 GROUP_PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
 HEAT_SCALE = [[0.0, "#FFF7EC"], [0.5, "#FC8D59"], [1.0, "#B30000"]]
 FONT = dict(family="sans-serif", size=13)
@@ -101,34 +105,63 @@ def group_comparison_bars(result: AuditResult, metric: str = "recourse_share") -
 
 
 # ---------------------------------------------------------------------------------------------------- forest
-def gap_forest_plot(result: AuditResult, metrics=None) -> go.Figure:
-    """Each group's difference from the reference, per metric, with its bootstrap interval as whiskers and a
-    zero line. Vermillion: the interval excludes zero; blue: no clear difference; grey: a small group.
-    Share metrics are in percentage points."""
-    _check(result)
+def _forest_parts(result: AuditResult, metrics, practical: float) -> list[dict]:
+    """Per metric: title, group labels, gaps and interval ends (percentage points for shares) and each gap's kind:
+    "clear" (:func:`tcrex.audit_threshold.clear_gaps`), "below" (interval excludes zero, gap under the practical
+    threshold), "small" (a small group) or "unclear"."""
     metrics = list(METRICS) if metrics is None else list(metrics)
     for m in metrics:
         if m not in METRICS:
             raise ParameterError(f"unknown metric {m!r}; choose among {list(METRICS)}")
     gaps = result.gaps()
-    titles = [METRICS[m][0] + (" (percentage points)" if _is_share(m) else "") for m in metrics]
-    fig = make_subplots(rows=len(metrics), cols=1, subplot_titles=titles,
-                        vertical_spacing=min(0.3, 0.6 / len(metrics)) if len(metrics) > 1 else 0.0)
-    for row, m in enumerate(metrics, start=1):
+    clear = pd.Series(clear_gaps(gaps, practical), index=gaps.index, dtype=bool)
+    below = pd.Series(below_threshold_gaps(gaps, practical), index=gaps.index, dtype=bool)
+    out = []
+    for m in metrics:
         part = gaps[gaps["metric"] == m]
         scale = 100.0 if _is_share(m) else 1.0
-        d = part["difference"].to_numpy(dtype=np.float64) * scale
-        lo = part["ci_low"].to_numpy(dtype=np.float64) * scale
-        hi = part["ci_high"].to_numpy(dtype=np.float64) * scale
-        colors = [SMALL_COLOR if s else SIGNIFICANT_COLOR if sig else UNCLEAR_COLOR
-                  for s, sig in zip(part["small_group"], part["significant"])]
-        labels = [_safe(g) for g in part["group"]]
+        kinds = ["small" if s else "clear" if c else "below" if b else "unclear"
+                 for s, c, b in zip(part["small_group"], clear[part.index], below[part.index])]
+        out.append(dict(metric=m, title=METRICS[m][0] + (" (percentage points)" if _is_share(m) else ""),
+                        scale=scale, groups=[str(g) for g in part["group"]],
+                        d=part["difference"].to_numpy(dtype=np.float64) * scale,
+                        lo=part["ci_low"].to_numpy(dtype=np.float64) * scale,
+                        hi=part["ci_high"].to_numpy(dtype=np.float64) * scale,
+                        n=part["n_group"].to_numpy(), kinds=kinds))
+    return out
+
+
+def _forest_range(p: dict) -> tuple[float, float]:
+    lo, hi, d = p["lo"], p["hi"], p["d"]
+    ends = np.concatenate([[0.0], lo[np.isfinite(lo)], hi[np.isfinite(hi)], d[np.isfinite(d)]])
+    low, high = float(ends.min()), float(ends.max())
+    pad = 0.08 * (high - low) if high > low else (1.0 if p["scale"] > 1 else 0.1)
+    return low - pad, high + pad
+
+
+def _forest_subtitle(result: AuditResult, practical: float) -> str:
+    return (f"vermillion: clear (interval excludes 0, gap ≥ {practical:g} points or % of reference) · pale: excludes 0, "
+            "below that · blue: no clear difference · grey: small group")
+
+
+def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT) -> go.Figure:
+    """Each group's difference from the reference, per metric, with its bootstrap interval as whiskers and a
+    zero line. Vermillion: a clear gap (:func:`tcrex.audit_threshold.clear_gaps`: the interval excludes zero
+    and the gap reaches the ``practical`` threshold); pale vermillion: the interval excludes zero but the gap is below the
+    threshold; blue: no clear difference; grey: a small group. Share metrics are in percentage points."""
+    _check(result)
+    parts = _forest_parts(result, metrics, practical)
+    fig = make_subplots(rows=len(parts), cols=1, subplot_titles=[p["title"] for p in parts],
+                        vertical_spacing=min(0.3, 0.6 / len(parts)) if len(parts) > 1 else 0.0)
+    for row, p in enumerate(parts, start=1):
+        d, lo, hi = p["d"], p["lo"], p["hi"]
+        labels = [_safe(g) for g in p["groups"]]
         fig.add_trace(go.Scatter(
-            x=d.tolist(), y=labels, mode="markers", name=METRICS[m][0], showlegend=False,
-            marker=dict(color=colors, size=10, symbol="diamond"),
+            x=d.tolist(), y=labels, mode="markers", name=METRICS[p["metric"]][0], showlegend=False,
+            marker=dict(color=[KIND_COLORS[k] for k in p["kinds"]], size=10, symbol="diamond"),
             error_x=dict(type="data", symmetric=False, array=np.nan_to_num(hi - d).tolist(),
                          arrayminus=np.nan_to_num(d - lo).tolist(), color="#333333", thickness=1.5),
-            customdata=np.column_stack([lo, hi, part["n_group"].to_numpy()]).tolist(),
+            customdata=np.column_stack([lo, hi, p["n"]]).tolist(),
             hovertemplate="%{y}: %{x:+.3g}<br>interval %{customdata[0]:+.3g} to %{customdata[1]:+.3g}"
                           "<br>n = %{customdata[2]}<extra></extra>"), row=row, col=1)
         fig.add_vline(x=0, line=dict(color="#333333", width=1, dash="dash"), row=row, col=1)
@@ -136,18 +169,106 @@ def gap_forest_plot(result: AuditResult, metrics=None) -> go.Figure:
             if not np.isfinite(value):  # e.g. nobody in the group (or the reference) has recourse
                 fig.add_annotation(x=0, y=label, text=" not comparable", showarrow=False, xanchor="left",
                                    font=dict(size=11, color="#777777"), row=row, col=1)
-        ends = np.concatenate([[0.0], lo[np.isfinite(lo)], hi[np.isfinite(hi)], d[np.isfinite(d)]])
-        low, high = float(ends.min()), float(ends.max())
-        pad = 0.08 * (high - low) if high > low else (1.0 if scale > 1 else 0.1)
-        fig.update_xaxes(range=[low - pad, high + pad], zeroline=False, row=row, col=1)
+        fig.update_xaxes(range=list(_forest_range(p)), zeroline=False, row=row, col=1)
         fig.update_yaxes(type="category", autorange="reversed", row=row, col=1)
     conf = f"{result.confidence * 100:g}%"
     title = f"Gaps vs {_safe(result.reference_display)} ({conf} bootstrap intervals)"
-    if gaps.empty:
+    n_groups = max(1, max((len(p["groups"]) for p in parts), default=1))
+    if not any(len(p["groups"]) for p in parts):
         fig.add_annotation(text="Only one group: nothing to compare", showarrow=False, xref="paper", yref="paper",
                            x=0.5, y=0.5)
-    n_groups = max(1, len(set(gaps["group"])))
-    return _layout(fig, title, 120 + len(metrics) * (90 + 28 * n_groups))
+    fig = _layout(fig, title, 150 + len(parts) * (90 + 28 * n_groups), _forest_subtitle(result, practical))
+    fig.update_layout(margin=dict(t=115))  # the subtitle sits clear of the first panel's title
+    return fig
+
+
+def gap_forest_svg(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT,
+                   width: int = 900) -> str:
+    """The same forest plot as :func:`gap_forest_plot`, as static SVG text (no scripts): for reports that must
+    open instantly and print. One panel per metric; every user string is escaped."""
+    _check(result)
+    parts = _forest_parts(result, metrics, practical)
+    label_w, right_pad, row_h, head_h, gap_h = 230, 24, 26, 44, 18
+    plot_w = width - label_w - right_pad
+    conf = f"{result.confidence * 100:g}%"
+    heading = f"Gaps vs {result.reference_display} ({conf} bootstrap intervals)"
+    out = [f'<text x="4" y="18" font-size="14" fill="#555555">{_safe(heading)}</text>']
+    y = 30
+    for p in parts:
+        n = max(1, len(p["groups"]))
+        low, high = _forest_range(p)
+        span = (high - low) or 1.0
+
+        def x_of(v, low=low, span=span):
+            return label_w + (float(v) - low) / span * plot_w
+
+        out.append(f'<text x="4" y="{y + 18}" font-weight="bold" font-size="15">{_safe(p["title"])}</text>')
+        top, bottom = y + head_h - 10, y + head_h + n * row_h
+        out.append(f'<rect x="{label_w}" y="{top}" width="{plot_w}" height="{bottom - top}" fill="#fafafa" '
+                   'stroke="#dddddd"/>')
+        for t in _ticks(low, high):
+            xt = x_of(t)
+            out.append(f'<line x1="{xt:.1f}" y1="{top}" x2="{xt:.1f}" y2="{bottom}" stroke="#e6e6e6"/>'
+                       f'<text x="{xt:.1f}" y="{bottom + 14}" font-size="11" text-anchor="middle" '
+                       f'fill="#555555">{_tick_text(t)}</text>')
+        x0 = x_of(0.0)
+        out.append(f'<line x1="{x0:.1f}" y1="{top}" x2="{x0:.1f}" y2="{bottom}" stroke="#333333" '
+                   'stroke-dasharray="4 3"/>')
+        for i, g in enumerate(p["groups"]):
+            cy = y + head_h + i * row_h + row_h / 2
+            name = g if len(g) <= 30 else g[:29] + "…"
+            out.append(f'<text x="{label_w - 8}" y="{cy + 4:.1f}" font-size="13" text-anchor="end">'
+                       f'<title>{_safe(g)}</title>{_safe(name)}</text>')
+            d, lo, hi = p["d"][i], p["lo"][i], p["hi"][i]
+            if not np.isfinite(d):
+                out.append(f'<text x="{x0 + 6:.1f}" y="{cy + 4:.1f}" font-size="12" fill="#777777">not comparable'
+                           '</text>')
+                continue
+            if np.isfinite(lo) and np.isfinite(hi):
+                out.append(f'<line x1="{x_of(lo):.1f}" y1="{cy:.1f}" x2="{x_of(hi):.1f}" y2="{cy:.1f}" '
+                           'stroke="#333333" stroke-width="1.5"/>')
+                for e in (lo, hi):
+                    out.append(f'<line x1="{x_of(e):.1f}" y1="{cy - 5:.1f}" x2="{x_of(e):.1f}" y2="{cy + 5:.1f}" '
+                               'stroke="#333333" stroke-width="1.5"/>')
+            xd = x_of(d)
+            tip = (f"{g}: {d:+.3g} (interval {lo:+.3g} to {hi:+.3g}; n = {int(p['n'][i])})" if np.isfinite(lo)
+                   else f"{g}: {d:+.3g}")
+            out.append(f'<path d="M{xd:.1f} {cy - 7:.1f} L{xd + 7:.1f} {cy:.1f} L{xd:.1f} {cy + 7:.1f} '
+                       f'L{xd - 7:.1f} {cy:.1f} Z" fill="{KIND_COLORS[p["kinds"][i]]}" stroke="#333333" '
+                       f'stroke-width="0.6"><title>{_safe(tip)}</title></path>')
+        y = bottom + 22 + gap_h
+    if not any(len(p["groups"]) for p in parts):
+        out.append(f'<text x="{width / 2:.0f}" y="{y + 10}" text-anchor="middle" fill="#555555">Only one group: '
+                   'nothing to compare</text>')
+        y += 30
+    legend = [("clear", "clear gap"), ("below", "excludes zero, below threshold"), ("unclear", "no clear difference"),
+              ("small", "small group")]
+    lx = 4
+    for kind, text in legend:
+        out.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{KIND_COLORS[kind]}" stroke="#333333" '
+                   f'stroke-width="0.6"/><text x="{lx + 17}" y="{y + 11}" font-size="12">{text}</text>')
+        lx += 34 + 7 * len(text)
+    height = y + 24
+    label = html.escape(heading, quote=True)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+            f'height="{height}" role="img" aria-label="{label}" font-family="Arial, Helvetica, sans-serif">'
+            f'{"".join(out)}</svg>')
+
+
+def _ticks(low: float, high: float, target: int = 6) -> list[float]:
+    """Round tick values between ``low`` and ``high``."""
+    span = high - low
+    if not np.isfinite(span) or span <= 0:
+        return []
+    raw = span / target
+    mag = 10 ** np.floor(np.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = np.ceil(low / step) * step
+    return [float(round(v, 10)) for v in np.arange(first, high + step * 1e-9, step)]
+
+
+def _tick_text(v: float) -> str:
+    return f"{v:+g}" if v else "0"
 
 
 # ---------------------------------------------------------------------------------------------------- changes

@@ -22,6 +22,7 @@ import pandas as pd
 from ..errors import DataError, ParameterError
 from .. import check_rows_for_rho  # noqa: F401 - re-exported: the engine owns this check
 from .. import is_categorical_column
+from ..text import format_value
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "check_rows_for_rho", "target_findings",
            "MAX_TABLE_BYTES", "MAX_COLUMNS"]
@@ -319,7 +320,7 @@ def _check_frame(report: TableReport, high_cardinality: int) -> None:
             continue
         n_unique = int(s.nunique(dropna=False))
         if n_unique == 1 and n > 1:
-            f.append(Finding("constant", f"{col!r} has the same value ({s.dropna().iloc[0]!r}) in every row; it "
+            f.append(Finding("constant", f"{col!r} has the same value ({format_value(s.dropna().iloc[0])}) in every row; it "
                              "carries no information — drop it", col))
             continue
         if _is_text(s):
@@ -380,8 +381,8 @@ def target_findings(frame: pd.DataFrame, target: str) -> list[Finding]:
         out.append(Finding("missing", f"target {target!r}: {n_missing} missing value(s)", target, count=n_missing))
     n_unique = int(s.nunique(dropna=True))
     if n_unique <= 1:
-        value = s.dropna().iloc[0] if n_unique else None
-        out.append(Finding("one_class", f"target {target!r} has a single value ({value!r}) in every row: there is no "
+        value = format_value(s.dropna().iloc[0]) if n_unique else "every value is missing"
+        out.append(Finding("one_class", f"target {target!r} has a single value ({value}) in every row: there is no "
                            "other outcome to explain a change towards", target))
     return out
 

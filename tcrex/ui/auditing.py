@@ -8,7 +8,8 @@ columns with many values are split into quartiles.  The last audit is remembered
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +18,8 @@ import streamlit as st
 
 from tcrex import REGRESSION, TCRExError, is_categorical_column
 from tcrex.audit import METRICS, audit
-from tcrex.text import format_number
+from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.text import format_number, integer_range
 
 from . import components as ui
 from . import sources, state, verification
@@ -37,9 +39,6 @@ TABLE_COLUMNS = {
     "is_reference": "reference",
 }
 
-
-#: Default practical threshold of a "clear" gap (percentage points; percent of the reference for means).
-PRACTICAL_DEFAULT = 5.0
 
 
 @dataclass
@@ -65,11 +64,13 @@ class AuditRun:
     population: str
     target_label: str
     binned: bool
+    #: the page's practical threshold when the audit was last shown (the report applies the same one)
+    practical: float = PRACTICAL_DEFAULT
 
     @property
     def title(self) -> str:
         return (f"Subgroup audit by {self.column}{' (quartiles)' if self.binned else ''} — {self.population}, "
-                f"favourable outcome {self.target_label}")
+                f"favourable outcome {self.target_label}, practical threshold {self.practical:g} points")
 
 
 # ============================================================================================ grouping columns
@@ -131,11 +132,33 @@ def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
     s = ws.data.frame[column].reindex(ws.X.index)
     numeric = _numbers(s)
     if numeric and s.nunique(dropna=True) > BIN_ABOVE:
-        bins = pd.qcut(s, 4, duplicates="drop")
-        labels = [f"{iv.left:.4g} to {iv.right:.4g}" for iv in bins.cat.categories]
+        bins, edges = pd.qcut(s, 4, duplicates="drop", retbins=True)
+        labels = bin_labels(edges, s)
         out = pd.Series(pd.Categorical.from_codes(bins.cat.codes, categories=labels), index=s.index, name=column)
         return out, True
     return s.rename(column), False
+
+
+def bin_labels(edges, values: pd.Series) -> list[str]:
+    """Readable, non-overlapping labels of quantile bins that are true of the values in them.
+
+    ``edges`` are the exact bin edges (``pd.qcut(..., retbins=True)``): bin 0 holds ``[edges[0], edges[1]]``, bin
+    ``i`` holds ``(edges[i], edges[i+1]]``. Whole-number columns: the whole numbers each bin holds, "18–37",
+    "38–56" (one number: "38"). Other columns: "17.5 to 37.25" for the first bin, then "over 37.25 to 56" (above
+    37.25, up to and including 56)."""
+    edges = [float(e) for e in edges]
+    finite = values.dropna().to_numpy(dtype=float)
+    if bool(len(finite)) and bool(np.all(finite == np.floor(finite))):
+        labels = []
+        for i in range(len(edges) - 1):
+            first = math.ceil(edges[0]) if i == 0 else integer_range(edges[i], edges[i + 1])[0]
+            last = integer_range(edges[i], edges[i + 1])[1]
+            labels.append(format_number(first) if first == last else
+                          f"{format_number(first)}–{format_number(last)}")
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"{format_number(edges[0])} to {format_number(edges[1])}" if i == 0 else
+            f"over {format_number(edges[i])} to {format_number(edges[i + 1])}" for i in range(len(edges) - 1)]
 
 
 # ============================================================================================ the favourable outcome
@@ -238,6 +261,7 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
     except TCRExError as exc:
         st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
         return None
+    run_ = replace(run_, practical=settings.practical)  # a display setting: the cached computation is shared
     st.session_state[LAST_AUDIT_KEY] = run_
     return run_
 
@@ -249,46 +273,23 @@ def last_audit(result: FitResult) -> AuditRun | None:
 
 
 # ============================================================================================ showing
-def practical_gaps(gaps: pd.DataFrame, practical: float) -> np.ndarray:
-    """Boolean mask over ``gaps`` rows: the gap is at least ``practical`` percentage points (share metrics) or
-    ``practical`` percent of the reference value (mean metrics)."""
-    if not len(gaps):
-        return np.zeros(0, dtype=bool)
-    kinds = gaps["metric"].map(lambda m: METRICS.get(m, ("", "", "mean"))[2])
-    size = gaps["difference"].abs()
-    ref = gaps["reference_value"].abs()
-    share = kinds.eq("share").to_numpy()
-    big_share = (size * 100 >= practical - 1e-9).to_numpy()
-    big_mean = (size >= ref * practical / 100 - 1e-12).to_numpy() & (size > 0).to_numpy()
-    return np.where(share, big_share & (size > 0).to_numpy(), big_mean)
-
-
 def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
     """The plain-language findings as the page's headline: overview, clear gaps (red: interval excludes zero and
-    at least ``practical`` points), then the rest."""
+    at least ``practical`` points; the rule is :func:`tcrex.audit_threshold.clear_gaps`), then the rest."""
     res = run_.result
-    sentences = res.findings()
-    if not sentences:
+    found = split_findings(res, practical)
+    if found is None:
         return
-    t = res.table()
-    gaps = res.gaps()
-    significant = gaps[gaps["significant"]] if len(gaps) else gaps
-    n_sig = len(significant)
-    start = 1 + (int((t["n"] == 0).sum()) if int(t["n"].sum()) else 0)  # after the overview and empty groups
-    big = practical_gaps(significant, practical)
-    sig_sentences = sentences[start:start + n_sig]  # one per significant gap, in the gaps' order
-    clear = [s for s, b in zip(sig_sentences, big) if b]
-    small = [s for s, b in zip(sig_sentences, big) if not b]
     with st.container(border=True):
-        st.markdown(f"**{sentences[0]}**")
-        for s in clear:
+        st.markdown(f"**{found.overview}**")
+        for s in found.clear:
             st.markdown(f"- :red[**{s}**]")
-        if not clear and int(t["n"].sum()):
+        if not found.clear and found.compared:
             st.markdown(f"- :green[**No clear difference between the groups** (none at least {practical:g} points "
                         f"with a {res.confidence:.0%} interval excluding zero).]")
-        for s in small:
+        for s in found.below:
             st.markdown(f"- {s} *(below the practical threshold of {practical:g} points)*")
-        for s in sentences[1:start] + sentences[start + n_sig:]:
+        for s in found.other:
             st.markdown(f"- {s}")
     st.caption("Gaps are differences from the reference group with percentile-bootstrap intervals "
                f"({res.n_boot} resamples); a gap is *clear* (red) when it is at least {practical:g} percentage points "

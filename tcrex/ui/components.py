@@ -18,7 +18,9 @@ from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, REGRESSION
 
 from tcrex import TCRExError
 from tcrex.figures import metacounterfactual_table
+from tcrex.text import NO_CONDITION, is_trivial_rule, pluralise, trivial_rule_note
 
+from . import search
 from .state import EDITED_KEY, INDIVIDUAL_KEY, FitResult, Workspace
 
 log = logging.getLogger(__name__)
@@ -242,19 +244,10 @@ def _set_individual(row) -> None:
     st.session_state.pop(EDITED_KEY, None)
 
 
-def search_rows(ws: Workspace, query: str, limit: int = 200) -> pd.Index:
-    """Rows matching a pandas expression (``income > 50 and age < 30``) or containing a text."""
-    query = query.strip()
-    if not query:
-        return ws.X.index[:limit]
-    if re.search(r"[<>=!]=?|\band\b|\bor\b", query):
-        try:
-            hits = ws.X.query(query, engine="python")
-            return hits.index[:limit]
-        except Exception:  # noqa: BLE001 - fall back to a text search
-            pass
-    text = ws.X.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False))
-    return ws.X.index[text.any(axis=1).to_numpy()][:limit]
+def search_rows(ws: Workspace, query: str, limit: int = search.LIMIT) -> pd.Index:
+    """Rows matching a text or an expression (:mod:`tcrex.ui.search`); raises :class:`~tcrex.ui.search.SearchError`
+    with a message for the user when an expression cannot be read."""
+    return search.search_rows(ws, query, limit)
 
 
 @dataclass
@@ -269,8 +262,10 @@ class Individual:
         return self.values.to_frame().T.infer_objects()
 
 
-def individual_picker(ws: Workspace, result: FitResult, key: str = "ind", allow_edit: bool = True) -> Individual:
-    """Pick an individual by row, by search, or by editing its feature values."""
+def individual_picker(ws: Workspace, result: FitResult, key: str = "ind",
+                      allow_edit: bool = True) -> Individual | None:
+    """Pick an individual by row, by search, or by editing its feature values. ``None`` when a search finds nobody
+    or cannot be read: the page then shows no individual (the one chosen before stays chosen for other pages)."""
     current = current_individual(ws, result)
     modes = ["row", "search"] + (["edit"] if allow_edit else [])
     names = {"row": "By row", "search": "Search", "edit": "Edit values"}
@@ -278,13 +273,21 @@ def individual_picker(ws: Workspace, result: FitResult, key: str = "ind", allow_
                                 key=f"{key}_mode", required=True)
     positions = ws.X.index
     if mode == "search":
-        q = st.text_input("Search", key=f"{key}_query", placeholder="e.g. Unemployed, or: income > 80 and age < 30",
-                          help="Text anywhere in the row, or a pandas expression over the columns")
-        hits = search_rows(ws, q)
+        q = st.text_input("Search", key=f"{key}_query",
+                          placeholder='e.g. Unemployed, or: income > 80 and age < 30, or: `model output` == "approved"',
+                          help=SEARCH_HELP.format(label=search.LABEL, output=search.OUTPUT))
+        try:
+            hits = search_rows(ws, q)
+        except search.SearchError as exc:
+            st.error(f"**Search not understood:** {exc}.", icon=":material/search_off:")
+            _stale_note(current)
+            return None
         if len(hits) == 0:
-            st.warning("No row matches; try another search.", icon=":material/search_off:")
+            st.warning("No row matches this search; try another.", icon=":material/search_off:")
+            _stale_note(current)
+            return None
         else:
-            pick = st.selectbox(f"{len(hits)} matching row(s) (first 200)", list(hits), key=f"{key}_hit",
+            pick = st.selectbox(f"{pluralise(len(hits), 'matching row')} (first 200)", list(hits), key=f"{key}_hit",
                                 format_func=lambda r: f"row {r}: " + ", ".join(f"{v}" for v in ws.X.loc[r].tolist()[:5]))
             if pick is not None and pick != current:
                 _set_individual(pick)
@@ -302,6 +305,18 @@ def individual_picker(ws: Workspace, result: FitResult, key: str = "ind", allow_
         if edited is not None:
             return edited
     return Individual(row=current, values=values, output=output)
+
+
+SEARCH_HELP = ("Text (no = < > ! or backticks) finds rows containing it anywhere, label and model output "
+               "included. An expression selects rows: comparisons == != < <= > >=, `in [..]`, joined by and / or / "
+               "not, e.g. `income > 80 and age < 30`. Besides the features: `{label}` (the label column, also under "
+               "its own name) and `` `{output}` `` (backticks for names with spaces); classes by value or name, e.g. "
+               "`{label} == 1`, `` `{output}` == \"approved\" ``. Quote text values.")
+
+
+def _stale_note(current) -> None:
+    st.caption(f"No individual is shown. Row {current}, chosen before, stays selected for the other pages and the "
+               "report until you pick another.")
 
 
 def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
@@ -405,7 +420,7 @@ def focus_controls(ws: Workspace, result: FitResult, target: int, key: str) -> t
     c1, c2 = st.columns([3, 1])
     rule = c1.selectbox("Rule", rules, index=rules.index(default), key=f"{key}_rule",
                         format_func=lambda r: f"Rule {r}: {ex.conditions_text(sol.rules, r)}  "
-                                              f"({int(counts.get(r, 0))} test individuals)")
+                                              f"({pluralise(counts.get(r, 0), 'test individual')})")
     n = c2.number_input("Individuals shown", 1, 200, value=25, step=5, key=f"{key}_n")
     rows = served.index[served["rule"] == rule][: int(n)]
     if len(rows) == 0:
@@ -556,6 +571,14 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
 
     table = rules_table(result, target)
     table = verification.rules_with_effectiveness(ws, result, table).drop(columns=["target", "target outcome"])
+    trivial = table["complexity"].map(is_trivial_rule).astype(bool)
+    if trivial.any():  # flagged in the table and explained: a rule without conditions is not advice
+        outcome = ws.target_name(result.explainer.targets_[target].target)
+        table = table.assign(conditions=table["conditions"].where(~trivial, "⚠ " + NO_CONDITION
+                                                                  + " (no condition: not advice)"))
+        for _, r in table[trivial].iterrows():
+            st.warning(f"**Rule {r['rule']}** — {trivial_rule_note(outcome, r['accuracy'])}.",
+                       icon=":material/info:")
     shares = [c for c in ("works at nearest point", "works (verified)") if c in table.columns]
     if len(table) <= max_static:
         shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),

@@ -20,6 +20,7 @@ from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, Constraints, constr
                                describe_constraint, describe_constraints, kinds_for, suggest_constraints)
 
 from . import state
+from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from .state import FitResult, Workspace
 
 CONFIRMED_KEY = "tcrex.constraints_confirmed"  # scopes (data + model) where the user applied or reset once
@@ -84,7 +85,7 @@ def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema
     state.set_params(constraints=spec)
     ss.setdefault(CONFIRMED_KEY, set()).add(scope)
     ss[MESSAGE_KEY] = ("success", f"Applied: {describe_constraints(spec)}")
-    ss[RERUN_KEY] = True
+    request_full_rerun(RERUN_KEY)
 
 
 def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> None:
@@ -100,25 +101,14 @@ def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> Non
     state.set_params(constraints={})
     ss.setdefault(CONFIRMED_KEY, set()).add(scope)
     ss[MESSAGE_KEY] = ("success", "Constraints removed: every feature is free")
-    ss[RERUN_KEY] = True
-
-
-def _in_fragment_run() -> bool:
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
-
-        ctx = get_script_run_ctx()
-        return bool(ctx is not None and ctx.fragment_ids_this_run)
-    except Exception:  # noqa: BLE001 - internal API: assume a full run
-        return False
+    request_full_rerun(RERUN_KEY)
 
 
 @st.fragment
 def editor(ws: Workspace, result: FitResult | None) -> None:
     """Per-feature constraints; suggestions pre-filled but applied only on "Apply constraints"."""
     ss = st.session_state
-    if ss.pop(RERUN_KEY, False) and _in_fragment_run():
-        st.rerun()  # the whole app: every page must see the new constraints
+    full_rerun_if_requested(RERUN_KEY)  # after Apply / Reset: every page must see the new constraints
     scope = scope_of(ws)
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
@@ -175,7 +165,7 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
     if message:
         (st.error if message[0] == "error" else st.success)(message[1])
     if draft != applied:
-        st.warning(f"**Not applied yet.** Pending: {describe_constraints(draft)}.", icon=":material/pending:")
+        not_applied_yet(describe_constraints(draft), "Apply constraints")
     elif not message:
         st.caption(f"Applied: **{describe_constraints(applied)}**")
     schema = result.explainer.schema_ if result is not None else None

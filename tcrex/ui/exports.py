@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import spreadsheet
+from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
 from .state import FitResult, Workspace
 
@@ -159,6 +160,7 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
                 "actionability constraints": prov["actionability constraints"]},
         figures=figs, tables={}, generated_at=generated_at or datetime.now(timezone.utc),
         audit=None if audit is None else audit.result, audit_title=None if audit is None else audit.title,
+        audit_practical=PRACTICAL_DEFAULT if audit is None else audit.practical,
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
         rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
         outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)})
@@ -169,7 +171,7 @@ def report_options(key: str = "report") -> dict:
     include_rows = st.checkbox("Include row-level data (first 500 rows)", value=False, key=f"{key}_rows",
                                help="By default the report carries aggregates, rules and the chosen individuals "
                                     "only, not the uploaded table.")
-    interactive = st.checkbox("Interactive charts (+3.5 MB, slower to open)", value=False, key=f"{key}_charts")
+    interactive = st.checkbox("Interactive charts (+4.9 MB of plotly.js, slower to open)", value=False, key=f"{key}_charts")
     return {"include_rows": include_rows, "interactive": interactive}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from tcrex import CellLimitError, NoValidRuleError
+from tcrex.text import pluralise
 
 from .state import FitResult, Workspace, allow_pickle, constraints_summary, current, fit_error, last_good_result
 
@@ -18,7 +19,7 @@ def require_result() -> tuple[Workspace, FitResult]:
     if result is None and ws is not None:
         last = last_good_result(ws)
         if last is not None:
-            failure_banner(problem, kept=True)
+            failure_banner(problem, kept=True, last=last)
             constraints_banner(last)
             return ws, last
         failure_banner(problem, kept=False)
@@ -41,12 +42,26 @@ def parameter_hint() -> str:
     return "change the sidebar's *Parameters*"
 
 
-def failure_banner(problem: str | None, kept: bool) -> None:
-    """The current parameters failed: say why and which sidebar parameter to change."""
+def fit_parameters_text(result: FitResult) -> str:
+    """The parameters a fit was made with, as the sidebar names them: "τ = 0.90, ρ = 0.020, 1 surrogate tree, grid
+    cell limit 100,000"."""
+    p = result.params
+    return (f"τ = {p.tau:.2f}, ρ = {p.rho:.3f}, {pluralise(p.n_trees, 'surrogate tree')}, grid cell limit "
+            f"{p.max_cells:,}")
+
+
+def failure_banner(problem: str | None, kept: bool, last: FitResult | None = None) -> None:
+    """The current parameters failed: say why and which sidebar parameter to change; with the ``last`` good fit
+    kept on the page, name its parameters so the reader knows what is shown."""
     text = (problem or "the explainer could not be fitted").rstrip(".")
     text = text[0].upper() + text[1:]
-    shown = (" **The last good result is shown below** (its parameters are in the sidebar summary of that fit)."
-             if kept else "")
+    shown = ""
+    if kept:
+        shown = " **The last good result is shown below**"
+        if last is not None:
+            shown += (f": fitted with {fit_parameters_text(last)} ({pluralise(last.n_rules, 'rule')}, "
+                      f"{pluralise(last.n_metarules, 'metarule')})")
+        shown += "."
     st.error(f"**These parameters did not give rules.** {text}. To fix it, {parameter_hint()}.{shown}",
              icon=":material/tune:")
 

@@ -12,16 +12,16 @@ import streamlit as st
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
 
 from . import constraints
-from .state import (Params, Workspace, allow_pickle, constraints_summary, current, needs_favourable_choice, params,
-                    set_params)
+from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
+from .state import (Params, Workspace, allow_pickle, constraints_summary, current, describe_target,
+                    needs_favourable_choice, params, set_params)
 
 def _apply_params_from_form() -> None:
-    """Form submit callback: runs before the script, so the fit uses the new values."""
+    """Apply-button callback: runs before the script, so the fit uses the new values; the whole app reruns
+    afterwards (the button sits in a fragment)."""
     ss = st.session_state
-    target = _target_from_widgets(ss)
-    new = dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
-               n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
-               target=target, grower=str(ss.get("param_grower", "auto")))
+    request_full_rerun(PARAMS_RERUN_KEY)
+    new = _draft_params(ss)
     errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
     if errors:
         ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
@@ -30,8 +30,55 @@ def _apply_params_from_form() -> None:
     set_params(**new)
 
 
+def _draft_params(ss) -> dict:
+    """The parameters the form's widgets describe right now (applied only by **Apply parameters**)."""
+    return dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
+                n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
+                target=_target_from_widgets(ss), grower=str(ss.get("param_grower", "auto")))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float, np.number)) and isinstance(b, (int, float, np.number)) \
+            and not isinstance(a, bool) and not isinstance(b, bool):
+        return bool(np.isclose(float(a), float(b), rtol=1e-6, atol=1e-12))
+    return a == b
+
+
+def pending_params(ws: Workspace | None, p: Params) -> list[str]:
+    """What the form's widgets would change if applied, in words ("τ 0.90 → 0.85"); empty when the form shows the
+    applied parameters."""
+    ss = st.session_state
+    draft = _draft_params(ss)
+    out = []
+    if not _same(draft["tau"], p.tau):
+        out.append(f"τ {p.tau:.2f} → {draft['tau']:.2f}")
+    if not _same(draft["rho"], p.rho):
+        out.append(f"ρ {p.rho:.3f} → {draft['rho']:.3f}")
+    if draft["n_trees"] != p.n_trees:
+        out.append(f"surrogate trees {p.n_trees} → {draft['n_trees']}")
+    if draft["max_cells"] != p.max_cells:
+        out.append(f"grid cell limit {p.max_cells:,} → {draft['max_cells']:,}")
+    if draft["grower"] != p.grower:
+        out.append(f"grower {p.grower} → {draft['grower']}")
+    if ws is not None and not _same_target(ss, ws, draft["target"], p.target):
+        out.append(f"favourable outcome {p.describe_target(ws.task, ws.class_name)} → "
+                   f"{describe_target(draft['target'], ws.task, ws.class_name)}")
+    return out
+
+
+def _same_target(ss, ws: Workspace, draft, applied) -> bool:
+    if applied is None and ws.task == REGRESSION and "param_target_threshold" in ss:
+        # the form shows the paper's default (both directions across the mean) as a threshold at the mean
+        mean = round(float(np.mean(ws.y_pred.astype(float))), 4)
+        return ss.get("param_target_side", "both") == "both" and _same(float(ss["param_target_threshold"]), mean)
+    return _same(draft, applied)
+
+
 N_FIT_KEY = "tcrex.n_fit_rows"
 PARAM_ERRORS_KEY = "tcrex.param_errors"
+PARAMS_RERUN_KEY = "tcrex.params_rerun"
 
 
 def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
@@ -51,32 +98,42 @@ def _sync_param_widgets(p: Params) -> None:
 
 
 def render_params_form(ws: Workspace | None) -> None:
-    """rho, tau, tree count and target, applied together."""
+    """rho, tau, tree count and target, applied together by **Apply parameters**; until then a "Not applied yet"
+    note lists what the widgets would change (the constraints editor's mechanism: a fragment whose widgets are
+    compared with the applied values)."""
+    _params_editor(ws)
+    _param_messages(ws, params())
+
+
+@st.fragment
+def _params_editor(ws: Workspace | None) -> None:
+    full_rerun_if_requested(PARAMS_RERUN_KEY)
     p = params()
     _sync_param_widgets(p)
-    with st.form("params_form", border=False):
-        st.slider("τ — minimum rule accuracy", 0.5, 1.0, step=0.01, key="param_tau",
-                  help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
-                       "Changing it re-derives rules from the grown surrogate (fast).")
-        st.slider("ρ — minimum rule feasibility", 0.005, 0.2, step=0.005, key="param_rho", format="%.3f",
-                  help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
-        st.number_input("Surrogate trees", 1, 50, step=1, key="param_trees",
-                        help="1 = one decision tree (the paper's default); more = a random forest with more "
-                             "candidate rules.")
-        if ws is not None:
-            _target_widget(ws, p)
-        st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
-                        help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
-                             "limit is hit.")
-        st.radio("Advanced · surrogate grower", ["auto", "exact", "hist"], key="param_grower", horizontal=True,
-                 format_func={"auto": "auto", "exact": "exact (CART)", "hist": "hist (binned)"}.get,
-                 help="auto (default): the histogram grower wherever it considers exactly CART's splits, and on "
-                      "columns that need binning exact below 2,000 rows, hist above. exact: scikit-learn's CART, "
-                      "the paper's choice. hist: a histogram-based tree, faster on large data (thresholds fall "
-                      "between binned values). Changing it regrows the surrogate.")
-        st.form_submit_button("Apply parameters", type="primary", on_click=_apply_params_from_form,
-                              width="stretch")
-    _param_messages(ws, p)
+    st.slider("τ — minimum rule accuracy", 0.5, 1.0, step=0.01, key="param_tau",
+              help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
+                   "Changing it re-derives rules from the grown surrogate (fast).")
+    st.slider("ρ — minimum rule feasibility", 0.005, 0.2, step=0.005, key="param_rho", format="%.3f",
+              help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
+    st.number_input("Surrogate trees", 1, 50, step=1, key="param_trees",
+                    help="1 = one decision tree (the paper's default); more = a random forest with more "
+                         "candidate rules.")
+    if ws is not None:
+        _target_widget(ws, p)
+    st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
+                    help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
+                         "limit is hit.")
+    st.radio("Advanced · surrogate grower", ["auto", "exact", "hist"], key="param_grower", horizontal=True,
+             format_func={"auto": "auto", "exact": "exact (CART)", "hist": "hist (binned)"}.get,
+             help="auto (default): the histogram grower wherever it considers exactly CART's splits, and on "
+                  "columns that need binning exact below 2,000 rows, hist above. exact: scikit-learn's CART, "
+                  "the paper's choice. hist: a histogram-based tree, faster on large data (thresholds fall "
+                  "between binned values). Changing it regrows the surrogate.")
+    pending = pending_params(ws, p)
+    if pending:
+        not_applied_yet("; ".join(pending), "Apply parameters")
+    st.button("Apply parameters", type="primary", key="param_apply", on_click=_apply_params_from_form,
+              width="stretch")
 
 
 def _param_messages(ws: Workspace | None, p: Params) -> None:

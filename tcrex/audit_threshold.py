@@ -1,0 +1,94 @@
+"""When is an audit gap *clear*? The one owner of the rule the dashboard, the figures and the report apply.
+
+A gap between a group and the reference (a row of :meth:`tcrex.audit.AuditResult.gaps`) is **clear** when
+
+* its bootstrap interval excludes zero and neither side is a small group (the audit's ``significant``), **and**
+* it is at least the **practical threshold**: ``practical`` percentage points for share metrics, ``practical``
+  percent of the reference group's value for mean metrics (a gap of 0 is never clear).
+
+A significant gap below the threshold is reported as such ("below the practical threshold"), never in red.
+
+>>> from tcrex.audit_threshold import clear_gaps, split_findings            # doctest: +SKIP
+>>> clear_gaps(result.gaps(), practical=5.0)                                 # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .audit import METRICS, _gap_sentence
+
+__all__ = ["PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
+           "split_findings", "threshold_text"]
+
+#: Default practical threshold: percentage points for shares, percent of the reference value for means.
+PRACTICAL_DEFAULT = 5.0
+
+
+def practical_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
+    """Boolean mask over ``gaps`` rows: the gap is at least ``practical`` percentage points (share metrics) or
+    ``practical`` percent of the reference value (mean metrics), and not zero."""
+    if not len(gaps):
+        return np.zeros(0, dtype=bool)
+    kinds = gaps["metric"].map(lambda m: METRICS.get(m, ("", "", "mean"))[2])
+    size = gaps["difference"].abs().to_numpy(dtype=np.float64)
+    ref = gaps["reference_value"].abs().to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        big_share = size * 100 >= practical - 1e-9
+        big_mean = size >= ref * practical / 100 - 1e-12
+        nonzero = size > 0
+    return np.where(kinds.eq("share").to_numpy(), big_share, big_mean) & nonzero
+
+
+def _significant(gaps: pd.DataFrame) -> np.ndarray:
+    if not len(gaps):
+        return np.zeros(0, dtype=bool)
+    return gaps["significant"].fillna(False).to_numpy(dtype=bool)
+
+
+def clear_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
+    """Boolean mask over ``gaps`` rows: the gap is clear (interval excludes zero, no small group, and at least
+    the practical threshold)."""
+    return _significant(gaps) & practical_gaps(gaps, practical)
+
+
+def below_threshold_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
+    """Boolean mask: the interval excludes zero but the gap is smaller than the practical threshold."""
+    return _significant(gaps) & ~practical_gaps(gaps, practical)
+
+
+def threshold_text(practical: float) -> str:
+    """The threshold in words, as the findings and captions state it."""
+    return f"{practical:g} percentage points for shares, {practical:g} % of the reference value for means"
+
+
+@dataclass
+class AuditFindings:
+    """An audit's plain-language findings sorted by the practical threshold (see :func:`split_findings`)."""
+
+    overview: str
+    clear: list = field(default_factory=list)  # sentences of the clear gaps
+    below: list = field(default_factory=list)  # significant gaps below the practical threshold
+    other: list = field(default_factory=list)  # everything else, in the audit's order
+    practical: float = PRACTICAL_DEFAULT
+    compared: bool = False  # somebody needs recourse, so groups were compared
+
+
+def split_findings(result, practical: float = PRACTICAL_DEFAULT) -> AuditFindings | None:
+    """The findings of an :class:`~tcrex.audit.AuditResult` split into the overview, clear gaps, significant gaps
+    below ``practical`` and the rest (None when the audit has no findings)."""
+    sentences = result.findings()
+    if not sentences:
+        return None
+    gaps = result.gaps()
+    sig = gaps[_significant(gaps)] if len(gaps) else gaps
+    big = practical_gaps(sig, practical)
+    gap_sentences = [_gap_sentence(result, row) for row in sig.itertuples()]
+    clear = [s for s, b in zip(gap_sentences, big) if b]
+    below = [s for s, b in zip(gap_sentences, big) if not b]
+    taken = set(gap_sentences)
+    other = [s for s in sentences[1:] if s not in taken]
+    return AuditFindings(overview=sentences[0], clear=clear, below=below, other=other, practical=practical,
+                         compared=bool(int(result.table()["n"].sum())))

@@ -1,0 +1,36 @@
+"""Editors that apply on a button: the sidebar's parameters and the actionability constraints.
+
+Both are fragments (``st.fragment``), so editing a widget reruns only the editor, and both say "Not applied yet" while
+their widgets differ from what is applied. Their Apply callbacks ask for a full rerun (every page must see the
+new values), which the fragment performs at its next run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+
+def request_full_rerun(key: str) -> None:
+    """From an Apply callback inside a fragment: rerun the whole app, not only the fragment."""
+    st.session_state[key] = True
+
+
+def full_rerun_if_requested(key: str) -> None:
+    """At the top of the fragment: perform a requested full rerun (a no-op on a full run of the app)."""
+    if st.session_state.pop(key, False) and in_fragment_run():
+        st.rerun()  # the whole app
+
+
+def in_fragment_run() -> bool:
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
+
+        ctx = get_script_run_ctx()
+        return bool(ctx is not None and ctx.fragment_ids_this_run)
+    except Exception:  # noqa: BLE001 - internal API: assume a full run
+        return False
+
+
+def not_applied_yet(pending: str, button: str) -> None:
+    """The cue shown while an editor's widgets differ from what is applied."""
+    st.warning(f"**Not applied yet.** Pending: {pending}. Press **{button}** to use it.", icon=":material/pending:")

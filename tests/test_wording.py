@@ -1,0 +1,158 @@
+"""Wording owned by tcrex.text and used everywhere: change phrases, counts, values in messages, trivial rules, the
+per-target text summary, and the audit's quartile labels (true of the values they name, never overlapping)."""
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcrex import ParameterError, TCREx
+from tcrex.intake import read_table, target_findings
+from tcrex.text import change_phrase, format_value, is_trivial_rule, pluralise
+
+
+# ------------------------------------------------------------------------------------------------ change phrases
+@pytest.mark.parametrize("condition, expected", [
+    ("in [5, 8]", "x to a value from 5 to 8"),
+    ("in (1.5, 3]", "x to a value above 1.5 and at most 3"),
+    ("in {A, B}", "x to one of {A, B}"),
+    ("not in {A, B}", "x to anything outside {A, B}"),
+    ("= Married", "x to Married"),
+    ("≠ Private", "x to anything but Private"),
+    ("≥ 5", "x to ≥ 5"),
+    ("> 2.5", "x to > 2.5"),
+])
+def test_change_phrase_reads_for_every_condition_form(condition, expected):
+    assert change_phrase("x", condition) == expected
+    assert " to in " not in change_phrase("x", condition)
+
+
+def test_change_phrase_as_a_hypothesis_keeps_the_condition():
+    assert change_phrase("age", "in [5, 8]", verb="were") == "age were in [5, 8]"
+    assert change_phrase("status", "= Married", verb="were") == "status were Married"
+
+
+def test_recourse_text_of_an_integer_interval_reads_naturally():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"n": rng.integers(0, 20, 800), "z": rng.uniform(0, 1, 800)})
+    y = ((X["n"] >= 5) & (X["n"] <= 8)).astype(int).to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
+    texts = ex.explain(X, y_pred=y)["text"].astype(str)
+    assert not texts.str.contains(" to in ").any()
+    assert texts.str.contains("n to a value from 5 to 8").any()
+
+
+# ------------------------------------------------------------------------------------------------ counts and values
+def test_pluralise():
+    assert pluralise(1, "individual") == "1 individual"
+    assert pluralise(np.int64(2), "individual") == "2 individuals"
+    assert pluralise(0, "rule") == "0 rules"
+    assert pluralise(1234, "row") == "1,234 rows"
+    assert pluralise(2, "person", "people") == "2 people"
+
+
+def test_format_value_gives_plain_numbers():
+    assert format_value(np.int64(5)) == "5"
+    assert format_value(np.float64(2.5)) == "2.5"
+    assert format_value("FR") == "'FR'"
+    assert format_value(None) == "missing"
+
+
+def test_intake_messages_name_plain_numbers_not_numpy_reprs():
+    csv = "a,b,y\n" + "".join(f"{i},5,3\n" for i in range(30))
+    rep = read_table(csv.encode(), "t.csv")
+    text = " ".join(rep.messages)
+    assert "'b' has the same value (5) in every row" in text and "np." not in text
+    [finding] = target_findings(rep.frame, "y")
+    assert "single value (3)" in finding.message and "np." not in finding.message
+
+
+def test_audit_findings_say_1_individual():
+    from tcrex.audit import audit
+    from tcrex.datasets import make_recourse_groups
+
+    df = make_recourse_groups(1200, random_state=1)
+    X = df.drop(columns=["approved", "group"])
+    y = df["approved"].to_numpy()
+    ex = TCREx(target=1, grower="exact").fit(X, y_pred=y)
+    groups = df["group"].astype(object).copy()
+    groups.iloc[np.flatnonzero(y == 0)[0]] = "C"  # one individual needing recourse in group C
+    text = " ".join(audit(ex, X, groups, y_pred=y, n_boot=100).findings())
+    assert "only 1 individual with group = C needs recourse" in text
+    assert "1 individuals" not in text
+
+
+# ------------------------------------------------------------------------------------------------ trivial rules
+@pytest.fixture(scope="module")
+def trivial():
+    """A model that gives 1 to 92 % of the inputs: the rule "any input" is valid for target 1."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x1": rng.integers(0, 100, 600), "x2": rng.uniform(0, 1, 600)})
+    y = (X["x1"] >= 7).astype(int).to_numpy()
+    ex = TCREx(target=1).fit(X, y_pred=y)
+    rules = ex.rules_frame()
+    assert rules["complexity"].map(is_trivial_rule).any()
+    return ex, X, y
+
+
+def test_trivial_rule_is_flagged_in_the_text_summary(trivial):
+    ex, X, y = trivial
+    line = next(l for l in ex.summary_text().splitlines() if "Rule 0: any input" in l)
+    assert "no condition" in line and "not advice" in line
+
+
+def test_trivial_rule_is_left_out_of_the_report_top_rules(trivial):
+    from tcrex.report import _top_rules
+
+    ex, X, y = trivial
+    top = _top_rules(ex, ex.explain(X, y_pred=y))
+    assert not any(t.startswith("To reach") and "have any input" in t for t in top)
+    assert any("is left out: no condition" in t for t in top)
+
+
+# ------------------------------------------------------------------------------------------------ summary per target
+def test_summary_text_of_one_target():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 600), "b": rng.uniform(0, 10, 600)})
+    y = (X["a"] + X["b"] > 10).astype(int).to_numpy()
+    ex = TCREx().fit(X, y_pred=y)  # both directions: two targets
+    assert len(ex.targets_) == 2
+    one = ex.summary_text(target=1)
+    assert one.startswith("Target 1:") and "Target 0:" not in one
+    assert one in ex.summary_text()
+    for bad in (2, -1, "0", True):
+        with pytest.raises(ParameterError, match="target must be the index"):
+            ex.summary_text(target=bad)
+
+
+# ------------------------------------------------------------------------------------------------ audit bins
+def _label_holds(label: str, v: float) -> bool:
+    m = re.fullmatch(r"(-?[\d.]+)–(-?[\d.]+)", label)
+    if m:
+        return float(m.group(1)) <= v <= float(m.group(2))
+    m = re.fullmatch(r"over (-?[\d.e+-]+) to (-?[\d.e+-]+)", label)
+    if m:
+        return float(m.group(1)) < v <= float(m.group(2))
+    m = re.fullmatch(r"(-?[\d.e+-]+) to (-?[\d.e+-]+)", label)
+    if m:
+        return float(m.group(1)) <= v <= float(m.group(2))
+    return label == str(int(v)) if float(v).is_integer() else False
+
+
+@pytest.mark.parametrize("values", [
+    pd.Series(np.arange(18, 91)),  # ages 18..90
+    pd.Series(np.random.default_rng(0).integers(18, 91, 500)),
+    pd.Series(np.random.default_rng(1).normal(50, 12, 500).round(3)),
+])
+def test_audit_quartile_labels_do_not_overlap_and_are_true(values):
+    from tcrex.ui.auditing import bin_labels
+
+    bins, edges = pd.qcut(values, 4, duplicates="drop", retbins=True)
+    labels = bin_labels(edges, values)
+    assert len(set(labels)) == len(labels) == len(edges) - 1
+    for v, code in zip(values, bins.cat.codes):
+        assert _label_holds(labels[code], float(v)), (labels[code], v)
+    if (values == values.round()).all():
+        assert all("to" not in lab for lab in labels)  # whole numbers: "18–37", "38–56"
+        assert labels[0].startswith(str(int(values.min())))
