@@ -22,7 +22,7 @@ from ._outputs import (CLASSIFICATION, REGRESSION, as_regression, check_outputs,
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
-from .text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence
+from .text import categorical_condition, change_phrase, join_and, numeric_condition, recourse_sentence, rule_label
 
 from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, STATUSES
 
@@ -39,6 +39,7 @@ class LocalExplanation:
     target: int | None = None
     target_description: str | None = None
     rule: int | None = None
+    rule_id: str | None = None  # the rule's public id ("R3", :meth:`TCREx.rule_id`), unique across targets
     rule_conditions: dict = field(default_factory=dict)
     metarule: int | None = None
     metarule_conditions: dict = field(default_factory=dict)
@@ -628,7 +629,7 @@ class TCREx(BaseEstimator):
             if exp.metarule is not None:  # no actionable rule here: where would there be one?
                 exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
             return exp
-        exp.rule = r
+        exp.rule, exp.rule_id = r, self.rule_id(t, r)
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
         change, keep = self._change_keep(sol, r, self._row_outside(res, 0))
         current = X.iloc[0]
@@ -662,6 +663,7 @@ class TCREx(BaseEstimator):
         r2, m2, c2, p2 = sol.lookup(moved)
         o2 = sol.outside(p2)
         order = np.lexsort((others, c2, n_meta))[:k]
+        t = next(i for i, s in enumerate(self._all_targets) if s is sol)
         meta_outside = np.zeros((len(others), len(self.schema_)), dtype=bool)
         meta_outside[:, self.schema_.numeric] = num_out
         meta_outside[:, self.schema_.categorical] = cat_out
@@ -680,7 +682,8 @@ class TCREx(BaseEstimator):
                 change, keep = self._change_keep(sol, int(r2[a]), o2[a])
                 recourse = recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in change],
                                              [f"{x['feature']} {x['condition']}" for x in keep])
-            result.append({"metarule": m, "rule": int(r2[a]), "n_metachanges": int(n_meta[a]),
+            result.append({"metarule": m, "rule": int(r2[a]), "rule_id": self.rule_id(t, int(r2[a])),
+                           "n_metachanges": int(n_meta[a]),
                            "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
                            "text": f"If {if_text}: {recourse[0].lower() + recourse[1:]}"})
         return result
@@ -720,11 +723,23 @@ class TCREx(BaseEstimator):
             n_meta = np.bincount(sol.metarule_rule[sol.metarule_rule >= 0], minlength=sol.n_rules)
             for r in range(sol.n_rules):
                 rows.append({"target": t, "target_description": sol.target.describe(), "rule": r,
+                             "rule_id": self.rule_id(t, r),
                              "conditions": self.conditions_text(sol.rules, r), "n": int(sol.rule_n[r]),
                              "feasibility": float(sol.feasibility[r]), "accuracy": float(sol.accuracy[r]),
                              "complexity": int(complexity[r]), "n_metarules": int(n_meta[r])})
-        return pd.DataFrame(rows, columns=["target", "target_description", "rule", "conditions", "n",
+        return pd.DataFrame(rows, columns=["target", "target_description", "rule", "rule_id", "conditions", "n",
                                            "feasibility", "accuracy", "complexity", "n_metarules"])
+
+    def rule_id(self, target: int, rule) -> str | None:
+        """The one public id of rule ``rule`` of target ``target`` ("R1", "R2", …): the rules of every target are
+        numbered in order from 1, so ids never collide across targets (rule 0 of target 1 follows the last rule
+        of target 0). None for no rule (None or a negative rule, e.g. a metarule without an actionable rule).
+        Every table, figure and report shows rules by this id (column ``rule_id`` of :meth:`rules_frame`)."""
+        if rule is None or (isinstance(rule, float) and rule != rule) or int(rule) < 0:
+            return None
+        self._require_fitted()
+        offset = sum(s.n_rules for s in self._all_targets[:int(target)])
+        return rule_label(offset + int(rule) + 1)
 
     def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
@@ -744,12 +759,12 @@ class TCREx(BaseEstimator):
                                          [f"{k['feature']} {k['condition']}" for k in keep]) if r >= 0 else \
                     "No actionable recourse under the constraints"
                 rows.append({"target": t, "metarule": m, "rule": r if r >= 0 else None,
-                             "conditions": self.conditions_text(sol.metarules, m),
+                             "rule_id": self.rule_id(t, r), "conditions": self.conditions_text(sol.metarules, m),
                              "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
                              "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
                              "text": text})
-        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "conditions", "sparsity", "n_cells",
-                                           "change", "keep", "text"])
+        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "rule_id", "conditions", "sparsity",
+                                           "n_cells", "change", "keep", "text"])
 
     def _metarule_change_keep(self, sol: Solution, m: int) -> tuple[list, list]:
         """Worst case over the metarule: a rule feature is to change if any part of the metarule lies outside."""
@@ -761,19 +776,22 @@ class TCREx(BaseEstimator):
             outside[i] = table[states[:, i], r].any()
         return self._change_keep(sol, r, outside)
 
-    def summary_text(self) -> str:
-        """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …"."""
+    def summary_text(self, class_names=None) -> str:
+        """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …".
+        ``class_names`` (``{label: name}``) names the classes ("approved" instead of "output = 1"); rules are
+        named by their :meth:`rule_id`."""
         rules = self.rules_frame()
         metas = self.metarules_frame()
         lines = []
         for t, sol in enumerate(self.targets_):
-            lines.append(f"Target {t}: {sol.target.describe()} — {sol.n_rules} rule(s), "
+            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {sol.n_rules} rule(s), "
                          f"{len(sol.metarules)} metarule(s), {sol.n_cells} grid cell(s)")
             for _, r in rules[rules.target == t].iterrows():
-                lines.append(f"  Rule {r.rule}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
+                lines.append(f"  Rule {r.rule_id}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
                              f"{r.feasibility:.3f}, complexity {r.complexity}]")
             for _, m in metas[metas.target == t].iterrows():
-                lines.append(f"  If {m.conditions}: {m.text[0].lower() + m.text[1:]} (rule {m.rule}, "
+                rule = m.rule_id if m.rule_id is not None else "no actionable rule"
+                lines.append(f"  If {m.conditions}: {m.text[0].lower() + m.text[1:]} ({rule}, "
                              f"up to {m.sparsity} change(s))")
         return "\n".join(lines)
 
