@@ -39,6 +39,6 @@ page = st.navigation(
     }
 )
 memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
-sidebar.render_sidebar()
+sidebar.render_sidebar(setup_page=page.url_path == "data_model")
 pickle_banner()
 page.run()

@@ -16,7 +16,10 @@ CHANCE_COLOR = "#999999"
 
 
 def _where(perf) -> str:
-    return f"{perf.n_rows:,} rows: {perf.rows}" if perf.rows else f"{perf.n_rows:,} rows"
+    """Short enough for a half-width chart: the row count and how honest it is (``perf.rows`` says the rest)."""
+    caveat = {True: "held out from training", False: "training rows: optimistic",
+              None: "the model may have seen them"}.get(perf.holdout, "")
+    return f"{perf.n_rows:,} rows" + (f" ({caveat})" if caveat else "")
 
 
 def _thin(*arrays, limit: int = MAX_CURVE_POINTS):

@@ -13,6 +13,7 @@ The editor is a fragment: changing a widget reruns only the editor, not the page
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from tcrex import TCRExError
@@ -214,3 +215,120 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
               args=(scope, ws, categorical, categories, schema))
     st.button("Reset to none (every feature free)", key="con_reset", width="stretch", on_click=_reset,
               args=(scope, ws, categorical, categories), disabled=not applied and not draft)
+
+
+# ============================================================================================ many features
+#: Up to this many features the sidebar holds the editor above; with more, the sidebar shows a summary and a link,
+#: and the constraints are edited in one table on the Data & model page (:func:`table_editor`).
+SIDEBAR_MAX_FEATURES = 10
+TABLE_ANCHOR = "actionability-constraints"
+TABLE_VERSION_KEY = "tcrex.constraints_table_version"  # bumped on apply / reset: the table restarts from them
+TABLE_COLUMNS = ["feature", "type", "constraint", "weight", "note"]
+
+
+def uses_table(ws: Workspace) -> bool:
+    """Whether this data has too many features for the sidebar editor (the main-area table is used instead)."""
+    return len(ws.features) > SIDEBAR_MAX_FEATURES
+
+
+def sidebar_summary(ws: Workspace, result: FitResult | None) -> None:
+    """The short sidebar entry for many features: what is applied, pending suggestions, and a link to the table."""
+    applied = state.params().constraint_spec
+    scope = scope_of(ws)
+    confirmed = scope in st.session_state.setdefault(CONFIRMED_KEY, set())
+    pending = {f: v for f, v in suggestions(result).items() if f not in applied} if not confirmed else {}
+    st.caption(f"{len(ws.features)} features: the constraints are edited in a table on the Data & model page.")
+    st.caption(f"Applied: **{describe(applied)}**")
+    if pending:
+        st.caption(f":orange[**Suggested, not applied:** {describe(pending)}]")
+    st.page_link("pages/views/data_model.py", label="Edit the constraints (table)", icon=":material/table_edit:",
+                 help="Data & model page, section 4")
+
+
+def table_frame(ws: Workspace, result: FitResult | None) -> pd.DataFrame:
+    """One row per feature: its type, constraint (applied, else the suggestion until the user confirms once),
+    weight and a note (suggestion, limited category moves)."""
+    applied = state.params().constraint_spec
+    suggested = suggestions(result)
+    confirmed = scope_of(ws) in st.session_state.setdefault(CONFIRMED_KEY, set())
+    categorical = set(ws.categorical)
+    rows = []
+    for f in ws.features:
+        start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
+        kind, weight, transitions = _unpack(start)
+        note = []
+        if f not in applied and not confirmed and f in suggested:
+            note.append(f"suggested: {describe_constraint(suggested[f])} — confirm with Apply")
+        if transitions:
+            note.append("limited category moves (kept)")
+        rows.append({"feature": str(f), "type": "categorical" if f in categorical else "numeric",
+                     "constraint": KIND_LABELS[kind], "weight": float(weight), "note": "; ".join(note)})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
+    """The engine's constraints dict from the edited table (category-move limits already applied are kept while
+    the feature's kind is unchanged)."""
+    applied = state.params().constraint_spec
+    by_label = {v: k for k, v in KIND_LABELS.items()}
+    names = {str(f): f for f in ws.features}
+    spec = {}
+    for row in edited.itertuples(index=False):
+        f = names[row.feature]
+        kind = by_label.get(row.constraint, "free")
+        weight = float(row.weight) if row.weight == row.weight and row.weight else 1.0
+        old_kind, _, transitions = _unpack(applied.get(f))
+        packed = _pack(kind, weight, transitions if kind == old_kind and kind != "immutable" else {})
+        if packed is not None:
+            spec[f] = packed
+    return spec
+
+
+def table_editor(ws: Workspace, result: FitResult | None) -> None:
+    """All features' constraints in one table (a form: nothing is applied until **Apply constraints**)."""
+    ss = st.session_state
+    scope = scope_of(ws)
+    version = ss.get(TABLE_VERSION_KEY, 0)
+    applied = state.params().constraint_spec
+    frame = table_frame(ws, result)
+    st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
+               "it are not offered; **increase / decrease only** (numeric features): only moves in that direction; "
+               "**weight**: a change costs that much (1 = default). Nothing is applied until you press **Apply "
+               "constraints**; applying re-derives the rules from the grown surrogate (fast).")
+    if any(frame["note"].str.startswith("suggested")):
+        st.info("**Suggested from the column names — please confirm:** the rows marked *suggested* are pre-filled "
+                "but **not applied** until you press **Apply constraints**.", icon=":material/lightbulb:")
+    with st.form(f"con_table_form_{scope}"):
+        edited = st.data_editor(
+            frame, hide_index=True, width="stretch", key=f"con_table_{scope}_{version}",
+            disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
+            column_config={
+                "constraint": st.column_config.SelectboxColumn(
+                    "constraint", options=[KIND_LABELS[k] for k in KINDS], required=True,
+                    help="free, immutable, or (numeric features) increase / decrease only"),
+                "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
+                                                        format="%.1f", help="The cost of changing it (1 = default)"),
+                "note": st.column_config.TextColumn("note", width="large")})
+        c1, c2 = st.columns(2)
+        apply = c1.form_submit_button("Apply constraints", type="primary", width="stretch")
+        reset = c2.form_submit_button("Reset to none (every feature free)", width="stretch")
+    message = ss.pop(MESSAGE_KEY, None)
+    if message:
+        (st.error if message[0] == "error" else st.success)(message[1])
+    elif applied:
+        st.caption(f"Applied: **{describe(applied)}**")
+    if not (apply or reset):
+        return
+    spec = {} if reset else table_spec(ws, edited)
+    if result is not None and spec:
+        try:
+            Constraints(result.explainer.schema_, spec)
+        except TCRExError as exc:
+            ss[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+            st.rerun()
+    state.set_params(constraints=spec)
+    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
+    ss[TABLE_VERSION_KEY] = version + 1
+    ss[MESSAGE_KEY] = ("success", "Constraints removed: every feature is free" if reset
+                       else f"Applied: {describe(spec)}")
+    st.rerun()

@@ -275,6 +275,65 @@ def _model_status() -> None:
         st.info(note, icon=":material/info:")
 
 
+def model_panel() -> None:
+    """How well the active model does on labelled rows: hold-out figures where there is a hold-out, clearly
+    labelled otherwise (training rows: optimistic; no labels: no performance)."""
+    from tcrex import figures as fg  # noqa: PLC0415
+    from tcrex.performance import ModelPerformance  # noqa: PLC0415
+
+    from .components import chart  # noqa: PLC0415
+
+    ws, problem = state.try_workspace()
+    if ws is None:
+        return
+    st.subheader("How well the model does", anchor="model-performance")
+    perf = state.model_performance(ws)
+    if not isinstance(perf, ModelPerformance):
+        st.info(perf, icon=":material/info:")
+        return
+    if perf.holdout is False:
+        st.warning(f"**Measured on training rows — optimistic.** {_cap(perf.rows)}.", icon=":material/warning:")
+    elif perf.holdout is None:
+        st.info(f"**Measured on {perf.rows}.**", icon=":material/info:")
+    else:
+        st.caption(f"**Hold-out performance**, measured on {perf.rows}.")
+    items = list(perf.table().itertuples(index=False))
+    for col, (name, value) in zip(st.columns(len(items)), items):
+        col.metric(name, f"{value:.3f}")
+    for note in perf.notes:
+        st.caption(_cap(note) + ".")
+    if perf.task == REGRESSION:
+        chart(fg.residual_plot, perf, key="model_residuals")
+        return
+    left, right = st.columns([3, 2])
+    with left:
+        chart(fg.confusion_matrix_figure, perf, key="model_confusion")
+    with right:
+        st.markdown("**Per class**")
+        st.dataframe(perf.per_class, hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(c, format="%.3f") for c in ("precision", "recall", "F1")})
+    if perf.roc is not None:
+        c1, c2 = st.columns(2)
+        with c1:
+            chart(fg.roc_curve_figure, perf, key="model_roc")
+        with c2:
+            chart(fg.pr_curve_figure, perf, key="model_pr")
+
+
+def constraints_section() -> None:
+    """Actionability constraints in a main-area table when the data has too many features for the sidebar."""
+    from . import constraints  # noqa: PLC0415
+
+    ws, result, _ = state.current()
+    if ws is None:
+        return
+    if not constraints.uses_table(ws):
+        st.caption(f"With {len(ws.features)} features the constraints are edited in the sidebar (*Actionability "
+                   "constraints*, under the parameters).")
+        return
+    constraints.table_editor(ws, result)
+
+
 def active_data_summary() -> None:
     """Column types of the data in use."""
     try:
