@@ -80,6 +80,22 @@ def test_model_panel_without_labels_says_there_is_no_performance():
     assert not any(k in _kinds(at) for k in ("confusion_matrix_figure", "residual_plot"))
 
 
+def test_model_panel_of_an_uploaded_model_uses_the_labelled_test_split():
+    from tcrex import datasets
+
+    at = new_app()
+    upload_data(at, "loans.csv", csv_bytes(datasets.load_bundled_loans().head(800)))
+    use_this_data(at)
+    at.radio(key="setup_model_choice").set_value("upload").run()
+    model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
+    at.get("file_uploader")[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
+    assert_clean(at)
+    note = next(i.value for i in at.info if i.value.startswith("**Measured on"))
+    assert "200 rows of this data's test split" in note and "not known" in note
+    assert "accuracy" in {m.label for m in at.metric}
+    assert "confusion_matrix_figure" in _kinds(at)
+
+
 # ------------------------------------------------------------------------------------------------ rule ids
 def test_rules_table_shows_the_ids_the_tree_uses_and_ids_never_collide():
     at = new_app()
