@@ -284,6 +284,63 @@ def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
     return spec
 
 
+def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
+    """``applied`` with ``feature``'s category moves set to ``chosen`` (``{category: allowed targets}``; a category
+    allowed to move anywhere is left out), keeping its kind and weight."""
+    kind, weight, _ = _unpack(applied.get(feature))
+    transitions = {}
+    for c in categories:
+        others = [x for x in categories if x != c]
+        allowed = chosen.get(c, others)
+        if set(map(str, allowed)) != set(map(str, others)):
+            transitions[str(c)] = [x.item() if hasattr(x, "item") else x for x in allowed]
+    spec = {f: v for f, v in applied.items() if f != feature}
+    packed = _pack(kind, weight, transitions)
+    if packed is not None:
+        spec[feature] = packed
+    return spec
+
+
+def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
+    """Below the table: limit one categorical feature's category moves (per current category, where it may go)."""
+    categorical = [f for f in ws.features if f in set(ws.categorical)]
+    if not categorical:
+        return
+    with st.expander("Limit category moves (categorical features)", icon=":material/swap_horiz:"):
+        f = st.selectbox("Feature", categorical, key=f"con_moves_feature_{scope}")
+        cats = _categories(ws, result, f)
+        applied = state.params().constraint_spec
+        kind, _, transitions = _unpack(applied.get(f))
+        if kind == "immutable":
+            st.caption(f"`{f}` is immutable: it cannot move at all.")
+            return
+        if len(cats) > MAX_CATEGORIES:
+            st.caption(f"{len(cats)} categories: too many to edit moves here.")
+            return
+        chosen = {}
+        with st.form(f"con_moves_form_{scope}_{f}"):
+            for i, c in enumerate(cats):
+                others = [x for x in cats if x != c]
+                old = next((v for k, v in transitions.items() if str(k) == str(c)), None)
+                start = others if old is None else [x for x in others if str(x) in {str(a) for a in old}]
+                chosen[c] = st.multiselect(f"From {c} to", others, default=start, format_func=str,
+                                           key=f"con_moves_{scope}_{f}_{i}")
+            go = st.form_submit_button(f"Apply {f}'s moves", type="primary")
+        if go:
+            spec = moves_spec(applied, f, cats, chosen)
+            try:
+                if result is not None:
+                    Constraints(result.explainer.schema_, spec)
+            except TCRExError as exc:
+                st.session_state[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+                st.rerun()
+            state.set_params(constraints=spec)
+            st.session_state.setdefault(CONFIRMED_KEY, set()).add(scope)
+            st.session_state[TABLE_VERSION_KEY] = st.session_state.get(TABLE_VERSION_KEY, 0) + 1
+            st.session_state[MESSAGE_KEY] = ("success", f"Applied: {describe(spec)}")
+            st.rerun()
+
+
 def table_editor(ws: Workspace, result: FitResult | None) -> None:
     """All features' constraints in one table (a form: nothing is applied until **Apply constraints**)."""
     ss = st.session_state
@@ -317,6 +374,7 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
         (st.error if message[0] == "error" else st.success)(message[1])
     elif applied:
         st.caption(f"Applied: **{describe(applied)}**")
+    moves_editor(ws, result, scope)
     if not (apply or reset):
         return
     spec = {} if reset else table_spec(ws, edited)

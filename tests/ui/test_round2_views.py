@@ -176,6 +176,7 @@ def _wide(n_features: int = 14, n: int = 400) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({f"f{i:02d}": rng.normal(size=n).round(3) for i in range(n_features)})
     frame["age"] = rng.integers(18, 80, n)
+    frame["region"] = rng.choice(["north", "south", "west"], n)
     frame["approved"] = ((frame.f00 + frame.f01 > 0) | (frame.age > 60)).astype(int)
     return frame
 
@@ -192,7 +193,7 @@ def test_many_features_edit_constraints_in_a_main_area_table():
     goto(at, "data_model")
     (editor,) = [d for d in at.data_editor if str(d.key).startswith("con_table_")]
     table = editor.value
-    assert len(table) == 15 and table.set_index("feature").loc["age", "constraint"] == "increase only"
+    assert len(table) == 16 and table.set_index("feature").loc["age", "constraint"] == "increase only"
     row = list(table.feature).index("f03")
     at.session_state[editor.key] = {"edited_rows": {row: {"constraint": "immutable", "weight": 2.0}},
                                     "added_rows": [], "deleted_rows": []}
@@ -234,3 +235,22 @@ def test_a_new_model_clears_the_constraints_with_a_note():
     assert_clean(at)
     assert "constraints were cleared because the model changed" in _messages(at)
     assert at.session_state["tcrex.params"].constraints == ()
+
+
+def test_many_features_limit_category_moves_below_the_table():
+    at = new_app()
+    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    use_this_data(at)
+    goto(at, "data_model")
+    scope = next(str(d.key) for d in at.data_editor if str(d.key).startswith("con_table_")).split("_")[2]
+    assert at.selectbox(key=f"con_moves_feature_{scope}").value == "region"  # the one categorical feature
+    north = next(m for m in at.multiselect if m.label == "From north to")
+    north.set_value(["south"])
+    next(b for b in at.button if b.label == "Apply region's moves").click()
+    at.run()
+    assert_clean(at)
+    applied = state.unpack_constraints(at.session_state["tcrex.params"].constraints)
+    assert applied == {"region": {"transitions": {"north": ["south"]}}}
+    assert "region: limited category moves" in sidebar_text(at)
+    table = next(d.value for d in at.data_editor if str(d.key).startswith("con_table_"))
+    assert "limited category moves (kept)" in table.set_index("feature").loc["region", "note"]
