@@ -378,6 +378,26 @@ def sentinel_codes(s: pd.Series) -> tuple[list, int, str]:
     return [], 0, ""
 
 
+def sentinels_to_missing(frame: pd.DataFrame, columns) -> tuple[pd.DataFrame, dict]:
+    """A copy of ``frame`` whose sentinel codes (:func:`sentinel_codes`) in ``columns`` are missing values, and
+    ``{column: cells changed}``. Only on request (the dashboard's "treat sentinel codes as missing"); the caller
+    then handles the missing values (:func:`handle_missing`) and reports both counts."""
+    out, counts = frame, {}
+    for col in columns:
+        if col not in frame.columns or not pd.api.types.is_numeric_dtype(frame[col]) \
+                or pd.api.types.is_bool_dtype(frame[col]):
+            continue
+        codes, rows, _ = sentinel_codes(frame[col])
+        if not rows:
+            continue
+        if out is frame:
+            out = frame.copy()
+        hit = frame[col].isin(codes)
+        out[col] = frame[col].astype("float64").mask(hit)
+        counts[col] = int(hit.sum())
+    return out, counts
+
+
 def _sentinels(s: pd.Series, col: str, findings: list) -> None:
     codes, rows, kind = sentinel_codes(s)
     if not codes:

@@ -132,10 +132,20 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
             more = "" if len(table.missing) <= 8 else f" and {len(table.missing) - 8} more"
             st.markdown(f"**{n_missing:,} missing value(s)** in {len(table.missing)} column(s): {shown}{more}. "
                         "Choose what to do with them (the result is reported after you apply):")
+        sentinel_rows = table.sentinels
+        use_sentinels = False
+        if sentinel_rows:
+            shown = ", ".join(f"`{c}` ({k:,} rows)" for c, k in sentinel_rows.items())
+            use_sentinels = st.checkbox(
+                f"Treat the sentinel codes as missing values: {shown}", key=f"setup_sentinels_{digest[:12]}",
+                value=bool(same and spec.sentinels),
+                help="Codes such as −7/−8/−9 or 999 usually mean 'unknown' or 'not applicable'. Ticked, they become "
+                     "missing values and are dropped or filled in as chosen below (with counts after you apply); "
+                     "unticked, the data is used as it is.")
         missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
                            format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
-                           disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
+                           disabled=not (n_missing or sentinel_rows), key=f"setup_missing_{digest[:12]}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
         task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
                                horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
@@ -155,7 +165,9 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                         if u == "categorical" and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)
+    sentinels = tuple(c for c in table.sentinels if c not in dropped and c != label_col) if use_sentinels else ()
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice,
+                   sentinels=sentinels)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:

@@ -66,6 +66,8 @@ class DataSpec:
     missing: str = "drop"  # how to treat rows with missing values
     extra: tuple[str, ...] = ()  # kept in the data but not model features (e.g. a protected attribute to audit)
     task: str | None = None  # the label's task for in-app training and output columns; None: tcrex.detect_task
+    #: columns whose sentinel codes (-7/-8/-9, 999, ...) the user chose to treat as missing values
+    sentinels: tuple[str, ...] = ()
 
 
 @dataclass
@@ -170,6 +172,11 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
         if not (pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c])
                 or isinstance(frame[c].dtype, pd.CategoricalDtype)):
             frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    if spec.sentinels:  # only on request, reported with counts (then handled as the missing values are)
+        frame, counts = intake.sentinels_to_missing(frame, [c for c in spec.sentinels if c in numeric])
+        if counts:
+            notes.append(f"{sum(counts.values()):,} sentinel code(s) treated as missing values: "
+                         + ", ".join(f"{c!r} ({k:,})" for c, k in counts.items()))
     frame, note = apply_missing(frame, spec.missing)
     if note:
         notes.append(note)
@@ -231,6 +238,11 @@ class TableFindings:
     @property
     def missing(self) -> dict[str, int]:
         return self.report.missing
+
+    @property
+    def sentinels(self) -> dict[str, int]:
+        """Columns with sentinel codes (:func:`tcrex.intake.sentinel_codes`) -> rows holding them."""
+        return {f.column: f.count for f in self.report.findings if f.kind == "sentinel"}
 
 
 #: Spreadsheet extensions read with openpyxl (the first sheet, values only).

@@ -312,3 +312,15 @@ def test_sentinel_codes_are_reported_with_their_row_count_and_the_data_is_unchan
 def test_ordinary_numbers_are_not_sentinels(column):
     rep = read_table(csv_bytes(pd.DataFrame({"x": column, "y": np.arange(len(column)) % 7})), "t.csv")
     assert not [f for f in rep.findings if f.kind == "sentinel"]
+
+
+def test_sentinel_codes_become_missing_only_on_request():
+    from tcrex.intake import sentinels_to_missing
+
+    df = _bureau()
+    out, counts = sentinels_to_missing(df, ["MSinceMostRecentDelq", "NumTrades", "Utilisation", "nope"])
+    assert counts == {"MSinceMostRecentDelq": 34, "NumTrades": 5}  # Utilisation has none; unknown names skipped
+    assert out["MSinceMostRecentDelq"].isna().sum() == 34 and out["NumTrades"].isna().sum() == 5
+    assert (out["MSinceMostRecentDelq"].dropna() >= 0).all() and out["NumTrades"].max() < 999
+    pd.testing.assert_frame_equal(out[["Utilisation", "Score"]], df[["Utilisation", "Score"]])
+    assert (df["MSinceMostRecentDelq"] == -7).sum() == 25  # the input is not changed

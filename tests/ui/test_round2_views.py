@@ -169,6 +169,16 @@ def test_sentinel_codes_are_a_finding_on_upload():
     assert not at.exception
     finding = next(w.value for w in at.warning if w.value.startswith("**Findings**"))
     assert "MSinceMostRecentDelq" in finding and "20 row(s) hold −7" in finding and "sentinel" in finding
+    # used as they are unless the user asks: then they are missing values, dropped here, with the counts
+    box = next(c for c in at.checkbox if c.label.startswith("Treat the sentinel codes as missing"))
+    assert box.value is False and "`MSinceMostRecentDelq` (20 rows)" in box.label
+    box.check()
+    use_this_data(at)
+    assert_clean(at)
+    assert "20 sentinel code(s) treated as missing values: 'MSinceMostRecentDelq' (20)" in _messages(at)
+    active = at.session_state["tcrex.data_spec"]
+    assert active.sentinels == ("MSinceMostRecentDelq",)
+    assert "280 rows" in sidebar_text(at)  # the 20 rows with a code were dropped (the strategy chosen)
 
 
 # ------------------------------------------------------------------------------------------------ many features
