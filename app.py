@@ -40,6 +40,6 @@ page = st.navigation(
 )
 with memory.timed_run(page.title):  # the server's share of a page time, logged for load tests
     memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
-    sidebar.render_sidebar()
+    sidebar.render_sidebar(setup_page=page.url_path == "data_model")
     pickle_banner()
     page.run()

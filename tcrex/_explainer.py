@@ -23,7 +23,7 @@ from ._targets import Target, serving_target, targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           REGRESSION, STATUSES)
 from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
-                   is_trivial_rule, metacounterfactual_sentence, status_sentence, trivial_rule_note)
+                   is_trivial_rule, metacounterfactual_sentence, rule_label, status_sentence, trivial_rule_note)
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -38,6 +38,7 @@ class LocalExplanation:
     target: int | None = None
     target_description: str | None = None
     rule: int | None = None
+    rule_id: str | None = None  # the rule's public id ("R3", :meth:`TCREx.rule_id`), unique across targets
     rule_conditions: dict = field(default_factory=dict)
     metarule: int | None = None
     metarule_conditions: dict = field(default_factory=dict)
@@ -603,7 +604,7 @@ class TCREx(BaseEstimator):
             if exp.metarule is not None:  # no actionable rule here: where would there be one?
                 exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
             return exp
-        exp.rule = r
+        exp.rule, exp.rule_id = r, self.rule_id(t, r)
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
         change, keep = self._change_keep(sol, r, self._row_outside(res, 0))
         current = X.iloc[0]
@@ -637,6 +638,7 @@ class TCREx(BaseEstimator):
         r2, m2, c2, p2 = sol.lookup(moved)
         o2 = sol.outside(p2)
         order = np.lexsort((others, c2, n_meta))[:k]
+        t = next(i for i, s in enumerate(self._all_targets) if s is sol)
         meta_outside = np.zeros((len(others), len(self.schema_)), dtype=bool)
         meta_outside[:, self.schema_.numeric] = num_out
         meta_outside[:, self.schema_.categorical] = cat_out
@@ -647,7 +649,8 @@ class TCREx(BaseEstimator):
             meta_changes = [{"feature": self.schema_.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
                             for i in np.flatnonzero(meta_outside[a])]
             change, keep = self._change_keep(sol, int(r2[a]), o2[a]) if r2[a] >= 0 else ([], [])
-            result.append({"metarule": m, "rule": int(r2[a]), "n_metachanges": int(n_meta[a]),
+            result.append({"metarule": m, "rule": int(r2[a]), "rule_id": self.rule_id(t, int(r2[a])),
+                           "n_metachanges": int(n_meta[a]),
                            "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
                            "text": metacounterfactual_sentence(meta_changes, change, keep, actionable=r2[a] >= 0)})
         return result
@@ -691,11 +694,23 @@ class TCREx(BaseEstimator):
             n_meta = np.bincount(sol.metarule_rule[sol.metarule_rule >= 0], minlength=sol.n_rules)
             for r in range(sol.n_rules):
                 rows.append({"target": t, "target_description": sol.target.describe(), "rule": r,
+                             "rule_id": self.rule_id(t, r),
                              "conditions": self.conditions_text(sol.rules, r), "n": int(sol.rule_n[r]),
                              "feasibility": float(sol.feasibility[r]), "accuracy": float(sol.accuracy[r]),
                              "complexity": int(complexity[r]), "n_metarules": int(n_meta[r])})
-        return pd.DataFrame(rows, columns=["target", "target_description", "rule", "conditions", "n",
+        return pd.DataFrame(rows, columns=["target", "target_description", "rule", "rule_id", "conditions", "n",
                                            "feasibility", "accuracy", "complexity", "n_metarules"])
+
+    def rule_id(self, target: int, rule) -> str | None:
+        """The one public id of rule ``rule`` of target ``target`` ("R1", "R2", …): the rules of every target are
+        numbered in order from 1, so ids never collide across targets (rule 0 of target 1 follows the last rule
+        of target 0). None for no rule (None or a negative rule, e.g. a metarule without an actionable rule).
+        Every table, figure and report shows rules by this id (column ``rule_id`` of :meth:`rules_frame`)."""
+        if rule is None or (isinstance(rule, float) and rule != rule) or int(rule) < 0:
+            return None
+        self._require_fitted()
+        offset = sum(s.n_rules for s in self._all_targets[:int(target)])
+        return rule_label(offset + int(rule) + 1)
 
     def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
@@ -710,12 +725,12 @@ class TCREx(BaseEstimator):
                 change, keep = self._metarule_change_keep(sol, m) if r >= 0 else ([], [])
                 text = change_keep_sentence(change, keep) if r >= 0 else NO_ACTIONABLE_RECOURSE
                 rows.append({"target": t, "metarule": m, "rule": r if r >= 0 else None,
-                             "conditions": self.conditions_text(sol.metarules, m),
+                             "rule_id": self.rule_id(t, r), "conditions": self.conditions_text(sol.metarules, m),
                              "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
                              "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
                              "text": text})
-        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "conditions", "sparsity", "n_cells",
-                                           "change", "keep", "text"])
+        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "rule_id", "conditions", "sparsity",
+                                           "n_cells", "change", "keep", "text"])
 
     def _metarule_change_keep(self, sol: Solution, m: int) -> tuple[list, list]:
         """Worst case over the metarule: a rule feature is to change if any part of the metarule lies outside."""
@@ -727,11 +742,13 @@ class TCREx(BaseEstimator):
             outside[i] = table[states[:, i], r].any()
         return self._change_keep(sol, r, outside)
 
-    def summary_text(self, target: int | None = None) -> str:
+    def summary_text(self, class_names=None, target: int | None = None) -> str:
         """The global textual summary: per target, its rules, then per metarule "if …: change …, keeping …".
 
-        ``target`` (an index into ``targets_``) keeps one target; default every target. A rule without any
-        condition (it covers every input) is flagged: it describes the model, it is not advice."""
+        ``class_names`` (``{label: name}``) names the classes ("approved" instead of "output = 1"); rules are
+        named by their :meth:`rule_id`. ``target`` (an index into ``targets_``) keeps one target; default every
+        target. A rule without any condition (it covers every input) is flagged: it describes the model, it is not
+        advice."""
         self._require_fitted()
         if target is None:
             chosen = range(len(self.targets_))
@@ -746,20 +763,21 @@ class TCREx(BaseEstimator):
         lines = []
         for t in chosen:
             sol = self.targets_[t]
-            lines.append(f"Target {t}: {sol.target.describe()} — {sol.n_rules} rule(s), "
+            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {sol.n_rules} rule(s), "
                          f"{len(sol.metarules)} metarule(s), {sol.n_cells} grid cell(s)")
             trivial = set()
             for _, r in rules[rules.target == t].iterrows():
                 note = ""
                 if is_trivial_rule(r.complexity):
                     trivial.add(int(r.rule))
-                    note = f"  — {trivial_rule_note(sol.target.describe(), r.accuracy)}"
-                lines.append(f"  Rule {r.rule}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
+                    note = f"  — {trivial_rule_note(sol.target.describe(class_names), r.accuracy)}"
+                lines.append(f"  Rule {r.rule_id}: {r.conditions}  [accuracy {r.accuracy:.3f}, feasibility "
                              f"{r.feasibility:.3f}, complexity {r.complexity}]{note}")
             for _, m in metas[metas.target == t].iterrows():
                 flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
                     and int(m.rule) in trivial else ""
-                lines.append(f"  {if_sentence(m.conditions, m.text)} (rule {m.rule}, up to {m.sparsity} change(s)"
+                rule = m.rule_id if m.rule_id is not None else "no actionable rule"
+                lines.append(f"  {if_sentence(m.conditions, m.text)} ({rule}, up to {m.sparsity} change(s)"
                              f"{flag})")
         return "\n".join(lines)
 

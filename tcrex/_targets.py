@@ -14,7 +14,7 @@ import pandas as pd
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
 from ._vocabulary import CLASSIFICATION
-from .text import format_number
+from .text import format_number, outcome_text
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,11 @@ class Target:
             inside &= y <= high
         return inside
 
-    def describe(self) -> str:
+    def describe(self, names=None) -> str:
+        """The outcome in words; ``names`` (``{label: name}`` or a callable) gives classes their readable names
+        ("approved" instead of "output = 1", see :func:`tcrex.text.outcome_text`)."""
         if self.classes is not None:
-            if len(self.classes) == 1:
-                return f"output = {self.classes[0]}"
-            return "output in {" + ", ".join(map(str, self.classes)) + "}"
+            return outcome_text(self.classes, names)
         low, high = self.interval
         if low is None:
             return f"output ≤ {format_number(high)}"

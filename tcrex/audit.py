@@ -213,7 +213,7 @@ class AuditResult:
 
 # ---------------------------------------------------------------------------------------------------- audit
 def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=1000, confidence=0.95,
-          reference=None, random_state=0, min_group_size=30) -> AuditResult:
+          reference=None, random_state=0, min_group_size=30, class_names=None) -> AuditResult:
     """Compare recourse between groups of individuals under a fitted :class:`~tcrex.TCREx` explainer.
 
     Parameters
@@ -233,11 +233,13 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
         to the first in display order); ``"rest"`` = all other individuals together.
     random_state : seed of the bootstrap (int, None or a numpy Generator).
     min_group_size : below this many individuals a comparison is flagged as too small, never "significant".
+    class_names : readable names of the classes (``{1: "approved"}``): the findings then name the target
+        "(target: approved)" instead of "(target: output = 1)".
     """
     _check_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
     labels, order, group_column = _resolve_groups(X, groups)
-    outcomes = _outcomes(explainer, X, y_pred, model, target)
+    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names)
     return _summarise(outcomes, labels, order, group_column, n_boot=n_boot, confidence=confidence,
                       reference=reference, random_state=random_state, min_group_size=min_group_size)
 
@@ -256,7 +258,7 @@ class _Outcomes:
     effectiveness_available: bool = False
 
 
-def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
+def _outcomes(explainer, X, y_pred, model, target, class_names=None) -> _Outcomes:
     target_spec = _resolve_target(explainer, target)
     y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for the three calls below
     exp = explainer.explain(X, y_pred=y, target=target_spec)
@@ -286,8 +288,8 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
         "target": pd.array(np.where(tgt >= 0, tgt, None), dtype="Int64"),
         "rule": pd.array(np.where(has, rule, None), dtype="Int64"), "changes": changes, "distance": dist,
         "feasibility": feas, "accuracy": acc, "recourse_works": works}, index=X.index)
-    target_desc = explainer.solution(int(tgt[need][0])).target.describe() if need.any() else \
-        _describe_target(explainer, target_spec)
+    target_desc = explainer.solution(int(tgt[need][0])).target.describe(class_names) if need.any() else \
+        _describe_target(explainer, target_spec, class_names)
     return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available,
                      effectiveness_available)
 
@@ -479,8 +481,8 @@ def _resolve_target(explainer, target):
     return spec
 
 
-def _describe_target(explainer, spec) -> str:
-    return targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)[0].describe()
+def _describe_target(explainer, spec, class_names=None) -> str:
+    return targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)[0].describe(class_names)
 
 
 def _resolve_reference(reference, order, table) -> str:

@@ -24,7 +24,7 @@ from . import check_fitted
 from .figures import change_keep_counts, dot_to_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
 from .audit_threshold import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
-from .text import is_trivial_rule, pluralise, trivial_rule_note
+from .text import class_label, is_trivial_rule, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
 
@@ -238,7 +238,7 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
         trivial = rt["complexity"].map(is_trivial_rule).astype(bool)
         for _, r in rt[trivial].iterrows():  # flagged, never listed as advice
             who = f" The explanations send {pluralise(r.used, 'individual')} to it." if r.used else ""
-            out.append(f"Rule {int(r.rule)} ({outcome}) is left out: {trivial_rule_note(outcome, r.accuracy)}.{who}")
+            out.append(f"Rule {r.rule_id} ({outcome}) is left out: {trivial_rule_note(outcome, r.accuracy)}.{who}")
         rt = rt[~trivial].sort_values(["used", "n"], ascending=False).head(k)
         for _, r in rt.iterrows():
             who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
@@ -246,7 +246,7 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
                 works = (f" Checked on the model, a point inside it works for {float(r.effectiveness):.0%} of those "
                          "it is recommended to.")
-            out.append(f"To reach {outcome}: have {r.conditions}. Rule {int(r.rule)} — "
+            out.append(f"To reach {outcome}: have {r.conditions}. Rule {r.rule_id} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
                        f"{float(r.feasibility):.0%} of the data{who}.{works}")
     return out
@@ -282,23 +282,32 @@ def _changes_table(explanations: pd.DataFrame) -> str:
             f"<tbody>{rows}</tbody></table>")
 
 
-def _individual_html(ex, name: str, exp, x, real_example: bool = False) -> str:
+def _outcome(value, class_names) -> str:
+    """A model output as a reader sees it: its class name when known ("approved"), else the value."""
+    return class_label(value, class_names) or _cell(value)
+
+
+def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_names=None,
+                     target_names: dict | None = None) -> str:
     """One chosen individual: the recourse in words, then the side-by-side table and the rule. The "real example"
-    is another person's row, so it is shown only when row-level data is included."""
+    is another person's row, so it is shown only when row-level data is included. ``class_names`` names model
+    outputs, ``target_names`` the targets (``{target id: name}``)."""
     parts = [f"<h3>{_e(name)}</h3>", f"<p><b>{_e(exp.text)}</b></p>"]
-    facts = [("model output", exp.output), ("status", exp.status)]
+    facts = [("model output", _outcome(exp.output, class_names)), ("status", exp.status)]
     if exp.target is not None:
-        facts.append(("target", exp.target_description))
+        facts.append(("target", (target_names or {}).get(exp.target, exp.target_description)))
     if exp.counterfactual_valid is not None:
-        verdict = ("yes" if exp.counterfactual_valid else "no") + f" (the model gives {exp.counterfactual_output})"
+        verdict = (("yes" if exp.counterfactual_valid else "no")
+                   + f" (the model gives {_outcome(exp.counterfactual_output, class_names)})")
         facts.append(("the model agrees at the recommended point", verdict))
         if exp.counterfactual_source == "example":
             facts.append(("note", "only a real example inside the rule works; points nearer to the individual "
                                   "do not change the model's output"))
     if exp.rule is not None:
-        facts += [("rule", exp.rule), ("metarule", exp.metarule), ("features to change", exp.n_changes)]
+        facts += [("rule", getattr(exp, "rule_id", None) or exp.rule), ("metarule", exp.metarule),
+                  ("features to change", exp.n_changes)]
     parts.append(_kv(facts))
-    table = individual_table(exp, x)
+    table = individual_table(exp, x, outcome_name=lambda v: _outcome(v, class_names))
     if not real_example:
         table = table.drop(columns=[c for c in table.columns if c.startswith("real example")])
     parts.append(_table(table))
@@ -308,14 +317,37 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False) -> str:
     return f'<div class="figure">{"".join(parts)}</div>'
 
 
+def _performance_html(perf) -> str:
+    """The model's headline figures as a small table, where they were measured, and (classifiers) per class."""
+    if isinstance(perf, str):
+        return f'<p class="note">{_e(perf)}</p>'
+    caveat = {True: "held out from training", False: "training rows: these figures are optimistic",
+              None: "the model may have been trained on these rows"}[perf.holdout]
+    body = f"<p>Measured on {_e(perf.rows)} ({_e(caveat)}).</p>" + _table(perf.table())
+    if perf.per_class is not None:
+        body += "<h3>Per class</h3>" + _table(perf.per_class)
+    if perf.notes:
+        body += "".join(f'<p class="note">{_e(n[0].upper() + n[1:])}.</p>' for n in perf.notes)
+    return body
+
+
+def _ids_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """A rules or metarules frame for readers: the rule's public id (``rule_id``) in place of its per-target
+    index, which collides across targets."""
+    if "rule_id" not in frame.columns:
+        return frame
+    out = frame.drop(columns=["rule"]).rename(columns={"rule_id": "rule"})
+    return out
+
+
 def build_report(ex, *, title: str, data_description: str, data_fingerprint: str, model_description: str,
                  model_fingerprint: str, params: dict, figures: dict | None = None, tables: dict | None = None,
                  dot: dict | None = None, generated_at: datetime | None = None, audit=None,
                  audit_title: str | None = None, individuals: dict | None = None,
                  explanations: pd.DataFrame | None = None, actions: pd.DataFrame | None = None,
                  rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True,
-                 effectiveness=None, outcome_names: dict | None = None,
-                 audit_practical: float = PRACTICAL_DEFAULT) -> str:
+                 effectiveness=None, outcome_names: dict | None = None, class_names: dict | None = None,
+                 model_performance=None, audit_practical: float = PRACTICAL_DEFAULT) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
     Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
@@ -332,7 +364,12 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
     adds how often the recommended points work on the model, in the summary and the rules table;
-    ``outcome_names`` names each target in words (``{0: "approved"}``) instead of ``output = 1``.
+    ``outcome_names`` names each target in words (``{0: "approved"}``) instead of ``output = 1``;
+    ``class_names`` (``{label: name}``, e.g. ``{1: "approved", 0: "rejected"}``) names the classes everywhere
+    else: model outputs, the rules and metarules tables and the text summary (and the targets when
+    ``outcome_names`` is not given). Rules are named by their one id (``rule_id``: "R1", "R2", …).
+    ``model_performance`` (a :class:`tcrex.performance.ModelPerformance`, or a sentence saying why there is none)
+    adds a small table of the model's own performance and the rows it was measured on.
     """
     check_fitted(ex)
     when = generated_at or datetime.now(timezone.utc)
@@ -348,7 +385,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
 
     # ---------------------------------------------------------------- executive summary
     cards, words = _headline(ex, explanations, effectiveness)
-    names = outcome_names or {}
+    names = outcome_names or ({t: s.target.describe(class_names) for t, s in enumerate(ex.targets_)}
+                              if class_names else {})
     outcomes = "; ".join(names.get(t, s.target.describe()) for t, s in enumerate(ex.targets_))
     n_rules = sum(s.n_rules for s in ex.targets_)
     n_metas = sum(len(s.metarules) for s in ex.targets_)
@@ -384,7 +422,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
 
     if individuals:
         section("individuals", "Chosen individuals" if len(individuals) > 1 else "Chosen individual",
-                "".join(_individual_html(ex, name, exp, x, real_example=embed_rows)
+                "".join(_individual_html(ex, name, exp, x, real_example=embed_rows, class_names=class_names,
+                                         target_names=names)
                         for name, (exp, x) in individuals.items())
                 + ("" if embed_rows else '<p class="note">The "real example" (the nearest real row following the '
                    "rule) is another person's data and is left out; include row-level data to show it.</p>"))
@@ -407,16 +446,20 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
             n = len(sol.metarules)
             pop = explanations if explanations is not None and len(explanations) else None
             body = metarule_tree_html(ex, t, population=pop, max_leaves=MAX_REPORT_LEAVES,
-                                      open_all=n <= OPEN_ALL_LEAVES)
+                                      open_all=n <= OPEN_ALL_LEAVES, class_names=class_names)
             parts.append(f'<div class="figure" id="{_slug("tree", t)}">{body}</div>')
         section("trees", "Metarule trees", '<p class="note">Each tree splits the inputs until one recommendation '
                 "applies; open a branch to follow it. Leaves sharing a letter give the same advice.</p>"
                 + "".join(parts))
 
+    if model_performance is not None:
+        section("model-performance", "How well the model does", _performance_html(model_performance))
     rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
     metas = ex.metarules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.metarules_frame()
-    section("rules", "Rules", _table(rules))
-    section("metarules", "Metarules", _table(metas))
+    if names:  # targets by name ("approved"), not "output = 1"
+        rules = rules.assign(target_description=rules["target"].map(lambda t: names.get(int(t), "")))
+    section("rules", "Rules", _table(_ids_first(rules)))
+    section("metarules", "Metarules", _table(_ids_first(metas)))
     agg = []
     if explanations is not None and len(explanations):
         agg.append("<h3>Features to change, per individual with a recourse</h3>" + _changes_table(explanations))
@@ -451,7 +494,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                 raw={"data fingerprint": _fp(data_fingerprint), "model fingerprint": _fp(model_fingerprint)})
             + (_kv(params.items()) if params else '<p class="note">no parameters given</p>')
             + "<h3>Explainer settings</h3>" + _kv(settings.items())
-            + f'<h3>Global summary (text)</h3><pre class="summary">{_e(ex.summary_text())}</pre>')
+            + f'<h3>Global summary (text)</h3><pre class="summary">{_e(ex.summary_text(class_names))}</pre>')
     stamp = when.isoformat(timespec="seconds")
     from . import __version__
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '

@@ -134,6 +134,42 @@ def join_and(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+def rule_label(number: int) -> str:
+    """The public id of the ``number``-th rule of an explainer (1-based, counted over every target in order):
+    "R1", "R2", … — the one format of rule ids; :meth:`tcrex.TCREx.rule_id` numbers the rules."""
+    return f"R{int(number)}"
+
+
+def class_label(value, names=None) -> str | None:
+    """The readable name of a class label from ``names`` (a mapping such as ``{1: "approved"}`` or a callable),
+    or None when it has none. numpy scalars and their text form are looked up too (``np.int64(1)``, ``"1"``)."""
+    if names is None:
+        return None
+    if callable(names):
+        out = names(value)
+        return None if out is None else str(out)
+    plain = value.item() if isinstance(value, np.generic) else value
+    for key in (plain, str(plain)):
+        try:
+            if key in names:
+                return str(names[key])
+        except TypeError:  # an unhashable label: no name
+            return None
+    by_text = {str(k): v for k, v in names.items()}
+    return str(by_text[str(plain)]) if str(plain) in by_text else None
+
+
+def outcome_text(classes, names=None) -> str:
+    """A set of class labels in words: their names when ``names`` knows every one ("approved", "A or B"), else
+    the engine's form ("output = 1", "output in {1, 2}")."""
+    named = [class_label(c, names) for c in classes]
+    if names is not None and named and all(n is not None for n in named):
+        return " or ".join(named)
+    if len(classes) == 1:
+        return f"output = {classes[0]}"
+    return "output in {" + ", ".join(map(str, classes)) + "}"
+
+
 def recourse_sentence(changes: list[str], keeps: list[str]) -> str:
     """"Change A to … and B to …, while keeping C in … and D ≤ …"."""
     if not changes:

@@ -342,7 +342,7 @@ def test_dot_has_one_node_per_tree_node_with_rule_colours(which, request):
         leaf_nodes = [a for a in g["nodes"].values() if "Metarule" in a["label"][1]]
         assert len(leaf_nodes) == len(leaves)
         for node, attrs in zip([n for n in tree if "metarule" in n], leaf_nodes):  # both in pre-order
-            assert f"Metarule {node['metarule']} → rule {node['rule']}" in attrs["label"][1]
+            assert f"Metarule {node['metarule']} → {ex.rule_id(t, node['rule'])}" in attrs["label"][1]
             assert attrs["color"][1] == F.rule_color(t, node["rule"])
             assert f"up to {node['sparsity']} change" in attrs["label"][1]
         edge_labels = [e[2]["label"][1].replace("\n", " ") for e in g["edges"]]
@@ -395,7 +395,8 @@ def test_no_rule_target_and_single_metarule_tree(lopsided):
     assert len(g["nodes"]) == 1 and not g["edges"]
     assert "No valid rule" in next(iter(g["nodes"].values()))["label"][1]
     one = F.parse_dot(F.metarule_tree_dot(ex, 1))
-    assert len(one["nodes"]) == 1 and "Metarule 0 → rule 0" in one["nodes"]["n0"]["label"][1]
+    # target 0 has no rule, so rule 0 of target 1 is the explainer's first rule: R1
+    assert len(one["nodes"]) == 1 and "Metarule 0 → R1" in one["nodes"]["n0"]["label"][1]
     assert F.dot_to_svg(F.metarule_tree_dot(ex, 0)).count("<rect x=") == 1
     assert "No valid rule" in F.metarule_icicle(ex, 0).layout.annotations[0].text
     assert len(F.metarule_icicle(ex, 1).data[0].ids) == 1
@@ -485,8 +486,12 @@ def test_metacounterfactual_table_and_figure(fig1):
     tab = F.metacounterfactual_table(exp)
     assert list(tab.metarule) == [a["metarule"] for a in exp.alternatives]  # order as given
     assert list(tab["if"]) == ["x1 > 3.1", "x2 > 5.1"]
-    assert list(tab["changes vs now"]) == [a["n_changes"] - exp.n_changes for a in exp.alternatives]
+    assert list(tab["difference from now"]) == [a["n_changes"] - exp.n_changes for a in exp.alternatives]
     assert list(tab.text) == [a["text"] for a in exp.alternatives]
+    # readable headers, and rules by their one public id (as in rules_frame)
+    assert not any(c.startswith("n_") or "vs now" in c for c in tab.columns)
+    ids = ex.rules_frame().set_index(["target", "rule"])["rule_id"]
+    assert list(tab.rule) == [ids[(exp.target, a["rule"])] for a in exp.alternatives]
     fig = F.metacounterfactual_figure(exp)
     (differ,) = _kind(fig, "metachanges")
     assert list(differ.x) == [0] + [a["n_metachanges"] for a in exp.alternatives]

@@ -98,7 +98,7 @@ def trivial():
 
 def test_trivial_rule_is_flagged_in_the_text_summary(trivial):
     ex, X, y = trivial
-    line = next(l for l in ex.summary_text().splitlines() if "Rule 0: any input" in l)
+    line = next(l for l in ex.summary_text().splitlines() if "Rule R1: any input" in l)
     assert "no condition" in line and "not advice" in line
 
 

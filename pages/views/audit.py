@@ -5,6 +5,7 @@ import streamlit as st
 from tcrex.figures import (changes_distribution_by_group, feature_change_heatmap, gap_forest_plot,
                                   group_comparison_bars)
 from tcrex.ui import auditing
+from tcrex.ui import components as ui
 from tcrex.ui import page
 
 st.title("Subgroup audit")
@@ -37,5 +38,5 @@ auditing.audit_chart(gap_forest_plot, res, practical=settings.practical, key="au
 st.subheader("What each group is asked to change")
 auditing.audit_chart(feature_change_heatmap, res, key="audit_heatmap")
 with st.expander("Most frequent rules per group"):
-    st.dataframe(res.top_rules(k=3), hide_index=True, width="stretch")
+    st.dataframe(ui.with_rule_ids(res.top_rules(k=3), result.explainer), hide_index=True, width="stretch")
 st.caption("The last audit is included in the HTML report on the Export page.")

@@ -13,6 +13,10 @@ setup.data_section()
 
 st.header("2 · Model", divider="gray")
 setup.model_section()
+setup.model_panel()
 
 st.header("3 · Columns in use", divider="gray")
 setup.active_data_summary()
+
+st.header("4 · Actionability constraints", divider="gray", anchor="actionability-constraints")
+setup.constraints_section()

@@ -40,11 +40,13 @@ with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:
         ui.scrolling_svg(ui.build(metarule_tree_svg, ex, target, population=population,
-                                       collapse_empty=collapse))
+                                       collapse_empty=collapse, class_names=ws.class_names))
     else:
-        ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse)
+        ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse,
+                 class_names=ws.class_names)
 with tab_icicle:
-    ui.chart(metarule_icicle, ex, target, population=result.explanations.loc[pop.index], height=520)
+    ui.chart(metarule_icicle, ex, target, population=result.explanations.loc[pop.index], height=520,
+             class_names=ws.class_names)
 with tab_text:
     st.caption(f"The rules and metarules of the target chosen above ({ws.target_name(sol.target)}) in words.")
-    st.code(ex.summary_text(target=target), language=None, wrap_lines=True)
+    st.code(ex.summary_text(ws.class_names, target=target), language=None, wrap_lines=True)

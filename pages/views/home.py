@@ -37,7 +37,7 @@ if n_blocked:
 
 st.subheader(f"{ws.data.label} · {ws.model.label}")
 st.caption(ws.data.description)
-ui.chart(rules_overview, ex, height=420)
+ui.chart(rules_overview, ex, height=420, class_names=ws.class_names)
 
 st.subheader("Explore")
 links = st.columns(3)

@@ -18,6 +18,7 @@ show_rules = c1.toggle("Show rules", value=True, key="plot_rules")
 show_metarules = c2.toggle("Show metarule regions through the individual", value=True, key="plot_metarules")
 ui.chart(rule_plot, ex, target, x, y, ws.X, ws.y_pred, individual=row, show_rules=show_rules,
          show_metarules=show_metarules, max_points=ui.MAX_POINTS, height=680, key="rule_plot", legend_below=True,
+         class_names=ws.class_names,
          caption="Metarule regions are an exact slice through the individual (its other features held fixed).")
 
 st.subheader("One rule in focus")
@@ -26,4 +27,5 @@ st.caption("The paper's Figure 8c: one rule, and the individuals it is recommend
 rule, individuals = ui.focus_controls(ws, result, target, key="focus")
 if rule is not None:
     ui.chart(rule_focus_plot, ex, target, rule, ws.X, ws.y_pred, individuals, height=640, key="focus_plot",
+             class_names=ws.class_names,
              legend_below=True)

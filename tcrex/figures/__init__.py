@@ -25,3 +25,7 @@ from ._audit import (BAR_METRICS, changes_distribution_by_group, feature_change_
                      gap_forest_plot, gap_forest_svg, group_comparison_bars)
 __all__ += ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
             "BAR_METRICS"]
+
+# the model's own performance (the dashboard's Model panel, issue #13)
+from ._model import confusion_matrix_figure, pr_curve_figure, residual_plot, roc_curve_figure  # noqa: E402
+__all__ += ["confusion_matrix_figure", "roc_curve_figure", "pr_curve_figure", "residual_plot"]

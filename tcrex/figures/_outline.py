@@ -60,16 +60,17 @@ def _goes_left(node: dict, value) -> bool:
 
 
 def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, highlight_metarule: int | None = None,
-                     max_leaves: int = MAX_LEAVES, tree: dict | None = None) -> dict:
+                     max_leaves: int = MAX_LEAVES, tree: dict | None = None, class_names=None) -> dict:
     """The metarule tree of one target as plain data for an outline view (``tree``: ``ex.metarule_tree(target)``
-    when the caller already has it; it is the costly part).
+    when the caller already has it; it is the costly part). ``class_names`` (``{label: name}``) names the target
+    in ``description`` ("approved" instead of "output = 1").
 
     Returns ``{"target", "description", "n_rules", "n_metarules", "groups", "root", "shown_leaves",
     "hidden_leaves", "path_metarule"}``. Every node has ``kind`` ("split", "leaf", "cut" or "empty"), ``condition``
     (the edge text from its parent, None at the root), ``n_leaves``, ``here`` (rows of ``population`` passing
     through, or None) and ``on_path``. Splits add ``feature``, ``children`` and ``advice_group`` (the group
     letter when all their leaves share one advice, else None); leaves add ``metarule``, ``rule`` (None when no
-    rule is actionable), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
+    rule is actionable), ``rule_id`` (the rule's public id, "R3"), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
     letter shared by the leaves with identical advice) and ``color``. ``groups`` lists
     ``{"group", "advice", "n_leaves", "metarules", "color"}``, largest first.
 
@@ -78,7 +79,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     remaining subtrees become ``cut`` nodes saying how many metarules they hold.
     """
     sol = solution(ex, target)
-    desc = sol.target.describe()
+    desc = sol.target.describe(class_names)
     out = {"target": int(target), "description": desc, "n_rules": int(sol.n_rules),
            "n_metarules": int(len(sol.metarules)), "groups": [], "root": None, "shown_leaves": 0,
            "hidden_leaves": 0, "path_metarule": None}
@@ -137,7 +138,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
             r = node["rule"]
             rule = None if r is None or r < 0 else int(r)
             advice = advice_of[m]
-            return {"kind": "leaf", **base, "metarule": m, "rule": rule,
+            return {"kind": "leaf", **base, "metarule": m, "rule": rule, "rule_id": ex.rule_id(target, rule),
                     "conditions": str(metas.loc[m, "conditions"]), "advice": advice,
                     "sparsity": int(node["sparsity"]), "group": group_of_advice[advice],
                     "color": rule_color(target, rule) if rule is not None else "#9E9E9E"}
@@ -191,7 +192,7 @@ def _count(node) -> str:
 
 def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None, highlight_metarule: int | None = None,
                        max_leaves: int = MAX_LEAVES, open_all: bool = False, legend: bool = True,
-                       outline: dict | None = None) -> str:
+                       outline: dict | None = None, class_names=None) -> str:
     """The metarule tree of one target as a collapsible HTML outline (``<details>``/``<summary>``, no JavaScript).
 
     Opens at the root with its branches collapsed (``open_all`` opens every branch, for paper); with
@@ -200,7 +201,8 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
     parameters and the data (pass a ready ``outline`` to skip rebuilding it).
     """
     o = outline if outline is not None else metarule_outline(ex, target, population, highlight_row,
-                                                              highlight_metarule, max_leaves)
+                                                              highlight_metarule, max_leaves,
+                                                              class_names=class_names)
     colors = {g["group"]: g["color"] for g in o["groups"]}
     sizes = {g["group"]: g["n_leaves"] for g in o["groups"]}
     advice = {g["group"]: g["advice"] for g in o["groups"]}
@@ -216,7 +218,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             return f'<li class="cut">{_e(cond)}: {_e(_plural(n["n_leaves"], "more metarule"))} not shown</li>'
         if n["kind"] == "leaf":
             g = n["group"]
-            head = f"M{n['metarule']} → rule {n['rule']}" if n["rule"] is not None else f"M{n['metarule']}"
+            head = f"M{n['metarule']} → {n['rule_id']}" if n["rule"] is not None else f"M{n['metarule']}"
             same = sizes[g] - 1
             same_txt = ""
             if same:

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ModelError, ParameterError, TCRExError
-from ..text import format_difference, format_number
+from ..text import class_label, format_difference, format_number
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE, REGRESSION
 from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fmt, rgba, rule_color, rule_dash,
                      solution, target_spec, wrap)
@@ -153,7 +153,7 @@ def _jitter(n: int, random_state, on: bool) -> np.ndarray:
     return np.random.default_rng(None if random_state is None else random_state + 1).uniform(-0.28, 0.28, n)
 
 
-def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, grey: bool) -> list:
+def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, grey: bool, class_names=None) -> list:
     """Data points coloured by model output (classes: one trace each; regression: a colour scale)."""
     Xs = X.iloc[idx]
     px = ax.positions(Xs[ax.name].to_numpy()) + _jitter(len(idx), random_state, ax.categorical)
@@ -192,7 +192,7 @@ def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, gre
         if not len(sel):
             continue
         reached = bool(in_target[sel[0]])
-        name = f"output = {c}" + (" (target)" if reached else "")
+        name = (class_label(c, class_names) or f"output = {c}") + (" (target)" if reached else "")
         if grey:
             color = "#6E6E6E" if reached else "#C4C4C4"
             marker = dict(size=size, color=color, opacity=0.6, symbol=CLASS_SYMBOLS[k % len(CLASS_SYMBOLS)])
@@ -204,9 +204,9 @@ def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, gre
     return traces
 
 
-def _rule_hover(ex, target, r, rules_row, conds, ax, ay) -> str:
+def _rule_hover(ex, target, r, rules_row, conds, ax, ay, class_names=None) -> str:
     other = [f"{esc(f)} {esc(c['text'])}" for f, c in conds.items() if f not in (ax.name, ay.name)]
-    text = (f"<b>Rule {r}</b> → {esc(ex.solution(target).target.describe())}<br>{esc(rules_row['conditions'])}<br>"
+    text = (f"<b>{esc(rules_row['rule_id'])}</b> → {esc(ex.solution(target).target.describe(class_names))}<br>{esc(rules_row['conditions'])}<br>"
             f"accuracy {rules_row['accuracy']:.3f} · feasibility {rules_row['feasibility']:.3f} · "
             f"complexity {int(rules_row['complexity'])} · n = {int(rules_row['n'])}")
     if other:
@@ -214,18 +214,21 @@ def _rule_hover(ex, target, r, rules_row, conds, ax, ay) -> str:
     return text
 
 
-def _rule_trace(ex, target, r, rules_row, conds, ax, ay, alpha=RULE_ALPHA, width=3.0) -> go.Scatter | None:
+def _rule_trace(ex, target, r, rules_row, conds, ax, ay, alpha=RULE_ALPHA, width=3.0,
+                class_names=None) -> go.Scatter | None:
     rects = [(sx, sy) for sx in ax.segments(conds.get(ax.name)) for sy in ay.segments(conds.get(ay.name))]
     if not rects:
         return None
     xs, ys = _rects_to_path(rects)
     color = rule_color(target, r)
-    label = f"Rule {r}: {clip_text(rules_row['conditions'], 26)}"
+    label = f"{rules_row['rule_id']}: {clip_text(rules_row['conditions'], 26)}"
     return go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=rgba(color, alpha),
                       line=dict(color=color, width=width, dash=rule_dash(target, r)), name=esc(label),
-                      hoveron="fills", hoverinfo="text", text=_rule_hover(ex, target, r, rules_row, conds, ax, ay),
+                      hoveron="fills", hoverinfo="text",
+                      text=_rule_hover(ex, target, r, rules_row, conds, ax, ay, class_names),
                       legendgroup="rules", legendgrouptitle=dict(text="Rules"),
-                      meta={"kind": "rule", "target": int(target), "rule": int(r), "n_rectangles": len(rects),
+                      meta={"kind": "rule", "target": int(target), "rule": int(r), "rule_id": rules_row["rule_id"],
+                            "n_rectangles": len(rects),
                             "rectangles": [[float(a), float(b), float(c), float(d)] for (a, b), (c, d) in rects]})
 
 
@@ -341,7 +344,7 @@ def _metarule_shapes(ex, target, ax, ay, row) -> tuple[list, list]:
 
 def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, individual=None, show_rules: bool = True,
               show_metarules: bool = True, max_points: int = 5000, random_state: int = 0, *, individual_y=None,
-              explanation=None, title: str | None = None) -> go.Figure:
+              explanation=None, title: str | None = None, class_names=None) -> go.Figure:
     """Rules of one target on the plane of features ``x`` and ``y`` (paper Figures 1 and 2).
 
     Data points (a deterministic random sample of at most ``max_points``, stated in the title) are coloured by
@@ -350,7 +353,8 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
     it are drawn (other features fixed at its values), with the individual as a large star and an arrow to its
     counterfactual point. Its model output comes from ``individual_y``, else from ``y_pred`` when it is a row of
     X, else from the explainer's model; pass ``explanation`` (its LocalExplanation) to skip recomputing it.
-    With exactly two features the metarule regions are drawn even without an individual.
+    With exactly two features the metarule regions are drawn even without an individual. Rules are named by
+    their ids ("R2"); ``class_names`` (``{label: name}``) names the classes in the legend and the title.
     """
     sol = solution(ex, target)
     X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=ex.schema_.names)
@@ -378,10 +382,10 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
                     vals.append(a.position(pt.get(a.name)))
         a.set_range([v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))])
     fig = go.Figure()
-    fig.add_traces(_point_traces(ex, sol, X, yv, ax, ay, idx, random_state, grey=False))
+    fig.add_traces(_point_traces(ex, sol, X, yv, ax, ay, idx, random_state, grey=False, class_names=class_names))
     if show_rules:
         for r in range(sol.n_rules):
-            tr = _rule_trace(ex, target, r, rules.loc[r], conds[r], ax, ay)
+            tr = _rule_trace(ex, target, r, rules.loc[r], conds[r], ax, ay, class_names=class_names)
             if tr is not None:
                 fig.add_trace(tr)
     shapes, labels = [], []
@@ -417,12 +421,12 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
         fig.add_trace(go.Scatter(x=[ix], y=[iy], mode="markers", name="individual",
                                  marker=dict(symbol="star", size=22, color="#111111",
                                              line=dict(color="#FFFFFF", width=1.5)),
-                                 hovertext=[_individual_hover(exp, row, ax, ay)], hoverinfo="text",
+                                 hovertext=[_individual_hover(exp, row, ax, ay, class_names)], hoverinfo="text",
                                  meta={"kind": "individual"}))
         if exp is not None and exp.status in (ALREADY_IN_TARGET, NO_RULE):
             notes.append(exp.text)
     fig.update_layout(shapes=shapes, annotations=annotations)
-    head = title if title is not None else f"{sol.target.describe()}: rules on {x} × {y}"
+    head = title if title is not None else f"{sol.target.describe(class_names)}: rules on {x} × {y}"
     base_layout(fig, esc(head), [esc(n) for n in notes], height=640, xaxis=ax.layout(),
                 yaxis=ay.layout(), legend=dict(x=1.02, y=1, xanchor="left", groupclick="toggleitem"),
                 hoverlabel=dict(align="left"))
@@ -433,12 +437,12 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
     return fig
 
 
-def _individual_hover(exp, row, ax, ay) -> str:
+def _individual_hover(exp, row, ax, ay, class_names=None) -> str:
     head = (f"<b>individual</b><br>{esc(ax.name)} = {esc(fmt(row[ax.name]))}<br>"
             f"{esc(ay.name)} = {esc(fmt(row[ay.name]))}")
     if exp is None:
         return head
-    return head + f"<br>output: {esc(exp.output)}<br>{esc(exp.text)}"
+    return head + f"<br>output: {esc(class_label(exp.output, class_names) or exp.output)}<br>{esc(exp.text)}"
 
 
 # ====================================================================== Figure 8c
@@ -505,11 +509,12 @@ def _focus_axes(ex, target, rule, conds, X, individuals) -> tuple[str, str]:
 
 def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individuals: pd.DataFrame,
                     x: str | None = None, y: str | None = None, max_points: int = 5000, *, random_state: int = 0,
-                    max_individuals: int = 200) -> go.Figure:
+                    max_individuals: int = 200, class_names=None) -> go.Figure:
     """One rule in focus (paper Figure 8c): the fit data small and grey, the rule as a rectangle, and the chosen
     ``individuals`` large, each with an arrow to its nearest point of the rule on this plane and a hover saying
     what it must change (with the minimum numeric change). Without ``x``/``y`` the plane is the rule's two most
-    important features: those the individuals most often violate, then the most selective on X."""
+    important features: those the individuals most often violate, then the most selective on X. ``rule`` is the
+    rule's index within the target; the title names it by its id ("R2") and the target by ``class_names``."""
     sol = solution(ex, target)
     if isinstance(rule, bool) or not isinstance(rule, (int, np.integer)) or not 0 <= int(rule) < sol.n_rules:
         raise ParameterError(f"rule must be a rule id of target {target} (0..{sol.n_rules - 1}), got {rule!r}")
@@ -539,8 +544,8 @@ def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individ
     rules = ex.rules_frame()
     rrow = rules[(rules.target == target) & (rules.rule == rule)].iloc[0]
     fig = go.Figure()
-    fig.add_traces(_point_traces(ex, sol, X, yv, ax, ay, idx, random_state, grey=True))
-    tr = _rule_trace(ex, target, rule, rrow, conds, ax, ay, alpha=0.22, width=3.5)
+    fig.add_traces(_point_traces(ex, sol, X, yv, ax, ay, idx, random_state, grey=True, class_names=class_names))
+    tr = _rule_trace(ex, target, rule, rrow, conds, ax, ay, alpha=0.22, width=3.5, class_names=class_names)
     if tr is not None:
         fig.add_trace(tr)
     px = ax.positions(shown[ax.name].to_numpy())
@@ -573,7 +578,7 @@ def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individ
     notes.append("arrows: to the nearest point of the rule on this plane; hover a large point for its changes")
     if off_plane:
         notes.append(f"{off_plane} individual(s) inside the rectangle must still change features not shown here")
-    head = f"Rule {rule} → {sol.target.describe()}: {rrow['conditions']}"
+    head = f"{rrow['rule_id']} → {sol.target.describe(class_names)}: {rrow['conditions']}"
     base_layout(fig, "<br>".join(esc(s) for s in _wrap_title(head)), [esc(n) for n in notes], height=660,
                 xaxis=ax.layout(), yaxis=ay.layout(), legend=dict(x=1.02, y=1),
                 hoverlabel=dict(align="left"))

@@ -117,10 +117,11 @@ def _label_color(fill: str) -> str:
     return "#111111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#FFFFFF"
 
 
-def rules_overview(ex, target: int | None = None, *, title: str | None = None) -> go.Figure:
+def rules_overview(ex, target: int | None = None, *, title: str | None = None, class_names=None) -> go.Figure:
     """Accuracy against feasibility of every rule (of one target, or all): marker size = number of metarules
     using the rule, colour = the rule's colour, symbol = target; dashed lines at tau and rho (the validity
-    thresholds)."""
+    thresholds). Markers carry the rules' ids (``rule_id``: "R1", "R2", …, unique across targets);
+    ``class_names`` (``{label: name}``) names the targets in the legend ("approved", not "output = 1")."""
     if target is not None:
         solution(ex, target)
     rules = ex.rules_frame()
@@ -129,23 +130,24 @@ def rules_overview(ex, target: int | None = None, *, title: str | None = None) -
     fig = go.Figure()
     for t, part in rules.groupby("target", sort=True):
         t = int(t)
-        hover = [f"<b>target {t} · rule {int(r.rule)}</b><br>{esc(r.conditions)}<br>accuracy {r.accuracy:.3f} · "
+        outcome = ex.solution(t).target.describe(class_names)
+        hover = [f"<b>{esc(r.rule_id)}</b> → {esc(outcome)}<br>{esc(r.conditions)}<br>accuracy {r.accuracy:.3f} · "
                  f"feasibility {r.feasibility:.3f} (n = {int(r.n)})<br>complexity {int(r.complexity)} · "
                  f"{int(r.n_metarules)} metarule(s)" for r in part.itertuples()]
         fig.add_trace(go.Scatter(
             x=part.feasibility.tolist(), y=part.accuracy.tolist(), mode="markers+text",
             # labels inside the markers, so labels of neighbouring rules never collide
-            text=[f"R{int(r)}" for r in part.rule], textposition="middle center",
+            text=[esc(r) for r in part.rule_id], textposition="middle center",
             textfont=dict(size=12, color=[_label_color(rule_color(t, int(r))) for r in part.rule]), cliponaxis=False,
             marker=dict(size=[22 + 6 * min(int(m), 8) for m in part.n_metarules],
                         color=[rule_color(t, int(r)) for r in part.rule],
                         symbol=TARGET_SYMBOLS[t % len(TARGET_SYMBOLS)],
                         line=dict(color="#333333", width=1), opacity=0.9),
-            name=esc(f"target {t}: {part.target_description.iloc[0]}"), hovertext=hover, hoverinfo="text",
-            showlegend=False, meta={"kind": "rules", "target": t, "rules": [int(r) for r in part.rule]}))
+            name=esc(f"target {t}: {outcome}"), hovertext=hover, hoverinfo="text",
+            showlegend=False, meta={"kind": "rules", "target": t, "rules": [int(r) for r in part.rule],
+                                    "rule_ids": list(part.rule_id)}))
         # legend entry in neutral grey: the colours belong to the rules, the symbol to the target
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(f"target {t}: "
-                                                                              f"{part.target_description.iloc[0]}"),
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(f"target {t}: {outcome}"),
                                  marker=dict(size=12, color="#888888", symbol=TARGET_SYMBOLS[t % len(TARGET_SYMBOLS)]),
                                  hoverinfo="skip", meta={"kind": "legend", "target": t}))
     n_rows = getattr(ex, "n_fit_rows_", None)

@@ -14,8 +14,9 @@ BOUNDARY_COLUMN = "nearest point of the rule"
 #: Label of the first row of a verified table: the model's output at each point.
 OUTPUT_ROW = "⟨model output⟩"
 _ACTION_ORDER = {"change": 0, "keep": 1, "free": 2}
-META_COLUMNS = ["alternative", "metarule", "rule", "if", "n_metachanges", "then change", "then keep", "n_changes",
-                "changes vs now", "text"]
+#: Columns of :func:`metacounterfactual_table`, as a reader sees them.
+META_COLUMNS = ["alternative", "metarule", "rule", "if", "features that would differ", "then change", "then keep",
+                "changes needed there", "difference from now", "text"]
 
 
 def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) -> pd.DataFrame:
@@ -82,14 +83,22 @@ def _conds_text(items) -> str:
 
 def metacounterfactual_table(exp) -> pd.DataFrame:
     """The nearest alternative metarules, as given (nearest first): what would have to differ to fall into each
-    ("if", n_metachanges) and the recourse there ("then change", "then keep", n_changes), with the difference in
-    number of changes from the current recourse ("changes vs now", e.g. +1)."""
+    ("if", "features that would differ") and the recourse there ("then change", "then keep", "changes needed
+    there"), with the difference in number of changes from the current recourse ("difference from now", e.g.
+    +1). "rule" is the rule's id ("R2", as everywhere; "none" where no rule is actionable)."""
     rows = []
     for k, a in enumerate(exp.alternatives, start=1):
-        rows.append([k, a["metarule"], a["rule"], _conds_text(a["metachanges"]), a["n_metachanges"],
+        rows.append([k, a["metarule"], _rule_name(a), _conds_text(a["metachanges"]), a["n_metachanges"],
                      _conds_text(a["changes"]), _conds_text(a["keeps"]), a["n_changes"],
                      a["n_changes"] - exp.n_changes, a["text"]])
     return pd.DataFrame(rows, columns=META_COLUMNS)
+
+
+def _rule_name(alternative: dict) -> str:
+    """An alternative's rule by its public id (explanations made before ids existed: "rule <index>")."""
+    if alternative.get("rule", -1) is None or alternative.get("rule", -1) < 0:
+        return "none"
+    return alternative.get("rule_id") or f"rule {alternative['rule']}"
 
 
 def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
@@ -104,13 +113,15 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
         return base_layout(fig, "Metacounterfactuals", height=260)
     t = exp.target
     labels = [f"<b>now</b> (metarule {exp.metarule})"]
-    hover = [f"<b>Current recourse</b> (metarule {exp.metarule}, rule {exp.rule})<br>"
+    current_rule = getattr(exp, "rule_id", None) or f"rule {exp.rule}"
+    hover = [f"<b>Current recourse</b> (metarule {exp.metarule}, {esc(current_rule)})<br>"
              + "<br>".join(esc(s) for s in wrap(exp.text, 70))]
     meta_n, change_n, rules = [0], [exp.n_changes], [exp.rule]
+    names = {exp.rule: current_rule, **{a["rule"]: _rule_name(a) for a in exp.alternatives}}
     for k, a in enumerate(exp.alternatives, start=1):
         cond = "; ".join(f"{c['feature']} {c['condition']}" for c in a["metachanges"])
         labels.append("<br>".join(esc(s) for s in wrap(f"{k}. if {cond}", 38)[:3]))
-        hover.append(f"<b>Alternative {k}</b>: metarule {a['metarule']} → rule {a['rule']}<br>"
+        hover.append(f"<b>Alternative {k}</b>: metarule {a['metarule']} → {esc(_rule_name(a))}<br>"
                      + "<br>".join(esc(s) for s in wrap(a["text"], 70)))
         meta_n.append(a["n_metachanges"])
         change_n.append(a["n_changes"])
@@ -123,7 +134,7 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
         sel = [k for k, rr in enumerate(rules) if rr == r]
         fig.add_trace(go.Bar(
             y=[labels[k] for k in sel], x=[change_n[k] for k in sel], orientation="h", offsetgroup="changes",
-            name=f"changes needed there (rule {r})" if r >= 0 else "no actionable rule there", marker=dict(color=rule_color(t, r), line=dict(color="#333333",
+            name=f"changes needed there ({names[r]})" if r >= 0 else "no actionable rule there", marker=dict(color=rule_color(t, r), line=dict(color="#333333",
                                                                                                    width=1)),
             text=[f"{change_n[k]}" + ("" if k == 0 else f" ({change_n[k] - exp.n_changes:+d})") for k in sel],
             textposition="outside", cliponaxis=False, hovertext=[hover[k] for k in sel], hoverinfo="text",

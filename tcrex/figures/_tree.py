@@ -50,10 +50,10 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: int) -> _Graph:
+def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: int, class_names=None) -> _Graph:
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
-    desc = sol.target.describe()
+    desc = sol.target.describe(class_names)
     title = [("b", f"Target {target}: {desc}"),
              ("", f"{_plural(sol.n_rules, 'rule')}, {_plural(len(sol.metarules), 'metarule')}")]
     if counts is not None:
@@ -106,7 +106,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
                                          meta={"metarule": m, "rule": -1, "here": here}))
                 return
             rrow = rules.loc[r]
-            lines = [("b", f"Metarule {m} → rule {r}")]
+            lines = [("b", f"Metarule {m} → {rrow['rule_id']}")]
             lines += [("", s) for s in wrap(mrow["text"], max_label)]
             lines.append(("i", f"accuracy {rrow['accuracy']:.2f} · feasibility {rrow['feasibility']:.2f}"))
             lines.append(("i", f"complexity {int(rrow['complexity'])} · up to "
@@ -115,8 +115,8 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
                 lines.append(("b", f"{here} here"))
             graph.nodes.append(_Node(nid, "leaf", lines, color, tint(color, 0.6),
                                      dashed=rule_dash(target, r) != "solid",
-                                     tooltip=f"If {mrow['conditions']}: rule {r} ({rrow['conditions']})",
-                                     meta={"metarule": m, "rule": r, "here": here}))
+                                     tooltip=f"If {mrow['conditions']}: {rrow['rule_id']} ({rrow['conditions']})",
+                                     meta={"metarule": m, "rule": r, "rule_id": rrow["rule_id"], "here": here}))
             return
         lines = [("b", clip_text(node["feature"], max_label))]
         if here is not None:
@@ -167,22 +167,25 @@ def _to_dot(graph: _Graph) -> str:
     return "\n".join(out) + "\n"
 
 
-def metarule_tree_dot(ex, target: int = 0, population=None, collapse_empty: bool = True, max_label: int = 40) -> str:
+def metarule_tree_dot(ex, target: int = 0, population=None, collapse_empty: bool = True, max_label: int = 40,
+                      class_names=None) -> str:
     """Graphviz DOT text of the metarule tree of one target (paper Figure 7; with a population, Figure 8a).
 
     Internal nodes name the split feature, edges carry the condition, leaves are coloured by their rule and show
     the metarule's recourse ("Change … while keeping …"), the rule's accuracy, feasibility and complexity and the
     worst-case number of changes. ``population`` is an ``explain()`` DataFrame: every node then shows how many of
     its rows pass through it, and with ``collapse_empty`` a subtree none of them reaches becomes one grey node.
-    ``max_label`` is the line width (characters) labels are wrapped to. Pass the result to
-    ``st.graphviz_chart``.
+    ``max_label`` is the line width (characters) labels are wrapped to. Leaves name their rule by its id
+    ("Metarule 3 → R4", as in the rules table); ``class_names`` (``{label: name}``) names the target in the title
+    ("approved", not "output = 1"). Pass the result to ``st.graphviz_chart``.
     """
-    return _to_dot(_tree_graph(ex, target, population, collapse_empty, max_label))
+    return _to_dot(_tree_graph(ex, target, population, collapse_empty, max_label, class_names))
 
 
-def metarule_tree_svg(ex, target: int = 0, population=None, collapse_empty: bool = True, max_label: int = 40) -> str:
+def metarule_tree_svg(ex, target: int = 0, population=None, collapse_empty: bool = True, max_label: int = 40,
+                      class_names=None) -> str:
     """The same tree as a self-contained SVG string, laid out in Python (no Graphviz needed)."""
-    return dot_to_svg(metarule_tree_dot(ex, target, population, collapse_empty, max_label))
+    return dot_to_svg(metarule_tree_dot(ex, target, population, collapse_empty, max_label, class_names))
 
 
 # ====================================================================== icicle
@@ -206,15 +209,16 @@ def _depth_limit(tree, max_nodes: int) -> int:
     return limit
 
 
-def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICLE_MAX_NODES) -> go.Figure:
+def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICLE_MAX_NODES, *,
+                    class_names=None) -> go.Figure:
     """The metarule tree as an icicle chart: a coverage view, sized by grid cells or, with ``population`` (an
     ``explain()`` DataFrame), by how many of its rows fall in each branch. Leaves are coloured by rule.
 
     At most ``max_nodes`` nodes are drawn: below the deepest level that fits, a branch is one grey block saying
-    how many metarules it holds (the outline view shows them all)."""
+    how many metarules it holds (the outline view shows them all). ``class_names`` names the target."""
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
-    desc = sol.target.describe()
+    desc = sol.target.describe(class_names)
     fig = go.Figure()
     if sol.n_rules == 0 or sol.grid is None:
         fig.add_annotation(text=esc(f"No valid rule for {desc} at tau={ex.tau}"), showarrow=False,
@@ -258,9 +262,9 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
                 hover.append(f"<b>Metarule {m}: no actionable rule</b><br>If {esc(metas.loc[m, 'conditions'])}:"
                              f"<br>{esc(metas.loc[m, 'text'])}")
                 return
-            labels.append(f"{esc(label)}<br><b>M{m} → rule {r}</b>")
             rr = rules.loc[r]
-            hover.append(f"<b>Metarule {m} → rule {r}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
+            labels.append(f"{esc(label)}<br><b>M{m} → {esc(rr['rule_id'])}</b>")
+            hover.append(f"<b>Metarule {m} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "
                          f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, up to "
                          f"{int(node['sparsity'])} change(s)</i>")

@@ -251,7 +251,8 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
         y = ws.y_pred[ws.X.index.get_indexer(index)]
         res = audit(result.explainer, X, groups.loc[index], y_pred=y, model=verification.checker(ws),
                     target=settings.target, n_boot=N_BOOT,
-                    confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0)
+                    confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0,
+                    class_names=ws.class_names)
         return AuditRun(result=res, fit_key=result.key, column=settings.column,
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
 

@@ -79,9 +79,35 @@ def show(out: Any, height: int | None = None, key: str | None = None, dot_width:
     elif hasattr(out, "to_plotly_json"):
         if height:
             out.update_layout(height=height)
-        st.plotly_chart(out, width="stretch", key=key, config={"displaylogo": False})
+        modebar_room(out)
+        st.plotly_chart(out, width="stretch", key=key, config=PLOTLY_CONFIG)
     else:
         st.write(out)
+
+
+#: The plotly toolbar (zoom, download, …) appears only while the pointer is over a chart, in the chart's top
+#: right corner; :func:`modebar_room` keeps titles out of its way.
+PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": "hover"}
+#: Height of the plotly toolbar band (pixels) that titles are drawn below.
+MODEBAR_PX = 34
+#: plotly anchors a multi-line title's *first* line at ``yanchor="top"``: each further line moves the text up by
+#: about this much (measured in Chromium: 18 px for the 18 px title font), so the pad makes up for it.
+TITLE_LINE_PX = 22
+
+
+def modebar_room(fig) -> None:
+    """Draw a figure's title below the plotly toolbar band, so the toolbar never covers it (the top margin grows by
+    the same amount, so the title keeps its room above the plot). Idempotent."""
+    title = fig.layout.title
+    if title is None or not title.text:
+        return
+    want = MODEBAR_PX + TITLE_LINE_PX * str(title.text).count("<br>")
+    pad = int(title.pad.t or 0) if title.pad is not None else 0
+    if pad >= want:
+        return
+    top = fig.layout.margin.t if fig.layout.margin is not None and fig.layout.margin.t is not None else 80
+    fig.update_layout(title=dict(pad=dict(t=want), y=1.0, yref="container", yanchor="top"),
+                      margin=dict(t=int(top) + want - pad))
 
 
 def arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
@@ -177,14 +203,19 @@ def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filte
 
 
 # ============================================================================================ tables
-def rules_table(result: FitResult, target: int | None = None) -> pd.DataFrame:
-    frame = result.explainer.rules_frame()
+def rules_table(result: FitResult, target: int | None = None, ws: Workspace | None = None) -> pd.DataFrame:
+    """The rules (of one target, or all) with their id (``rule_id``: the one the tree, the overview and the
+    report show), the target outcome (by class name when ``ws`` knows it), metrics and rows."""
+    ex = result.explainer
+    frame = ex.rules_frame()
     if target is not None:
         frame = frame[frame.target == target]
     out = frame.rename(columns={"target_description": "target outcome", "n": "rows",
                                 "n_metarules": "metarules"})
-    return out[["target", "target outcome", "rule", "conditions", "accuracy", "feasibility", "complexity", "rows",
-                "metarules"]]
+    if ws is not None:
+        out["target outcome"] = [ws.target_name(ex.solution(int(t)).target) for t in out["target"]]
+    return out[["target", "target outcome", "rule", "rule_id", "conditions", "accuracy", "feasibility",
+                "complexity", "rows", "metarules"]]
 
 
 RULE_COLUMNS = {
@@ -201,6 +232,17 @@ RULE_COLUMNS = {
 }
 
 
+def with_rule_ids(frame: pd.DataFrame, ex) -> pd.DataFrame:
+    """A frame with ``target`` and per-target ``rule`` columns, its ``rule`` column replaced by the rule's public
+    id (``TCREx.rule_id``: "R3"), as every other view names rules."""
+    if not {"target", "rule"} <= set(frame.columns) or not len(frame):
+        return frame
+    out = frame.copy()
+    out["rule"] = [ex.rule_id(int(t), int(r)) if pd.notna(t) and pd.notna(r) else None
+                   for t, r in zip(out["target"], out["rule"])]
+    return out
+
+
 def target_choice(ws: Workspace, result: FitResult, key: str, label: str = "Target outcome") -> int:
     """Pick one of the explainer's targets (index into ``targets_``); one favourable outcome needs no choice."""
     targets = result.explainer.targets_
@@ -211,14 +253,31 @@ def target_choice(ws: Workspace, result: FitResult, key: str, label: str = "Targ
     return int(choice or 0)
 
 
-def used_features(result: FitResult, target: int) -> list[str]:
-    """Features ordered by how many rules of ``target`` constrain them."""
+def used_feature_counts(result: FitResult, target: int) -> dict[str, int]:
+    """Per feature, how many rules of ``target`` constrain it, most used first."""
     ex = result.explainer
     counts: dict[str, int] = {}
     for r in range(ex.targets_[target].n_rules):
         for f in ex.rule_conditions(target, r):
             counts[f] = counts.get(f, 0) + 1
-    return sorted(counts, key=lambda f: -counts[f])
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def used_features(result: FitResult, target: int) -> list[str]:
+    """Features ordered by how many rules of ``target`` constrain them."""
+    return list(used_feature_counts(result, target))
+
+
+def used_features_caption(result: FitResult, target: int, limit: int = 12) -> str:
+    """"The rules use: income (4 rules), age (1 rule)" — a hint for choosing the Rule map's axes."""
+    counts = used_feature_counts(result, target)
+    n_rules = result.explainer.targets_[target].n_rules
+    if not counts:
+        return "No rule of this target constrains a feature; any two axes show the data."
+    shown = [f"`{f}` ({k} of {n_rules} rule{'s' if n_rules != 1 else ''})" for f, k in list(counts.items())[:limit]]
+    more = f" and {len(counts) - limit} more" if len(counts) > limit else ""
+    return ("**Features the rules use** (pick two of these as axes to see the rules as rectangles): "
+            + ", ".join(shown) + more + ".")
 
 
 # ============================================================================================ individuals
@@ -393,6 +452,7 @@ def plane_controls(ws: Workspace, result: FitResult, target: int, key: str) -> t
     y_default = defaults[1] if defaults[1] != x else y_opts[0]
     y = c2.selectbox("Vertical axis", y_opts, index=y_opts.index(y_default) if y_default in y_opts else 0,
                      key=f"{key}_y")
+    st.caption(used_features_caption(result, target))
     current = current_individual(ws, result)
     lo, hi = int(ws.X.index.min()), int(ws.X.index.max())
     row = c3.number_input("Individual (row)", lo, hi, value=int(current), step=1, key=f"{key}_row_{current}",
@@ -419,7 +479,7 @@ def focus_controls(ws: Workspace, result: FitResult, target: int, key: str) -> t
     default = int(counts.index[0]) if len(counts) else 0
     c1, c2 = st.columns([3, 1])
     rule = c1.selectbox("Rule", rules, index=rules.index(default), key=f"{key}_rule",
-                        format_func=lambda r: f"Rule {r}: {ex.conditions_text(sol.rules, r)}  "
+                        format_func=lambda r: f"{ex.rule_id(target, r)}: {ex.conditions_text(sol.rules, r)}  "
                                               f"({pluralise(counts.get(r, 0), 'test individual')})")
     n = c2.number_input("Individuals shown", 1, 200, value=25, step=5, key=f"{key}_n")
     rows = served.index[served["rule"] == rule][: int(n)]
@@ -519,7 +579,7 @@ def no_actionable_alternatives(exp) -> None:
 
     shown = _copy(exp)
     shown.alternatives = alts
-    show(metacounterfactual_table(shown).drop(columns=["changes vs now"], errors="ignore"))
+    show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
 
 
 def side_by_side(ws: Workspace, exp, values: pd.Series) -> None:
@@ -552,7 +612,7 @@ def _cond_lines(conds: dict) -> str:
 def rule_and_metarule(exp) -> None:
     if exp.rule is None:
         return
-    st.subheader(f"Rule {exp.rule}")
+    st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
     st.markdown(_cond_lines(exp.rule_conditions))
     if exp.changes:
         st.markdown("**Change:** " + ", ".join(f"`{c['feature']}` from {_fmt(c['current'])} to {c['condition']}"
@@ -569,8 +629,10 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
     their recommended points work; wrapped text when few (projector)."""
     from . import verification  # noqa: PLC0415 - verification imports state, as this module does
 
-    table = rules_table(result, target)
-    table = verification.rules_with_effectiveness(ws, result, table).drop(columns=["target", "target outcome"])
+    table = rules_table(result, target, ws)
+    table = verification.rules_with_effectiveness(ws, result, table).drop(columns=["target", "target outcome",
+                                                                                  "rule"])
+    table = table.rename(columns={"rule_id": "rule"})  # the id the tree, the overview and the report use
     trivial = table["complexity"].map(is_trivial_rule).astype(bool)
     if trivial.any():  # flagged in the table and explained: a rule without conditions is not advice
         outcome = ws.target_name(result.explainer.targets_[target].target)

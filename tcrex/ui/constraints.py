@@ -13,11 +13,12 @@ The editor is a fragment: changing a widget reruns only the editor, not the page
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from tcrex import TCRExError
-from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, Constraints, constraint_parts, constraint_spec,
-                               describe_constraint, describe_constraints, kinds_for, suggest_constraints)
+from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
+                               constraint_spec, describe_constraint, describe_constraints, kinds_for, suggest_constraints)
 
 from . import state
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -173,3 +174,178 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
               args=(scope, ws, categorical, categories, schema))
     st.button("Reset to none (every feature free)", key="con_reset", width="stretch", on_click=_reset,
               args=(scope, ws, categorical, categories), disabled=not applied and not draft)
+
+
+# ============================================================================================ many features
+#: Up to this many features the sidebar holds the editor above; with more, the sidebar shows a summary and a link,
+#: and the constraints are edited in one table on the Data & model page (:func:`table_editor`).
+SIDEBAR_MAX_FEATURES = 10
+TABLE_ANCHOR = "actionability-constraints"
+TABLE_VERSION_KEY = "tcrex.constraints_table_version"  # bumped on apply / reset: the table restarts from them
+TABLE_COLUMNS = ["feature", "type", "constraint", "weight", "note"]
+
+
+def uses_table(ws: Workspace) -> bool:
+    """Whether this data has too many features for the sidebar editor (the main-area table is used instead)."""
+    return len(ws.features) > SIDEBAR_MAX_FEATURES
+
+
+def sidebar_summary(ws: Workspace, result: FitResult | None) -> None:
+    """The short sidebar entry for many features: what is applied, pending suggestions, and a link to the table."""
+    applied = state.params().constraint_spec
+    scope = scope_of(ws)
+    confirmed = scope in st.session_state.setdefault(CONFIRMED_KEY, set())
+    pending = {f: v for f, v in suggestions(result).items() if f not in applied} if not confirmed else {}
+    st.caption(f"{len(ws.features)} features: the constraints are edited in a table on the Data & model page.")
+    st.caption(f"Applied: **{describe_constraints(applied)}**")
+    if pending:
+        st.caption(f":orange[**Suggested, not applied:** {describe_constraints(pending)}]")
+    st.page_link("pages/views/data_model.py", label="Edit the constraints (table)", icon=":material/table_edit:",
+                 help="Data & model page, section 4")
+
+
+def table_frame(ws: Workspace, result: FitResult | None) -> pd.DataFrame:
+    """One row per feature: its type, constraint (applied, else the suggestion until the user confirms once),
+    weight and a note (suggestion, limited category moves)."""
+    applied = state.params().constraint_spec
+    suggested = suggestions(result)
+    confirmed = scope_of(ws) in st.session_state.setdefault(CONFIRMED_KEY, set())
+    categorical = set(ws.categorical)
+    rows = []
+    for f in ws.features:
+        start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
+        kind, weight, transitions = constraint_parts(start)
+        note = []
+        if f not in applied and not confirmed and f in suggested:
+            note.append(f"suggested: {describe_constraint(suggested[f])} — confirm with Apply")
+        if transitions:
+            note.append("limited category moves (kept)")
+        rows.append({"feature": str(f), "type": "categorical" if f in categorical else "numeric",
+                     "constraint": KIND_LABELS[kind], "weight": float(weight), "note": "; ".join(note)})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
+    """The engine's constraints dict from the edited table (category-move limits already applied are kept while
+    the feature's kind is unchanged)."""
+    applied = state.params().constraint_spec
+    by_label = {v: k for k, v in KIND_LABELS.items()}
+    names = {str(f): f for f in ws.features}
+    spec = {}
+    for row in edited.itertuples(index=False):
+        f = names[row.feature]
+        kind = by_label.get(row.constraint, "free")
+        weight = float(row.weight) if row.weight == row.weight and row.weight else 1.0
+        old_kind, _, transitions = constraint_parts(applied.get(f))
+        packed = constraint_spec(kind, weight, transitions if kind == old_kind and kind != "immutable" else {})
+        if packed is not None:
+            spec[f] = packed
+    return spec
+
+
+def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
+    """``applied`` with ``feature``'s category moves set to ``chosen`` (``{category: allowed targets}``; a category
+    allowed to move anywhere is left out), keeping its kind and weight."""
+    kind, weight, _ = constraint_parts(applied.get(feature))
+    transitions = {}
+    for c in categories:
+        others = [x for x in categories if x != c]
+        allowed = chosen.get(c, others)
+        if set(map(str, allowed)) != set(map(str, others)):
+            transitions[str(c)] = [x.item() if hasattr(x, "item") else x for x in allowed]
+    spec = {f: v for f, v in applied.items() if f != feature}
+    packed = constraint_spec(kind, weight, transitions)
+    if packed is not None:
+        spec[feature] = packed
+    return spec
+
+
+def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
+    """Below the table: limit one categorical feature's category moves (per current category, where it may go)."""
+    categorical = [f for f in ws.features if f in set(ws.categorical)]
+    if not categorical:
+        return
+    with st.expander("Limit category moves (categorical features)", icon=":material/swap_horiz:"):
+        f = st.selectbox("Feature", categorical, key=f"con_moves_feature_{scope}")
+        cats = _categories(ws, result, f)
+        applied = state.params().constraint_spec
+        kind, _, transitions = constraint_parts(applied.get(f))
+        if kind == "immutable":
+            st.caption(f"`{f}` is immutable: it cannot move at all.")
+            return
+        if len(cats) > MAX_CATEGORIES:
+            st.caption(f"{len(cats)} categories: too many to edit moves here.")
+            return
+        chosen = {}
+        with st.form(f"con_moves_form_{scope}_{f}"):
+            for i, c in enumerate(cats):
+                others = [x for x in cats if x != c]
+                old = next((v for k, v in transitions.items() if str(k) == str(c)), None)
+                start = others if old is None else [x for x in others if str(x) in {str(a) for a in old}]
+                chosen[c] = st.multiselect(f"From {c} to", others, default=start, format_func=str,
+                                           key=f"con_moves_{scope}_{f}_{i}")
+            go = st.form_submit_button(f"Apply {f}'s moves", type="primary")
+        if go:
+            spec = moves_spec(applied, f, cats, chosen)
+            try:
+                if result is not None:
+                    Constraints(result.explainer.schema_, spec)
+            except TCRExError as exc:
+                st.session_state[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+                st.rerun()
+            state.set_params(constraints=spec)
+            st.session_state.setdefault(CONFIRMED_KEY, set()).add(scope)
+            st.session_state[TABLE_VERSION_KEY] = st.session_state.get(TABLE_VERSION_KEY, 0) + 1
+            st.session_state[MESSAGE_KEY] = ("success", f"Applied: {describe_constraints(spec)}")
+            st.rerun()
+
+
+def table_editor(ws: Workspace, result: FitResult | None) -> None:
+    """All features' constraints in one table (a form: nothing is applied until **Apply constraints**)."""
+    ss = st.session_state
+    scope = scope_of(ws)
+    version = ss.get(TABLE_VERSION_KEY, 0)
+    applied = state.params().constraint_spec
+    frame = table_frame(ws, result)
+    st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
+               "it are not offered; **increase / decrease only** (numeric features): only moves in that direction; "
+               "**weight**: a change costs that much (1 = default). Nothing is applied until you press **Apply "
+               "constraints**; applying re-derives the rules from the grown surrogate (fast).")
+    if any(frame["note"].str.startswith("suggested")):
+        st.info("**Suggested from the column names — please confirm:** the rows marked *suggested* are pre-filled "
+                "but **not applied** until you press **Apply constraints**.", icon=":material/lightbulb:")
+    with st.form(f"con_table_form_{scope}"):
+        edited = st.data_editor(
+            frame, hide_index=True, width="stretch", key=f"con_table_{scope}_{version}",
+            disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
+            column_config={
+                "constraint": st.column_config.SelectboxColumn(
+                    "constraint", options=[KIND_LABELS[k] for k in KINDS], required=True,
+                    help="free, immutable, or (numeric features) increase / decrease only"),
+                "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
+                                                        format="%.1f", help="The cost of changing it (1 = default)"),
+                "note": st.column_config.TextColumn("note", width="large")})
+        c1, c2 = st.columns(2)
+        apply = c1.form_submit_button("Apply constraints", type="primary", width="stretch")
+        reset = c2.form_submit_button("Reset to none (every feature free)", width="stretch")
+    message = ss.pop(MESSAGE_KEY, None)
+    if message:
+        (st.error if message[0] == "error" else st.success)(message[1])
+    elif applied:
+        st.caption(f"Applied: **{describe_constraints(applied)}**")
+    moves_editor(ws, result, scope)
+    if not (apply or reset):
+        return
+    spec = {} if reset else table_spec(ws, edited)
+    if result is not None and spec:
+        try:
+            Constraints(result.explainer.schema_, spec)
+        except TCRExError as exc:
+            ss[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+            st.rerun()
+    state.set_params(constraints=spec)
+    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
+    ss[TABLE_VERSION_KEY] = version + 1
+    ss[MESSAGE_KEY] = ("success", "Constraints removed: every feature is free" if reset
+                       else f"Applied: {describe_constraints(spec)}")
+    st.rerun()

@@ -16,7 +16,7 @@ import streamlit as st
 from tcrex import spreadsheet
 from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
-from .state import FitResult, Workspace
+from .state import FitResult, Workspace, measure_model
 
 
 def rules_json(result: FitResult) -> Callable[[], str]:
@@ -25,7 +25,7 @@ def rules_json(result: FitResult) -> Callable[[], str]:
 
 def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     """Every row's explanation for the CSV export: split, model output (with class names), the target it is
-    explained toward, rule, metarule, changes, status, text and, where a model checked it, whether the recommended
+    explained toward, rule (its index and its id ``rule_id``, as the tables show it), metarule, changes, status, text and, where a model checked it, whether the recommended
     point works (``recourse_verified``) and where the point comes from (``point_source``)."""
     from . import verification  # noqa: PLC0415
 
@@ -38,6 +38,10 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     targets = {t: ws.target_name(s.target) for t, s in enumerate(result.explainer.targets_)}
     out.insert(out.columns.get_loc("target") + 1, "target_description",
                out["target"].map(lambda t: targets.get(t, "") if pd.notna(t) else ""))
+    ids = result.explainer.rules_frame().set_index(["target", "rule"])["rule_id"].to_dict()
+    out.insert(out.columns.get_loc("rule") + 1, "rule_id",
+               [ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
+                for t, r in zip(out["target"], out["rule"])])
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
         out["recourse_verified"] = rows.frame["valid"].reindex(out.index)
@@ -134,7 +138,8 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
     figs = {}
     if interactive:
         test = ws.data.test_index if len(ws.data.test_index) else ws.X.index
-        figs["Rules overview"] = fg.rules_overview(ex)
+        names = ws.data.class_names or None
+        figs["Rules overview"] = fg.rules_overview(ex, class_names=names)
         figs["Change or keep, per feature (test split)"] = fg.change_keep_bars(result.actions(ws).loc[test])
         figs["Changes per individual (test split)"] = fg.changes_histogram(result.explanations.loc[test])
         first = next((c for c in individuals if not isinstance(c, tuple)), None)
@@ -142,8 +147,8 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
             used = [f for f in used_features(result, t) if f in ws.features]
             axes = (used + [f for f in ws.features if f not in used])[:2]
             if include_rows and len(axes) == 2 and sol.n_rules:
-                figs[f"Rule map: {axes[0]} × {axes[1]}, target {sol.target.describe()}"] = fg.rule_plot(
-                    ex, t, axes[0], axes[1], ws.X, ws.y_pred, individual=first, max_points=2000)
+                figs[f"Rule map: {axes[0]} × {axes[1]}, target {ws.target_name(sol.target)}"] = fg.rule_plot(
+                    ex, t, axes[0], axes[1], ws.X, ws.y_pred, individual=first, max_points=2000, class_names=names)
     rows = None
     if include_rows:
         rows = ws.X.copy()
@@ -163,7 +168,8 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
         audit_practical=PRACTICAL_DEFAULT if audit is None else audit.practical,
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
         rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
-        outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)})
+        outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)},
+        class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target))
 
 
 def report_options(key: str = "report") -> dict:

@@ -132,10 +132,20 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
             more = "" if len(table.missing) <= 8 else f" and {len(table.missing) - 8} more"
             st.markdown(f"**{n_missing:,} missing value(s)** in {len(table.missing)} column(s): {shown}{more}. "
                         "Choose what to do with them (the result is reported after you apply):")
+        sentinel_rows = table.sentinels
+        use_sentinels = False
+        if sentinel_rows:
+            shown = ", ".join(f"`{c}` ({k:,} rows)" for c, k in sentinel_rows.items())
+            use_sentinels = st.checkbox(
+                f"Treat the sentinel codes as missing values: {shown}", key=f"setup_sentinels_{digest[:12]}",
+                value=bool(same and spec.sentinels),
+                help="Codes such as −7/−8/−9 or 999 usually mean 'unknown' or 'not applicable'. Ticked, they become "
+                     "missing values and are dropped or filled in as chosen below (with counts after you apply); "
+                     "unticked, the data is used as it is.")
         missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
                            format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
-                           disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
+                           disabled=not (n_missing or sentinel_rows), key=f"setup_missing_{digest[:12]}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
         task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
                                horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
@@ -155,7 +165,9 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                         if u == CATEGORICAL and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)
+    sentinels = tuple(c for c in table.sentinels if c not in dropped and c != label_col) if use_sentinels else ()
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice,
+                   sentinels=sentinels)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:
@@ -273,6 +285,65 @@ def _model_status() -> None:
                 icon=":material/category:")
     for note in m.notes:
         st.info(note, icon=":material/info:")
+
+
+def model_panel() -> None:
+    """How well the active model does on labelled rows: hold-out figures where there is a hold-out, clearly
+    labelled otherwise (training rows: optimistic; no labels: no performance)."""
+    from tcrex import figures as fg  # noqa: PLC0415
+    from tcrex.performance import ModelPerformance  # noqa: PLC0415
+
+    from .components import chart  # noqa: PLC0415
+
+    ws, problem = state.try_workspace()
+    if ws is None:
+        return
+    st.subheader("How well the model does", anchor="model-performance")
+    perf = state.model_performance(ws)
+    if not isinstance(perf, ModelPerformance):
+        st.info(perf, icon=":material/info:")
+        return
+    if perf.holdout is False:
+        st.warning(f"**Measured on training rows — optimistic.** {_cap(perf.rows)}.", icon=":material/warning:")
+    elif perf.holdout is None:
+        st.info(f"**Measured on {perf.rows}.**", icon=":material/info:")
+    else:
+        st.caption(f"**Hold-out performance**, measured on {perf.rows}.")
+    items = list(perf.table().itertuples(index=False))
+    for col, (name, value) in zip(st.columns(len(items)), items):
+        col.metric(name, f"{value:.3f}")
+    for note in perf.notes:
+        st.caption(_cap(note) + ".")
+    if perf.task == REGRESSION:
+        chart(fg.residual_plot, perf, key="model_residuals")
+        return
+    left, right = st.columns([3, 2])
+    with left:
+        chart(fg.confusion_matrix_figure, perf, key="model_confusion")
+    with right:
+        st.markdown("**Per class**")
+        st.dataframe(perf.per_class, hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(c, format="%.3f") for c in ("precision", "recall", "F1")})
+    if perf.roc is not None:
+        c1, c2 = st.columns(2)
+        with c1:
+            chart(fg.roc_curve_figure, perf, key="model_roc")
+        with c2:
+            chart(fg.pr_curve_figure, perf, key="model_pr")
+
+
+def constraints_section() -> None:
+    """Actionability constraints in a main-area table when the data has too many features for the sidebar."""
+    from . import constraints  # noqa: PLC0415
+
+    ws, result, _ = state.current()
+    if ws is None:
+        return
+    if not constraints.uses_table(ws):
+        st.caption(f"With {len(ws.features)} features the constraints are edited in the sidebar (*Actionability "
+                   "constraints*, under the parameters).")
+        return
+    constraints.table_editor(ws, result)
 
 
 def active_data_summary() -> None:

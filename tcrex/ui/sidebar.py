@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
 
 from . import constraints
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
-from .state import (Params, Workspace, allow_pickle, constraints_summary, current, describe_target,
+from .state import (NOTICE_KEY, Params, Workspace, allow_pickle, constraints_summary, current, describe_target,
                     needs_favourable_choice, params, set_params)
 
 def _apply_params_from_form() -> None:
@@ -218,11 +217,18 @@ def _class_option(ws: Workspace, c) -> str:
     return f"{name} ({column} = {c})" if name != str(c) else f"{column} = {c}"
 
 
-def render_sidebar() -> None:
-    """The always-visible summary (data, model, task, target, parameters, fit) and the parameter form."""
+def render_sidebar(setup_page: bool = False) -> None:
+    """The always-visible summary (data, model, task, target, parameters, fit) and the parameter form. A note
+    about state the app reset on its own (:func:`tcrex.ui.state.note_for_user`) is shown here once, except on
+    the Data & model page, which shows it in place."""
     ws, result, problem = current()
+    if ws is None and st.session_state.get(NOTICE_KEY):  # the app just reset the data (see the note): show the new
+        ws, result, problem = current()
     p = params()
     with st.sidebar:
+        notice = None if setup_page else st.session_state.pop(NOTICE_KEY, None)
+        if notice:
+            st.info(notice, icon=":material/restart_alt:")
         if allow_pickle():
             st.warning("**Pickle loading is ON** (set by the operator). Uploaded pickle files can run code; only "
                        "load files you trust.", icon=":material/warning:")
@@ -255,7 +261,10 @@ def render_sidebar() -> None:
             render_params_form(ws)
         if ws is not None:
             with st.expander("Actionability constraints", expanded=False, icon=":material/lock:"):
-                constraints.editor(ws, result)
+                if constraints.uses_table(ws):  # many features: a summary here, the table on Data & model
+                    constraints.sidebar_summary(ws, result)
+                else:
+                    constraints.editor(ws, result)
 
 
 def _grower_text(p, result) -> str:

@@ -66,6 +66,8 @@ class DataSpec:
     missing: str = "drop"  # how to treat rows with missing values
     extra: tuple[str, ...] = ()  # kept in the data but not model features (e.g. a protected attribute to audit)
     task: str | None = None  # the label's task for in-app training and output columns; None: tcrex.detect_task
+    #: columns whose sentinel codes (-7/-8/-9, 999, ...) the user chose to treat as missing values
+    sentinels: tuple[str, ...] = ()
 
 
 @dataclass
@@ -171,6 +173,11 @@ def prepare_frame(raw: pd.DataFrame, spec: DataSpec, detected_categorical: Seque
     for c in categorical:
         if not is_categorical_column(frame[c]):  # set to categorical, typed numeric: read its values as categories
             frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    if spec.sentinels:  # only on request, reported with counts (then handled as the missing values are)
+        frame, counts = intake.sentinels_to_missing(frame, [c for c in spec.sentinels if c in numeric])
+        if counts:
+            notes.append(f"{sum(counts.values()):,} sentinel code(s) treated as missing values: "
+                         + ", ".join(f"{c!r} ({k:,})" for c, k in counts.items()))
     frame, note = apply_missing(frame, spec.missing)
     if note:
         notes.append(note)
@@ -232,6 +239,11 @@ class TableFindings:
     @property
     def missing(self) -> dict[str, int]:
         return self.report.missing
+
+    @property
+    def sentinels(self) -> dict[str, int]:
+        """Columns with sentinel codes (:func:`tcrex.intake.sentinel_codes`) -> rows holding them."""
+        return {f.column: f.count for f in self.report.findings if f.kind == "sentinel"}
 
 
 #: Spreadsheet extensions read with openpyxl (the first sheet, values only).
@@ -447,3 +459,83 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
                        predict=loaded.predict, spec=ModelSpec("upload", filename, sha256(blob)), score=score,
                        score_name=score_name, classes=classes, notes=notes, model=loaded,
                        warnings=list(dict.fromkeys(warnings)), categorical_features=categorical_features)
+
+
+# --------------------------------------------------------------------------------------------- model performance
+@dataclass
+class PerformanceRows:
+    """Which labelled rows the Model panel measures the model on, and how honest that is."""
+
+    index: pd.Index
+    description: str  # in words, for the panel and the report
+    holdout: bool | None  # True: held out from training; False: training rows (optimistic); None: unknown
+
+
+def performance_rows(data: ActiveData, model: ActiveModel) -> PerformanceRows | str:
+    """The rows to measure ``model`` on, or why there is no performance to show (a sentence).
+
+    A model trained in the app is measured on the test split it never saw; the bundled model was trained on every
+    row of the loans sample, so its figures are training figures (optimistic); an uploaded model (or a column of
+    outputs) is measured on the data's test split, which it may have seen in its own training."""
+    if not data.label_column:
+        return ("No labels: no performance. The data has no label column, so the model's outputs cannot be "
+                "compared with the truth — choose the label column in the data settings to see it.")
+    if model.output_column is not None and model.output_column == data.label_column:
+        return ("No performance: the model's outputs are taken from the label column itself, so there is nothing "
+                "to compare them with.")
+    split = len(data.test_index) > 0
+    rows = data.test_index if split else data.fit_index
+    n = len(rows)
+    if model.kind == "train":
+        if split:
+            return PerformanceRows(rows, f"the {n:,} hold-out rows (test split; the model was trained on the other "
+                                         f"{len(data.fit_index):,} rows)", True)
+        return PerformanceRows(rows, f"the {n:,} rows it was trained on (too few rows for a test split) — "
+                                     "measured on the training rows, optimistic", False)
+    if model.kind == "bundled":
+        return PerformanceRows(rows, f"the {n:,} rows of the test split — but the bundled model was trained on "
+                                     "every row of the loans sample, so these are training rows: optimistic", False)
+    what = "the column's outputs" if model.kind == "column" else "the uploaded model"
+    where = f"the {n:,} rows of this data's test split" if split else f"all {n:,} rows of this data (no test split)"
+    return PerformanceRows(rows, f"{where}; whether {what} came from training on them is not known", None)
+
+
+def class_scores(model: ActiveModel, X: pd.DataFrame) -> np.ndarray | None:
+    """Class probabilities of ``model`` on ``X`` (columns in the order of ``model.classes``), or None when the
+    model gives none (a column of outputs, a model file without probabilities) or they fail."""
+    get = getattr(model.model, "predict_proba", None)
+    if model.task != CLASSIFICATION or get is None or not model.classes:
+        return None
+    try:
+        scores = np.asarray(get(X), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - scores are optional: the panel says there are no curves
+        return None
+    if scores.ndim == 1 and len(model.classes) == 2:
+        scores = np.column_stack([1 - scores, scores])
+    return scores if scores.shape == (len(X), len(model.classes)) else None
+
+
+def model_performance(data: ActiveData, model: ActiveModel, y_pred: np.ndarray, positive: Any = None,
+                      class_names: dict | None = None):
+    """The model's performance (:func:`tcrex.performance.model_performance`) on the rows of
+    :func:`performance_rows` (``y_pred``: its outputs on every row of ``data.frame``), or the sentence saying why
+    there is none."""
+    from tcrex.performance import model_performance as measure  # noqa: PLC0415
+
+    rows = performance_rows(data, model)
+    if isinstance(rows, str):
+        return rows
+    pos = data.frame.index.get_indexer(rows.index)
+    truth = data.frame.loc[rows.index, data.label_column].to_numpy()
+    if model.task == REGRESSION and not pd.api.types.is_numeric_dtype(data.frame[data.label_column]):
+        return (f"No performance: the label column {data.label_column!r} holds text, but the model is a regressor "
+                "— check that the label column is the model's target.")
+    scores = None
+    if model.task == CLASSIFICATION:
+        scores = class_scores(model, data.frame.loc[rows.index, data.features])
+    try:
+        return measure(truth, np.asarray(y_pred)[pos], task=model.task, scores=scores,
+                       classes=list(model.classes) or None, positive=positive, class_names=class_names,
+                       rows=rows.description, holdout=rows.holdout)
+    except TCRExError as exc:
+        return f"No performance: {exc}"

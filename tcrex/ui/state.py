@@ -187,9 +187,31 @@ def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
     return notes
 
 
-def use_model(spec: ModelSpec | None) -> None:
+def use_model(spec: ModelSpec | None) -> list[str]:
+    """Switch to another model: the favourable outcome and the actionability constraints start afresh. Returns
+    notes saying what was reset (also kept for the Data & model page's notice)."""
+    had_constraints = bool(params().constraints) if PARAMS_KEY in st.session_state else False
+    changed = st.session_state.get(MODEL_KEY) != spec
     st.session_state[MODEL_KEY] = spec
     _reset_target()
+    notes = []
+    if changed and had_constraints:
+        notes.append("the actionability constraints were cleared because the model changed; set them again in the "
+                     "sidebar's *Actionability constraints* if they still apply")
+    if notes:
+        note_for_user("; ".join(notes))
+    return notes
+
+
+#: A note for the user about state the app changed on its own (shown once, on the next Data & model visit and
+#: in the sidebar).
+NOTICE_KEY = "setup_notice"
+
+
+def note_for_user(text: str) -> None:
+    """Keep a note about what the app reset, for the next page to show (joined with any pending note)."""
+    old = st.session_state.get(NOTICE_KEY)
+    st.session_state[NOTICE_KEY] = f"{old}. {text[0].upper() + text[1:]}" if old else text[0].upper() + text[1:]
 
 
 def _reset_target() -> None:
@@ -216,8 +238,14 @@ def active_data() -> ActiveData:
         return data
     stored = blob("data", spec.digest)
     if stored is None:
-        st.session_state[DATA_KEY] = DEFAULT_DATA
-        raise InputProblem("the uploaded file is no longer in this session; upload it again")
+        # the active upload is gone (a new session, or evicted): switch back to the bundled sample properly -- its
+        # own model, no old constraints or selections -- and say so, instead of keeping a model for other data
+        notes = use_data(DEFAULT_DATA, SAMPLE_MODELS[DEFAULT_DATA.name])
+        note_for_user(f"the uploaded file {spec.name!r} is no longer in this session, so the app switched back to "
+                      "the loans sample and its bundled model" + "".join(f"; {n}" for n in notes)
+                      + "; upload the file again to use it")
+        raise InputProblem(f"the uploaded file {spec.name!r} is no longer in this session; the loans sample is "
+                           "active again — upload the file again to use it")
     digest, filename, raw = stored
     table = parse_upload(digest, filename, raw)
     data = copy.copy(_prepared(spec, digest, table.frame, tuple(table.categorical)))
@@ -317,6 +345,12 @@ class Workspace:
         name = self.data.class_names.get(value.item() if isinstance(value, np.generic) else value)
         return str(name) if name is not None else str(value)
 
+    @property
+    def class_names(self) -> dict | None:
+        """The classes' readable names for the engine's renderers (``class_names=`` of the figures, the text
+        summary and the report), or None when the data names none (they then say "output = 1")."""
+        return dict(self.data.class_names) or None if self.task != REGRESSION else None
+
     def target_name(self, target) -> str:
         """An engine :class:`~tcrex._targets.Target` in words, with class names ("approved", not "output = 1")."""
         if target.classes is not None:
@@ -369,6 +403,31 @@ def workspace() -> Workspace:
 
     y = session_lru("outputs", sources.sha256(data.key, model.key), outputs, 3)
     return Workspace(data=data, model=model, X=X, y_pred=y)
+
+
+def model_performance(ws: Workspace):
+    """The active model's performance on labelled rows (:func:`tcrex.ui.sources.model_performance`: a
+    :class:`tcrex.performance.ModelPerformance`, or the sentence saying why there is none), computed once per data,
+    model and favourable outcome. Binary curves are drawn for the favourable class (the sidebar's choice, else the
+    data's, else the last class)."""
+    target = params().target
+    key = sources.sha256("performance", ws.key(), repr(_performance_positive(ws, target)))
+    return session_lru("performance", key, lambda: measure_model(ws, target), 3)
+
+
+def _performance_positive(ws: Workspace, target) -> Any:
+    """The class the binary curves are drawn for: the favourable class chosen (``target``), else the data's."""
+    if ws.task != CLASSIFICATION:
+        return None
+    if target is not None and not isinstance(target, (tuple, list)):
+        return target
+    return ws.favourable_default()
+
+
+def measure_model(ws: Workspace, target=None):
+    """:func:`model_performance` without the session cache (``target``: the favourable outcome in force)."""
+    return sources.model_performance(ws.data, ws.model, ws.y_pred, positive=_performance_positive(ws, target),
+                                     class_names=ws.class_names)
 
 
 def try_workspace() -> tuple[Workspace | None, str | None]:

@@ -76,6 +76,19 @@ class TrainedModel:
         return np.asarray(self.classes_, dtype=object)[raw.astype(np.int64)] if self._object_labels() \
             else np.asarray(self.classes_)[raw.astype(np.int64)]
 
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        """Class probabilities, one column per class of :attr:`classes_` in that order (a class the estimator
+        never saw in training gets 0)."""
+        if self.task == REGRESSION:
+            raise TrainingError("a regression model gives no class probabilities")
+        raw = np.asarray(self.estimator.predict_proba(self.prepare(X)), dtype=np.float64)
+        seen = getattr(self.estimator, "classes_", None)
+        if seen is None or len(seen) == len(self.classes_):
+            return raw
+        out = np.zeros((raw.shape[0], len(self.classes_)))
+        out[:, np.asarray(seen, dtype=np.int64)] = raw
+        return out
+
     def _object_labels(self) -> bool:
         return self.classes_ is not None and np.asarray(self.classes_).dtype == object
 

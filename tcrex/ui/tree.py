@@ -15,12 +15,13 @@ ROOT = "root"
 INDIVIDUAL = "individual"
 
 
-def _zoom_label(choice, row) -> str:
+def _zoom_label(choice, row, ex=None, target: int = 0) -> str:
     if choice == ROOT:
         return "Root (all branches collapsed)"
     if choice == INDIVIDUAL:
         return f"The chosen individual's path (row {row})"
-    return f"Leaf: metarule M{choice}"
+    rule = None if ex is None else ex.rule_id(target, int(ex.targets_[target].metarule_rule[choice]))
+    return f"Leaf: metarule M{choice}" + (f" → {rule}" if rule else "")
 
 
 @st.fragment
@@ -35,7 +36,7 @@ def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, populatio
     row = current_individual(ws, result)
     choices = [ROOT, INDIVIDUAL] + list(range(n))
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    zoom = c1.selectbox("Zoom to", choices, format_func=lambda c: _zoom_label(c, row), key=f"{key}_zoom",
+    zoom = c1.selectbox("Zoom to", choices, format_func=lambda c: _zoom_label(c, row, ex, target), key=f"{key}_zoom",
                         help="Open the branches leading to the chosen individual (set on the Individual page) "
                              "or to one metarule; every other branch stays collapsed.")
     open_all = c2.toggle("Open every branch", value=False, key=f"{key}_open",
@@ -49,7 +50,7 @@ def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, populatio
     try:
         if target not in trees:
             trees[target] = ex.metarule_tree(target) if sol.n_rules and sol.grid is not None else None
-        outline = metarule_outline(ex, target, tree=trees[target], **kwargs)
+        outline = metarule_outline(ex, target, tree=trees[target], class_names=ws.class_names, **kwargs)
     except Exception as exc:  # noqa: BLE001 - a figure problem must not blank the page
         st.warning(f"The tree outline could not be built ({type(exc).__name__}: {exc}).", icon=":material/warning:")
         return

@@ -122,3 +122,39 @@ def test_audit_page(page, open_app, save_screenshot, wait_idle):
     save_screenshot(page, "audit")
 
 
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+@pytest.mark.parametrize("path", ["/rule_plot", "/data_model"])
+def test_plotly_toolbar_never_covers_a_chart_title(page, open_app, save_screenshot, path):
+    """The toolbar shows on hover in the chart's top-right corner; titles (the rule-focus title spans the width)
+    are drawn below its band. Hover each chart and compare the boxes; chart screenshots show it."""
+    from pathlib import Path
+
+    shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+    open_app(page, path)
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.first.locator(".main-svg").first.wait_for(state="visible")
+    checked = 0
+    for i in range(min(charts.count(), 4)):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        title = chart.locator(".gtitle")
+        if not title.count():
+            continue
+        chart.hover(position={"x": 40, "y": 120})
+        bar = chart.locator(".modebar")
+        bar.first.wait_for(state="visible")
+        page.wait_for_timeout(300)
+        box_bar, box_title = bar.first.bounding_box(), title.first.bounding_box()
+        shots.mkdir(parents=True, exist_ok=True)
+        chart.screenshot(path=str(shots / f"toolbar{path.replace('/', '_')}_{i}.png"))
+        assert not _overlap(box_bar, box_title), (i, box_bar, box_title)
+        assert box_title["y"] >= box_bar["y"] + box_bar["height"] - 1, (i, box_bar, box_title)  # below its band
+        checked += 1
+    assert checked >= 2
+    assert_no_errors(page)

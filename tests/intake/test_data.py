@@ -277,3 +277,50 @@ def test_rows_for_rho():
     assert "needs 20 rows" in msg and "at least 0.1" in msg
     assert "fraction" in check_rows_for_rho(10, 0)
     assert "no rows" in check_rows_for_rho(0, 0.1)
+
+
+# ---------------------------------------------------------------------------------------------- sentinel codes
+def _bureau(n=300, seed=0):
+    """Credit-bureau style columns: counts and months with -7/-8/-9 meaning "no record" / "not applicable"."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"MSinceMostRecentDelq": rng.integers(0, 90, n), "NumTrades": rng.integers(0, 60, n),
+                       "Utilisation": rng.normal(0, 1, n).round(3), "Score": rng.integers(300, 850, n)})
+    df.loc[:24, "MSinceMostRecentDelq"] = -7
+    df.loc[25:30, "MSinceMostRecentDelq"] = -8
+    df.loc[31:33, "MSinceMostRecentDelq"] = -9
+    df.loc[40:44, "NumTrades"] = 999
+    return df
+
+
+def test_sentinel_codes_are_reported_with_their_row_count_and_the_data_is_unchanged():
+    df = _bureau()
+    rep = read_table(csv_bytes(df), "bureau.csv")
+    found = {f.column: f for f in rep.findings if f.kind == "sentinel"}
+    assert set(found) == {"MSinceMostRecentDelq", "NumTrades"}
+    neg = found["MSinceMostRecentDelq"]
+    assert neg.count == 34 and "−7, −8, −9" in neg.message and "Nothing was changed" in neg.message
+    assert found["NumTrades"].count == 5 and "999" in found["NumTrades"].message
+    pd.testing.assert_frame_equal(rep.frame, df, check_dtype=False)  # never changed silently
+
+
+@pytest.mark.parametrize("column", [
+    np.random.default_rng(1).normal(0, 1, 300),  # negative values that are measurements
+    np.random.default_rng(2).integers(-3, 4, 300),  # a small signed scale
+    np.r_[np.random.default_rng(3).integers(0, 50, 298), -1, -2],  # negatives that do not repeat
+    np.r_[np.random.default_rng(4).integers(0, 90, 295), [99] * 5],  # 99 close to the other values: an age
+])
+def test_ordinary_numbers_are_not_sentinels(column):
+    rep = read_table(csv_bytes(pd.DataFrame({"x": column, "y": np.arange(len(column)) % 7})), "t.csv")
+    assert not [f for f in rep.findings if f.kind == "sentinel"]
+
+
+def test_sentinel_codes_become_missing_only_on_request():
+    from tcrex.intake import sentinels_to_missing
+
+    df = _bureau()
+    out, counts = sentinels_to_missing(df, ["MSinceMostRecentDelq", "NumTrades", "Utilisation", "nope"])
+    assert counts == {"MSinceMostRecentDelq": 34, "NumTrades": 5}  # Utilisation has none; unknown names skipped
+    assert out["MSinceMostRecentDelq"].isna().sum() == 34 and out["NumTrades"].isna().sum() == 5
+    assert (out["MSinceMostRecentDelq"].dropna() >= 0).all() and out["NumTrades"].max() < 999
+    pd.testing.assert_frame_equal(out[["Utilisation", "Score"]], df[["Utilisation", "Score"]])
+    assert (df["MSinceMostRecentDelq"] == -7).sum() == 25  # the input is not changed
