@@ -329,7 +329,7 @@ def load(data: bytes, max_unpacked: int) -> "SklearnModel":
         raise ModelError(f"the .skops file could not be loaded ({type(exc).__name__}: {short_error(exc)})") from None
     from ._sktrees import check_trees
 
-    check_trees(obj)  # before anything predicts: scikit-learn's Cython trust the node arrays
+    check_trees(obj)  # before anything predicts: scikit-learn's Cython code trusts the node arrays
     notes = sorted({short_error(w.message, 200) for w in caught
                     if "version" in str(w.message).lower() or issubclass(w.category, UserWarning)})
     return SklearnModel(obj, kind="sklearn", notes=notes)
