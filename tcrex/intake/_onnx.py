@@ -9,7 +9,7 @@ Every message and tensor in the model is walked (graphs, subgraphs of If/Loop/Sc
 attributes), so nothing is missed by looking only at ``graph.initializer``. Only the CPU execution provider is
 used.
 
-Resources: operators that loop (``Loop``, ``Scan``) or size their outputs from data values (``ConstantOfShape``,
+Resources: operators that loop (``Loop`` without a bounded trip count) or size their outputs from data values (``ConstantOfShape``,
 ``Expand``, ``Tile``, ``Range``, ``Resize``, ``OneHot``, ``Pad``, ... fed by a computed or a huge shape) are refused
 (:func:`size_problems`) unless the operator allows them (``allow_dynamic_onnx=True`` or
 ``TCREX_ONNX_ALLOW_DYNAMIC=1``); the sandbox's limits apply either way.
@@ -84,8 +84,11 @@ def audit(model) -> tuple[list[str], list[str], list]:
 
 
 # ---------------------------------------------------------------------------------------------- size policy
-#: Operators that run a subgraph a data-dependent number of times: refused unless dynamic operators are allowed.
-LOOP_OPS = frozenset({"Loop", "Scan"})
+#: ``Loop`` runs its body up to a trip count M and while a condition holds: accepted only when M is given and bounded
+#: like a shape (a small constant, or a piece of an existing tensor's shape), so the data cannot choose how often it
+#: runs. ``Scan`` runs once per slice of an existing tensor (how skl2onnx computes k-nearest-neighbour distances):
+#: bounded by the tensors' sizes, like any operator; its body is checked like the rest of the graph.
+LOOP_OPS = frozenset({"Loop"})
 #: Operators whose output size is the product of an input's *values* (a shape): index of that input.
 ABSOLUTE_SHAPE_INPUTS = {"ConstantOfShape": (0,), "MaxUnpool": (2,), "CenterCropPad": (1,), "Col2Im": (1, 2),
                          "Resize": (3,)}
@@ -195,7 +198,7 @@ class _Graphs:
 
 
 def size_problems(model) -> list[str]:
-    """Operators that loop or allocate from data values, each with why: the ``Loop``/``Scan`` operators, and
+    """Operators that loop or allocate from data values, each with why: ``Loop`` without a bounded trip count, and
     shape-taking operators (``ConstantOfShape``, ``Expand``, ``Tile``, ``Range``, ``Resize``, ``OneHot``, ``Pad``,
     ...) whose shape is not a small constant or a piece of an existing tensor's shape."""
     g = _Graphs(model)
@@ -209,7 +212,9 @@ def size_problems(model) -> list[str]:
         if node.domain not in ("", "ai.onnx"):
             continue
         if op in LOOP_OPS:
-            refuse(node, "repeats a subgraph a data-dependent number of times")
+            trips = g.bound(node.input[0]) if node.input and node.input[0] else None
+            if trips is None or trips[1] > MAX_FACTOR:
+                refuse(node, "repeats a subgraph a number of times computed from data, unbounded or too large")
             continue
         for i in ABSOLUTE_SHAPE_INPUTS.get(op, ()):
             if i < len(node.input) and node.input[i]:

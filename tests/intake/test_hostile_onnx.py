@@ -58,16 +58,31 @@ def _sum_to_y(src):
 BASE = [_f32("ones", [[1.0], [1.0], [1.0]]), _f32("zero", 0.0), _i64("one_shape", [1])]
 
 
-def _loop_model():
+def _loop_model(trips="data"):
+    """A Loop adding 1 per iteration; its trip count from the input's values, a constant, the row count or none."""
+    return _loop(trips)
+
+
+def _loop(trips):
     body = h.make_graph([h.make_node("Identity", ["cond_in"], ["cond_out"]),
                          h.make_node("Add", ["acc_in", "onef"], ["acc_out"])], "body",
                         [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
                          h.make_tensor_value_info("acc_in", T.FLOAT, [])],
                         [h.make_tensor_value_info("cond_out", T.BOOL, []),
                          h.make_tensor_value_info("acc_out", T.FLOAT, [])])
-    nodes = _data_scalar([], "n") + [h.make_node("Squeeze", ["n"], ["trips"]),
-                                     h.make_node("Loop", ["trips", "true", "zf"], ["acc"], body=body)] + _sum_to_y("acc")
-    return _model(nodes, BASE + [nh.from_array(np.array(True), "true"), _f32("zf", 0.0), _f32("onef", 1.0)])
+    inits = BASE + [nh.from_array(np.array(True), "true"), _f32("zf", 0.0), _f32("onef", 1.0)]
+    if trips == "data":
+        nodes = _data_scalar([], "n") + [h.make_node("Squeeze", ["n"], ["trips"])]
+    elif trips == "rows":
+        nodes = [h.make_node("Shape", ["X"], ["xs"]), h.make_node("Gather", ["xs", "zero_i"], ["trips"], axis=0)]
+        inits.append(_i64("zero_i", 0))
+    elif trips is None:
+        nodes = []
+    else:
+        nodes = []
+        inits.append(_i64("trips", trips))
+    loop = h.make_node("Loop", ["trips" if trips is not None else "", "true", "zf"], ["acc"], body=body)
+    return _model(nodes + [loop] + _sum_to_y("acc"), inits)
 
 
 def _scan_model():
@@ -131,8 +146,9 @@ def _shape_op(op, shape_from, **attrs):
 
 
 REFUSED = {
-    "loop": (_loop_model, r"Loop \(repeats a subgraph a data-dependent number of times\)"),
-    "scan": (_scan_model, r"Scan \(repeats"),
+    "loop": (_loop_model, r"Loop \(repeats a subgraph a number of times computed from data"),
+    "loop-without-trip-count": (lambda: _loop(None), r"Loop \(repeats"),
+    "loop-huge-trip-count": (lambda: _loop(MAX_FACTOR + 1), r"Loop \(repeats"),
     "if-with-loop": (_if_with_loop_model, r"Loop \(repeats"),
     "constant-of-shape-data": (lambda: _shape_op("ConstantOfShape", "data"), "ConstantOfShape"),
     "constant-of-shape-huge": (lambda: _shape_op("ConstantOfShape", [100_000, 100_000]), "ConstantOfShape"),
@@ -164,6 +180,15 @@ def test_bounded_shapes_are_accepted(op, shape_from):
     the data: accepted, and the model predicts."""
     model = load_model(_shape_op(op, shape_from), "m.onnx")
     out = model.predict(X3)
+    assert np.allclose(out, X3.sum(axis=1).to_numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [_scan_model, lambda: _loop(5), lambda: _loop("rows")],
+                         ids=["scan-over-rows", "loop-5-times", "loop-once-per-row"])
+def test_bounded_loops_are_accepted(make):
+    """Scan runs once per row of an existing tensor (skl2onnx's k-nearest neighbours use it) and a Loop with a
+    constant or row-count trip count cannot be made to run longer by the data: accepted."""
+    out = load_model(make(), "m.onnx").predict(X3)
     assert np.allclose(out, X3.sum(axis=1).to_numpy(), atol=1e-5)
 
 
