@@ -21,20 +21,15 @@ _FORMAT_MODULES = {"onnx": ("onnx", "onnxruntime"), "xgboost-json": ("xgboost",)
                    "sklearn": ("sklearn.ensemble", "skops.io"), "pickle": ("joblib", "sklearn.ensemble")}
 
 
-def _preload(data: bytes, filename: str) -> None:
+def _preload(fmt: str | None) -> None:
     """Import the libraries the file's format needs before the memory limit applies. RLIMIT_AS counts address
     space, and importing them reserves far more than they use (pyarrow's allocator and OpenBLAS's buffers ~1.6 GB
     for ``tcrex.intake`` alone, ONNX Runtime another 60 MB): set first, a 1.5 GB limit made every ONNX upload fail
-    with "failed to map segment" at ``import onnx``. Importing runs no code from the file."""
+    with "failed to map segment" at ``import onnx``. Importing runs no code from the file. ``fmt`` is the format the
+    app detected (``load_model`` passes it with the loader's options)."""
     import importlib
 
-    from .models import detect_format
-
-    try:
-        fmt = detect_format(data, filename)
-    except Exception:  # noqa: BLE001 - the loader reports unknown formats itself
-        return
-    for name in _FORMAT_MODULES.get(fmt, ()):
+    for name in _FORMAT_MODULES.get(fmt or "", ()):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the loader reports a missing library in its own words
@@ -104,7 +99,7 @@ def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
 
 def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _preload(data, filename)
+    _preload(options.get("fmt"))
     # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md)
     _set_limits(memory_bytes + address_space() if memory_bytes else memory_bytes)
     try:

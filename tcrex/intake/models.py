@@ -130,7 +130,7 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
             return _load_pickle(data, filename, allow_pickle)  # refused before any process starts
         limits = sandbox if isinstance(sandbox, SandboxLimits) else None
         return SandboxedModel(data, filename, limits=limits, loader=load_in_process,
-                              options={"allow_pickle": allow_pickle, "max_bytes": max_bytes,
+                              options={"allow_pickle": allow_pickle, "max_bytes": max_bytes, "fmt": fmt,
                                        "allow_dynamic_onnx": allow_dynamic_onnx})
     return load_in_process(data, filename, allow_pickle=allow_pickle, max_bytes=max_bytes, fmt=fmt,
                            allow_dynamic_onnx=allow_dynamic_onnx)
