@@ -8,7 +8,7 @@ from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, N
                       SchemaError, TCRExError)
 from ._data import as_frame, categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
-from ._outputs import MAX_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
 from ._targets import favourable_class
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CATEGORICAL, CLASSIFICATION, FEATURE_KINDS,
                           HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, NUMERIC, OK, REGRESSION,
@@ -25,7 +25,7 @@ __all__ = ["TCREx", "LocalExplanation",
            "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
            # the fewest rows of a rule
-           "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES",
+           "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",

@@ -16,7 +16,8 @@ from ._data import Encoded, FeatureSchema, _native, as_frame
 from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterError
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
 from ._params import check_parameter
-from ._outputs import as_regression, check_outputs, check_rows_for_rho, check_task, detect_task, predict
+from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, detect_task,
+                       predict)
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
@@ -179,6 +180,7 @@ class TCREx(BaseEstimator):
             if len(classes) < 2:
                 raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
                                  "other output to reach — use data on which it predicts at least two classes")
+            check_n_classes(classes)
         rows_problem = check_rows_for_rho(len(X), self.rho)
         if rows_problem:
             raise ParameterError(rows_problem)

@@ -12,6 +12,10 @@ from ._vocabulary import CLASSIFICATION, REGRESSION, TASKS
 #: Whole-number outputs with more distinct values than this are a regression, not classes (one limit for the
 #: engine, intake and the dashboard).
 MAX_CLASSES = 20
+#: Hard cap on the classes a fit explains (the one owner: TCREx.fit, the default targets, rules exports and the
+#: XGBoost intake's ``num_class`` check use it). Untargeted, every class is a target with its own grid and metarule
+#: tree, so the work grows with the class count; no tabular use comes near it (docs/engine.md).
+MAX_TARGET_CLASSES = 1_000
 
 
 def predict(model, X: pd.DataFrame) -> np.ndarray:
@@ -73,6 +77,14 @@ def min_rule_rows(n_rows: int, rho: float) -> int:
     ``min_samples_leaf``). The one owner of this formula: the surrogate's minimum leaf, the histogram grower, the
     recount and the messages below all use it."""
     return int(math.ceil(rho * n_rows))
+
+
+def check_n_classes(classes) -> None:
+    """Raise :class:`tcrex.ModelError` when the outputs hold more classes than T-CREx explains."""
+    if len(classes) > MAX_TARGET_CLASSES:
+        raise ModelError(f"the model's outputs hold {len(classes):,} classes; T-CREx explains at most "
+                         f"{MAX_TARGET_CLASSES:,} (each class is a target with its own rules and grid). Group the "
+                         "classes into fewer labels, or pass task='regression' if the outputs are numbers.")
 
 
 def check_rows_for_rho(n_rows: int, rho) -> str | None:

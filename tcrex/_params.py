@@ -7,6 +7,13 @@ from ._errors import NotFittedError, ParameterError
 from ._outputs import check_task
 
 
+#: Hard caps on the size parameters (the one owner; docs/engine.md and docs/security.md). No real use comes near
+#: them — the paper uses one tree, the dashboard's form stops at 50 trees and 5,000,000 cells — while beyond them a
+#: fit would keep a machine busy for hours (trees) or need tens of GB (cells: several int64 arrays per cell).
+MAX_TREES = 1_000
+MAX_CELLS = 50_000_000
+
+
 def check_parameter(name: str, value) -> None:
     """Raise :class:`tcrex.ParameterError` with a clear message when ``value`` is not usable for the TCREx
     parameter ``name``; the one owner of these rules (TCREx.fit and the intake both call it)."""
@@ -19,6 +26,11 @@ def check_parameter(name: str, value) -> None:
     elif name in ("n_trees", "max_cells"):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ParameterError(f"{name} must be a whole number >= 1, got {value!r}")
+        cap = MAX_TREES if name == "n_trees" else MAX_CELLS
+        if value > cap:
+            what = ("surrogate trees would take hours to grow and give an unreadable rule set" if name == "n_trees"
+                    else "grid cells would need tens of GB of memory")
+            raise ParameterError(f"{name} = {value:,} is above the limit of {cap:,}: that many {what}")
     elif name == "task":
         check_task(value)
     elif name == "grower":

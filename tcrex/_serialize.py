@@ -21,7 +21,9 @@ import numpy as np
 from ._boxes import Boxes
 from ._constraints import Constraints
 from ._data import FeatureSchema, _native
-from ._errors import DataError, SchemaError
+from ._errors import DataError, SchemaError, TCRExError
+from ._outputs import MAX_TARGET_CLASSES
+from ._params import check_parameter
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import Target
@@ -32,6 +34,10 @@ VERSION = 2
 #: Written only when the export carries effectiveness (optional ``effectiveness`` fields); version 2 otherwise.
 VERSION_EFFECTIVENESS = 3
 READABLE = (1, 2, 3)
+#: Parameters an export restores (what ``to_json`` writes, plus ``task``); other keys are ignored.
+RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task")
+#: Largest rules x (numeric features + categories) an export may ask the loader to allocate boxes for.
+MAX_BOX_ENTRIES = 10_000_000
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
@@ -78,10 +84,57 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
 
 
+def _count(value, field: str, low: int = 0, high: int = 2 ** 53) -> int:
+    """A whole number read from the file (an int in the JSON: not "12", not 12.7, not true), in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SchemaError(f"{field} must be a whole number, got {value!r}"[:200])
+    if not low <= value <= high:
+        raise SchemaError(f"{field} = {value} is out of range [{low}, {high}]")
+    return value
+
+
+def _list(value, field: str) -> list:
+    if not isinstance(value, list):
+        raise SchemaError(f"{field} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _params(doc: dict) -> dict:
+    """The export's parameters, each checked by the rule the estimator itself uses (``check_parameter``)."""
+    params = doc.get("params", {})
+    if not isinstance(params, dict):
+        raise SchemaError("params must be an object")
+    out = {k: params[k] for k in RESTORED_PARAMS if k in params}
+    for name in ("rho", "tau", "n_trees", "max_cells", "grower", "task"):
+        if name in out:
+            try:
+                check_parameter(name, out[name])
+            except TCRExError as exc:
+                raise SchemaError(f"params.{name}: {exc}") from None
+    seed = out.get("random_state")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 32):
+        raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {seed!r}"[:200])
+    target = out.get("target")
+    scalar = (str, int, float, bool)
+    if target is not None and not isinstance(target, scalar) and not (
+            isinstance(target, list) and 0 < len(target) <= MAX_TARGET_CLASSES
+            and all(v is None or isinstance(v, scalar) for v in target)):
+        raise SchemaError(f"params.target must be null, a label, a number or a list of them, got {target!r}"[:200])
+    if isinstance(target, float) and not math.isfinite(target):
+        raise SchemaError(f"params.target must be a finite number, got {target!r}")
+    return out
+
+
 def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
     n_cats = [len(schema.features[i].categories) for i in schema.categorical]
+    entries = len(items) * (len(schema.numeric) + sum(n_cats))
+    if entries > MAX_BOX_ENTRIES:
+        raise SchemaError(f"{len(items):,} {what}s over {len(schema)} features and {sum(n_cats):,} categories are more "
+                          f"than this loader accepts ({MAX_BOX_ENTRIES:,} bounds in all)")
     boxes = Boxes.unbounded(len(items), len(schema.numeric), n_cats)
     for r, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise SchemaError(f"{what} {r} must be an object")
         conds = item.get("conditions", {})
         if not isinstance(conds, dict):
             raise SchemaError(f"{what} {r}: 'conditions' must be an object")
@@ -132,38 +185,56 @@ def from_json(cls, text):
         task = doc["task"]
         if task not in TASKS:
             raise SchemaError(f"unknown task {task!r}")
-        schema = FeatureSchema.from_list(doc["features"])
+        schema = FeatureSchema.from_list(_list(doc["features"], "features"))
         n_fit = doc["n_fit_rows"]
         if isinstance(n_fit, bool) or not isinstance(n_fit, int) or not 1 <= n_fit < 2 ** 53:
             raise SchemaError(f"n_fit_rows must be a positive whole number, got {n_fit!r}")
-        params = dict(doc.get("params", {}))
-        ex = cls(**{k: v for k, v in params.items() if k in cls._PARAMS})
+        params = doc.get("params", {})
+        ex = cls(**_params(doc))
         ex.constraints = params.get("constraints") or None
         ex.constraints_ = Constraints(schema, ex.constraints)
         ex.schema_, ex.task_, ex.n_fit_rows_ = schema, task, n_fit
-        ex.classes_ = list(doc.get("classes", []))
+        ex.classes_ = list(_list(doc.get("classes", []), "classes"))
+        if len(ex.classes_) > MAX_TARGET_CLASSES:
+            raise SchemaError(f"classes lists {len(ex.classes_):,} classes; at most {MAX_TARGET_CLASSES:,} are "
+                              "supported")
+        items = _list(doc["targets"], "targets")
+        if len(items) > max(2, MAX_TARGET_CLASSES):
+            raise SchemaError(f"targets lists {len(items):,} targets; at most {max(2, MAX_TARGET_CLASSES):,} are "
+                              "supported")
         ex.surrogate_ = None
         ex.model_ = None
         used = params.get("grower_used", params.get("grower"))
         ex.grower_ = used if used in ("exact", "hist") else None  # None: the export does not say
         solutions = []
-        for t, item in enumerate(doc["targets"]):
+        for t, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise SchemaError(f"targets[{t}] must be an object")
             target = Target.from_dict(item["outputs"])
-            rules = item["rules"]
+            if "n_cells" in item:  # recomputed on load; a present value must still be a count
+                _count(item["n_cells"], f"targets[{t}].n_cells")
+            rules = _list(item["rules"], f"targets[{t}].rules")
             rule_boxes = _boxes(schema, rules, "rule")
-            n = [int(r["n"]) for r in rules]
-            n_target = [int(r["n_target"]) if "n_target" in r else int(round(float(r["accuracy"]) * int(r["n"])))
-                        for r in rules]
-            if any(not 1 <= a <= n_fit or not 0 <= b <= a for a, b in zip(n, n_target)):
-                raise SchemaError(f"target {t}: rule counts must satisfy 1 <= n <= n_fit_rows and "
-                                  "0 <= n_target <= n")
-            metas = item["metarules"]
+            n = [_count(r["n"], f"targets[{t}].rules[{i}].n", 1, n_fit) for i, r in enumerate(rules)]
+            n_target = [_count(r["n_target"], f"targets[{t}].rules[{i}].n_target", 0, a) if "n_target" in r
+                        else _from_accuracy(r.get("accuracy"), a, f"targets[{t}].rules[{i}].accuracy")
+                        for i, (r, a) in enumerate(zip(rules, n))]
+            metas = _list(item["metarules"], f"targets[{t}].metarules")
             meta_boxes = _boxes(schema, metas, "metarule")
-            meta_rule = [-1 if m["rule"] is None else int(m["rule"]) for m in metas]
-            if any(not -1 <= r < len(rules) for r in meta_rule) or (-1 in meta_rule and ex.constraints_.trivial):
+            meta_rule = [-1 if m.get("rule") is None else
+                         _count(m["rule"], f"targets[{t}].metarules[{i}].rule", 0, len(rules) - 1)
+                         for i, m in enumerate(metas)]
+            for i, m in enumerate(metas):  # recomputed on load; present values must still be counts
+                for key in ("n_cells", "sparsity"):
+                    if key in m:
+                        _count(m[key], f"targets[{t}].metarules[{i}].{key}")
+            for i, r in enumerate(rules):
+                if "complexity" in r:
+                    _count(r["complexity"], f"targets[{t}].rules[{i}].complexity")
+            if -1 in meta_rule and ex.constraints_.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
             solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
-                                              ex.constraints_))
+                                              ex.constraints_, max_cells=ex.max_cells))
         ex.targets_ = solutions
         if doc.get("effectiveness") is not None:
             from ._effectiveness import Effectiveness
@@ -173,6 +244,13 @@ def from_json(cls, text):
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise SchemaError(f"malformed rules export: {type(exc).__name__}: {exc}") from None
     return ex
+
+
+def _from_accuracy(accuracy, n: int, field: str) -> int:
+    """n_target of a version-1 rule, which stored only its accuracy."""
+    if isinstance(accuracy, bool) or not isinstance(accuracy, (int, float)) or not 0 <= accuracy <= 1:
+        raise SchemaError(f"{field} must be a number in [0, 1], got {accuracy!r}"[:200])
+    return int(round(float(accuracy) * n))
 
 
 def _target_param(target):

@@ -66,7 +66,9 @@ class Solution:
 
     @classmethod
     def restore(cls, schema, target, rules: Boxes, rule_n, rule_n_target, n_fit_rows, metarules: Boxes,
-                metarule_rule, constraints=None) -> "Solution":
+                metarule_rule, constraints=None, max_cells: int | None = None) -> "Solution":
+        """Rebuild a solution from exported rules and metarules, checking that the metarules are exactly the ones
+        the rules imply. With ``max_cells`` the grid's size is checked first, before anything per cell is built."""
         sol = cls(schema, target, n_fit_rows, constraints)
         sol._set_rules(rules, np.asarray(rule_n, dtype=np.int64), np.asarray(rule_n_target, dtype=np.int64))
         sol.n_candidates = sol.n_valid = len(rules)
@@ -74,6 +76,10 @@ class Solution:
             sol._empty()
             return sol
         sol.grid = Grid(schema, rules, sol.constraints)
+        if max_cells is not None and sol.grid.n_cells > max_cells:
+            raise SchemaError(f"the {len(rules)} rules of target {target.describe()} span a grid of "
+                              f"{sol.grid.n_cells:,} cells, above the export's max_cells = {max_cells:,}; the file "
+                              "was damaged or edited")
         sol._solve_cells()
         metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
         cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)

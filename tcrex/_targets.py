@@ -13,6 +13,7 @@ import pandas as pd
 
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
+from ._outputs import check_n_classes
 from ._vocabulary import CLASSIFICATION
 from .text import format_number, outcome_text
 
@@ -94,6 +95,7 @@ def default_targets(task: str, y: np.ndarray, classes: list) -> list[Target]:
         if len(classes) < 2:
             raise ModelError(f"the model outputs a single class ({classes[0]!r}) on all rows; there is no other "
                              "output to reach — use data on which the model predicts at least two classes")
+        check_n_classes(classes)
         if len(classes) == 2:
             return [Target(classes=(classes[1],)), Target(classes=(classes[0],))]
         return [Target(classes=tuple(c for c in classes if c != k)) for k in classes]

@@ -21,12 +21,47 @@ class ModelFaultError(ModelError):
     itself (not a mismatch with the data), reported as such wherever it happens."""
 
 
+#: A source file with its line number, as native libraries put them in messages: ``/workspace/src/learner.cc:760:``,
+#: ``/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:359``, ``c_api.cc(123):``.
+_SOURCE_PATH = re.compile(r"(?:[A-Za-z]:)?[\w.\\/+~-]*\.(?:cc|cpp|cxx|c|h|hpp|hxx|cu|cuh|pyx|pxi)"
+                          r"(?::\d+(?::\d+)?|\(\d+\)):?\s*")
+#: A qualified C++ function name followed by its parameter list: ``void* onnxruntime::BFCArena::Alloc(size_t, ...)``.
+_CPP_NAME = re.compile(r"(?:(?:const\s+)?[A-Za-z_][\w<>]*(?:::[A-Za-z_][\w<>]*)*[\s*&]+)?"
+                       r"(?:[A-Za-z_]\w*(?:<[^<>()]*>)?::)+~?[A-Za-z_]\w*(?:<[^<>()]*>)?\(")
+#: Absolute paths into the server's installation (site-packages, shared libraries): only the file name is kept.
+_SERVER_PATH = re.compile(r"(?:/[^\s/:'\"()\[\]]+)+/([^\s/:'\"()\[\]]+\.(?:so(?:\.\d+)*|py|dylib|dll))")
+
+
+def _drop_cpp_signatures(text: str) -> str:
+    """Remove ``ns::Class::method(args...) [const]`` (balanced parentheses) wherever a C++ signature appears."""
+    out, pos = [], 0
+    while True:
+        m = _CPP_NAME.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            return "".join(out)
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if depth:  # unbalanced: not a signature, keep the text as it is
+            out.append(text[pos:])
+            return "".join(out)
+        rest = re.match(r"\s*(?:const\b)?\s*", text[i:])
+        out.append(text[pos:m.start()])
+        pos = i + rest.end()
+
+
 def short_error(exc: BaseException, limit: int = 300) -> str:
-    """A library's error as one readable line: no C++ stack traces, no ONNX Runtime prefixes, bounded length."""
+    """A library's error as one readable line for people: no stack traces, no source paths with line numbers, no
+    C++ function signatures, no ONNX Runtime prefixes, no server installation paths; bounded length."""
     text = str(exc).strip() or type(exc).__name__
     text = text.split("Stack trace:")[0]
     text = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", text)
-    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    text = _SOURCE_PATH.sub("", text)
+    text = _drop_cpp_signatures(text)
+    text = _SERVER_PATH.sub(r"\1", text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

@@ -9,6 +9,11 @@ Every message and tensor in the model is walked (graphs, subgraphs of If/Loop/Sc
 attributes), so nothing is missed by looking only at ``graph.initializer``. Only the CPU execution provider is
 used.
 
+Resources: operators that loop (``Loop`` without a bounded trip count) or size their outputs from data values (``ConstantOfShape``,
+``Expand``, ``Tile``, ``Range``, ``Resize``, ``OneHot``, ``Pad``, ... fed by a computed or a huge shape) are refused
+(:func:`size_problems`) unless the operator allows them (``allow_dynamic_onnx=True`` or
+``TCREX_ONNX_ALLOW_DYNAMIC=1``); the sandbox's limits apply either way.
+
 Inputs: either one 2-D tensor of all features (float, double or int64; feature names from the model's metadata
 ``feature_names`` when present, else by position), or one input per column (named like the columns; string inputs
 are categorical). Outputs: a tensor named like ``label`` if there is one, else the first tensor output; integer,
@@ -18,6 +23,7 @@ several columns is a score/probability matrix whose argmax is the class.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -77,12 +83,184 @@ def audit(model) -> tuple[list[str], list[str], list]:
     return external, sorted(domains), labels
 
 
-def load(data: bytes) -> "OnnxModel":
+# ---------------------------------------------------------------------------------------------- size policy
+#: ``Loop`` runs its body up to a trip count M and while a condition holds: accepted only when M is given and bounded
+#: like a shape (a small constant, or a piece of an existing tensor's shape), so the data cannot choose how often it
+#: runs. ``Scan`` runs once per slice of an existing tensor (how skl2onnx computes k-nearest-neighbour distances):
+#: bounded by the tensors' sizes, like any operator; its body is checked like the rest of the graph.
+LOOP_OPS = frozenset({"Loop"})
+#: Operators whose output size is the product of an input's *values* (a shape): index of that input.
+ABSOLUTE_SHAPE_INPUTS = {"ConstantOfShape": (0,), "MaxUnpool": (2,), "CenterCropPad": (1,), "Col2Im": (1, 2),
+                         "Resize": (3,)}
+#: Operators whose output is an input's size multiplied by an input's values (repeats, scales, depth, pads).
+FACTOR_INPUTS = {"Expand": (1,), "Tile": (1,), "Upsample": (1,), "Resize": (2,), "OneHot": (1,), "Pad": (1,)}
+#: Operators whose output size is an attribute.
+ABSOLUTE_SHAPE_ATTRS = {"RandomNormal": "shape", "RandomUniform": "shape"}
+FACTOR_ATTRS = {"Multinomial": "sample_size"}
+#: Largest output a shape made of constants may ask for (elements), and largest multiple of an existing tensor.
+MAX_STATIC_ELEMENTS = 1 << 24
+MAX_FACTOR = 10_000
+ALLOW_DYNAMIC_ENV = "TCREX_ONNX_ALLOW_DYNAMIC"
+#: Operators that pass a shape (or part of one) through without making it larger.
+_SHAPE_PASS = frozenset({"Gather", "Slice", "Squeeze", "Unsqueeze", "Cast", "Identity", "Abs", "Reshape",
+                         "Flatten"})
+
+
+def dynamic_allowed(allow: bool | None = None) -> bool:
+    """The operator switch for ONNX loops and data-sized allocations: the argument, else the environment."""
+    if allow is not None:
+        return bool(allow)
+    import os
+
+    return os.environ.get(ALLOW_DYNAMIC_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class _Graphs:
+    """Every name defined in the model (all graphs, subgraphs and functions), its constant value when it is a
+    small constant, and the node that produces it."""
+
+    def __init__(self, model):
+        import onnx
+        from onnx import numpy_helper
+
+        self.defined: dict[str, int] = {}
+        self.const: dict[str, np.ndarray | None] = {}
+        self.producer: dict[str, object] = {}
+        self.nodes: list = []
+
+        def define(name: str):
+            if name:
+                self.defined[name] = self.defined.get(name, 0) + 1
+
+        def tensor(t) -> np.ndarray | None:
+            if t.data_location == onnx.TensorProto.EXTERNAL or math.prod(t.dims) > 64:
+                return None  # not a shape: shapes are short vectors
+            try:
+                return np.asarray(numpy_helper.to_array(t))
+            except Exception:  # noqa: BLE001 - a damaged constant is no usable shape
+                return None
+
+        for m in _walk(model):
+            if isinstance(m, onnx.GraphProto):
+                for t in m.initializer:
+                    define(t.name)
+                    self.const[t.name] = tensor(t)
+                for t in m.sparse_initializer:
+                    define(t.values.name)
+                for v in m.input:
+                    define(v.name)
+            elif isinstance(m, onnx.FunctionProto):
+                for name in m.input:
+                    define(name)
+            elif isinstance(m, onnx.NodeProto):
+                self.nodes.append(m)
+                for out in m.output:
+                    define(out)
+                    self.producer[out] = m
+                if m.op_type == "Constant" and m.domain in ("", "ai.onnx") and len(m.output) == 1:
+                    self.const[m.output[0]] = self._constant(m, tensor)
+
+    @staticmethod
+    def _constant(node, tensor) -> np.ndarray | None:
+        for a in node.attribute:
+            if a.name == "value":
+                return tensor(a.t)
+            if a.name in ("value_int", "value_float"):
+                return np.asarray(a.i if a.name == "value_int" else a.f)
+            if a.name in ("value_ints", "value_floats"):
+                vals = a.ints if a.name == "value_ints" else a.floats
+                return np.asarray(list(vals)) if len(vals) <= 64 else None
+        return None
+
+    def bound(self, name: str, depth: int = 0):
+        """(from data, factor): the value is a constant whose elements multiply to ``factor`` (from data False), or
+        dimensions of tensors that already exist, times ``factor`` (from data True). None when unbounded/unknown."""
+        if depth > 32 or self.defined.get(name, 0) != 1:
+            return None
+        if name in self.const:
+            arr = self.const[name]
+            if arr is None or arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)):
+                return None
+            return False, math.prod(max(1, math.ceil(abs(float(v)))) for v in arr.ravel().tolist())
+        node = self.producer.get(name)
+        if node is None or node.domain not in ("", "ai.onnx"):
+            return None
+        if node.op_type in ("Shape", "Size"):
+            return True, 1
+        if node.op_type in _SHAPE_PASS and node.input:
+            return self.bound(node.input[0], depth + 1)
+        if node.op_type == "Concat":
+            parts = [self.bound(i, depth + 1) for i in node.input]
+            if any(p is None for p in parts) or sum(p[0] for p in parts) > 1:
+                return None  # two pieces of existing shapes multiply them (N x N)
+            return any(p[0] for p in parts), math.prod(p[1] for p in parts)
+        return None
+
+
+def size_problems(model) -> list[str]:
+    """Operators that loop or allocate from data values, each with why: ``Loop`` without a bounded trip count, and
+    shape-taking operators (``ConstantOfShape``, ``Expand``, ``Tile``, ``Range``, ``Resize``, ``OneHot``, ``Pad``,
+    ...) whose shape is not a small constant or a piece of an existing tensor's shape."""
+    g = _Graphs(model)
+    problems: dict[str, str] = {}
+
+    def refuse(node, why: str):
+        problems.setdefault(f"{node.op_type}:{why}", f"{node.op_type} ({why})")
+
+    for node in g.nodes:
+        op = node.op_type
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        if op in LOOP_OPS:
+            trips = g.bound(node.input[0]) if node.input and node.input[0] else None
+            if trips is None or trips[1] > MAX_FACTOR:
+                refuse(node, "repeats a subgraph a number of times computed from data, unbounded or too large")
+            continue
+        for i in ABSOLUTE_SHAPE_INPUTS.get(op, ()):
+            if i < len(node.input) and node.input[i]:
+                b = g.bound(node.input[i])
+                if b is None or b[1] > (MAX_FACTOR if b[0] else MAX_STATIC_ELEMENTS):
+                    refuse(node, "output shape computed from data or too large")
+        for i in FACTOR_INPUTS.get(op, ()):
+            if i < len(node.input) and node.input[i]:
+                b = g.bound(node.input[i])
+                if b is None or b[1] > MAX_FACTOR:
+                    refuse(node, "output size multiplied by values computed from data or too large")
+        if op == "Range":
+            start, limit, delta = (g.bound(n) if n else None for n in (list(node.input) + ["", "", ""])[:3])
+            ok = start is not None and delta is not None and not start[0] and not delta[0] and limit is not None
+            if ok:
+                d = g.const.get(node.input[2])
+                step = abs(float(np.asarray(d).ravel()[0])) if d is not None and np.asarray(d).size == 1 else 0.0
+                if limit[0]:
+                    ok = step >= 1 and start[1] <= MAX_STATIC_ELEMENTS
+                else:
+                    ok = step > 0 and (start[1] + limit[1]) / step <= MAX_STATIC_ELEMENTS
+            if not ok:
+                refuse(node, "length computed from data or too large")
+        attr = ABSOLUTE_SHAPE_ATTRS.get(op) or FACTOR_ATTRS.get(op)
+        if attr:
+            cap = MAX_STATIC_ELEMENTS if op in ABSOLUTE_SHAPE_ATTRS else MAX_FACTOR
+            for a in node.attribute:
+                if a.name == attr:
+                    size = math.prod(abs(v) for v in a.ints) if len(a.ints) else abs(a.i)
+                    if size > cap:
+                        refuse(node, f"asks for {size:,} elements")
+    return sorted(problems.values())
+
+
+def load(data: bytes, allow_dynamic: bool | None = None) -> "OnnxModel":
     try:
         import onnx
         import onnxruntime as ort
-    except ImportError:  # pragma: no cover - requirements
-        raise ModelError("onnx/onnxruntime are not installed on this server; .onnx files cannot be read") from None
+    except ImportError as exc:
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None:
+            raise ModelError("onnx/onnxruntime are not installed on this server; .onnx files cannot be read") \
+                from None
+        raise ModelError(f"ONNX Runtime could not start in the model sandbox ({short_error(exc, 160)}); the "
+                         "sandbox's memory limit is probably too low for it (TCREX_SANDBOX_MEMORY_GB)") from None
     try:
         model = onnx.load_model_from_string(data)
     except Exception as exc:  # noqa: BLE001 - protobuf DecodeError and friends
@@ -104,6 +282,14 @@ def load(data: bytes) -> "OnnxModel":
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - ValidationError
         raise ModelError(f"the ONNX model is not valid: {short_error(exc)}") from None
+    if not dynamic_allowed(allow_dynamic):
+        problems = size_problems(model)
+        if problems:
+            raise ModelError(
+                f"refused: the ONNX model uses operator(s) that loop or size their outputs from data: "
+                f"{'; '.join(problems[:5])}{' …' if len(problems) > 5 else ''}. A model of a table rarely needs "
+                "them; export without them, or an operator can allow them on the server "
+                f"({ALLOW_DYNAMIC_ENV}=1), where the sandbox's time and memory limits still apply.")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     try:

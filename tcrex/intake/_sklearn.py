@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import warnings
 import zipfile
 
@@ -123,6 +124,7 @@ ALLOWED_LOADERS: frozenset[str] = frozenset({
 
 
 def _read_schema(data: bytes, max_unpacked: int) -> dict:
+    """The archive's schema.json, after the archive itself and every array it references passed the size checks."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -143,13 +145,123 @@ def _read_schema(data: bytes, max_unpacked: int) -> dict:
             raw = zf.read("schema.json")
         except Exception as exc:  # noqa: BLE001 - bad CRC, truncated member, unsupported compression...
             raise ModelError(f"not a valid .skops file: schema.json cannot be read ({short_error(exc)})") from None
-    try:
-        schema = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise ModelError(f"not a valid .skops file: schema.json is not valid JSON ({short_error(exc)})") from None
-    if not isinstance(schema, dict):
-        raise ModelError("not a valid .skops file: schema.json is not an object")
+        try:
+            schema = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise ModelError(f"not a valid .skops file: schema.json is not valid JSON ({short_error(exc)})") \
+                from None
+        if not isinstance(schema, dict):
+            raise ModelError("not a valid .skops file: schema.json is not an object")
+        _check_arrays(zf, schema, max_unpacked)
     return schema
+
+
+# ---------------------------------------------------------------------------------------------- arrays
+#: skops loaders that read a member of the archive named by the node's "file".
+_FILE_LOADERS = {"NdArrayNode": "npy", "SparseMatrixNode": "npz"}
+_NPY_HEAD = 1 << 16  # numpy's own limit on header size is 10,000 bytes
+
+
+def _array_refs(schema: dict) -> list[tuple[object, str, str]]:
+    """(identity, member name, kind) of every node that makes skops read an archive member, in the schema.
+
+    skops loads a node once per distinct ``__id__`` (later nodes with the same id reuse the first); nodes without an
+    id are loaded each time they appear. Every such load is one reference."""
+    refs, anonymous = {}, 0
+    stack = [(schema, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            continue  # audit_schema refuses such nesting
+        if isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = _FILE_LOADERS.get(node.get("__loader__"))
+        if kind is not None and (kind == "npz" or node.get("type") == "numpy"):
+            member = node.get("file")
+            if not isinstance(member, str):
+                raise ModelError("not a valid .skops file: an array node names no file")
+            ident = node.get("__id__")
+            if isinstance(ident, bool) or not isinstance(ident, int):
+                anonymous += 1
+                ident = ("anonymous", anonymous)
+            refs[(ident, member)] = (ident, member, kind)
+        stack.extend((v, depth + 1) for k, v in node.items() if k not in ("__class__", "__module__", "__loader__"))
+    return list(refs.values())
+
+
+def _npy_bytes(head: bytes, size: int, what: str) -> int:
+    """The bytes the array in a .npy member of ``size`` bytes declares, after checking its header against them."""
+    from numpy.lib import format as npy
+
+    fp = io.BytesIO(head)
+    try:
+        version = npy.read_magic(fp)
+        if version == (1, 0):
+            shape, _, dtype = npy.read_array_header_1_0(fp, max_header_size=10_000)
+        elif version == (2, 0):
+            shape, _, dtype = npy.read_array_header_2_0(fp, max_header_size=10_000)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+    except Exception as exc:  # noqa: BLE001 - numpy raises ValueError/SyntaxError/... on damaged headers
+        raise ModelError(f"the .skops file is damaged: array {what} has an unreadable header "
+                         f"({short_error(exc, 120)})") from None
+    if dtype.hasobject:
+        raise UnsafeModelError(f"refused: array {what} holds Python objects (dtype {dtype}); object arrays would "
+                               "need unpickling and cannot be loaded safely. Save the model with skops' own dump, "
+                               "which writes object arrays as JSON.")
+    declared = math.prod(int(d) for d in shape) * dtype.itemsize
+    held = size - fp.tell()
+    if declared != held:
+        raise ModelError(f"the .skops file is damaged or was edited by hand: array {what} declares shape "
+                         f"{tuple(shape)} of {dtype} ({declared:,} bytes) but holds {held:,} bytes")
+    return declared
+
+
+def _member_bytes(zf: zipfile.ZipFile, name: str, kind: str) -> int:
+    """The bytes loading member ``name`` allocates for its array(s), from the headers alone."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise ModelError(f"not a valid .skops file: an array node names {name[:80]!r}, which the archive lacks") \
+            from None
+    try:
+        with zf.open(info) as f:
+            head = f.read(_NPY_HEAD) if kind == "npy" else f.read()
+    except Exception as exc:  # noqa: BLE001 - bad CRC, truncated member, unsupported compression...
+        raise ModelError(f"not a valid .skops file: {name[:80]!r} cannot be read ({short_error(exc, 120)})") from None
+    if kind == "npy":
+        return _npy_bytes(head, info.file_size, repr(name[:80]))
+    try:  # a scipy sparse matrix: an .npz (itself a zip of .npy members)
+        inner = zipfile.ZipFile(io.BytesIO(head))
+        members = inner.infolist()
+    except Exception:  # noqa: BLE001
+        raise ModelError(f"the .skops file is damaged: sparse matrix {name[:80]!r} is not an .npz archive") from None
+    if len(members) > 16:
+        raise ModelError(f"the .skops file is damaged: sparse matrix {name[:80]!r} holds {len(members)} members")
+    total = 0
+    with inner:
+        for m in members:
+            with inner.open(m) as f:
+                total += _npy_bytes(f.read(_NPY_HEAD), m.file_size, f"{name[:80]!r}/{m.filename[:40]!r}")
+    return total
+
+
+def _check_arrays(zf: zipfile.ZipFile, schema: dict, max_unpacked: int) -> None:
+    """Read the header of every array member the schema references (never its data) and refuse object arrays,
+    sizes the member does not hold, and a total over ``max_unpacked`` counting every reference: 300 nodes naming
+    one 1 MB member make skops read and allocate it 300 times."""
+    sizes: dict[str, int] = {}
+    total = 0
+    for _, member, kind in _array_refs(schema):
+        if member not in sizes:
+            sizes[member] = _member_bytes(zf, member, kind)
+        total += sizes[member]
+        if total > max_unpacked:
+            raise ModelError(f"the .skops file's arrays would take more than {max_unpacked / 1e6:.0f} MB once loaded "
+                             "(every reference to an array counted); the limit is 4 × the model size limit")
 
 
 def audit_schema(schema: dict) -> list[str]:
@@ -212,8 +324,13 @@ def load(data: bytes, max_unpacked: int) -> "SklearnModel":
             obj = sio.loads(data, trusted=untrusted)
     except UnsafeModelError:
         raise
+    except MemoryError:
+        raise ModelError("the .skops file needs more memory to load than this server allows") from None
     except Exception as exc:  # noqa: BLE001 - skops raises many types on damaged archives
         raise ModelError(f"the .skops file could not be loaded ({type(exc).__name__}: {short_error(exc)})") from None
+    from ._sktrees import check_trees
+
+    check_trees(obj)  # before anything predicts: scikit-learn's Cython code trusts the node arrays
     notes = sorted({short_error(w.message, 200) for w in caught
                     if "version" in str(w.message).lower() or issubclass(w.category, UserWarning)})
     return SklearnModel(obj, kind="sklearn", notes=notes)

@@ -16,6 +16,38 @@ def _plain(v):
     return item() if callable(item) else str(v)
 
 
+#: Libraries each format needs, imported before the memory limit is set (see :func:`_preload`).
+_FORMAT_MODULES = {"onnx": ("onnx", "onnxruntime"), "xgboost-json": ("xgboost",), "xgboost-ubj": ("xgboost",),
+                   "sklearn": ("sklearn.ensemble", "skops.io"), "pickle": ("joblib", "sklearn.ensemble")}
+
+
+def _preload(fmt: str | None) -> None:
+    """Import the libraries the file's format needs before the memory limit applies. RLIMIT_AS counts address
+    space, and importing them reserves far more than they use (pyarrow's allocator and OpenBLAS's buffers ~1.6 GB
+    for ``tcrex.intake`` alone, ONNX Runtime another 60 MB): set first, a 1.5 GB limit made every ONNX upload fail
+    with "failed to map segment" at ``import onnx``. Importing runs no code from the file. ``fmt`` is the format the
+    app detected (``load_model`` passes it with the loader's options)."""
+    import importlib
+
+    for name in _FORMAT_MODULES.get(fmt or "", ()):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the loader reports a missing library in its own words
+            pass
+
+
+def address_space() -> int:
+    """Bytes of address space this process has mapped now (0 when the system does not say)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _set_limits(memory_bytes: int | None) -> None:
     try:
         import resource
@@ -42,11 +74,21 @@ def _inject_fault() -> None:
             blocks.append(bytearray(256 * 1024 * 1024))
 
 
+#: What native libraries say when an allocation fails (C++ ``std::bad_alloc``, ONNX Runtime's arena, glibc).
+_MEMORY_WORDS = ("bad_alloc", "failed to allocate memory", "bfcarena", "cannot allocate memory", "out of memory",
+                 "memoryerror", "unable to allocate")
+
+
+def _out_of_memory(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _MEMORY_WORDS)
+
+
 def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
     from ..errors import TCRExError
     from ._base import short_error
 
-    if memory or isinstance(exc, MemoryError) or "bad_alloc" in str(exc):
+    if memory or isinstance(exc, MemoryError) or _out_of_memory(str(exc)):
         kind, msg = "memory", ""
     elif isinstance(exc, TCRExError):
         kind, msg = type(exc).__name__, str(exc)
@@ -56,8 +98,10 @@ def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
 
 
 def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
-    _set_limits(memory_bytes)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _preload(options.get("fmt"))
+    # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md)
+    _set_limits(memory_bytes + address_space() if memory_bytes else memory_bytes)
     try:
         from ._wire import encode
 

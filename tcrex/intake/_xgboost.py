@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import MAX_TARGET_CLASSES
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ._base import LoadedModel, numeric_column, short_error
@@ -29,7 +30,7 @@ from ._ubjson import UBJSONError
 from ._ubjson import decode as ubj_decode
 
 MAX_FEATURES = 100_000
-MAX_CLASSES = 10_000
+MAX_CLASSES = MAX_TARGET_CLASSES  # the engine's cap (one owner): a model with more classes cannot be explained
 MAX_NODES_PER_TREE = 1 << 26
 MAX_CATEGORY_CODE = 1 << 16  # categorical split sets are bitfields sized by their largest code
 _FEATURE_TYPES = {"float": NUMERIC, "int": NUMERIC, "i": NUMERIC, "q": NUMERIC, "c": CATEGORICAL}
@@ -246,6 +247,35 @@ def _strings(values: np.ndarray, offsets: np.ndarray) -> tuple[list, bool]:
     return [text[a:b] if b <= len(text) else None for a, b in zip(offsets[:-1], offsets[1:])], True
 
 
+_LOGISTIC = ("binary:logistic", "reg:logistic")  # base_score is a probability: (0, 1)
+_LOG_LINK = ("count:poisson", "reg:gamma", "reg:tweedie")  # base_score is a mean: > 0
+
+
+def _check_base_score(mp: dict, objective: str, n_groups: int) -> None:
+    """``base_score`` as XGBoost 2 (``"5E-1"``) and 3 (``"[5E-1]"``, one per output group) write it. XGBoost reads
+    it lazily and accepts values it then predicts nonsense from: ``"[0E0]"`` with a logistic objective is a margin
+    of -inf (every row the same class), ``"-inf"`` and ``"5E-1]"`` parse to something else."""
+    if "base_score" not in mp:
+        return
+    raw = mp["base_score"]
+    text = raw.strip() if isinstance(raw, str) else None
+    values = None
+    if text:
+        inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+        try:
+            values = [float(v) for v in inner.split(",")] if "[" not in inner and "]" not in inner else None
+        except ValueError:
+            values = None
+    if not values or not all(math.isfinite(v) for v in values):
+        raise _Bad(f"base_score must be a finite number or a list of them, got {str(raw)[:40]!r}")
+    if len(values) not in (1, n_groups):
+        raise _Bad(f"base_score holds {len(values)} values for {n_groups} output(s)")
+    if objective in _LOGISTIC and not all(0 < v < 1 for v in values):
+        raise _Bad(f"base_score {str(raw)[:40]!r} must lie strictly between 0 and 1 for {objective}")
+    if objective in _LOG_LINK and not all(v > 0 for v in values):
+        raise _Bad(f"base_score {str(raw)[:40]!r} must be positive for {objective}")
+
+
 def check(doc: dict) -> dict:
     """Check the document; return what the loader needs to know about it. Raises ModelError."""
     try:
@@ -281,6 +311,7 @@ def _check(doc: dict) -> dict:
     gb = _get(learner, "gradient_booster", "learner.gradient_booster")
     booster = _get(gb, "name", "gradient_booster.name", str)
     n_groups = max(num_class, 1)
+    _check_base_score(mp, objective, n_groups)
     cats, damaged, n_trees, n_iter = [None] * num_feature, [False] * num_feature, 0, 0
     if booster in ("gbtree", "dart"):
         model = _get(_get(gb, "gbtree", "dart gbtree"), "model", "dart model") if booster == "dart" else \
@@ -508,8 +539,17 @@ def load(data: bytes, fmt: str) -> XGBoostModel:
     booster = xgb.Booster()
     try:
         booster.load_model(bytearray(clean))
-    except Exception as exc:  # XGBoostError and friends
+        # XGBoost reads some parameters (base_score, the objective's settings) only when first used: make it use
+        # them now, on one row of missing values, so a bad value is refused at load and not at every prediction
+        n_features = booster.num_features()
+        trial = booster.predict(xgb.DMatrix(np.full((1, info["num_feature"]), np.nan), missing=np.nan,
+                                            feature_names=booster.feature_names,
+                                            feature_types=booster.feature_types, enable_categorical=True))
+    except Exception as exc:  # noqa: BLE001 - XGBoostError and friends: every one is the file's fault here
         raise ModelError(f"XGBoost could not load the model: {short_error(exc)}") from None
-    if booster.num_features() != info["num_feature"]:  # pragma: no cover - defensive
+    if n_features != info["num_feature"]:  # pragma: no cover - defensive
         raise ModelError("XGBoost read a different feature count than the file declares")
+    if not np.all(np.isfinite(np.asarray(trial, dtype=np.float64))):
+        raise ModelError("the XGBoost model predicts a non-number (NaN or infinite) for a row of missing values: its "
+                         "base_score or leaf values are damaged")
     return XGBoostModel(booster, info, fmt)

@@ -103,7 +103,8 @@ def _limit(fmt: str, max_bytes) -> int:
 
 
 def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
-               max_bytes: int | dict | None = None, sandbox=None) -> LoadedModel:
+               max_bytes: int | dict | None = None, sandbox=None,
+               allow_dynamic_onnx: bool | None = None) -> LoadedModel:
     """Read a model file's bytes into a :class:`LoadedModel` (see the module docstring for what is accepted).
 
     ``filename`` is only used for its extension and in messages. ``max_bytes`` overrides the size limit (one
@@ -112,6 +113,10 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
     ``sandbox``: ``None`` (default) loads and runs the model in a worker process with time and memory limits
     (:class:`SandboxedModel`) unless ``TCREX_SANDBOX=0``; ``True``/a :class:`SandboxLimits` forces it with those
     limits; ``False`` loads in this process (only for trusted files and tests).
+
+    ``allow_dynamic_onnx``: ONNX operators that loop (``Loop``, ``Scan``) or size their outputs from data
+    (``ConstantOfShape``, ``Expand``, ``Tile``, ``Range``, ``Resize``, ... fed by computed or huge shapes) are refused
+    unless this is true (``None``: the ``TCREX_ONNX_ALLOW_DYNAMIC`` environment variable decides).
     """
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
@@ -126,12 +131,15 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
             return _load_pickle(data, filename, allow_pickle)  # refused before any process starts
         limits = sandbox if isinstance(sandbox, SandboxLimits) else None
         return SandboxedModel(data, filename, limits=limits, loader=load_in_process,
-                              options={"allow_pickle": allow_pickle, "max_bytes": max_bytes})
-    return load_in_process(data, filename, allow_pickle=allow_pickle, max_bytes=max_bytes, fmt=fmt)
+                              options={"allow_pickle": allow_pickle, "max_bytes": max_bytes, "fmt": fmt,
+                                       "allow_dynamic_onnx": allow_dynamic_onnx})
+    return load_in_process(data, filename, allow_pickle=allow_pickle, max_bytes=max_bytes, fmt=fmt,
+                           allow_dynamic_onnx=allow_dynamic_onnx)
 
 
 def load_in_process(data: bytes, filename: str, *, allow_pickle: bool | None = None,
-                    max_bytes: int | dict | None = None, fmt: str | None = None) -> LoadedModel:
+                    max_bytes: int | dict | None = None, fmt: str | None = None,
+                    allow_dynamic_onnx: bool | None = None) -> LoadedModel:
     """Load a model file in this process (what the sandbox's worker runs; ``load_model(sandbox=False)``)."""
     fmt = fmt or detect_format(data, filename)
     family = fmt.split("-")[0]
@@ -147,7 +155,7 @@ def load_in_process(data: bytes, filename: str, *, allow_pickle: bool | None = N
         return _sklearn.load(data, max_unpacked=limit * SKOPS_UNPACK_FACTOR)
     if fmt == "onnx":
         from . import _onnx
-        return _onnx.load(data)
+        return _onnx.load(data, allow_dynamic=allow_dynamic_onnx)
     return _load_pickle(data, filename, allow_pickle)
 
 

@@ -289,3 +289,45 @@ def parquet_bytes(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------- skops internals
+def skops_parts(data: bytes) -> tuple[dict, dict]:
+    """(schema, {member name: bytes}) of a .skops archive."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    return json.loads(members.pop("schema.json")), members
+
+
+def skops_join(schema: dict, members: dict) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("schema.json", json.dumps(schema))
+        for name, raw in members.items():
+            z.writestr(name, raw)
+    return out.getvalue()
+
+
+def npy_load(raw: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(raw), allow_pickle=False)
+
+
+def npy_bytes(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+def skops_nodes(schema, loader=None, cls=None) -> list[dict]:
+    """Every schema node (dict) with the given ``__loader__`` and/or ``__class__``, in document order."""
+    found, stack = [], [schema]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, dict):
+            if (loader is None or node.get("__loader__") == loader) and (cls is None or node.get("__class__") == cls) \
+                    and (loader or cls):
+                found.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found

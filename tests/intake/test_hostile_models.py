@@ -456,3 +456,54 @@ def test_hostile_inputs_leave_no_files_behind(tmp_path, monkeypatch):
     with pytest.raises(UnsafeModelError):
         load_model(b.onnx_bytes(b.onnx_external_data("weights.bin")), "m.onnx")
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------- XGBoost's own errors
+BASE_SCORES = ["[2E0]", "2", "[-1E0]", "[0E0]", "[1E0]", "nan", "[nan]", "[inf]", "-inf", "1e400", "[]", "[5E-1,5E-1]",
+               "abc", "", "[", "5E-1]", 0.5, 2, None, [0.5], {"a": 1}, True]
+
+BASE_SCORE_SCRIPT = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 * 1024 ** 3, resource.RLIM_INFINITY))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+sys.path.insert(0, sys.argv[1])
+from tcrex import TCRExError
+from tcrex.intake import load_model
+from tests.intake import builders as b
+values = json.loads(sys.argv[2])
+for objective in ("binary", "regression"):
+    if objective == "binary":
+        data, _, X = b.xgb_classifier(n_estimators=3, categorical=False)
+    else:
+        data, _ = b.xgb_regressor()
+        X = b.numeric()
+    for v in values:
+        d = json.loads(data)
+        d["learner"]["learner_model_param"]["base_score"] = v
+        try:
+            out = load_model(json.dumps(d).encode(), "m.json", sandbox=False).predict(X)
+            result = ["loaded", str(out[:2])]
+        except TCRExError as exc:
+            result = [type(exc).__name__, str(exc)]
+        print(json.dumps([objective, v] + result), flush=True)
+"""
+
+
+def test_odd_base_scores_are_model_errors_without_server_paths(tmp_path):
+    """XGBoost reads base_score lazily and raises its own error (with a source path and a stack trace) at first
+    use; every such error must be a ModelError at load, in plain words. Run in a child process: XGBoost is native."""
+    script = tmp_path / "base_score.py"
+    script.write_text(BASE_SCORE_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(REPO), json.dumps(BASE_SCORES)], capture_output=True,
+                          text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 2 * len(BASE_SCORES)
+    outcomes = {(o, json.dumps(v)): (kind, msg) for o, v, kind, msg in rows}
+    assert outcomes[("binary", '"[2E0]"')][0] == "ModelError"  # raised a raw XGBoostError before
+    assert outcomes[("binary", '"nan"')][0] == "ModelError"  # predicted NaN for every row before
+    for (objective, value), (kind, msg) in outcomes.items():
+        assert kind in ("loaded", "ModelError"), (objective, value, kind, msg)
+        if kind == "ModelError":
+            for leak in ("Stack trace", ".cc:", "[bt]", "site-packages", "libxgboost", "xgboost::"):
+                assert leak not in msg, (objective, value, msg)
