@@ -46,6 +46,8 @@ def dataset_paths(folders=(), names=None) -> list[Path]:
         if not folder.is_dir():
             raise SystemExit(f"{folder} is not a folder of CSV files")
         paths.extend(sorted(folder.glob("*.csv")))
+    seen: set = set()  # ../shared/datasets named again on the command line: each file once
+    paths = [p for p in paths if not (p.resolve() in seen or seen.add(p.resolve()))]
     if names:
         wanted = {n.lower() for n in names}
         unknown = wanted - {p.stem.lower() for p in paths}
