@@ -211,7 +211,8 @@ class TCREx(BaseEstimator):
         surrogate (``constraints={}`` removes them).
 
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
-        ``target="default"`` to go back to the default targets.
+        ``target="default"`` to go back to the default targets. After :meth:`recount`, rules are re-derived from
+        the recounted counts (all rows), not from the fit sample.
         """
         self._require_surrogate("change tau or the target")
         if tau is not None:
@@ -247,7 +248,7 @@ class TCREx(BaseEstimator):
         if all(s.n_rules == 0 for s in solutions):
             best = max(s.n_candidates for s in solutions)
             raise NoValidRuleError(
-                f"no valid rule: none of the {best} candidate rules holds at least {self.surrogate_.min_count_} "
+                f"no valid rule: none of the {best} candidate rules holds at least {self._min_count} "
                 f"rows (rho={self.rho}) with accuracy >= tau={self.tau}. Lower tau, lower rho, or use more "
                 "surrogate trees.")
         for t, s in enumerate(solutions):
@@ -258,11 +259,15 @@ class TCREx(BaseEstimator):
         self._extra_targets = []
 
     def _solve(self, target: Target, report) -> Solution:
-        in_target = target.contains(self._fit_y).astype(np.float64)
-        n_target = self.surrogate_.count(in_target)
-        return Solution.derive(self.schema_, target, self.surrogate_.candidates_, self.surrogate_.n_inside_,
-                               n_target, self.n_fit_rows_, self.tau, self.surrogate_.min_count_, self.max_cells,
-                               self.random_state, report, self.constraints_)
+        from ._recount import counts_for  # the fit's counts, or all rows' after recount()
+        n_inside, n_target, n_rows, min_count = counts_for(self, target)
+        return Solution.derive(self.schema_, target, self.surrogate_.candidates_, n_inside, n_target, n_rows,
+                               self.tau, min_count, self.max_cells, self.random_state, report, self.constraints_)
+
+    @property
+    def _min_count(self) -> int:
+        rec = self.__dict__.get("recount_counts_")
+        return self.surrogate_.min_count_ if rec is None else rec.min_count
 
     @property
     def _all_targets(self) -> list:
@@ -833,7 +838,10 @@ class TCREx(BaseEstimator):
         return candidate_counts(self, X, self._outputs(X, y_pred, model))
 
     def recount(self, counts) -> "TCREx":
-        """Re-choose the valid rules (rho, tau) from counts over all rows and rebuild the metarules."""
+        """Re-choose the valid rules (rho, tau) from counts over all rows and rebuild the metarules.
+
+        The counts are kept (``recount_counts_``): later ``update()`` calls and targets derived on demand use them
+        (and their minimum rule size ``ceil(rho * counts.n_rows)``), never the fit sample's counts."""
         from ._recount import recount
         self._require_surrogate("recount candidate rules")
         self.recount_summary_ = recount(self, counts)
