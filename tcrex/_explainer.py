@@ -333,20 +333,46 @@ class TCREx(BaseEstimator):
         no_actionable_rule) and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
         (targeted multi-class) or regression threshold/interval instead of the fitted targets.
         """
-        self._require_fitted()
-        X = as_frame(X)
-        enc = self.schema_.encode(X)
-        y = self._outputs(X, y_pred, model)
-        res = self._lookup(enc, y, self._solutions_for(target))
-        text = self._texts(res)
+        X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
         return pd.DataFrame({
             "target": _ids(res["target"]),
             "rule": _ids(res["rule"]),
             "metarule": _ids(res["metarule"]),
             "changes": res["changes"],
             "status": pd.Categorical.from_codes(res["status"], dtype=_STATUS_DTYPE),
-            "text": text,
+            "text": pd.Categorical.from_codes(codes, categories=pd.Index(sentences, dtype=object), validate=False),
         }, index=X.index)
+
+    def explain_arrow(self, X, *, y_pred=None, target=None, model=None):
+        """:meth:`explain` as a ``pyarrow.Table`` built straight from the engine's arrays (no pandas round trip;
+        what the Parquet writers of :mod:`tcrex.distributed` use): ``target``, ``rule`` and ``metarule`` int64,
+        null where :meth:`explain` has a missing id, ``changes`` int64, ``status`` and ``text`` dictionary-encoded
+        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.STATUSES`` order, as the
+        categories of :meth:`explain`). Rows in the order of X; X's index is not carried."""
+        import pyarrow as pa
+        X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
+
+        def ids(values):
+            return pa.array(values, type=pa.int64(), mask=values < 0)
+
+        return pa.table({
+            "target": ids(res["target"]), "rule": ids(res["rule"]), "metarule": ids(res["metarule"]),
+            "changes": pa.array(res["changes"], type=pa.int64()),
+            "status": pa.DictionaryArray.from_arrays(pa.array(res["status"].astype(np.int32)),
+                                                     pa.array(list(STATUSES), type=pa.string())),
+            "text": pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32, copy=False)),
+                                                   pa.array(sentences, type=pa.string())),
+        })
+
+    def _explain_parts(self, X, y_pred, target, model):
+        """The frame, the lookup (``_lookup``) and the sentences (codes per row, distinct sentences) behind
+        :meth:`explain` and :meth:`explain_arrow`."""
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        y = self._outputs(X, y_pred, model)
+        res = self._lookup(enc, y, self._solutions_for(target))
+        return X, res, self._text_codes(res)
 
     def _lookup(self, enc: Encoded, y, solutions) -> dict:
         n = len(enc)
@@ -355,7 +381,7 @@ class TCREx(BaseEstimator):
         meta = np.full(n, -1, dtype=np.int64)
         changes = np.zeros(n, dtype=np.int64)
         pattern = np.full(n, -1, dtype=np.int64)
-        served = np.unique(tgt[tgt >= 0])
+        served = np.flatnonzero(np.bincount(tgt + 1)[1:])  # the targets serving a row, ascending (small ids)
         for t in served:
             if len(served) == 1 and (tgt == t).all():
                 rule, meta, changes, pattern = self._all_targets[t].lookup(enc)
@@ -378,8 +404,9 @@ class TCREx(BaseEstimator):
             return np.zeros(len(self.schema_), dtype=bool)
         return self._all_targets[t].outside([res["pattern"][row]])[0]
 
-    def _texts(self, res) -> pd.Categorical:
-        """One sentence per row, built once per distinct (target, rule and change pattern, status)."""
+    def _text_codes(self, res) -> tuple[np.ndarray, list]:
+        """Per row the code of its sentence, and the distinct sentences in order of appearance; each sentence is
+        built once per distinct (target, rule and change pattern, status)."""
         n = len(res["target"])
         n_targets = len(self._all_targets) + 1
         key = ((res["pattern"] + 1) * n_targets + res["target"] + 1) * len(STATUSES) + res["status"]
@@ -392,8 +419,7 @@ class TCREx(BaseEstimator):
         # sentences repeat across rows, so a categorical column holds each one once (in order of appearance)
         code_of = {}
         codes = np.array([code_of.setdefault(text, len(code_of)) for text in texts], dtype=np.int64)
-        return pd.Categorical.from_codes(codes[inv] if n else np.zeros(0, dtype=np.int64),
-                                         categories=pd.Index(list(code_of), dtype=object), validate=False)
+        return (codes[inv] if n else np.zeros(0, dtype=np.int64)), list(code_of)
 
     def _sentence(self, t: int, r: int, status: str, outside: np.ndarray, memo: dict | None = None) -> str:
         if status == ALREADY_IN_TARGET:

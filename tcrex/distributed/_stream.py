@@ -142,36 +142,68 @@ def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144
     return picked.iloc[np.argsort(order, kind="stable")].reset_index(drop=True), total
 
 
+def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None):
+    """:func:`explain_frame` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
+    pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
+    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
+    import pyarrow as pa
+    names = list(ex.schema_.names)
+    missing = [c for c in names + ([y_pred] if y_pred else []) + list(keep) if c not in df.columns]
+    if missing:
+        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+    X = df[names]
+    if y_pred is not None:
+        table = ex.explain_arrow(X, y_pred=df[y_pred].to_numpy())
+    else:
+        table = ex.explain_arrow(X, model=model)
+    if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
+        kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
+                                    nthreads=1)
+        for c in keep:
+            table = table.append_column(kept.schema.field(c), kept.column(c))
+    return table.replace_schema_metadata(metadata) if metadata is not None else table
+
+
+def _pandas_metadata(ex, df, y_pred, model, keep):
+    """The pandas schema metadata of :func:`explain_frame`'s output, from a few rows of ``df``."""
+    import pyarrow as pa
+    head = explain_frame(ex, df.iloc[:64], y_pred=y_pred, model=model, keep=keep)
+    return pa.Schema.from_pandas(head, preserve_index=False).metadata
+
+
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
-    Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. Returns
-    the number of rows written.
+    Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
+    explanation columns go from the engine's arrays straight to Arrow (``status`` and ``text`` as dictionary
+    arrays); ``pandas.read_parquet`` of the output gives :func:`explain_frame`'s columns and dtypes. Returns the
+    number of rows written.
     """
     import fsspec
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     ex = load_rules(rules)
     model = _load_model(model_path) if model_path else None
     keep = list(keep)
     n = 0
-    writer = None
+    writer = metadata = None
     with fsspec.open(dst, "wb") as fout:
         for df in iter_frames(src, batch_size=batch_size, dictionary=True):
-            out = explain_frame(ex, df, y_pred=y_pred, model=model, keep=keep)
-            table = pa.Table.from_pandas(out, preserve_index=False)
+            if metadata is None:
+                metadata = _pandas_metadata(ex, df, y_pred, model, keep)
+            table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
             if writer is None:
                 writer = pq.ParquetWriter(fout, table.schema)
             elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
                 table = _conform(table, writer.schema, src)
             writer.write_table(table)
-            n += len(out)
+            n += table.num_rows
         if writer is None:  # empty input: still one (empty) output with the right columns
-            out = explain_frame(ex, pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
-                                                  + keep}), y_pred=y_pred, model=model, keep=keep)
-            writer = pq.ParquetWriter(fout, pa.Table.from_pandas(out, preserve_index=False).schema)
+            empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else []) + keep})
+            table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
+                                  metadata=_pandas_metadata(ex, empty, y_pred, model, keep))
+            writer = pq.ParquetWriter(fout, table.schema)
         writer.close()
     return n
 
