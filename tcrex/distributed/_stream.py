@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 
 import numpy as np
@@ -19,8 +20,14 @@ def load_rules(text: str):
     return TCREx.from_json(text)
 
 
-@functools.lru_cache(maxsize=4)
 def _load_model(path: str):
+    """The model at ``path`` through the safe intake, loaded once per process: a forked pool worker must not
+    reuse its parent's model, whose sandbox worker process belongs to the parent."""
+    return _load_model_in(path, os.getpid())
+
+
+@functools.lru_cache(maxsize=4)
+def _load_model_in(path: str, pid: int):
     import fsspec
 
     from ..intake import load_model

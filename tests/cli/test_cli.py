@@ -1,5 +1,6 @@
 """The `tcrex` command line gives exactly the in-process TCREx.from_json(...).explain result."""
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -227,3 +228,33 @@ def test_parquet_output_reads_back_with_explain_dtypes(data, tmp_path):
     pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
     pd.testing.assert_frame_equal(got.astype({"text": str, "status": str, "purpose": str}),
                                   want.astype({"text": str, "status": str, "purpose": str}))
+
+
+def test_audit_with_a_model_counts_verified_recourse_on_the_workers(tmp_path):
+    """--model: outputs and verification (effectiveness) computed per file in the pool, equal to in memory."""
+    from tcrex.audit import audit
+    from tcrex.datasets import LOANS_MODEL, SAMPLE_DATA_DIR
+    from tcrex.intake import load_model
+    frame = pd.read_csv(SAMPLE_DATA_DIR / "loans.csv").drop(columns=["approved"]).head(700)
+    frame.iloc[:300].to_csv(tmp_path / "a.csv", index=False)
+    frame.iloc[300:].to_parquet(tmp_path / "b.parquet", index=False)
+    model = str(SAMPLE_DATA_DIR / LOANS_MODEL)
+    res = _run("fit", "--data", str(tmp_path / "a.csv"), "--model", model, "--rho", "0.05", "--target", "1",
+               "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    res = _run("audit", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "[ab].*"), "--model", model,
+               "--group-column", "home_ownership", "--n-boot", "40", "--workers", "2", "--batch-size", "150",
+               "--out", str(tmp_path / "audit.json"))
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "audit.json").read_text())
+    rules = (tmp_path / "r.json").read_text()
+    want = audit(TCREx.from_json(rules), frame, "home_ownership", model=load_model(Path(model).read_bytes(),
+                                                                                     LOANS_MODEL), n_boot=40)
+    assert got["findings"] == want.findings()
+    assert got["gaps"] == json.loads(json.dumps(want.to_dict()["gaps"]))
+    eff = [g["effectiveness"] for g in got["groups"]]
+    assert all(e is not None for e in eff) and eff == [_none_if_nan(v) for v in want.table()["effectiveness"]]
+
+
+def _none_if_nan(v):
+    return None if v != v else float(v)
