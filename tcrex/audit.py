@@ -389,28 +389,51 @@ def _outcomes(explainer, X, y_pred, model, target) -> _Outcomes:
 
 def _count(oc: _Outcomes, labels, group_column, order, *, values=None, categories=None,
            has_missing=False) -> AuditCounts:
-    """The mergeable counts of per-row outcomes grouped by ``labels`` (text, one per row)."""
+    """The mergeable counts of per-row outcomes grouped by ``labels`` (text, one per row).
+
+    Rows are counted by integer codes (one mixed-radix key per row, hashed once); text appears only in the few
+    resulting cells."""
     f = oc.frame
-    labels = np.asarray(labels, dtype=object)
+    n = len(f)
+    gcode, gnames = pd.factorize(np.asarray(labels, dtype=object))
+    scode, snames = pd.factorize(f["status"])
+    need = f["needs_recourse"].to_numpy(dtype=bool)
     has = f["has_recourse"].to_numpy(dtype=bool)
-    works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(len(f), np.nan)
+    target = f["target"].fillna(-1).to_numpy(dtype=np.int64)
+    rule = np.where(has, f["rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
+    changes = np.where(has, np.nan_to_num(f["changes"].to_numpy(dtype=np.float64), nan=-1), -1).astype(np.int64)
+    works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(n, np.nan)
+    works = np.where(np.isnan(works), -1, works).astype(np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    for part, size in ((gcode, len(gnames)), (scode, len(snames)), (need, 2), (has, 2), (target + 1, None),
+                       (rule + 1, None), (changes + 1, None), (works + 1, 3)):
+        size = size or (int(part.max()) + 1 if n else 1)
+        key = key * max(size, 1) + part
+    inv, uniq = pd.factorize(key)
+    first = np.full(len(uniq), n, dtype=np.int64)
+    np.minimum.at(first, inv, np.arange(n))  # a row of every cell (feasibility and accuracy follow its rule)
     cells = pd.DataFrame({
-        "group": labels, "status": f["status"].to_numpy(dtype=object),
-        "needs_recourse": f["needs_recourse"].to_numpy(dtype=bool), "has_recourse": has,
-        "target": f["target"].fillna(-1).to_numpy(dtype=np.int64),
-        "rule": np.where(has, f["rule"].fillna(-1).to_numpy(dtype=np.int64), -1),
-        "changes": np.where(has, np.nan_to_num(f["changes"].to_numpy(dtype=np.float64), nan=-1), -1).astype(np.int64),
-        "feasibility": np.where(has, f["feasibility"].to_numpy(dtype=np.float64), 0.0),
-        "accuracy": np.where(has, f["accuracy"].to_numpy(dtype=np.float64), 0.0),
-        "works": np.where(np.isnan(works), -1, works).astype(np.int64),
-        "n": np.ones(len(f), dtype=np.int64)})
-    dist = f["distance"].to_numpy(dtype=np.float64)
-    use = has if oc.distance_available else np.zeros(len(f), dtype=bool)
-    distances = pd.DataFrame({"group": labels[use], "distance": dist[use], "n": np.ones(int(use.sum()), np.int64)})
+        "group": np.asarray(gnames, dtype=object)[gcode[first]],
+        "status": np.asarray(snames, dtype=object)[scode[first]],
+        "needs_recourse": need[first], "has_recourse": has[first], "target": target[first], "rule": rule[first],
+        "changes": changes[first],
+        "feasibility": np.where(has[first], f["feasibility"].to_numpy(dtype=np.float64)[first], 0.0),
+        "accuracy": np.where(has[first], f["accuracy"].to_numpy(dtype=np.float64)[first], 0.0),
+        "works": works[first], "n": np.bincount(inv, minlength=len(uniq)).astype(np.int64)})
+    use = has if oc.distance_available else np.zeros(n, dtype=bool)
+    dist = pd.DataFrame({"g": gcode[use], "distance": f["distance"].to_numpy(dtype=np.float64)[use]})
+    dist = dist.groupby(["g", "distance"], sort=False).size().reset_index(name="n")
+    distances = pd.DataFrame({"group": np.asarray(gnames, dtype=object)[dist["g"].to_numpy(dtype=np.int64)],
+                              "distance": dist["distance"].to_numpy(dtype=np.float64),
+                              "n": dist["n"].to_numpy(dtype=np.int64)})
+    present = np.flatnonzero(np.bincount(gcode[has], minlength=len(gnames)))  # groups with someone with recourse
 
     def per_group(matrix):
-        frame = pd.DataFrame(matrix[has].astype(np.int64), columns=oc.features)
-        return frame.groupby(labels[has], sort=True).sum().astype(np.int64).rename_axis(None)
+        sums = np.column_stack([np.bincount(gcode[has], weights=matrix[has, j], minlength=len(gnames))
+                                for j in range(matrix.shape[1])]) if matrix.shape[1] else \
+            np.zeros((len(gnames), 0))
+        return pd.DataFrame(np.rint(sums[present]).astype(np.int64), columns=oc.features,
+                            index=pd.Index(np.asarray(gnames, dtype=object)[present])).sort_index()
 
     return AuditCounts(
         group_column=group_column, features=list(oc.features), target=oc.target,
