@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import posixpath
 
@@ -171,11 +172,25 @@ def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
     return table.replace_schema_metadata(metadata) if metadata is not None else table
 
 
-def _pandas_metadata(ex, df, y_pred, model, keep):
-    """The pandas schema metadata of :func:`explain_frame`'s output, from a few rows of ``df``."""
+@functools.lru_cache(maxsize=8)
+def _explain_metadata(rules: str) -> dict:
+    """pandas' description of :func:`explain_frame`'s explanation columns (JSON), once per explainer."""
     import pyarrow as pa
-    head = explain_frame(ex, df.iloc[:64], y_pred=y_pred, model=model, keep=keep)
-    return pa.Schema.from_pandas(head, preserve_index=False).metadata
+    ex = load_rules(rules)
+    empty = ex.explain(pd.DataFrame({c: [] for c in ex.schema_.names}), y_pred=np.zeros(0))
+    return json.loads(pa.Schema.from_pandas(empty, preserve_index=False).metadata[b"pandas"])
+
+
+def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
+    """The pandas schema metadata of :func:`explain_frame`'s output (explanation columns, then ``keep`` described
+    from a few of their values in ``df``), so ``pandas.read_parquet`` restores its dtypes."""
+    import pyarrow as pa
+    meta = dict(_explain_metadata(rules))
+    if keep:
+        head = pd.DataFrame({c: df[c].to_numpy()[:64] for c in keep})
+        kept = json.loads(pa.Schema.from_pandas(head, preserve_index=False).metadata[b"pandas"])
+        meta["columns"] = meta["columns"] + kept["columns"]
+    return {b"pandas": json.dumps(meta).encode()}
 
 
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
@@ -198,7 +213,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     with fsspec.open(dst, "wb") as fout:
         for df in iter_frames(src, batch_size=batch_size, dictionary=True):
             if metadata is None:
-                metadata = _pandas_metadata(ex, df, y_pred, model, keep)
+                metadata = _pandas_metadata(rules, df, keep)
             table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
             if writer is None:
                 writer = pq.ParquetWriter(fout, table.schema)
@@ -209,7 +224,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
         if writer is None:  # empty input: still one (empty) output with the right columns
             empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else []) + keep})
             table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
-                                  metadata=_pandas_metadata(ex, empty, y_pred, model, keep))
+                                  metadata=_pandas_metadata(rules, empty, keep))
             writer = pq.ParquetWriter(fout, table.schema)
         writer.close()
     return n
