@@ -97,8 +97,6 @@ def _output_names(srcs: list[str]) -> list[str]:
 def _run_files(fn, jobs, kw, workers, scheduler, verb):
     """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
     ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order."""
-    if workers < 1:
-        raise _Fail("--workers must be at least 1")
     if scheduler:
         from distributed import Client
         with Client(scheduler) as client:
@@ -137,10 +135,10 @@ def main():
               help="Surrogate grower (TCREx(grower=...)): exact CART, histogram, or auto.")
 @click.option("--constraints", "constraints_path", type=click.Path(exists=True, dir_okay=False),
               help="JSON file {feature: constraint}.")
-@click.option("--sample", type=int, help="Fit on a uniform sample of N rows, then recount every candidate rule "
-                                         "on all rows (streamed).")
+@click.option("--sample", type=click.IntRange(min=1),
+              help="Fit on a uniform sample of N rows, then recount every candidate rule on all rows (streamed).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--batch-size", type=int, default=262_144, show_default=True,
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True,
               help="Rows per batch when streaming the files (sampling and recount).")
 @click.option("--out", required=True, help="Where to write the rules JSON.")
 @_guard
@@ -153,8 +151,6 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
-    if sample is not None and sample < 1:
-        raise _Fail("--sample must be a positive number of rows")
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
     if sample and sample < sum(totals):
@@ -191,9 +187,9 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
 @click.option("--model", "model_path")
 @click.option("--out", required=True, help="Output directory (local or fsspec URL): one Parquet per input file.")
 @click.option("--keep-columns", default="", help="Comma-separated input columns to copy into the output.")
-@click.option("--workers", type=int, default=1, show_default=True, help="Local processes.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
 @click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
-@click.option("--batch-size", type=int, default=262_144, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @_guard
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
@@ -231,9 +227,9 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
 @click.option("--reference", help="Reference group (default: the largest).")
 @click.option("--n-boot", type=int, default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--workers", type=int, default=1, show_default=True, help="Local processes.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
 @click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
-@click.option("--batch-size", type=int, default=262_144, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @click.option("--out", required=True, help="Where to write the audit JSON.")
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,

@@ -84,7 +84,8 @@ def iter_frames(src: str, *, batch_size: int = 262_144, columns=None, dictionary
     in file order, each indexed from 0; memory holds one batch at a time.
 
     ``columns`` reads only those columns (a missing one is reported by name); ``dictionary`` reads Parquet string
-    columns dictionary-encoded (pandas categoricals): True for all of them, or a list of column names. CSV is parsed by pandas in chunks of ``batch_size`` rows
+    columns dictionary-encoded (pandas categoricals): True for all of them, or a list of column names. CSV is
+    parsed by pandas in chunks of ``batch_size`` rows
     (the same parser as ``pandas.read_csv``; each chunk infers its own column types).
     """
     import fsspec

@@ -65,7 +65,8 @@ def test_update_after_recount_keeps_the_recounted_counts():
     """Audit finding: update(tau=...) after a recount went back to the sample's counts but divided by all rows."""
     X, y = _data(20_000, 4)
     ex = TCREx(rho=0.02, tau=0.9, grower="exact").fit(X.iloc[:1000], y_pred=y[:1000])
-    ex.recount(ex.candidate_counts(X.iloc[:7000], y_pred=y[:7000]) + ex.candidate_counts(X.iloc[7000:], y_pred=y[7000:]))
+    ex.recount(ex.candidate_counts(X.iloc[:7000], y_pred=y[:7000])
+               + ex.candidate_counts(X.iloc[7000:], y_pred=y[7000:]))
     _check_on_all_rows(ex, X, y)
     for tau in (0.8, 0.95, 0.9):
         ex.update(tau=tau)
