@@ -57,9 +57,7 @@ def expand_paths(spec: str) -> list[str]:
 def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
     """``ex.explain`` of the feature columns of ``df``; outputs from the column ``y_pred`` or ``model``."""
     names = list(ex.schema_.names)
-    missing = [c for c in names + ([y_pred] if y_pred else []) + list(keep) if c not in df.columns]
-    if missing:
-        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+    _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
     X = df[names]
     if y_pred is not None:
         out = ex.explain(X, y_pred=df[y_pred].to_numpy())
@@ -68,6 +66,12 @@ def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
     for c in keep:
         out[c] = df[c].to_numpy()
     return out
+
+
+def _require_columns(df: pd.DataFrame, wanted) -> None:
+    missing = [c for c in wanted if c not in df.columns]
+    if missing:
+        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
 
 
 def _string_columns(schema) -> list[str]:
@@ -157,9 +161,7 @@ def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
     ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
     import pyarrow as pa
     names = list(ex.schema_.names)
-    missing = [c for c in names + ([y_pred] if y_pred else []) + list(keep) if c not in df.columns]
-    if missing:
-        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+    _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
     X = df[names]
     if y_pred is not None:
         table = ex.explain_arrow(X, y_pred=df[y_pred].to_numpy())
@@ -211,23 +213,33 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     keep = list(keep)
     n = 0
     writer = metadata = None
-    with fsspec.open(dst, "wb") as fout:
-        for df in iter_frames(src, batch_size=batch_size, dictionary=True):
-            if metadata is None:
-                metadata = _pandas_metadata(rules, df, keep)
-            table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
-            if writer is None:
-                writer = pq.ParquetWriter(fout, table.schema)
-            elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
-                table = _conform(table, writer.schema, src)
-            writer.write_table(table)
-            n += table.num_rows
-        if writer is None:  # empty input: still one (empty) output with the right columns
-            empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else []) + keep})
-            table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
-                                  metadata=_pandas_metadata(rules, empty, keep))
-            writer = pq.ParquetWriter(fout, table.schema)
-        writer.close()
+    try:
+        with fsspec.open(dst, "wb") as fout:
+            try:
+                for df in iter_frames(src, batch_size=batch_size, dictionary=True):
+                    if metadata is None:
+                        metadata = _pandas_metadata(rules, df, keep)
+                    table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
+                    if writer is None:
+                        writer = pq.ParquetWriter(fout, table.schema)
+                    elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
+                        table = _conform(table, writer.schema, src)
+                    writer.write_table(table)
+                    n += table.num_rows
+                if writer is None:  # empty input: still one (empty) output with the right columns
+                    empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
+                                          + keep})
+                    table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
+                                          metadata=_pandas_metadata(rules, empty, keep))
+                    writer = pq.ParquetWriter(fout, table.schema)
+            finally:
+                if writer is not None:
+                    writer.close()
+    except BaseException:  # no partial output that would read as a complete, shorter file
+        fs, path = fsspec.core.url_to_fs(dst)
+        if fs.exists(path):
+            fs.rm(path)
+        raise
     return n
 
 
@@ -247,9 +259,7 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     ``groups`` and the outputs from the column ``y_pred`` or ``model``."""
     from ..audit import audit_counts
     names = list(ex.schema_.names)
-    missing = [c for c in names + [groups] + ([y_pred] if y_pred else []) if c not in df.columns]
-    if missing:
-        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+    _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
     y = df[y_pred].to_numpy() if y_pred else ex.outputs(df[names], model=model)
     X = df.drop(columns=[y_pred]) if y_pred and y_pred != groups and y_pred not in names else df
     return audit_counts(ex, X, groups, y_pred=y, model=model, target=target)

@@ -258,3 +258,17 @@ def test_audit_with_a_model_counts_verified_recourse_on_the_workers(tmp_path):
 
 def _none_if_nan(v):
     return None if v != v else float(v)
+
+
+def test_csv_kept_column_changing_type_between_chunks_is_a_message(data, tmp_path):
+    d, X, _ = data
+    _fit(d)
+    frame = X.iloc[:600].copy()
+    frame["note"] = [str(i) for i in range(300)] + ["text"] * 300  # whole numbers in the first chunk only
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    res = CliRunner().invoke(main, ["explain", "--rules", str(d / "rules.json"), "--data", str(tmp_path / "in.csv"),
+                                    "--y-pred-column", "score", "--keep-columns", "note", "--batch-size", "250",
+                                    "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "note" in res.output and "change type between chunks" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out" / "in.parquet").exists()  # no partial file that reads as a shorter result
