@@ -121,7 +121,7 @@ def _free_port():
 
 @pytest.mark.skipif(shutil.which("dask", path=os.path.dirname(sys.executable)) is None
                     and shutil.which("dask") is None, reason="the `dask` command is not installed")
-def test_cli_explain_on_separate_scheduler_and_worker(fitted, tmp_path):
+def test_cli_explain_and_audit_on_separate_scheduler_and_worker(fitted, tmp_path):
     from click.testing import CliRunner
     X, rules = fitted
     (tmp_path / "rules.json").write_text(rules)
@@ -145,6 +145,12 @@ def test_cli_explain_on_separate_scheduler_and_worker(fitted, tmp_path):
                                         "--out", str(tmp_path / "out"), "--scheduler", f"tcp://127.0.0.1:{port}"],
                                  catch_exceptions=False)
         assert res.exit_code == 0, res.output
+        audited = CliRunner().invoke(main, ["audit", "--rules", str(tmp_path / "rules.json"), "--data",
+                                            str(tmp_path / "p*.parquet"), "--y-pred-column", "score", "--group-column",
+                                            "home_ownership", "--target", "1", "--n-boot", "50", "--out",
+                                            str(tmp_path / "audit.json"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                                     catch_exceptions=False)
+        assert audited.exit_code == 0, audited.output
     finally:
         for p in (worker, sched):
             p.terminate()
@@ -153,6 +159,12 @@ def test_cli_explain_on_separate_scheduler_and_worker(fitted, tmp_path):
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
+    import json
+    got = json.loads((tmp_path / "audit.json").read_text())
+    want = _in_memory_audit(X, rules)
+    assert got["findings"] == want.findings()
+    assert got["gaps"] == json.loads(json.dumps(want.to_dict()["gaps"]))
+    assert [g["n"] for g in got["groups"]] == want.table()["n_total"].tolist()
     ex = TCREx.from_json(rules)
     for i, p in enumerate(parts):
         got = pd.read_parquet(tmp_path / "out" / f"p{i}.parquet")
