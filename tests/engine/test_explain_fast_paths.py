@@ -100,3 +100,17 @@ def test_explain_arrow_holds_explain_values(outputs):
         assert back[c].astype(str).tolist() == want[c].astype(str).tolist()
     empty = ex.explain_arrow(Z.iloc[:0], y_pred=yz[:0])
     assert empty.num_rows == 0 and empty.schema == got.schema
+
+
+def test_numeric_state_equals_searchsorted_with_ties_and_infinities():
+    """The comparison count used for grids with few bounds is numpy's left searchsorted, values on a bound
+    included (a bound belongs to the state below it: boxes are (low, high])."""
+    from tcrex._grid import _COMPARE_BOUNDS, numeric_state
+    rng = np.random.default_rng(2)
+    for k in [1, 2, 3, _COMPARE_BOUNDS - 1, _COMPARE_BOUNDS, _COMPARE_BOUNDS + 1, 40]:
+        bounds = np.unique(np.round(rng.normal(size=k) * 5, 1))
+        values = np.concatenate([rng.normal(size=2000) * 8, bounds, np.nextafter(bounds, np.inf),
+                                 np.nextafter(bounds, -np.inf), [np.inf, -np.inf, 0.0, -0.0]])
+        got = numeric_state(bounds, values)
+        np.testing.assert_array_equal(got, np.searchsorted(bounds, values, side="left"))
+        assert got.dtype.kind == "i"
