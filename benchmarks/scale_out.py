@@ -12,9 +12,10 @@ never count as the pool's CPU) and before the Dask timing.
 Measured 2026-11-24 on the 2-core dev machine while ~7 other sessions ran (load average ~15, so these figures say
 little about the engine; rerun on an idle machine), `--rows 1000000 --files 8`:
 one process 232k rows/s (4.3 s), pool x2 332k rows/s (3.0 s), Dask x2 115k rows/s (8.7 s), audit of one
-125k-row file 57k rows/s (the in-memory audit of that time; the audit now runs from per-file counts). The issue's targets (>= 3 M rows/s pool, Dask within 1.5x of the pool) were not
-checked here. On 2026-11-25 (load average ~6) one process explained 1M rows from one file in 0.21-0.23 s of CPU
-(4.3-4.7 M rows per CPU-second before this change, 5.2-5.3 M after; docs/scale.md, "Where one process spends its time"), so those figures were
+125k-row file 57k rows/s (the in-memory audit of that time; the audit now runs from per-file counts). The issue's
+targets (>= 3 M rows/s pool, Dask within 1.5x of the pool) were not checked here. On 2026-11-25 (load average
+~6) one process explained 1M rows from one file in 0.23 s of CPU before the changes of that day and 0.19 s after
+(4.3 -> 5.2 M rows per CPU-second; docs/scale.md, "Where one process spends its time"), so the figures above were
 mostly the machine's load.
 
 Sample-fit stability, `--skip-throughput --stability-rows 200000 --stability 10000,30000,100000` (same machine):
