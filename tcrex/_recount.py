@@ -1,8 +1,13 @@
 """Recount every candidate rule of a fitted surrogate on more rows (mergeable counts), then re-choose the rules.
 
-Fit on a sample, then count, per candidate box, the rows inside it and the rows inside it whose output is in each
-target, over all rows (partition by partition; :class:`CandidateCounts` add up), and re-derive the valid rules
-(ρ, τ) and metarules from those counts: rules sitting near τ on the sample no longer flip.
+Fit on a sample, then count, per candidate box, the rows inside it and the rows inside it per output (per class
+for a classifier, per fitted target interval for a regression), over all rows (partition by partition;
+:class:`CandidateCounts` add up), and re-derive the valid rules (ρ, τ) and metarules from those counts: rules
+sitting near τ on the sample no longer flip.
+
+The explainer keeps the counts (``TCREx.recount_counts_``): every later derivation — ``update(tau=...)``,
+``update(target=...)``, ``update(constraints=...)``, targets derived on demand by ``explain(target=...)`` — reads
+them, so a recounted explainer never mixes the sample's counts with all rows' size.
 """
 from __future__ import annotations
 
@@ -10,25 +15,57 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._errors import ParameterError
 from ._outputs import min_rule_rows
-from ._solution import Solution
+from ._targets import Target
+from ._vocabulary import CLASSIFICATION
 
 
 @dataclass
 class CandidateCounts:
-    """Per candidate rule: rows inside (``n_inside``) and rows inside in each fitted target (``n_target[t]``)."""
+    """Per candidate rule: rows inside (``n_inside``) and rows inside whose output is in each of ``targets``
+    (``n_target[k]``). A classifier's counts are per class (``Target(classes=(c,))`` for every fitted class), so
+    any class target can be re-derived from them; a regression's are per fitted target interval."""
 
     n_rows: int
     n_inside: np.ndarray
     n_target: list = field(default_factory=list)
+    targets: tuple = ()
 
     def __add__(self, other: "CandidateCounts") -> "CandidateCounts":
-        if len(self.n_inside) != len(other.n_inside) or len(self.n_target) != len(other.n_target):
+        if len(self.n_inside) != len(other.n_inside) or tuple(self.targets) != tuple(other.targets):
             raise ValueError("counts from different explainers cannot be merged")
         return CandidateCounts(self.n_rows + other.n_rows, self.n_inside + other.n_inside,
-                               [a + b for a, b in zip(self.n_target, other.n_target)])
+                               [a + b for a, b in zip(self.n_target, other.n_target)], tuple(self.targets))
 
     __radd__ = lambda self, other: self if other == 0 else self.__add__(other)  # noqa: E731  (sum())
+
+    def for_target(self, target: Target) -> np.ndarray | None:
+        """Rows inside every candidate whose output is in ``target``; None when these counts cannot tell (a
+        regression interval that was not counted)."""
+        if target in self.targets:
+            return self.n_target[self.targets.index(target)]
+        if target.classes is not None and all(t.classes is not None and len(t.classes) == 1 for t in self.targets):
+            have = [t.classes[0] for t in self.targets]
+            if all(c in have for c in target.classes):
+                return sum((self.n_target[have.index(c)] for c in target.classes),
+                           np.zeros(len(self.n_inside), dtype=np.int64))
+        return None
+
+
+@dataclass(frozen=True)
+class Recounted:
+    """The counts an explainer's rules are derived from after :func:`recount`, and the minimum rule size."""
+
+    counts: CandidateCounts
+    min_count: int
+
+
+def count_targets(ex) -> tuple:
+    """What :func:`candidate_counts` counts for ``ex``: one target per class, or the fitted regression targets."""
+    if ex.task_ == CLASSIFICATION:
+        return tuple(Target(classes=(c,)) for c in ex.classes_)
+    return tuple(s.target for s in ex.targets_)
 
 
 def candidate_counts(ex, X, y, chunk: int = 20_000) -> CandidateCounts:
@@ -36,29 +73,52 @@ def candidate_counts(ex, X, y, chunk: int = 20_000) -> CandidateCounts:
     cands = ex.surrogate_.candidates_
     enc = ex.schema_.encode(X)
     y = np.asarray(y)
+    targets = count_targets(ex)
     n_inside = np.zeros(len(cands), dtype=np.int64)
-    n_target = [np.zeros(len(cands), dtype=np.int64) for _ in ex.targets_]
-    in_t = [s.target.contains(y) for s in ex.targets_]
+    n_target = [np.zeros(len(cands), dtype=np.int64) for _ in targets]
+    in_t = [t.contains(y) for t in targets]
     for a in range(0, len(enc), chunk):
         sub = enc.take(slice(a, a + chunk))
         inside = cands.contains(sub)
         n_inside += inside.sum(axis=0)
         for t, m in enumerate(in_t):
             n_target[t] += inside[m[a:a + chunk]].sum(axis=0)
-    return CandidateCounts(len(enc), n_inside, n_target)
+    return CandidateCounts(len(enc), n_inside, n_target, targets)
+
+
+def counts_for(ex, target: Target):
+    """``(n_inside, n_target, n_rows, min_count)`` every derivation of ``ex`` uses for ``target``: the recounted
+    counts when :func:`recount` ran, else the surrogate's fit counts."""
+    rec = ex.__dict__.get("recount_counts_")
+    if rec is None:
+        n_target = ex.surrogate_.count(target.contains(ex._fit_y).astype(np.float64))
+        return ex.surrogate_.n_inside_, n_target, ex.n_fit_rows_, ex.surrogate_.min_count_
+    n_target = rec.counts.for_target(target)
+    if n_target is None:
+        raise ParameterError(f"the rules were recounted on {rec.counts.n_rows:,} rows for the fitted targets only; "
+                             f"{target.describe()} was not counted there. Fit with this target, then recount.")
+    return rec.counts.n_inside, n_target, rec.counts.n_rows, rec.min_count
 
 
 def recount(ex, counts: CandidateCounts) -> dict:
-    """Re-derive ``ex``'s rules from ``counts``; returns a summary (how many rules the recount changed)."""
-    min_count = min_rule_rows(counts.n_rows, ex.rho)
+    """Re-derive ``ex``'s rules from ``counts`` and keep the counts for later updates; returns a summary (how many
+    rules the recount changed)."""
+    cands = ex.surrogate_.candidates_
+    if len(counts.n_inside) != len(cands) or tuple(counts.targets) != count_targets(ex):
+        raise ParameterError("these counts come from another explainer (other candidate rules or outputs); count "
+                             "with this explainer's candidate_counts()")
     before = [{s.rules.key(r) for r in range(s.n_rules)} for s in ex.targets_]
-    sols = [Solution.derive(ex.schema_, s.target, ex.surrogate_.candidates_, counts.n_inside, nt, counts.n_rows,
-                            ex.tau, min_count, ex.max_cells, ex.random_state, lambda step, f: None, ex.constraints_)
-            for s, nt in zip(ex.targets_, counts.n_target)]
-    after = [{s.rules.key(r) for r in range(s.n_rules)} for s in sols]
-    ex.targets_ = sols
+    old = (ex.__dict__.get("recount_counts_"), ex.n_fit_rows_, ex.targets_, ex.__dict__.get("_extra_targets", []))
+    ex.recount_counts_ = Recounted(counts, min_rule_rows(counts.n_rows, ex.rho))
     ex.n_fit_rows_ = counts.n_rows  # supports and the JSON's counts now refer to all counted rows
-    ex._extra_targets = []
+    try:
+        ex._derive(ex.target, lambda step, f: None)
+    except Exception:  # no valid rule on all rows: the explainer stays as it was
+        ex.recount_counts_, ex.n_fit_rows_, ex.targets_, ex._extra_targets = old
+        if old[0] is None:
+            del ex.recount_counts_
+        raise
+    after = [{s.rules.key(r) for r in range(s.n_rules)} for s in ex.targets_]
     changed = sum(len(a ^ b) for a, b in zip(before, after))
     return {"n_rows": counts.n_rows, "rules_before": sum(map(len, before)), "rules_after": sum(map(len, after)),
             "rules_changed": changed}

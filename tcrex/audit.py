@@ -10,6 +10,10 @@ and, for those who do, how costly it is: number of changes, total percentile shi
 and the feasibility and accuracy of the rule they are given. Each group is compared with a reference (by default
 the largest group, or ``reference="rest"`` for everyone else) with percentile-bootstrap confidence intervals.
 See ``docs/audit.md`` for what every number means and its caveats.
+
+Every number comes from mergeable per-group counts (:class:`AuditCounts`): :func:`audit` counts its rows, and
+:func:`audit_counts` of partitions, added, give the same counts to :func:`audit_from_counts` (files, a process
+pool, Dask; see ``tcrex.distributed``).
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ from ._vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTI
                           has_recourse, needs_recourse)
 from .text import pluralise
 
-__all__ = ["audit", "AuditResult", "METRICS", "REST", "MISSING_GROUP"]
+__all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
+           "MISSING_GROUP"]
 
 #: Metrics compared between groups: name -> (short label, plain description, "share" or "mean").
 METRICS = {
@@ -75,7 +80,7 @@ class AuditResult:
     min_group_size: int
     random_state: object
     features: list
-    individuals: pd.DataFrame  # one row per input row: group, status, has_recourse, changes, distance, ...
+    individuals: pd.DataFrame | None  # one row per input row (None for an audit built from counts alone)
     _table: pd.DataFrame = field(repr=False, default=None)
     _gaps: pd.DataFrame = field(repr=False, default=None)
     _intervals: pd.DataFrame = field(repr=False, default=None)
@@ -86,6 +91,7 @@ class AuditResult:
     group_is_feature: bool = False
     distance_available: bool = True
     _outcomes: object = field(repr=False, default=None)
+    counts: "AuditCounts" = field(repr=False, default=None)  # the mergeable counts every number comes from
 
     # ------------------------------------------------------------------ frames
     def table(self) -> pd.DataFrame:
@@ -164,7 +170,8 @@ class AuditResult:
         ``reference=None`` picks the largest group; the other arguments default to this result's values.
         """
         if self._outcomes is None:
-            raise ParameterError("this result holds no per-individual outcomes to regroup; run audit() again")
+            raise ParameterError("this result was built from per-group counts and holds no per-individual outcomes "
+                                 "to regroup; run the audit again with the new grouping")
         n_boot = self.n_boot if n_boot is None else n_boot
         confidence = self.confidence if confidence is None else confidence
         min_group_size = self.min_group_size if min_group_size is None else min_group_size
@@ -176,8 +183,10 @@ class AuditResult:
             order, name = list(self.groups), self.group_column
         else:
             labels, order, name = _resolve_groups(pd.DataFrame(index=index), groups)
-        return _summarise(self._outcomes, labels, order, name, n_boot=n_boot, confidence=confidence,
-                          reference=reference, random_state=random_state, min_group_size=min_group_size)
+        counts = _count(self._outcomes, labels, name, order)
+        return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
+                          random_state=random_state, min_group_size=min_group_size, outcomes=self._outcomes,
+                          labels=labels)
 
     # ------------------------------------------------------------------ export
     def to_dict(self) -> dict:
@@ -240,8 +249,97 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
     X = as_frame(X)
     labels, order, group_column = _resolve_groups(X, groups)
     outcomes = _outcomes(explainer, X, y_pred, model, target, class_names)
-    return _summarise(outcomes, labels, order, group_column, n_boot=n_boot, confidence=confidence,
-                      reference=reference, random_state=random_state, min_group_size=min_group_size)
+    counts = _count(outcomes, labels, group_column, order)
+    return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
+                      random_state=random_state, min_group_size=min_group_size, outcomes=outcomes, labels=labels)
+
+
+def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None) -> "AuditCounts":
+    """The audit's mergeable counts for the rows X (one partition, file or batch of a larger population).
+
+    Counts of several partitions add up (``a + b``, ``sum(parts)``) to the counts of all their rows, from which
+    :func:`audit_from_counts` computes exactly what :func:`audit` computes on all rows at once (same seed, same
+    numbers). ``groups`` is a column name of X or values aligned with X, as for :func:`audit`.
+    """
+    X = as_frame(X)
+    series, name = _group_series(X, groups)
+    labels, values, categories, missing = _group_labels(series)
+    outcomes = _outcomes(explainer, X, y_pred, model, target)
+    return _count(outcomes, labels, name, None, values=values, categories=categories, has_missing=missing)
+
+
+def audit_from_counts(counts: "AuditCounts", *, n_boot=1000, confidence=0.95, reference=None, random_state=0,
+                      min_group_size=30) -> AuditResult:
+    """The audit of all rows whose :func:`audit_counts` were summed into ``counts`` (arguments as for
+    :func:`audit`). No row is needed: the bootstrap resamples the per-group counts (see ``docs/audit.md``)."""
+    _check_params(n_boot, confidence, min_group_size)
+    order = _group_order(counts.group_values, counts.group_categories, counts.has_missing)
+    return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
+                      random_state=random_state, min_group_size=min_group_size)
+
+
+#: The key of a count cell: individuals with equal values of all of these are counted together.
+_CELL_KEYS = ["group", "status", "needs_recourse", "has_recourse", "target", "rule", "changes", "feasibility",
+              "accuracy", "works"]
+
+
+@dataclass
+class AuditCounts:
+    """Everything the audit reports, as counts that add up across partitions of the rows.
+
+    ``cells``: individuals per (group, status, needs/has recourse, target, rule, number of changes, the rule's
+    feasibility and accuracy, verified by the model 1/0/-1 unknown); rule, changes, feasibility and accuracy are
+    -1, -1, 0, 0 without recourse. ``distances``: individuals with recourse per (group, exact distance) — one bin
+    per distinct value, so sums and resamples are exact. ``change`` / ``keep``: per group and feature, individuals
+    with recourse told to change / keep it. The rest describes the grouping (raw values seen, categories, missing)
+    and the audit (features, target, rule conditions, what is available).
+    """
+
+    group_column: str
+    features: list
+    target: str
+    distance_available: bool
+    effectiveness_available: bool
+    rules_text: dict
+    cells: pd.DataFrame
+    distances: pd.DataFrame
+    change: pd.DataFrame
+    keep: pd.DataFrame
+    group_values: list
+    group_categories: tuple | None = None
+    has_missing: bool = False
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.cells["n"].sum())
+
+    def __add__(self, other: "AuditCounts") -> "AuditCounts":
+        if (self.group_column, self.features, self.target, self.distance_available, self.effectiveness_available) \
+                != (other.group_column, other.features, other.target, other.distance_available,
+                    other.effectiveness_available):
+            raise ParameterError("audit counts of different audits (grouping, explainer, target or model) cannot "
+                                 "be added")
+        values = list(pd.unique(pd.Series(list(self.group_values) + list(other.group_values), dtype=object)))
+        cats = self.group_categories if self.group_categories == other.group_categories else None
+        return AuditCounts(
+            self.group_column, self.features, self.target, self.distance_available, self.effectiveness_available,
+            {**self.rules_text, **other.rules_text},
+            _canonical(pd.concat([self.cells, other.cells], ignore_index=True), _CELL_KEYS),
+            _canonical(pd.concat([self.distances, other.distances], ignore_index=True), ["group", "distance"]),
+            self.change.add(other.change, fill_value=0).astype(np.int64).sort_index(),
+            self.keep.add(other.keep, fill_value=0).astype(np.int64).sort_index(),
+            values, cats, self.has_missing or other.has_missing)
+
+    __radd__ = lambda self, other: self if other == 0 else self.__add__(other)  # noqa: E731  (sum())
+
+
+def _canonical(frame: pd.DataFrame, keys: list) -> pd.DataFrame:
+    """Counts summed per key, sorted by key: the same counts give the same frame whatever the partitioning."""
+    if not len(frame):
+        return frame.reset_index(drop=True)
+    out = frame.groupby(keys, sort=True, dropna=False)["n"].sum().reset_index()
+    out["n"] = out["n"].astype(np.int64)
+    return out
 
 
 @dataclass
@@ -294,47 +392,102 @@ def _outcomes(explainer, X, y_pred, model, target, class_names=None) -> _Outcome
                      effectiveness_available)
 
 
-def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence, reference, random_state,
-               min_group_size) -> AuditResult:
+def _count(oc: _Outcomes, labels, group_column, order, *, values=None, categories=None,
+           has_missing=False) -> AuditCounts:
+    """The mergeable counts of per-row outcomes grouped by ``labels`` (text, one per row).
+
+    Rows are counted by integer codes (one mixed-radix key per row, hashed once); text appears only in the few
+    resulting cells."""
     f = oc.frame
-    status = f["status"].to_numpy()
-    need = f["needs_recourse"].to_numpy()
-    has = f["has_recourse"].to_numpy()
-    tgt = f["target"].fillna(-1).to_numpy(dtype=np.int64)
-    rule = f["rule"].fillna(-1).to_numpy(dtype=np.int64)
-    changes, dist = f["changes"].to_numpy(), f["distance"].to_numpy()
-    feas, acc = f["feasibility"].to_numpy(), f["accuracy"].to_numpy()
-    works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(len(f), np.nan)
-    features, distance_available = oc.features, oc.distance_available
+    n = len(f)
+    gcode, gnames = pd.factorize(np.asarray(labels, dtype=object))
+    scode, snames = pd.factorize(f["status"])
+    need = f["needs_recourse"].to_numpy(dtype=bool)
+    has = f["has_recourse"].to_numpy(dtype=bool)
+    target = f["target"].fillna(-1).to_numpy(dtype=np.int64)
+    rule = np.where(has, f["rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
+    changes = np.where(has, np.nan_to_num(f["changes"].to_numpy(dtype=np.float64), nan=-1), -1).astype(np.int64)
+    works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(n, np.nan)
+    works = np.where(np.isnan(works), -1, works).astype(np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    for part, size in ((gcode, len(gnames)), (scode, len(snames)), (need, 2), (has, 2), (target + 1, None),
+                       (rule + 1, None), (changes + 1, None), (works + 1, 3)):
+        size = size or (int(part.max()) + 1 if n else 1)
+        key = key * max(size, 1) + part
+    inv, uniq = pd.factorize(key)
+    first = np.full(len(uniq), n, dtype=np.int64)
+    np.minimum.at(first, inv, np.arange(n))  # a row of every cell (feasibility and accuracy follow its rule)
+    cells = pd.DataFrame({
+        "group": np.asarray(gnames, dtype=object)[gcode[first]],
+        "status": np.asarray(snames, dtype=object)[scode[first]],
+        "needs_recourse": need[first], "has_recourse": has[first], "target": target[first], "rule": rule[first],
+        "changes": changes[first],
+        "feasibility": np.where(has[first], f["feasibility"].to_numpy(dtype=np.float64)[first], 0.0),
+        "accuracy": np.where(has[first], f["accuracy"].to_numpy(dtype=np.float64)[first], 0.0),
+        "works": works[first], "n": np.bincount(inv, minlength=len(uniq)).astype(np.int64)})
+    use = has if oc.distance_available else np.zeros(n, dtype=bool)
+    dist = pd.DataFrame({"g": gcode[use], "distance": f["distance"].to_numpy(dtype=np.float64)[use]})
+    dist = dist.groupby(["g", "distance"], sort=False).size().reset_index(name="n")
+    distances = pd.DataFrame({"group": np.asarray(gnames, dtype=object)[dist["g"].to_numpy(dtype=np.int64)],
+                              "distance": dist["distance"].to_numpy(dtype=np.float64),
+                              "n": dist["n"].to_numpy(dtype=np.int64)})
+    present = np.flatnonzero(np.bincount(gcode[has], minlength=len(gnames)))  # groups with someone with recourse
+
+    def per_group(matrix):
+        sums = np.column_stack([np.bincount(gcode[has], weights=matrix[has, j], minlength=len(gnames))
+                                for j in range(matrix.shape[1])]) if matrix.shape[1] else \
+            np.zeros((len(gnames), 0))
+        return pd.DataFrame(np.rint(sums[present]).astype(np.int64), columns=oc.features,
+                            index=pd.Index(np.asarray(gnames, dtype=object)[present])).sort_index()
+
+    return AuditCounts(
+        group_column=group_column, features=list(oc.features), target=oc.target,
+        distance_available=oc.distance_available, effectiveness_available=oc.effectiveness_available,
+        rules_text=dict(oc.rules_text), cells=_canonical(cells, _CELL_KEYS),
+        distances=_canonical(distances, ["group", "distance"]), change=per_group(oc.change), keep=per_group(oc.keep),
+        group_values=list(order) if values is None else list(values), group_categories=None if categories is None
+        else tuple(categories), has_missing=bool(has_missing))
+
+
+def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_state, min_group_size,
+               outcomes: _Outcomes | None = None, labels=None) -> AuditResult:
+    """The audit from its counts (the one computation: :func:`audit` counts its rows first, too)."""
+    features, distance_available, group_column = c.features, c.distance_available, c.group_column
+    cells = c.cells
+    by_group = dict(tuple(cells.groupby("group", sort=False))) if len(cells) else {}
+    dist_by_group = dict(tuple(c.distances.groupby("group", sort=False))) if len(c.distances) else {}
+    empty_cells, empty_dist = cells.iloc[:0], c.distances.iloc[:0]
+    with_recourse = cells[cells["has_recourse"]]
+    max_changes = int(with_recourse["changes"].max()) if len(with_recourse) else 0
 
     # ---- per group
     rows, change_sh, keep_sh, dist_rows, top = [], {}, {}, {}, {}
-    max_changes = int(np.nanmax(changes)) if has.any() else 0
-    values = {}  # group -> per-individual arrays among those needing recourse
+    values = {}  # group -> _Group: its individuals needing recourse, as counts
     for g in order:
-        in_g = labels == g
-        m = in_g & need
-        r = m & has
-        n_need, n_rec = int(m.sum()), int(r.sum())
-        counts = {s: int((m & (status == s)).sum()) for s in _STATUS_COUNTS}
+        gc = by_group.get(g, empty_cells)
+        need = gc[gc["needs_recourse"]]
+        rec = need[need["has_recourse"]]
+        n_total, n_need, n_rec = int(gc["n"].sum()), int(need["n"].sum()), int(rec["n"].sum())
+        by_status = need.groupby("status")["n"].sum()
+        counts = {s: int(by_status.get(s, 0)) for s in _STATUS_COUNTS}
+        grp = values[g] = _Group.from_cells(need, dist_by_group.get(g, empty_dist), c.effectiveness_available)
+        point = _stats_point(grp, distance_available)
         rows.append({
-            "group": g, "n_total": int(in_g.sum()), "n_already_in_target": int((in_g & ~need).sum()),
+            "group": g, "n_total": n_total, "n_already_in_target": n_total - n_need,
             "n": n_need, "n_recourse": n_rec, "recourse_share": _ratio(n_rec, n_need),
             "n_ok": counts[OK], "n_already_in_rule": counts[ALREADY_IN_RULE],
             "n_no_rule": counts[NO_RULE], "no_rule_share": _ratio(counts[NO_RULE], n_need),
             "n_no_actionable_rule": counts[NO_ACTIONABLE_RULE],
             "no_actionable_rule_share": _ratio(counts[NO_ACTIONABLE_RULE], n_need),
-            "mean_changes": _mean(changes[r]), "mean_distance": _mean(dist[r]) if distance_available else np.nan,
-            "mean_feasibility": _mean(feas[r]), "mean_accuracy": _mean(acc[r]),
-            "n_verified": float(np.nansum(works[m])) if not np.isnan(works[m]).any() else np.nan,
-            "effectiveness": _mean(works[m])})
-        change_sh[g] = oc.change[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
-        keep_sh[g] = oc.keep[r].mean(axis=0) if n_rec else np.full(len(features), np.nan)
-        dist_rows[g] = np.bincount(changes[r].astype(np.int64), minlength=max_changes + 1) if n_rec else \
+            "mean_changes": point["mean_changes"], "mean_distance": point["mean_distance"],
+            "mean_feasibility": point["mean_feasibility"], "mean_accuracy": point["mean_accuracy"],
+            "n_verified": grp.n_works, "effectiveness": point["effectiveness"]})
+        change_sh[g] = _shares(c.change, g, features, n_rec)
+        keep_sh[g] = _shares(c.keep, g, features, n_rec)
+        dist_rows[g] = np.rint(np.bincount(rec["changes"].to_numpy(dtype=np.int64), weights=rec["n"].to_numpy(),
+                                           minlength=max_changes + 1)).astype(np.int64) if n_rec else \
             np.zeros(max_changes + 1, dtype=np.int64)
-        top[g] = _top_rules(tgt[r], rule[r], oc.rules_text)
-        values[g] = {"has": has[m], "changes": changes[m], "distance": dist[m], "feasibility": feas[m],
-                     "accuracy": acc[m], "works": works[m]}
+        top[g] = _top_rules(rec, c.rules_text, n_rec)
     table = pd.DataFrame(rows)
     ref = _resolve_reference(reference, order, table)
     table["small_group"] = table["n"] < min_group_size
@@ -382,15 +535,26 @@ def _summarise(oc: _Outcomes, labels, order, group_column, *, n_boot, confidence
     for frame in (change_frame, keep_frame, dist_frame):
         frame.index.name = group_column
         frame.columns.name = None
-    individuals = f.copy()
-    individuals.insert(0, "group", pd.Categorical(labels, categories=order))
+    individuals = None
+    if outcomes is not None:
+        individuals = outcomes.frame.copy()
+        individuals.insert(0, "group", pd.Categorical(labels, categories=order))
     return AuditResult(
-        group_column=group_column, groups=list(order), reference=ref, target=oc.target, confidence=confidence,
+        group_column=group_column, groups=list(order), reference=ref, target=c.target, confidence=confidence,
         n_boot=int(n_boot), min_group_size=int(min_group_size), random_state=random_state, features=features,
         individuals=individuals, _table=table, _gaps=pd.DataFrame(gaps, columns=_GAP_COLUMNS).astype(_GAP_TYPES),
         _intervals=pd.DataFrame(intervals, columns=["group", "metric", "value", "ci_low", "ci_high", "n"]),
         _change_shares=change_frame, _keep_shares=keep_frame, _changes_dist=dist_frame, _top_rules=top,
-        group_is_feature=group_column in features, distance_available=distance_available, _outcomes=oc)
+        group_is_feature=group_column in features, distance_available=distance_available, _outcomes=outcomes,
+        counts=c)
+
+
+def _shares(frame: pd.DataFrame, g, features, n_rec) -> np.ndarray:
+    """Per feature, the share of the group's individuals with recourse counted in ``frame``."""
+    if not n_rec:
+        return np.full(len(features), np.nan)
+    row = frame.loc[g].to_numpy(dtype=np.float64) if g in frame.index else np.zeros(len(features))
+    return row / n_rec
 
 
 _GAP_COLUMNS = ["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
@@ -412,12 +576,19 @@ def _check_params(n_boot, confidence, min_group_size) -> None:
 
 def _resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
     """Group label (text) of every row of X, the labels in display order, and the grouping column's name."""
+    series, name = _group_series(X, groups)
+    labels, values, categories, missing = _group_labels(series)
+    return labels, _group_order(values, categories, missing), name
+
+
+def _group_series(X: pd.DataFrame, groups) -> tuple[pd.Series, str]:
+    """The grouping as a Series aligned with X, and its name (checks the column, length and index)."""
     if isinstance(groups, str) or (np.ndim(groups) == 0 and not isinstance(groups, pd.Series)):
         if groups not in X.columns:
             raise DataError(f"groups names column {groups!r}, which is not in X (columns: {list(X.columns)}); "
                             "pass the column name or a Series/array with one group per row")
-        series, name = X[groups], str(groups)
-    elif isinstance(groups, pd.Series):
+        return X[groups], str(groups)
+    if isinstance(groups, pd.Series):
         name = "group" if groups.name is None else str(groups.name)
         if len(groups) != len(X):
             raise DataError(f"groups has {len(groups)} values but X has {len(X)} rows; give one group per row")
@@ -428,41 +599,63 @@ def _resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
                 raise DataError("the groups Series is indexed differently from X; align it (same index) or pass "
                                 "groups.to_numpy() to match rows by position")
             groups = groups.reindex(X.index)
-        series = groups
-    else:
-        arr = np.asarray(groups, dtype=object)
-        if arr.ndim != 1 or len(arr) != len(X):
-            raise DataError(f"groups must hold one value per row of X ({len(X)}), got shape {arr.shape}")
-        series, name = pd.Series(arr, index=X.index), "group"
+        return groups, name
+    arr = np.asarray(groups, dtype=object)
+    if arr.ndim != 1 or len(arr) != len(X):
+        raise DataError(f"groups must hold one value per row of X ({len(X)}), got shape {arr.shape}")
+    return pd.Series(arr, index=X.index), "group"
+
+
+def _group_labels(series: pd.Series) -> tuple[np.ndarray, list, list | None, bool]:
+    """Per row its group label (text, ``MISSING_GROUP`` when missing); the distinct values present, the
+    categories of a categorical column (else None) and whether a value is missing — what the display order needs
+    (:func:`_group_order`), mergeable across partitions."""
     missing = series.isna().to_numpy()
     present = series[~missing]
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        seen = set(present.astype(object))
-        values = [c for c in series.cat.categories if c in seen]
-    else:
-        uniq = list(pd.unique(present.astype(object)))
-        try:
-            values = sorted(uniq)
-        except TypeError:
-            values = sorted(uniq, key=lambda v: (type(v).__name__, str(v)))
-    order = []
-    for v in values:
-        label = str(v.item() if isinstance(v, np.generic) else v)
-        if label not in order:
-            order.append(label)
+    values = list(pd.unique(present.astype(object)))
+    categories = list(series.cat.categories) if isinstance(series.dtype, pd.CategoricalDtype) else None
     codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
-    text = np.array([str(v.item() if isinstance(v, np.generic) else v) for v in uniques] + [MISSING_GROUP],
-                    dtype=object)
+    text = np.array([_label(v) for v in uniques] + [MISSING_GROUP], dtype=object)
     labels = text[codes]  # code -1 (missing) picks the last entry
     if missing.any():
         labels[missing] = MISSING_GROUP
+    n_labels = len(set(text[:-1].tolist())) + bool(missing.any())
+    if n_labels > MAX_GROUPS:  # checked per partition too: a column with many values fails early
+        _too_many_groups(n_labels)
+    return labels, values, categories, bool(missing.any())
+
+
+def _label(v) -> str:
+    return str(v.item() if isinstance(v, np.generic) else v)
+
+
+def _too_many_groups(n) -> None:
+    raise ParameterError(f"groups has {n} distinct values (at most {MAX_GROUPS}); a numeric column "
+                         "should be binned first, e.g. pandas.cut(age, [0, 30, 50, 120])")
+
+
+def _group_order(values, categories=None, has_missing=False) -> list:
+    """Group labels in display order: a categorical's category order, else sorted values; missing last."""
+    if categories is not None:
+        seen = set(values)
+        values = [c for c in categories if c in seen]
+    else:
+        try:
+            values = sorted(values)
+        except TypeError:
+            values = sorted(values, key=lambda v: (type(v).__name__, str(v)))
+    order = []
+    for v in values:
+        label = _label(v)
+        if label not in order:
+            order.append(label)
+    if has_missing:
         order.append(MISSING_GROUP)
     if not order:
         raise DataError("groups is empty")
     if len(order) > MAX_GROUPS:
-        raise ParameterError(f"groups has {len(order)} distinct values (at most {MAX_GROUPS}); a numeric column "
-                             "should be binned first, e.g. pandas.cut(age, [0, 30, 50, 120])")
-    return labels, order, name
+        _too_many_groups(len(order))
+    return order
 
 
 def _resolve_target(explainer, target):
@@ -531,15 +724,18 @@ def _rules_text(explainer) -> dict:
     return {(int(r.target), int(r.rule)): r.conditions for r in explainer.rules_frame().itertuples()}
 
 
-def _top_rules(tgt, rule, rules_text) -> pd.DataFrame:
+def _top_rules(rec: pd.DataFrame, rules_text, n_rec) -> pd.DataFrame:
+    """Rules by how many of the group's individuals with recourse get them (``rec``: their count cells)."""
     cols = ["target", "rule", "conditions", "n", "share"]
-    if not len(rule):
+    if not n_rec:
         return pd.DataFrame(columns=cols)
-    pairs, counts = np.unique(np.column_stack([tgt, rule]), axis=0, return_counts=True)
+    per = rec.groupby(["target", "rule"], sort=True)["n"].sum()
+    pairs = np.array(list(per.index), dtype=np.int64).reshape(-1, 2)
+    counts = per.to_numpy(dtype=np.int64)
     order = np.lexsort((pairs[:, 1], pairs[:, 0], -counts))
     return pd.DataFrame([{"target": int(pairs[i, 0]), "rule": int(pairs[i, 1]),
                           "conditions": rules_text.get((int(pairs[i, 0]), int(pairs[i, 1])), ""),
-                          "n": int(counts[i]), "share": counts[i] / len(rule)} for i in order], columns=cols)
+                          "n": int(counts[i]), "share": counts[i] / n_rec} for i in order], columns=cols)
 
 
 # ---------------------------------------------------------------------------------------------------- statistics
@@ -551,60 +747,133 @@ def _ratio(a, b) -> float:
     return a / b if b else np.nan
 
 
-def _mean(x) -> float:
-    return float(np.mean(x)) if len(x) else np.nan
+@dataclass
+class _Group:
+    """A group's individuals needing recourse, as counts: everything its point values and bootstrap need.
+
+    ``combos``: the distinct (has recourse, changes, feasibility, accuracy, verified) rows among them, sorted
+    (no recourse: zeros, with the verified flag), ``weights`` how many individuals have each; ``distances`` the
+    distinct distances of those with recourse, sorted, ``dist_n`` how many have each.
+    """
+
+    n: int
+    combos: np.ndarray
+    weights: np.ndarray
+    distances: np.ndarray
+    dist_n: np.ndarray
+    works_known: bool
+
+    @classmethod
+    def build(cls, combos, weights, distances, dist_n, works_known) -> "_Group":
+        combos = np.asarray(combos, dtype=np.float64).reshape(-1, 5)
+        weights = np.asarray(weights, dtype=np.int64)
+        if len(combos):
+            combos, inv = np.unique(combos, axis=0, return_inverse=True)
+            weights = np.rint(np.bincount(inv.reshape(-1), weights=weights, minlength=len(combos))).astype(np.int64)
+        distances = np.asarray(distances, dtype=np.float64)
+        dist_n = np.asarray(dist_n, dtype=np.int64)
+        if len(distances):
+            distances, inv = np.unique(distances, return_inverse=True)
+            dist_n = np.rint(np.bincount(inv.reshape(-1), weights=dist_n, minlength=len(distances))).astype(np.int64)
+        return cls(int(weights.sum()), combos, weights, distances, dist_n, bool(works_known))
+
+    @classmethod
+    def from_values(cls, vals: dict) -> "_Group":
+        """From per-individual arrays (``has``, ``changes``, ``distance``, ``feasibility``, ``accuracy``, optional
+        ``works``), as counted from rows."""
+        h = np.asarray(vals["has"], dtype=bool)
+        works = np.asarray(vals.get("works", np.full(len(h), np.nan)), dtype=np.float64)
+        combos = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
+                                                           ("changes", "feasibility", "accuracy")]
+                                 + [np.nan_to_num(works)])
+        dist = np.asarray(vals["distance"], dtype=np.float64)[h]
+        return cls.build(combos, np.ones(len(h), np.int64), dist, np.ones(len(dist), np.int64),
+                         not np.isnan(works).any())
+
+    @classmethod
+    def from_cells(cls, need: pd.DataFrame, dist: pd.DataFrame, works_known: bool) -> "_Group":
+        """From count cells of individuals needing recourse and their distance counts (:class:`AuditCounts`)."""
+        h = need["has_recourse"].to_numpy(dtype=bool)
+        combos = np.column_stack([h.astype(np.float64),
+                                  np.where(h, need["changes"].to_numpy(dtype=np.float64), 0.0),
+                                  np.where(h, need["feasibility"].to_numpy(dtype=np.float64), 0.0),
+                                  np.where(h, need["accuracy"].to_numpy(dtype=np.float64), 0.0),
+                                  np.maximum(need["works"].to_numpy(dtype=np.float64), 0.0)])
+        return cls.build(combos, need["n"].to_numpy(), dist["distance"].to_numpy(), dist["n"].to_numpy(),
+                         works_known)
+
+    @classmethod
+    def pool(cls, parts) -> "_Group":
+        return cls.build(np.concatenate([p.combos for p in parts]), np.concatenate([p.weights for p in parts]),
+                         np.concatenate([p.distances for p in parts]), np.concatenate([p.dist_n for p in parts]),
+                         all(p.works_known for p in parts))
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(with recourse, sum of changes, of feasibility, of accuracy, verified) over the individuals."""
+        return self.weights.astype(np.float64) @ self.combos if len(self.combos) else np.zeros(5)
+
+    @property
+    def n_rec(self) -> int:
+        return int(self.weights[self.combos[:, 0] == 1].sum()) if len(self.combos) else 0
+
+    @property
+    def n_works(self) -> float:
+        return float(self.sums[4]) if self.works_known else np.nan
 
 
-def _metric_n(vals, metric) -> int:
-    return int(len(vals["has"]) if metric in ("recourse_share", "effectiveness") else vals["has"].sum())
+def _metric_n(grp: _Group, metric) -> int:
+    return grp.n if metric in ("recourse_share", "effectiveness") else grp.n_rec
 
 
-def _stats_point(vals, distance_available=True) -> dict:
-    h = vals["has"]
-    out = {"recourse_share": _ratio(float(h.sum()), len(h))}
-    for metric, col in _MEANS.items():
-        out[metric] = _mean(vals[col][h]) if (col != "distance" or distance_available) else np.nan
-    works = vals.get("works", np.full(len(h), np.nan))
-    out["effectiveness"] = _mean(works)  # NaN without a model (works is NaN throughout)
+def _stats_point(grp: _Group, distance_available=True) -> dict:
+    if isinstance(grp, dict):
+        grp = _Group.from_values(grp)
+    n_rec, sums = grp.n_rec, grp.sums
+    out = {"recourse_share": _ratio(float(n_rec), grp.n)}
+    for k, (metric, col) in enumerate(_MEANS.items()):
+        if col == "distance":
+            out[metric] = _ratio(float(grp.dist_n.astype(np.float64) @ grp.distances), n_rec) \
+                if distance_available and n_rec else np.nan
+        else:
+            out[metric] = _ratio(float(sums[{"changes": 1, "feasibility": 2, "accuracy": 3}[col]]), n_rec)
+    out["effectiveness"] = _ratio(grp.n_works, grp.n) if grp.works_known else np.nan  # NaN without a model
     return out
 
 
-def _pool(parts) -> dict:
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+def _pool(parts) -> _Group:
+    return _Group.pool(parts)
 
 
-def _bootstrap_group(rng, vals, n_boot, distance_available) -> dict:
-    """Bootstrap sums of one group: per resample the number with recourse and the sums of each metric.
+def _bootstrap_group(rng, grp, n_boot, distance_available) -> dict:
+    """Bootstrap sums of one group (a :class:`_Group`, or per-individual arrays): per resample the number with
+    recourse and the sums of each metric.
 
-    Exact and vectorised. Resampling n individuals with replacement gives Multinomial(n, p) counts over the
-    distinct (has recourse, changes, feasibility, accuracy) combinations, so those metrics need only B x K draws
-    (K distinct combinations, a few dozen). Given the number with recourse in a resample, its distances are that
-    many draws with replacement from the group's distances with recourse, drawn as one index matrix.
+    Exact and vectorised, from counts alone. Resampling n individuals with replacement gives Multinomial(n, p)
+    counts over the distinct (has recourse, changes, feasibility, accuracy, verified) combinations, so those
+    metrics need only B x K draws (K distinct combinations, a few dozen). Given the number with recourse in a
+    resample, its distances are that many draws with replacement from the group's distances with recourse (drawn
+    from their distinct values and counts: the same as drawing from the sorted list of all of them).
     Returns per-resample metric values (NaN where a resample has nobody with recourse) and the raw sums, so
     that pooled references ("rest") can be formed.
     """
-    h = vals["has"]
-    n = len(h)
+    if isinstance(grp, dict):
+        grp = _Group.from_values(grp)
+    n = grp.n
     nan = np.full(n_boot, np.nan)
     if n == 0:
         return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), "n_works": np.zeros(n_boot),
                 **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
                 **{m: nan.copy() for m in METRICS}}
-    # distinct combinations of the discrete per-individual values (no recourse: one combination of zeros)
-    works = vals.get("works", np.full(n, np.nan))
-    combo = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
-                                                      ("changes", "feasibility", "accuracy")]
-                            + [np.nan_to_num(works)])
-    uniq, inverse = np.unique(combo, axis=0, return_inverse=True)
-    p = np.bincount(inverse.reshape(-1), minlength=len(uniq)) / n
+    p = grp.weights / n
     counts = rng.multinomial(n, p, size=n_boot).astype(np.float64)  # (B, K)
-    sums = counts @ uniq  # (B, 4): n_rec, sum changes, sum feasibility, sum accuracy
+    sums = counts @ grp.combos  # (B, 5): n_rec, sum changes, sum feasibility, sum accuracy, n verified
     n_rec = sums[:, 0]
     out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "sum_changes": sums[:, 1],
            "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3],
-           "n_works": sums[:, 4] if not np.isnan(works).any() else nan.copy()}
+           "n_works": sums[:, 4] if grp.works_known else nan.copy()}
     if distance_available:
-        out["sum_distance"] = _bootstrap_sums(rng, vals["distance"][h], n_rec.astype(np.int64))
+        out["sum_distance"] = _bootstrap_sums(rng, grp.distances, grp.dist_n, n_rec.astype(np.int64))
     else:
         out["sum_distance"] = nan.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -615,23 +884,28 @@ def _bootstrap_group(rng, vals, n_boot, distance_available) -> dict:
     return out
 
 
-def _bootstrap_sums(rng, values, sizes, max_chunk=4_000_000) -> np.ndarray:
-    """For each resample b, the sum of ``sizes[b]`` draws with replacement from ``values``.
+def _bootstrap_sums(rng, values, counts, sizes, max_chunk=4_000_000) -> np.ndarray:
+    """For each resample b, the sum of ``sizes[b]`` draws with replacement from the multiset of ``values``
+    (sorted, distinct) each present ``counts`` times.
 
-    All draws of a chunk of resamples are one flat index vector, summed per resample with ``add.reduceat``.
+    A draw is a uniform position in the sorted multiset, mapped to its value by the cumulative counts; all draws
+    of a chunk of resamples are one flat index vector, summed per resample with ``add.reduceat``.
     """
     out = np.zeros(len(sizes))
-    if not len(values) or not len(sizes) or sizes.max() == 0:
+    total = int(np.sum(counts))
+    if not total or not len(sizes) or sizes.max() == 0:
         return out
-    dtype = np.int32 if len(values) < 2**31 else np.int64
+    cum = np.cumsum(counts)
+    dtype = np.int32 if total < 2**31 else np.int64
     step = max(1, max_chunk // int(sizes.max()))
     for s in range(0, len(sizes), step):
         sz = sizes[s:s + step]
-        idx = rng.integers(0, len(values), size=int(sz.sum()), dtype=dtype)
+        idx = rng.integers(0, total, size=int(sz.sum()), dtype=dtype)
         starts = np.concatenate([[0], np.cumsum(sz)[:-1]])
         nonempty = sz > 0
         if nonempty.any():  # reduceat needs valid start offsets: only resamples that drew something
-            out[s:s + step][nonempty] = np.add.reduceat(np.take(values, idx), starts[nonempty])
+            drawn = values[np.searchsorted(cum, idx, side="right")]
+            out[s:s + step][nonempty] = np.add.reduceat(drawn, starts[nonempty])
     return out
 
 

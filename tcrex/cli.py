@@ -79,6 +79,44 @@ def _split(frame, y_col, model_path, target_col=()):
     return X, (frame[y_col].to_numpy() if y_col else None), (_model(model_path) if model_path else None)
 
 
+def _output_names(srcs: list[str]) -> list[str]:
+    """``<input name>.parquet`` per input file; two inputs with the same name (``a.csv`` and ``a.parquet``, or
+    ``x/a.parquet`` and ``y/a.parquet``) would overwrite each other's output, so they are refused by name."""
+    names = [posixpath.splitext(posixpath.basename(src))[0] + ".parquet" for src in srcs]
+    by_name = {}
+    for src, name in zip(srcs, names):
+        by_name.setdefault(name, []).append(src)
+    clashes = {n: s for n, s in by_name.items() if len(s) > 1}
+    if clashes:
+        listed = "; ".join(f"{', '.join(s)} -> {n}" for n, s in sorted(clashes.items()))
+        raise _Fail(f"several input files would write the same output file ({listed}); rename them or explain "
+                    "them into separate --out directories")
+    return names
+
+
+def _run_files(fn, jobs, kw, workers, scheduler, verb):
+    """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
+    ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order."""
+    if scheduler:
+        from distributed import Client
+        with Client(scheduler) as client:
+            futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
+            for job, f in zip(jobs, futs):
+                yield f.result()
+                _say(f"{verb} {job[1]}")
+    elif workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers) as pool:
+            futs = [pool.submit(fn, *job, **kw) for job in jobs]
+            for job, f in zip(jobs, futs):
+                yield f.result()
+                _say(f"{verb} {job[1]}")
+    else:
+        for job in jobs:
+            yield fn(*job, **kw)
+            _say(f"{verb} {job[1]}")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """T-CREx counterfactual rules: fit rules, explain and audit data sets of any size."""
@@ -93,32 +131,46 @@ def main():
 @click.option("--rho", type=float, default=0.02, show_default=True)
 @click.option("--tau", type=float, default=0.9, show_default=True)
 @click.option("--trees", type=int, default=1, show_default=True)
+@click.option("--grower", type=click.Choice(["auto", "exact", "hist"]), default="auto", show_default=True,
+              help="Surrogate grower (TCREx(grower=...)): exact CART, histogram, or auto.")
 @click.option("--constraints", "constraints_path", type=click.Path(exists=True, dir_okay=False),
               help="JSON file {feature: constraint}.")
-@click.option("--sample", type=int, help="Fit on a uniform sample of N rows.")
+@click.option("--sample", type=click.IntRange(min=1),
+              help="Fit on a uniform sample of N rows, then recount every candidate rule on all rows (streamed).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True,
+              help="Rows per batch when streaming the files (sampling and recount).")
 @click.option("--out", required=True, help="Where to write the rules JSON.")
 @_guard
-def fit(data, y_col, model_path, drop, target, rho, tau, trees, constraints_path, sample, seed, out):
+def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, sample, seed, batch_size,
+        out):
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
+    from .distributed import count_rows, expand_paths, iter_frames, sample_rows
     t0 = time.perf_counter()
-    full = _read_all(data)
-    _say(f"read {len(full):,} rows")
-    frame = full
-    if sample and sample < len(full):
-        frame = full.sample(n=sample, random_state=seed).reset_index(drop=True)
-        _say(f"fitting on a uniform sample of {sample:,} rows")
+    if (y_col is None) == (model_path is None):
+        raise _Fail("give exactly one of --y-pred-column and --model")
+    srcs = expand_paths(data)
+    totals = [count_rows(s) for s in srcs] if sample else None
+    if sample and sample < sum(totals):
+        frame, total = sample_rows(srcs, sample, seed, batch_size=batch_size, totals=totals)
+        _say(f"fitting on a uniform sample of {sample:,} of {total:,} rows (streamed)")
+    else:
+        frame, sample = _read_all(data), None
+        _say(f"read {len(frame):,} rows")
     X, y, model = _split(frame, y_col, model_path, drop)
     cons = json.load(open(constraints_path)) if constraints_path else None
-    ex = TCREx(rho=rho, tau=tau, n_trees=trees, target=_target(target), constraints=cons)
+    ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons)
     ex.fit(X, model, y_pred=y) if model is not None else ex.fit(X, y_pred=y)
-    if frame is not full:
-        Xa, ya, _ = _split(full, y_col, model_path, drop)
-        counts = sum(ex.candidate_counts(Xa.iloc[a:a + 500_000], y_pred=None if ya is None else ya[a:a + 500_000],
-                                         model=model) for a in range(0, len(Xa), 500_000))
+    if sample:
+        counts = None
+        for src in srcs:  # one streamed pass: the counts of every batch add up
+            for df in iter_frames(src, batch_size=batch_size):
+                Xb, yb, _ = _split(df, y_col, model_path, drop)
+                c = ex.candidate_counts(Xb, y_pred=yb, model=model)
+                counts = c if counts is None else counts + c
         ex.recount(counts)
-        _say(f"recounted every candidate rule on all {len(full):,} rows: "
+        _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
     import fsspec
     with fsspec.open(out, "w") as fh:
@@ -134,9 +186,9 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, constraints_path
 @click.option("--model", "model_path")
 @click.option("--out", required=True, help="Output directory (local or fsspec URL): one Parquet per input file.")
 @click.option("--keep-columns", default="", help="Comma-separated input columns to copy into the output.")
-@click.option("--workers", type=int, default=1, show_default=True, help="Local processes.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
 @click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
-@click.option("--batch-size", type=int, default=262_144, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @_guard
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
@@ -155,63 +207,69 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     fs, _, (root,) = fsspec.get_fs_token_paths(out)
     fs.makedirs(root, exist_ok=True)
     base = out.rstrip("/")
-    jobs = [(src, f"{base}/{posixpath.splitext(posixpath.basename(src))[0]}.parquet") for src in srcs]
+    jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]
     kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size)
     t0 = time.perf_counter()
-    total = 0
-    if scheduler:
-        from distributed import Client
-        with Client(scheduler) as client:
-            futs = [client.submit(explain_parquet_file, rules, s, d, pure=False, **kw) for s, d in jobs]
-            for (s, _), f in zip(jobs, futs):
-                total += f.result()
-                _say(f"explained {s}")
-    elif workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(workers) as pool:
-            futs = [pool.submit(explain_parquet_file, rules, s, d, **kw) for s, d in jobs]
-            for (s, _), f in zip(jobs, futs):
-                total += f.result()
-                _say(f"explained {s}")
-    else:
-        for s, d in jobs:
-            total += explain_parquet_file(rules, s, d, **kw)
-            _say(f"explained {s}")
+    total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
+                           "explained"))
     dt = time.perf_counter() - t0
     _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s)")
 
 
 @main.command()
-@click.option("--rules", "rules_path", required=True)
-@click.option("--data", required=True)
+@click.option("--rules", "rules_path", required=True, help="Rules JSON written by `tcrex fit`.")
+@click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
 @click.option("--y-pred-column", "y_col")
 @click.option("--model", "model_path")
 @click.option("--group-column", required=True)
 @click.option("--target", help="Favourable class (or regression spec) the audit measures recourse towards.")
 @click.option("--reference", help="Reference group (default: the largest).")
 @click.option("--n-boot", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
+@click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @click.option("--out", required=True, help="Where to write the audit JSON.")
 @_guard
-def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, out):
-    """Subgroup audit of recourse on DATA grouped by --group-column, as JSON."""
+def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
+          batch_size, out):
+    """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
+
+    Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
+    recourse) and the counts are added; the audit and its bootstrap run from these counts, never from rows.
+    """
     import fsspec
 
-    from .audit import audit as _audit
-    from .distributed import load_rules
+    from .audit import audit_from_counts
+    from .distributed import audit_file, expand_paths, load_rules
+    if (y_col is None) == (model_path is None):
+        raise _Fail("give exactly one of --y-pred-column and --model")
     with fsspec.open(rules_path, "r") as fh:
-        ex = load_rules(fh.read())
-    frame = _read_all(data)
-    if group_column not in frame.columns:
-        raise _Fail(f"column {group_column!r} is not in the data")
-    X, y, model = _split(frame, y_col, model_path)
-    res = _audit(ex, X, group_column, y_pred=y, model=model, n_boot=n_boot, reference=reference,
-                 target=_target(target))
-    doc = res.to_dict()
-    # "groups": one record per group (the audit table: "group", "n_total" rows, "n" rows needing recourse, ...)
-    doc["group_labels"], doc["groups"] = doc["groups"], doc.pop("table")
+        rules = fh.read()
+    load_rules(rules)  # fail early on a bad file
+    srcs = expand_paths(data)
+    kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
+              batch_size=batch_size)
+    counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted"))
+    res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
+    doc = audit_json(res)
     with fsspec.open(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
-    _say(f"audited {len(frame):,} rows in {frame[group_column].nunique()} groups -> {out}")
+    _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
+
+
+def audit_json(res) -> dict:
+    """The audit as the CLI writes it: ``AuditResult.to_dict()`` with ``"groups"`` one record per group — ``n``
+    all its rows, ``n_need_recourse`` those whose output is not in the target (the audit table's ``n``), then
+    the table's other columns — and ``"group_labels"`` the labels in display order."""
+    doc = res.to_dict()
+    records = []
+    for row in doc.pop("table"):
+        row = dict(row)
+        n_need, n_all = row.pop("n"), row.pop("n_total")
+        records.append({"group": row.pop("group"), "n": n_all, "n_need_recourse": n_need, **row})
+    doc["group_labels"], doc["groups"] = doc["groups"], records
+    return doc
 
 
 @main.command("check-model")

@@ -18,6 +18,7 @@ from tcrex import DataError, ParameterError, TCREx, TCRExError
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
 from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit
 from tcrex.datasets import make_loans, make_recourse_groups
+from tests.audit_checks import assert_counts_equal, assert_same_audit
 
 N = 4000
 
@@ -472,3 +473,63 @@ def test_every_metric_has_its_own_gap_sentence(planted):
     assert "confirms" in _gap_sentence(res, rows["effectiveness"])
     assert "accurate" not in _gap_sentence(res, rows["effectiveness"])
     assert "accurate" in _gap_sentence(res, rows["mean_accuracy"])
+
+
+# ---------------------------------------------------------------------------------------------------- mergeable counts
+@pytest.mark.parametrize("reference", [None, REST])
+def test_counts_of_partitions_add_up_to_the_in_memory_audit(planted, reference):
+    """Counted per random partition and added (distances and verified recourse included), the counts equal the
+    in-memory audit's and give exactly its numbers, intervals and findings (same seed)."""
+    from tcrex.audit import audit_counts, audit_from_counts
+    df, X, y, ex, res = planted
+    frame = X.assign(group=df["group"].to_numpy())
+    frame.loc[frame.index[:7], "group"] = None  # a missing group too
+    want = audit(ex, frame, "group", y_pred=y, model=_generating_rule, reference=reference, n_boot=300)
+    cuts = np.sort(np.random.default_rng(0).choice(np.arange(1, N), size=6, replace=False))
+    parts = [audit_counts(ex, frame.iloc[a:b], "group", y_pred=y[a:b], model=_generating_rule)
+             for a, b in zip([0, *cuts], [*cuts, N])]
+    total = sum(parts[::-1])  # order of addition does not matter
+    assert total.n_rows == N and total.distances["n"].sum() == want.table()["n_recourse"].sum()
+    assert_counts_equal(total, want.counts)
+    got = audit_from_counts(total, reference=reference, n_boot=300)
+    assert got.individuals is None
+    assert_same_audit(got, want)
+    with pytest.raises(ParameterError, match="counts"):
+        got.regroup(reference=REST)
+
+
+def test_counts_match_the_rows(planted):
+    """The count cells against the per-individual outcomes they summarise."""
+    df, X, y, ex, res = planted
+    c, ind = res.counts, res.individuals
+    assert c.cells["n"].sum() == N
+    for g in res.groups:
+        sel = ind[ind.group == g]
+        cells = c.cells[c.cells.group == g]
+        assert cells["n"].sum() == len(sel)
+        for status, n in cells.groupby("status")["n"].sum().items():
+            assert (sel.status == status).sum() == n
+        rec = sel[sel.has_recourse]
+        assert (cells[cells.has_recourse].eval("changes * n").sum()) == rec.changes.sum()
+        assert c.change.loc[g, "savings"] == ex.feature_actions(X[(df.group == g).to_numpy() & (y == 0)],
+                                                                 y_pred=y[(df.group == g).to_numpy() & (y == 0)]
+                                                                 )["savings"].eq("change").sum()
+        d = c.distances[c.distances.group == g]
+        assert d["n"].sum() == len(rec)
+        assert np.sort(np.repeat(d.distance.to_numpy(), d.n.to_numpy())) == pytest.approx(
+            np.sort(rec.distance.to_numpy()), abs=0)
+
+
+def test_bootstrap_from_counts_equals_the_sorted_rows():
+    """Drawing from distinct distances and their counts is drawing from the sorted list of all distances."""
+    from tcrex.audit import _bootstrap_sums
+    rng = np.random.default_rng(5)
+    values = rng.choice([0.1, 0.25, 0.4, 1.3], size=500)
+    uniq, counts = np.unique(values, return_counts=True)
+    sizes = rng.integers(0, 500, size=200)
+    a = _bootstrap_sums(np.random.default_rng(9), uniq, counts, sizes)
+    idx = np.random.default_rng(9).integers(0, 500, size=int(sizes.sum()), dtype=np.int32)
+    drawn = np.sort(values)[idx]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    b = np.array([drawn[s:s + k].sum() for s, k in zip(starts, sizes)])
+    np.testing.assert_allclose(a, b, rtol=1e-12)

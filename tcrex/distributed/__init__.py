@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._stream import EXPLAIN_COLUMNS, explain_frame, explain_parquet_file, expand_paths, load_model_file, load_rules
+from ..errors import TCRExError
+from ._stream import (EXPLAIN_COLUMNS, audit_file, audit_frame, count_rows, explain_frame, explain_parquet_file,
+                      expand_paths, iter_frames, load_model_file, load_rules, sample_rows)
 
-__all__ = ["explain", "audit", "explain_frame", "explain_parquet_file", "expand_paths", "load_rules",
-           "load_model_file", "EXPLAIN_COLUMNS"]
+__all__ = ["explain", "audit", "audit_counts", "explain_frame", "explain_parquet_file", "audit_frame", "audit_file",
+           "expand_paths", "iter_frames", "count_rows", "sample_rows", "load_rules", "load_model_file",
+           "EXPLAIN_COLUMNS"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:
@@ -39,13 +42,39 @@ def _meta_from(text, ddf, y_pred, keep) -> pd.DataFrame:
     return explain_frame(load_rules(text), empty, y_pred=y_pred, keep=keep)
 
 
-def audit(ddf, rules, *, groups: str, y_pred: str, **kwargs):
+def _audit_part(df: pd.DataFrame, rules: str, groups, y_pred, model_path, target):
+    from ._stream import load_model_file
+    model = load_model_file(model_path) if model_path else None
+    return audit_frame(load_rules(rules), df, groups=groups, y_pred=y_pred, model=model, target=target)
+
+
+def audit_counts(ddf, rules, *, groups: str, y_pred: str | None = None, model_path: str | None = None, target=None):
+    """The audit's mergeable counts (:class:`tcrex.audit.AuditCounts`) of every row of ``ddf``: each partition is
+    counted on the workers and the counts are added in a tree; no row reaches the driver."""
+    import operator
+
+    import dask
+    text = rules if isinstance(rules, str) else rules.to_json()
+    if (y_pred is None) == (model_path is None):
+        raise TCRExError("give exactly one of y_pred (a column name) and model_path")
+    _audit_part(ddf._meta, text, groups, y_pred, model_path, target)  # columns and target checked up front
+    parts = [dask.delayed(_audit_part)(p, text, groups, y_pred, model_path, target) for p in ddf.to_delayed()]
+    while len(parts) > 1:
+        parts = [dask.delayed(operator.add)(a, b) for a, b in zip(parts[::2], parts[1::2])] + \
+            ([parts[-1]] if len(parts) % 2 else [])
+    (counts,) = dask.compute(parts[0])
+    return counts
+
+
+def audit(ddf, rules, *, groups: str, y_pred: str | None = None, model_path: str | None = None, target=None,
+          **kwargs):
     """Subgroup audit (:func:`tcrex.audit.audit`) of the rows of ``ddf`` grouped by the column ``groups``.
 
-    Each partition is explained on the workers; only the columns the audit needs travel to the driver.
+    Built from per-partition mergeable counts (:func:`audit_counts`), so the driver never holds rows; the result
+    equals :func:`tcrex.audit.audit` of all rows with the same explainer (``kwargs``: ``n_boot``, ``confidence``,
+    ``reference``, ``random_state``, ``min_group_size``). The explainer travels as JSON, without fit data, so
+    distances are not available (as for any explainer restored from JSON).
     """
-    from ..audit import audit as _audit
-    ex = load_rules(rules if isinstance(rules, str) else rules.to_json())
-    frame = ddf.compute()
-    X = frame.drop(columns=[y_pred])
-    return _audit(ex, X, groups, y_pred=frame[y_pred].to_numpy(), **kwargs)
+    from ..audit import audit_from_counts
+    return audit_from_counts(audit_counts(ddf, rules, groups=groups, y_pred=y_pred, model_path=model_path,
+                                          target=target), **kwargs)

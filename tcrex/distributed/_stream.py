@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import functools
+import json
+import os
 import posixpath
 
+import numpy as np
 import pandas as pd
 
 from ..errors import TCRExError
@@ -18,10 +21,15 @@ def load_rules(text: str):
     return TCREx.from_json(text)
 
 
-@functools.lru_cache(maxsize=4)
 def load_model_file(path: str):
-    """The model file at ``path`` (local or an fsspec URL), loaded through :func:`tcrex.intake.load_model` and
-    cached per process."""
+    """The model file at ``path`` (local or an fsspec URL), loaded through :func:`tcrex.intake.load_model` once per
+    process: a forked pool worker must not reuse its parent's model, whose sandbox worker process belongs to the
+    parent."""
+    return _load_model_in(path, os.getpid())
+
+
+@functools.lru_cache(maxsize=4)
+def _load_model_in(path: str, pid: int):
     import fsspec
 
     from ..intake import load_model
@@ -50,9 +58,7 @@ def expand_paths(spec: str) -> list[str]:
 def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
     """``ex.explain`` of the feature columns of ``df``; outputs from the column ``y_pred`` or ``model``."""
     names = list(ex.schema_.names)
-    missing = [c for c in names + ([y_pred] if y_pred else []) + list(keep) if c not in df.columns]
-    if missing:
-        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+    _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
     X = df[names]
     if y_pred is not None:
         out = ex.explain(X, y_pred=df[y_pred].to_numpy())
@@ -63,43 +69,217 @@ def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
     return out
 
 
+def _require_columns(df: pd.DataFrame, wanted) -> None:
+    missing = [c for c in wanted if c not in df.columns]
+    if missing:
+        raise TCRExError(f"columns missing from the data: {', '.join(map(str, missing))}")
+
+
 def _string_columns(schema) -> list[str]:
     import pyarrow as pa
     return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+
+
+def _is_csv(src: str) -> bool:
+    return src.lower().endswith(".csv")
+
+
+def iter_frames(src: str, *, batch_size: int = 262_144, columns=None, dictionary=False):
+    """The rows of one Parquet or CSV file (local or fsspec URL) as pandas frames of at most ``batch_size`` rows,
+    in file order, each indexed from 0; memory holds one batch at a time.
+
+    ``columns`` reads only those columns (a missing one is reported by name); ``dictionary`` reads Parquet string
+    columns dictionary-encoded (pandas categoricals): True for all of them, or a list of column names. CSV is
+    parsed by pandas in chunks of ``batch_size`` rows
+    (the same parser as ``pandas.read_csv``; each chunk infers its own column types).
+    """
+    import fsspec
+    import pyarrow.parquet as pq
+    with fsspec.open(src, "rb") as fh:
+        if _is_csv(src):
+            if columns is not None:
+                head = pd.read_csv(fh, nrows=0)
+                _check_columns(src, head.columns, columns)
+                fh.seek(0)
+            reader = pd.read_csv(fh, chunksize=batch_size, usecols=None if columns is None else list(columns))
+            with reader:
+                for chunk in reader:
+                    yield chunk.reset_index(drop=True)
+            return
+        schema = pq.read_schema(fh)
+        if columns is not None:
+            _check_columns(src, schema.names, columns)
+        strings = _string_columns(schema)
+        if dictionary is not True:
+            strings = [c for c in strings if c in set(dictionary or ())]
+        pf = pq.ParquetFile(fh, read_dictionary=strings or None)
+        for batch in pf.iter_batches(batch_size=batch_size, columns=None if columns is None else list(columns)):
+            yield batch.to_pandas()
+
+
+def _check_columns(src, available, wanted) -> None:
+    missing = [c for c in wanted if c not in set(available)]
+    if missing:
+        raise TCRExError(f"columns missing from {src}: {', '.join(map(str, missing))}")
+
+
+def count_rows(src: str, batch_size: int = 1_000_000) -> int:
+    """Rows of one file: Parquet from its footer, CSV by one streaming pass over its first column."""
+    import fsspec
+    import pyarrow.parquet as pq
+    if not _is_csv(src):
+        with fsspec.open(src, "rb") as fh:
+            return pq.ParquetFile(fh).metadata.num_rows
+    with fsspec.open(src, "rb") as fh:
+        with pd.read_csv(fh, chunksize=batch_size, usecols=[0]) as reader:
+            return sum(len(c) for c in reader)
+
+
+def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144,
+                totals: list[int] | None = None) -> tuple[pd.DataFrame, int]:
+    """A uniform sample of ``n`` rows of all the files (and the total row count), streamed: the same rows, in
+    the same order, as ``pandas.concat(all files).sample(n=n, random_state=seed)`` without holding all rows."""
+    total = sum(count_rows(s) for s in srcs) if totals is None else sum(totals)
+    if n >= total:
+        raise ValueError(f"the sample ({n:,} rows) is not smaller than the data ({total:,} rows)")
+    idx = np.random.RandomState(seed).choice(total, size=n, replace=False)  # pandas' DataFrame.sample draw
+    order = np.argsort(idx, kind="stable")
+    wanted = idx[order]
+    pieces, offset = [], 0
+    for src in srcs:
+        for df in iter_frames(src, batch_size=batch_size):
+            lo, hi = np.searchsorted(wanted, [offset, offset + len(df)])
+            if hi > lo:
+                pieces.append(df.iloc[wanted[lo:hi] - offset])
+            offset += len(df)
+    picked = pd.concat(pieces, ignore_index=True)
+    return picked.iloc[np.argsort(order, kind="stable")].reset_index(drop=True), total
+
+
+def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None):
+    """:func:`explain_frame` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
+    pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
+    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
+    import pyarrow as pa
+    names = list(ex.schema_.names)
+    _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
+    X = df[names]
+    if y_pred is not None:
+        table = ex.explain_arrow(X, y_pred=df[y_pred].to_numpy())
+    else:
+        table = ex.explain_arrow(X, model=model)
+    if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
+        kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
+                                    nthreads=1)
+        for c in keep:
+            table = table.append_column(kept.schema.field(c), kept.column(c))
+    return table.replace_schema_metadata(metadata) if metadata is not None else table
+
+
+@functools.lru_cache(maxsize=8)
+def _explain_metadata(rules: str) -> dict:
+    """pandas' description of :func:`explain_frame`'s explanation columns (JSON), once per explainer."""
+    import pyarrow as pa
+    ex = load_rules(rules)
+    empty = ex.explain(pd.DataFrame({c: [] for c in ex.schema_.names}), y_pred=np.zeros(0))
+    return json.loads(pa.Schema.from_pandas(empty, preserve_index=False).metadata[b"pandas"])
+
+
+def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
+    """The pandas schema metadata of :func:`explain_frame`'s output (explanation columns, then ``keep`` described
+    from a few of their values in ``df``), so ``pandas.read_parquet`` restores its dtypes."""
+    import pyarrow as pa
+    meta = dict(_explain_metadata(rules))
+    if keep:
+        head = pd.DataFrame({c: df[c].to_numpy()[:64] for c in keep})
+        kept = json.loads(pa.Schema.from_pandas(head, preserve_index=False).metadata[b"pandas"])
+        meta["columns"] = meta["columns"] + kept["columns"]
+    return {b"pandas": json.dumps(meta).encode()}
 
 
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
-    String columns are read dictionary-encoded. Returns the number of rows written.
+    Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
+    explanation columns go from the engine's arrays straight to Arrow (``status`` and ``text`` as dictionary
+    arrays); ``pandas.read_parquet`` of the output gives :func:`explain_frame`'s columns and dtypes. Returns the
+    number of rows written.
     """
     import fsspec
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     ex = load_rules(rules)
     model = load_model_file(model_path) if model_path else None
     keep = list(keep)
     n = 0
-    writer = None
-    with fsspec.open(src, "rb") as fin, fsspec.open(dst, "wb") as fout:
-        if src.lower().endswith(".csv"):
-            frames = [pd.read_csv(fin)]
-            batches = (frames[0].iloc[i:i + batch_size] for i in range(0, max(len(frames[0]), 1), batch_size))
-        else:
-            pf = pq.ParquetFile(fin, read_dictionary=_string_columns(pq.read_schema(fin)))
-            batches = (b.to_pandas() for b in pf.iter_batches(batch_size=batch_size))
-        for df in batches:
-            out = explain_frame(ex, df.reset_index(drop=True), y_pred=y_pred, model=model, keep=keep)
-            table = pa.Table.from_pandas(out, preserve_index=False)
-            if writer is None:
-                writer = pq.ParquetWriter(fout, table.schema)
-            writer.write_table(table)
-            n += len(out)
-        if writer is None:  # empty input: still one (empty) output with the right columns
-            out = explain_frame(ex, pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
-                                                  + keep}), y_pred=y_pred, model=model, keep=keep)
-            writer = pq.ParquetWriter(fout, pa.Table.from_pandas(out, preserve_index=False).schema)
-        writer.close()
+    writer = metadata = None
+    try:
+        with fsspec.open(dst, "wb") as fout:
+            try:
+                for df in iter_frames(src, batch_size=batch_size, dictionary=True):
+                    if metadata is None:
+                        metadata = _pandas_metadata(rules, df, keep)
+                    table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
+                    if writer is None:
+                        writer = pq.ParquetWriter(fout, table.schema)
+                    elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
+                        table = _conform(table, writer.schema, src)
+                    writer.write_table(table)
+                    n += table.num_rows
+                if writer is None:  # empty input: still one (empty) output with the right columns
+                    empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
+                                          + keep})
+                    table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
+                                          metadata=_pandas_metadata(rules, empty, keep))
+                    writer = pq.ParquetWriter(fout, table.schema)
+            finally:
+                if writer is not None:
+                    writer.close()
+    except BaseException:  # no partial output that would read as a complete, shorter file
+        fs, path = fsspec.core.url_to_fs(dst)
+        if fs.exists(path):
+            fs.rm(path)
+        raise
     return n
+
+
+def _conform(table, schema, src):
+    import pyarrow as pa
+    try:
+        return table.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        bad = [f.name for f, g in zip(schema, table.schema) if f.type != g.type]
+        raise TCRExError(f"{src}: column(s) {', '.join(bad)} change type between chunks of the CSV (e.g. whole "
+                         "numbers first, text or decimals later); convert the file to Parquet or make the column's "
+                         "values uniform") from None
+
+
+def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None, model=None, target=None):
+    """The audit counts (:func:`tcrex.audit.audit_counts`) of the rows of ``df``: features, the grouping column
+    ``groups`` and the outputs from the column ``y_pred`` or ``model``."""
+    from ..audit import audit_counts
+    names = list(ex.schema_.names)
+    _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
+    y = df[y_pred].to_numpy() if y_pred else ex.outputs(df[names], model=model)
+    X = df.drop(columns=[y_pred]) if y_pred and y_pred != groups and y_pred not in names else df
+    return audit_counts(ex, X, groups, y_pred=y, model=model, target=target)
+
+
+def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
+               target=None, batch_size: int = 262_144):
+    """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
+    column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
+    its labels sort as in an in-memory audit)."""
+    ex = load_rules(rules)
+    model = load_model_file(model_path) if model_path else None
+    names = list(ex.schema_.names)
+    cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
+    total = None
+    for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
+        c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target)
+        total = c if total is None else total + c
+    if total is None:  # no rows: the counts of an empty frame (an audit's zero)
+        total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
+                            target=target)
+    return total

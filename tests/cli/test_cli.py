@@ -1,5 +1,6 @@
 """The `tcrex` command line gives exactly the in-process TCREx.from_json(...).explain result."""
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -71,19 +72,104 @@ def test_memory_urls(data):
     pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
 
 
-def test_audit_matches_in_memory(data, tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_audit_matches_in_memory(data, workers, tmp_path):
     from tcrex.audit import audit
     d, X, _ = data
     rules = _fit(d)
     res = _run("audit", "--rules", str(d / "rules.json"), "--data", str(d / "*.parquet"), "--y-pred-column",
-               "score", "--group-column", "home_ownership", "--target", "1", "--n-boot", "50", "--out", str(tmp_path / "a.json"))
+               "score", "--group-column", "home_ownership", "--target", "1", "--n-boot", "50", "--out",
+               str(tmp_path / "a.json"), "--workers", workers, "--batch-size", "400")
     assert res.exit_code == 0, res.output
     got = json.loads((tmp_path / "a.json").read_text())
     want = audit(TCREx.from_json(rules), X.drop(columns=["score"]), "home_ownership",
                  y_pred=X["score"].to_numpy(), n_boot=50, target=1)
     assert got["findings"] == want.findings()
-    assert [g["group"] for g in got["groups"]] == want.groups
-    assert sum(g["n_total"] for g in got["groups"]) == len(X)
+    assert got["gaps"] == json.loads(json.dumps(want.to_dict()["gaps"]))  # same bootstrap, from the counts
+    assert [g["group"] for g in got["groups"]] == want.groups == got["group_labels"]
+    # "n" is every row of the group (the issue's schema); the audit table's n (needing recourse) is renamed
+    assert sum(g["n"] for g in got["groups"]) == len(X)
+    table = want.table().set_index("group")
+    for g in got["groups"]:
+        assert g["n"] == (X["home_ownership"] == g["group"]).sum() == table.loc[g["group"], "n_total"]
+        assert g["n_need_recourse"] == table.loc[g["group"], "n"]
+        assert g["n_recourse"] == table.loc[g["group"], "n_recourse"]
+        assert "n_total" not in g
+
+
+def test_explain_refuses_inputs_with_the_same_output_name(data, tmp_path):
+    """a.csv and a.parquet would both write a.parquet: refused by name instead of losing half the rows."""
+    d, X, parts = data
+    _fit(d)
+    src = tmp_path / "in"
+    src.mkdir()
+    parts[0].to_csv(src / "a.csv", index=False)
+    parts[1].to_parquet(src / "a.parquet", index=False)
+    parts[2].to_parquet(src / "b.parquet", index=False)
+    res = CliRunner().invoke(main, ["explain", "--rules", str(d / "rules.json"), "--data", str(src),
+                                    "--y-pred-column", "score", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "a.csv" in res.output and "a.parquet" in res.output and "same output file" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out" / "a.parquet").exists() and not (tmp_path / "out" / "b.parquet").exists()
+
+
+def test_explain_streams_csv_in_chunks_with_the_whole_file_result(data, tmp_path):
+    d, X, parts = data
+    rules = _fit(d)
+    X.to_csv(tmp_path / "all.csv", index=False)
+    res = _run("explain", "--rules", str(d / "rules.json"), "--data", str(tmp_path / "all.csv"), "--y-pred-column",
+               "score", "--out", str(tmp_path / "out"), "--keep-columns", "purpose,age", "--batch-size", "250")
+    assert res.exit_code == 0, res.output
+    whole = pd.read_csv(tmp_path / "all.csv")
+    want = TCREx.from_json(rules).explain(whole.drop(columns=["score"]), y_pred=whole["score"].to_numpy())
+    want["purpose"], want["age"] = whole["purpose"].to_numpy(), whole["age"].to_numpy()
+    got = pd.read_parquet(tmp_path / "out" / "all.parquet")
+    pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
+
+
+def test_explain_csv_reads_one_chunk_at_a_time(data, tmp_path):
+    """The CSV is parsed in chunks of --batch-size rows (never one whole-file read)."""
+    from tcrex.distributed import iter_frames
+    d, X, _ = data
+    X.to_csv(tmp_path / "all.csv", index=False)
+    sizes = [len(f) for f in iter_frames(str(tmp_path / "all.csv"), batch_size=700)]
+    assert sizes == [700, 700, 700, 700, 200]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_fit_on_a_streamed_sample_equals_the_in_memory_path(data, fmt, tmp_path):
+    """--sample draws the rows pandas' DataFrame.sample would draw, and the streamed recount (summed per batch)
+    equals counting all rows at once."""
+    d, X, parts = data
+    for i, p in enumerate(parts):
+        getattr(p, f"to_{fmt}")(tmp_path / f"part{i}.{fmt}", index=False)
+    res = _run("fit", "--data", str(tmp_path / f"*.{fmt}"), "--y-pred-column", "score", "--rho", "0.05",
+               "--sample", "900", "--seed", "3", "--grower", "exact", "--batch-size", "256",
+               "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    full = pd.concat([pd.read_parquet(tmp_path / f"part{i}.parquet") if fmt == "parquet"
+                      else pd.read_csv(tmp_path / f"part{i}.csv") for i in range(3)], ignore_index=True)
+    sample = full.sample(n=900, random_state=3).reset_index(drop=True)
+    ex = TCREx(rho=0.05, tau=0.9, grower="exact").fit(sample.drop(columns=["score"]),
+                                                      y_pred=sample["score"].to_numpy())
+    ex.recount(ex.candidate_counts(full.drop(columns=["score"]), y_pred=full["score"].to_numpy()))
+    assert (tmp_path / "r.json").read_text() == ex.to_json()
+    assert f"recounted every candidate rule on all {len(full):,} rows" in res.output
+
+
+@pytest.mark.parametrize("grower", ["exact", "hist"])
+def test_fit_grower_option(data, grower, tmp_path):
+    d, X, _ = data
+    res = _run("fit", "--data", str(d / "*.parquet"), "--y-pred-column", "score", "--rho", "0.05", "--grower",
+               grower, "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    ex = TCREx(rho=0.05, tau=0.9, grower=grower).fit(X.drop(columns=["score"]).reset_index(drop=True),
+                                                     y_pred=X["score"].to_numpy())
+    assert (tmp_path / "r.json").read_text() == ex.to_json()
+    bad = CliRunner().invoke(main, ["fit", "--data", str(d / "*.parquet"), "--y-pred-column", "score", "--grower",
+                                    "fast", "--out", str(tmp_path / "x.json")])
+    assert bad.exit_code == 2 and "fast" in bad.output
 
 
 def test_errors_are_messages_not_tracebacks(data, tmp_path):
@@ -123,3 +209,66 @@ def test_fit_on_sample_recounts_on_all_rows(data, tmp_path):
     assert "recounted every candidate rule on all 3,000 rows" in res.output
     ex = TCREx.from_json((tmp_path / "r.json").read_text())
     assert len(ex.rules_frame()) > 0
+
+
+def test_parquet_output_reads_back_with_explain_dtypes(data, tmp_path):
+    """The Arrow-built output restores explain_frame's columns and dtypes (Int64 ids, categorical status/text)."""
+    from tcrex.distributed import explain_frame, explain_parquet_file, load_rules
+    d, X, parts = data
+    rules = _fit(d)
+    parts[2].to_parquet(tmp_path / "in.parquet", index=False)
+    n = explain_parquet_file(rules, str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet"), y_pred="score",
+                             keep=["age", "purpose"], batch_size=300)
+    assert n == len(parts[2])
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    want = explain_frame(load_rules(rules), parts[2].reset_index(drop=True), y_pred="score", keep=["age", "purpose"])
+    assert got.dtypes.astype(str).tolist()[:4] == ["Int64", "Int64", "Int64", "int64"]
+    assert isinstance(got["status"].dtype, pd.CategoricalDtype) and isinstance(got["text"].dtype, pd.CategoricalDtype)
+    assert list(got["status"].cat.categories) == list(want["status"].cat.categories)
+    pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
+    pd.testing.assert_frame_equal(got.astype({"text": str, "status": str, "purpose": str}),
+                                  want.astype({"text": str, "status": str, "purpose": str}))
+
+
+def test_audit_with_a_model_counts_verified_recourse_on_the_workers(tmp_path):
+    """--model: outputs and verification (effectiveness) computed per file in the pool, equal to in memory."""
+    from tcrex.audit import audit
+    from tcrex.datasets import LOANS_MODEL, SAMPLE_DATA_DIR
+    from tcrex.intake import load_model
+    frame = pd.read_csv(SAMPLE_DATA_DIR / "loans.csv").drop(columns=["approved"]).head(700)
+    frame.iloc[:300].to_csv(tmp_path / "a.csv", index=False)
+    frame.iloc[300:].to_parquet(tmp_path / "b.parquet", index=False)
+    model = str(SAMPLE_DATA_DIR / LOANS_MODEL)
+    res = _run("fit", "--data", str(tmp_path / "a.csv"), "--model", model, "--rho", "0.05", "--target", "1",
+               "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    res = _run("audit", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "[ab].*"), "--model", model,
+               "--group-column", "home_ownership", "--n-boot", "40", "--workers", "2", "--batch-size", "150",
+               "--out", str(tmp_path / "audit.json"))
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "audit.json").read_text())
+    rules = (tmp_path / "r.json").read_text()
+    want = audit(TCREx.from_json(rules), frame, "home_ownership", model=load_model(Path(model).read_bytes(),
+                                                                                     LOANS_MODEL), n_boot=40)
+    assert got["findings"] == want.findings()
+    assert got["gaps"] == json.loads(json.dumps(want.to_dict()["gaps"]))
+    eff = [g["effectiveness"] for g in got["groups"]]
+    assert all(e is not None for e in eff) and eff == [_none_if_nan(v) for v in want.table()["effectiveness"]]
+
+
+def _none_if_nan(v):
+    return None if v != v else float(v)
+
+
+def test_csv_kept_column_changing_type_between_chunks_is_a_message(data, tmp_path):
+    d, X, _ = data
+    _fit(d)
+    frame = X.iloc[:600].copy()
+    frame["note"] = [str(i) for i in range(300)] + ["text"] * 300  # whole numbers in the first chunk only
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    res = CliRunner().invoke(main, ["explain", "--rules", str(d / "rules.json"), "--data", str(tmp_path / "in.csv"),
+                                    "--y-pred-column", "score", "--keep-columns", "note", "--batch-size", "250",
+                                    "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "note" in res.output and "change type between chunks" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out" / "in.parquet").exists()  # no partial file that reads as a shorter result

@@ -75,3 +75,42 @@ def test_arrow_codes_equal_the_general_path_with_missing_values_and_refuse_unsee
         with pytest.raises(DataError, match="missing"):
             ex.explain(gap, y_pred=y)
     assert messages[0] == messages[1] and "astronaut" in messages[0]
+
+
+@pytest.mark.parametrize("outputs", ["binary", "multiclass", "one target"])
+def test_explain_arrow_holds_explain_values(outputs):
+    """explain_arrow (the engine's arrays straight to Arrow) has explain's values: ids null where missing, the
+    same statuses and sentences row by row, every status in the dictionary."""
+    X, y = mixed(1500, seed=4)
+    y = X.job.to_numpy() if outputs == "multiclass" else y
+    ex = TCREx(tau=0.8, target=1 if outputs == "one target" else None).fit(X, y_pred=y)
+    rows = np.random.default_rng(1).integers(0, len(X), 3000)
+    Z, yz = X.iloc[rows].reset_index(drop=True), y[rows]
+    want = ex.explain(Z, y_pred=yz)
+    got = ex.explain_arrow(Z, y_pred=yz)
+    assert got.column_names == list(want.columns)
+    assert got.schema.field("status").type == pa.dictionary(pa.int32(), pa.string())
+    assert got.column("status").chunk(0).dictionary.to_pylist() == list(want["status"].cat.categories)
+    back = got.to_pandas()
+    for c in ("target", "rule", "metarule"):
+        assert got.column(c).null_count == want[c].isna().sum()
+        pd.testing.assert_series_equal(back[c].astype("Int64"), want[c].reset_index(drop=True))
+    pd.testing.assert_series_equal(back["changes"], want["changes"].reset_index(drop=True))
+    for c in ("status", "text"):
+        assert back[c].astype(str).tolist() == want[c].astype(str).tolist()
+    empty = ex.explain_arrow(Z.iloc[:0], y_pred=yz[:0])
+    assert empty.num_rows == 0 and empty.schema == got.schema
+
+
+def test_numeric_state_equals_searchsorted_with_ties_and_infinities():
+    """The comparison count used for grids with few bounds is numpy's left searchsorted, values on a bound
+    included (a bound belongs to the state below it: boxes are (low, high])."""
+    from tcrex._grid import _COMPARE_BOUNDS, numeric_state
+    rng = np.random.default_rng(2)
+    for k in [1, 2, 3, _COMPARE_BOUNDS - 1, _COMPARE_BOUNDS, _COMPARE_BOUNDS + 1, 40]:
+        bounds = np.unique(np.round(rng.normal(size=k) * 5, 1))
+        values = np.concatenate([rng.normal(size=2000) * 8, bounds, np.nextafter(bounds, np.inf),
+                                 np.nextafter(bounds, -np.inf), [np.inf, -np.inf, 0.0, -0.0]])
+        got = numeric_state(bounds, values)
+        np.testing.assert_array_equal(got, np.searchsorted(bounds, values, side="left"))
+        assert got.dtype.kind == "i"
