@@ -66,8 +66,9 @@ def _upload_data() -> None:
         raw = upload.getvalue()
         filename = upload.name
         digest = state.remember_blob("data", filename, raw)
+    reading = _reading_choices(digest, filename)
     try:
-        table = state.parse_upload(digest, filename, raw)
+        table = state.parse_upload(digest, filename, raw, reading)
     except InputProblem as exc:
         st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
                  "(comma-separated), a Parquet file or an Excel workbook (first sheet).", icon=":material/error:")
@@ -80,10 +81,31 @@ def _upload_data() -> None:
     st.dataframe(frame.head(shown), hide_index=True, height=240)
     if shown < len(frame):
         st.caption(f"Showing the first {shown:,} of {len(frame):,} rows; the engine uses all {len(frame):,} rows.")
-    _column_form(digest, filename, table)
+    _column_form(digest, filename, table, reading)
 
 
-def _column_form(digest: str, filename: str, table: sources.TableFindings) -> None:
+def _reading_choices(digest: str, filename: str) -> tuple:
+    """"How to read this file": delimiter, decimal mark, thousands separator and encoding of a CSV upload, each
+    automatic unless chosen. Returns the choices as ``(option, value)`` pairs (empty: all automatic)."""
+    if not sources.reads_as_text(filename):
+        return ()
+    spec = state.data_spec()
+    current = dict(spec.reading) if spec.kind == "upload" and spec.digest == digest else {}
+    chosen = {}
+    with st.expander("How to read this file", expanded=bool(current)):
+        st.caption("Detected automatically; the findings below say what was assumed. Choose here when a guess "
+                   "is wrong.")
+        for column, (option, label) in zip(st.columns(len(sources.READ_LABELS)), sources.READ_LABELS.items()):
+            values = list(sources.READ_CHOICES[option])
+            value = column.selectbox(label, values, format_func=sources.READ_CHOICES[option].get,
+                                     index=values.index(current[option]) if current.get(option) in values else 0,
+                                     key=f"setup_read_{option}_{digest[:12]}")
+            if value is not None:
+                chosen[option] = value
+    return tuple(sorted(chosen.items()))
+
+
+def _column_form(digest: str, filename: str, table: sources.TableFindings, reading: tuple = ()) -> None:
     frame = table.frame
     spec = state.data_spec()
     same = spec.kind == "upload" and spec.digest == digest
@@ -155,7 +177,8 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                         if u == "categorical" and names[c] != label_col and names[c] not in dropped)
     extra = tuple(names[c] for c, u in use.items() if u == AUDIT_ONLY and names[c] != label_col
                   and names[c] not in dropped)
-    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice)
+    new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice,
+                   reading=reading)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:
