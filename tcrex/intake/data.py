@@ -174,7 +174,7 @@ def _read_table(data, filename, delimiter, decimal, thousands, encoding, max_col
     if not data:
         raise DataError(f"{filename!r} is empty")
     if len(data) > max_bytes:
-        raise DataError(f"{filename!r} is {len(data) / MB:.1f} MB; the limit is {max_bytes / MB:.0f} MB")
+        raise DataError(f"{filename!r} is {_mb(len(data))}; the limit is {_mb(max_bytes)}")
     ext = PurePath(filename or "").suffix.lower()
     if data[:4] == b"PAR1" or ext in (".parquet", ".pq"):
         report = _read_parquet(data, filename, max_columns, max_bytes)
@@ -576,10 +576,14 @@ def _exact_values(report: TableReport, text: str, names: list[str]) -> None:
     frame, delimiter = report.frame, report.delimiter
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])]
+    # pandas keeps integers beyond 64 bits as Python ints in an object column: exact, but not text
+    huge = [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c])
+            and pd.api.types.infer_dtype(frame[c], skipna=True) in ("integer", "mixed-integer")]
+    numeric += huge
     if not numeric:
         return
-    big = {c for c in numeric if pd.api.types.is_integer_dtype(frame[c])
-           and ((frame[c] > EXACT_INTEGER) | (frame[c] < -EXACT_INTEGER)).any()}
+    big = {c for c in numeric if c in huge or (pd.api.types.is_integer_dtype(frame[c])
+                                               and ((frame[c] > EXACT_INTEGER) | (frame[c] < -EXACT_INTEGER)).any())}
     zero_hint = re.search(rf'(?:^|[\r\n"{re.escape(delimiter)}])[ \t]*[+-]?0\d', text, re.MULTILINE)
     long_hint = re.search(r"\d{16}", text)
     codes: dict = {}

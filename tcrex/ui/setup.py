@@ -98,7 +98,7 @@ def _reading_choices(digest: str, filename: str) -> tuple:
         for column, (option, label) in zip(st.columns(len(sources.READ_LABELS)), sources.READ_LABELS.items()):
             values = list(sources.READ_CHOICES[option])
             value = column.selectbox(label, values, format_func=sources.READ_CHOICES[option].get,
-                                     index=values.index(current[option]) if current.get(option) in values else 0,
+                                     index=values.index(current.get(option)) if current.get(option) in values else 0,
                                      key=f"setup_read_{option}_{digest[:12]}")
             if value is not None:
                 chosen[option] = value
@@ -108,8 +108,10 @@ def _reading_choices(digest: str, filename: str) -> tuple:
 def _column_form(digest: str, filename: str, table: sources.TableFindings, reading: tuple = ()) -> None:
     frame = table.frame
     spec = state.data_spec()
-    same = spec.kind == "upload" and spec.digest == digest
+    same = spec.kind == "upload" and spec.digest == digest and spec.reading == reading
     columns = list(frame.columns)
+    # the widgets belong to this file read this way: another reading may give other columns
+    form = digest[:12] + (sources.sha256(reading)[:8] if reading else "")
     if len({str(c) for c in columns}) != len(columns):
         dup = sorted({str(c) for c in columns if [str(x) for x in columns].count(str(c)) > 1})
         st.error(f"**{filename} has duplicate column names** ({', '.join(dup)}). Every column needs a unique "
@@ -122,7 +124,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
                  for c, r in table.drop_reasons.items()]
         st.warning("**Columns you may want to drop** (tick or untick *drop* in the table below):\n"
                    + "\n".join(lines), icon=":material/delete_sweep:")
-    with st.form(f"setup_columns_{digest[:12]}"):
+    with st.form(f"setup_columns_{form}"):
         label = st.selectbox("Label column (ground truth or outcome, if present)", label_options,
                              index=label_options.index(label_default) if label_default in label_options else 0,
                              help="Used to train a model in the app and to score models; never a feature.")
@@ -139,7 +141,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
                          "reason / notes": table.drop_reasons.get(c, "").split(":")[0] or table.column_notes.get(c, ""),
                          "example": str(frame[c].dropna().iloc[0]) if frame[c].notna().any() else ""})
         edited = st.data_editor(
-            pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{digest[:12]}",
+            pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{form}",
             disabled=["column", "detected", "reason / notes", "example"],
             column_config={
                 "use as": st.column_config.SelectboxColumn(
@@ -157,11 +159,11 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
         missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
                            format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
-                           disabled=not n_missing, key=f"setup_missing_{digest[:12]}",
+                           disabled=not n_missing, key=f"setup_missing_{form}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
         task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
                                horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
-                               key=f"setup_task_{digest[:12]}",
+                               key=f"setup_task_{form}",
                                help="How a model trained in the app (or a column of outputs) treats the label: "
                                     "whole numbers with few values (e.g. a quality score 3–9) are detected as "
                                     "classes; choose regression to treat them as numbers.")
