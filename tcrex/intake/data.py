@@ -628,6 +628,8 @@ def _big_message(col) -> str:
 
 # ------------------------------------------------------------------ Parquet
 def _mb(n: float) -> str:
+    if n < MB:
+        return f"{n / 1024:,.0f} KB"
     return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
 
 
