@@ -12,7 +12,8 @@ the table, the rules, the explanations) and the HTML report (``tcrex.report.buil
 title). A model goes through ``tcrex.intake.load_model`` (sandbox on, as in the dashboard, with shorter limits:
 30 s to load, 20 s per prediction, 2 GB), ``check_compatibility`` and ``predict``.
 
-Outcomes: ``ok``, ``refused`` (a TCRExError with its own message; ``refused (sandbox)`` when the model's worker
+Outcomes: ``ok``, ``refused`` (a TCRExError with its own message; ``refused (raw message)`` when that message
+still carries a library's source path, stack trace or C++ signature; ``refused (sandbox)`` when the model's worker
 crashed, hung or ran out of memory and the app reported it), and the bad ones: ``crash`` (the child died, or an
 exception other than TCRExError escaped, or only the reader's last-line-of-defence caught it), ``hang``
 (timeout), ``memory``, ``silent change`` (the reading differs from what the case declares without a finding
@@ -43,11 +44,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-OUTCOMES = ["ok", "refused", "refused (sandbox)", "crash", "hang", "memory", "silent change", "formula",
+OUTCOMES = ["ok", "refused", "refused (raw message)", "refused (sandbox)", "crash", "hang", "memory", "silent change", "formula",
             "code execution", "XSS", "not generated"]
 BAD = {"crash", "hang", "memory", "silent change", "formula", "code execution", "XSS"}
 CHILD_ENV = {"TCREX_SANDBOX": "1", "TCREX_SANDBOX_LOAD_SECONDS": "30", "TCREX_SANDBOX_PREDICT_SECONDS": "20",
              "TCREX_SANDBOX_MEMORY_GB": "2"}
+#: a refusal whose message still carries a library's source path, stack trace or C++ signature
+RAW_MESSAGE = re.compile(r"/[\w./-]+\.(h|hpp|cc|cpp|c|py)[:\"]|Traceback|Stack trace|\w+::\w+\(")
 SAFETY_NET = "in the table reader"  # tcrex.intake.read_table's last line of defence: a case without its own message
 
 
@@ -122,7 +125,7 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
         msg = str(exc)
         if SAFETY_NET in msg:
             return "crash", f"caught only by the last line of defence: {msg[:300]}"
-        return "refused", msg[:300]
+        return ("refused (raw message)" if RAW_MESSAGE.search(msg) else "refused"), msg[:300]
     kinds = {f.kind for f in rep.findings}
     if c.expect is not None:
         if c.expect.refuse:
@@ -182,7 +185,7 @@ def _model_case(c, data: bytes) -> tuple[str, str]:
     except ModelFaultError as exc:
         return "refused (sandbox)", str(exc)[:300]
     except TCRExError as exc:
-        return "refused", str(exc)[:300]
+        return ("refused (raw message)" if RAW_MESSAGE.search(str(exc)) else "refused"), str(exc)[:300]
     return ("ok", model.description[:200]) if report.ok else ("refused", "; ".join(map(str, report.problems))[:300])
 
 
