@@ -470,34 +470,35 @@ def _check_surplus_fields(text: str, delimiter: str, width: int) -> None:
 
 # ------------------------------------------------------------------ numbers written with separators
 #: (decimal, thousands) -> how a number is written that way; grouping must be exact (1.234.567, never 1.5 as 15).
+_E = r"([eE][+-]?\d+)?"  # an exponent, as spreadsheets and pandas write very small or large numbers
 _STYLES = {
-    (",", ""): re.compile(r"\s*[+-]?(\d+(,\d*)?|,\d+)\s*"),
-    (",", "."): re.compile(r"\s*[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?\s*"),
-    (",", " "): re.compile(r"\s*[+-]?(\d{1,3}( \d{3})+|\d+)(,\d+)?\s*"),
-    (".", ","): re.compile(r"\s*[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s*"),
-    (".", " "): re.compile(r"\s*[+-]?(\d{1,3}( \d{3})+|\d+)(\.\d+)?\s*"),
-    (".", "'"): re.compile(r"\s*[+-]?(\d{1,3}('\d{3})+|\d+)(\.\d+)?\s*"),
+    (",", ""): re.compile(rf"\s*[+-]?(\d+(,\d*)?|,\d+){_E}\s*"),
+    (",", "."): re.compile(rf"\s*[+-]?(\d{{1,3}}(\.\d{{3}})+|\d+)(,\d+)?{_E}\s*"),
+    (",", " "): re.compile(rf"\s*[+-]?(\d{{1,3}}( \d{{3}})+|\d+)(,\d+)?{_E}\s*"),
+    (".", ","): re.compile(rf"\s*[+-]?(\d{{1,3}}(,\d{{3}})+|\d+)(\.\d+)?{_E}\s*"),
+    (".", " "): re.compile(rf"\s*[+-]?(\d{{1,3}}( \d{{3}})+|\d+)(\.\d+)?{_E}\s*"),
+    (".", "'"): re.compile(rf"\s*[+-]?(\d{{1,3}}('\d{{3}})+|\d+)(\.\d+)?{_E}\s*"),
 }
 _AMBIGUOUS_COMMA = re.compile(r"\s*[+-]?\d{1,3},\d{3}\s*")  # 1,234: 1.234 or 1234?
 _CODE = re.compile(r"\s*[+-]?0\d")  # 007, 07, -01: a code, not a number
 
 
 def _style_of(values: pd.Series, style: tuple[str, str]) -> bool:
-    """Every value is a number written in ``style`` and at least one uses its separators."""
-    pattern = _STYLES[style]
-    if not values.map(lambda v: bool(pattern.fullmatch(v))).all():
+    """Every value (distinct texts) is a number written in ``style`` and at least one uses its separators."""
+    values = values.astype(object)
+    if not values.str.fullmatch(_STYLES[style].pattern).all():
         return False
     seps = [s for s in style if s and s != "."] + (["."] if style[1] == "." else [])
-    return bool(values.map(lambda v: any(s in v for s in seps)).any())
+    return any(bool(values.str.contains(s, regex=False).any()) for s in seps)
 
 
 def _convert(s: pd.Series, style: tuple[str, str]) -> pd.Series:
     dec, thou = style
-    text = s.astype(object).where(s.notna(), None).map(lambda v: v if v is None else v.strip())
+    text = s.astype(object).str.strip()
     if thou:
-        text = text.map(lambda v: v if v is None else v.replace(thou, ""))
+        text = text.str.replace(thou, "", regex=False)
     if dec == ",":
-        text = text.map(lambda v: v if v is None else v.replace(",", "."))
+        text = text.str.replace(",", ".", regex=False)
     return pd.to_numeric(text, errors="raise")
 
 
@@ -513,36 +514,44 @@ def _numbers(report: TableReport, text: str, names: list[str], decimal, thousand
         return
     report.decimal, report.thousands = ".", ""
     text_cols = [c for c in frame.columns if _is_text(frame[c])]
-    candidates = {}
+    candidates, samples = {}, {}
     for c in text_cols:
-        distinct = pd.Series(frame[c].dropna().unique()[:5000]).astype(str)
-        if distinct.empty or distinct.map(lambda v: bool(_CODE.match(v))).any():
+        distinct = pd.Series(frame[c].dropna().unique()[:5000]).astype(object).astype(str)
+        if distinct.empty or distinct.str.match(_CODE.pattern).any():
             continue
         styles = [s for s in _STYLES if _style_of(distinct, s)]
         if styles:
-            candidates[c] = styles
+            candidates[c], samples[c] = styles, distinct
     if not candidates:
         return
     order = [(".", ","), (",", ""), (",", "."), (",", " "), (".", " "), (".", "'")] if report.delimiter == "," \
         else [(",", ""), (",", "."), (",", " "), (".", ","), (".", " "), (".", "'")]
     style = max(order, key=lambda s: (sum(s in v for v in candidates.values()), -order.index(s)))
+    dec, thou = style
+    chosen = [c for c, styles in candidates.items() if style in styles]
+    # without a thousands separator pandas' own parser is strict (1,2,3 stays text) and fast: re-read with it;
+    # with one, pandas would accept any grouping (1.5 as 15), so every distinct value is checked here
+    fast = not thou and dec != report.delimiter
+    parsed = _read_frame(text, report.delimiter, names, usecols=chosen, decimal=dec, low_memory=False) if fast \
+        else None
     converted, ambiguous = [], []
-    for c, styles in candidates.items():
-        if style not in styles:
-            continue
-        distinct = pd.Series(frame[c].dropna().unique()).astype(str)
-        if not _style_of(distinct, style):  # the sample agreed, the whole column does not
-            continue
-        frame[c] = _convert(frame[c], style)
+    for c in chosen:
+        if fast:
+            if not pd.api.types.is_numeric_dtype(parsed[c]) or pd.api.types.is_bool_dtype(parsed[c]):
+                continue  # the sample agreed, the whole column does not
+            frame[c] = parsed[c].to_numpy()
+        else:
+            if not _style_of(pd.Series(frame[c].dropna().unique()).astype(object).astype(str), style):
+                continue
+            frame[c] = _convert(frame[c], style)
         converted.append(c)
         if "," in style:
-            with_comma = distinct[distinct.str.contains(",", regex=False)]
-            if len(with_comma) and with_comma.map(lambda v: bool(_AMBIGUOUS_COMMA.fullmatch(v))).all():
+            with_comma = samples[c][samples[c].str.contains(",", regex=False)]
+            if len(with_comma) and with_comma.str.fullmatch(_AMBIGUOUS_COMMA.pattern).all():
                 ambiguous.append((c, with_comma.iloc[0].strip()))
     if not converted:
         return
     report.decimal, report.thousands = style
-    dec, thou = style
     words = (f"a decimal {DECIMALS[dec].split()[0]}" + (f" and {THOUSANDS[thou].split()[0]}s between thousands"
                                                           if thou else ""))
     f.append(Finding("separators", f"numbers written with {words} were read as numbers in {_listing(converted)}; "
@@ -584,21 +593,31 @@ def _exact_values(report: TableReport, text: str, names: list[str]) -> None:
         return
     big = {c for c in numeric if c in huge or (pd.api.types.is_integer_dtype(frame[c])
                                                and ((frame[c] > EXACT_INTEGER) | (frame[c] < -EXACT_INTEGER)).any())}
-    zero_hint = re.search(rf'(?:^|[\r\n"{re.escape(delimiter)}])[ \t]*[+-]?0\d', text, re.MULTILINE)
-    long_hint = re.search(r"\d{16}", text)
+    d = re.escape(delimiter)
+    # a whole field of digits starting with 0 (007, 0042.5) somewhere in the data: only then are the numeric
+    # columns' texts looked at (in chunks); float columns of whole numbers reaching 2**53 likewise
+    zero_hint = re.search(rf'[\r\n"{d}][ \t]*[+-]?0\d+(?:\.\d*)?[ \t]*(?:[\r\n"{d}]|\Z)', text)
+    maybe_big = []
+    for c in numeric:
+        if c not in big and pd.api.types.is_float_dtype(frame[c]):
+            v = frame[c].to_numpy(dtype=float, na_value=np.nan)
+            v = v[np.isfinite(v)]
+            if len(v) and (np.abs(v) >= EXACT_INTEGER).any() and (v == np.round(v)).all():
+                maybe_big.append(c)
+    look = numeric if zero_hint else maybe_big
     codes: dict = {}
-    if zero_hint or long_hint:  # only then are the numeric columns' texts looked at (in chunks)
-        floats = [c for c in numeric if pd.api.types.is_float_dtype(frame[c])]
-        all_int, has_big = dict.fromkeys(floats, True), set()
-        with _read_frame(text, delimiter, names, usecols=numeric, dtype=str, chunksize=200_000) as chunks:
+    if look:
+        all_int = dict.fromkeys(maybe_big, True)
+        has_big: set = set()
+        with _read_frame(text, delimiter, names, usecols=look, dtype=str, chunksize=200_000) as chunks:
             for chunk in chunks:
-                for c in numeric:
+                for c in look:
                     s = chunk[c].dropna()
-                    if c not in codes and zero_hint:
+                    if zero_hint and c not in codes:
                         hit = s[s.str.match(r"\s*[+-]?0\d")]
                         if len(hit):
                             codes[c] = hit.iloc[0].strip()
-                    if c in all_int and long_hint and all_int[c]:
+                    if all_int.get(c):
                         all_int[c] = bool(s.str.fullmatch(r"\s*[+-]?\d+\s*").all())
                         ints = s[s.str.fullmatch(r"\s*[+-]?\d{16,}\s*")]
                         if len(ints) and ints.map(lambda v: abs(int(v)) > EXACT_INTEGER).any():
