@@ -239,7 +239,38 @@ def _table_cases() -> list[Case]:
     xss = pd.DataFrame({XSS: [XSS, XSS_IMG] * 20, XSS_IMG: range(40), "approved": [0, 1] * 20})
     add("xss", "xss-names-and-values", "t.csv", lambda: _csv(xss), Expect(columns=list(xss.columns)), quick=True)
     add("xss", "xss-filename", f"{XSS}.csv", lambda: _csv(base), _exact(base))
+    # ------------------------------------------------------------------ every mechanism at once, generated
+    for enc in ("utf-8", "cp1252", "utf-16-le", "utf-32-be"):
+        for sep in (",", ";", "\t"):
+            for eol in ("\n", "\r\n", "\r"):
+                for sep_line in (False, True):
+                    name = f"{enc}-{ord(sep)}-{'+'.join(str(ord(e)) for e in eol)}-{'sep' if sep_line else 'nosep'}"
+                    add("combined", name, "t.csv", lambda e=enc, s=sep, l=eol, x=sep_line: _combined(e, s, l, x),
+                        _combined_expect(sep), quick=name in ("cp1252-59-13-sep", "utf-32-be-9-10-nosep"))
     return cases
+
+
+_NAMES = ["Zoë", "José", "Müller", "Ærø"]
+_AMOUNTS = [1.5, -2.25, 1234.5, 0.001]
+_CODES = ["007", "07", "7", "0042"]
+_IDS = [str(2 ** 53 + k) for k in (1, 3, 5, 7)]
+
+
+def _combined(enc: str, sep: str, eol: str, sep_line: bool) -> bytes:
+    """Accented text, numbers with the delimiter's decimal convention, codes with leading zeros and integers beyond
+    2**53, in one of several encodings, delimiters and line endings, with or without Excel's sep= line."""
+    dec = "," if sep != "," else "."
+    lines = ([f"sep={sep}"] if sep_line else []) + [sep.join(["name", "amount", "code", "id", "approved"])]
+    for i in range(40):
+        k = i % 4
+        lines.append(sep.join([_NAMES[k], repr(_AMOUNTS[k]).replace(".", dec), _CODES[k], _IDS[k], str(i % 2)]))
+    return (eol.join(lines) + eol).encode(enc)
+
+
+def _combined_expect(sep: str) -> Expect:
+    return Expect(columns=["name", "amount", "code", "id", "approved"],
+                  values={"name": _NAMES, "amount": _AMOUNTS, "code": _CODES, "id": _IDS},
+                  require={"separators"} if sep != "," else set())
 
 
 def _allow(*kinds) -> Expect:
