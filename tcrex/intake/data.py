@@ -398,7 +398,7 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
         used = delimiter or named
         findings.append(Finding("sep_line", f"the first line 'sep={named}' (written by Excel) names the delimiter "
                                 f"({_name(named)}); " + ("it was used and skipped" if used == named else
-                                                         f"it was skipped, and the {_name(used)} you chose used"),
+                                                         f"it was skipped, and the {_name(used)} you chose was used"),
                                 severity="info"))
         delimiter = used
     delimiter = _choose_delimiter(text, delimiter)

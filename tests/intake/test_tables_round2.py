@@ -273,3 +273,9 @@ def test_any_library_exception_becomes_a_data_error(monkeypatch):
     monkeypatch.setattr(intake_data, "_check_frame", boom)
     with pytest.raises(DataError, match="'t.csv' could not be read: an unexpected KeyError in the table reader"):
         read_table(b"a,b\n1,2\n", "t.csv")
+
+
+def test_a_chosen_delimiter_wins_over_the_sep_line():
+    rep = read_table(b"sep=;\na,b\n1,2\n3,4\n", "t.csv", delimiter=",")
+    assert list(rep.frame.columns) == ["a", "b"] and rep.frame["b"].tolist() == [2, 4]
+    assert "the comma you chose was used" in finding(rep, "sep_line").message
