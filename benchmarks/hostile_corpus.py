@@ -50,7 +50,8 @@ BAD = {"crash", "hang", "memory", "silent change", "formula", "code execution", 
 CHILD_ENV = {"TCREX_SANDBOX": "1", "TCREX_SANDBOX_LOAD_SECONDS": "30", "TCREX_SANDBOX_PREDICT_SECONDS": "20",
              "TCREX_SANDBOX_MEMORY_GB": "2"}
 #: a refusal whose message still carries a library's source path, stack trace or C++ signature
-RAW_MESSAGE = re.compile(r"/[\w./-]+\.(h|hpp|cc|cpp|c|py)[:\"]|Traceback|Stack trace|\w+::\w+\(")
+RAW_MESSAGE = re.compile(r"/[\w./-]+\.(h|hpp|cc|cpp|c|py)[:\"]|(?<![\w.])/(?:[\w.-]+/){2,}|Traceback|Stack trace"
+                         r"|\w+::\w+\(")
 SAFETY_NET = "in the table reader"  # tcrex.intake.read_table's last line of defence: a case without its own message
 
 
