@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import math
 import re
 import warnings
 from collections import Counter
