@@ -252,7 +252,8 @@ def _decode(data: bytes, encoding: str | None = None) -> tuple[str, str, list]:
             Finding("encoding", f"the file is {label} without a byte-order mark; it was read as {label}",
                     severity="info")]
     if b"\x00" in data[:65536]:
-        raise DataError("the file is not text (it contains NUL bytes): upload a CSV or a Parquet file")
+        raise DataError("the file is not text (it contains NUL bytes): upload a CSV or a Parquet file (a UTF-16 or "
+                        "UTF-32 text file that is not recognised: choose its encoding under 'How to read this file')")
     try:
         return data.decode("utf-8"), "utf-8", []
     except UnicodeDecodeError:

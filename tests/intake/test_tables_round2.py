@@ -279,3 +279,12 @@ def test_a_chosen_delimiter_wins_over_the_sep_line():
     rep = read_table(b"sep=;\na,b\n1,2\n3,4\n", "t.csv", delimiter=",")
     assert list(rep.frame.columns) == ["a", "b"] and rep.frame["b"].tolist() == [2, 4]
     assert "the comma you chose was used" in finding(rep, "sep_line").message
+
+
+def test_utf16_of_mostly_cjk_text_without_bom_is_read_once_the_encoding_is_chosen():
+    df = pd.DataFrame({"名前": ["李小龍", "王菲", "周杰倫"] * 5, "年": ["二〇二〇", "一九九九", "二〇〇一"] * 5})
+    data = df.to_csv(index=False).encode("utf-16-le")
+    with pytest.raises(DataError, match="choose its encoding under 'How to read this file'"):
+        read_table(data, "cjk.csv")  # too few NUL bytes to recognise: refused and told how, never guessed
+    rep = read_table(data, "cjk.csv", encoding="utf-16-le")
+    pd.testing.assert_frame_equal(rep.frame, df, check_dtype=False)
