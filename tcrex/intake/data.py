@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import re
 import warnings
 from collections import Counter
@@ -723,13 +724,28 @@ def _read_parquet(data: bytes, filename: str, max_columns: int, max_bytes: int) 
         raise DataError(f"{filename!r} could not be read as Parquet: {' '.join(str(exc).split())[:200]}") from None
     findings: list = []
     table = _parquet_text_and_integers(table, findings, pa)
-    frame = table.to_pandas()
+    frame = _parquet_to_pandas(table, findings)
     if not isinstance(frame.index, pd.RangeIndex) and frame.index.name is not None:
         frame = frame.reset_index()  # an index saved by pandas comes back as a column
     frame.columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise DataError(f"{filename!r} has no rows")
     return TableReport(frame=frame, format="parquet", findings=findings)
+
+
+def _parquet_to_pandas(table, findings: list) -> pd.DataFrame:
+    """The table as a DataFrame; pandas' own metadata in the file (index, column types) is used when it is intact
+    and ignored, with a finding, when it is damaged (not UTF-8 JSON, or describing columns that are not there)."""
+    meta = table.schema.metadata or {}
+    if b"pandas" in meta:
+        try:
+            json.loads(meta[b"pandas"].decode("utf-8"))
+            return table.to_pandas()
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError):
+            findings.append(Finding("metadata", "the file's pandas metadata (index and column types written by "
+                                    "pandas) is damaged; it was ignored and the columns read as Arrow stores them"))
+            table = table.replace_schema_metadata({k: v for k, v in meta.items() if k != b"pandas"})
+    return table.to_pandas()
 
 
 def _parquet_text_and_integers(table, findings: list, pa):

@@ -239,6 +239,10 @@ def _table_cases() -> list[Case]:
     xss = pd.DataFrame({XSS: [XSS, XSS_IMG] * 20, XSS_IMG: range(40), "approved": [0, 1] * 20})
     add("xss", "xss-names-and-values", "t.csv", lambda: _csv(xss), Expect(columns=list(xss.columns)), quick=True)
     add("xss", "xss-filename", f"{XSS}.csv", lambda: _csv(base), _exact(base))
+    # ------------------------------------------------------------------ random mutations (no declared reading)
+    for seed in range(24):
+        add("mutation", f"csv-{seed}", "m.csv", lambda s=seed: _mutated_csv(s), quick=seed == 0)
+        add("mutation", f"parquet-{seed}", "m.parquet", lambda s=seed: _mutated_parquet(s), quick=seed == 0)
     # ------------------------------------------------------------------ every mechanism at once, generated
     for enc in ("utf-8", "cp1252", "utf-16-le", "utf-32-be"):
         for sep in (",", ";", "\t"):
@@ -248,6 +252,32 @@ def _table_cases() -> list[Case]:
                     add("combined", name, "t.csv", lambda e=enc, s=sep, l=eol, x=sep_line: _combined(e, s, l, x),
                         _combined_expect(sep), quick=name in ("cp1252-59-13-sep", "utf-32-be-9-10-nosep"))
     return cases
+
+
+_PIECES = [b"\r", b"\n", b"\r\n", b'"', b",", b";", b"\t", b"\xe9", b"\xff\xfe", b"sep=;\n", b"\xc3", b"007",
+           b"1,234", b"=cmd|' /C calc'!A0", "é".encode(), b"\xef\xbb\xbf", b"9" * 20, b"<script>tcrexXSS()</script>"]
+
+
+def _mutated_csv(seed: int) -> bytes:
+    """The loans table as CSV with 1-8 random insertions of hostile pieces and deletions."""
+    rng = random.Random(seed)
+    data = bytearray(_csv(_frame(80, seed)))
+    for _ in range(rng.randint(1, 8)):
+        at = rng.randrange(len(data) + 1)
+        if rng.random() < 0.7:
+            data[at:at] = rng.choice(_PIECES)
+        else:
+            del data[at:at + rng.randint(1, 20)]
+    return bytes(data)
+
+
+def _mutated_parquet(seed: int) -> bytes:
+    """A Parquet file of the loans table with 1-6 random bytes overwritten (pages, footer, metadata)."""
+    rng = random.Random(seed)
+    data = bytearray(b.parquet_bytes(_frame(80, seed)))
+    for _ in range(rng.randint(1, 6)):
+        data[rng.randrange(4, len(data) - 4)] = rng.randrange(256)
+    return bytes(data)
 
 
 _NAMES = ["Zoë", "José", "Müller", "Ærø"]

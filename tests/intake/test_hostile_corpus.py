@@ -13,7 +13,7 @@ def test_the_corpus_covers_every_class_and_names_are_unique():
     assert len({c.name for c in every}) == len(every) > 150
     assert {c.cls for c in every if c.kind == "table"} >= {"encoding", "delimiter", "separators", "exact values",
                                                             "line endings", "size", "parquet", "archive", "nesting",
-                                                            "garbage", "formula", "xss", "combined"}
+                                                            "garbage", "formula", "xss", "combined", "mutation"}
     assert {c.cls for c in every if c.kind == "model"} == {"xgboost", "skops", "onnx", "pickle"}
 
 

@@ -288,3 +288,14 @@ def test_utf16_of_mostly_cjk_text_without_bom_is_read_once_the_encoding_is_chose
         read_table(data, "cjk.csv")  # too few NUL bytes to recognise: refused and told how, never guessed
     rep = read_table(data, "cjk.csv", encoding="utf-16-le")
     pd.testing.assert_frame_equal(rep.frame, df, check_dtype=False)
+
+
+@pytest.mark.parametrize("meta", [b"{broken", b"\xff\xfe not utf-8", b'{"index_columns": ["nowhere"], "columns": 7}'])
+def test_parquet_with_damaged_pandas_metadata_is_read_with_a_finding(meta):
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}))
+    table = table.replace_schema_metadata({**table.schema.metadata, b"pandas": meta})
+    rep = read_table(parquet(table), "meta.parquet")
+    assert rep.frame["a"].tolist() == [1, 2, 3] and rep.frame["b"].tolist() == ["x", "y", "z"]
+    assert "metadata" in kinds(rep)
