@@ -66,8 +66,9 @@ def _upload_data() -> None:
         raw = upload.getvalue()
         filename = upload.name
         digest = state.remember_blob("data", filename, raw)
+    reading = _reading_choices(digest, filename)
     try:
-        table = state.parse_upload(digest, filename, raw)
+        table = state.parse_upload(digest, filename, raw, reading)
     except InputProblem as exc:
         st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
                  "(comma-separated), a Parquet file or an Excel workbook (first sheet).", icon=":material/error:")
@@ -80,14 +81,37 @@ def _upload_data() -> None:
     st.dataframe(frame.head(shown), hide_index=True, height=240)
     if shown < len(frame):
         st.caption(f"Showing the first {shown:,} of {len(frame):,} rows; the engine uses all {len(frame):,} rows.")
-    _column_form(digest, filename, table)
+    _column_form(digest, filename, table, reading)
 
 
-def _column_form(digest: str, filename: str, table: sources.TableFindings) -> None:
+def _reading_choices(digest: str, filename: str) -> tuple:
+    """"How to read this file": delimiter, decimal mark, thousands separator and encoding of a CSV upload, each
+    automatic unless chosen. Returns the choices as ``(option, value)`` pairs (empty: all automatic)."""
+    if not sources.reads_as_text(filename):
+        return ()
+    spec = state.data_spec()
+    current = dict(spec.reading) if spec.kind == "upload" and spec.digest == digest else {}
+    chosen = {}
+    with st.expander("How to read this file", expanded=bool(current)):
+        st.caption("Detected automatically; the findings below say what was assumed. Choose here when a guess "
+                   "is wrong.")
+        for column, (option, label) in zip(st.columns(len(sources.READ_LABELS)), sources.READ_LABELS.items()):
+            values = list(sources.READ_CHOICES[option])
+            value = column.selectbox(label, values, format_func=sources.READ_CHOICES[option].get,
+                                     index=values.index(current.get(option)) if current.get(option) in values else 0,
+                                     key=f"setup_read_{option}_{digest[:12]}")
+            if value is not None:
+                chosen[option] = value
+    return tuple(sorted(chosen.items()))
+
+
+def _column_form(digest: str, filename: str, table: sources.TableFindings, reading: tuple = ()) -> None:
     frame = table.frame
     spec = state.data_spec()
-    same = spec.kind == "upload" and spec.digest == digest
+    same = spec.kind == "upload" and spec.digest == digest and spec.reading == reading
     columns = list(frame.columns)
+    # the widgets belong to this file read this way: another reading may give other columns
+    form = digest[:12] + (sources.sha256(reading)[:8] if reading else "")
     if len({str(c) for c in columns}) != len(columns):
         dup = sorted({str(c) for c in columns if [str(x) for x in columns].count(str(c)) > 1})
         st.error(f"**{filename} has duplicate column names** ({', '.join(dup)}). Every column needs a unique "
@@ -100,7 +124,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                  for c, r in table.drop_reasons.items()]
         st.warning("**Columns you may want to drop** (tick or untick *drop* in the table below):\n"
                    + "\n".join(lines), icon=":material/delete_sweep:")
-    with st.form(f"setup_columns_{digest[:12]}"):
+    with st.form(f"setup_columns_{form}"):
         label = st.selectbox("Label column (ground truth or outcome, if present)", label_options,
                              index=label_options.index(label_default) if label_default in label_options else 0,
                              help="Used to train a model in the app and to score models; never a feature.")
@@ -117,7 +141,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                          "reason / notes": table.drop_reasons.get(c, "").split(":")[0] or table.column_notes.get(c, ""),
                          "example": str(frame[c].dropna().iloc[0]) if frame[c].notna().any() else ""})
         edited = st.data_editor(
-            pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{digest[:12]}",
+            pd.DataFrame(rows), hide_index=True, width="stretch", key=f"setup_types_{form}",
             disabled=["column", "detected", "reason / notes", "example"],
             column_config={
                 "use as": st.column_config.SelectboxColumn(
@@ -137,7 +161,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
         if sentinel_rows:
             shown = ", ".join(f"`{c}` ({k:,} rows)" for c, k in sentinel_rows.items())
             use_sentinels = st.checkbox(
-                f"Treat the sentinel codes as missing values: {shown}", key=f"setup_sentinels_{digest[:12]}",
+                f"Treat the sentinel codes as missing values: {shown}", key=f"setup_sentinels_{form}",
                 value=bool(same and spec.sentinels),
                 help="Codes such as −7/−8/−9 or 999 usually mean 'unknown' or 'not applicable'. Ticked, they become "
                      "missing values and are dropped or filled in as chosen below (with counts after you apply); "
@@ -145,11 +169,11 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
         missing = st.radio("Rows with missing values", list(sources.MISSING_STRATEGIES),
                            format_func=sources.MISSING_STRATEGIES.get, horizontal=True,
                            index=list(sources.MISSING_STRATEGIES).index(spec.missing) if same else 0,
-                           disabled=not (n_missing or sentinel_rows), key=f"setup_missing_{digest[:12]}",
+                           disabled=not (n_missing or sentinel_rows), key=f"setup_missing_{form}",
                            help="T-CREx needs a value in every cell; nothing is dropped or filled in silently.")
         task_choice = st.radio("Task of the label column", list(TASK_CHOICES), format_func=TASK_CHOICES.get,
                                horizontal=True, index=list(TASK_CHOICES).index(spec.task) if same else 0,
-                               key=f"setup_task_{digest[:12]}",
+                               key=f"setup_task_{form}",
                                help="How a model trained in the app (or a column of outputs) treats the label: "
                                     "whole numbers with few values (e.g. a quality score 3–9) are detected as "
                                     "classes; choose regression to treat them as numbers.")
@@ -167,7 +191,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings) -> No
                   and names[c] not in dropped)
     sentinels = tuple(c for c in table.sentinels if c not in dropped and c != label_col) if use_sentinels else ()
     new = DataSpec("upload", filename, digest, label_col, drop, categorical, missing, extra, task=task_choice,
-                   sentinels=sentinels)
+                   sentinels=sentinels, reading=reading)
     try:
         prepared = sources.prepare_frame(frame, new, table.categorical)
     except InputProblem as exc:

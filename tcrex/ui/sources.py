@@ -19,6 +19,8 @@ from tcrex import datasets
 
 from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake, is_categorical_column
 
+from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
+
 from .training import TrainedModel, TrainingError, train_model
 
 #: Share of rows held out as the "test split" (never used to fit the explainer or an in-app model).
@@ -68,6 +70,7 @@ class DataSpec:
     task: str | None = None  # the label's task for in-app training and output columns; None: tcrex.detect_task
     #: columns whose sentinel codes (-7/-8/-9, 999, ...) the user chose to treat as missing values
     sentinels: tuple[str, ...] = ()
+    reading: tuple = ()  # ("delimiter", ";"), ... chosen under "How to read this file" (CSV); empty: detected
 
 
 @dataclass
@@ -287,13 +290,33 @@ def excel_to_csv(data: bytes, filename: str) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def read_table(data: bytes, filename: str) -> TableFindings:
+#: "How to read this file" (CSV uploads): option of :func:`tcrex.intake.read_table` -> {value: label}; ``None``
+#: (listed first) leaves the option to the detection.
+READ_CHOICES = {
+    "delimiter": {None: "Automatic", ",": "Comma  ,", ";": "Semicolon  ;", "\t": "Tab", "|": "Pipe  |"},
+    "decimal": {None: "Automatic", **{k: v.capitalize() for k, v in DECIMALS.items()}},
+    "thousands": {None: "Automatic", **{k: v.capitalize() for k, v in THOUSANDS.items()}},
+    "encoding": {None: "Automatic", **ENCODINGS},
+}
+READ_LABELS = {"delimiter": "Delimiter", "decimal": "Decimal mark", "thousands": "Thousands separator",
+               "encoding": "Encoding"}
+
+
+def reads_as_text(filename: str) -> bool:
+    """Whether "How to read this file" applies (a CSV or other text upload; not Parquet or Excel)."""
+    name = str(filename).lower()
+    return not name.endswith((".parquet", ".pq", *EXCEL_EXTENSIONS))
+
+
+def read_table(data: bytes, filename: str, reading: tuple = ()) -> TableFindings:
     """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings
-    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`)."""
+    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`). ``reading``: the user's
+    "How to read this file" choices as ``(option, value)`` pairs (CSV only)."""
+    options = dict(reading) if reads_as_text(filename) else {}
     if str(filename).lower().endswith(EXCEL_EXTENSIONS):
         data, filename = excel_to_csv(data, filename), str(filename).rsplit(".", 1)[0] + ".csv"
     try:
-        report = intake.read_table(data, filename)
+        report = intake.read_table(data, filename, **options)
     except TCRExError as exc:
         raise InputProblem(str(exc)) from None
     return summarise_table(report)

@@ -140,9 +140,10 @@ def _sample(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
 
 
 @st.cache_data(show_spinner="Reading the uploaded table ...", max_entries=4)
-def parse_upload(digest: str, filename: str, _data: bytes) -> sources.TableFindings:
-    """Parse uploaded bytes once per content digest (``_data`` is not hashed; ``digest`` is its SHA-256)."""
-    return sources.read_table(_data, filename)
+def parse_upload(digest: str, filename: str, _data: bytes, reading: tuple = ()) -> sources.TableFindings:
+    """Parse uploaded bytes once per content digest and reading choices (``_data`` is not hashed; ``digest`` is
+    its SHA-256; ``reading``: "How to read this file", see :func:`tcrex.ui.sources.read_table`)."""
+    return sources.read_table(_data, filename, reading)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -247,7 +248,7 @@ def active_data() -> ActiveData:
         raise InputProblem(f"the uploaded file {spec.name!r} is no longer in this session; the loans sample is "
                            "active again — upload the file again to use it")
     digest, filename, raw = stored
-    table = parse_upload(digest, filename, raw)
+    table = parse_upload(digest, filename, raw, spec.reading)
     data = copy.copy(_prepared(spec, digest, table.frame, tuple(table.categorical)))
     data.label = f"Upload: {filename}"
     data.description = (f"{filename}: {data.n_rows:,} rows, {len(data.features)} features"

@@ -45,13 +45,22 @@ class TrainedModel:
     holdout_score: float | None = None
     score_name: str = ""
     params: dict = field(default_factory=dict)
+    #: the model library's input name -> the input it stands for (a column, or ``column=category`` of a one-hot
+    #: encoding). Libraries get positional names (XGBoost refuses ``[``, ``]``, ``<`` and duplicates in names);
+    #: this maps them back for display.
+    library_names: dict = field(default_factory=dict)
 
     # -- preprocessing ----------------------------------------------------------------------------
     def prepare(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The frame the model library sees: categories coded, one-hot blocks for scikit-learn, and positional
+        column names (``f0``, ``f1``, ...; see :attr:`library_names`)."""
         out = model_frame(X, self.feature_names, self.categories)
         if self.algorithm != "xgboost" and self.categories:
             out = self._one_hot(out)
-        return out
+        names = [f"f{i}" for i in range(out.shape[1])]
+        if not self.library_names:
+            self.library_names = dict(zip(names, map(str, out.columns)))
+        return out.set_axis(names, axis=1)
 
     def _one_hot(self, X: pd.DataFrame) -> pd.DataFrame:
         parts = []
@@ -124,6 +133,17 @@ def _estimator(algorithm: str, task: str, n_classes: int, random_state: int):
     raise TrainingError(f"unknown algorithm {algorithm!r}; choose one of {list(ALGORITHMS)}")
 
 
+def _library_call(algorithm: str, call, *args):
+    """``call(*args)`` with the model library's own errors (ValueError, TypeError; XGBoostError is a ValueError)
+    as a :class:`TrainingError` in one line, never a traceback."""
+    try:
+        return call(*args)
+    except (ValueError, TypeError) as exc:
+        text = " ".join(str(exc).split("Stack trace:")[0].split()) or type(exc).__name__
+        raise TrainingError(f"{ALGORITHMS.get(algorithm, algorithm)} could not be trained on this data: "
+                            f"{text[:300]}") from None
+
+
 def train_model(frame: pd.DataFrame, features: Sequence[str], label: str, categorical: Sequence[str],
                 fit_index: Sequence, test_index: Sequence, algorithm: str = "xgboost",
                 random_state: int = 0, task: str | None = None) -> TrainedModel:
@@ -163,13 +183,13 @@ def train_model(frame: pd.DataFrame, features: Sequence[str], label: str, catego
         if algorithm == "xgboost" and len(np.unique(y_codes)) < len(classes):
             raise TrainingError(f"some classes of {label!r} do not occur in the training split; "
                                 "use more rows or merge rare classes")
-        estimator.fit(X_fit, y_codes)
+        _library_call(algorithm, estimator.fit, X_fit, y_codes)
     else:
-        estimator.fit(X_fit, pd.to_numeric(y_fit).to_numpy(dtype=np.float64))
+        _library_call(algorithm, estimator.fit, X_fit, pd.to_numeric(y_fit).to_numpy(dtype=np.float64))
     if len(test_index):
         X_test = frame.loc[test_index]
         y_test = frame.loc[test_index, label].to_numpy()
-        pred = model.predict(X_test)
+        pred = _library_call(algorithm, model.predict, X_test)
         if task == CLASSIFICATION:
             model.holdout_score = float(np.mean(pred.astype(object) == y_test.astype(object)))
             model.score_name = "hold-out accuracy"

@@ -183,7 +183,7 @@ def test_truncated_parquet(fraction):
     (b"a,b,c\n", "h.csv", "has a header but no data rows"),
     (b"PK\x03\x04rest", "x.xlsx", "spreadsheet or archive"),
     (b'a,b\n1,"unterminated\n', "q.csv", "cannot be read"),
-    (b"a,b\n1,2,3,4\n", "bad.csv", "line 2 has 4 fields but the header has 2"),
+    (b"a,b\n1,2,3,4\n", "bad.csv", "the header has 2 column\\(s\\) but most rows have 4 field\\(s\\)"),
     (b"a,b\n1,2\n1,2,3\n", "bad.csv", "Expected 2 fields in line 3, saw 3"),
 ])
 def test_unreadable_tables(data, name, pattern):
@@ -193,7 +193,7 @@ def test_unreadable_tables(data, name, pattern):
 
 def test_size_limit():
     data = csv_bytes(b.loans()[0])
-    with pytest.raises(DataError, match=r"MB; the limit is 0 MB"):
+    with pytest.raises(DataError, match=r"'big.csv' is \d+ KB; the limit is 1 KB"):
         read_table(data, "big.csv", max_bytes=1000)
 
 

@@ -130,3 +130,35 @@ def test_uploaded_model_passes_task_and_categorical_features_to_the_explainer():
     assert ex.task_ == "classification"
     assert "job" in [f.name for f in ex.schema_.features if f.is_categorical]
     assert any("categorical" in w.value for w in at.warning)  # the compatibility warning is shown
+
+
+def test_how_to_read_this_file_overrides_the_guessed_separators():
+    """`1,000` in a semicolon file is read as 1.0 with a warning naming both readings; choosing the point as
+    decimal mark and the comma as thousands separator under "How to read this file" reads 1000, and the choice is
+    kept with the data spec (so the active data is parsed the same way)."""
+    from tcrex.ui import sources
+
+    rows = "\n".join(f"{i % 9 + 1},{i * 37 % 1000:03d};{i % 5};{'ab'[i % 2]};{(i * 7) % 2}" for i in range(120))
+    data = ("amount;x;group;approved\n" + rows + "\n").encode()
+    at = new_app()
+    upload_data(at, "amounts.csv", data)
+    assert not at.exception and not at.error
+    assert "could be 1.000 (decimal comma) or 1000 (thousands separator)" in " ".join(w.value for w in at.warning)
+    digest = sources.sha256(data)[:12]
+    assert at.selectbox(key=f"setup_read_decimal_{digest}").value is None  # automatic by default
+    at.selectbox(key=f"setup_read_decimal_{digest}").set_value(".").run()
+    at.selectbox(key=f"setup_read_thousands_{digest}").set_value(",").run()
+    assert not at.exception and not at.error
+    assert "as chosen" in " ".join(w.value for w in at.warning)
+    assert at.dataframe[0].value["amount"].tolist()[:2] == [1000, 2037]
+    use_this_data(at)
+    assert not at.exception
+    spec = at.session_state["tcrex.data_spec"]
+    assert spec.kind == "upload" and dict(spec.reading) == {"decimal": ".", "thousands": ","}
+
+
+def test_a_header_and_rows_with_different_delimiters_say_so_on_the_page():
+    at = new_app()
+    upload_data(at, "mixed.csv", b"a,b,approved\n" + b"".join(f"{i};{i % 3};{i % 2}\n".encode() for i in range(60)))
+    assert not at.exception
+    assert at.error and "split at commas, but the rows have 3 fields split at semicolons" in messages(at)
