@@ -9,7 +9,10 @@ driver's ru_maxrss plus the largest worker RSS seen at the end (not a true peak 
 CPU includes its workers' start-up (imports); the Dask cluster starts after the pool's run (so its idle workers
 never count as the pool's CPU) and before the Dask timing.
 
-Measured 2026-11-24 on the 2-core dev machine while ~7 other sessions ran (load average ~15, so these figures say
+Measured 2026-11-25 at the issue's size (``--rows 20000000 --files 16``), see docs/scale.md: one process 5.3 M rows/s,
+pool x2 7.5 M rows/s, Dask x2 5.1 M rows/s (1.46x the pool's wall time); audit 0.6-1.2 M rows/s.
+
+Earlier figures, measured 2026-11-24 on the 2-core dev machine while ~7 other sessions ran (load average ~15, so these figures say
 little about the engine; rerun on an idle machine), `--rows 1000000 --files 8`:
 one process 232k rows/s (4.3 s), pool x2 332k rows/s (3.0 s), Dask x2 115k rows/s (8.7 s), audit of one
 125k-row file 57k rows/s (the in-memory audit of that time; the audit now runs from per-file counts). The issue's
