@@ -230,6 +230,32 @@ def test_one_call_for_small_batches_chooses_the_same_points(data, monkeypatch):
     pd.testing.assert_frame_equal(staged, at_once)
 
 
+def test_one_call_for_a_test_fold_checks_boundaries_and_candidates_together(data, monkeypatch):
+    """Up to ONE_CALL_ROWS rows, boundary points and every candidate go to the model in one call: the same points,
+    verdicts and sources as checking the boundary points first and searching for the failing rows."""
+    import tcrex._verify as verify
+    ex = TCREx(rho=0.03, tau=0.9, constraints={"age": "increase_only", "job": "immutable"}).fit(data, diagonal_model)
+    fold = data.iloc[:150]
+    calls = []
+
+    def counted(Z):
+        calls.append(len(Z))
+        return diagonal_model(Z)
+
+    frames = {}
+    for name, one_call, small in (("one", 10 ** 9, 10 ** 9), ("two", 0, 10 ** 9), ("staged", 0, 0)):
+        monkeypatch.setattr(verify, "ONE_CALL_ROWS", one_call)
+        monkeypatch.setattr(verify, "SMALL_ROWS", small)
+        calls.clear()
+        frames[name] = ex.counterfactuals(fold, y_pred=diagonal_model(fold), model=counted)
+        frames[name + " calls"] = list(calls)
+    assert len(frames["one calls"]) == 1 and len(frames["two calls"]) == 2 and len(frames["staged calls"]) > 2
+    assert (frames["one"]["source"] == SEARCHED).any() and (frames["one"]["source"] == BOUNDARY).any()
+    pd.testing.assert_frame_equal(frames["one"], frames["two"])
+    pd.testing.assert_frame_equal(frames["one"], frames["staged"])
+    _check_points(ex, fold, frames["one"], diagonal_model)
+
+
 def test_effectiveness_from_rows_verified_once_equals_a_fresh_check(data):
     """The dashboard verifies every row once and summarises subsets: same figures as checking those rows again."""
     ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
