@@ -52,6 +52,8 @@ SMALL_ROWS = 400
 #: of every row are scored in a single model call: candidates are also built for rows whose boundary point turns
 #: out valid (and then ignored), which costs less than a second call on batches this small.
 ONE_CALL_ROWS = 200
+#: Row x pool-row distances computed at a time when looking for each row's nearest real example (fits the cache).
+EXAMPLE_CHUNK = 1 << 18
 #: Rows whose candidates are scored together (bounds memory; one model call per stage per chunk).
 CHUNK_ROWS = 4000
 #: Rounds of each stage by candidate rank (nearest first). One round: on the paper's datasets most failing rows
@@ -118,6 +120,10 @@ class _Model:
             sel = tgt == t
             ok[sel] = self.ex._all_targets[t].target.contains(out[sel])
         return ok
+
+
+def d_size(shape) -> int:
+    return shape[0] * shape[1]
 
 
 def _objects(out: np.ndarray) -> np.ndarray:
@@ -247,14 +253,21 @@ class _Search:
             rule["pool_pct"] = self.scale.transform(rule["pool_enc"]).astype(np.float32)
         pool, p, pp = rule["pool_unique"], rule["pool_enc"], rule["pool_pct"]
         qp = self.pct(rows).astype(np.float32)
-        step = max(1, 4_000_000 // len(pool))
+        # cache-sized chunks of rows, with buffers reused across features and chunks (no temporary arrays)
+        step = max(1, EXAMPLE_CHUNK // len(pool))
+        bufs = np.empty((2, min(step, len(x)) * len(pool)), dtype=np.float32)
+        same = np.empty(bufs.shape[1], dtype=bool)
         for s in range(0, len(x), step):
             e = min(s + step, len(x))
-            d = np.zeros((e - s, len(pool)), dtype=np.float32)
+            shape = (e - s, len(pool))
+            d, tmp = bufs[0, :d_size(shape)].reshape(shape), bufs[1, :d_size(shape)].reshape(shape)
+            neq = same[:d_size(shape)].reshape(shape)
+            d.fill(0)
             for j in range(qp.shape[1]):
-                d += np.abs(qp[s:e, j][:, None] - pp[:, j][None, :])
+                np.subtract(qp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
+                d += np.abs(tmp, out=tmp)
             for j in range(x.cat.shape[1]):
-                d += x.cat[s:e, j][:, None] != p.cat[:, j][None, :]
+                d += np.not_equal(x.cat[s:e, j][:, None], p.cat[:, j][None, :], out=neq)
             for j, i in enumerate(self.schema.numeric):
                 kind = self.kind[i]
                 if kind in (INCREASE, DECREASE, IMMUTABLE):
@@ -390,11 +403,9 @@ class _Search:
             for only_rule in (True, False):
                 for a in ALPHAS:
                     num = b.num + a * (e.num - b.num)
-                    for j, i in enumerate(self.schema.numeric):
-                        if self.schema.features[i].integer:
-                            num[:, j] = np.round(num[:, j])
-                        if only_rule and not numeric_constrained[j]:
-                            num[:, j] = b.num[:, j]
+                    num[:, integer] = np.round(num[:, integer])
+                    if only_rule:
+                        num[:, ~numeric_constrained] = b.num[:, ~numeric_constrained]
                     num = np.where(np.isnan(num), b.num, num)
                     cat = b.cat.copy()
                     if a >= 0.5:
