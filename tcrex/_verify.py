@@ -106,12 +106,26 @@ class _Model:
         self.ex, self.model = ex, model
         self.X = X if len(X.columns) == len(names) else X[[c for c in X.columns if str(c) in names]]
         self.calls = 0
+        # categorical features the model receives as pandas categories: points are built with those codes directly
+        # (casting decoded values costs a lookup of every value per call)
+        self.as_categorical = {}
+        for c in self.X.columns:
+            dtype = self.X[c].dtype
+            if isinstance(dtype, pd.CategoricalDtype) and str(c) in names:
+                f = ex.schema_.features[ex.schema_.names.index(str(c))]
+                if not f.is_categorical:
+                    continue
+                try:  # the cast frame_like would make, once per category instead of once per point
+                    codes = pd.Series(np.asarray(f.categories, dtype=object)).astype(dtype).cat.codes
+                except (TypeError, ValueError):
+                    continue
+                self.as_categorical[f.name] = (np.asarray(codes, dtype=np.int64), dtype)
 
     def outputs(self, enc: Encoded) -> np.ndarray:
         if len(enc) == 0:
             return np.zeros(0, dtype=object)
         self.calls += 1
-        frame = frame_like(self.ex._decode(enc, pd.RangeIndex(len(enc))), self.X)
+        frame = frame_like(self.ex._decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
         return predict(self.model, frame)
 
     def in_target(self, out: np.ndarray, tgt: np.ndarray) -> np.ndarray:

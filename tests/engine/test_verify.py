@@ -256,6 +256,36 @@ def test_one_call_for_a_test_fold_checks_boundaries_and_candidates_together(data
     _check_points(ex, fold, frames["one"], diagonal_model)
 
 
+def test_points_reach_a_categorical_model_as_the_cast_of_their_values(data, monkeypatch):
+    """Data held as pandas categories (other order, an unused category): the points built from codes directly are
+    the frames that decoding to values and casting gives."""
+    import tcrex._verify as verify
+    ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)  # job as text: the schema's categories are sorted
+    X = data.iloc[:150].astype({"job": pd.CategoricalDtype(["pilot"] + list(reversed(JOBS)))})
+    seen = {}
+
+    def recorded(key):
+        def model(Z):
+            seen.setdefault(key, []).append(Z)
+            return diagonal_model(Z)
+        return model
+
+    fast = ex.counterfactuals(X, y_pred=diagonal_model(X), model=recorded("fast"))
+    init = verify._Model.__init__
+
+    def without_codes(self, *a):
+        init(self, *a)
+        assert set(self.as_categorical) == {"job"}
+        self.as_categorical = {}
+    monkeypatch.setattr(verify._Model, "__init__", without_codes)
+    cast = ex.counterfactuals(X, y_pred=diagonal_model(X), model=recorded("cast"))
+    pd.testing.assert_frame_equal(fast, cast)
+    assert len(seen["fast"]) == len(seen["cast"]) == 1
+    for a, b in zip(seen["fast"], seen["cast"]):
+        assert a["job"].dtype == X["job"].dtype
+        pd.testing.assert_frame_equal(a, b)
+
+
 def test_effectiveness_from_rows_verified_once_equals_a_fresh_check(data):
     """The dashboard verifies every row once and summarises subsets: same figures as checking those rows again."""
     ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
