@@ -532,11 +532,17 @@ class TCREx(BaseEstimator):
             self._cat_pref = category_preference(self._fit_enc, self.schema_)
         return self._cat_pref
 
-    def _decode(self, enc: Encoded, index) -> pd.DataFrame:
+    def _decode(self, enc: Encoded, index, as_categorical: dict | None = None) -> pd.DataFrame:
+        """Rows back to feature values. ``as_categorical``: feature name -> (codes of the schema's categories in a
+        pandas CategoricalDtype, or -1 where absent; that dtype): those columns come out as that dtype directly,
+        the same column as decoding to values and casting (model calls on data held as pandas categories)."""
         cols = {}
         for i, f in enumerate(self.schema_.features):
             slot = self.schema_.slot[i]
-            if f.is_categorical:
+            if f.is_categorical and as_categorical and f.name in as_categorical:
+                codes, dtype = as_categorical[f.name]
+                cols[f.name] = pd.Categorical.from_codes(codes[enc.cat[:, slot]], dtype=dtype)
+            elif f.is_categorical:
                 cols[f.name] = np.asarray(f.categories, dtype=object)[enc.cat[:, slot]]
             else:
                 col = enc.num[:, slot]

@@ -10,11 +10,12 @@ from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
 
 
-def nearest_in_interval(x: np.ndarray, low: np.ndarray, high: np.ndarray, integer: bool) -> np.ndarray:
+def nearest_in_interval(x: np.ndarray, low: np.ndarray, high: np.ndarray, integer) -> np.ndarray:
     """Closest value to each x inside ``(low, high]`` (x itself when already inside).
 
     Above ``low`` means strictly above it: the next integer for integer features, otherwise the next
     representable float. An integer feature whose interval holds no whole number falls back to the float rule.
+    ``integer`` is one flag, or flags broadcast against x (e.g. one per column when columns are features).
     """
     x = np.asarray(x, dtype=np.float64)
     low = np.broadcast_to(np.asarray(low, dtype=np.float64), x.shape)
@@ -23,11 +24,12 @@ def nearest_in_interval(x: np.ndarray, low: np.ndarray, high: np.ndarray, intege
     below, above = x <= low, x > high
     up = np.nextafter(low, np.inf)
     down = high.copy()
-    if integer:
+    integer = np.asarray(integer, dtype=bool)
+    if integer.any():
         up_int = np.floor(low) + 1
         down_int = np.floor(high)
-        up = np.where(up_int <= high, up_int, up)
-        down = np.where(down_int > low, down_int, down)
+        up = np.where(integer & (up_int <= high), up_int, up)
+        down = np.where(integer & (down_int > low), down_int, down)
     out[below] = up[below]
     out[above] = down[above]
     return out
@@ -70,9 +72,9 @@ class PercentileScale:
             out[:, j] = np.searchsorted(s, enc.num[:, j], side="right") / self.n
         return out
 
-    def distance(self, a: Encoded, b: Encoded) -> np.ndarray:
-        """Row-wise distance between equally long a and b."""
-        return (np.abs(self.transform(a) - self.transform(b)).sum(axis=1)
+    def distance(self, a: Encoded, b: Encoded, a_pct: np.ndarray | None = None) -> np.ndarray:
+        """Row-wise distance between equally long a and b (``a_pct``: ``transform(a)`` when already known)."""
+        return (np.abs((self.transform(a) if a_pct is None else a_pct) - self.transform(b)).sum(axis=1)
                 + (a.cat != b.cat).sum(axis=1))
 
 

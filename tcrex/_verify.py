@@ -19,7 +19,12 @@ Every candidate lies inside the row's rule box with ``(low, high]`` and integer 
 actionability constraints (immutable features never move; increase/decrease-only features never move the wrong
 way; category moves follow the allowed transitions); features the rule leaves free keep the row's values (except in
 stages 3-5). All candidates of a batch of rows are
-scored with one model call per stage (one call for all stages when the batch is small).
+scored with one model call per stage (one call for all stages when the batch is small); up to ``ONE_CALL_ROWS``
+checked rows (a small test fold, one row), the boundary points go into that same single call (candidates are then
+built for every row and used only for the rows whose boundary point fails: the same choices, one call instead of
+two, which matters because each model call has a fixed cost much larger than scoring a few thousand points).
+Candidates are built with whole-array operations per rule (all values of all features at once), in the same order
+as one block at a time, so ties between equally near candidates still go to the earlier one.
 """
 from __future__ import annotations
 
@@ -43,6 +48,12 @@ MAX_FREE_CATEGORIES = 5
 #: Up to this many failing rows, all stages' candidates are scored in one model call (each call has a fixed cost
 #: that dominates on small batches); beyond it, stage by stage so repaired rows cost nothing more.
 SMALL_ROWS = 400
+#: Up to this many checked rows (a test fold, one row of the dashboard), the boundary points and every candidate
+#: of every row are scored in a single model call: candidates are also built for rows whose boundary point turns
+#: out valid (and then ignored), which costs less than a second call on batches this small.
+ONE_CALL_ROWS = 200
+#: Row x pool-row distances computed at a time when looking for each row's nearest real example (fits the cache).
+EXAMPLE_CHUNK = 1 << 18
 #: Rows whose candidates are scored together (bounds memory; one model call per stage per chunk).
 CHUNK_ROWS = 4000
 #: Rounds of each stage by candidate rank (nearest first). One round: on the paper's datasets most failing rows
@@ -95,12 +106,26 @@ class _Model:
         self.ex, self.model = ex, model
         self.X = X if len(X.columns) == len(names) else X[[c for c in X.columns if str(c) in names]]
         self.calls = 0
+        # categorical features the model receives as pandas categories: points are built with those codes directly
+        # (casting decoded values costs a lookup of every value per call)
+        self.as_categorical = {}
+        for c in self.X.columns:
+            dtype = self.X[c].dtype
+            if isinstance(dtype, pd.CategoricalDtype) and str(c) in names:
+                f = ex.schema_.features[ex.schema_.names.index(str(c))]
+                if not f.is_categorical:
+                    continue
+                try:  # the cast frame_like would make, once per category instead of once per point
+                    codes = pd.Series(np.asarray(f.categories, dtype=object)).astype(dtype).cat.codes
+                except (TypeError, ValueError):
+                    continue
+                self.as_categorical[f.name] = (np.asarray(codes, dtype=np.int64), dtype)
 
     def outputs(self, enc: Encoded) -> np.ndarray:
         if len(enc) == 0:
             return np.zeros(0, dtype=object)
         self.calls += 1
-        frame = frame_like(self.ex._decode(enc, pd.RangeIndex(len(enc))), self.X)
+        frame = frame_like(self.ex._decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
         return predict(self.model, frame)
 
     def in_target(self, out: np.ndarray, tgt: np.ndarray) -> np.ndarray:
@@ -109,6 +134,10 @@ class _Model:
             sel = tgt == t
             ok[sel] = self.ex._all_targets[t].target.contains(out[sel])
         return ok
+
+
+def d_size(shape) -> int:
+    return shape[0] * shape[1]
 
 
 def _objects(out: np.ndarray) -> np.ndarray:
@@ -131,10 +160,23 @@ def verify_points(ex, X: pd.DataFrame, enc: Encoded, res: dict, model) -> Verifi
     result = Verified(point, checked, valid, source, output, boundary, b_valid, b_output)
     if not len(rows):
         return result
+
+    def checked_boundary(out, ok, at=rows):
+        b_valid[at], b_output[at] = ok, _objects(out)
+        valid[at], output[at], source[at] = ok, b_output[at], _SRC[BOUNDARY]
+
+    if ex.has_fit_data and len(rows) <= min(ONE_CALL_ROWS, SMALL_ROWS):
+        # one model call: every row's boundary point with all its candidates (the same choices as checking the
+        # boundary points first and searching for the failing rows, as below)
+        search = _Search(ex, enc, boundary, res, m)
+        order = rows[np.lexsort((res["rule"][rows], res["target"][rows]))]
+        search.run(order, point, valid, source, output,
+                   boundary_check=lambda out, ok: checked_boundary(out, ok, order))
+        result.n_candidates, result.n_model_calls = search.n_candidates, m.calls
+        return result
     out = m.outputs(boundary.take(rows))
     ok = m.in_target(out, res["target"][rows])
-    b_valid[rows], b_output[rows] = ok, _objects(out)
-    valid[rows], output[rows], source[rows] = ok, b_output[rows], _SRC[BOUNDARY]
+    checked_boundary(out, ok)
     failing = rows[~ok]
     if len(failing) and ex.has_fit_data:
         search = _Search(ex, enc, boundary, res, m)
@@ -157,7 +199,15 @@ class _Search:
         self.kind = [c.kind for c in cons] if cons is not None else ["free"] * len(self.schema)
         self.trans = ex._transitions()
         self.rule_cache = {}
+        self.in_target = {}  # per target: which fit rows' outputs are in it
         self.n_candidates = 0
+        self._pct = None
+
+    def pct(self, rows: np.ndarray) -> np.ndarray:
+        """Percentiles of the input rows (computed once for all rows: the transform is row by row)."""
+        if self._pct is None:
+            self._pct = self.scale.transform(self.enc)
+        return self._pct[rows]
 
     # ------------------------------------------------------------------ per rule: its box, pool and quantiles
     def _rule(self, t: int, r: int) -> dict:
@@ -166,10 +216,13 @@ class _Search:
             sol = self.ex._all_targets[t]
             box = sol.rules.take([r])
             inside = box.contains(self.fit)[:, 0]
-            pool = np.flatnonzero(inside & sol.target.contains(self.ex._fit_y))
+            if t not in self.in_target:
+                self.in_target[t] = sol.target.contains(self.ex._fit_y)
+            pool = np.flatnonzero(inside & self.in_target[t])
             src = pool if len(pool) else np.flatnonzero(inside)
-            qfull = [np.quantile(self.fit.num[src, j], QUANTILES, method="nearest") if len(src) else np.zeros(0)
-                     for j in range(self.fit.num.shape[1])]
+            d = self.fit.num.shape[1]
+            qs = np.quantile(self.fit.num[src], QUANTILES, method="nearest", axis=0) if len(src) and d else None
+            qfull = [qs[:, j] if qs is not None else np.zeros(0) for j in range(d)]
             self.rule_cache[key] = {"low": box.low[0], "high": box.high[0], "allowed": [a[0] for a in box.allowed],
                                     "pool": pool, "qfull": qfull, "quant": [np.unique(q) for q in qfull]}
         return self.rule_cache[key]
@@ -198,7 +251,7 @@ class _Search:
             return np.ones(len(frm), dtype=bool)
         return self.trans[j][frm, to]
 
-    def _example(self, rule: dict, x: Encoded) -> np.ndarray:
+    def _example(self, rule: dict, x: Encoded, rows: np.ndarray) -> np.ndarray:
         """Per row, the position in the fit data of the nearest in-target fit row of the rule that the constraints
         allow the row to reach (-1 when none). Duplicate pool rows are searched once; distances accumulate one
         feature at a time in float32 (only the choice of the example depends on them)."""
@@ -213,15 +266,22 @@ class _Search:
             rule["pool_enc"] = p.take(first)
             rule["pool_pct"] = self.scale.transform(rule["pool_enc"]).astype(np.float32)
         pool, p, pp = rule["pool_unique"], rule["pool_enc"], rule["pool_pct"]
-        qp = self.scale.transform(x).astype(np.float32)
-        step = max(1, 4_000_000 // len(pool))
+        qp = self.pct(rows).astype(np.float32)
+        # cache-sized chunks of rows, with buffers reused across features and chunks (no temporary arrays)
+        step = max(1, EXAMPLE_CHUNK // len(pool))
+        bufs = np.empty((2, min(step, len(x)) * len(pool)), dtype=np.float32)
+        same = np.empty(bufs.shape[1], dtype=bool)
         for s in range(0, len(x), step):
             e = min(s + step, len(x))
-            d = np.zeros((e - s, len(pool)), dtype=np.float32)
+            shape = (e - s, len(pool))
+            d, tmp = bufs[0, :d_size(shape)].reshape(shape), bufs[1, :d_size(shape)].reshape(shape)
+            neq = same[:d_size(shape)].reshape(shape)
+            d.fill(0)
             for j in range(qp.shape[1]):
-                d += np.abs(qp[s:e, j][:, None] - pp[:, j][None, :])
+                np.subtract(qp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
+                d += np.abs(tmp, out=tmp)
             for j in range(x.cat.shape[1]):
-                d += x.cat[s:e, j][:, None] != p.cat[:, j][None, :]
+                d += np.not_equal(x.cat[s:e, j][:, None], p.cat[:, j][None, :], out=neq)
             for j, i in enumerate(self.schema.numeric):
                 kind = self.kind[i]
                 if kind in (INCREASE, DECREASE, IMMUTABLE):
@@ -251,69 +311,104 @@ class _Search:
         movable = [j for j, i in enumerate(self.schema.numeric) if constrained[j] and self.kind[i] != IMMUTABLE]
         pos = np.arange(n_g)
         blocks = []
+        integer = np.array([self.schema.features[i].integer for i in self.schema.numeric], dtype=bool)
 
-        def clip(j, v):
-            return nearest_in_interval(np.broadcast_to(v, (n_g,)), lo[:, j], hi[:, j],
-                                       self.schema.features[self.schema.numeric[j]].integer)
+        def clip_all(slots, values):
+            """Per slot of ``slots``, (n_g, len(values(slot))): each value clipped into every row's allowed interval
+            of that numeric slot (one vectorised call for all slots)."""
+            vals = [np.asarray(values(j), dtype=np.float64) for j in slots]
+            cols = np.repeat(np.asarray(slots, dtype=np.int64), [len(v) for v in vals])
+            if not len(cols):
+                return {}
+            v = np.concatenate(vals)
+            clipped = nearest_in_interval(np.broadcast_to(v[None, :], (n_g, len(v))), lo[:, cols], hi[:, cols],
+                                          integer[cols][None, :])
+            ends = np.cumsum([len(v_) for v_ in vals])
+            return {j: clipped[:, e - len(v_):e] for j, v_, e in zip(slots, vals, ends) if len(v_)}
 
         def add(num, cat, usable, phase):
             if usable.any():
                 blocks.append((num[usable], cat[usable], pos[usable], np.broadcast_to(phase, (n_g,))[usable]))
 
+        def add_stacked(num, cat, usable, phase):
+            """Many blocks at once: (k, n_g, ...) arrays, taken block by block, rows in order within a block (the
+            order the candidates had when added one block at a time: ties between equally near candidates go to
+            the earlier one)."""
+            if usable.any():
+                k = usable.shape[0]
+                blocks.append((np.broadcast_to(num, (k,) + b.num.shape)[usable],
+                               np.broadcast_to(cat, (k,) + b.cat.shape)[usable],
+                               np.broadcast_to(pos, (k, n_g))[usable], np.broadcast_to(phase, (k, n_g))[usable]))
+
+        def numeric_moves(slots, values, phase_of):
+            """One numeric slot at a time at each of its values (blocks in slot, value order)."""
+            parts = list(clip_all(slots, values).items())
+            if not parts:
+                return
+            k = sum(v.shape[1] for _, v in parts)
+            num = np.repeat(b.num[None], k, axis=0)
+            usable = np.empty((k, n_g), dtype=bool)
+            phase = np.empty((k, n_g), dtype=np.int64)
+            at = 0
+            for j, v in parts:
+                m_ = v.shape[1]
+                num[at:at + m_, :, j] = v.T
+                usable[at:at + m_] = v.T != b.num[:, j][None, :]
+                phase[at:at + m_] = phase_of(j)
+                at += m_
+            add_stacked(num, b.cat[None], usable, phase)
+
+        def category_moves(j, cats, phase):
+            """Categorical slot j set to each of ``cats`` (blocks in that order), where the constraints allow."""
+            cats = np.asarray(cats, dtype=np.int64)
+            if not len(cats):
+                return
+            cat = np.repeat(b.cat[None], len(cats), axis=0)
+            cat[:, :, j] = cats[:, None]
+            usable = b.cat[:, j][None, :] != cats[:, None]
+            i = self.schema.categorical[j]
+            if self.kind[i] == IMMUTABLE:
+                usable &= x.cat[:, j][None, :] == cats[:, None]
+            elif self.trans is not None and self.trans[j] is not None:
+                usable &= self.trans[j][x.cat[:, j][None, :], cats[:, None]]
+            add_stacked(b.num[None], cat, usable, phase)
+
         # A: one constrained numeric feature at a quantile of the rule's in-target rows
-        for j in movable:
-            for v in rule["quant"][j]:
-                num = b.num.copy()
-                num[:, j] = clip(j, v)
-                add(num, b.cat, num[:, j] != b.num[:, j], np.where(num_out[:, j], 1, 2))
+        numeric_moves(movable, lambda j: rule["quant"][j], lambda j: np.where(num_out[:, j], 1, 2))
         # B / C: all change features (B) or all constrained features (C) at the same quantile
-        for q in range(len(QUANTILES)):
-            for phase in (1, 2):
-                num = b.num.copy()
-                for j in movable:
-                    qs = rule["qfull"][j]
-                    if not len(qs):
-                        continue
-                    v = clip(j, qs[q])
-                    num[:, j] = np.where(num_out[:, j], v, num[:, j]) if phase == 1 else v
-                add(num, b.cat, (num != b.num).any(axis=1), phase)
+        moved = [j for j in movable if len(rule["qfull"][j])]
+        if moved:
+            qv = clip_all(moved, lambda j: rule["qfull"][j])
+            num = np.repeat(b.num[None], 2 * len(QUANTILES), axis=0)
+            for q in range(len(QUANTILES)):
+                for j in moved:
+                    num[2 * q, :, j] = np.where(num_out[:, j], qv[j][:, q], b.num[:, j])
+                    num[2 * q + 1, :, j] = qv[j][:, q]
+            phase = np.tile(np.array([1, 2])[:, None], (len(QUANTILES), n_g))
+            add_stacked(num, b.cat[None], (num != b.num[None]).any(axis=2), phase)
         # D: another allowed category of a constrained categorical feature
         for j, i in enumerate(self.schema.categorical):
             allowed = rule["allowed"][j]
             if allowed.all() or self.kind[i] == IMMUTABLE:
                 continue
-            cat_out = ~allowed[x.cat[:, j]]
-            for c in np.flatnonzero(allowed):
-                cat = b.cat.copy()
-                cat[:, j] = c
-                usable = (b.cat[:, j] != c) & self._allowed_move(j, x.cat[:, j], np.full(n_g, c))
-                add(b.num, cat, usable, np.where(cat_out, 1, 2))
+            category_moves(j, np.flatnonzero(allowed), np.where(~allowed[x.cat[:, j]], 1, 2)[None, :])
         # G: one feature the rule leaves free (any value is inside the box) at a quantile / common category of the
         # rule's in-target rows: one extra change, tried only after the rule's own features
-        for j, i in enumerate(self.schema.numeric):
-            if constrained[j] or self.kind[i] == IMMUTABLE:
-                continue
-            for v in rule["quant"][j]:
-                num = b.num.copy()
-                num[:, j] = clip(j, v)
-                add(num, b.cat, num[:, j] != b.num[:, j], 3)
+        free = [j for j, i in enumerate(self.schema.numeric) if not constrained[j] and self.kind[i] != IMMUTABLE]
+        numeric_moves(free, lambda j: rule["quant"][j], lambda j: 3)
         pool_cat = self.fit.cat[rule["pool"]] if len(rule["pool"]) else None
         for j, i in enumerate(self.schema.categorical):
             if not rule["allowed"][j].all() or self.kind[i] == IMMUTABLE or pool_cat is None:
                 continue
             counts = np.bincount(pool_cat[:, j], minlength=len(rule["allowed"][j]))
-            for c in np.argsort(-counts, kind="stable")[:MAX_FREE_CATEGORIES]:
-                if counts[c] == 0:
-                    break
-                cat = b.cat.copy()
-                cat[:, j] = c
-                add(b.num, cat, (b.cat[:, j] != c) & self._allowed_move(j, x.cat[:, j], np.full(n_g, c)), 3)
+            top = np.argsort(-counts, kind="stable")[:MAX_FREE_CATEGORIES]
+            category_moves(j, top[counts[top] > 0], 3)
         if part == "cheap":
             return blocks
         if part == "example":
             blocks.clear()
         # E: toward the nearest constraint-respecting real example; F: the example itself
-        ex_pos = self._example(rule, x)
+        ex_pos = self._example(rule, x, rows)
         has = ex_pos >= 0
         if has.any():
             e = self.fit.take(np.maximum(ex_pos, 0))
@@ -322,11 +417,9 @@ class _Search:
             for only_rule in (True, False):
                 for a in ALPHAS:
                     num = b.num + a * (e.num - b.num)
-                    for j, i in enumerate(self.schema.numeric):
-                        if self.schema.features[i].integer:
-                            num[:, j] = np.round(num[:, j])
-                        if only_rule and not numeric_constrained[j]:
-                            num[:, j] = b.num[:, j]
+                    num[:, integer] = np.round(num[:, integer])
+                    if only_rule:
+                        num[:, ~numeric_constrained] = b.num[:, ~numeric_constrained]
                     num = np.where(np.isnan(num), b.num, num)
                     cat = b.cat.copy()
                     if a >= 0.5:
@@ -338,7 +431,11 @@ class _Search:
         return blocks
 
     # ------------------------------------------------------------------ one chunk of failing rows
-    def run(self, rows: np.ndarray, point: Encoded, valid, source, output) -> None:
+    def run(self, rows: np.ndarray, point: Encoded, valid, source, output, boundary_check=None) -> None:
+        """Search for ``rows`` (whose boundary points failed). With ``boundary_check`` (only for at most
+        ``SMALL_ROWS`` rows), the rows' boundary points are not checked yet: they are scored in the same model call
+        as the candidates, ``boundary_check(outputs, in_target)`` receives their results, and only the rows whose
+        boundary point fails take a searched point."""
         res = self.res
         tgt, rule = res["target"][rows], res["rule"][rows]
         done = np.zeros(len(rows), dtype=bool)
@@ -356,7 +453,7 @@ class _Search:
                 return
             n_, c_ = np.concatenate(nums), np.concatenate(cats)
             o_, ph_ = np.concatenate(owners), np.concatenate(phases)
-            d_ = self.scale.distance(self.enc.take(rows[o_]), Encoded(n_, c_))
+            d_ = self.scale.distance(self.enc.take(rows[o_]), Encoded(n_, c_), self.pct(rows[o_]))
             if num is None:
                 num, cat, owner, phase, dist = n_, c_, o_, ph_, d_
             else:
@@ -366,7 +463,17 @@ class _Search:
         small = len(rows) <= SMALL_ROWS
         gather("all" if small else "cheap")
         pre = None
-        if small and num is not None:  # few rows: every stage's candidates in one model call (same choices)
+        if boundary_check is not None:  # boundary points and all candidates in one model call
+            b = self.boundary.take(rows)
+            nb, nc = len(rows), 0 if num is None else len(num)
+            self.n_candidates += nc
+            both = b if num is None else Encoded(np.concatenate([b.num, num]), np.concatenate([b.cat, cat]))
+            out_all = self.m.outputs(both)
+            ok_all = self.m.in_target(out_all, tgt if num is None else np.concatenate([tgt, tgt[owner]]))
+            boundary_check(out_all[:nb], ok_all[:nb])
+            done |= ok_all[:nb]
+            pre = (out_all[nb:], ok_all[nb:])
+        elif small and num is not None:  # few rows: every stage's candidates in one model call (same choices)
             self.n_candidates += len(num)
             out_all = self.m.outputs(Encoded(num, cat))
             pre = (out_all, self.m.in_target(out_all, tgt[owner]))

@@ -230,6 +230,62 @@ def test_one_call_for_small_batches_chooses_the_same_points(data, monkeypatch):
     pd.testing.assert_frame_equal(staged, at_once)
 
 
+def test_one_call_for_a_test_fold_checks_boundaries_and_candidates_together(data, monkeypatch):
+    """Up to ONE_CALL_ROWS rows, boundary points and every candidate go to the model in one call: the same points,
+    verdicts and sources as checking the boundary points first and searching for the failing rows."""
+    import tcrex._verify as verify
+    ex = TCREx(rho=0.03, tau=0.9, constraints={"age": "increase_only", "job": "immutable"}).fit(data, diagonal_model)
+    fold = data.iloc[:150]
+    calls = []
+
+    def counted(Z):
+        calls.append(len(Z))
+        return diagonal_model(Z)
+
+    frames = {}
+    for name, one_call, small in (("one", 10 ** 9, 10 ** 9), ("two", 0, 10 ** 9), ("staged", 0, 0)):
+        monkeypatch.setattr(verify, "ONE_CALL_ROWS", one_call)
+        monkeypatch.setattr(verify, "SMALL_ROWS", small)
+        calls.clear()
+        frames[name] = ex.counterfactuals(fold, y_pred=diagonal_model(fold), model=counted)
+        frames[name + " calls"] = list(calls)
+    assert len(frames["one calls"]) == 1 and len(frames["two calls"]) == 2 and len(frames["staged calls"]) > 2
+    assert (frames["one"]["source"] == SEARCHED).any() and (frames["one"]["source"] == BOUNDARY).any()
+    pd.testing.assert_frame_equal(frames["one"], frames["two"])
+    pd.testing.assert_frame_equal(frames["one"], frames["staged"])
+    _check_points(ex, fold, frames["one"], diagonal_model)
+
+
+def test_points_reach_a_categorical_model_as_the_cast_of_their_values(data, monkeypatch):
+    """Data held as pandas categories (other order, an unused category): the points built from codes directly are
+    the frames that decoding to values and casting gives."""
+    import tcrex._verify as verify
+    ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)  # job as text: the schema's categories are sorted
+    X = data.iloc[:150].astype({"job": pd.CategoricalDtype(["pilot"] + list(reversed(JOBS)))})
+    seen = {}
+
+    def recorded(key):
+        def model(Z):
+            seen.setdefault(key, []).append(Z)
+            return diagonal_model(Z)
+        return model
+
+    fast = ex.counterfactuals(X, y_pred=diagonal_model(X), model=recorded("fast"))
+    init = verify._Model.__init__
+
+    def without_codes(self, *a):
+        init(self, *a)
+        assert set(self.as_categorical) == {"job"}
+        self.as_categorical = {}
+    monkeypatch.setattr(verify._Model, "__init__", without_codes)
+    cast = ex.counterfactuals(X, y_pred=diagonal_model(X), model=recorded("cast"))
+    pd.testing.assert_frame_equal(fast, cast)
+    assert len(seen["fast"]) == len(seen["cast"]) == 1
+    for a, b in zip(seen["fast"], seen["cast"]):
+        assert a["job"].dtype == X["job"].dtype
+        pd.testing.assert_frame_equal(a, b)
+
+
 def test_effectiveness_from_rows_verified_once_equals_a_fresh_check(data):
     """The dashboard verifies every row once and summarises subsets: same figures as checking those rows again."""
     ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)
