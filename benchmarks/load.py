@@ -201,7 +201,7 @@ async def upload_session(browser, url: str, csv_path: Path, errors: list) -> Non
     try:
         await page.goto(url + "/data_model", wait_until="domcontentloaded")
         await page.wait_for_function(IDLE_JS, polling=100, timeout=180_000)
-        await page.get_by_text("Upload a CSV or Parquet file").click()
+        await page.get_by_text("Upload a CSV").click()
         await page.wait_for_function(IDLE_JS, polling=100, timeout=180_000)
         await page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv_path))
         await page.get_by_role("button", name="Use this data").wait_for(timeout=600_000)
