@@ -59,6 +59,9 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     box.wait_for(state="visible")
     box.fill("17")
     box.press("Enter")
+    # the rerun that stores the choice may start after wait_idle has already seen an idle app: wait for the page
+    # to show row 17 before leaving it (CI once exported row 0 here)
+    page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     _nav(page, wait_idle, "Export")
     button = page.get_by_role("button", name="Download report")
