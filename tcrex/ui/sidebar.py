@@ -198,9 +198,13 @@ def _target_widget(ws: Workspace, p: Params) -> None:
     options = [*lookup, "__default__"]
     current_value = "__default__" if p.target is None else f"class:{p.target}"
     if ss.get("param_target") not in options:
-        ss["param_target"] = current_value if current_value in options else "__default__"
+        # the applied outcome goes in as the widget's default (index), not by writing the widget's key: a value
+        # written to the key reaches the browser only with this run's output, and a click in between (e.g. on the
+        # navigation) sent back the browser's own default, index 0, as if the user had chosen the first class
+        ss.pop("param_target", None)
+    index = options.index(current_value) if current_value in options else len(options) - 1
     both = "Both directions (paper)" if len(classes) == 2 else "Any other class (paper)"
-    st.selectbox("Favourable outcome", options, key="param_target",
+    st.selectbox("Favourable outcome", options, index=index, key="param_target",
                  format_func=lambda o: both if o == "__default__" else _class_option(ws, lookup[o]),
                  help="The outcome people want. Rules, recourse, counts, exports, the report and the audit all "
                       "describe the individuals who do not have it. The paper's default explains every individual "

@@ -26,6 +26,12 @@ def _nav(page, wait_idle, label: str) -> None:
 def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screenshot, wait_idle):
     open_app(page, "/")
     _nav(page, wait_idle, "Global rules")
+    # the sidebar shows the applied favourable outcome (a navigation click right after the first page once sent the
+    # browser's default, the first class, back as if chosen: "rejected" shown while "approved" was applied)
+    favourable = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
+        has_text="Favourable outcome")
+    shown = favourable.locator("input").first
+    assert shown.get_attribute("value") == "approved (approved = 1)", shown.evaluate("e => e.outerHTML")
     outline = page.locator(OUTLINE).first
     outline.wait_for(state="visible")
     details = outline.locator("details:not(.legend)")
