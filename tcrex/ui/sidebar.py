@@ -87,15 +87,6 @@ def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[
     return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
 
 
-def _sync_param_widgets(p: Params) -> None:
-    ss = st.session_state
-    ss.setdefault("param_rho", p.rho)
-    ss.setdefault("param_tau", p.tau)
-    ss.setdefault("param_trees", p.n_trees)
-    ss.setdefault("param_max_cells", p.max_cells)
-    ss.setdefault("param_grower", p.grower)
-
-
 def render_params_form(ws: Workspace | None) -> None:
     """rho, tau, tree count and target, applied together by **Apply parameters**; until then a "Not applied yet"
     note lists what the widgets would change (the constraints editor's mechanism: a fragment whose widgets are
@@ -108,21 +99,26 @@ def render_params_form(ws: Workspace | None) -> None:
 def _params_editor(ws: Workspace | None) -> None:
     full_rerun_if_requested(PARAMS_RERUN_KEY)
     p = params()
-    _sync_param_widgets(p)
-    st.slider("τ — minimum rule accuracy", 0.5, 1.0, step=0.01, key="param_tau",
+    # Every parameter widget starts from the applied value as its own default (value=/index=), never by writing its
+    # key: a value written to a widget's key reaches the browser only with the run's output, and a click in between
+    # (e.g. on the navigation) could send back the browser's default instead (seen once as "rejected" in the
+    # favourable-outcome box while "approved" was applied). Once a widget exists, its key holds the user's edits.
+    st.slider("τ — minimum rule accuracy", 0.5, 1.0, value=p.tau, step=0.01, key="param_tau",
               help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
                    "Changing it re-derives rules from the grown surrogate (fast).")
-    st.slider("ρ — minimum rule feasibility", 0.005, 0.2, step=0.005, key="param_rho", format="%.3f",
+    st.slider("ρ — minimum rule feasibility", 0.005, 0.2, value=p.rho, step=0.005, key="param_rho", format="%.3f",
               help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
-    st.number_input("Surrogate trees", 1, 50, step=1, key="param_trees",
+    st.number_input("Surrogate trees", 1, 50, value=p.n_trees, step=1, key="param_trees",
                     help="1 = one decision tree (the paper's default); more = a random forest with more "
                          "candidate rules.")
     if ws is not None:
         _target_widget(ws, p)
-    st.number_input("Grid cell limit", 1_000, 5_000_000, step=10_000, key="param_max_cells",
+    st.number_input("Grid cell limit", 1_000, 5_000_000, value=p.max_cells, step=10_000, key="param_max_cells",
                     help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
                          "limit is hit.")
-    st.radio("Advanced · surrogate grower", ["auto", "exact", "hist"], key="param_grower", horizontal=True,
+    growers = ["auto", "exact", "hist"]
+    st.radio("Advanced · surrogate grower", growers, index=growers.index(p.grower), key="param_grower",
+             horizontal=True,
              format_func={"auto": "auto", "exact": "exact (CART)", "hist": "hist (binned)"}.get,
              help="auto (default): the histogram grower wherever it considers exactly CART's splits, and on "
                   "columns that need binning exact below 2,000 rows, hist above. exact: scikit-learn's CART, "
@@ -183,12 +179,12 @@ def _target_widget(ws: Workspace, p: Params) -> None:
         t = p.target
         thr = (t[0] if t[0] is not None else t[1]) if isinstance(t, (tuple, list)) else t
         side = ("above" if t[1] is None else "below") if isinstance(t, (tuple, list)) else "both"
-        ss.setdefault("param_target_mode", "threshold")
-        ss.setdefault("param_target_threshold", round(float(thr) if thr is not None else mean, 4))
-        ss.setdefault("param_target_side", side)
-        st.number_input("Favourable outcome: model output threshold", key="param_target_threshold", format="%.4g",
-                        help=f"The mean output is {mean:.4g}.")
-        st.radio("Favourable side", list(_SIDES), key="param_target_side", horizontal=True, format_func=_SIDES.get,
+        ss.setdefault("param_target_mode", "threshold")  # not a widget: says the threshold widgets are in use
+        st.number_input("Favourable outcome: model output threshold", value=round(float(thr) if thr is not None
+                                                                                  else mean, 4),
+                        key="param_target_threshold", format="%.4g", help=f"The mean output is {mean:.4g}.")
+        st.radio("Favourable side", list(_SIDES), index=list(_SIDES).index(side), key="param_target_side",
+                 horizontal=True, format_func=_SIDES.get,
                  help="Above: recourse toward outputs above the threshold for everyone at or below it. Both "
                       "directions (the paper's default): everyone is shown how to cross the threshold.")
         return
@@ -197,10 +193,7 @@ def _target_widget(ws: Workspace, p: Params) -> None:
     ss["tcrex.class_lookup"] = lookup
     options = [*lookup, "__default__"]
     current_value = "__default__" if p.target is None else f"class:{p.target}"
-    if ss.get("param_target") not in options:
-        # the applied outcome goes in as the widget's default (index), not by writing the widget's key: a value
-        # written to the key reaches the browser only with this run's output, and a click in between (e.g. on the
-        # navigation) sent back the browser's own default, index 0, as if the user had chosen the first class
+    if ss.get("param_target") not in options:  # other data's classes: start from the applied outcome (index)
         ss.pop("param_target", None)
     index = options.index(current_value) if current_value in options else len(options) - 1
     both = "Both directions (paper)" if len(classes) == 2 else "Any other class (paper)"
