@@ -55,15 +55,18 @@ def expand_paths(spec: str) -> list[str]:
                   else f"memory://{p.lstrip('/')}" for p in out)
 
 
-def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
-    """``ex.explain`` of the feature columns of ``df``; outputs from the column ``y_pred`` or ``model``."""
+def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tuple[pd.DataFrame, dict]:
+    """The feature columns of ``df`` and the outputs argument (the column ``y_pred`` or ``model``) of an explain
+    call, after checking that every column needed is there."""
     names = list(ex.schema_.names)
     _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
-    X = df[names]
-    if y_pred is not None:
-        out = ex.explain(X, y_pred=df[y_pred].to_numpy())
-    else:
-        out = ex.explain(X, model=model)
+    return df[names], ({"y_pred": df[y_pred].to_numpy()} if y_pred is not None else {"model": model})
+
+
+def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
+    """``ex.explain`` of the feature columns of ``df``; outputs from the column ``y_pred`` or ``model``."""
+    X, outputs = _explain_inputs(ex, df, y_pred, model, keep)
+    out = ex.explain(X, **outputs)
     for c in keep:
         out[c] = df[c].to_numpy()
     return out
@@ -161,13 +164,8 @@ def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
     pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
     ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
     import pyarrow as pa
-    names = list(ex.schema_.names)
-    _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
-    X = df[names]
-    if y_pred is not None:
-        table = ex.explain_arrow(X, y_pred=df[y_pred].to_numpy())
-    else:
-        table = ex.explain_arrow(X, model=model)
+    X, outputs = _explain_inputs(ex, df, y_pred, model, keep)
+    table = ex.explain_arrow(X, **outputs)
     if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
         kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
                                     nthreads=1)

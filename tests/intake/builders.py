@@ -331,3 +331,25 @@ def skops_nodes(schema, loader=None, cls=None) -> list[dict]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
+
+
+def insert_or_delete(data: bytes, rng, pieces, max_edits: int) -> bytes:
+    """``data`` after 1 to ``max_edits`` random edits drawn from ``rng`` (a ``random.Random``): an insertion of
+    one of ``pieces`` (7 in 10) or the deletion of up to 20 bytes, each at a random place."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, max_edits)):
+        at = rng.randrange(len(out) + 1)
+        if rng.random() < 0.7:
+            out[at:at] = rng.choice(pieces)
+        else:
+            del out[at:at + rng.randint(1, 20)]
+    return bytes(out)
+
+
+def zip_bytes(members: dict) -> bytes:
+    """A deflated zip archive holding ``members`` (name -> text or bytes)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, content in members.items():
+            z.writestr(name, content)
+    return buf.getvalue()

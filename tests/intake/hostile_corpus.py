@@ -260,15 +260,7 @@ _PIECES = [b"\r", b"\n", b"\r\n", b'"', b",", b";", b"\t", b"\xe9", b"\xff\xfe",
 
 def _mutated_csv(seed: int) -> bytes:
     """The loans table as CSV with 1-8 random insertions of hostile pieces and deletions."""
-    rng = random.Random(seed)
-    data = bytearray(_csv(_frame(80, seed)))
-    for _ in range(rng.randint(1, 8)):
-        at = rng.randrange(len(data) + 1)
-        if rng.random() < 0.7:
-            data[at:at] = rng.choice(_PIECES)
-        else:
-            del data[at:at + rng.randint(1, 20)]
-    return bytes(data)
+    return b.insert_or_delete(_csv(_frame(80, seed)), random.Random(seed), _PIECES, 8)
 
 
 def _mutated_parquet(seed: int) -> bytes:
@@ -345,11 +337,7 @@ def _pq_groups(df) -> bytes:
 
 
 def _zip_bomb() -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("[Content_Types].xml", "<Types/>")
-        z.writestr("xl/worksheets/sheet1.xml", b"\0" * 50_000_000)
-    return buf.getvalue()
+    return b.zip_bytes({"[Content_Types].xml": "<Types/>", "xl/worksheets/sheet1.xml": b"\0" * 50_000_000})
 
 
 # ---------------------------------------------------------------------------------------------- models
@@ -458,11 +446,7 @@ def _xgb_ubj_fuzz(seed) -> bytes:
 
 
 def _skops_zip_bomb() -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("schema.json", "{}")
-        z.writestr("big.npy", b"\0" * 900_000_000)
-    return buf.getvalue()
+    return b.zip_bytes({"schema.json": "{}", "big.npy": b"\0" * 900_000_000})
 
 
 def _skops_os_system() -> bytes:

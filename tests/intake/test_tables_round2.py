@@ -246,14 +246,7 @@ def _mutations(seed: int, n: int):
     pieces = [b"\r", b"\n", b"\r\n", b'"', b",", b";", b"\t", b"\xe9", b"\xff\xfe", b"\x00", b"sep=;\n",
               b"\xc3", b"007", b"1,234", b"=cmd|' /C calc'!A0", "é".encode(), b"\xef\xbb\xbf", b"9" * 20]
     for _ in range(n):
-        data = bytearray(base)
-        for _ in range(rng.randint(1, 6)):
-            at = rng.randrange(len(data) + 1)
-            if rng.random() < 0.7:
-                data[at:at] = rng.choice(pieces)
-            else:
-                del data[at:at + rng.randint(1, 20)]
-        yield bytes(data)
+        yield b.insert_or_delete(base, rng, pieces, 6)
 
 
 @pytest.mark.parametrize("seed", range(4))
