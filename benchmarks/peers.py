@@ -3,10 +3,15 @@
 Per dataset (default: Pima, COMPAS and Adult, where DiCE is reported at 0.09-0.55 s per instance) and CV fold
 (the paper protocol's 10-fold split and model, see paper_protocol.py):
 
-* T-CREx (rho=0.02, tau=0.9, one tree) is fitted on the training fold and explains the whole test fold; its
-  per-instance time is (fit + explain) / test inputs, i.e. the fit is included and amortised over the fold
-  (fastest of ``--repeat`` runs, default 3, because one run takes milliseconds and other jobs share the machine;
-  DiCE's seconds-long calls are averaged over the sampled inputs instead).
+* T-CREx (rho=0.02, tau=0.9, one surrogate tree; ``--trees 1 5`` adds a row per further tree count, named
+  ``tcrex-5trees``) is fitted on the training fold, explains the whole test fold and gives every test input its
+  verified counterfactual point; its per-instance time is (fit + explain + verified points) / test inputs, i.e. the
+  fit is included and amortised over the fold (fastest of ``--repeat`` runs, default 3, because one run takes
+  milliseconds and other jobs share the machine; DiCE's seconds-long calls are averaged over the sampled inputs
+  instead). T-CREx verifies its points on the XGBoost model itself: the pandas wrapper below exists because DiCE
+  hands the model object columns, and its per-call cast is DiCE's cost, not T-CREx's. A tree count whose
+  metarule grid exceeds the cell limit on a fold (the paper's failure mode, e.g. Pima with 5 trees) is reported
+  as not found for that fold's inputs.
 * DiCE's ``random``, ``genetic`` and ``kdtree`` methods each produce one counterfactual (``total_CFs=1``,
   ``desired_class="opposite"``) for a bounded random sample of the fold's test inputs (``--instances``, default
   5 per fold); their per-instance time is the mean wall time of ``generate_counterfactuals``. DiCE gets the
@@ -39,7 +44,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # DiCE draws a progress bar per inst
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tcrex import SOURCES, TCREx  # noqa: E402
+from tcrex import SOURCES, CellLimitError, TCREx  # noqa: E402
+from tcrex._data import FeatureSchema  # noqa: E402
 from tcrex._local import PercentileScale  # noqa: E402
 
 METHODS = ("random", "genetic", "kdtree")
@@ -115,6 +121,8 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--tau", type=float, default=0.9)
     parser.add_argument("--grower", default="hist", choices=["exact", "hist"])
+    parser.add_argument("--trees", nargs="+", type=int, default=[1],
+                        help="surrogate tree counts; the first is 'tcrex', each further one 'tcrex-<n>trees'")
     parser.add_argument("--repeat", type=int, default=3, help="T-CREx fit+explain runs per fold (fastest kept)")
     parser.add_argument("--out", default="peers", help="stem of the CSVs under results/")
     args = parser.parse_args()
@@ -138,40 +146,51 @@ def main() -> None:
             if k >= args.folds:
                 break
             X_train, X_test = ds.X.iloc[tr], ds.X.iloc[te]
-            fit_s = explain_s = verify_s = np.inf
-            black_box = ModelForDice(model, X_train)
-            for _ in range(max(1, args.repeat)):
-                t0 = time.perf_counter()
-                ex = TCREx(rho=0.02, tau=args.tau, grower=args.grower).fit(X_train, y_pred=ytr)
-                t1 = time.perf_counter()
-                ex.explain(X_test, y_pred=yte)
-                t2 = time.perf_counter()
-                cf_all = ex.counterfactuals(X_test, y_pred=yte, model=black_box, verify=True)
-                t3 = time.perf_counter()
-                if t3 - t0 < fit_s + explain_s + verify_s:
-                    fit_s, explain_s, verify_s = t1 - t0, t2 - t1, t3 - t2
-            t0, t1, t2 = 0.0, fit_s, fit_s + explain_s
-            per_input = (fit_s + explain_s + verify_s) / len(te)  # fit + explain + verified points, per input
-            has_rule = cf_all["valid"].notna()
-            src = cf_all["source"][has_rule].value_counts(normalize=True)
-            fold_rows.append({"dataset": ds.name, "fold": k, "n_test": len(te), "tcrex_fit_s": fit_s,
-                              "tcrex_explain_s": explain_s, "tcrex_verify_s": verify_s,
-                              "tcrex_s_per_input": per_input, "n_with_rule": int(has_rule.sum()),
-                              "verified_valid_fold": float(cf_all["valid"][has_rule].mean()),
-                              **{f"source_{k2}": float(src.get(k2, 0.0)) for k2 in SOURCES}})
             pick = np.sort(rng.choice(len(te), size=min(args.instances, len(te)), replace=False))
             query, y_query = X_test.iloc[pick], yte[pick]
             wanted = 1 - y_query  # binary: the other class
-            scale = PercentileScale(ex.schema_.encode(X_train))
             cols = list(X_test.columns)
-            ours = {"tcrex": cf_all.iloc[pick][cols],  # the verified point (headline)
-                    "tcrex-boundary": ex.counterfactuals(query, y_pred=y_query, verify=False)[cols],
-                    "tcrex-example": ex.real_examples(query, y_pred=y_query)[cols]}
-            for name, pts in ours.items():
-                pm = point_metrics(query, pts, scale, ex.schema_, model, X_train, wanted)
-                for i, idx in enumerate(query.index):
-                    rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": name,
-                                 "seconds": per_input, **pm.loc[idx].to_dict()})
+            schema = FeatureSchema.detect(X_train)  # what every fit of this fold detects; DiCE's points too
+            scale = PercentileScale(schema.encode(X_train))
+            for n_trees in args.trees:
+                name = "tcrex" if n_trees == args.trees[0] else f"tcrex-{n_trees}trees"
+                fold_row = {"dataset": ds.name, "fold": k, "method": name, "n_trees": n_trees, "n_test": len(te)}
+                fit_s = explain_s = verify_s = np.inf
+                try:
+                    for _ in range(max(1, args.repeat)):
+                        t0 = time.perf_counter()
+                        ex = TCREx(rho=0.02, tau=args.tau, n_trees=n_trees, grower=args.grower).fit(X_train, y_pred=ytr)
+                        t1 = time.perf_counter()
+                        ex.explain(X_test, y_pred=yte)
+                        t2 = time.perf_counter()
+                        cf_all = ex.counterfactuals(X_test, y_pred=yte, model=model, verify=True)
+                        t3 = time.perf_counter()
+                        if t3 - t0 < fit_s + explain_s + verify_s:
+                            fit_s, explain_s, verify_s = t1 - t0, t2 - t1, t3 - t2
+                except CellLimitError:
+                    fold_rows.append({**fold_row, "cell_limit": True})
+                    print(f"  fold {k}: {name}: the metarule grid exceeds the cell limit; no rules", flush=True)
+                    for variant in ("", "-boundary", "-example"):
+                        rows.extend({"dataset": ds.name, "fold": k, "row": idx, "method": name + variant,
+                                     "seconds": np.nan, "found": False, "sparsity": np.nan, "distance": np.nan,
+                                     "valid": 0.0} for idx in query.index)
+                    continue
+                per_input = (fit_s + explain_s + verify_s) / len(te)  # fit + explain + verified points, per input
+                has_rule = cf_all["valid"].notna()
+                src = cf_all["source"][has_rule].value_counts(normalize=True)
+                fold_rows.append({**fold_row, "cell_limit": False, "tcrex_fit_s": fit_s,
+                                  "tcrex_explain_s": explain_s, "tcrex_verify_s": verify_s,
+                                  "tcrex_s_per_input": per_input, "n_with_rule": int(has_rule.sum()),
+                                  "verified_valid_fold": float(cf_all["valid"][has_rule].mean()),
+                                  **{f"source_{k2}": float(src.get(k2, 0.0)) for k2 in SOURCES}})
+                ours = {name: cf_all.iloc[pick][cols],  # the verified point (headline)
+                        f"{name}-boundary": ex.counterfactuals(query, y_pred=y_query, verify=False)[cols],
+                        f"{name}-example": ex.real_examples(query, y_pred=y_query)[cols]}
+                for method, pts in ours.items():
+                    pm = point_metrics(query, pts, scale, schema, model, X_train, wanted)
+                    for i, idx in enumerate(query.index):
+                        rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": method,
+                                     "seconds": per_input, **pm.loc[idx].to_dict()})
             cats = ds.categorical
             train = X_train.astype({c: object for c in cats}).copy()
             train["target"] = ytr
@@ -181,14 +200,16 @@ def main() -> None:
             q_obj = query.astype({c: object for c in cats})
             for method in args.methods:
                 points, secs = run_dice(method, data, wrapped, q_obj, seed=common.SEED + 1000 * k)
-                pm = point_metrics(query, points, scale, ex.schema_, model, X_train, wanted)
+                pm = point_metrics(query, points, scale, schema, model, X_train, wanted)
                 for i, idx in enumerate(query.index):
                     rows.append({"dataset": ds.name, "fold": k, "row": idx, "method": f"dice-{method}",
                                  "seconds": secs[i], **pm.loc[idx].to_dict()})
             fold_secs = {m: np.mean([r["seconds"] for r in rows if r["method"] == f"dice-{m}" and r["fold"] == k
                                      and r["dataset"] == ds.name]) for m in args.methods}
-            print(f"  fold {k}: T-CREx {per_input * 1e6:.0f} us/input; DiCE "
-                  + ", ".join(f"{m} {v:.3f} s" for m, v in fold_secs.items()), flush=True)
+            ours_secs = {r["method"]: r["tcrex_s_per_input"] for r in fold_rows
+                         if r["dataset"] == ds.name and r["fold"] == k and not r["cell_limit"]}
+            print(f"  fold {k}: " + ", ".join(f"{m} {v * 1e6:.0f} us/input" for m, v in ours_secs.items())
+                  + "; DiCE " + ", ".join(f"{m} {v:.3f} s" for m, v in fold_secs.items()), flush=True)
 
     df = pd.DataFrame(rows)
     out = common.results_dir()
@@ -205,14 +226,27 @@ def main() -> None:
     print("\n== per dataset and method (means over the sampled inputs; *_vs_tcrex = method / T-CREx)")
     print(common.md_table(summary))
     print("\n== T-CREx speed-up over DiCE per instance (fit included, amortised over the test fold)")
+    variants = ["tcrex"] + [f"tcrex-{n}trees" for n in args.trees[1:]]
     for name, g in summary.groupby("dataset", sort=False):
-        base = g[g.method == "tcrex"].s_per_instance.iloc[0]
-        print(f"  {name:18s} T-CREx {base * 1e6:8.1f} us/input; " + "; ".join(
-            f"{m.replace('dice-', '')} {r.s_per_instance:.3f} s = {r.s_per_instance / base:,.0f}x"
-            for m, r in zip(g.method, g.itertuples()) if m.startswith("dice-")))
+        for variant in variants:
+            base = g[g.method == variant].s_per_instance
+            if not len(base) or not np.isfinite(base.iloc[0]):
+                print(f"  {name:18s} {variant}: no rules on any fold (cell limit), no time")
+                continue
+            base = base.iloc[0]
+            n_limited = sum(1 for r in fold_rows if r["dataset"] == name and r["method"] == variant and r["cell_limit"])
+            note = f" (cell limit on {n_limited} fold(s): time of the others)" if n_limited else ""
+            print(f"  {name:18s} {variant}{note} {base * 1e6:8.1f} us/input; " + "; ".join(
+                f"{m.replace('dice-', '')} {r.s_per_instance:.3f} s = {r.s_per_instance / base:,.0f}x"
+                for m, r in zip(g.method, g.itertuples()) if m.startswith("dice-")))
     folds_df = pd.DataFrame(fold_rows)
+    limited = folds_df[folds_df.cell_limit]
+    if len(limited):
+        print("\n== cell limit reached (no rules): "
+              + ", ".join(f"{r.dataset} fold {r.fold} {r.method}" for r in limited.itertuples()))
+    folds_df = folds_df[~folds_df.cell_limit]
     print("\n== T-CREx on every test input with a rule (all sampled folds): verified-point validity and source")
-    agg = folds_df.groupby("dataset", sort=False).apply(lambda g: pd.Series({
+    agg = folds_df.groupby(["dataset", "method"], sort=False).apply(lambda g: pd.Series({
         "inputs_with_rule": g.n_with_rule.sum(),
         "verified_valid": np.average(g.verified_valid_fold, weights=g.n_with_rule),
         **{f"source_{s}": np.average(g[f"source_{s}"], weights=g.n_with_rule) for s in SOURCES},

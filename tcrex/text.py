@@ -252,8 +252,11 @@ def status_sentence(status: str, *, changes: list = (), keeps: list = (), target
     if status == NO_ACTIONABLE_RULE:
         return f"No actionable recourse: every rule would need a change the constraints forbid ({constraints})"
     if status == ALREADY_IN_RULE:
-        text = "Already inside the recommended rule although the model output is not in the target"
-        return text + (", keeping " + join_and([keep_phrase(k) for k in keeps]) if keeps else "")
+        if not keeps:  # a rule without any condition (see is_trivial_rule): "inside it" would read as advice
+            return ("No change suggested: the recommended rule has no condition (it covers every input), "
+                    "although the model output is not in the target")
+        return ("Already inside the recommended rule although the model output is not in the target, keeping "
+                + join_and([keep_phrase(k) for k in keeps]))
     return change_keep_sentence(changes, keeps)
 
 

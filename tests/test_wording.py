@@ -111,6 +111,21 @@ def test_trivial_rule_is_left_out_of_the_report_top_rules(trivial):
     assert any("is left out: no condition" in t for t in top)
 
 
+def test_row_sent_to_a_trivial_rule_is_not_told_it_is_inside_the_recommended_rule(trivial):
+    """A row whose model output is 0 but whose recommended rule is "any input" has nothing to change by the rule:
+    its sentence says so instead of "already inside the recommended rule" (which reads as advice)."""
+    from tcrex import ALREADY_IN_RULE
+
+    ex, X, y = trivial
+    exp = ex.explain(X, y_pred=y)
+    rows = exp[exp["status"] == ALREADY_IN_RULE]
+    assert len(rows)  # the fixture's model gives 0 to 8 % of the rows, all inside "any input"
+    assert set(rows["text"]) == {"No change suggested: the recommended rule has no condition (it covers every "
+                                 "input), although the model output is not in the target"}
+    one = ex.explain_one(X.iloc[int(np.flatnonzero(y == 0)[0])], y_pred=0)
+    assert one.text.startswith("No change suggested")
+
+
 # ------------------------------------------------------------------------------------------------ summary per target
 def test_summary_text_of_one_target():
     rng = np.random.default_rng(1)
