@@ -133,7 +133,7 @@ def main() -> int:
             page.locator(TREE).first.wait_for(state="visible")
             t_global = time.perf_counter()
             info = sidebar(page)
-            assert "metarules" in info, info
+            assert "metarule" in info, info
 
             slider = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').first.get_by_role("slider")
             slider.focus()
@@ -159,7 +159,7 @@ def main() -> int:
         log.close()
 
     def line(text: str) -> str:
-        return next((ln for ln in text.splitlines() if "metarules" in ln and "rules" in ln), "").strip()
+        return next((ln for ln in text.splitlines() if "metarule" in ln and "grid cell" in ln), "").strip()
 
     print(f"data: {args.csv} (model: XGBoost n_estimators=50, max_leaves=8, trained in the app)")
     print(f"server start-up (process launch -> /_stcore/health): {t_health - t_launch:6.2f} s")

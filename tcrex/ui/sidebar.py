@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
+from tcrex.text import pluralise
 
 from . import constraints
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -110,7 +111,9 @@ def _params_editor(ws: Workspace | None) -> None:
               help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
     st.number_input("Surrogate trees", 1, 50, value=p.n_trees, step=1, key="param_trees",
                     help="1 = one decision tree (the paper's default); more = a random forest with more "
-                         "candidate rules.")
+                         "candidate rules, which can make recourse sparser (on the Adult census data, 5 trees "
+                         "roughly halve the features a person is asked to change) but grows the metarule grid "
+                         "toward the cell limit. See docs/benchmarks.md, section 6.")
     if ws is not None:
         _target_widget(ws, p)
     st.number_input("Grid cell limit", 1_000, 5_000_000, value=p.max_cells, step=10_000, key="param_max_cells",
@@ -246,8 +249,9 @@ def render_sidebar(setup_page: bool = False) -> None:
             )
             if result is not None:
                 upd = "" if result.update_seconds is None else f", updated in {result.update_seconds:.2f} s"
-                st.caption(f":green[**{result.n_rules} rules · {result.n_metarules} metarules · "
-                           f"{result.n_cells:,} grid cells**] (fitted in {result.fit_seconds:.2f} s{upd})")
+                st.caption(f":green[**{pluralise(result.n_rules, 'rule')} · "
+                           f"{pluralise(result.n_metarules, 'metarule')} · "
+                           f"{pluralise(result.n_cells, 'grid cell')}**] (fitted in {result.fit_seconds:.2f} s{upd})")
                 n_blocked = int((result.explanations["status"].astype(str) == NO_ACTIONABLE_RULE).sum())
                 if n_blocked:
                     st.caption(f":orange[**{n_blocked:,} of {len(result.explanations):,} rows have no actionable "

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tcrex import datasets
+from tcrex.text import pluralise
 
 from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
                          loans_with_income_gaps, new_app, outputs_from_a_column, sidebar_text, upload_data,
@@ -39,6 +40,9 @@ def test_sidebar_names_data_model_task_target_and_parameters(default_app):
     for word in ("Loans sample", "4,000 rows", "XGBoost", "classification", "Favourable outcome:** approved", "τ = 0.90", "ρ = 0.020",
                  "trees = 1", "rules", "metarules", "grid cells"):
         assert word in text, word
+    result = last_result(at)
+    assert (f"{pluralise(result.n_rules, 'rule')} · {pluralise(result.n_metarules, 'metarule')} · "
+            f"{pluralise(result.n_cells, 'grid cell')}") in text  # "1 rule", never "1 rules"
 
 
 def test_home_metrics(default_app):
