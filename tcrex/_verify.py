@@ -54,6 +54,8 @@ SMALL_ROWS = 400
 ONE_CALL_ROWS = 200
 #: Row x pool-row distances computed at a time when looking for each row's nearest real example (fits the cache).
 EXAMPLE_CHUNK = 1 << 18
+#: Pools larger than this are de-duplicated by hashing rows (pandas) rather than sorting them.
+HASH_DEDUP_ROWS = 2000
 #: Rows whose candidates are scored together (bounds memory; one model call per stage per chunk).
 CHUNK_ROWS = 4000
 #: Rounds of each stage by candidate rank (nearest first). One round: on the paper's datasets most failing rows
@@ -134,6 +136,21 @@ class _Model:
             sel = tgt == t
             ok[sel] = self.ex._all_targets[t].target.contains(out[sel])
         return ok
+
+
+def first_of_each_distinct_row(m: np.ndarray) -> np.ndarray:
+    """Ascending positions of the first occurrence of each distinct row of ``m`` (the sorted ``return_index`` of
+    ``np.unique(m, axis=0)``, which sorts rows as structured values and costs 4 ms for a 10,000-row pool): rows
+    sorted column by column with a stable sort, then the first row of each run of equal rows; above
+    ``HASH_DEDUP_ROWS`` rows pandas' hash-based ``duplicated`` is faster still. The fit data holds no NaN."""
+    if len(m) > HASH_DEDUP_ROWS:
+        return np.flatnonzero(~pd.DataFrame(m).duplicated(keep="first").to_numpy())
+    if len(m) == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(m.T[::-1])
+    s = m[order]
+    starts = np.r_[True, (s[1:] != s[:-1]).any(axis=1)]
+    return np.sort(order[starts])
 
 
 def d_size(shape) -> int:
@@ -260,8 +277,7 @@ class _Search:
             return best
         if "pool_unique" not in rule:
             p = self.fit.take(rule["pool"])
-            _, first = np.unique(np.column_stack([p.num, p.cat.astype(np.float64)]), axis=0, return_index=True)
-            first = np.sort(first)
+            first = first_of_each_distinct_row(np.column_stack([p.num, p.cat.astype(np.float64)]))
             rule["pool_unique"] = rule["pool"][first]
             rule["pool_enc"] = p.take(first)
             rule["pool_pct"] = self.scale.transform(rule["pool_enc"]).astype(np.float32)

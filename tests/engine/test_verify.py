@@ -317,3 +317,23 @@ def test_favourable_class_is_named_or_read_never_guessed():
     assert favourable_class(["A", "B"]) is None  # nothing says: the dashboard asks
     assert favourable_class(["yes", "true"]) is None  # two readings: ask
     assert favourable_class([0, 1, 2]) is None  # multi-class has no default
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(n=st.integers(0, 3000), d=st.integers(1, 8), levels=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+       signed_zeros=st.booleans())
+def test_pool_deduplication_keeps_the_first_of_each_distinct_row_as_numpy_unique_does(n, d, levels, seed,
+                                                                                       signed_zeros, monkeypatch):
+    """The real-example pool is de-duplicated by sorting (small pools) or hashing (large ones); either way the kept
+    rows are exactly np.unique(axis=0)'s first occurrences, so the chosen examples cannot change."""
+    from tcrex import _verify
+
+    rng = np.random.default_rng(seed)
+    m = rng.integers(0, levels, (n, d)).astype(np.float64)
+    if signed_zeros and n:
+        m[rng.random(m.shape) < 0.2] = -0.0
+    expected = np.sort(np.unique(m, axis=0, return_index=True)[1]) if n else np.zeros(0, dtype=np.int64)
+    for threshold in (0, 10**9):  # hashing and sorting (the fixture is only patched, never stateful between runs)
+        monkeypatch.setattr(_verify, "HASH_DEDUP_ROWS", threshold)
+        assert np.array_equal(_verify.first_of_each_distinct_row(m), expected)
