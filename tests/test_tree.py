@@ -90,6 +90,11 @@ def test_individual_path_is_opened_and_marked(fitted):
     assert len(re.findall(r"<details open>", html)) == depth
     assert html.count("◀ this individual") >= 1
     assert re.search(rf'class="leaf path"[^>]*data-metarule="{o["path_metarule"]}"', html)
+    assert o["path_of"] == "individual"
+    leaf = F.metarule_outline(ex, 0, highlight_metarule=o["path_metarule"])
+    assert leaf["path_of"] == "metarule" and leaf["path_metarule"] == o["path_metarule"]
+    assert [n["on_path"] for n in _walk(leaf["root"])] == [n["on_path"] for n in _walk(o["root"])]
+    assert F.metarule_outline(ex, 0)["path_of"] is None
 
 
 def test_population_counts_in_the_outline(fitted):
@@ -138,6 +143,8 @@ def test_global_rules_page_shows_the_outline_and_zooms():
     at.selectbox(key="tree_outline_zoom").set_value(0).run()
     body = [h for h in at.get("html") if "tcrex-outline" in h.proto.body][0].proto.body
     assert re.search(r'class="leaf path"[^>]*data-metarule="0"', body)
+    # a leaf chosen in the selector is not an individual: it is marked as the zoomed leaf
+    assert "◀ zoomed leaf" in body and "◀ this individual" not in body
 
 
 def test_icicle_is_capped_at_a_node_budget(big):

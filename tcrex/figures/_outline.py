@@ -66,7 +66,8 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     in ``description`` ("approved" instead of "output = 1").
 
     Returns ``{"target", "description", "n_rules", "n_metarules", "groups", "root", "shown_leaves",
-    "hidden_leaves", "path_metarule"}``. Every node has ``kind`` ("split", "leaf", "cut" or "empty"), ``condition``
+    "hidden_leaves", "path_metarule", "path_of"}`` (``path_of``: "individual" when ``highlight_row`` chose the marked
+    leaf, "metarule" when ``highlight_metarule`` did, else None). Every node has ``kind`` ("split", "leaf", "cut" or "empty"), ``condition``
     (the edge text from its parent, None at the root), ``n_leaves``, ``here`` (rows of ``population`` passing
     through, or None) and ``on_path``. Splits add ``feature``, ``children`` and ``advice_group`` (the group
     letter when all their leaves share one advice, else None); leaves add ``metarule``, ``rule`` (None when no
@@ -82,7 +83,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     desc = sol.target.describe(class_names)
     out = {"target": int(target), "description": desc, "n_rules": int(sol.n_rules),
            "n_metarules": int(len(sol.metarules)), "groups": [], "root": None, "shown_leaves": 0,
-           "hidden_leaves": 0, "path_metarule": None}
+           "hidden_leaves": 0, "path_metarule": None, "path_of": None}
     if sol.n_rules == 0 or sol.grid is None:
         out["root"] = {"kind": "empty", "condition": None, "n_leaves": 0, "here": None, "on_path": False,
                        "text": f"No valid rule for {desc} at tau={ex.tau}; lower tau or rho to find recourse"}
@@ -101,6 +102,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
             node = node["left"] if _goes_left(node, values.get(node["feature"])) else node["right"]
         path_leaf = node["metarule"]
     out["path_metarule"] = None if path_leaf is None else int(path_leaf)
+    out["path_of"] = None if path_leaf is None else "individual" if values is not None else "metarule"
 
     # advice groups, numbered by size (then first appearance)
     advice_of = {int(m): (str(row["text"]) if pd.notna(row["rule"]) else NO_RULE_TEXT) for m, row in metas.iterrows()}
@@ -196,7 +198,8 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
     """The metarule tree of one target as a collapsible HTML outline (``<details>``/``<summary>``, no JavaScript).
 
     Opens at the root with its branches collapsed (``open_all`` opens every branch, for paper); with
-    ``highlight_row`` or ``highlight_metarule`` the path to that leaf is opened and marked ("this individual").
+    ``highlight_row`` or ``highlight_metarule`` the path to that leaf is opened and marked ("this individual", or
+    "zoomed leaf" when a metarule was chosen rather than a row).
     ``legend`` adds a table of the advice groups. Everything is escaped; see :func:`metarule_outline` for the
     parameters and the data (pass a ready ``outline`` to skip rebuilding it).
     """
@@ -204,6 +207,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
                                                               highlight_metarule, max_leaves,
                                                               class_names=class_names)
     colors = {g["group"]: g["color"] for g in o["groups"]}
+    marker = "zoomed leaf" if o.get("path_of") == "metarule" else "this individual"
     sizes = {g["group"]: g["n_leaves"] for g in o["groups"]}
     advice = {g["group"]: g["advice"] for g in o["groups"]}
     parts = []
@@ -223,7 +227,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             same_txt = ""
             if same:
                 same_txt = f' <span class="same">(same advice as {same} other {"leaf" if same == 1 else "leaves"})</span>'
-            you = ' <span class="you">◀ this individual</span>' if n["on_path"] else ""
+            you = f' <span class="you">◀ {marker}</span>' if n["on_path"] else ""
             here = f' <span class="count">{n["here"]} here</span>' if n["here"] is not None else ""
             return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
                     f'data-metarule="{n["metarule"]}">{badge(g)}<span class="cond">{_e(cond)}</span> → '

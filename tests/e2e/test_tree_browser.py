@@ -1,5 +1,5 @@
 """The navigable metarule tree and the stakeholder report in a real browser: a branch opens on click, zoom to the
-chosen individual's path, and the downloaded report is about the individual chosen on the Individual page."""
+chosen individual's path and to a leaf, and the downloaded report is about the individual chosen on the Individual page."""
 
 from __future__ import annotations
 
@@ -56,6 +56,21 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     assert "this individual" in marked.first.inner_text()
     _no_errors(page)
     save_screenshot(page, "tree_outline_individual_path")
+
+    # zoom to a leaf: the last metarule in the selector; its path opens and only that leaf is marked
+    page.get_by_role("combobox", name="Zoom to").click()
+    leaves = page.get_by_role("option", name="Leaf: metarule M", exact=False)
+    leaves.first.wait_for(state="visible")
+    label = leaves.last.inner_text()
+    chosen = int(label.split("metarule M", 1)[1].split()[0])
+    leaves.last.click()
+    wait_idle(page)
+    marked = page.locator(f'{OUTLINE} .leaf.path[data-metarule="{chosen}"]')
+    marked.wait_for(state="visible")
+    assert page.locator(f"{OUTLINE} .leaf.path").count() == 1
+    assert "zoomed leaf" in marked.inner_text() and "this individual" not in marked.inner_text()
+    _no_errors(page)
+    save_screenshot(page, "tree_outline_zoomed_leaf")
 
 
 def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, wait_idle, tmp_path):
