@@ -24,7 +24,8 @@ from ._targets import Target, serving_target, targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           REGRESSION, STATUSES)
 from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
-                   is_trivial_rule, metacounterfactual_sentence, rule_label, status_sentence, trivial_rule_note)
+                   is_trivial_rule, metacounterfactual_sentence, metarule_label, rule_label, status_sentence,
+                   trivial_rule_note)
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -42,6 +43,7 @@ class LocalExplanation:
     rule_id: str | None = None  # the rule's public id ("R3", :meth:`TCREx.rule_id`), unique across targets
     rule_conditions: dict = field(default_factory=dict)
     metarule: int | None = None
+    metarule_id: str | None = None  # the metarule's public id ("M4", :meth:`TCREx.metarule_id`), unique across targets
     metarule_conditions: dict = field(default_factory=dict)
     changes: list = field(default_factory=list)  # [{"feature", "current", "condition", ...}]
     keeps: list = field(default_factory=list)
@@ -638,6 +640,7 @@ class TCREx(BaseEstimator):
         r = int(res["rule"][0])
         if res["metarule"][0] >= 0:
             exp.metarule = int(res["metarule"][0])
+            exp.metarule_id = self.metarule_id(t, exp.metarule)
             exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
         if r < 0:
             if exp.metarule is not None:  # no actionable rule here: where would there be one?
@@ -688,7 +691,8 @@ class TCREx(BaseEstimator):
             meta_changes = [{"feature": self.schema_.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
                             for i in np.flatnonzero(meta_outside[a])]
             change, keep = self._change_keep(sol, int(r2[a]), o2[a]) if r2[a] >= 0 else ([], [])
-            result.append({"metarule": m, "rule": int(r2[a]), "rule_id": self.rule_id(t, int(r2[a])),
+            result.append({"metarule": m, "metarule_id": self.metarule_id(t, m), "rule": int(r2[a]),
+                           "rule_id": self.rule_id(t, int(r2[a])),
                            "n_metachanges": int(n_meta[a]),
                            "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
                            "text": metacounterfactual_sentence(meta_changes, change, keep, actionable=r2[a] >= 0)})
@@ -751,6 +755,17 @@ class TCREx(BaseEstimator):
         offset = sum(s.n_rules for s in self._all_targets[:int(target)])
         return rule_label(offset + int(rule) + 1)
 
+    def metarule_id(self, target: int, metarule) -> str | None:
+        """The one public id of metarule ``metarule`` of target ``target`` ("M1", "M2", …), numbered like
+        :meth:`rule_id`: from 1, over every target in order, so ids never collide across targets. None for no
+        metarule (None or negative). Tables, figures and reports show metarules by this id (column
+        ``metarule_id`` of :meth:`metarules_frame`); ``metarule`` columns keep the index within the target."""
+        if metarule is None or (isinstance(metarule, float) and metarule != metarule) or int(metarule) < 0:
+            return None
+        self._require_fitted()
+        offset = sum(len(s.metarules) for s in self._all_targets[:int(target)])
+        return metarule_label(offset + int(metarule) + 1)
+
     def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
         effectiveness columns, as in :meth:`rules_frame`)."""
@@ -763,13 +778,14 @@ class TCREx(BaseEstimator):
                 r = int(sol.metarule_rule[m])
                 change, keep = self._metarule_change_keep(sol, m) if r >= 0 else ([], [])
                 text = change_keep_sentence(change, keep) if r >= 0 else NO_ACTIONABLE_RECOURSE
-                rows.append({"target": t, "metarule": m, "rule": r if r >= 0 else None,
+                rows.append({"target": t, "metarule": m, "metarule_id": self.metarule_id(t, m),
+                             "rule": r if r >= 0 else None,
                              "rule_id": self.rule_id(t, r), "conditions": self.conditions_text(sol.metarules, m),
                              "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
                              "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
                              "text": text})
-        return pd.DataFrame(rows, columns=["target", "metarule", "rule", "rule_id", "conditions", "sparsity",
-                                           "n_cells", "change", "keep", "text"])
+        return pd.DataFrame(rows, columns=["target", "metarule", "metarule_id", "rule", "rule_id", "conditions",
+                                           "sparsity", "n_cells", "change", "keep", "text"])
 
     def _metarule_change_keep(self, sol: Solution, m: int) -> tuple[list, list]:
         """Worst case over the metarule: a rule feature is to change if any part of the metarule lies outside."""

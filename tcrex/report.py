@@ -304,7 +304,8 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
             facts.append(("note", "only a real example inside the rule works; points nearer to the individual "
                                   "do not change the model's output"))
     if exp.rule is not None:
-        facts += [("rule", getattr(exp, "rule_id", None) or exp.rule), ("metarule", exp.metarule),
+        facts += [("rule", getattr(exp, "rule_id", None) or exp.rule),
+                  ("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
                   ("features to change", exp.n_changes)]
     parts.append(_kv(facts))
     table = individual_table(exp, x, outcome_name=lambda v: _outcome(v, class_names))
@@ -332,11 +333,12 @@ def _performance_html(perf) -> str:
 
 
 def _ids_first(frame: pd.DataFrame) -> pd.DataFrame:
-    """A rules or metarules frame for readers: the rule's public id (``rule_id``) in place of its per-target
-    index, which collides across targets."""
-    if "rule_id" not in frame.columns:
-        return frame
-    out = frame.drop(columns=["rule"]).rename(columns={"rule_id": "rule"})
+    """A rules or metarules frame for readers: the public ids (``rule_id``, ``metarule_id``) in place of the
+    per-target indices, which collide across targets."""
+    out = frame
+    for name in ("rule", "metarule"):
+        if f"{name}_id" in out.columns:
+            out = out.drop(columns=[name]).rename(columns={f"{name}_id": name})
     return out
 
 

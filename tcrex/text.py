@@ -140,6 +140,12 @@ def rule_label(number: int) -> str:
     return f"R{int(number)}"
 
 
+def metarule_label(number: int) -> str:
+    """The public id of the ``number``-th metarule of an explainer (1-based, counted over every target in order):
+    "M1", "M2", … — the one format of metarule ids, numbered like rules; :meth:`tcrex.TCREx.metarule_id`."""
+    return f"M{int(number)}"
+
+
 def class_label(value, names=None) -> str | None:
     """The readable name of a class label from ``names`` (a mapping such as ``{1: "approved"}`` or a callable),
     or None when it has none. numpy scalars and their text form are looked up too (``np.int64(1)``, ``"1"``)."""

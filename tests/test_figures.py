@@ -116,10 +116,10 @@ def test_metarule_regions_cover_the_plane_and_follow_the_slice(fig1):
     for s in shapes:
         cx, cy = (s.x0 + s.x1) / 2, (s.y0 + s.y1) / 2
         row = sl[(sl.x_low < cx) & (cx <= sl.x_high) & (sl.y_low < cy) & (cy <= sl.y_high)].iloc[0]
-        assert s.name == f"metarule {row.metarule} (rule {row.rule})"
+        assert s.name == f"metarule {ex.metarule_id(blue, row.metarule)} ({ex.rule_id(blue, row.rule)})"
         assert s.fillcolor.startswith("rgba(") and F.rule_color(blue, row.rule) == _hex(s.fillcolor)
     labels = [a for a in fig.layout.annotations if a.name == "metarule label"]
-    assert sorted(a.text for a in labels) == ["M0", "M1", "M2"]
+    assert sorted(a.text for a in labels) == sorted(ex.metarule_id(blue, m) for m in range(3))
 
 
 def _hex(rgba):
@@ -342,7 +342,7 @@ def test_dot_has_one_node_per_tree_node_with_rule_colours(which, request):
         leaf_nodes = [a for a in g["nodes"].values() if "Metarule" in a["label"][1]]
         assert len(leaf_nodes) == len(leaves)
         for node, attrs in zip([n for n in tree if "metarule" in n], leaf_nodes):  # both in pre-order
-            assert f"Metarule {node['metarule']} → {ex.rule_id(t, node['rule'])}" in attrs["label"][1]
+            assert f"Metarule {ex.metarule_id(t, node['metarule'])} → {ex.rule_id(t, node['rule'])}" in attrs["label"][1]
             assert attrs["color"][1] == F.rule_color(t, node["rule"])
             assert f"up to {node['sparsity']} change" in attrs["label"][1]
         edge_labels = [e[2]["label"][1].replace("\n", " ") for e in g["edges"]]
@@ -395,8 +395,8 @@ def test_no_rule_target_and_single_metarule_tree(lopsided):
     assert len(g["nodes"]) == 1 and not g["edges"]
     assert "No valid rule" in next(iter(g["nodes"].values()))["label"][1]
     one = F.parse_dot(F.metarule_tree_dot(ex, 1))
-    # target 0 has no rule, so rule 0 of target 1 is the explainer's first rule: R1
-    assert len(one["nodes"]) == 1 and "Metarule 0 → R1" in one["nodes"]["n0"]["label"][1]
+    # target 0 has no rule (and no metarule), so rule 0 / metarule 0 of target 1 are the explainer's first: R1, M1
+    assert len(one["nodes"]) == 1 and "Metarule M1 → R1" in one["nodes"]["n0"]["label"][1]
     assert F.dot_to_svg(F.metarule_tree_dot(ex, 0)).count("<rect x=") == 1
     assert "No valid rule" in F.metarule_icicle(ex, 0).layout.annotations[0].text
     assert len(F.metarule_icicle(ex, 1).data[0].ids) == 1
@@ -484,7 +484,7 @@ def test_metacounterfactual_table_and_figure(fig1):
     ex, X, y, blue = fig1
     exp = ex.explain_one({"x1": 2.0, "x2": 2.0}, y_pred="red")
     tab = F.metacounterfactual_table(exp)
-    assert list(tab.metarule) == [a["metarule"] for a in exp.alternatives]  # order as given
+    assert list(tab.metarule) == [a["metarule_id"] for a in exp.alternatives]  # order as given, by public id
     assert list(tab["if"]) == ["x1 > 3.1", "x2 > 5.1"]
     assert list(tab["difference from now"]) == [a["n_changes"] - exp.n_changes for a in exp.alternatives]
     assert list(tab.text) == [a["text"] for a in exp.alternatives]

@@ -42,6 +42,36 @@ def test_rule_ids_are_unique_across_targets_and_in_the_frames(both):
     assert all(m.rule_id == lookup[(m.target, m.rule)] for m in metas.itertuples())
 
 
+def test_metarule_ids_are_numbered_like_rule_ids_across_targets(both):
+    """Metarules had only per-target indices ("M0" in both targets, next to rules numbered from R1): now every
+    view names them by one id, numbered from M1 over every target in order."""
+    ex, X, y = both
+    metas = ex.metarules_frame()
+    assert (metas.groupby("target").metarule.min() == 0).all()
+    assert list(metas.metarule_id) == [f"M{k}" for k in range(1, len(metas) + 1)]
+    n0 = len(ex.targets_[0].metarules)
+    assert ex.metarule_id(0, 0) == "M1" and ex.metarule_id(1, 0) == f"M{n0 + 1}"
+    assert ex.metarule_id(0, -1) is None and ex.metarule_id(0, None) is None
+    row = next(i for i, s in enumerate(ex.explain(X, y_pred=y).status) if s == "ok")
+    exp = ex.explain_one(X.iloc[[row]], y_pred=[y[row]])
+    assert exp.metarule_id == ex.metarule_id(exp.target, exp.metarule)
+    assert exp.to_dict()["metarule_id"] == exp.metarule_id
+    assert all(a["metarule_id"] == ex.metarule_id(exp.target, a["metarule"]) for a in exp.alternatives)
+    # the outline, the DOT tree, the icicle and the metacounterfactual table show the ids, never "M0"
+    for t in range(2):
+        ids = set(metas[metas.target == t].metarule_id)
+        html = F.metarule_tree_html(ex, t)
+        assert set(re.findall(r'data-metarule-id="(M\d+)"', html)) == ids
+        assert not re.search(r"\bM0\b", html)
+        dot = F.metarule_tree_dot(ex, t)
+        assert {m for m in re.findall(r"Metarule (M\d+)", dot)} <= ids and "Metarule 0 " not in dot
+    table = F.metacounterfactual_table(exp)
+    assert set(table["metarule"]) == {a["metarule_id"] for a in exp.alternatives}
+    report = build_report(ex, title="t", data_description="d", data_fingerprint="f", model_description="m",
+                          model_fingerprint="g", params={})
+    assert all(m in report for m in metas.metarule_id)
+
+
 def test_local_explanations_carry_the_rule_id(both):
     ex, X, y = both
     row = next(i for i, s in enumerate(ex.explain(X, y_pred=y).status) if s == "ok")
@@ -59,7 +89,7 @@ def test_overview_tree_outline_and_icicle_use_the_same_ids(both):
     for t in range(2):
         ids = set(rules[rules.target == t].rule_id)
         dot = F.metarule_tree_dot(ex, t)
-        shown = set(re.findall(r"Metarule \d+ → (R\d+)", dot))
+        shown = set(re.findall(r"Metarule M\d+ → (R\d+)", dot))
         assert shown and shown <= ids
         outline = F.metarule_outline(ex, t)
 

@@ -60,7 +60,7 @@ def test_identical_advice_is_grouped(fitted):
     html = F.metarule_tree_html(ex, 0)
     for g in repeated:
         for m in g["metarules"]:
-            leaf = re.search(rf'data-metarule="{m}">(.*?)</li>', html).group(1)
+            leaf = re.search(rf'data-metarule="{m}"[^>]*>(.*?)</li>', html).group(1)
             assert f'title="advice group {g["group"]}"' in leaf and "same advice as" in leaf
 
 

@@ -71,7 +71,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     (the edge text from its parent, None at the root), ``n_leaves``, ``here`` (rows of ``population`` passing
     through, or None) and ``on_path``. Splits add ``feature``, ``children`` and ``advice_group`` (the group
     letter when all their leaves share one advice, else None); leaves add ``metarule``, ``rule`` (None when no
-    rule is actionable), ``rule_id`` (the rule's public id, "R3"), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
+    rule is actionable), ``metarule_id`` / ``rule_id`` (the public ids, "M4" / "R3"), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
     letter shared by the leaves with identical advice) and ``color``. ``groups`` lists
     ``{"group", "advice", "n_leaves", "metarules", "color"}``, largest first.
 
@@ -140,7 +140,8 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
             r = node["rule"]
             rule = None if r is None or r < 0 else int(r)
             advice = advice_of[m]
-            return {"kind": "leaf", **base, "metarule": m, "rule": rule, "rule_id": ex.rule_id(target, rule),
+            return {"kind": "leaf", **base, "metarule": m, "metarule_id": ex.metarule_id(target, m), "rule": rule,
+                    "rule_id": ex.rule_id(target, rule),
                     "conditions": str(metas.loc[m, "conditions"]), "advice": advice,
                     "sparsity": int(node["sparsity"]), "group": group_of_advice[advice],
                     "color": rule_color(target, rule) if rule is not None else "#9E9E9E"}
@@ -222,7 +223,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             return f'<li class="cut">{_e(cond)}: {_e(_plural(n["n_leaves"], "more metarule"))} not shown</li>'
         if n["kind"] == "leaf":
             g = n["group"]
-            head = f"M{n['metarule']} → {n['rule_id']}" if n["rule"] is not None else f"M{n['metarule']}"
+            head = f"{n['metarule_id']} → {n['rule_id']}" if n["rule"] is not None else n["metarule_id"]
             same = sizes[g] - 1
             same_txt = ""
             if same:
@@ -230,7 +231,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             you = f' <span class="you">◀ {marker}</span>' if n["on_path"] else ""
             here = f' <span class="count">{n["here"]} here</span>' if n["here"] is not None else ""
             return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
-                    f'data-metarule="{n["metarule"]}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
+                    f'data-metarule="{n["metarule"]}" data-metarule-id="{_e(n["metarule_id"])}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
                     f'{_e(n["advice"])}{same_txt}{you}{here}<br><span class="box">{_e(head)} · if '
                     f'{_e(n["conditions"])} · up to {_e(_plural(n["sparsity"], "change"))}</span></li>')
         if n["kind"] == "empty":

@@ -331,11 +331,13 @@ def _metarule_shapes(ex, target, ax, ay, row) -> tuple[list, list]:
                 shapes.append(dict(type="rect", xref="x", yref="y", x0=x0, x1=x1, y0=y0, y1=y1, layer="below",
                                    fillcolor=rgba(color, META_ALPHA), line=dict(width=1, color=rgba(color, 0.7),
                                                                                 dash="dot"),
-                                   name=f"metarule {m} (rule {r})" if r >= 0 else f"metarule {m} (no actionable rule)"))
+                                   name=(f"metarule {ex.metarule_id(target, m)} ({ex.rule_id(target, r)})"
+                                         if r >= 0 else f"metarule {ex.metarule_id(target, m)} (no actionable rule)")))
                 area = (x1 - x0) / (ax.hi - ax.lo) * (y1 - y0) / (ay.hi - ay.lo)
                 if area > best.get(m, (0,))[0]:
                     best[m] = (area, x0, y1, r)
-    labels = [dict(x=x0, y=y1, xref="x", yref="y", text=f"M{m}", showarrow=False, name="metarule label",
+    labels = [dict(x=x0, y=y1, xref="x", yref="y", text=ex.metarule_id(target, m), showarrow=False,
+                   name="metarule label",
                    xanchor="left", yanchor="top", xshift=3, yshift=-3, font=dict(size=13, color=rule_color(target, r)),
                    bgcolor="rgba(255,255,255,0.7)")
               for m, (_, x0, y1, r) in sorted(best.items())]

@@ -88,10 +88,15 @@ def metacounterfactual_table(exp) -> pd.DataFrame:
     +1). "rule" is the rule's id ("R2", as everywhere; "none" where no rule is actionable)."""
     rows = []
     for k, a in enumerate(exp.alternatives, start=1):
-        rows.append([k, a["metarule"], _rule_name(a), _conds_text(a["metachanges"]), a["n_metachanges"],
+        rows.append([k, _metarule_name(a.get("metarule_id"), a["metarule"]), _rule_name(a), _conds_text(a["metachanges"]), a["n_metachanges"],
                      _conds_text(a["changes"]), _conds_text(a["keeps"]), a["n_changes"],
                      a["n_changes"] - exp.n_changes, a["text"]])
     return pd.DataFrame(rows, columns=META_COLUMNS)
+
+
+def _metarule_name(metarule_id, metarule) -> str:
+    """A metarule by its public id ("M4"); explanations made before ids existed show the per-target index."""
+    return str(metarule_id) if metarule_id else str(metarule)
 
 
 def _rule_name(alternative: dict) -> str:
@@ -112,16 +117,18 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
         fig.update_yaxes(visible=False)
         return base_layout(fig, "Metacounterfactuals", height=260)
     t = exp.target
-    labels = [f"<b>now</b> (metarule {exp.metarule})"]
+    labels = [f"<b>now</b> (metarule {_metarule_name(exp.metarule_id, exp.metarule)})"]
     current_rule = getattr(exp, "rule_id", None) or f"rule {exp.rule}"
-    hover = [f"<b>Current recourse</b> (metarule {exp.metarule}, {esc(current_rule)})<br>"
+    hover = [f"<b>Current recourse</b> (metarule {_metarule_name(exp.metarule_id, exp.metarule)}, "
+             f"{esc(current_rule)})<br>"
              + "<br>".join(esc(s) for s in wrap(exp.text, 70))]
     meta_n, change_n, rules = [0], [exp.n_changes], [exp.rule]
     names = {exp.rule: current_rule, **{a["rule"]: _rule_name(a) for a in exp.alternatives}}
     for k, a in enumerate(exp.alternatives, start=1):
         cond = "; ".join(f"{c['feature']} {c['condition']}" for c in a["metachanges"])
         labels.append("<br>".join(esc(s) for s in wrap(f"{k}. if {cond}", 38)[:3]))
-        hover.append(f"<b>Alternative {k}</b>: metarule {a['metarule']} → {esc(_rule_name(a))}<br>"
+        hover.append(f"<b>Alternative {k}</b>: metarule {_metarule_name(a.get('metarule_id'), a['metarule'])} → "
+                     f"{esc(_rule_name(a))}<br>"
                      + "<br>".join(esc(s) for s in wrap(a["text"], 70)))
         meta_n.append(a["n_metachanges"])
         change_n.append(a["n_changes"])

@@ -97,7 +97,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
             mrow = metas.loc[m]
             color = rule_color(target, r)
             if r is None or r < 0:  # constraints forbid every rule here
-                lines = [("b", f"Metarule {m} → no actionable rule")]
+                lines = [("b", f"Metarule {ex.metarule_id(target, m)} → no actionable rule")]
                 lines += [("", s) for s in wrap(mrow["text"], max_label)]
                 if here is not None:
                     lines.append(("b", f"{here} here"))
@@ -106,7 +106,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
                                          meta={"metarule": m, "rule": -1, "here": here}))
                 return
             rrow = rules.loc[r]
-            lines = [("b", f"Metarule {m} → {rrow['rule_id']}")]
+            lines = [("b", f"Metarule {ex.metarule_id(target, m)} → {rrow['rule_id']}")]
             lines += [("", s) for s in wrap(mrow["text"], max_label)]
             lines.append(("i", f"accuracy {rrow['accuracy']:.2f} · feasibility {rrow['feasibility']:.2f}"))
             lines.append(("i", f"complexity {int(rrow['complexity'])} · up to "
@@ -258,13 +258,13 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
             m, r = node["metarule"], node["rule"]
             colors.append(rule_color(target, r))
             if r is None or r < 0:  # constraints forbid every rule here
-                labels.append(f"{esc(label)}<br><b>M{m}: no actionable rule</b>")
-                hover.append(f"<b>Metarule {m}: no actionable rule</b><br>If {esc(metas.loc[m, 'conditions'])}:"
+                labels.append(f"{esc(label)}<br><b>{ex.metarule_id(target, m)}: no actionable rule</b>")
+                hover.append(f"<b>Metarule {ex.metarule_id(target, m)}: no actionable rule</b><br>If {esc(metas.loc[m, 'conditions'])}:"
                              f"<br>{esc(metas.loc[m, 'text'])}")
                 return
             rr = rules.loc[r]
-            labels.append(f"{esc(label)}<br><b>M{m} → {esc(rr['rule_id'])}</b>")
-            hover.append(f"<b>Metarule {m} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
+            labels.append(f"{esc(label)}<br><b>{ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b>")
+            hover.append(f"<b>Metarule {ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "
                          f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, up to "
                          f"{int(node['sparsity'])} change(s)</i>")

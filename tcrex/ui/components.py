@@ -619,7 +619,7 @@ def rule_and_metarule(exp) -> None:
                                                 for c in exp.changes))
     if exp.keeps:
         st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
-    st.subheader(f"Metarule {exp.metarule}")
+    st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
     st.caption("The region of inputs for which this rule is recommended:")
     st.markdown(_cond_lines(exp.metarule_conditions))
 

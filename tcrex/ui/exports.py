@@ -25,8 +25,9 @@ def rules_json(result: FitResult) -> Callable[[], str]:
 
 def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     """Every row's explanation for the CSV export: split, model output (with class names), the target it is
-    explained toward, rule (its index and its id ``rule_id``, as the tables show it), metarule, changes, status, text and, where a model checked it, whether the recommended
-    point works (``recourse_verified``) and where the point comes from (``point_source``)."""
+    explained toward, rule and metarule (their indices within the target and their ids ``rule_id`` / ``metarule_id``,
+    as the tables show them), changes, status, text and, where a model checked it, whether the recommended point
+    works (``recourse_verified``) and where the point comes from (``point_source``)."""
     from . import verification  # noqa: PLC0415
 
     out = result.explanations.copy()
@@ -38,10 +39,13 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     targets = {t: ws.target_name(s.target) for t, s in enumerate(result.explainer.targets_)}
     out.insert(out.columns.get_loc("target") + 1, "target_description",
                out["target"].map(lambda t: targets.get(t, "") if pd.notna(t) else ""))
-    ids = result.explainer.rules_frame().set_index(["target", "rule"])["rule_id"].to_dict()
+    ex = result.explainer
     out.insert(out.columns.get_loc("rule") + 1, "rule_id",
-               [ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
+               [ex.rule_id(int(t), int(r)) if pd.notna(t) and pd.notna(r) else None
                 for t, r in zip(out["target"], out["rule"])])
+    out.insert(out.columns.get_loc("metarule") + 1, "metarule_id",
+               [ex.metarule_id(int(t), int(m)) if pd.notna(t) and pd.notna(m) else None
+                for t, m in zip(out["target"], out["metarule"])])
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
         out["recourse_verified"] = rows.frame["valid"].reindex(out.index)

@@ -20,8 +20,10 @@ def _zoom_label(choice, row, ex=None, target: int = 0) -> str:
         return "Root (all branches collapsed)"
     if choice == INDIVIDUAL:
         return f"The chosen individual's path (row {row})"
-    rule = None if ex is None else ex.rule_id(target, int(ex.targets_[target].metarule_rule[choice]))
-    return f"Leaf: metarule M{choice}" + (f" → {rule}" if rule else "")
+    if ex is None:
+        return f"Leaf: metarule {choice}"
+    rule = ex.rule_id(target, int(ex.targets_[target].metarule_rule[choice]))
+    return f"Leaf: metarule {ex.metarule_id(target, choice)}" + (f" → {rule}" if rule else "")
 
 
 @st.fragment
@@ -58,8 +60,8 @@ def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, populatio
         st.caption(f"This tree has {n:,} metarules; the outline shows the first {outline['shown_leaves']:,} "
                    f"(and always the zoomed path). Zoom to a leaf to open any other one.")
     if zoom == INDIVIDUAL and outline["path_metarule"] is not None:
-        st.caption(f"Row {row} falls in metarule M{outline['path_metarule']} of this target; its path is opened "
-                   "and marked in red.")
+        st.caption(f"Row {row} falls in metarule {ex.metarule_id(target, outline['path_metarule'])} of this target; "
+                   "its path is opened and marked in red.")
     html = metarule_tree_html(ex, target, outline=outline, open_all=open_all and n <= UI_MAX_LEAVES)
     st.html(f'<div style="max-height:900px;overflow:auto;border:1px solid #ddd;border-radius:8px;padding:8px 12px;'
             f'background:#fff">{html}</div>')

@@ -62,13 +62,14 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     leaves = page.get_by_role("option", name="Leaf: metarule M", exact=False)
     leaves.first.wait_for(state="visible")
     label = leaves.last.inner_text()
-    chosen = int(label.split("metarule M", 1)[1].split()[0])
+    chosen = "M" + label.split("metarule M", 1)[1].split()[0]  # the public id, as the outline shows it
     leaves.last.click()
     wait_idle(page)
-    marked = page.locator(f'{OUTLINE} .leaf.path[data-metarule="{chosen}"]')
+    marked = page.locator(f'{OUTLINE} .leaf.path[data-metarule-id="{chosen}"]')
     marked.wait_for(state="visible")
     assert page.locator(f"{OUTLINE} .leaf.path").count() == 1
     assert "zoomed leaf" in marked.inner_text() and "this individual" not in marked.inner_text()
+    assert f"{chosen} →" in marked.inner_text()
     _no_errors(page)
     save_screenshot(page, "tree_outline_zoomed_leaf")
 

@@ -284,6 +284,12 @@ def test_exports_build_json_csv_and_html(default_app):
                          y_pred=model.predict(data.frame[data.features]))
     csv = exports.explanations_frame(ws, result)
     assert len(csv) == 4000 and {"row", "split", "model_output", "rule", "text"} <= set(csv.columns)
+    ex = result.explainer  # public ids next to the per-target indices, as every table shows them
+    has = csv["metarule"].notna()
+    assert list(csv.loc[has, "metarule_id"]) == [ex.metarule_id(int(t), int(m))
+                                                  for t, m in zip(csv.loc[has, "target"], csv.loc[has, "metarule"])]
+    assert csv.loc[~has, "metarule_id"].isna().all()
+    assert list(csv.columns).index("metarule_id") == list(csv.columns).index("metarule") + 1
     html = exports.build_html(ws, result, individual=ws.X.index[0])
     assert html.startswith("<!DOCTYPE html>") and data.key in html and "plotly" not in html.lower()
     assert "plotly" in exports.build_html(ws, result, individual=ws.X.index[0], interactive=True).lower()
