@@ -24,8 +24,8 @@ from ._targets import Target, serving_target, targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           REGRESSION, STATUSES)
 from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
-                   is_trivial_rule, metacounterfactual_sentence, metarule_label, rule_label, status_sentence,
-                   trivial_rule_note)
+                   is_trivial_rule, metacounterfactual_sentence, metarule_label, pluralise, rule_label,
+                   status_sentence, trivial_rule_note)
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -818,8 +818,8 @@ class TCREx(BaseEstimator):
         lines = []
         for t in chosen:
             sol = self.targets_[t]
-            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {sol.n_rules} rule(s), "
-                         f"{len(sol.metarules)} metarule(s), {sol.n_cells} grid cell(s)")
+            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {pluralise(sol.n_rules, 'rule')}, "
+                         f"{pluralise(len(sol.metarules), 'metarule')}, {pluralise(sol.n_cells, 'grid cell')}")
             trivial = set()
             for _, r in rules[rules.target == t].iterrows():
                 note = ""
@@ -832,8 +832,8 @@ class TCREx(BaseEstimator):
                 flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
                     and int(m.rule) in trivial else ""
                 rule = m.rule_id if m.rule_id is not None else "no actionable rule"
-                lines.append(f"  {if_sentence(m.conditions, m.text)} ({rule}, up to {m.sparsity} change(s)"
-                             f"{flag})")
+                lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {rule}, up to "
+                             f"{pluralise(m.sparsity, 'change')}{flag})")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ structured views (figures, reports)

@@ -224,7 +224,7 @@ def test_rule_focus_plot_picks_the_rule_features_and_draws_arrows(mix):
         assert {fig.layout.meta["x"], fig.layout.meta["y"]} <= set(conds)
     (ind,) = _kind(fig, "individuals")
     assert len(ind.x) == len(chosen) and ind.marker.size >= 14
-    assert all("change(s)" in h for h in ind.hovertext)
+    assert all(re.search(r"</b>: (1 change|\d+ changes)(<br>|$)", h) for h in ind.hovertext), ind.hovertext
     arrows = [a for a in fig.layout.annotations if a.name == "change arrow"]
     x, yname = fig.layout.meta["x"], fig.layout.meta["y"]
     outside = sum(any(f in conds and _outside(conds[f], r[f]) for f in (x, yname)) for _, r in chosen.iterrows())

@@ -171,3 +171,27 @@ def test_audit_quartile_labels_do_not_overlap_and_are_true(values):
     if (values == values.round()).all():
         assert all("to" not in lab for lab in labels)  # whole numbers: "18–37", "38–56"
         assert labels[0].startswith(str(int(values.min())))
+
+
+# ------------------------------------------------------------------------------------------------ counts in figures
+def test_counts_in_the_summary_and_figures_are_pluralised_not_hedged(trivial):
+    """"1 individual", "2 changes", never "individual(s)": counts a stakeholder reads go through pluralise; the
+    text summary names each metarule by its id next to its rule."""
+    from tcrex import figures as F
+
+    ex, X, y = trivial
+    summary = ex.summary_text()
+    assert "(s)" not in summary
+    assert re.search(r"\(M1 → R1, up to \d+ changes?[ )]", summary) and "1 rule, 1 metarule, 1 grid cell" in summary
+    exp = ex.explain(X, y_pred=y)
+    def caption(fig):
+        return fig.layout.title.text + " " + (fig.layout.title.subtitle.text or "")
+
+    one = F.changes_histogram(exp.iloc[:1])
+    assert "1 individual;" in caption(one) and "(s)" not in caption(one)
+    many = F.changes_histogram(exp)
+    assert f"{len(exp):,} individuals;" in caption(many)
+    bars = F.change_keep_bars(ex.feature_actions(X, y_pred=y))
+    assert f"{len(X):,} individuals" in caption(bars) and "(s)" not in caption(bars)
+    overview = F.rules_overview(ex)
+    assert all("(s)" not in h for t in overview.data for h in (t.hovertext or []))

@@ -286,8 +286,8 @@ def changes_distribution_by_group(result: AuditResult, normalize: bool = True) -
         fig.add_trace(go.Bar(
             x=x, y=np.nan_to_num(y).tolist(), name=_safe(g), marker_color=GROUP_PALETTE[i % len(GROUP_PALETTE)],
             customdata=np.column_stack([counts.loc[g].to_numpy(), np.nan_to_num(shares.loc[g].to_numpy())]).tolist(),
-            hovertemplate="%{fullData.name}: %{customdata[0]} individuals (%{customdata[1]:.1%}) need %{x} "
-                          "change(s)<extra></extra>"))
+            hovertemplate="%{fullData.name}: %{customdata[0]} individuals (%{customdata[1]:.1%}); changes needed: "
+                          "%{x}<extra></extra>"))
     fig.update_layout(barmode="group", legend=dict(title=dict(text=_safe(result.group_column))))
     fig.update_xaxes(title_text="number of changes", type="category")
     fig.update_yaxes(title_text="share of individuals with recourse" if normalize else "individuals with recourse",

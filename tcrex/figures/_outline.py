@@ -16,6 +16,7 @@ import string
 import numpy as np
 import pandas as pd
 
+from ..text import pluralise
 from ._style import population_counts, rule_color, solution, tint
 
 #: Leaves drawn before the outline is cut (the cut says how many metarules it hides). Large enough for any
@@ -182,12 +183,8 @@ def _e(v) -> str:
     return html.escape(str(v), quote=True)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _count(node) -> str:
-    parts = [_plural(node["n_leaves"], "metarule")]
+    parts = [pluralise(node["n_leaves"], "metarule")]
     if node["here"] is not None:
         parts.append(f"{node['here']} here")
     return " · ".join(parts)
@@ -220,7 +217,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
         cond = "All inputs" if n["condition"] is None else n["condition"]
         path = " path" if n["on_path"] else ""
         if n["kind"] == "cut":
-            return f'<li class="cut">{_e(cond)}: {_e(_plural(n["n_leaves"], "more metarule"))} not shown</li>'
+            return f'<li class="cut">{_e(cond)}: {_e(pluralise(n["n_leaves"], "more metarule"))} not shown</li>'
         if n["kind"] == "leaf":
             g = n["group"]
             head = f"{n['metarule_id']} → {n['rule_id']}" if n["rule"] is not None else n["metarule_id"]
@@ -233,7 +230,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
                     f'data-metarule="{n["metarule"]}" data-metarule-id="{_e(n["metarule_id"])}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
                     f'{_e(n["advice"])}{same_txt}{you}{here}<br><span class="box">{_e(head)} · if '
-                    f'{_e(n["conditions"])} · up to {_e(_plural(n["sparsity"], "change"))}</span></li>')
+                    f'{_e(n["conditions"])} · up to {_e(pluralise(n["sparsity"], "change"))}</span></li>')
         if n["kind"] == "empty":
             return f'<li class="note">{_e(n["text"])}</li>'
         opened = " open" if (root or open_all or n["on_path"]) else ""
@@ -243,8 +240,8 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
         return (f'<li class="split{path}"><details{opened}><summary><span class="cond">{_e(cond)}</span> '
                 f'<span class="count">({_e(_count(n))})</span>{same}</summary><ul>{kids}</ul></details></li>')
 
-    head = (f'<p><b>Target {o["target"]}: {_e(o["description"])}</b> — {_e(_plural(o["n_rules"], "rule"))}, '
-            f'{_e(_plural(o["n_metarules"], "metarule"))}, {_e(_plural(len(o["groups"]), "distinct recommendation"))}. '
+    head = (f'<p><b>Target {o["target"]}: {_e(o["description"])}</b> — {_e(pluralise(o["n_rules"], "rule"))}, '
+            f'{_e(pluralise(o["n_metarules"], "metarule"))}, {_e(pluralise(len(o["groups"]), "distinct recommendation"))}. '
             f'<span class="note">Click a branch to open it; leaves with the same letter give the same advice.'
             f'</span></p>')
     parts.append(head)

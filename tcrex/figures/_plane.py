@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ModelError, ParameterError, TCRExError
-from ..text import class_label, format_difference, format_number
+from ..text import class_label, format_difference, format_number, pluralise
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE, REGRESSION
 from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fmt, rgba, rule_color, rule_dash,
                      solution, target_spec, wrap)
@@ -558,7 +558,7 @@ def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individ
         need = [_needed(f, c, r[f]) for f, c in conds.items() if _violates(c, r[f])]
         keep = [f"{esc(f)} {esc(c['text'])}" for f, c in conds.items() if not _violates(c, r[f])]
         n_changes.append(len(need))
-        text = f"<b>row {esc(label)}</b>: {len(need)} change(s)"
+        text = f"<b>row {esc(label)}</b>: {pluralise(len(need), 'change')}"
         if need:
             text += "<br>change " + "<br>change ".join(need)
         if keep:
@@ -579,7 +579,8 @@ def rule_focus_plot(ex, target: int, rule: int, X: pd.DataFrame, y_pred, individ
     fig.update_layout(annotations=arrows)
     notes.append("arrows: to the nearest point of the rule on this plane; hover a large point for its changes")
     if off_plane:
-        notes.append(f"{off_plane} individual(s) inside the rectangle must still change features not shown here")
+        notes.append(f"{pluralise(off_plane, 'individual')} inside the rectangle must still change features not "
+                     "shown here")
     head = f"{rrow['rule_id']} → {sol.target.describe(class_names)}: {rrow['conditions']}"
     base_layout(fig, "<br>".join(esc(s) for s in _wrap_title(head)), [esc(n) for n in notes], height=660,
                 xaxis=ax.layout(), yaxis=ay.layout(), legend=dict(x=1.02, y=1),

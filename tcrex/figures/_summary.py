@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ParameterError
+from ..text import pluralise
 from ..vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, HAS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, STATUS_LABELS,
                           has_recourse)
 from ._style import (CHANGE_COLOR, KEEP_COLOR, STATUS_COLORS, TARGET_SYMBOLS, base_layout, clip_text, esc,
@@ -46,12 +47,12 @@ def change_keep_bars(actions: pd.DataFrame, *, stacked: bool = False, max_featur
                              hovertext=[f"{esc(f)}: {kind} for {c} of {n_rows}" for f, c in
                                         zip(shown["feature"], shown[kind])], hoverinfo="text",
                              meta={"kind": kind}))
-    notes = [f"{n_rows} individual(s)"]
+    notes = [pluralise(n_rows, "individual")]
     if len(shown) < len(used):
         notes.append(f"top {len(shown)} of {len(used)} features")
     unused = len(counts) - len(used)
     if unused:
-        notes.append(f"{unused} feature(s) in no one's rule: "
+        notes.append(f"{pluralise(unused, 'feature')} in no one's rule: "
                      + clip_text(", ".join(counts.loc[counts["total"] == 0, "feature"]), 80))
     if used.empty:
         fig.add_annotation(text="No one here has a rule", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
@@ -98,7 +99,7 @@ def changes_histogram(explanations: pd.DataFrame, *, title: str | None = None) -
                              textposition="outside", cliponaxis=False, meta={"kind": "status", "status": st}))
     n_rule = int(with_rule.sum())
     mean = float(changes[with_rule].mean()) if n_rule else float("nan")
-    sub = f"{len(explanations)} individual(s); {n_rule} with a rule" + (f", {mean:.2f} changes on average"
+    sub = f"{pluralise(len(explanations), 'individual')}; {n_rule:,} with a rule" + (f", {mean:.2f} changes on average"
                                                                         if n_rule else "")
     head = esc(title) if title is not None else "Number of feature changes per individual"
     tallest = max([int(np.bincount(changes[with_rule]).max()) if with_rule.any() else 0]
@@ -133,7 +134,7 @@ def rules_overview(ex, target: int | None = None, *, title: str | None = None, c
         outcome = ex.solution(t).target.describe(class_names)
         hover = [f"<b>{esc(r.rule_id)}</b> → {esc(outcome)}<br>{esc(r.conditions)}<br>accuracy {r.accuracy:.3f} · "
                  f"feasibility {r.feasibility:.3f} (n = {int(r.n)})<br>complexity {int(r.complexity)} · "
-                 f"{int(r.n_metarules)} metarule(s)" for r in part.itertuples()]
+                 f"{pluralise(r.n_metarules, 'metarule')}" for r in part.itertuples()]
         fig.add_trace(go.Scatter(
             x=part.feasibility.tolist(), y=part.accuracy.tolist(), mode="markers+text",
             # labels inside the markers, so labels of neighbouring rules never collide

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
+from ..text import pluralise
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE
 from ._svg import DotError, dot_to_svg, parse_dot  # noqa: F401 (re-exported)
 from ._style import (EMPTY_FILL, EMPTY_LINE, NEUTRAL, base_layout, clip_text, esc, population_counts, rule_color,
@@ -46,16 +47,12 @@ def _leaves(node) -> list:
     return _leaves(node["left"]) + _leaves(node["right"])
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: int, class_names=None) -> _Graph:
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
     desc = sol.target.describe(class_names)
     title = [("b", f"Target {target}: {desc}"),
-             ("", f"{_plural(sol.n_rules, 'rule')}, {_plural(len(sol.metarules), 'metarule')}")]
+             ("", f"{pluralise(sol.n_rules, 'rule')}, {pluralise(len(sol.metarules), 'metarule')}")]
     if counts is not None:
         parts = [f"population {info['total']}", f"{info['here']} in this tree"]
         if info[ALREADY_IN_TARGET]:
@@ -89,7 +86,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
         here = n_here(node)
         if here == 0 and collapse_empty:
             k = len(_leaves(node))
-            graph.nodes.append(_Node(nid, "collapsed", [("i", f"({_plural(k, 'metarule')}, no one here)")],
+            graph.nodes.append(_Node(nid, "collapsed", [("i", f"({pluralise(k, 'metarule')}, no one here)")],
                                      EMPTY_LINE, EMPTY_FILL, dashed=True, meta={"metarules": _leaves(node)}))
             return
         if "metarule" in node:
@@ -110,7 +107,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
             lines += [("", s) for s in wrap(mrow["text"], max_label)]
             lines.append(("i", f"accuracy {rrow['accuracy']:.2f} · feasibility {rrow['feasibility']:.2f}"))
             lines.append(("i", f"complexity {int(rrow['complexity'])} · up to "
-                               f"{_plural(int(node['sparsity']), 'change')}"))
+                               f"{pluralise(int(node['sparsity']), 'change')}"))
             if here is not None:
                 lines.append(("b", f"{here} here"))
             graph.nodes.append(_Node(nid, "leaf", lines, color, tint(color, 0.6),
@@ -249,9 +246,9 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
         if "metarule" not in node and depth >= limit:
             k = len(_leaves(node))
             folded[0] += 1
-            labels.append(f"{esc(label)}<br><i>{_plural(k, 'metarule')} below</i>")
+            labels.append(f"{esc(label)}<br><i>{pluralise(k, 'metarule')} below</i>")
             colors.append("#D5D5D5")
-            hover.append(f"{esc(label)}<br>{_plural(k, 'metarule')} below (folded to keep the chart light; "
+            hover.append(f"{esc(label)}<br>{pluralise(k, 'metarule')} below (folded to keep the chart light; "
                          f"see the tree outline)")
             return
         if "metarule" in node:
@@ -267,7 +264,7 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
             hover.append(f"<b>Metarule {ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "
                          f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, up to "
-                         f"{int(node['sparsity'])} change(s)</i>")
+                         f"{pluralise(node['sparsity'], 'change')}</i>")
             return
         labels.append(esc(label))
         colors.append(NEUTRAL if parent == "" else "#E0E0E0")
@@ -284,7 +281,7 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
                             meta={"kind": "metarule_icicle", "target": int(target)}))
     sub = "sized by grid cells" if counts is None else f"sized by individuals ({info['here']} of {info['total']})"
     if folded[0]:
-        sub += f" · {_plural(folded[0], 'deep branch')} folded (grey) to stay under {max_nodes} blocks"
+        sub += f" · {pluralise(folded[0], 'deep branch')} folded (grey) to stay under {max_nodes} blocks"
     if counts is not None and info["here"] == 0:
         fig.add_annotation(text="No one in this population is served by this target", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=16))
