@@ -193,7 +193,8 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     n, n_need, n_has = len(status), int(need.sum()), int((has & need).sum())
     changes = explanations.loc[has & need, "changes"]
     median = _cell(float(changes.median())) if len(changes) else "–"
-    cards = [("individuals explained", f"{n:,}"), ("need a change to reach a target", f"{n_need:,} ({_pct(n_need, n)})"),
+    cards = [("individuals explained", f"{n:,}"),
+             ("need a change to reach the favourable outcome", f"{n_need:,} ({_pct(n_need, n)})"),
              ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
              ("median features to change", median)]
     if effectiveness is not None and effectiveness.n_needing:
@@ -244,8 +245,10 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
             works = ""
             if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
-                works = (f" Checked on the model, a point inside it works for {float(r.effectiveness):.0%} of those "
-                         "it is recommended to.")
+                # effectiveness leaves out the real-example fallback, which is also a point inside the rule
+                works = (f" Checked on the model, a change found inside it works for {float(r.effectiveness):.0%} "
+                         "of those it is recommended to; for the others only a real example from the data, if "
+                         "any, does.")
             out.append(f"To reach {outcome}: have {r.conditions}. Rule {r.rule_id} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
                        f"{float(r.feasibility):.0%} of the data{who}.{works}")

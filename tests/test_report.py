@@ -183,3 +183,26 @@ def test_values_are_formatted_for_readers(fitted):
     assert ">True<" not in html and ">False<" not in html
     assert "np.int64" not in html and "np.float64" not in html
     assert "<th>flag</th><td>yes</td>" in html and "<th>n</th><td>3</td>" in html
+
+
+def test_rule_effectiveness_sentence_says_what_the_share_leaves_out():
+    """A rule's "works" share leaves out individuals only a real example helps, and a real example is also a point
+    inside the rule: the stakeholder sentence says so rather than "a point inside it works for 99 %"."""
+    from tcrex.report import _top_rules
+
+    X, _ = mixed(n=1500, seed=3)
+
+    def model(frame):  # rule-like with a wavy income threshold, so some nearest points of a rule fail
+        wavy = 40 + 6 * np.sin(frame.age.to_numpy() / 3.0)
+        return (((frame.income > wavy) & frame.job.isin(["manager", "teacher"]))
+                | ((frame.age > 50) & (frame.owner == "yes"))).astype(int).to_numpy()
+
+    ex = TCREx(rho=0.03, tau=0.85, target=1).fit(X, model)
+    eff = ex.effectiveness(X, model=model)
+    rules = ex.rules_frame(effectiveness=eff).set_index("rule_id")
+    sentences = [s for s in _top_rules(ex, ex.explain(X), effectiveness=eff) if "Checked on the model" in s]
+    assert sentences
+    for s in sentences:
+        rid = re.search(r"Rule (R\d+)", s).group(1)
+        assert f"works for {rules.loc[rid, 'effectiveness']:.0%} of those it is recommended to" in s
+        assert "only a real example from the data, if any, does" in s and "a point inside it works" not in s
