@@ -40,6 +40,9 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=15, help="timings per part (fastest kept)")
     args = parser.parse_args()
+    if not args.dice_summary.is_file():
+        raise SystemExit(f"{args.dice_summary} does not exist: run benchmarks/peers.py first (its --out names the "
+                         "summary, e.g. --out peers_s23b writes benchmarks/results/peers_s23b_summary.csv)")
     summary = pd.read_csv(args.dice_summary)
     dice = summary[summary.method == "dice-random"].set_index("dataset").s_per_instance
     print("machine:", common.machine())
