@@ -80,6 +80,26 @@ def use_this_data(at: AppTest) -> AppTest:
     return at.run()
 
 
+def upload_bundled_model(at: AppTest) -> AppTest:
+    """On the Data & model page: choose "upload a model" and upload the bundled loans XGBoost model file."""
+    from tcrex import datasets
+
+    at.radio(key="setup_model_choice").set_value("upload").run()
+    model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
+    at.get("file_uploader")[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
+    return at
+
+
+def loans_with_uploaded_model(rows: int = 800) -> AppTest:
+    """A new app on the first ``rows`` bundled loans uploaded as a CSV, with the bundled model uploaded as a file."""
+    from tcrex import datasets
+
+    at = new_app()
+    upload_data(at, "loans.csv", csv_bytes(datasets.load_bundled_loans().head(rows)))
+    use_this_data(at)
+    return upload_bundled_model(at)
+
+
 def loans_with_income_gaps(every: int) -> bytes:
     """The loans sample (400 rows) as CSV with every ``every``-th income missing."""
     from tcrex import datasets

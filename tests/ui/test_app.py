@@ -12,8 +12,8 @@ from tcrex import datasets
 from tcrex.text import pluralise
 
 from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
-                         loans_with_income_gaps, new_app, outputs_from_a_column, sidebar_text, upload_data,
-                         use_this_data)
+                         loans_with_income_gaps, loans_with_uploaded_model, new_app, outputs_from_a_column,
+                         sidebar_text, upload_bundled_model, upload_data, use_this_data)
 
 
 # ------------------------------------------------------------------------------------------------ default sample
@@ -187,13 +187,7 @@ def test_upload_csv_trains_a_model_and_every_page_works():
 
 
 def test_upload_xgboost_model_file():
-    at = new_app()
-    upload_data(at, "loans.csv", csv_bytes(datasets.load_bundled_loans().head(800)))
-    use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("upload").run()
-    model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
-    uploaders = at.get("file_uploader")
-    uploaders[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
+    at = loans_with_uploaded_model()
     assert_clean(at)
     assert "Uploaded model" in sidebar_text(at)
     goto(at, "global_rules")
@@ -231,9 +225,7 @@ def test_mismatched_model_names_the_mismatch():
     at = new_app()
     goto(at, "data_model")
     at.radio(key="setup_data_choice").set_value("sample:wine").run()
-    at.radio(key="setup_model_choice").set_value("upload").run()
-    model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
-    at.get("file_uploader")[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
+    upload_bundled_model(at)
     assert not at.exception
     message = " ".join(e.value for e in at.error)
     assert "does not match" in message or "does not fit" in message

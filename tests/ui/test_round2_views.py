@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
-                         upload_data, use_this_data)
+from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
+                         sidebar_text, upload_data, use_this_data)
 
 from tcrex.constraints import pack_constraints
 from tcrex.ui import state
@@ -81,14 +81,7 @@ def test_model_panel_without_labels_says_there_is_no_performance():
 
 
 def test_model_panel_of_an_uploaded_model_uses_the_labelled_test_split():
-    from tcrex import datasets
-
-    at = new_app()
-    upload_data(at, "loans.csv", csv_bytes(datasets.load_bundled_loans().head(800)))
-    use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("upload").run()
-    model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
-    at.get("file_uploader")[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
+    at = loans_with_uploaded_model()
     assert_clean(at)
     note = next(i.value for i in at.info if i.value.startswith("**Measured on"))
     assert "200 rows of this data's test split" in note and "not known" in note
