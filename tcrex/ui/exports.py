@@ -40,12 +40,13 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     out.insert(out.columns.get_loc("target") + 1, "target_description",
                out["target"].map(lambda t: targets.get(t, "") if pd.notna(t) else ""))
     ex = result.explainer
-    out.insert(out.columns.get_loc("rule") + 1, "rule_id",
-               [ex.rule_id(int(t), int(r)) if pd.notna(t) and pd.notna(r) else None
-                for t, r in zip(out["target"], out["rule"])])
-    out.insert(out.columns.get_loc("metarule") + 1, "metarule_id",
-               [ex.metarule_id(int(t), int(m)) if pd.notna(t) and pd.notna(m) else None
-                for t, m in zip(out["target"], out["metarule"])])
+    # ids looked up per (target, index) from tables built once: a call per row would cost seconds on big exports
+    rule_ids = {(t, r): ex.rule_id(t, r) for t, sol in enumerate(ex.targets_) for r in range(sol.n_rules)}
+    meta_ids = {(t, m): ex.metarule_id(t, m) for t, sol in enumerate(ex.targets_) for m in range(len(sol.metarules))}
+    for column, ids in (("rule", rule_ids), ("metarule", meta_ids)):
+        out.insert(out.columns.get_loc(column) + 1, f"{column}_id",
+                   [ids.get((int(t), int(i))) if pd.notna(t) and pd.notna(i) else None
+                    for t, i in zip(out["target"], out[column])])
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
         out["recourse_verified"] = rows.frame["valid"].reindex(out.index)
