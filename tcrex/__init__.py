@@ -13,7 +13,9 @@ from ._targets import favourable_class
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CATEGORICAL, CLASSIFICATION, FEATURE_KINDS,
                           HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, NUMERIC, OK, REGRESSION,
                           STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse, needs_recourse)
-from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCE_TEXT, SOURCES
+from ._vocabulary import (BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES,
+                          RECOURSE_TEXT, SEARCHED, SIMILAR_CASE, SOURCE_TEXT, SOURCES, VERIFIED, VERIFIED_SOURCES,
+                          is_verified, recourse_outcome)
 
 __version__ = "0.1.0"
 
@@ -22,7 +24,8 @@ __all__ = ["TCREx", "LocalExplanation",
            "CLASSIFICATION", "REGRESSION", "TASKS", "NUMERIC", "CATEGORICAL", "FEATURE_KINDS", "STATUSES", "OK", "ALREADY_IN_TARGET", "ALREADY_IN_RULE",
            "NO_RULE", "NO_ACTIONABLE_RULE", "NEEDS_RECOURSE", "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "needs_recourse",
            "has_recourse",
-           "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT",
+           "BOUNDARY", "SEARCHED", "EXAMPLE", "SOURCES", "SOURCE_TEXT", "VERIFIED_SOURCES", "NEXT_RULE", "MINIMAL_CHANGE", "VERIFIED", "SIMILAR_CASE",
+           "NO_VERIFIED_RECOURSE", "RECOURSE_OUTCOMES", "RECOURSE_TEXT", "recourse_outcome", "is_verified",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",

@@ -37,7 +37,7 @@ from ._constraints import DECREASE, IMMUTABLE, INCREASE
 from ._data import Encoded, _native
 from ._local import nearest_in_interval
 from ._outputs import predict
-from ._vocabulary import BOUNDARY, EXAMPLE, SEARCHED, SOURCES
+from ._vocabulary import BOUNDARY, EXAMPLE, RECOURSE_OUTCOMES, SEARCHED, SOURCES, VERIFIED_SOURCES
 
 #: Quantiles of the rule's in-target fit rows tried as values of a feature.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -557,7 +557,20 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model) -> pd.Da
     out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
     out["valid"] = valid_column(v.checked, v.valid)
     out["source"] = source_column(v.source)
+    needing = res["target"] >= 0
+    verified = v.valid & v.checked & np.isin(v.source, [_SRC[s] for s in VERIFIED_SOURCES])
+    similar = v.valid & v.checked & (v.source == _SRC[EXAMPLE])
+    code = np.where(verified, 0, np.where(similar, 1, 2))
+    out["recourse"] = pd.Categorical.from_codes(np.where(needing, code, -1), categories=list(RECOURSE_OUTCOMES))
+    changed_mask = ex._decode(enc, X.index).ne(ex._decode(v.point, X.index)).to_numpy() & v.checked[:, None]
+    names = np.asarray(ex.schema_.names, dtype=object)
+    out["changed"] = [tuple(names[m]) for m in changed_mask]
+    out["recommended_rule"] = _ids_or_missing(np.where(verified & (v.source != _SRC[EXAMPLE]), res["rule"], -1))
     return out
+
+
+def _ids_or_missing(values: np.ndarray) -> pd.arrays.IntegerArray:
+    return pd.arrays.IntegerArray(np.maximum(values, 0).astype(np.int64), values < 0)
 
 
 def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model) -> None:

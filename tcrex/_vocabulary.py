@@ -79,17 +79,60 @@ def has_recourse(status) -> np.ndarray:
     return np.isin(_as_status_array(status), HAS_RECOURSE)
 
 # ------------------------------------------------------------------------------ counterfactual point sources
-#: The nearest point of the rule box (the paper's counterfactual point).
+#: A point of the paper's optimal rule at the nearest values the data holds: it changes exactly the features where
+#: the row lies outside that rule.
 BOUNDARY = "boundary"
-#: A point found by searching inside the rule box because the model did not agree at the boundary point.
+#: A point deeper inside the paper's optimal rule (the same features change, to values further inside) because
+#: the model did not agree at the nearest one.
 SEARCHED = "searched"
-#: The nearest real fit row inside the rule whose output is in the target (the last resort).
+#: A point of another rule of the same target (the cheapest one, in cost order, whose point the model confirms):
+#: the paper's optimal rule had no point the model confirms.
+NEXT_RULE = "next_rule"
+#: No rule had a point the model confirms: a real case with the favourable outcome, with every feature the model
+#: lets go given back to the person's own value (a minimal change beyond the rules).
+MINIMAL_CHANGE = "minimal_change"
+#: The plain nearest real example with the favourable outcome: a similar case, never counted as verified recourse.
 EXAMPLE = "example"
 #: Every source, in the order of ``counterfactuals(verify=True)``'s categorical ``source`` column.
-SOURCES = (BOUNDARY, SEARCHED, EXAMPLE)
+SOURCES = (BOUNDARY, SEARCHED, NEXT_RULE, MINIMAL_CHANGE, EXAMPLE)
+#: Sources of a verified point (a point that follows the advice and that the model confirms).
+VERIFIED_SOURCES = (BOUNDARY, SEARCHED, NEXT_RULE, MINIMAL_CHANGE)
 
 SOURCE_TEXT = {
     BOUNDARY: "nearest point of the rule",
     SEARCHED: "point found deeper inside the rule",
-    EXAMPLE: "real example inside the rule",
+    NEXT_RULE: "point of the next rule in cost order",
+    MINIMAL_CHANGE: "minimal change beyond the rules",
+    EXAMPLE: "similar real case (not verified recourse)",
 }
+
+# ------------------------------------------------------------------- what a person's recourse is, checked on the model
+#: A model-confirmed point that changes exactly the features its sentence names, to the values it states.
+VERIFIED = "verified"
+#: No verified point; the nearest real case with the favourable outcome is offered as a similar case.
+SIMILAR_CASE = "similar_case"
+#: Neither a verified point nor a similar case.
+NO_VERIFIED_RECOURSE = "none"
+#: Every outcome, in the order of ``counterfactuals(verify=True)``'s categorical ``recourse`` column (missing for
+#: rows that do not need recourse).
+RECOURSE_OUTCOMES = (VERIFIED, SIMILAR_CASE, NO_VERIFIED_RECOURSE)
+
+RECOURSE_TEXT = {
+    VERIFIED: "verified by a point that follows the advice",
+    SIMILAR_CASE: "a similar real case only",
+    NO_VERIFIED_RECOURSE: "none",
+}
+
+
+def recourse_outcome(counterfactuals: pd.DataFrame) -> pd.Series:
+    """The one definition of "works": per row of a ``counterfactuals(verify=True)`` frame, ``verified``,
+    ``similar_case`` or ``none``; missing for rows that do not need recourse. Every count of verified recourse
+    (effectiveness, audits, the CLI, the report, the dashboard) reads it from here."""
+    if "recourse" not in counterfactuals.columns:
+        raise KeyError("recourse: pass a frame from counterfactuals(verify=True)")
+    return counterfactuals["recourse"]
+
+
+def is_verified(counterfactuals: pd.DataFrame) -> np.ndarray:
+    """Boolean mask: the rows whose recourse is verified (see :func:`recourse_outcome`)."""
+    return np.asarray(recourse_outcome(counterfactuals).astype(object) == VERIFIED, dtype=bool)
