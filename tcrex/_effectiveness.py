@@ -1,11 +1,15 @@
-"""Effectiveness of rules and metarules on a population (issue #11).
+"""Effectiveness of rules and metarules on a population (issues #11, #24).
 
-For the inputs a rule (or metarule) serves — rows needing recourse whose assigned rule it is — two shares:
+Every figure here reads the one definition of "works" (:func:`tcrex.recourse_outcome`: a model-confirmed point
+that changes exactly the features its sentence names). Over the rows that need recourse it counts who has
+verified recourse, split by where the point came from (the paper's optimal rule, the next rule in cost order, a
+minimal change beyond the rules), who has only a similar real case, and who has none. For the inputs a rule (or
+metarule) serves — rows needing recourse whose optimal rule it is — two shares:
 
-* ``boundary_effectiveness``: the share whose boundary point (nearest point of the rule box, the paper's
-  counterfactual) already brings the model's output into the target;
-* ``effectiveness``: the share whose model-verified point exists without falling back to the real example
-  (boundary or searched point, see :mod:`tcrex._verify`).
+* ``boundary_effectiveness``: the share whose nearest point of the rule in the data (the paper's counterfactual
+  point, at values the data holds) already brings the model's output into the target;
+* ``effectiveness``: the share whose verified point lies in that rule (nearest or deeper inside it): the rule's
+  own advice works for them.
 
 The population is the fit rows by default; any rows can be given with the model (or the model and their outputs).
 """
@@ -18,8 +22,8 @@ import pandas as pd
 
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError, SchemaError
-from ._verify import _SRC, verify_points
-from ._vocabulary import BOUNDARY, EXAMPLE
+from ._vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, SEARCHED,
+                          SIMILAR_CASE, SOURCES, VERIFIED)
 
 RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
 META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
@@ -34,29 +38,50 @@ class Effectiveness:
     population: str  # "fit rows" or "given rows"
     n: int  # rows in the population
     n_needing: int  # rows needing recourse (tcrex.needs_recourse)
-    n_with_rule: int  # of those, rows with a rule (status ok or already_in_rule)
-    n_boundary_valid: int  # ... whose boundary point flips the model
-    n_verified: int  # ... whose verified point works without the example
-    n_valid: int  # ... whose verified point works, the example included
+    n_with_rule: int  # of those, rows with an optimal rule (status ok or already_in_rule)
+    n_boundary_valid: int  # ... whose optimal rule's nearest point already works
+    n_verified: int  # rows needing recourse with verified recourse (tcrex.recourse_outcome == "verified")
+    n_similar: int  # ... with a similar real case only
+    n_none: int  # ... with neither
+    n_optimal_rule: int = 0  # verified through the paper's optimal rule (nearest point or deeper inside it)
+    n_next_rule: int = 0  # verified through the next rule in cost order
+    n_minimal_change: int = 0  # verified by a minimal change beyond the rules
     rules: pd.DataFrame = field(repr=False, default=None)
     metarules: pd.DataFrame = field(repr=False, default=None)
 
-    @property
-    def boundary_share(self) -> float:
-        """Share of the rows with a rule whose boundary point works."""
-        return self.n_boundary_valid / self.n_with_rule if self.n_with_rule else float("nan")
+    def share(self, count: int) -> float:
+        """``count`` as a share of the rows needing recourse (NaN when nobody needs it)."""
+        return count / self.n_needing if self.n_needing else float("nan")
 
     @property
     def verified_share(self) -> float:
-        """Share of the rows with a rule whose verified point works without the example."""
-        return self.n_verified / self.n_with_rule if self.n_with_rule else float("nan")
+        """Share of everyone needing recourse whose recourse is verified (a point that follows the advice)."""
+        return self.share(self.n_verified)
 
     @property
-    def verified_share_of_needing(self) -> float:
-        """Share of everyone needing recourse whose recourse is verified to work (example included)."""
-        return self.n_valid / self.n_needing if self.n_needing else float("nan")
+    def similar_share(self) -> float:
+        return self.share(self.n_similar)
 
-    _COUNTS = ("n", "n_needing", "n_with_rule", "n_boundary_valid", "n_verified", "n_valid")
+    @property
+    def none_share(self) -> float:
+        return self.share(self.n_none)
+
+    @property
+    def boundary_share(self) -> float:
+        """Share of the rows with an optimal rule whose nearest point of it already works."""
+        return self.n_boundary_valid / self.n_with_rule if self.n_with_rule else float("nan")
+
+    def headline(self) -> str:
+        """"verified by a point that follows the advice N % · a similar real case only M % · none K %"."""
+        from ._vocabulary import RECOURSE_TEXT
+        if not self.n_needing:
+            return "nobody here needs recourse"
+        return " · ".join(f"{RECOURSE_TEXT[k]} {self.share(c):.0%}" for k, c in
+                          ((VERIFIED, self.n_verified), (SIMILAR_CASE, self.n_similar),
+                           (NO_VERIFIED_RECOURSE, self.n_none)))
+
+    _COUNTS = ("n", "n_needing", "n_with_rule", "n_boundary_valid", "n_verified", "n_similar", "n_none",
+               "n_optimal_rule", "n_next_rule", "n_minimal_change")
 
     def to_dict(self) -> dict:
         return {"population": self.population, **{k: int(getattr(self, k)) for k in self._COUNTS},
@@ -65,6 +90,12 @@ class Effectiveness:
     @classmethod
     def from_dict(cls, d: dict) -> "Effectiveness":
         try:
+            d = dict(d)
+            if "n_similar" not in d and "n_valid" in d:  # written before issue #24: real examples counted apart
+                d["n_similar"] = d["n_valid"] - d["n_verified"]
+                d["n_none"] = d["n_needing"] - d["n_valid"]
+                d["n_optimal_rule"] = d["n_verified"]
+                d["n_next_rule"] = d["n_minimal_change"] = 0
             counts = {k: d[k] for k in cls._COUNTS}
             if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
                 raise SchemaError("effectiveness counts must be whole numbers >= 0")
@@ -97,7 +128,8 @@ def _frame(records, columns, id_name) -> pd.DataFrame:
     return frame
 
 
-def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
+def compute(ex, X=None, model=None, y_pred=None, reference=None) -> Effectiveness:
+    from ._verify import recourse_codes, verify_points
     model = model if model is not None else getattr(ex, "model_", None)
     if model is None:
         raise ModelError("effectiveness checks points on the model: pass model= (or fit with the model)")
@@ -114,10 +146,9 @@ def compute(ex, X=None, model=None, y_pred=None) -> Effectiveness:
         population = "given rows"
     enc = ex.schema_.encode(X)
     res = ex._lookup(enc, y, ex.targets_)
-    v = verify_points(ex, X, enc, res, model)
-    verified = v.valid & (v.source != _SRC[EXAMPLE])
-    return _summarise(ex, population, res["target"], res["rule"], res["metarule"], v.checked, v.boundary_valid,
-                      verified, v.valid)
+    rec = verify_points(ex, X, enc, res, model, reference)
+    return _summarise(ex, population, res["target"], res["rule"], res["metarule"],
+                      np.where(rec.found, rec.source, -1), recourse_codes(rec))
 
 
 def from_rows(ex, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
@@ -126,28 +157,28 @@ def from_rows(ex, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
     :meth:`TCREx.explain` and ``counterfactuals`` from :meth:`TCREx.counterfactuals` with ``verify=True`` (aligned
     on the index). A dashboard verifies every row once and then summarises any subset without calling the model
     again."""
-    if "valid" not in counterfactuals.columns or "source" not in counterfactuals.columns:
-        raise SchemaError("counterfactuals must come from counterfactuals(verify=True) (columns valid, source)")
+    if "recourse" not in counterfactuals.columns or "source" not in counterfactuals.columns:
+        raise SchemaError("counterfactuals must come from counterfactuals(verify=True) (columns recourse, source)")
     if not explanations.index.equals(counterfactuals.index):
         counterfactuals = counterfactuals.reindex(explanations.index)
 
     def ids(column) -> np.ndarray:
         return explanations[column].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)
 
-    valid_col = counterfactuals["valid"].astype("boolean")
-    checked = valid_col.notna().to_numpy()
-    valid = valid_col.fillna(False).to_numpy(dtype=bool)
-    source = counterfactuals["source"].astype(object).to_numpy()
-    boundary_valid = valid & (source == BOUNDARY)
-    verified = valid & (source != EXAMPLE)
-    return _summarise(ex, population, ids("target"), ids("rule"), ids("metarule"), checked, boundary_valid,
-                      verified, valid)
+    source = pd.Categorical(counterfactuals["source"].astype(object), categories=list(SOURCES)).codes
+    recourse = pd.Categorical(counterfactuals["recourse"].astype(object), categories=list(RECOURSE_OUTCOMES)).codes
+    return _summarise(ex, population, ids("target"), ids("rule"), ids("metarule"), np.asarray(source, np.int64),
+                      np.asarray(recourse, np.int64))
 
 
-def _summarise(ex, population, target, rule, metarule, checked, boundary_valid, verified, valid) -> Effectiveness:
-    """Counts over the population and per-rule / per-metarule shares from per-row flags (see module doc)."""
-    has = checked
+def _summarise(ex, population, target, rule, metarule, source, recourse) -> Effectiveness:
+    """Counts over the population and per-rule / per-metarule shares from per-row codes (see module doc):
+    ``source`` indexes SOURCES (-1: nothing found), ``recourse`` RECOURSE_OUTCOMES (-1: not needing)."""
     needing = target >= 0
+    has = needing & (rule >= 0)
+    src = {s: source == i for i, s in enumerate(SOURCES)}
+    boundary_valid = src[BOUNDARY]
+    via_rule = src[BOUNDARY] | src[SEARCHED]
     res = {"target": target, "rule": rule, "metarule": metarule}
     frames = {}
     for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in ex.targets_]),
@@ -158,16 +189,20 @@ def _summarise(ex, population, target, rule, metarule, checked, boundary_valid, 
             ids = res[key][sel]
             n = np.bincount(ids, minlength=size)
             nb = np.bincount(ids, weights=boundary_valid[sel], minlength=size)
-            nv = np.bincount(ids, weights=verified[sel], minlength=size)
+            nv = np.bincount(ids, weights=via_rule[sel], minlength=size)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rows.append(pd.DataFrame({"target": t, key: np.arange(size), "n_served": n,
                                           "boundary_effectiveness": np.where(n > 0, nb / np.maximum(n, 1), np.nan),
                                           "effectiveness": np.where(n > 0, nv / np.maximum(n, 1), np.nan)}))
         frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
         frames[key] = _frame(frame.to_dict("records"), columns, key)
+    code = {k: i for i, k in enumerate(RECOURSE_OUTCOMES)}
     return Effectiveness(population, len(target), int(needing.sum()), int(has.sum()),
-                         int(boundary_valid[has].sum()), int(verified[has].sum()), int(valid[has].sum()),
-                         frames["rule"], frames["metarule"])
+                         int(boundary_valid[has].sum()), int((recourse == code[VERIFIED]).sum()),
+                         int((recourse == code[SIMILAR_CASE]).sum()),
+                         int((recourse == code[NO_VERIFIED_RECOURSE]).sum()),
+                         int(via_rule[needing].sum()), int(src[NEXT_RULE][needing].sum()),
+                         int(src[MINIMAL_CHANGE][needing].sum()), frames["rule"], frames["metarule"])
 
 
 def resolve(ex, effectiveness, X, model, y_pred):

@@ -61,6 +61,14 @@ class LocalExplanation:
     boundary_output: object = None
     example_valid: bool | None = None
     example_output: object = None
+    # what was verified (issue #24): the text, changes and keeps above then describe the verified point
+    recourse: str | None = None  # verified / similar_case / none (tcrex.RECOURSE_OUTCOMES)
+    recommended_rule: int | None = None  # the rule whose point the model confirms (index within the target)
+    recommended_rule_id: str | None = None
+    recommended_rule_conditions: dict = field(default_factory=dict)
+    changed: list = field(default_factory=list)  # the features the verified point changes, as the text names them
+    paper_text: str | None = None  # the paper's sentence for the optimal rule (before verification)
+    notes: list = field(default_factory=list)  # what verification could not do (e.g. no reference rows)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -475,15 +483,31 @@ class TCREx(BaseEstimator):
                              for i, name in enumerate(self.schema_.names)}, index=X.index)
 
     # ------------------------------------------------------------------ richer local outputs
-    def counterfactuals(self, X, *, verify=None, model=None, y_pred=None, target=None) -> pd.DataFrame:
-        """The counterfactual point of each row: the nearest point of its rule box (respecting ``(low, high]`` and
-        integer features), verified on the model when one is known.
+    def counterfactuals(self, X, *, verify=None, model=None, y_pred=None, target=None, reference=None,
+                        text=True) -> pd.DataFrame:
+        """The counterfactual point of each row, verified on the model when one is known.
 
-        Rows already in the target keep their values; rows with no (actionable) rule get missing values.
-        ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) checks every point on the
-        model and, where the boundary point fails, searches inside the rule box for the nearest point the model
-        sends to the target (real example as last resort); the frame then gains ``valid`` (missing where there is
-        no rule) and ``source`` (boundary / searched / example). ``verify=False`` returns the boundary points only.
+        ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) finds for every row that
+        needs recourse a point the model confirms that *is* the advice (see :mod:`tcrex._recourse`): a point of
+        the paper's optimal rule changing exactly the features the advice names to values the data holds, else
+        of the next rule in cost order, else a minimal change beyond the rules (from the nearest ``reference``
+        row with the target output, default the fit rows). Columns, beside the point's features:
+
+        * ``valid``: the model confirms the point (missing for rows that do not need recourse);
+        * ``source``: ``boundary`` / ``searched`` (the paper's rule) / ``next_rule`` / ``minimal_change`` /
+          ``example`` (a similar real case only, never verified recourse);
+        * ``recourse``: ``verified`` / ``similar_case`` / ``none`` (:func:`tcrex.recourse_outcome`, the one
+          definition every count uses); missing for rows that do not need recourse;
+        * ``changed`` (the features the point changes, exactly those the sentence names), ``n_changes``;
+        * ``rule`` (the paper's optimal rule) and ``recommended_rule`` (the rule whose point was verified), both
+          indices within the row's target (:meth:`rule_id` gives the public id);
+        * ``output`` (the model's output at the point) and ``text`` (the sentence stating the verified values;
+          ``text=False`` skips it).
+
+        Rows already in the target keep their values; rows needing recourse with nothing found get missing
+        features. ``frame.attrs["notes"]`` says what could not be done (an explainer restored from JSON needs
+        ``reference=`` rows for the search beyond the rules). ``verify=False`` returns the paper's boundary points
+        only (rows with no actionable rule get missing values).
         """
         self._require_fitted()
         X = as_frame(X)
@@ -491,7 +515,7 @@ class TCREx(BaseEstimator):
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
         from ._verify import verified_frame, wants_verify
         if wants_verify(self, verify, model):
-            return verified_frame(self, X, enc, res, model if model is not None else self.model_)
+            return verified_frame(self, X, enc, res, model if model is not None else self.model_, reference, text)
         moved = self._move_to_rules(enc, res)
         out = self._decode(moved, X.index)
         out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
@@ -527,11 +551,26 @@ class TCREx(BaseEstimator):
             return None
         return [None if c.features[i].is_free() else c.transition_matrix(i) for i in self.schema_.categorical]
 
+    def _category_counts(self):
+        """Per categorical slot, the fit rows' count of each category (restored from JSON when exported), or
+        None: the preference of category moves and what the JSON export carries for it."""
+        counts = self.__dict__.get("_cat_counts")
+        if counts is None and getattr(self, "_fit_enc", None) is not None:
+            counts = self._cat_counts = [np.bincount(self._fit_enc.cat[:, j],
+                                                     minlength=len(self.schema_.features[i].categories))
+                                         for j, i in enumerate(self.schema_.categorical)]
+        return counts
+
+    def _restore_category_counts(self, counts) -> None:
+        self._cat_counts = counts
+        self._cat_pref = None
+
     def _category_preference(self):
-        if not hasattr(self, "_fit_enc"):
-            return None
         if getattr(self, "_cat_pref", None) is None:
-            self._cat_pref = category_preference(self._fit_enc, self.schema_)
+            counts = self._category_counts()
+            if counts is None:
+                return None
+            self._cat_pref = category_preference(counts, self.schema_)
         return self._cat_pref
 
     def _decode(self, enc: Encoded, index, as_categorical: dict | None = None) -> pd.DataFrame:
@@ -616,7 +655,7 @@ class TCREx(BaseEstimator):
         return scale.distance(a, b)
 
     def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5,
-                    verify=None) -> LocalExplanation:
+                    verify=None, reference=None) -> LocalExplanation:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
         real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2).
 
@@ -642,9 +681,13 @@ class TCREx(BaseEstimator):
             exp.metarule = int(res["metarule"][0])
             exp.metarule_id = self.metarule_id(t, exp.metarule)
             exp.metarule_conditions = self._conditions_dict(sol.metarules, exp.metarule)
+        from ._verify import verify_one, wants_verify
+        verify = wants_verify(self, verify, model)
         if r < 0:
             if exp.metarule is not None:  # no actionable rule here: where would there be one?
                 exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
+            if verify:  # no rule: a minimal change beyond the rules may still work
+                verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference)
             return exp
         exp.rule, exp.rule_id = r, self.rule_id(t, r)
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
@@ -661,9 +704,8 @@ class TCREx(BaseEstimator):
                 exp.example_index = ex["example_index"].iloc[0]
                 exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
         exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
-        from ._verify import verify_one, wants_verify
-        if wants_verify(self, verify, model):
-            verify_one(self, exp, X, enc, res, model if model is not None else self.model_)
+        if verify:
+            verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference)
         return exp
 
     def _conditions_dict(self, boxes: Boxes, r: int) -> dict:
@@ -699,10 +741,13 @@ class TCREx(BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ global summary
-    def effectiveness(self, X=None, *, model=None, y_pred=None, explanations=None, counterfactuals=None):
-        """Per rule and metarule, on a population (the fit rows by default): the share of served inputs whose
-        boundary point already flips the model, and whose verified point works without falling back to the
-        real example. Returns a plain-data ``Effectiveness`` (counts, ``rules`` and ``metarules`` frames).
+    def effectiveness(self, X=None, *, model=None, y_pred=None, explanations=None, counterfactuals=None,
+                      reference=None):
+        """Who has recourse that works, on a population (the fit rows by default): of the rows needing recourse,
+        how many have verified recourse (by source), a similar real case only, or none — the one definition of
+        :func:`tcrex.recourse_outcome` — and per rule and metarule the share of served inputs whose nearest
+        point of the rule already flips the model, and whose verified point lies in the rule. Returns a
+        plain-data ``Effectiveness`` (counts, ``headline()``, ``rules`` and ``metarules`` frames).
 
         Given ``explanations`` (from :meth:`explain`) and ``counterfactuals`` (from :meth:`counterfactuals` with
         ``verify=True``) of the same rows, it summarises those without calling the model again (any subset of
@@ -714,7 +759,7 @@ class TCREx(BaseEstimator):
             from ._effectiveness import from_rows
             return from_rows(self, explanations, counterfactuals)
         from ._effectiveness import compute
-        return compute(self, X, model, y_pred)
+        return compute(self, X, model, y_pred, reference)
 
     def rules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order).

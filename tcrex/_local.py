@@ -95,12 +95,13 @@ def nearest_rows(query: Encoded, pool: Encoded, scale: PercentileScale, max_pair
     return best, dist
 
 
-def category_preference(fit: Encoded, schema: FeatureSchema) -> list[np.ndarray]:
-    """Per categorical feature, each category's frequency in the fit data (ties to the earlier category)."""
+def category_preference(counts: list, schema: FeatureSchema) -> list[np.ndarray]:
+    """Per categorical feature, each category's frequency in the fit data (``counts``: per categorical slot, the
+    count of each category), ties to the earlier category."""
     prefs = []
     for j, i in enumerate(schema.categorical):
         k = len(schema.features[i].categories)
-        counts = np.bincount(fit.cat[:, j], minlength=k).astype(np.float64)
-        prefs.append(counts - np.arange(k) / (k + 1))  # strictly ordered, frequency first
+        c = np.asarray(counts[j], dtype=np.float64)
+        prefs.append(c - np.arange(k) / (k + 1))  # strictly ordered, frequency first
     return prefs
 

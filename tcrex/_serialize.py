@@ -30,10 +30,15 @@ from ._targets import Target
 from .text import box_conditions
 
 FORMAT = "tcrex-rules"
-VERSION = 2
-#: Written only when the export carries effectiveness (optional ``effectiveness`` fields); version 2 otherwise.
-VERSION_EFFECTIVENESS = 3
-READABLE = (1, 2, 3)
+#: Version 4 (issue #24) adds what the search for verified recourse needs from the fit data, so an explainer
+#: restored from JSON finds the same points: per rule, the observed values of each feature it constrains that
+#: its points may take (``values``), and the fit rows' count of each category (``category_counts``); never rows.
+VERSION = 4
+#: Kept for readers of older files: version 3 was version 2 plus effectiveness (version 4 carries it optionally).
+VERSION_EFFECTIVENESS = 4
+READABLE = (1, 2, 3, 4)
+#: Most values a rule may list per feature in a file (the writer keeps at most 2 * NEAR_VALUES + quantiles).
+MAX_RULE_VALUES = 64
 #: Parameters an export restores (what ``to_json`` writes, plus ``task``); other keys are ignored.
 RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task")
 #: Largest rules x (numeric features + categories) an export may ask the loader to allocate boxes for.
@@ -59,15 +64,23 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
     }
     if ex.task_ == CLASSIFICATION:
         doc["classes"] = [_native(c) for c in ex.classes_]
+    counts = ex._category_counts()
+    if counts is not None:
+        doc["category_counts"] = {schema.names[i]: [int(c) for c in counts[j]]
+                                  for j, i in enumerate(schema.categorical)}
     targets = []
     for t, sol in enumerate(ex.targets_):
         complexity = sol.rules.complexity()
+        from ._recourse import rule_values
+        values = rule_values(ex, sol)
         targets.append({
             "id": t, "outputs": sol.target.to_dict(), "description": sol.target.describe(),
             "n_cells": int(sol.n_cells),
             "rules": [{"id": r, "conditions": _conditions(schema, sol.rules, r), "n": int(sol.rule_n[r]),
                        "n_target": int(sol.rule_n_target[r]), "feasibility": float(sol.feasibility[r]),
-                       "accuracy": float(sol.accuracy[r]), "complexity": int(complexity[r])}
+                       "accuracy": float(sol.accuracy[r]), "complexity": int(complexity[r]),
+                       **({"values": {schema.names[schema.numeric[j]]: [float(v) for v in vals]
+                                      for j, vals in sorted(values[r].items())}} if values is not None else {})}
                       for r in range(sol.n_rules)],
             "metarules": [{"id": m, "rule": int(sol.metarule_rule[m]) if sol.metarule_rule[m] >= 0 else None,
                            "conditions": _conditions(schema, sol.metarules, m),
@@ -233,9 +246,12 @@ def from_json(cls, text):
                     _count(r["complexity"], f"targets[{t}].rules[{i}].complexity")
             if -1 in meta_rule and ex.constraints_.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
-            solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
-                                              ex.constraints_, max_cells=ex.max_cells))
+            sol = Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
+                                   ex.constraints_, max_cells=ex.max_cells)
+            sol.rule_values = _rule_values(schema, rules, rule_boxes, t)
+            solutions.append(sol)
         ex.targets_ = solutions
+        ex._restore_category_counts(_category_counts(schema, doc.get("category_counts")))
         if doc.get("effectiveness") is not None:
             from ._effectiveness import Effectiveness
             ex.effectiveness_ = Effectiveness.from_dict(doc["effectiveness"])
@@ -262,3 +278,53 @@ def _target_param(target):
         return [_native(v) for v in target]
     return _native(target)
 
+
+
+def _rule_values(schema: FeatureSchema, rules: list, boxes: Boxes, t: int):
+    """Per rule, numeric slot -> its values (version 4); None when the file has none (older versions: the search
+    inside the rules then uses the rules' nearest points, and says so)."""
+    if not rules or not any("values" in r for r in rules):
+        return None
+    out = []
+    for i, r in enumerate(rules):
+        values = r.get("values", {})
+        if not isinstance(values, dict):
+            raise SchemaError(f"targets[{t}].rules[{i}].values must be an object")
+        per = {}
+        for name, vals in values.items():
+            try:
+                f = schema.index(name)
+            except DataError:
+                raise SchemaError(f"targets[{t}].rules[{i}].values names unknown feature {name!r}") from None
+            if schema.features[f].is_categorical:
+                raise SchemaError(f"targets[{t}].rules[{i}].values lists values of categorical {name!r}")
+            vals = _list(vals, f"targets[{t}].rules[{i}].values[{name!r}]")
+            if len(vals) > MAX_RULE_VALUES:
+                raise SchemaError(f"targets[{t}].rules[{i}].values[{name!r}] lists {len(vals):,} values; at most "
+                                  f"{MAX_RULE_VALUES} are read")
+            if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in vals):
+                raise SchemaError(f"targets[{t}].rules[{i}].values[{name!r}] must be finite numbers")
+            arr = np.unique(np.asarray(vals, dtype=np.float64))
+            j = schema.slot[f]
+            if ((arr <= boxes.low[i, j]) | (arr > boxes.high[i, j])).any():
+                raise SchemaError(f"targets[{t}].rules[{i}].values[{name!r}] lie outside the rule's condition")
+            if len(arr):
+                per[j] = arr
+        out.append(per)
+    return out
+
+
+def _category_counts(schema: FeatureSchema, counts):
+    """Per categorical slot, the fit rows' count of each category (version 4), or None."""
+    if counts is None:
+        return None
+    if not isinstance(counts, dict):
+        raise SchemaError("category_counts must be an object")
+    out = []
+    for i in schema.categorical:
+        f = schema.features[i]
+        c = _list(counts.get(f.name), f"category_counts[{f.name!r}]") if f.name in counts else None
+        if c is None or len(c) != len(f.categories):
+            raise SchemaError(f"category_counts[{f.name!r}] must list one count per category of {f.name!r}")
+        out.append(np.array([_count(v, f"category_counts[{f.name!r}]") for v in c], dtype=np.int64))
+    return out

@@ -30,6 +30,7 @@ from ._params import check_fitted
 from ._targets import targets_from_spec
 from ._vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           has_recourse, needs_recourse)
+from ._vocabulary import is_verified
 from .text import pluralise
 
 __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
@@ -222,7 +223,7 @@ class AuditResult:
 
 # ---------------------------------------------------------------------------------------------------- audit
 def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=1000, confidence=0.95,
-          reference=None, random_state=0, min_group_size=30, class_names=None) -> AuditResult:
+          reference=None, random_state=0, min_group_size=30, class_names=None, reference_rows=None) -> AuditResult:
     """Compare recourse between groups of individuals under a fitted :class:`~tcrex.TCREx` explainer.
 
     Parameters
@@ -244,17 +245,21 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
     min_group_size : below this many individuals a comparison is flagged as too small, never "significant".
     class_names : readable names of the classes (``{1: "approved"}``): the findings then name the target
         "(target: approved)" instead of "(target: output = 1)".
+    reference_rows : rows for the search beyond the rules when verifying recourse (``counterfactuals(...,
+        reference=)``); default the explainer's fit rows. An explainer restored from JSON needs them to count the
+        same verified recourse as the one it was exported from.
     """
     _check_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
     labels, order, group_column = _resolve_groups(X, groups)
-    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names)
+    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows)
     counts = _count(outcomes, labels, group_column, order)
     return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
                       random_state=random_state, min_group_size=min_group_size, outcomes=outcomes, labels=labels)
 
 
-def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None) -> "AuditCounts":
+def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None,
+                 reference_rows=None) -> "AuditCounts":
     """The audit's mergeable counts for the rows X (one partition, file or batch of a larger population).
 
     Counts of several partitions add up (``a + b``, ``sum(parts)``) to the counts of all their rows, from which
@@ -264,7 +269,7 @@ def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None) 
     X = as_frame(X)
     series, name = _group_series(X, groups)
     labels, values, categories, missing = _group_labels(series)
-    outcomes = _outcomes(explainer, X, y_pred, model, target)
+    outcomes = _outcomes(explainer, X, y_pred, model, target, reference_rows=reference_rows)
     return _count(outcomes, labels, name, None, values=values, categories=categories, has_missing=missing)
 
 
@@ -356,7 +361,7 @@ class _Outcomes:
     effectiveness_available: bool = False
 
 
-def _outcomes(explainer, X, y_pred, model, target, class_names=None) -> _Outcomes:
+def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_rows=None) -> _Outcomes:
     target_spec = _resolve_target(explainer, target)
     y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for the three calls below
     exp = explainer.explain(X, y_pred=y, target=target_spec)
@@ -376,7 +381,7 @@ def _outcomes(explainer, X, y_pred, model, target, class_names=None) -> _Outcome
         feas[rows] = np.asarray(sol.feasibility, dtype=np.float64)[rule[rows]]
         acc[rows] = np.asarray(sol.accuracy, dtype=np.float64)[rule[rows]]
     dist, distance_available = _distances(explainer, X, y, target_spec, has)
-    works, effectiveness_available = _works(explainer, X, y, model, target_spec, need)
+    works, effectiveness_available = _works(explainer, X, y, model, target_spec, need, reference_rows)
     features = list(explainer.schema_.names)
     empty = np.zeros((n, 0), dtype=bool)
     change = np.column_stack([(actions[f] == "change").to_numpy() for f in features]) if features else empty
@@ -707,7 +712,7 @@ def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
     return dist, True
 
 
-def _works(explainer, X, y, model, target_spec, need) -> tuple[np.ndarray, bool]:
+def _works(explainer, X, y, model, target_spec, need, reference_rows=None) -> tuple[np.ndarray, bool]:
     """1.0 where an individual needing recourse has a counterfactual point the model confirms (verified point,
     see ``TCREx.counterfactuals(verify=True)``), 0.0 where not (no rule included); NaN without a model."""
     works = np.full(len(X), np.nan)
@@ -715,8 +720,9 @@ def _works(explainer, X, y, model, target_spec, need) -> tuple[np.ndarray, bool]
     if model is None:
         return works, False
     if need.any():
-        cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True)
-        works[need] = cf["valid"].fillna(False).to_numpy(dtype=bool)[need]
+        cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True,
+                                       reference=reference_rows, text=False)
+        works[need] = is_verified(cf)[need]  # the one definition of "works" (issue #24)
     return works, True
 
 

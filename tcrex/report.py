@@ -198,8 +198,8 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
              ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
              ("median features to change", median)]
     if effectiveness is not None and effectiveness.n_needing:
-        cards.append(("recourse verified to work (checked on the model)",
-                      f"{effectiveness.n_valid:,} ({_pct(effectiveness.n_valid, effectiveness.n_needing)})"))
+        cards.append(("verified by a point that follows the advice (checked on the model)",
+                      f"{effectiveness.n_verified:,} ({_pct(effectiveness.n_verified, effectiveness.n_needing)})"))
     html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
     no_rule = n_need - n_has
     words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
@@ -209,10 +209,12 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
     if effectiveness is not None and effectiveness.n_needing:
         e = effectiveness
-        words.append(f"Checked on the model, the recommended change works for {e.n_valid:,} of the {e.n_needing:,} "
-                     f"who need it ({_pct(e.n_valid, e.n_needing)}); at the rules' nearest points alone it works for "
-                     f"{e.n_boundary_valid:,} ({_pct(e.n_boundary_valid, e.n_with_rule)} of those with a rule), so "
-                     "the dashboard recommends points further inside the rules where needed.")
+        words.append(f"Checked on the model, of the {e.n_needing:,} who need recourse: {e.headline()}. A verified "
+                     "point changes exactly the features its advice names, to the values it states: "
+                     f"{e.n_optimal_rule:,} through their optimal rule (at the rule's nearest values for "
+                     f"{e.n_boundary_valid:,}), {e.n_next_rule:,} through the next rule in cost order and "
+                     f"{e.n_minimal_change:,} by a minimal change beyond the rules; a similar real case is shown "
+                     "but never counted as verified.")
     elif explanations is not None and len(explanations):
         words.append("The recommended points were not checked on a model (no model was available): a rule is "
                      "only right for most of the individuals inside it, so a point may not change the outcome.")
@@ -303,9 +305,15 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
         verdict = (("yes" if exp.counterfactual_valid else "no")
                    + f" (the model gives {_outcome(exp.counterfactual_output, class_names)})")
         facts.append(("the model agrees at the recommended point", verdict))
-        if exp.counterfactual_source == "example":
-            facts.append(("note", "only a real example inside the rule works; points nearer to the individual "
-                                  "do not change the model's output"))
+        if getattr(exp, "recourse", None) == "similar_case":
+            facts.append(("note", "no verified recourse: only a similar real case gets the favourable outcome; "
+                                  "it is shown, not advised"))
+        elif getattr(exp, "recommended_rule_id", None) and exp.recommended_rule_id != getattr(exp, "rule_id", None):
+            facts.append(("note", f"the optimal rule {exp.rule_id} has no point the model confirms here; the "
+                                  f"advice follows the next rule in cost order, {exp.recommended_rule_id}"))
+        elif getattr(exp, "counterfactual_source", None) == "minimal_change":
+            facts.append(("note", "no rule has a point the model confirms here; the advice is a minimal change "
+                                  "found from the nearest real case with the favourable outcome"))
     if exp.rule is not None:
         facts += [("rule", getattr(exp, "rule_id", None) or exp.rule),
                   ("metarule", getattr(exp, "metarule_id", None) or exp.metarule),

@@ -292,3 +292,53 @@ def trivial_rule_note(outcome: str, accuracy: float) -> str:
     """How a trivial rule is flagged wherever rules are listed (dashboard, report, text summary)."""
     return (f"no condition: the rule covers every input and the model gives {outcome} to {accuracy:.0%} of them, "
             "so it describes the model and is not advice")
+
+
+# ---------------------------------------------------------------------------------------- verified recourse
+def output_text(value) -> str:
+    """A model output in a sentence: class labels as they are ("rejected", "1"), numbers as format_number."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return format_number(value)
+    return str(value)
+
+
+def _moves(changes: list) -> str:
+    return join_and([f"{c['feature']} to {c['value']}" for c in changes])
+
+
+def verified_sentence(source: str | None, changes: list, keeps: list = (), *, rule_id: str | None = None,
+                      paper_rule_id: str | None = None, nearest_output=None, target: str = "") -> str:
+    """The sentence of a verified point, naming every feature the point changes and the value it states.
+
+    ``changes``: ``{"feature", "value" (text), "condition" (the rule's, text or None), "nearest" (the rule's
+    nearest value, text or None)}`` in feature order; ``keeps``: the rule's keep entries. ``source`` is one of
+    :data:`tcrex.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
+    point, said when the point had to go further inside ("at 13 the model still gives rejected")."""
+    from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED
+    if source is None:
+        return (f"No verified recourse found: no rule has a point the model confirms and no reference row reaches "
+                f"{target or 'the target'}")
+    if source == EXAMPLE:
+        return (f"No verified recourse found; a similar case that gets {target or 'the target outcome'} differs in "
+                f"{pluralise(len(changes), 'feature')}: "
+                + join_and([f"{c['feature']} = {c['value']}" for c in changes]))
+    if source == MINIMAL_CHANGE:
+        return "No rule gives verified recourse here; a change that works: " + _moves(changes)
+    text = "Change " + _moves(changes)
+    deeper = [c for c in changes if c.get("nearest") is not None and c["nearest"] != c["value"]]
+    if deeper and source in (SEARCHED, NEXT_RULE):
+        asks = join_and([(f"{c['feature']} " if len(changes) > 1 else "") + c["condition"] for c in changes
+                         if c.get("condition")])
+        at = join_and([(f"{c['feature']} = " if len(changes) > 1 else "") + c["nearest"] for c in changes])
+        note = f"the rule asks {asks}" if asks else ""
+        if nearest_output is not None:
+            note += ("; " if note else "") + f"at {at} the model still gives {output_text(nearest_output)}"
+        text += f" ({note})" if note else ""
+    if keeps:
+        text += ", while keeping " + join_and([keep_phrase(k) for k in keeps])
+    if source == NEXT_RULE and rule_id:
+        text += (f" (rule {rule_id}: the optimal rule {paper_rule_id} has no point the model confirms here)"
+                 if paper_rule_id else f" (rule {rule_id})")
+    return text

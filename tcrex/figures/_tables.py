@@ -51,7 +51,7 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     rows = []
     for f, v in values.items():
         action = "change" if f in change else "keep" if f in keep else "free"
-        cond = exp.rule_conditions.get(f, {}).get("text", "")
+        cond = (getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions).get(f, {}).get("text", "")
         row = [str(f), v, cf.get(f) if exp.counterfactual else None]
         if show_boundary:
             row.append(boundary.get(f))

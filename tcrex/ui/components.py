@@ -521,7 +521,7 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
         target = f" → favourable outcome: **{name}**"
     st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
     status = exp.status
-    if status == OK:
+    if exp.recourse == "verified" or (exp.recourse is None and status == OK):
         st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
                    icon=":material/alt_route:")
     elif status == ALREADY_IN_TARGET:
@@ -536,26 +536,31 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
 
 
 def model_verdict(ws: Workspace, exp) -> str | None:
-    """One honest line: does the model give the favourable outcome at the recommended point?"""
-    if exp.rule is None:
-        return None
-    if exp.counterfactual_valid is None:
+    """One honest line: does the model give the favourable outcome at the point the sentence states?"""
+    if exp.recourse is None:
+        if exp.rule is None:
+            return None
         return ("*Not checked on a model: the outputs come from a column of the data. A rule holds for most "
                 "individuals inside it, not necessarily for this one.*")
+    if exp.recourse == "similar_case":
+        return (f":orange[**No verified recourse.**] No point that follows a rule's advice, and no smaller change, "
+                f"is confirmed by the model; the similar real case below gets "
+                f"**{ws.outcome_name(exp.example_output)}** but is not advice to follow.")
+    if exp.recourse != "verified":
+        return (":red[**✗ No verified recourse:** no rule has a point the model confirms and no real case to "
+                "start a smaller change from.]")
     out = ws.outcome_name(exp.counterfactual_output)
-    if not exp.counterfactual_valid:
-        return (f":red[**✗ Checked on the model: no point inside the rule was found where the model agrees** "
-                f"(it gives {out}).] Treat this rule as a direction, not a guarantee.")
-    if exp.counterfactual_source == "boundary":
-        return f":green[**✓ Checked on the model:** at the recommended point the model gives **{out}**.]"
-    near = ws.outcome_name(exp.boundary_output)
+    check = f":green[**✓ Checked on the model:** making exactly the changes above gives **{out}**.]"
     if exp.counterfactual_source == "searched":
-        return (f":green[**✓ Checked on the model:** at the recommended point the model gives **{out}**.] The "
-                f"rule's nearest point would not be enough (the model gives {near} there), so the recommended "
-                "point lies further inside the rule.")
-    return (f":orange[**Only the real example works.**] Points of the rule nearer to this individual do not change "
-            f"the model's output (it gives {near} at the nearest one); the recommended point is the nearest real "
-            f"individual following the rule, where the model gives **{out}**.")
+        return (check + f" At the rule's nearest values the model still gives {ws.outcome_name(exp.boundary_output)}, "
+                "so the values stated lie further inside the rule.")
+    if exp.counterfactual_source == "next_rule":
+        return (check + f" The optimal rule {exp.rule_id} has no point the model confirms for this individual; "
+                f"the recommendation follows the next rule in cost order, {exp.recommended_rule_id}.")
+    if exp.counterfactual_source == "minimal_change":
+        return (check + " No rule has a point the model confirms here: this is a minimal change found from the "
+                "nearest real case with the favourable outcome, every other feature given back.")
+    return check
 
 
 def recourse_alternatives(exp) -> list[dict]:
@@ -615,8 +620,11 @@ def rule_and_metarule(exp) -> None:
     st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
     st.markdown(_cond_lines(exp.rule_conditions))
     if exp.changes:
-        st.markdown("**Change:** " + ", ".join(f"`{c['feature']}` from {_fmt(c['current'])} to {c['condition']}"
-                                                for c in exp.changes))
+        st.markdown("**Change:** " + ", ".join(
+            f"`{c['feature']}` from {_fmt(c['current'])} to "
+            + (f"{_fmt(c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
+               if "value" in c else str(c["condition"]))
+            for c in exp.changes))
     if exp.keeps:
         st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
     st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")

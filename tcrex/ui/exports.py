@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import spreadsheet
+from tcrex import is_verified, spreadsheet
 from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
 from .state import FitResult, Workspace, measure_model
@@ -27,7 +27,9 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     """Every row's explanation for the CSV export: split, model output (with class names), the target it is
     explained toward, rule and metarule (their indices within the target and their ids ``rule_id`` / ``metarule_id``,
     as the tables show them), changes, status, text and, where a model checked it, whether the recommended point
-    works (``recourse_verified``) and where the point comes from (``point_source``)."""
+    works (``recourse``: verified / similar_case / none, ``recourse_verified``), where the point comes from
+    (``point_source``), the rule whose point was verified (``recommended_rule_id``), the features it changes
+    (``changed``) and the sentence stating the verified values (``verified_text``)."""
     from . import verification  # noqa: PLC0415
 
     out = result.explanations.copy()
@@ -43,14 +45,22 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     # ids looked up per (target, index) from tables built once: a call per row would cost seconds on big exports
     rule_ids = {(t, r): ex.rule_id(t, r) for t, sol in enumerate(ex.targets_) for r in range(sol.n_rules)}
     meta_ids = {(t, m): ex.metarule_id(t, m) for t, sol in enumerate(ex.targets_) for m in range(len(sol.metarules))}
-    for column, ids in (("rule", rule_ids), ("metarule", meta_ids)):
+    for column, table in (("rule", rule_ids), ("metarule", meta_ids)):
         out.insert(out.columns.get_loc(column) + 1, f"{column}_id",
-                   [ids.get((int(t), int(i))) if pd.notna(t) and pd.notna(i) else None
+                   [table.get((int(t), int(i))) if pd.notna(t) and pd.notna(i) else None
                     for t, i in zip(out["target"], out[column])])
+    ids = rule_ids
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
-        out["recourse_verified"] = rows.frame["valid"].reindex(out.index)
-        out["point_source"] = rows.frame["source"].reindex(out.index)
+        frame = rows.frame.reindex(out.index)
+        out["recourse"] = frame["recourse"]
+        out["recourse_verified"] = pd.array(is_verified(frame), dtype="boolean")
+        out.loc[frame["recourse"].isna().to_numpy(), "recourse_verified"] = pd.NA
+        out["point_source"] = frame["source"]
+        out["recommended_rule_id"] = [ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
+                                      for t, r in zip(out["target"], frame["recommended_rule"])]
+        out["changed"] = ["; ".join(c) if isinstance(c, tuple) else "" for c in frame["changed"]]
+        out["verified_text"] = frame["text"]
     return out
 
 

@@ -78,7 +78,8 @@ def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = Non
 
 
 def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *, column=None) -> None:
-    """A metric: "recourse verified to work for N % of those who need it", or why it cannot be said."""
+    """A metric: "verified by a point that follows the advice N %", with the fall-backs counted apart, or why it
+    cannot be said."""
     column = column if column is not None else st
     if not model_available(ws):
         column.metric("Verified on the model", "–",
@@ -90,25 +91,28 @@ def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *,
         column.metric("Verified on the model", "–")
         return
     rows = verified_rows(ws, result)
-    share = eff.verified_share_of_needing
+    share = eff.verified_share
     sample = (f" Estimated on a uniform sample of {len(rows.frame):,} of {rows.n_rows:,} rows."
               if rows.sampled else "")
-    column.metric("Recourse verified to work", "–" if share != share else f"{share:.0%}",
-                  help=f"{eff.n_valid:,} of the {eff.n_needing:,} individuals who need recourse get a recommended "
-                       "point that the model sends to the favourable outcome (checked on the model; those without "
-                       f"a rule count as not working). At the rule's nearest point alone: {eff.n_boundary_valid:,}."
-                       + sample)
+    column.metric("Verified by a point that follows the advice", "–" if share != share else f"{share:.0%}",
+                  help=f"{eff.headline()}. {eff.n_verified:,} of the {eff.n_needing:,} individuals who need "
+                       "recourse get a point that changes exactly the features their advice names, to the values "
+                       "it states, and that the model sends to the favourable outcome: "
+                       f"{eff.n_optimal_rule:,} through their optimal rule, {eff.n_next_rule:,} through the next "
+                       f"rule, {eff.n_minimal_change:,} by a minimal change beyond the rules. "
+                       f"{eff.n_similar:,} have only a similar real case (not counted as verified), "
+                       f"{eff.n_none:,} none." + sample)
 
 
 def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) -> str | None:
-    """The headline in words, for captions and reports."""
+    """The headline in words, for captions and reports: "verified by a point that follows the advice N % · a
+    similar real case only M % · none K %"."""
     if not model_available(ws):
         return None
     eff = effectiveness(ws, result, index)
     if eff is None or not eff.n_needing:
         return None
-    return (f"Recourse verified to work for {eff.verified_share_of_needing:.0%} of those who need it "
-            f"({eff.n_valid:,} of {eff.n_needing:,}; checked on the model).")
+    return f"Of the {eff.n_needing:,} who need recourse (checked on the model): {eff.headline()}."
 
 
 def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:

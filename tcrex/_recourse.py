@@ -1,0 +1,578 @@
+"""Recourse that works, and says exactly what it verified (issue #24).
+
+A rule is only tau-accurate on average, so the model may disagree at the point a rule's advice leads to. This
+module finds, for every row that needs recourse, a point that *is* the advice and that the model confirms:
+
+1. **The paper's optimal rule.** The point changes exactly the features where the row lies outside the rule (the
+   features the advice names); every other feature keeps the row's value. Each changed feature takes a value the
+   data holds inside the rule's allowed range (``rule_values``: the observed values nearest to each end of the
+   rule's interval and quantiles of the rule's in-target rows; the allowed categories by frequency), never an
+   interpolated one, so a special code such as -7/-8/-9 is never split and no value lies outside the observed
+   range. The nearest such point first (``boundary``), then deeper ones (``searched``), in a fixed order of
+   depth (the sum of the features' ranks, then the largest rank): the same order whatever the scale.
+2. **The next rules in cost order.** When no point of the optimal rule is confirmed, every other rule of the
+   row's target that the constraints allow, cheapest first (weighted changes, then the larger rule, then the
+   earlier one: the order of the metarules' own optimisation), with the same points; the cheapest rule with a
+   confirmed point is the recommendation (``next_rule``).
+3. **A minimal change beyond the rules.** When no rule has a confirmed point: the nearest reference row the
+   constraints allow whose model output is in the target (valid by construction), then the person's own value of
+   one feature at a time given back (the one whose return keeps the point closest first) for as long as the
+   model still confirms it (``minimal_change``).
+4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
+   case* (``example``), never counted as verified.
+
+Every candidate point is scored on the model in batches (one call per stage and chunk of rows). Nothing here
+needs the fit rows except through ``rule_values`` (exported in the JSON) and the reference rows of step 3-4
+(the fit rows by default; ``reference=`` for an explainer restored from JSON), so an explainer restored from JSON
+and given the same model and reference rows returns the same points, sources and flags.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
+from ._data import Encoded
+from ._local import PercentileScale, nearest_in_interval
+from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
+
+#: Observed values kept nearest to each end of a rule's interval (the nearest points of the rule in the data).
+NEAR_VALUES = 4
+#: Quantiles of the rule's in-target fit rows kept as deeper values of each feature the rule constrains.
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+#: Up to this many combinations of the changed features' values, every combination is tried; beyond it, the
+#: features move deeper together and one at a time.
+MAX_PRODUCT = 64
+#: Next rules (in cost order) tried with every combination first; the rest with the joint moves only.
+FIRST_NEXT_RULES = 3
+#: Rows whose candidates are scored together (bounds memory; one model call per stage and chunk).
+CHUNK_ROWS = 2000
+#: Row x reference-row distances computed at a time when looking for the nearest reference row.
+EXAMPLE_CHUNK = 1 << 18
+_SRC = {s: i for i, s in enumerate(SOURCES)}
+
+
+# ------------------------------------------------------------------------------------------ per-rule values
+def compute_rule_values(fit: Encoded, fit_y, sol) -> list[dict]:
+    """Per rule of ``sol``: numeric slot -> ascending observed values inside the rule's interval (the
+    ``NEAR_VALUES`` nearest each end and the ``QUANTILES`` of the rule's in-target rows), for every numeric
+    feature the rule constrains. What the search inside the rules needs from the fit data (exported in JSON)."""
+    n_rules = sol.n_rules
+    out = [dict() for _ in range(n_rules)]
+    if not n_rules or not len(fit) or not fit.num.shape[1]:
+        return out
+    in_target = sol.target.contains(fit_y)
+    inside = sol.rules.contains(fit)  # (n, R)
+    for j in range(fit.num.shape[1]):
+        lows, highs = sol.rules.low[:, j], sol.rules.high[:, j]
+        constrained = np.flatnonzero(np.isfinite(lows) | np.isfinite(highs))
+        if not len(constrained):
+            continue
+        col = fit.num[:, j]
+        uniq = np.unique(col)
+        for r in constrained:
+            a, b = np.searchsorted(uniq, lows[r], side="right"), np.searchsorted(uniq, highs[r], side="right")
+            vals = uniq[a:b]
+            if not len(vals):
+                continue
+            parts = [vals[:NEAR_VALUES], vals[-NEAR_VALUES:]]
+            rows = inside[:, r] & in_target
+            if not rows.any():
+                rows = inside[:, r]
+            if rows.any():
+                parts.append(np.quantile(col[rows], QUANTILES, method="inverted_cdf"))
+            out[r][j] = np.unique(np.concatenate(parts))
+    return out
+
+
+def rule_values(ex, sol):
+    """The solution's per-rule values: restored from JSON, or computed once from the fit rows (None when the
+    explainer has neither: the rules' nearest points are then used, see :func:`_options`)."""
+    values = getattr(sol, "rule_values", None)
+    if values is None and ex.has_fit_data:
+        values = sol.rule_values = compute_rule_values(ex._fit_enc, ex._fit_y, sol)
+    return values
+
+
+# ------------------------------------------------------------------------------------------ model calls
+class Scorer:
+    """The model's outputs on encoded points, and whether they are in each point's target."""
+
+    def __init__(self, model_call, targets):
+        self.model_call, self.targets, self.calls = model_call, targets, 0
+
+    def outputs(self, enc: Encoded) -> np.ndarray:
+        if not len(enc):
+            return np.zeros(0, dtype=object)
+        self.calls += 1
+        return self.model_call(enc)
+
+    def in_target(self, out: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+        ok = np.zeros(len(out), dtype=bool)
+        for t in np.unique(tgt):
+            sel = tgt == t
+            ok[sel] = self.targets[t].target.contains(out[sel])
+        return ok
+
+
+def _objects(out: np.ndarray) -> np.ndarray:
+    return np.array([v.item() if isinstance(v, np.generic) else v for v in out] + [None], dtype=object)[:-1]
+
+
+# ------------------------------------------------------------------------------------------ the result
+@dataclass
+class Recourse:
+    """Per input row (arrays of the input's length)."""
+
+    point: Encoded  # the recommended point (the row itself where there is none)
+    needing: np.ndarray  # bool: the row's output is not in its target
+    found: np.ndarray  # bool: a point the model confirms (verified, or a similar case)
+    source: np.ndarray  # int: index into SOURCES, -1 where nothing was found
+    output: np.ndarray  # object: the model's output at the point
+    rule: np.ndarray  # int: the recommended rule (within the row's target), -1 where none
+    changed: np.ndarray  # (n, n_features) bool: the features the point changes
+    nearest: Encoded  # the recommended rule's nearest point (its first candidate), the row where no rule
+    nearest_output: np.ndarray  # object: the model's output there (None where not scored)
+    boundary: Encoded  # the paper's optimal rule's nearest point in the data
+    boundary_checked: np.ndarray  # bool
+    boundary_valid: np.ndarray  # bool
+    boundary_output: np.ndarray  # object
+    notes: list = field(default_factory=list)  # what could not be done (e.g. no reference rows)
+    n_model_calls: int = 0
+    n_candidates: int = 0
+
+    @property
+    def verified(self) -> np.ndarray:
+        return self.found & (self.source >= 0) & (self.source != _SRC[EXAMPLE])
+
+
+# ------------------------------------------------------------------------------------------ candidate points
+def _rank_vectors(lengths: tuple) -> np.ndarray:
+    """Rank vectors (one rank per changed feature, 0 = its nearest value) in the order they are tried: every
+    combination when there are few, else the features moving deeper together and one at a time; ordered by the
+    sum of ranks, then the largest rank, then generation order. Row 0 is all zeros (the nearest point)."""
+    c = len(lengths)
+    if c == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    if int(np.prod(lengths)) <= MAX_PRODUCT:
+        grids = np.meshgrid(*[np.arange(n) for n in lengths], indexing="ij")
+        vec = np.stack([g.reshape(-1) for g in grids], axis=1)
+    else:
+        depth = max(lengths)
+        joint = np.minimum(np.arange(depth)[:, None], np.asarray(lengths)[None, :] - 1)
+        singles = []
+        for j, n in enumerate(lengths):
+            v = np.zeros((n, c), dtype=np.int64)
+            v[:, j] = np.arange(n)
+            singles.append(v)
+        vec = np.concatenate([joint] + singles)
+        _, first = np.unique(vec, axis=0, return_index=True)
+        vec = vec[np.sort(first)]
+    order = np.lexsort((np.arange(len(vec)), vec.max(axis=1), vec.sum(axis=1)))
+    return vec[order].astype(np.int64)
+
+
+_RANKS: dict = {}
+
+
+def _ranks(lengths: tuple, joint_only: bool) -> np.ndarray:
+    key = (lengths, joint_only)
+    if key not in _RANKS:
+        vec = _rank_vectors(lengths)
+        if joint_only and len(lengths):  # the nearest point and the features moving deeper together
+            keep = (vec == vec.max(axis=1, keepdims=True)).all(axis=1) | (vec == np.minimum(
+                vec.max(axis=1, keepdims=True), np.asarray(lengths)[None, :] - 1)).all(axis=1)
+            vec = vec[keep]
+        _RANKS[key] = vec
+    return _RANKS[key]
+
+
+class Candidates:
+    """Candidate points of rows for rules: built per group of rows that share a rule and the way they reach it."""
+
+    def __init__(self, ex, enc: Encoded, targets):
+        self.ex, self.enc, self.targets = ex, enc, targets
+        self.schema = ex.schema_
+        cons = ex.constraints_.features if getattr(ex, "constraints_", None) is not None else None
+        self.kind = [c.kind for c in cons] if cons is not None else ["free"] * len(self.schema)
+        self.weight = np.array([c.weight_units for c in cons] if cons is not None else [UNIT] * len(self.schema),
+                               dtype=np.int64)
+        self.trans = ex._transitions()
+        self.pref = ex._category_preference()
+        self.integer = np.array([self.schema.features[i].integer for i in self.schema.numeric], dtype=bool)
+        self.num_kind = np.array([self.kind[i] for i in self.schema.numeric], dtype=object)
+        self.cat_kind = np.array([self.kind[i] for i in self.schema.categorical], dtype=object)
+        self.values = {}
+        self.notes = []
+
+    def _values(self, t: int):
+        if t not in self.values:
+            self.values[t] = rule_values(self.ex, self.targets[t])
+            if self.values[t] is None:
+                self.notes.append(f"the rules of target {self.targets[t].target.describe()} carry no observed "
+                                  "values (a file written before version 4, or no fit rows): their points use "
+                                  "each rule's nearest values instead")
+        return self.values[t]
+
+    # -------------------------------------------------------------- reachability and cost of rules for rows
+    def reach(self, rows: np.ndarray, t: int, rules: np.ndarray):
+        """For rows x rules: numeric / categorical outside masks, (n, R) forbidden and (n, R) cost key."""
+        sol = self.targets[t]
+        x = self.enc.take(rows)
+        low, high = sol.rules.low[rules], sol.rules.high[rules]  # (R, m)
+        xn = x.num[:, None, :]
+        below, above = xn <= low[None], xn > high[None]
+        num_out = below | above
+        forbidden = np.zeros((len(rows), len(rules)), dtype=bool)
+        for j, kind in enumerate(self.num_kind):
+            if kind == IMMUTABLE:
+                forbidden |= num_out[:, :, j]
+            elif kind == INCREASE:
+                forbidden |= above[:, :, j]
+            elif kind == DECREASE:
+                forbidden |= below[:, :, j]
+        cat_out = np.zeros((len(rows), len(rules), x.cat.shape[1]), dtype=bool)
+        for j, allowed in enumerate(sol.rules.allowed):
+            a = allowed[rules]  # (R, k)
+            cat_out[:, :, j] = ~a[:, x.cat[:, j]].T
+            if self.cat_kind[j] == IMMUTABLE:
+                forbidden |= cat_out[:, :, j]
+            elif self.trans is not None and self.trans[j] is not None:
+                reachable = (self.trans[j][x.cat[:, j]].astype(np.int64) @ a.T.astype(np.int64)) > 0  # (n, R)
+                forbidden |= cat_out[:, :, j] & ~reachable
+        w_num = self.weight[self.schema.numeric] if len(self.schema.numeric) else np.zeros(0, dtype=np.int64)
+        w_cat = self.weight[self.schema.categorical] if len(self.schema.categorical) else np.zeros(0, np.int64)
+        cost = num_out.astype(np.int64) @ w_num + cat_out.astype(np.int64) @ w_cat
+        key = cost * sol.n_fit_rows - UNIT * sol.rule_n[rules][None, :]
+        return num_out, cat_out, forbidden, cost, key
+
+    # -------------------------------------------------------------- options of one changed feature
+    def _numeric_options(self, t: int, r: int, j: int, up: bool) -> np.ndarray:
+        values = self._values(t)
+        vals = values[r].get(j) if values is not None else None
+        sol = self.targets[t]
+        low, high = sol.rules.low[r, j], sol.rules.high[r, j]
+        if vals is None or not len(vals):  # no data to draw values from: the rule's nearest point
+            start = low if up else high
+            edge = nearest_in_interval(np.array([start - 1.0 if up else start + 1.0]) if np.isfinite(start)
+                                       else np.array([0.0]), low, high, self.integer[j])
+            return edge
+        return vals if up else vals[::-1]
+
+    def _category_options(self, t: int, r: int, j: int, frm: int) -> np.ndarray:
+        allowed = self.targets[t].rules.allowed[j][r].copy()
+        if self.trans is not None and self.trans[j] is not None:
+            allowed &= self.trans[j][frm]
+        cats = np.flatnonzero(allowed)
+        if self.pref is not None:
+            cats = cats[np.argsort(-self.pref[j][cats], kind="stable")]
+        return cats
+
+    # -------------------------------------------------------------- candidate blocks
+    def build(self, rows: np.ndarray, t: int, r: int, num_out: np.ndarray, cat_out: np.ndarray,
+              joint_only: bool = False):
+        """Candidate points of ``rows`` (all reaching rule ``r`` of target ``t``; ``num_out``/``cat_out`` their
+        outside masks) as (num, cat, owner position in rows, rank order) with the nearest point at rank 0."""
+        x = self.enc.take(rows)
+        sol = self.targets[t]
+        up = x.num <= sol.rules.low[r][None, :]
+        # rows grouped by how they reach the rule: which features change, in which direction, from which category
+        sig = np.concatenate([num_out.astype(np.int8) * (1 + up.astype(np.int8)),
+                              np.where(cat_out, x.cat + 1, 0)], axis=1)
+        groups, inverse = np.unique(sig, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        nums, cats, owners, orders = [], [], [], []
+        m = x.num.shape[1]
+        for g, key in enumerate(groups):
+            members = np.flatnonzero(inverse == g)
+            slots, options = [], []
+            for j in np.flatnonzero(key[:m]):
+                slots.append(("n", j))
+                options.append(self._numeric_options(t, r, j, key[j] == 2))
+            for j in np.flatnonzero(key[m:]):
+                slots.append(("c", j))
+                options.append(self._category_options(t, r, j, key[m + j] - 1))
+            if any(len(o) == 0 for o in options):
+                continue
+            ranks = _ranks(tuple(len(o) for o in options), joint_only)
+            k = len(ranks)
+            num = np.repeat(x.num[members][None], k, axis=0)
+            cat = np.repeat(x.cat[members][None], k, axis=0)
+            for s, ((kind, j), opts) in enumerate(zip(slots, options)):
+                v = opts[ranks[:, s]]
+                if kind == "n":
+                    num[:, :, j] = v[:, None]
+                else:
+                    cat[:, :, j] = v[:, None]
+            nums.append(num.reshape(k * len(members), m))
+            cats.append(cat.reshape(k * len(members), x.cat.shape[1]))
+            owners.append(np.tile(members, k))
+            orders.append(np.repeat(np.arange(k), len(members)))
+        if not nums:
+            return None
+        return np.concatenate(nums), np.concatenate(cats), np.concatenate(owners), np.concatenate(orders)
+
+
+# ------------------------------------------------------------------------------------------ the search
+def find_recourse(ex, enc: Encoded, res: dict, model_call, *, reference=None, targets=None) -> Recourse:
+    """See the module doc. ``res``: the explainer's lookup of the rows; ``model_call(enc) -> outputs``;
+    ``reference``: (encoded rows, their model outputs, PercentileScale) for steps 3-4, or None."""
+    targets = ex._all_targets if targets is None else targets
+    n = len(enc)
+    d = len(ex.schema_)
+    tgt, paper_rule = res["target"], res["rule"]
+    needing = tgt >= 0
+    scorer = Scorer(model_call, targets)
+    cands = Candidates(ex, enc, targets)
+    point = Encoded(enc.num.copy(), enc.cat.copy())
+    nearest = Encoded(enc.num.copy(), enc.cat.copy())
+    rec = Recourse(point=point, needing=needing, found=np.zeros(n, dtype=bool),
+                   source=np.full(n, -1, dtype=np.int64), output=np.full(n, None, dtype=object),
+                   rule=np.full(n, -1, dtype=np.int64), changed=np.zeros((n, d), dtype=bool),
+                   nearest=nearest, nearest_output=np.full(n, None, dtype=object),
+                   boundary=Encoded(enc.num.copy(), enc.cat.copy()), boundary_checked=np.zeros(n, dtype=bool),
+                   boundary_valid=np.zeros(n, dtype=bool), boundary_output=np.full(n, None, dtype=object))
+    done = ~needing.copy()
+
+    def accept(rows, num, cat, out, rule_of, source_of, near=None):
+        point.num[rows], point.cat[rows] = num, cat
+        rec.found[rows] = True
+        rec.output[rows] = _objects(out)
+        rec.rule[rows] = rule_of
+        rec.source[rows] = source_of
+        if near is not None:
+            nearest.num[rows], nearest.cat[rows] = near[0], near[1]
+            rec.nearest_output[rows] = near[2]
+        done[rows] = True
+
+    # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
+    with_rule = np.flatnonzero(needing & (paper_rule >= 0))
+    _search_rules(ex, cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
+    # 3: beyond the rules, 4: a similar case
+    left = np.flatnonzero(needing & ~done)
+    if len(left):
+        if callable(reference):  # computed only when some row needs it (it scores every reference row)
+            reference = reference()
+        if reference is None:
+            rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond the "
+                             "rules and similar cases need reference rows (reference=), which this explainer "
+                             "does not hold")
+        else:
+            _beyond_rules(ex, cands, scorer, rec, left, tgt, reference, accept)
+    rec.notes = cands.notes + rec.notes
+    diff = (point.num != enc.num)
+    rec.changed[:, ex.schema_.numeric] = diff
+    rec.changed[:, ex.schema_.categorical] = point.cat != enc.cat
+    rec.changed[~rec.found] = False
+    point.num[~rec.found], point.cat[~rec.found] = enc.num[~rec.found], enc.cat[~rec.found]
+    rec.n_model_calls = scorer.calls
+    return rec
+
+
+def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, targets):
+    if not len(rows):
+        return
+    for s in range(0, len(rows), CHUNK_ROWS):
+        chunk = rows[s:s + CHUNK_ROWS]
+        # per row, every reachable rule of its target in cost order (the paper's optimal rule first)
+        plans = {}
+        for t in np.unique(tgt[chunk]):
+            sel = chunk[tgt[chunk] == t]
+            sol = targets[t]
+            rules = np.arange(sol.n_rules)
+            num_out, cat_out, forbidden, cost, key = cands.reach(sel, t, rules)
+            pr = paper_rule[sel]
+            key = key.astype(np.float64)
+            key[forbidden] = np.inf
+            key[cost == 0] = np.inf  # the row is inside that rule and the model says no there
+            key[np.arange(len(sel)), pr] = -np.inf  # the paper's optimal rule first
+            order = np.argsort(key, axis=1, kind="stable")
+            n_ok = np.isfinite(key).sum(axis=1) + 1  # + the paper rule (-inf counts as not finite)
+            plans[t] = (sel, order, n_ok, num_out, cat_out)
+        # rounds: position 0 (the paper's rule, every combination), 1..FIRST_NEXT_RULES (every combination),
+        # then the rest (joint moves)
+        for lo, hi, joint_only in ((0, 1, False), (1, 1 + FIRST_NEXT_RULES, False), (1 + FIRST_NEXT_RULES, None, True)):
+            blocks = []
+            for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
+                live = ~done[sel]
+                if not live.any():
+                    continue
+                top = order.shape[1] if hi is None else min(hi, order.shape[1])
+                for pos in range(lo, top):
+                    use = live & (pos < n_ok)
+                    if pos == 0:  # the paper rule of rows inside it (already_in_rule) has nothing to try
+                        use &= ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
+                                 & (~cat_out[np.arange(len(sel)), order[:, 0]]).all(axis=1))
+                    if not use.any():
+                        continue
+                    rule_at = order[:, pos]
+                    for r in np.unique(rule_at[use]):
+                        members = np.flatnonzero(use & (rule_at == r))
+                        b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], joint_only)
+                        if b is None:
+                            continue
+                        num, cat, owner, rank = b
+                        blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
+                                       np.full(len(owner), r), np.full(len(owner), t)))
+            if not blocks:
+                continue
+            num, cat, owner, rank, pos, rule, t_of = (np.concatenate(z) for z in zip(*blocks))
+            out = scorer.outputs(Encoded(num, cat))
+            scorer_ok = scorer.in_target(out, t_of)
+            rec.n_candidates += len(owner)
+            # the paper rule's nearest point: the boundary verdict of every row that had one
+            first_paper = (pos == 0) & (rank == 0)
+            b_rows = owner[first_paper]
+            rec.boundary.num[b_rows], rec.boundary.cat[b_rows] = num[first_paper], cat[first_paper]
+            rec.boundary_checked[b_rows] = True
+            rec.boundary_valid[b_rows] = scorer_ok[first_paper]
+            rec.boundary_output[b_rows] = _objects(out[first_paper])
+            # per row, the first confirmed candidate in (rule position, rank) order
+            good = np.flatnonzero(scorer_ok)
+            if not len(good):
+                continue
+            good = good[np.lexsort((rank[good], pos[good], owner[good]))]
+            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
+            best = good[first]
+            # the chosen rule's nearest point and its output (for the sentence: "at 13 the model still says ...")
+            zero = np.flatnonzero(rank == 0)
+            n_r = int(rule.max()) + 1
+            zkey = owner[zero] * n_r + rule[zero]
+            zsort = np.argsort(zkey, kind="stable")
+            at = np.searchsorted(zkey[zsort], owner[best] * n_r + rule[best])
+            near_sel = zero[zsort[np.minimum(at, len(zsort) - 1)]]
+            source = np.where(pos[best] == 0, np.where(rank[best] == 0, _SRC[BOUNDARY], _SRC[SEARCHED]),
+                              _SRC[NEXT_RULE])
+            accept(owner[best], num[best], cat[best], out[best], rule[best], source,
+                   near=(num[near_sel], cat[near_sel], _objects(out[near_sel])))
+
+
+def _beyond_rules(ex, cands, scorer, rec, rows, tgt, reference, accept):
+    """Steps 3-4 for ``rows`` (see the module doc)."""
+    ref_enc, ref_out, scale = reference
+    enc = cands.enc
+    x = enc.take(rows)
+    x_pct = scale.transform(x)
+    for t in np.unique(tgt[rows]):
+        sel = np.flatnonzero(tgt[rows] == t)
+        in_t = np.flatnonzero(scorer.targets[t].target.contains(ref_out))
+        if not len(in_t):
+            continue
+        pool = ref_enc.take(in_t)
+        pool_pct = scale.transform(pool)
+        allowed_pos = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True)
+        have = allowed_pos >= 0
+        if have.any():
+            start = pool.take(allowed_pos[have])
+            r_rows = rows[sel[have]]
+            num, cat, out = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[have]], start,
+                                       scale, np.full(have.sum(), t), _objects(ref_out[in_t[allowed_pos[have]]]))
+            accept(r_rows, num, cat, out, -1, _SRC[MINIMAL_CHANGE])
+        if (~have).any():  # a similar case only: the nearest row with the target output, constraints aside
+            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=False)
+            ok = any_pos >= 0
+            if ok.any():
+                e = pool.take(any_pos[ok])
+                accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
+
+
+def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: bool) -> np.ndarray:
+    """Per row of ``x``, the position in ``pool`` of its nearest row (total percentile shift, a category change
+    counting 1) that the constraints allow the row to reach (any row when not ``constrained``), -1 when none."""
+    best = np.full(len(x), -1, dtype=np.int64)
+    if not len(pool) or not len(x):
+        return best
+    step = max(1, EXAMPLE_CHUNK // len(pool))
+    xp, pp = x_pct.astype(np.float32), pool_pct.astype(np.float32)
+    for s in range(0, len(x), step):
+        e = min(s + step, len(x))
+        dist = np.zeros((e - s, len(pool)), dtype=np.float32)
+        for j in range(xp.shape[1]):
+            dist += np.abs(xp[s:e, j][:, None] - pp[:, j][None, :])
+        for j in range(x.cat.shape[1]):
+            dist += x.cat[s:e, j][:, None] != pool.cat[:, j][None, :]
+        if constrained:
+            for j, kind in enumerate(cands.num_kind):
+                xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
+                if kind == INCREASE:
+                    dist[pv < xv] = np.inf
+                elif kind == DECREASE:
+                    dist[pv > xv] = np.inf
+                elif kind == IMMUTABLE:
+                    dist[pv != xv] = np.inf
+            for j, kind in enumerate(cands.cat_kind):
+                xc, pc = x.cat[s:e, j][:, None], pool.cat[:, j][None, :]
+                if kind == IMMUTABLE:
+                    dist[xc != pc] = np.inf
+                elif cands.trans is not None and cands.trans[j] is not None:
+                    dist[~cands.trans[j][xc, pc] & (xc != pc)] = np.inf
+        k = np.argmin(dist, axis=1)
+        found = np.isfinite(dist[np.arange(e - s), k])
+        best[s:e] = np.where(found, k, -1)
+    return best
+
+
+def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
+    """From ``start`` (confirmed points), give back the row's own value of one feature at a time — the feature
+    whose return shortens the distance most among those the model still confirms — until none can be."""
+    schema = cands.schema
+    p = Encoded(start.num.copy(), start.cat.copy())
+    out = np.asarray(start_out, dtype=object).copy()
+    m = x.num.shape[1]
+    active = np.ones(len(x), dtype=bool)
+    while active.any():
+        rows = np.flatnonzero(active)
+        p_pct = scale.transform(p.take(rows))
+        gain_num = np.abs(p_pct - x_pct[rows])  # what returning each numeric feature saves
+        diff_num = p.num[rows] != x.num[rows]
+        diff_cat = p.cat[rows] != x.cat[rows]
+        owner, feat = [], []
+        for j in range(m):
+            w = np.flatnonzero(diff_num[:, j])
+            owner.append(w), feat.append(np.full(len(w), j))
+        for j in range(x.cat.shape[1]):
+            w = np.flatnonzero(diff_cat[:, j])
+            owner.append(w), feat.append(np.full(len(w), m + j))
+        owner, feat = np.concatenate(owner), np.concatenate(feat)
+        if not len(owner):
+            break
+        num, cat = p.num[rows][owner], p.cat[rows][owner]
+        is_num = feat < m
+        num[is_num, feat[is_num]] = x.num[rows][owner[is_num], feat[is_num]]
+        cj = feat[~is_num] - m
+        cat[~is_num, cj] = x.cat[rows][owner[~is_num], cj]
+        o = scorer.outputs(Encoded(num, cat))
+        ok = scorer.in_target(o, tgt[rows][owner])
+        gain = np.ones(len(owner))
+        gain[is_num] = gain_num[owner[is_num], feat[is_num]]
+        schema_pos = np.empty(len(owner), dtype=np.int64)
+        schema_pos[is_num] = np.asarray(schema.numeric, dtype=np.int64)[feat[is_num]]
+        schema_pos[~is_num] = np.asarray(schema.categorical, dtype=np.int64)[cj]
+        good = np.flatnonzero(ok)
+        still = np.zeros(len(rows), dtype=bool)
+        if len(good):
+            # per row the confirmed return with the largest gain (ties: the earlier feature in schema order)
+            good = good[np.lexsort((schema_pos[good], -gain[good], owner[good]))]
+            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
+            best = good[first]
+            r = rows[owner[best]]
+            p.num[r], p.cat[r] = num[best], cat[best]
+            out[r] = _objects(o[best])
+            still[owner[best]] = True
+        active[rows[~still]] = False
+    return p.num, p.cat, out
+
+
+def reference_rows(ex, reference_enc: Encoded | None, model_call):
+    """(encoded reference rows, their model outputs, percentile scale) for steps 3-4: the given rows, else the fit
+    rows in memory, else None."""
+    if reference_enc is None:
+        if not ex.has_fit_data:
+            return None
+        reference_enc, scale = ex._fit_enc, ex._scale()
+    else:
+        scale = PercentileScale(reference_enc)
+    if not len(reference_enc):
+        return None
+    return reference_enc, model_call(reference_enc), scale
