@@ -15,9 +15,10 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    earlier one: the order of the metarules' own optimisation), with the same points; the cheapest rule with a
    confirmed point is the recommendation (``next_rule``).
 3. **A minimal change beyond the rules.** When no rule has a confirmed point: the nearest reference row the
-   constraints allow whose model output is in the target (valid by construction), then the person's own value of
-   one feature at a time given back (the one whose return keeps the point closest first) for as long as the
-   model still confirms it (``minimal_change``).
+   constraints allow whose model output is in the target (valid by construction), then the person's own values
+   given back: every subset of the differing features when they are few (the confirmed one with the fewest
+   changes, then the nearest), else one feature at a time (the one whose return keeps the point closest first)
+   for as long as the model still confirms it (``minimal_change``).
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -48,6 +49,13 @@ MAX_PRODUCT = 64
 FIRST_NEXT_RULES = 3
 #: Rows whose candidates are scored together (bounds memory; one model call per stage and chunk).
 CHUNK_ROWS = 2000
+#: Up to this many rows (a test fold, one row of the dashboard), every round of the rule search is scored in one
+#: model call: candidates of later rounds are built for rows an earlier round repairs (and ignored), which costs
+#: less than another call on batches this small.
+ONE_CALL_ROWS = 200
+#: A minimal change beyond the rules tries every subset of the differing features up to this many (2**8 points a
+#: row, one model call); rows further from their nearest real case give features back one at a time.
+MAX_SUBSET_FEATURES = 8
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -390,62 +398,94 @@ def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, t
             order = np.argsort(key, axis=1, kind="stable")
             n_ok = np.isfinite(key).sum(axis=1) + 1  # + the paper rule (-inf counts as not finite)
             plans[t] = (sel, order, n_ok, num_out, cat_out)
-        # rounds: position 0 (the paper's rule, every combination), 1..FIRST_NEXT_RULES (every combination),
-        # then the rest (joint moves)
-        for lo, hi, joint_only in ((0, 1, False), (1, 1 + FIRST_NEXT_RULES, False), (1 + FIRST_NEXT_RULES, None, True)):
-            blocks = []
-            for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
-                live = ~done[sel]
-                if not live.any():
+        # rounds, in cost order: the paper's rule at its nearest point, then deeper; the next FIRST_NEXT_RULES rules
+        # (every combination); the rest (joint moves). A small chunk scores every round in one model call (each
+        # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
+        rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, 1 + FIRST_NEXT_RULES, "all"),
+                  (1 + FIRST_NEXT_RULES, None, "joint")]
+        if len(chunk) <= ONE_CALL_ROWS:
+            _score_round(rec, scorer, accept, [b for r in rounds for b in _round_blocks(cands, plans, done, *r)])
+        else:
+            for r in rounds:
+                _score_round(rec, scorer, accept, _round_blocks(cands, plans, done, *r))
+
+
+def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
+    """Candidate blocks of the rules at cost positions ``lo`` to ``hi`` of every live row; ``mode``: "nearest"
+    (rank 0 only), "deeper" (rank > 0), "all", or "joint" (the nearest point and joint moves only)."""
+    blocks = []
+    for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
+        live = ~done[sel]
+        if not live.any():
+            continue
+        top = order.shape[1] if hi is None else min(hi, order.shape[1])
+        for pos in range(lo, top):
+            use = live & (pos < n_ok)
+            if pos == 0:  # the paper rule of rows inside it (already_in_rule) has nothing to try
+                use &= ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
+                         & (~cat_out[np.arange(len(sel)), order[:, 0]]).all(axis=1))
+            if not use.any():
+                continue
+            rule_at = order[:, pos]
+            for r in np.unique(rule_at[use]):
+                members = np.flatnonzero(use & (rule_at == r))
+                b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], mode == "joint")
+                if b is None:
                     continue
-                top = order.shape[1] if hi is None else min(hi, order.shape[1])
-                for pos in range(lo, top):
-                    use = live & (pos < n_ok)
-                    if pos == 0:  # the paper rule of rows inside it (already_in_rule) has nothing to try
-                        use &= ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
-                                 & (~cat_out[np.arange(len(sel)), order[:, 0]]).all(axis=1))
-                    if not use.any():
-                        continue
-                    rule_at = order[:, pos]
-                    for r in np.unique(rule_at[use]):
-                        members = np.flatnonzero(use & (rule_at == r))
-                        b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], joint_only)
-                        if b is None:
-                            continue
-                        num, cat, owner, rank = b
-                        blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
-                                       np.full(len(owner), r), np.full(len(owner), t)))
-            if not blocks:
-                continue
-            num, cat, owner, rank, pos, rule, t_of = (np.concatenate(z) for z in zip(*blocks))
-            out = scorer.outputs(Encoded(num, cat))
-            scorer_ok = scorer.in_target(out, t_of)
-            rec.n_candidates += len(owner)
-            # the paper rule's nearest point: the boundary verdict of every row that had one
-            first_paper = (pos == 0) & (rank == 0)
-            b_rows = owner[first_paper]
-            rec.boundary.num[b_rows], rec.boundary.cat[b_rows] = num[first_paper], cat[first_paper]
-            rec.boundary_checked[b_rows] = True
-            rec.boundary_valid[b_rows] = scorer_ok[first_paper]
-            rec.boundary_output[b_rows] = _objects(out[first_paper])
-            # per row, the first confirmed candidate in (rule position, rank) order
-            good = np.flatnonzero(scorer_ok)
-            if not len(good):
-                continue
-            good = good[np.lexsort((rank[good], pos[good], owner[good]))]
-            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
-            best = good[first]
-            # the chosen rule's nearest point and its output (for the sentence: "at 13 the model still says ...")
-            zero = np.flatnonzero(rank == 0)
-            n_r = int(rule.max()) + 1
-            zkey = owner[zero] * n_r + rule[zero]
-            zsort = np.argsort(zkey, kind="stable")
-            at = np.searchsorted(zkey[zsort], owner[best] * n_r + rule[best])
-            near_sel = zero[zsort[np.minimum(at, len(zsort) - 1)]]
-            source = np.where(pos[best] == 0, np.where(rank[best] == 0, _SRC[BOUNDARY], _SRC[SEARCHED]),
-                              _SRC[NEXT_RULE])
-            accept(owner[best], num[best], cat[best], out[best], rule[best], source,
-                   near=(num[near_sel], cat[near_sel], _objects(out[near_sel])))
+                num, cat, owner, rank = b
+                keep = rank == 0 if mode == "nearest" else rank > 0 if mode == "deeper" else slice(None)
+                num, cat, owner, rank = num[keep], cat[keep], owner[keep], rank[keep]
+                blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
+                               np.full(len(owner), r), np.full(len(owner), t)))
+    return blocks
+
+
+def _score_round(rec, scorer, accept, blocks) -> None:
+    """Score candidate blocks in one model call; every row takes its first confirmed candidate in (rule position,
+    rank) order, with the chosen rule's nearest point and its output (for the sentence)."""
+    if not blocks:
+        return
+    num, cat, owner, rank, pos, rule, t_of = (np.concatenate(z) for z in zip(*blocks))
+    if not len(owner):
+        return
+    out = scorer.outputs(Encoded(num, cat))
+    ok = scorer.in_target(out, t_of)
+    rec.n_candidates += len(owner)
+    # the paper rule's nearest point: the boundary verdict of every row that had one
+    first_paper = (pos == 0) & (rank == 0)
+    b_rows = owner[first_paper]
+    rec.boundary.num[b_rows], rec.boundary.cat[b_rows] = num[first_paper], cat[first_paper]
+    rec.boundary_checked[b_rows] = True
+    rec.boundary_valid[b_rows] = ok[first_paper]
+    rec.boundary_output[b_rows] = _objects(out[first_paper])
+    good = np.flatnonzero(ok)
+    if not len(good):
+        return
+    good = good[np.lexsort((rank[good], pos[good], owner[good]))]
+    first = np.r_[True, owner[good][1:] != owner[good][:-1]]
+    best = good[first]
+    # the chosen rule's nearest point: scored in this call, or (the paper's rule, searched deeper in a later
+    # call) the boundary point checked before
+    near_num, near_cat = num[best].copy(), cat[best].copy()
+    near_out = np.full(len(best), None, dtype=object)
+    zero = np.flatnonzero(rank == 0)
+    if len(zero):
+        n_r = int(rule.max()) + 1
+        zkey = owner[zero] * n_r + rule[zero]
+        zsort = np.argsort(zkey, kind="stable")
+        want = owner[best] * n_r + rule[best]
+        at = np.minimum(np.searchsorted(zkey[zsort], want), len(zsort) - 1)
+        hit = zkey[zsort[at]] == want
+        z = zero[zsort[at[hit]]]
+        near_num[hit], near_cat[hit], near_out[hit] = num[z], cat[z], _objects(out[z])
+    else:
+        hit = np.zeros(len(best), dtype=bool)
+    from_boundary = ~hit & (pos[best] == 0)
+    rows = owner[best][from_boundary]
+    near_num[from_boundary], near_cat[from_boundary] = rec.boundary.num[rows], rec.boundary.cat[rows]
+    near_out[from_boundary] = rec.boundary_output[rows]
+    source = np.where(pos[best] == 0, np.where(rank[best] == 0, _SRC[BOUNDARY], _SRC[SEARCHED]), _SRC[NEXT_RULE])
+    accept(owner[best], num[best], cat[best], out[best], rule[best], source, near=(near_num, near_cat, near_out))
 
 
 def _beyond_rules(ex, cands, scorer, rec, rows, tgt, reference, accept):
@@ -514,8 +554,61 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
 
 
 def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
-    """From ``start`` (confirmed points), give back the row's own value of one feature at a time — the feature
-    whose return shortens the distance most among those the model still confirms — until none can be."""
+    """From ``start`` (confirmed points, each a real row with the target output), give back the row's own values.
+
+    Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try every subset of those features kept
+    at the start's values, in one model call: the confirmed subset with the fewest features wins (then the
+    nearest, then the earlier subset) — the smallest change that the model confirms, exactly. Rows differing in
+    more features give back one feature at a time (the one whose return shortens the distance most among those
+    the model still confirms) until none can be."""
+    num, cat = start.num.copy(), start.cat.copy()
+    out = np.asarray(start_out, dtype=object).copy()
+    m = x.num.shape[1]
+    diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
+    k = diff.sum(axis=1)
+    small = k <= MAX_SUBSET_FEATURES
+    blocks = []
+    for size in np.unique(k[small]):
+        if size <= 1:
+            continue  # one feature apart: the start itself is the smallest change
+        rows = np.flatnonzero(small & (k == size))
+        where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
+        masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1  # (subsets, size), no empty
+        masks = masks[masks.sum(axis=1) < size].astype(bool)  # the full set is the start, already confirmed
+        for r_i, r in enumerate(rows):
+            cn = np.repeat(x.num[r][None], len(masks), axis=0)
+            cc = np.repeat(x.cat[r][None], len(masks), axis=0)
+            for j, slot in enumerate(where[r_i]):
+                take = masks[:, j]
+                if slot < m:
+                    cn[take, slot] = start.num[r, slot]
+                else:
+                    cc[take, slot - m] = start.cat[r, slot - m]
+            blocks.append((cn, cc, np.full(len(masks), r), masks.sum(axis=1)))
+    if blocks:
+        cn, cc, owner, size = (np.concatenate(z) for z in zip(*blocks))
+        o = scorer.outputs(Encoded(cn, cc))
+        ok = scorer.in_target(o, tgt[owner])
+        good = np.flatnonzero(ok)
+        if len(good):
+            dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
+            good = good[np.lexsort((good, dist, size[good], owner[good]))]
+            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
+            best = good[first]
+            r = owner[best]
+            num[r], cat[r] = cn[best], cc[best]
+            out[r] = _objects(o[best])
+    big = np.flatnonzero(~small)
+    if len(big):
+        n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
+                                       tgt[big], out[big])
+        num[big], cat[big], out[big] = n_, c_, o_
+    return num, cat, out
+
+
+def _give_back_greedy(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
+    """Give back the row's own value of one feature at a time — the feature whose return shortens the distance
+    most among those the model still confirms — until none can be (one model call per step)."""
     schema = cands.schema
     p = Encoded(start.num.copy(), start.cat.copy())
     out = np.asarray(start_out, dtype=object).copy()
@@ -564,13 +657,16 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     return p.num, p.cat, out
 
 
-def reference_rows(ex, reference_enc: Encoded | None, model_call):
+def reference_rows(ex, reference_enc: Encoded | None, model_call, fit_outputs=None):
     """(encoded reference rows, their model outputs, percentile scale) for steps 3-4: the given rows, else the fit
-    rows in memory, else None."""
+    rows in memory, else None. ``fit_outputs``: the fit rows' outputs when they are known to be this model's (the
+    model the explainer was fitted with), which saves scoring them again."""
     if reference_enc is None:
         if not ex.has_fit_data:
             return None
         reference_enc, scale = ex._fit_enc, ex._scale()
+        if fit_outputs is not None and len(reference_enc):
+            return reference_enc, np.asarray(fit_outputs, dtype=object), scale
     else:
         scale = PercentileScale(reference_enc)
     if not len(reference_enc):

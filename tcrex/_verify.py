@@ -107,8 +107,11 @@ def verify_points(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, reference
         from ._data import as_frame
         ref_enc = ex.schema_.encode(as_frame(reference))
 
+    # the fit rows' outputs are this model's when the explainer was fitted with this very model
+    own = getattr(ex, "model_", None) is not None and model is ex.model_
+
     def ref():
-        return reference_rows(ex, ref_enc, m.outputs)
+        return reference_rows(ex, ref_enc, m.outputs, ex._fit_y if own else None)
 
     return find_recourse(ex, enc, res, m.outputs, reference=ref)
 

@@ -6,13 +6,16 @@ from tcrex.figures import (changes_distribution_by_group, feature_change_heatmap
                                   group_comparison_bars)
 from tcrex.ui import auditing
 from tcrex.ui import components as ui
-from tcrex.ui import page
+from tcrex.ui import page, verification
 
 st.title("Subgroup audit")
 st.caption("Compares, group by group, whether the individuals who do not get the favourable outcome have recourse "
            "and how costly it is (changes, distance, rule quality), each against a reference group, with confidence "
            "intervals.")
 ws, result = page.require_result()
+recourse = verification.sentence(ws, result)
+if recourse:
+    st.markdown(f"**Recourse checked on the model, everyone:** {recourse}")
 
 settings = auditing.controls(ws, result, key="audit")
 run = auditing.run(ws, result, settings) if settings is not None else None

@@ -7,7 +7,7 @@ from tcrex.figures import rules_overview
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION
 
 from tcrex.ui import components as ui
-from tcrex.ui import page
+from tcrex.ui import page, verification
 
 st.title("T-CREx — counterfactual rules and metarules")
 st.markdown(
@@ -29,6 +29,9 @@ cols[2].metric("Model accuracy" if ws.task != REGRESSION else "Model R²",
 cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
+recourse = verification.sentence(ws, result)
+if recourse:
+    st.markdown(f"**Recourse checked on the model.** {recourse}")
 
 n_blocked = int((result.explanations["status"].astype(str) == NO_ACTIONABLE_RULE).sum())
 if n_blocked:

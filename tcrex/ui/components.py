@@ -328,8 +328,10 @@ def individual_picker(ws: Workspace, result: FitResult, key: str = "ind",
     current = current_individual(ws, result)
     modes = ["row", "search"] + (["edit"] if allow_edit else [])
     names = {"row": "By row", "search": "Search", "edit": "Edit values"}
-    mode = st.segmented_control("Choose an individual", modes, default="row", format_func=names.get,
-                                key=f"{key}_mode", required=True)
+    # no default once the key holds a value ("Try this advice" writes it): Streamlit warns about both at once
+    mode = st.segmented_control("Choose an individual", modes,
+                                default=None if f"{key}_mode" in st.session_state else "row",
+                                format_func=names.get, key=f"{key}_mode", required=True)
     positions = ws.X.index
     if mode == "search":
         q = st.text_input("Search", key=f"{key}_query",
@@ -533,6 +535,21 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
     verdict = model_verdict(ws, exp)
     if verdict:
         st.markdown(verdict)
+    if exp.paper_text and exp.paper_text != exp.text and exp.status != ALREADY_IN_TARGET:
+        st.caption(f"What the optimal rule alone says (before checking on the model): {exp.paper_text}")
+    if exp.recourse == "verified" and exp.counterfactual:
+        st.button("Try this advice in Edit values", key="ind_try_advice", icon=":material/edit:",
+                  on_click=_follow_advice, args=(ws, dict(exp.counterfactual)),
+                  help="Opens Edit values with exactly the changes the sentence states (every other feature as it "
+                       "is), so the model's answer can be seen, and the next step if it fails.")
+
+
+def _follow_advice(ws: Workspace, point: dict) -> None:
+    """Fill Edit values with the verified point (a callback: widget keys may be written before the rerun)."""
+    st.session_state[EDITED_KEY] = {f: point[f] for f in ws.features}
+    st.session_state["ind_mode"] = "edit"
+    for f in ws.features:  # the form's widgets start from the stored values, not from what they showed before
+        st.session_state.pop(f"ind_e_{f}", None)
 
 
 def model_verdict(ws: Workspace, exp) -> str | None:

@@ -102,6 +102,7 @@ def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *,
                        f"rule, {eff.n_minimal_change:,} by a minimal change beyond the rules. "
                        f"{eff.n_similar:,} have only a similar real case (not counted as verified), "
                        f"{eff.n_none:,} none." + sample)
+    column.caption(eff.headline())
 
 
 def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) -> str | None:

@@ -292,3 +292,38 @@ def _loans_inputs():
 
     frame, label, categorical = sources.load_sample_frame("loans")
     return frame, sources.DataSpec("sample", "loans", label=label, categorical=categorical), categorical
+
+
+def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_whenever_the_page_shows_a_tick():
+    """Issue #24: the ✓ point is the sentence's point. For rows whose page shows ✓, Edit values filled with the
+    values the sentence states (every other feature as it is) gets the favourable outcome from the model."""
+    import re
+
+    at = new_app()
+    goto(at, "individual")
+    ws = at.session_state["tcrex.workspace"] if "tcrex.workspace" in at.session_state else None
+    checked = 0
+    for row in range(0, 60, 3):
+        at.segmented_control(key="ind_mode").set_value("row").run()
+        at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
+        assert_clean(at)
+        ticked = [m.value for m in at.markdown if "✓ Checked on the model" in m.value]
+        if not ticked:
+            continue
+        sentence = next(s.value for s in at.success if "Recourse" in s.value)
+        advice = re.split(r" \(the rule asks|, while keeping| \(rule R", sentence.split("Change ", 1)[1])[0]
+        stated = dict(re.findall(r"(\w+) to ([^ ,()]+)", advice))
+        assert stated, sentence
+        next(b for b in at.button if b.label == "Try this advice in Edit values").click()
+        at.run()
+        assert_clean(at)
+        for feature, value in stated.items():  # the form holds exactly the stated values
+            widget = [w for w in [*at.number_input, *at.selectbox] if w.key == f"ind_e_{feature}"][0]
+            assert str(widget.value) == value or float(widget.value) == float(value), (feature, widget.value, value)
+        assert any("Edited individual" in m.value for m in at.markdown)
+        assert any("already in the target" in i.value for i in at.info), sentence  # the model now says yes
+        checked += 1
+        if checked >= 4:
+            break
+    del ws
+    assert checked >= 2

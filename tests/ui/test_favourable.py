@@ -35,7 +35,8 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
     goto(at, "change_keep")  # the test split by default
     assert_clean(at)
     need = int(_metric(at, "Need recourse").replace(",", ""))
-    assert _metric(at, "Recourse verified to work").endswith("%")
+    assert _metric(at, "Verified by a point that follows the advice").endswith("%")
+    assert any("a similar real case only" in c.value for c in at.caption)  # the fall-backs counted apart
 
     goto(at, "audit")  # the same population (test split), the same favourable outcome, no second picker
     assert_clean(at)
@@ -66,9 +67,14 @@ def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check(
     assert (frame.loc[frame["model_output"] == 1, "status"] == ALREADY_IN_TARGET).all()
     with_rule = (frame["status"] != ALREADY_IN_TARGET) & frame["rule"].notna()
     assert frame.loc[with_rule, "recourse_verified"].astype(bool).all()  # every recommended point checked, valid
-    assert set(frame["point_source"].dropna()) <= {"boundary", "searched", "example"}
+    assert set(frame["point_source"].dropna()) <= {"boundary", "searched", "next_rule", "minimal_change", "example"}
+    verified = frame["recourse"] == "verified"
+    assert verified.any() and (frame.loc[verified, "recourse_verified"].astype(bool)).all()
+    # the exported sentence names exactly the exported changed features
+    for text, changed in zip(frame.loc[verified, "verified_text"], frame.loc[verified, "changed"]):
+        assert all(f"{f} to " in text for f in changed.split("; "))
     html = exports.build_html(ws, result)
-    assert "recourse verified to work" in html and "Checked on the model" in html
+    assert "verified by a point that follows the advice" in html and "Checked on the model" in html
     assert "favourable outcome" in html and "approved" in html
     assert "the model agrees at the recommended point" in html
 
