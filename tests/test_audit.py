@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tcrex import DataError, ParameterError, TCREx, TCRExError
+from tcrex import DataError, ParameterError, TCREx, TCRExError, is_verified
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
 from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit
 from tcrex.datasets import make_loans, make_recourse_groups
@@ -449,7 +449,7 @@ def test_effectiveness_per_group_counts_verified_recourse(planted):
     """Share of a group's members needing recourse whose counterfactual point the model confirms, with intervals."""
     df, X, y, ex, res = planted
     cf = ex.counterfactuals(X, y_pred=y, model=_generating_rule)
-    works = cf["valid"].fillna(False).to_numpy(bool)
+    works = is_verified(cf)  # the one definition of "works" (issue #24)
     table = res.table().set_index("group")
     need = y == 0
     for g in ("A", "B"):
