@@ -484,7 +484,7 @@ class TCREx(BaseEstimator):
 
     # ------------------------------------------------------------------ richer local outputs
     def counterfactuals(self, X, *, verify=None, model=None, y_pred=None, target=None, reference=None,
-                        text=True) -> pd.DataFrame:
+                        text=True, class_names=None) -> pd.DataFrame:
         """The counterfactual point of each row, verified on the model when one is known.
 
         ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) finds for every row that
@@ -502,7 +502,7 @@ class TCREx(BaseEstimator):
         * ``rule`` (the paper's optimal rule) and ``recommended_rule`` (the rule whose point was verified), both
           indices within the row's target (:meth:`rule_id` gives the public id);
         * ``output`` (the model's output at the point) and ``text`` (the sentence stating the verified values;
-          ``text=False`` skips it).
+          ``text=False`` skips it; ``class_names`` such as ``{0: "rejected"}`` name the model's outputs in it).
 
         Rows already in the target keep their values; rows needing recourse with nothing found get missing
         features. ``frame.attrs["notes"]`` says what could not be done (an explainer restored from JSON needs
@@ -515,7 +515,8 @@ class TCREx(BaseEstimator):
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
         from ._verify import verified_frame, wants_verify
         if wants_verify(self, verify, model):
-            return verified_frame(self, X, enc, res, model if model is not None else self.model_, reference, text)
+            return verified_frame(self, X, enc, res, model if model is not None else self.model_, reference, text,
+                                  class_names)
         moved = self._move_to_rules(enc, res)
         out = self._decode(moved, X.index)
         out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
@@ -655,7 +656,7 @@ class TCREx(BaseEstimator):
         return scale.distance(a, b)
 
     def explain_one(self, x, *, y_pred=None, target=None, model=None, n_alternatives=5,
-                    verify=None, reference=None) -> LocalExplanation:
+                    verify=None, reference=None, class_names=None) -> LocalExplanation:
         """The full local explanation of one input: rule, metarule, changes, keeps, counterfactual point, a
         real example, and metacounterfactuals (the nearest other metarules whose rule differs, paper §6.2).
 
@@ -687,7 +688,8 @@ class TCREx(BaseEstimator):
             if exp.metarule is not None:  # no actionable rule here: where would there be one?
                 exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
             if verify:  # no rule: a minimal change beyond the rules may still work
-                verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference)
+                verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference,
+                           class_names)
             return exp
         exp.rule, exp.rule_id = r, self.rule_id(t, r)
         exp.rule_conditions = self._conditions_dict(sol.rules, r)
@@ -705,7 +707,7 @@ class TCREx(BaseEstimator):
                 exp.example = {k: _native(v) for k, v in ex.iloc[0, 2:].items()}
         exp.alternatives = self._metacounterfactuals(enc, sol, r, exp.metarule, n_alternatives)
         if verify:
-            verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference)
+            verify_one(self, exp, X, enc, res, model if model is not None else self.model_, reference, class_names)
         return exp
 
     def _conditions_dict(self, boxes: Boxes, r: int) -> dict:

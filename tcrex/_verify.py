@@ -15,7 +15,7 @@ from ._data import Encoded, _native
 from ._outputs import predict
 from ._recourse import Recourse, _objects, find_recourse, reference_rows
 from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
-from .text import output_text, status_sentence, verified_sentence
+from .text import class_label, output_text, status_sentence, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
 
@@ -124,7 +124,7 @@ def _decoded(ex, enc: Encoded, index) -> np.ndarray:
     return ex._decode(enc, index).to_numpy(dtype=object)
 
 
-def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None) -> list:
+def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None, class_names=None) -> list:
     """The sentence of each row (or of ``rows``): the verified point's changes, exactly (see
     :func:`tcrex.text.verified_sentence`)."""
     rows = np.arange(len(X)) if rows is None else np.asarray(rows)
@@ -154,8 +154,16 @@ def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None) -> list:
         paper = int(res["rule"][i])
         out.append(verified_sentence(src, changes, keeps, rule_id=ex.rule_id(t, r) if r >= 0 else None,
                                      paper_rule_id=ex.rule_id(t, paper) if paper >= 0 else None,
-                                     nearest_output=rec.nearest_output[i], target=sol.target.describe()))
+                                     nearest_output=_named(rec.nearest_output[i], class_names),
+                                     target=sol.target.describe(class_names)))
     return out
+
+
+def _named(output, class_names):
+    """A model output as the sentence says it: its class name when ``class_names`` knows it."""
+    if output is None or class_names is None:
+        return output
+    return class_label(output, class_names) or output
 
 
 def recourse_codes(rec: Recourse) -> np.ndarray:
@@ -170,7 +178,8 @@ def _ids_or_missing(values: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(np.maximum(values, 0), values < 0)
 
 
-def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None, text=True) -> pd.DataFrame:
+def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None, text=True,
+                   class_names=None) -> pd.DataFrame:
     """``counterfactuals(verify=True)``: the point of each row and what was verified (see its docstring)."""
     rec = verify_points(ex, X, enc, res, model, reference)
     out = ex._decode(rec.point, X.index)
@@ -185,12 +194,12 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, referenc
     out["recommended_rule"] = _ids_or_missing(np.where(rec.verified, rec.rule, -1))
     out["output"] = pd.Series(rec.output, index=X.index, dtype=object)
     if text:
-        out["text"] = sentences(ex, rec, X, res)
+        out["text"] = sentences(ex, rec, X, res, class_names=class_names)
     out.attrs["notes"] = list(rec.notes)
     return out
 
 
-def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None) -> None:
+def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None, class_names=None) -> None:
     """Fill the verification fields of the LocalExplanation of one row that needs recourse: the point, the
     sentence and the changes become what was verified; the paper's sentence stays in ``paper_text``."""
     rec = verify_points(ex, X, enc, res, model, reference)
@@ -201,7 +210,7 @@ def verify_one(ex, exp, X: pd.DataFrame, enc: Encoded, res: dict, model, referen
     if rec.boundary_checked[0]:
         exp.boundary_point = {k: _native(v) for k, v in ex._decode(rec.boundary, X.index).iloc[0].items()}
         exp.boundary_valid, exp.boundary_output = bool(rec.boundary_valid[0]), rec.boundary_output[0]
-    exp.text = sentences(ex, rec, X, res)[0]
+    exp.text = sentences(ex, rec, X, res, class_names=class_names)[0]
     source = SOURCES[rec.source[0]] if rec.found[0] else None
     point = {k: _native(v) for k, v in ex._decode(rec.point, X.index).iloc[0].items()}
     current = X.iloc[0]

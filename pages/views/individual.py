@@ -16,7 +16,8 @@ ex = result.explainer
 ind = ui.individual_picker(ws, result, key="ind")
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message
     st.stop()
-exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws)))
+exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws),
+                                      class_names=ws.class_names))
 if exp is not None:
     ui.recourse_headline(ws, result, ind, exp)
     left, right = st.columns([3, 2])

@@ -48,10 +48,14 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     columns = list(INDIVIDUAL_COLUMNS)
     if show_boundary:
         columns.insert(3, BOUNDARY_COLUMN)
+    # the conditions of the rule the verified point follows (none for a change beyond the rules)
+    source = getattr(exp, "counterfactual_source", None)
+    conditions = ({} if source == "minimal_change" else
+                  getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions)
     rows = []
     for f, v in values.items():
         action = "change" if f in change else "keep" if f in keep else "free"
-        cond = (getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions).get(f, {}).get("text", "")
+        cond = conditions.get(f, {}).get("text", "")
         row = [str(f), v, cf.get(f) if exp.counterfactual else None]
         if show_boundary:
             row.append(boundary.get(f))

@@ -118,9 +118,11 @@ def _individual_entry(ws: Workspace, result: FitResult, choice):
             x[f] = x[f].astype(ws.X[f].dtype)
         if ws.model.predict is None:
             return None
-        exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]], model=_checker(ws))
+        exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]], model=_checker(ws),
+                             class_names=ws.class_names)
         return "Edited individual (values entered on the Individual page)", (exp, x.iloc[0])
-    exp = ex.explain_one(ws.X.loc[[choice]], y_pred=[ws.y_pred[ws.X.index.get_loc(choice)]], model=_checker(ws))
+    exp = ex.explain_one(ws.X.loc[[choice]], y_pred=[ws.y_pred[ws.X.index.get_loc(choice)]], model=_checker(ws),
+                         class_names=ws.class_names)
     return f"Row {choice}", (exp, ws.X.loc[choice])
 
 

@@ -58,7 +58,7 @@ def verified_rows(ws: Workspace, result: FitResult) -> VerifiedRows | None:
         try:
             with st.spinner("Checking the recommended points on the model ..."):
                 frame = result.explainer.counterfactuals(X, y_pred=ws.y_pred[pos], model=ws.model.predict,
-                                                         verify=True)
+                                                         verify=True, class_names=ws.class_names)
         except TCRExError as exc:
             st.warning(f"The recommended points could not be checked on the model: {exc}", icon=":material/warning:")
             result.cache[_CACHE] = None
