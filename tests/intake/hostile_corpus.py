@@ -134,6 +134,16 @@ def _table_cases() -> list[Case]:
         Expect(require={"single_column"}, allow={"single_column"}))
     add("delimiter", "ragged-long-rows", "t.csv", lambda: b"a,b\n1,2\n3,4,5,6\n" * 10, Expect(refuse=True))
     add("delimiter", "quote-never-closed", "t.csv", lambda: b'a,b\n1,"2\n3,4\n' + b"5,6\n" * 10, None)
+    # a quoted field never defines the delimiter (issue 29): this comma file also splits evenly at the pipes inside
+    # its quoted header and values, which read it as 4 columns without the label
+    piped = pd.DataFrame({"id": range(30), "q1|q2|q3|q4": ["a|b|c|d", "e|f|g|h"] * 15, "approved": [0, 1, 1] * 10})
+    add("delimiter", "quoted-pipes-in-comma-file", "t.csv", lambda: b'id,"q1|q2|q3|q4",approved\n' + b"".join(
+        b'%d,"%s",%d\n' % (i, q.encode(), a) for i, q, a in piped.itertuples(index=False)),
+        _exact(piped) | _require("delimiter"), quick=True)
+    semi = pd.DataFrame({"name": ["Doe, J", "Roe, K"] * 15, "a,b,c": ["1,2,3", "4,5,6"] * 15,
+                         "approved": [0, 1, 1] * 10})
+    add("delimiter", "quoted-commas-in-semicolon-file", "t.csv", lambda: _csv(semi, sep=";", quoting=1),
+        _exact(semi) | _require("delimiter"), quick=True)
     # ------------------------------------------------------------------ decimal and thousands separators
     euro = pd.DataFrame({"montant": [1.5, 2.25, 1234.5, 10.0] * 10, "n": range(40), "approved": [0, 1] * 20})
     add("separators", "decimal-comma", "t.csv", lambda: _csv(euro, sep=";", decimal=","),
