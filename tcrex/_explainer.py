@@ -869,9 +869,9 @@ class TCREx(BaseEstimator):
         return to_json(self, indent=indent, effectiveness=effectiveness)
 
     @classmethod
-    def from_json(cls, text) -> "TCREx":
+    def from_json(cls, text, *, max_grid_bytes: int | None = None) -> "TCREx":
         from ._serialize import from_json
-        return from_json(cls, text)
+        return from_json(cls, text, max_grid_bytes=max_grid_bytes)
 
     def __getstate__(self):
         state = dict(self.__dict__)

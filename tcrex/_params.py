@@ -17,7 +17,7 @@ MAX_CELLS = 50_000_000
 def shown(value) -> str:
     """``value`` for a message: its repr, except that a number too long to read (10**400 has 401 digits; a float
     cannot hold it, so the message must not convert it) is named by its digit count."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**15:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
         return f"a {len(str(abs(int(value))))}-digit number"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -39,7 +39,7 @@ def check_parameter(name: str, value) -> None:
         if value > cap:
             what = ("surrogate trees would take hours to grow and give an unreadable rule set" if name == "n_trees"
                     else "grid cells would need tens of GB of memory")
-            shown_value = f"{value:,}" if value < 10**15 else shown(value)
+            shown_value = f"{value:,}" if value < 10**30 else shown(value)
             raise ParameterError(f"{name} = {shown_value} is above the limit of {cap:,}: that many {what}")
     elif name == "task":
         check_task(value)

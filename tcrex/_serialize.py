@@ -38,6 +38,11 @@ READABLE = (1, 2, 3)
 RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task")
 #: Largest rules x (numeric features + categories) an export may ask the loader to allocate boxes for.
 MAX_BOX_ENTRIES = 10_000_000
+#: Memory the grid rebuilt from an export may need (cells x rules tables, :meth:`Grid.solve_bytes`), checked before
+#: anything per cell is built. A file is untrusted: 2.6 MB of nested rules on one feature asked for 2.5 GB. Fits the
+#: dashboard makes need far less (100,000 cells x 100 rules: about 25 MB); ``from_json(text, max_grid_bytes=)``
+#: raises it for a trusted large explainer.
+MAX_GRID_BYTES = 256 * 2**20
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
@@ -168,7 +173,8 @@ def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
     return boxes
 
 
-def from_json(cls, text):
+def from_json(cls, text, max_grid_bytes: int | None = None):
+    max_grid_bytes = MAX_GRID_BYTES if max_grid_bytes is None else int(max_grid_bytes)
     try:
         doc = json.loads(text) if isinstance(text, (str, bytes, bytearray)) else text
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -234,7 +240,8 @@ def from_json(cls, text):
             if -1 in meta_rule and ex.constraints_.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
             solutions.append(Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
-                                              ex.constraints_, max_cells=ex.max_cells))
+                                              ex.constraints_, max_cells=ex.max_cells,
+                                              max_bytes=max_grid_bytes))
         ex.targets_ = solutions
         if doc.get("effectiveness") is not None:
             from ._effectiveness import Effectiveness
