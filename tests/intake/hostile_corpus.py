@@ -372,6 +372,7 @@ def _model_cases() -> list[Case]:
                 lambda marker, f=fmt, r=frac: (lambda d: d[:int(len(d) * r)])(b.xgb_classifier(fmt=f,
                                                                                                 n_estimators=3)[0]))
     add("xgboost", "ubj-huge-count", "m.ubj", lambda marker: thm._ubj_with_count(2 ** 60), quick=True)
+    add("xgboost", "ubj-true-bomb", "m.ubj", lambda marker: thm._ubj_true_bomb(), quick=True)
     add("xgboost", "json-deep", "m.json", lambda marker: b'{"learner": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     add("xgboost", "base-score-odd", "m.json", lambda marker: _xgb_edit(
         lambda d: d["learner"]["learner_model_param"].__setitem__("base_score", "[1E400,nan]")))

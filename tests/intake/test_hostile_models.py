@@ -319,7 +319,18 @@ def _ubj_with_count(count: int) -> bytes:
     return b"{L" + struct.pack(">q", 7) + b"learner[$D#L" + struct.pack(">q", count) + b"\0" * 16 + b"}"
 
 
+def _ubj_true_bomb(containers: int = 250, count: int = 1_000_000) -> bytes:
+    """``containers`` typed containers of ``count`` ``T`` each (2.9 KB for 250 x 1,000,000): each under the bound
+    per container, together 250 million list slots (~1.9 GB) before the budget for the whole file (issue 29)."""
+    import struct
+
+    one = b"[$T#l" + struct.pack(">i", count)
+    return b"{L" + struct.pack(">q", 7) + b"learner[" + one * containers + b"]}"
+
+
 @pytest.mark.parametrize("case,data,pattern", [
+    ("ubj-true-bomb", _ubj_true_bomb(), "declares 1,000,000 elements of null/true/false, which take no bytes; the "
+                                        "file may hold at most 1,000,000 such elements in all"),
     ("json-no-learner", b'{"hello": 1}', "no 'learner' object"),
     ("json-truncated", None, "looks truncated"),
     ("json-deep", b"{\"learner\": " + b"[" * 100_000 + b"]" * 100_000 + b"}", "nesting is too deep|not valid"),
