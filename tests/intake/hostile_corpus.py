@@ -382,6 +382,11 @@ def _model_cases() -> list[Case]:
             table="numeric", quick=key == "object-os-system")
     add("skops", "zip-bomb", "m.skops", lambda marker: _skops_zip_bomb(), table="numeric", quick=True)
     add("skops", "function-os-system", "m.skops", lambda marker: _skops_os_system(), table="numeric")
+    for key, (edit, _) in thm.SIZE_EDITS.items():  # sizes declared in the schema (issue 29)
+        add("skops", f"declared-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(thm._lr_skops(), e),
+            table="numeric", quick=key == "ndarray-object-250m")
+    add("skops", "two-schemas", "m.skops", lambda marker: thm._skops_duplicate_schema(), table="numeric", quick=True)
+    add("skops", "zeros-300mb-in-300kb", "m.skops", lambda marker: thm._skops_big_zeros(), table="numeric")
     for est in ("tree", "forest", "hgb"):
         for seed in range(8):
             add("skops", f"npy-fuzz-{est}-{seed}", "m.skops", lambda marker, e=est, s=seed: _skops_npy_fuzz(e, s),
