@@ -410,6 +410,11 @@ def _model_cases() -> list[Case]:
             lambda marker, r=frac: (lambda d: d[:int(len(d) * r)])(b.onnx_bytes(b.onnx_linear_classifier())),
             table="numeric")
     add("onnx", "garbage", "m.onnx", lambda marker: b.garbage(seed=5), table="numeric")
+    from . import test_hostile_onnx as tho
+
+    add("onnx", "tree-feature-1000-of-3", "m.onnx", lambda marker: tho.tree_model(1000), table="numeric", quick=True)
+    add("onnx", "tree-feature-1000-dynamic-width", "m.onnx", lambda marker: tho.tree_model(1000, width=None),
+        table="numeric")
     # ------------------------------------------------------------------ pickles disguised as other formats
     for name in ("m.json", "m.skops", "m.onnx", "m.ubj"):
         add("pickle", f"pickle-as-{name}", name, lambda marker: b.evil_pickle(marker, b.sklearn_pipeline()),
