@@ -23,7 +23,7 @@ from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
-from ._params import check_parameter
+from ._params import check_parameter, shown
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import Target
@@ -92,9 +92,9 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
 def _count(value, field: str, low: int = 0, high: int = 2 ** 53) -> int:
     """A whole number read from the file (an int in the JSON: not "12", not 12.7, not true), in [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SchemaError(f"{field} must be a whole number, got {value!r}"[:200])
+        raise SchemaError(f"{field} must be a whole number, got {shown(value)}"[:200])
     if not low <= value <= high:
-        raise SchemaError(f"{field} = {value} is out of range [{low}, {high}]")
+        raise SchemaError(f"{field} = {shown(value)} is out of range [{low}, {high}]")
     return value
 
 
@@ -118,7 +118,7 @@ def _params(doc: dict) -> dict:
                 raise SchemaError(f"params.{name}: {exc}") from None
     seed = out.get("random_state")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 32):
-        raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {seed!r}"[:200])
+        raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {shown(seed)}")
     target = out.get("target")
     scalar = (str, int, float, bool)
     if target is not None and not isinstance(target, scalar) and not (
@@ -194,7 +194,7 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
         schema = FeatureSchema.from_list(_list(doc["features"], "features"))
         n_fit = doc["n_fit_rows"]
         if isinstance(n_fit, bool) or not isinstance(n_fit, int) or not 1 <= n_fit < 2 ** 53:
-            raise SchemaError(f"n_fit_rows must be a positive whole number, got {n_fit!r}")
+            raise SchemaError(f"n_fit_rows must be a positive whole number, got {shown(n_fit)}")
         params = doc.get("params", {})
         ex = cls(**_params(doc))
         ex.constraints = params.get("constraints") or None

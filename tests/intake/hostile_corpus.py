@@ -44,9 +44,9 @@ class Expect:
 
 @dataclass
 class Case:
-    name: str  # "table/<class>/<case>" or "model/<format>/<case>"
+    name: str  # "table/<class>/<case>", "model/<format>/<case>" or "rules/rules/<case>"
     cls: str  # the class counted in the tally
-    kind: str  # "table" or "model"
+    kind: str  # "table", "model" or "rules" (a T-CREx rules export, read by TCREx.from_json)
     filename: str
     make: Callable[[str], bytes]  # marker path -> the file's bytes (a payload would create the marker)
     expect: Expect | None = None
@@ -549,9 +549,68 @@ def _onnx_loop() -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------- the corpus
+# ---------------------------------------------------------------------------------------------- rules exports
+def _rules_export() -> dict:
+    """A real export (rules and metarules of a fit on the loans table's numbers)."""
+    from tcrex import TCREx
+
+    X, y = b.loans(n=400)
+    return json.loads(TCREx(rho=0.05, tau=0.8).fit(X[["age", "income"]], y_pred=y).to_json())
+
+
+def _rules_nested(n_rules: int = 20_000) -> bytes:
+    """``n_rules`` nested rules on one numeric feature (issue 29: a 2.6 MB file of 20,000 raised MemoryError at
+    2.5 GB in the grid): 2 n + 1 cells, far below max_cells, but n x (2 n + 1) cell-by-rule table entries."""
+    doc = _rules_export()
+    doc["features"] = [{"name": "x", "type": "numeric"}]
+    rules = [{"id": i, "conditions": {"x": {"low": -(i + 1.5), "high": i + 1.5}}, "n": 100 + i, "n_target": 100 + i,
+              "feasibility": 0.5, "accuracy": 1.0, "complexity": 1} for i in range(n_rules)]
+    doc["targets"] = [{**doc["targets"][0], "rules": rules,
+                       "metarules": [{"id": 0, "rule": n_rules - 1, "conditions": {}, "sparsity": 0, "n_cells": 1}]}]
+    doc["n_fit_rows"] = 10**6
+    return json.dumps(doc).encode()
+
+
+def _rules_many_cells(n_rules: int = 600, n_features: int = 4) -> bytes:
+    """One-condition rules at distinct thresholds over 4 features: a 151^4 = 520 million cell grid."""
+    doc = _rules_export()
+    doc["features"] = [{"name": f"f{j}", "type": "numeric"} for j in range(n_features)]
+    rules = [{"id": r, "conditions": {f"f{r % n_features}": {"low": None, "high": float(r)}}, "n": 10,
+              "n_target": 10} for r in range(n_rules)]
+    doc["targets"] = [{**doc["targets"][0], "rules": rules, "metarules": [{"id": 0, "rule": 0, "conditions": {}}]}]
+    doc["n_fit_rows"] = 1000
+    return json.dumps(doc).encode()
+
+
+def _rules_edit(edit) -> bytes:
+    doc = _rules_export()
+    edit(doc)
+    return json.dumps(doc).encode()
+
+
+def _rules_cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(name, make, quick=False):
+        cases.append(Case(f"rules/rules/{name}", "rules", "rules", "rules.json", lambda marker, m=make: m(),
+                          quick=quick))
+
+    add("valid-export", lambda: json.dumps(_rules_export()).encode(), quick=True)
+    add("nested-20000-rules-one-feature", _rules_nested, quick=True)
+    add("grid-520-million-cells", _rules_many_cells)
+    add("rho-5e-324", lambda: _rules_edit(lambda d: d["params"].__setitem__("rho", 5e-324)))
+    add("max-cells-huge", lambda: _rules_edit(lambda d: d["params"].__setitem__("max_cells", 10**400)))
+    add("n-fit-rows-huge", lambda: _rules_edit(lambda d: d.__setitem__("n_fit_rows", 10**400)))
+    add("bound-1e400", lambda: _rules_edit(lambda d: d["targets"][0]["rules"][0]["conditions"].__setitem__(
+        "age", {"low": None, "high": 1e308 * 10})).replace(b"Infinity", b"1e400"))
+    add("truncated", lambda: json.dumps(_rules_export()).encode()[:500])
+    add("deep", lambda: b'{"format": "tcrex-rules", "version": 2, "task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    return cases
+
+
 def cases() -> list[Case]:
     """Every case, in a fixed order (names are unique)."""
-    out = _table_cases() + _model_cases()
+    out = _table_cases() + _model_cases() + _rules_cases()
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

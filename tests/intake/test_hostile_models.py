@@ -170,8 +170,13 @@ def _constructed(module: str, cls: str, *args) -> dict:
 
 
 def _with_attribute(node: dict):
-    """A schema edit giving the fitted LogisticRegression one more attribute, ``node``."""
-    return lambda s: s["content"]["content"].__setitem__("extra_", node)
+    """A schema edit giving the fitted LogisticRegression one more attribute, ``node`` (skops pairs each key of a
+    dict with a key type: one more of those too, or the key is dropped)."""
+    def edit(schema):
+        attrs = schema["content"]
+        attrs["content"]["extra_"] = node
+        attrs["key_types"]["content"].append(dict(attrs["key_types"]["content"][0]))
+    return edit
 
 
 # sizes a .skops file declares (issue 29): each is refused before anything is allocated; loaded, each took GBs
