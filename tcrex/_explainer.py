@@ -916,9 +916,12 @@ class TCREx(BaseEstimator):
         return to_json(self, indent=indent, effectiveness=effectiveness)
 
     @classmethod
-    def from_json(cls, text) -> "TCREx":
+    def from_json(cls, text, *, max_grid_bytes: int | None = None) -> "TCREx":
+        """Rebuild an explainer from :meth:`to_json`'s text, checking it as untrusted input (docs/security.md).
+        ``max_grid_bytes``: memory the rebuilt grid's cell-by-rule tables may need (default
+        ``tcrex._serialize.MAX_GRID_BYTES``, 256 MB); raise it only for a trusted, very large explainer."""
         from ._serialize import from_json
-        return from_json(cls, text)
+        return from_json(cls, text, max_grid_bytes=max_grid_bytes)
 
     def __getstate__(self):
         state = dict(self.__dict__)

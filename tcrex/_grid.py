@@ -75,6 +75,24 @@ class Grid:
                 self.dims.append(len(self.bounds[slot]) + 1)
         self.n_cells = math.prod(self.dims)  # Python integers: 20 ** 30 must not overflow
 
+    def solve_bytes(self, n_rules: int) -> int:
+        """An upper estimate of the memory step (d) and the cell patterns need for ``n_rules`` rules, counted from
+        the axes alone (nothing per cell is built): the per-feature ``[state, rule]`` tables and their copies, the
+        ``cells x rules`` matrix of changes (or the chunked costs under constraints) with its broadcast copy, and
+        the per-cell states, patterns and rule ids. 20,000 nested rules on one numeric feature make 40,001 cells
+        but 40,001 x 20,000 table entries: several GB although the cell count is small."""
+        n_features = len(self.dims)
+        states = sum(self.dims)
+        if self.constraints is None:
+            per_change = 1 if n_features < 255 else 2
+            tables = states * n_rules * (2 + per_change)  # bool table, permuted copy, cast copy
+            solve = 2 * self.n_cells * n_rules * per_change  # the changes matrix and the one it grows from
+        else:
+            tables = states * n_rules * (1 + 8 + 8)  # bool table, int64 costs, their masks
+            solve = 3 * min(self.n_cells, 8192) * n_rules * 8  # one chunk's costs, keys and picks
+        per_cell = self.n_cells * (5 * n_features + 48)  # int32 states, bool outside, int64 rule / pattern / metarule
+        return tables + solve + per_cell
+
     def check_size(self, max_cells: int, n_rules: int) -> None:
         if self.n_cells > max_cells:
             raise CellLimitError(

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -76,7 +78,21 @@ def min_rule_rows(n_rows: int, rho: float) -> int:
     """The fewest rows a rule may hold: ``ceil(rho * n_rows)`` (scikit-learn's own ceil of a fractional
     ``min_samples_leaf``). The one owner of this formula: the surrogate's minimum leaf, the histogram grower, the
     recount and the messages below all use it."""
-    return int(math.ceil(rho * n_rows))
+    try:
+        return int(math.ceil(rho * n_rows))
+    except OverflowError:  # a count beyond floats (n_rows = 10**400): the same ceil, exactly
+        return math.ceil(_exact(rho) * n_rows)
+
+
+def _exact(x) -> Fraction:
+    """``x`` as an exact fraction (floats of any size, numpy scalars, fractions)."""
+    return Fraction(x) if isinstance(x, (numbers.Rational, float)) else Fraction(float(x))
+
+
+def _rows(n: int) -> str:
+    """A row count for a message: exact up to 15 digits, then its order of magnitude (10**300 has 301 digits)."""
+    digits = str(n)
+    return f"{n:,}" if len(digits) <= 15 else f"about 10^{len(digits) - 1}"
 
 
 def check_n_classes(classes) -> None:
@@ -97,9 +113,15 @@ def check_rows_for_rho(n_rows: int, rho) -> str | None:
         return f"rho must be a fraction in (0, 1], got {rho!r} (the paper uses 0.02)"
     if n_rows <= 0:
         return "the data has no rows"
-    if 1 / rho > n_rows:
-        return (f"rho={rho} asks for rules holding at least {min_rule_rows(n_rows, rho)} of {n_rows} rows, which needs "
-                f"{math.ceil(1 / rho)} rows; use more rows or raise rho to at least {1 / n_rows:.3g}")
+    with np.errstate(over="ignore", divide="ignore"):
+        inv = 1 / rho
+    try:
+        needed = math.ceil(inv)
+    except (OverflowError, ValueError):  # 1 / 5e-324 is inf in floats (math.ceil raised): count it exactly
+        needed = math.ceil(1 / _exact(rho))
+    if needed > n_rows:
+        return (f"rho={rho} asks for rules holding at least {min_rule_rows(n_rows, rho)} of {_rows(n_rows)} rows, which "
+                f"needs {_rows(needed)} rows; use more rows or raise rho to at least {float(Fraction(1, n_rows)):.3g}")
     return None
 
 

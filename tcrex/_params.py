@@ -14,23 +14,33 @@ MAX_TREES = 1_000
 MAX_CELLS = 50_000_000
 
 
+def shown(value) -> str:
+    """``value`` for a message: its repr, except that a number too long to read (10**400 has 401 digits; a float
+    cannot hold it, so the message must not convert it) is named by its digit count."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return f"a {len(str(abs(int(value))))}-digit number"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def check_parameter(name: str, value) -> None:
     """Raise :class:`tcrex.ParameterError` with a clear message when ``value`` is not usable for the TCREx
     parameter ``name``; the one owner of these rules (TCREx.fit and the intake both call it)."""
     if name == "rho":
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value <= 1:
-            raise ParameterError(f"rho must be a fraction in (0, 1], got {value!r} (the paper uses 0.02)")
+            raise ParameterError(f"rho must be a fraction in (0, 1], got {shown(value)} (the paper uses 0.02)")
     elif name == "tau":
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value <= 1:
-            raise ParameterError(f"tau must be a fraction in (0, 1], got {value!r} (the paper uses 0.9 or 0.99)")
+            raise ParameterError(f"tau must be a fraction in (0, 1], got {shown(value)} (the paper uses 0.9 or 0.99)")
     elif name in ("n_trees", "max_cells"):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ParameterError(f"{name} must be a whole number >= 1, got {value!r}")
+            raise ParameterError(f"{name} must be a whole number >= 1, got {shown(value)}")
         cap = MAX_TREES if name == "n_trees" else MAX_CELLS
         if value > cap:
             what = ("surrogate trees would take hours to grow and give an unreadable rule set" if name == "n_trees"
                     else "grid cells would need tens of GB of memory")
-            raise ParameterError(f"{name} = {value:,} is above the limit of {cap:,}: that many {what}")
+            shown_value = f"{value:,}" if value < 10**30 else shown(value)
+            raise ParameterError(f"{name} = {shown_value} is above the limit of {cap:,}: that many {what}")
     elif name == "task":
         check_task(value)
     elif name == "grower":

@@ -23,7 +23,7 @@ from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
-from ._params import check_parameter
+from ._params import check_parameter, shown
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import Target
@@ -43,6 +43,11 @@ MAX_RULE_VALUES = 64
 RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task")
 #: Largest rules x (numeric features + categories) an export may ask the loader to allocate boxes for.
 MAX_BOX_ENTRIES = 10_000_000
+#: Memory the grid rebuilt from an export may need (cells x rules tables, :meth:`Grid.solve_bytes`), checked before
+#: anything per cell is built. A file is untrusted: 2.6 MB of nested rules on one feature asked for 2.5 GB. Fits the
+#: dashboard makes need far less (100,000 cells x 100 rules: about 25 MB); ``from_json(text, max_grid_bytes=)``
+#: raises it for a trusted large explainer.
+MAX_GRID_BYTES = 256 * 2**20
 
 
 def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
@@ -100,9 +105,9 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
 def _count(value, field: str, low: int = 0, high: int = 2 ** 53) -> int:
     """A whole number read from the file (an int in the JSON: not "12", not 12.7, not true), in [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SchemaError(f"{field} must be a whole number, got {value!r}"[:200])
+        raise SchemaError(f"{field} must be a whole number, got {shown(value)}"[:200])
     if not low <= value <= high:
-        raise SchemaError(f"{field} = {value} is out of range [{low}, {high}]")
+        raise SchemaError(f"{field} = {shown(value)} is out of range [{low}, {high}]")
     return value
 
 
@@ -126,7 +131,7 @@ def _params(doc: dict) -> dict:
                 raise SchemaError(f"params.{name}: {exc}") from None
     seed = out.get("random_state")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 32):
-        raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {seed!r}"[:200])
+        raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {shown(seed)}")
     target = out.get("target")
     scalar = (str, int, float, bool)
     if target is not None and not isinstance(target, scalar) and not (
@@ -181,7 +186,8 @@ def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
     return boxes
 
 
-def from_json(cls, text):
+def from_json(cls, text, max_grid_bytes: int | None = None):
+    max_grid_bytes = MAX_GRID_BYTES if max_grid_bytes is None else int(max_grid_bytes)
     try:
         doc = json.loads(text) if isinstance(text, (str, bytes, bytearray)) else text
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -201,7 +207,7 @@ def from_json(cls, text):
         schema = FeatureSchema.from_list(_list(doc["features"], "features"))
         n_fit = doc["n_fit_rows"]
         if isinstance(n_fit, bool) or not isinstance(n_fit, int) or not 1 <= n_fit < 2 ** 53:
-            raise SchemaError(f"n_fit_rows must be a positive whole number, got {n_fit!r}")
+            raise SchemaError(f"n_fit_rows must be a positive whole number, got {shown(n_fit)}")
         params = doc.get("params", {})
         ex = cls(**_params(doc))
         ex.constraints = params.get("constraints") or None
@@ -247,7 +253,7 @@ def from_json(cls, text):
             if -1 in meta_rule and ex.constraints_.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
             sol = Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
-                                   ex.constraints_, max_cells=ex.max_cells)
+                                   ex.constraints_, max_cells=ex.max_cells, max_bytes=max_grid_bytes)
             sol.rule_values = _rule_values(schema, rules, rule_boxes, t)
             solutions.append(sol)
         ex.targets_ = solutions

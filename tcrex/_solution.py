@@ -20,6 +20,10 @@ from ._grid import Grid, cost_tables, optimal_rules, optimal_rules_weighted
 from ._targets import Target
 
 
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
 def _noop(step, fraction):
     pass
 
@@ -66,9 +70,11 @@ class Solution:
 
     @classmethod
     def restore(cls, schema, target, rules: Boxes, rule_n, rule_n_target, n_fit_rows, metarules: Boxes,
-                metarule_rule, constraints=None, max_cells: int | None = None) -> "Solution":
+                metarule_rule, constraints=None, max_cells: int | None = None,
+                max_bytes: int | None = None) -> "Solution":
         """Rebuild a solution from exported rules and metarules, checking that the metarules are exactly the ones
-        the rules imply. With ``max_cells`` the grid's size is checked first, before anything per cell is built."""
+        the rules imply. With ``max_cells`` the grid's size, and with ``max_bytes`` the memory solving it needs
+        (:meth:`Grid.solve_bytes`), are checked first, before anything per cell is built."""
         sol = cls(schema, target, n_fit_rows, constraints)
         sol._set_rules(rules, np.asarray(rule_n, dtype=np.int64), np.asarray(rule_n_target, dtype=np.int64))
         sol.n_candidates = sol.n_valid = len(rules)
@@ -80,6 +86,15 @@ class Solution:
             raise SchemaError(f"the {len(rules)} rules of target {target.describe()} span a grid of "
                               f"{sol.grid.n_cells:,} cells, above the export's max_cells = {max_cells:,}; the file "
                               "was damaged or edited")
+        if max_bytes is not None:
+            need = sol.grid.solve_bytes(len(rules))
+            if need > max_bytes:
+                raise SchemaError(
+                    f"the {len(rules):,} rules of target {target.describe()} span a grid of {sol.grid.n_cells:,} cells "
+                    f"({' x '.join(map(str, sol.grid.dims))}) whose cell-by-rule tables would need about "
+                    f"{_size(need)} to rebuild, above the limit of {_size(max_bytes)} for a rules export; the file "
+                    "was damaged or edited, or its explainer is too large to import here (refit it with a larger "
+                    "rho, or raise the limit: TCREx.from_json(text, max_grid_bytes=...))")
         sol._solve_cells()
         metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
         cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)

@@ -12,6 +12,36 @@ from ..errors import DataError, ModelError, TCRExError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION
 
 
+#: The memory budget of an untrusted model file (docs/security.md, "Memory budget"): what the sizes a file declares
+#: (array shapes, element counts) may add up to before anything is allocated, and what the sandbox lets loading it
+#: take. In proportion to the file, with a floor for small ones: real scikit-learn, XGBoost and ONNX files unpack to
+#: 1-6 x their size, while a 1.6 KB .skops file could declare a 2 GB array.
+MEMORY_FLOOR = 128 * 2**20
+MEMORY_PER_FILE_BYTE = 50
+
+
+def memory_budget(n_bytes: int, ceiling: int | None = None) -> int:
+    """Bytes a model file of ``n_bytes`` may make the loader allocate: the larger of :data:`MEMORY_FLOOR` and
+    :data:`MEMORY_PER_FILE_BYTE` x its size, at most ``ceiling``."""
+    budget = max(MEMORY_FLOOR, MEMORY_PER_FILE_BYTE * int(n_bytes))
+    return budget if ceiling is None else min(budget, int(ceiling))
+
+
+def budget_words(n_bytes: int, budget: int) -> str:
+    """How a refusal names the budget: '128 MB (the memory budget of a 1.6 KB file: the larger of 128 MB and 50 x
+    its size)'."""
+    return (f"{_size(budget)} (the memory budget of a {_size(n_bytes)} file: the larger of {_size(MEMORY_FLOOR)} and "
+            f"{MEMORY_PER_FILE_BYTE} x its size)")
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.1f} {unit}" if value < 10 and value != int(value) else f"{value:.0f} {unit}"
+    return f"{int(n)} bytes"
+
+
 class UnsafeModelError(ModelError):
     """The file was refused because loading it could run code or read files (see docs/security.md)."""
 

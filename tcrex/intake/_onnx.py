@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -282,6 +283,11 @@ def load(data: bytes, allow_dynamic: bool | None = None) -> "OnnxModel":
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - ValidationError
         raise ModelError(f"the ONNX model is not valid: {short_error(exc)}") from None
+    problems = tree_feature_problems(model)
+    if problems:
+        raise ModelError(f"the ONNX model is damaged or was edited by hand: {'; '.join(problems[:3])}"
+                         f"{' …' if len(problems) > 3 else ''}. Export the model again from the library it was "
+                         "trained with")
     if not dynamic_allowed(allow_dynamic):
         problems = size_problems(model)
         if problems:
@@ -298,6 +304,52 @@ def load(data: bytes, allow_dynamic: bool | None = None) -> "OnnxModel":
         raise ModelError(f"ONNX Runtime could not load the model: {short_error(exc)}") from None
     meta = {p.key: p.value for p in model.metadata_props}
     return OnnxModel(session, labels[0] if len(labels) == 1 else None, meta, model.producer_name)
+
+
+_TREE_OPS = ("TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble")
+
+
+def tree_feature_problems(model) -> list[str]:
+    """Tree ensembles (``ai.onnx.ml``) whose splits name a feature index outside their input: ONNX Runtime loads
+    them and fails at the first prediction with its own message ("One path in the graph requests feature 1000 but
+    input tensor has 3 features", with a C++ signature). The input's width comes from ONNX shape inference; when it
+    is not static only negative indices are caught here, and :meth:`OnnxModel._predict` words the runtime's error."""
+    import onnx
+
+    nodes = [n for n in model.graph.node if n.domain == "ai.onnx.ml" and n.op_type in _TREE_OPS]
+    if not nodes:
+        return []
+    try:
+        graph = onnx.shape_inference.infer_shapes(model).graph
+    except Exception:  # noqa: BLE001 - inference is best effort; the runtime's check stays
+        graph = model.graph
+    widths = {}
+    for vi in [*graph.input, *graph.value_info, *graph.output]:
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) == 2 and dims[1].HasField("dim_value") and dims[1].dim_value > 0:
+            widths[vi.name] = int(dims[1].dim_value)
+    problems = []
+    for node in nodes:
+        attrs = {a.name: a for a in node.attribute}
+        if "nodes_featureids" not in attrs:
+            continue
+        ids = list(attrs["nodes_featureids"].ints)
+        modes = [m.decode("utf-8", "replace") if isinstance(m, bytes) else str(m)
+                 for m in attrs["nodes_modes"].strings] if "nodes_modes" in attrs else []
+        if len(modes) == len(ids):  # a leaf's feature id means nothing
+            ids = [i for i, m in zip(ids, modes) if m != "LEAF"]
+        width = widths.get(node.input[0]) if node.input else None
+        bad = [i for i in ids if i < 0 or (width is not None and i >= width)]
+        if bad:
+            worst = max(bad, key=abs)
+            where = f"{node.op_type} {node.name!r}" if node.name else node.op_type
+            has = f"its input has {width} feature(s)" if width is not None else "feature indices start at 0"
+            problems.append(f"{where} splits on feature index {worst} ({len(bad)} split(s) outside the input), but "
+                            f"{has}")
+    return problems
+
+
+_RUNTIME_FEATURE = re.compile(r"requests feature (-?\d+) but input tensor has (\d+) features")
 
 
 def _static_dim(d):
@@ -389,7 +441,15 @@ class OnnxModel(LoadedModel):
                 else:
                     col = numeric_column(s, inp.name).astype(_NUMERIC_TYPES[inp.type])
                 feeds[inp.name] = col.reshape(-1, 1) if len(inp.shape) == 2 else col
-        out = self._session.run([self._output], feeds)[0]
+        try:
+            out = self._session.run([self._output], feeds)[0]
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's Fail/InvalidArgument/...
+            m = _RUNTIME_FEATURE.search(str(exc))
+            if m is None:
+                raise
+            raise ModelError(f"the ONNX model's trees split on feature index {m.group(1)}, but it was given "
+                             f"{m.group(2)} feature(s): the model was damaged or edited, or it needs more columns "
+                             f"than the data has (at least {int(m.group(1)) + 1})") from None
         out = np.asarray(out)
         if self._argmax:
             idx = out.argmax(axis=1)

@@ -119,6 +119,8 @@ class _Worker:
         if not msg.get("ok"):
             kind, text = msg.get("kind"), str(msg.get("message", ""))[:2000]
             if kind == "memory":
+                if text:  # the worker names the limit it hit (loading: the file's memory budget)
+                    raise ModelFaultError(text)
                 raise ModelFaultError(f"the model needed more than {self.limits.memory_gb:g} GB while {what}; use fewer "
                                  "rows or a smaller model")
             if kind == "UnsafeModelError":

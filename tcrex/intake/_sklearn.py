@@ -19,13 +19,14 @@ import json
 import math
 import warnings
 import zipfile
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
-from ._base import LoadedModel, UnsafeModelError, short_error
+from ._base import LoadedModel, UnsafeModelError, budget_words, memory_budget, short_error
 
 MAX_ZIP_ENTRIES = 100_000
 MAX_SCHEMA_DEPTH = 200
@@ -123,8 +124,11 @@ ALLOWED_LOADERS: frozenset[str] = frozenset({
 })
 
 
-def _read_schema(data: bytes, max_unpacked: int) -> dict:
-    """The archive's schema.json, after the archive itself and every array it references passed the size checks."""
+def _read_schema(data: bytes, max_unpacked: int, budget: int | None = None) -> dict:
+    """The archive's schema.json, after the archive itself and every array it references passed the size checks:
+    the archive's unpacked size against ``max_unpacked`` (zip bombs), and what loading it allocates — arrays, every
+    reference counted, and arrays its constructor calls declare — against ``budget`` (the file's memory budget)."""
+    budget = max_unpacked if budget is None else budget
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -139,7 +143,14 @@ def _read_schema(data: bytes, max_unpacked: int) -> dict:
         if total > max_unpacked:
             raise ModelError(f"the .skops archive unpacks to {total / 1e6:.0f} MB; the limit is "
                              f"{max_unpacked / 1e6:.0f} MB (a zip bomb, or a model too large to load here)")
-        if "schema.json" not in zf.namelist():
+        names = Counter(i.filename for i in infos)
+        twice = sorted(n for n, k in names.items() if k > 1)
+        if twice:  # a reader takes one of them, which one differs between programs: never guess
+            raise ModelError(f"the .skops archive is ambiguous or damaged: it holds {names[twice[0]]} members named "
+                             f"{twice[0][:80]!r}{f' (and {len(twice) - 1} more duplicated name(s))' if len(twice) > 1 else ''}; "
+                             "a zip archive names each member once, and which copy a reader takes differs between "
+                             "programs. Save the model again with skops.io.dump and upload that file")
+        if "schema.json" not in names:
             raise ModelError("not a valid .skops file: the archive has no schema.json")
         try:
             raw = zf.read("schema.json")
@@ -152,7 +163,7 @@ def _read_schema(data: bytes, max_unpacked: int) -> dict:
                 from None
         if not isinstance(schema, dict):
             raise ModelError("not a valid .skops file: schema.json is not an object")
-        _check_arrays(zf, schema, max_unpacked)
+        _check_arrays(zf, schema, budget, len(data))
     return schema
 
 
@@ -249,19 +260,105 @@ def _member_bytes(zf: zipfile.ZipFile, name: str, kind: str) -> int:
     return total
 
 
-def _check_arrays(zf: zipfile.ZipFile, schema: dict, max_unpacked: int) -> None:
+def _check_arrays(zf: zipfile.ZipFile, schema: dict, budget: int, n_bytes: int) -> None:
     """Read the header of every array member the schema references (never its data) and refuse object arrays,
-    sizes the member does not hold, and a total over ``max_unpacked`` counting every reference: 300 nodes naming
-    one 1 MB member make skops read and allocate it 300 times."""
+    sizes the member does not hold, and a total over ``budget`` counting every reference (300 nodes naming one 1 MB
+    member make skops read and allocate it 300 times) and every array a constructor call declares
+    (:func:`_constructed_bytes`). Nothing is allocated before this passes."""
     sizes: dict[str, int] = {}
-    total = 0
+    total = _constructed_bytes(schema, budget, n_bytes)
     for _, member, kind in _array_refs(schema):
         if member not in sizes:
             sizes[member] = _member_bytes(zf, member, kind)
         total += sizes[member]
-        if total > max_unpacked:
-            raise ModelError(f"the .skops file's arrays would take more than {max_unpacked / 1e6:.0f} MB once loaded "
-                             "(every reference to an array counted); the limit is 4 × the model size limit")
+        if total > budget:
+            raise ModelError(f"the .skops file's arrays would take more than {_mb(budget)} once loaded (every "
+                             f"reference to an array counted); the limit is {budget_words(n_bytes, budget)}")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+class _NotStatic(Exception):
+    """A value in the schema that only loading could compute."""
+
+
+def _static(node, depth: int = 0):
+    """The Python value a schema node stands for, when it is plain JSON (``JsonNode``) or a tuple/list of such;
+    never loads anything."""
+    if depth > 20 or not isinstance(node, dict):
+        raise _NotStatic
+    loader = node.get("__loader__")
+    if loader == "JsonNode" and isinstance(node.get("content"), str):
+        try:
+            return json.loads(node["content"])
+        except (ValueError, RecursionError):
+            raise _NotStatic from None
+    if loader in ("TupleNode", "ListNode") and isinstance(node.get("content"), list):
+        return tuple(_static(v, depth + 1) for v in node["content"])
+    raise _NotStatic
+
+
+#: Allow-listed types whose constructor allocates what its arguments *say* rather than what they hold:
+#: ``numpy.ndarray((250_000_000,), "O")`` is 2 GB of pointers from a 1.6 KB file, ``bytearray(10**10)`` 10 GB of zeros.
+#: skops never writes them as constructor calls (arrays are ``NdArrayNode`` members, bytes ``BytesNode``), but the
+#: loader it trusts for them (``ConstructorFromReduceNode``) would call them; their size is read from the schema.
+_SIZED_CONSTRUCTORS = {"numpy.ndarray", "builtins.bytes", "builtins.bytearray"}
+#: Allow-listed types a constructor call would build with sizes taken from its arguments; skops writes them otherwise.
+_NO_CONSTRUCTOR = ("scipy.sparse.", "sklearn.tree._tree.Tree")
+
+
+def _constructor_size(name: str, args) -> int:
+    if not isinstance(args, tuple) or not args:
+        raise _NotStatic
+    if name == "numpy.ndarray":
+        shape = args[0]
+        shape = (shape,) if isinstance(shape, int) else shape
+        if not isinstance(shape, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise _NotStatic
+        try:
+            dtype = np.dtype(args[1] if len(args) > 1 else float)
+        except Exception:  # noqa: BLE001 - any dtype numpy does not understand
+            raise _NotStatic from None
+        return math.prod(max(d, 0) for d in shape) * max(dtype.itemsize, 1)
+    first = args[0]
+    if isinstance(first, bool) or not isinstance(first, (int, str, tuple)):
+        raise _NotStatic
+    return first if isinstance(first, int) else len(first)
+
+
+def _constructed_bytes(schema: dict, budget: int, n_bytes: int) -> int:
+    """Bytes the schema's constructor calls (``ConstructorFromReduceNode``) declare, refused above ``budget``
+    before anything is built; a constructor whose size cannot be read from the schema is refused too."""
+    total, stack = 0, [(schema, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            continue  # audit_schema refuses such nesting
+        if isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("__loader__") == "ConstructorFromReduceNode":
+            name = f"{node.get('__module__')}.{node.get('__class__')}"
+            if name.startswith(_NO_CONSTRUCTOR):
+                raise ModelError(f"the .skops file is damaged or was edited by hand: it builds {name[:80]} by calling "
+                                 "its constructor, which skops never writes for this type")
+            if name in _SIZED_CONSTRUCTORS:
+                try:
+                    size = _constructor_size(name, _static(node.get("content")))
+                except _NotStatic:
+                    raise ModelError(f"the .skops file is damaged or was edited by hand: it builds {name} by calling "
+                                     "its constructor with a size the file does not state") from None
+                total += size
+                if total > budget:
+                    raise ModelError(f"the .skops file builds {name} by calling its constructor with a declared size of "
+                                     f"{size:,} bytes ({_mb(size)}), beyond the limit of {budget_words(n_bytes, budget)}"
+                                     "; skops never writes arrays this way — the file was damaged or edited by hand")
+        stack.extend((v, depth + 1) for k, v in node.items() if k not in ("__class__", "__module__", "__loader__"))
+    return total
 
 
 def audit_schema(schema: dict) -> list[str]:
@@ -301,7 +398,7 @@ def audit_schema(schema: dict) -> list[str]:
 
 
 def load(data: bytes, max_unpacked: int) -> "SklearnModel":
-    schema = _read_schema(data, max_unpacked)
+    schema = _read_schema(data, max_unpacked, memory_budget(len(data), max_unpacked))
     refused = audit_schema(schema)
     if refused:
         raise UnsafeModelError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-FAULT_ENV = "TCREX_SANDBOX_FAULT"  # tests only: "segv", "hang" or "memory" when predicting
+FAULT_ENV = "TCREX_SANDBOX_FAULT"  # tests only: "segv", "hang" or "memory" when predicting, "load-memory" loading
 
 
 def _plain(v):
@@ -48,6 +48,21 @@ def address_space() -> int:
     return 0
 
 
+#: Address space the libraries reserve while loading beyond what the model needs: thread stacks and allocator arenas
+#: (ONNX Runtime's session ~140 MB, XGBoost's threads ~50 MB, measured on the bundled models).
+LOAD_HEADROOM = 256 * 2**20
+
+
+def load_limit(n_bytes: int, memory_bytes: int) -> int:
+    """Address space loading a file of ``n_bytes`` may add: its memory budget (``_base.memory_budget``, the larger
+    of 128 MB and 50 x its size) plus :data:`LOAD_HEADROOM`, at most ``memory_bytes``. A file's sizes are checked
+    against the budget where it declares them; this limit bounds what it does not declare (a small JSON parsed into
+    a large document, a library's own buffers)."""
+    from ._base import memory_budget
+
+    return min(int(memory_bytes), memory_budget(n_bytes) + LOAD_HEADROOM)
+
+
 def _set_limits(memory_bytes: int | None) -> None:
     try:
         import resource
@@ -60,8 +75,10 @@ def _set_limits(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _inject_fault() -> None:
+def _inject_fault(loading: bool = False) -> None:
     fault = os.environ.get(FAULT_ENV, "")
+    if loading:
+        fault = "memory" if fault == "load-memory" else ""
     if fault == "segv":
         import ctypes
         ctypes.string_at(0)  # a real native fault: read address 0
@@ -84,12 +101,23 @@ def _out_of_memory(text: str) -> bool:
     return any(w in low for w in _MEMORY_WORDS)
 
 
-def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
+def _send_error(conn, exc: BaseException, memory: bool = False, loading: tuple[int, int] | None = None) -> None:
+    """Send ``exc`` to the app as a JSON answer. ``loading``: (file bytes, load limit) while loading, so that a memory
+    fault names the file's budget instead of the worker's full limit."""
     from ..errors import TCRExError
-    from ._base import short_error
+    from ._base import _size, budget_words, memory_budget, short_error
 
-    if memory or isinstance(exc, MemoryError) or _out_of_memory(str(exc)):
+    # a loader's own "needs more memory" ModelError keeps the MemoryError it replaced as its context
+    ran_out = isinstance(exc, MemoryError) or isinstance(exc.__context__, MemoryError)
+    if memory or ran_out or _out_of_memory(str(exc)):
         kind, msg = "memory", ""
+        if loading is not None:
+            n_bytes, limit = loading
+            budget = memory_budget(n_bytes)
+            msg = (f"loading the model needed more than {_size(limit)} of memory, the limit for this file: "
+                   f"{budget_words(n_bytes, budget)} plus {_size(LOAD_HEADROOM)} for the model libraries, at most "
+                   "the sandbox's limit (TCREX_SANDBOX_MEMORY_GB). The file builds far more than it holds; upload the "
+                   "model as saved by its library")
     elif isinstance(exc, TCRExError):
         kind, msg = type(exc).__name__, str(exc)
     else:
@@ -100,11 +128,15 @@ def _send_error(conn, exc: BaseException, memory: bool = False) -> None:
 def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     _preload(options.get("fmt"))
-    # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md)
-    _set_limits(memory_bytes + address_space() if memory_bytes else memory_bytes)
+    # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md); while loading, only
+    # the file's own budget (``load_limit``), raised to the full limit for predictions once it has loaded
+    mapped = address_space()
+    loading = (len(data), load_limit(len(data), memory_bytes)) if memory_bytes else None
+    _set_limits(mapped + loading[1] if loading else memory_bytes)
     try:
         from ._wire import encode
 
+        _inject_fault(loading=True)
         model = loader(data, filename, **options)
         meta = {"kind": model.kind, "task": model.task, "feature_names": model.feature_names,
                 "n_features": model.n_features, "classes": model.classes, "categories": model.categories,
@@ -112,9 +144,11 @@ def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: 
                 "warnings": model.warnings, "has_proba": callable(getattr(model, "predict_proba", None))}
         conn.send_bytes(json.dumps({"ok": True, "meta": meta}, default=_plain).encode())
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a message
-        _send_error(conn, exc)
+        _send_error(conn, exc, loading=loading)
         return
     del data
+    if memory_bytes:
+        _set_limits(mapped + memory_bytes)  # soft limit raised back (the hard limit never changed)
     while True:
         try:
             request = conn.recv()

@@ -348,9 +348,54 @@ def _name(d: str) -> str:
     return _DELIMITER_NAMES.get(d, repr(d))
 
 
-def _choose_delimiter(text: str, chosen: str | None) -> str:
+def _stray_quotes(text: str, delimiter: str) -> int:
+    """How many double quotes in ``text`` do not open or close a quoted field when fields are split at
+    ``delimiter``. With the file's real delimiter every quote opens a field (first character), closes it (followed
+    by the delimiter or a line end) or is doubled inside it; split at a character that only occurs *inside* quoted
+    fields (``id,"q1|q2|q3"`` split at pipes), the quotes land mid-field and are counted here."""
+    if '"' not in text:
+        return 0
+    stray, pos, n = 0, 0, len(text)
+    field_start, quoted = True, False
+    special = re.compile('["\r\n' + re.escape(delimiter) + "]")
+    while True:
+        m = special.search(text, pos)
+        if m is None:
+            return stray
+        i, c = m.start(), m.group()
+        if quoted:
+            if c == '"':
+                if text[i + 1:i + 2] == '"':  # an escaped quote inside the field
+                    pos = i + 2
+                    continue
+                quoted = False
+                nxt = text[i + 1:i + 2]
+                if nxt and nxt not in ("\r", "\n", delimiter):
+                    stray += 1  # text after the closing quote: this quote did not end a field
+                    field_start = False
+                    pos = i + 1
+                    continue
+            pos = i + 1
+            continue
+        if c == '"':
+            if field_start and i == pos:
+                quoted = True
+            else:
+                stray += 1
+            field_start = False
+            pos = i + 1
+            continue
+        field_start = True  # a delimiter or a line end: the next character starts a field
+        pos = i + 1
+
+
+def _choose_delimiter(text: str, chosen: str | None, findings: list | None = None) -> str:
     """The delimiter (``chosen``, or the one whose header has several columns that the rows agree with), checked
-    against the field counts: a header split one way over rows split another way is refused with both named."""
+    against the field counts: a header split one way over rows split another way is refused with both named.
+
+    A quoted field never defines the delimiter: when several delimiters split the header and the rows alike (a
+    comma file whose quoted fields hold pipes, ``"q1|q2|q3"``, splits at pipes too), the one the quoting agrees
+    with wins (:func:`_stray_quotes`), and a finding ``delimiter`` says which was chosen and how to override it."""
     stats = {}
     for d in dict.fromkeys([*([chosen] if chosen else []), *_DELIMITERS]):
         rows = _sample_rows(text, d)
@@ -360,7 +405,23 @@ def _choose_delimiter(text: str, chosen: str | None) -> str:
         best = chosen
     else:
         wide = [d for d in _DELIMITERS if d in stats and stats[d][0] >= 2]
-        best = max(wide, key=lambda d: (round(stats[d][1], 2), stats[d][0]), default=",")
+        sample = text[:_SAMPLE_CHARS]
+        stray = {d: _stray_quotes(sample, d) for d in wide}
+        best = max(wide, key=lambda d: (round(stats[d][1], 2), -stray[d], stats[d][0]), default=",")
+        parsing = [d for d in wide if stats[d][1] >= 0.9]  # header and rows agree at this delimiter too
+        if best in parsing and len(parsing) > 1:
+            # among the delimiters that parse, the quoting decides before the share of agreeing rows does
+            best = min(parsing, key=lambda d: (stray[d], -round(stats[d][1], 2), -stats[d][0]))
+            others = [d for d in parsing if d != best]
+            why = (f"the quoted fields contain {' and '.join(_name(d) + 's' for d in others)}, so only "
+                   f"{_name(best)}s separate fields" if any(stray[d] > stray[best] for d in others) else
+                   f"{_name(best)}s give the most consistent rows")
+            if findings is not None:
+                findings.append(Finding(
+                    "delimiter", f"the file splits into columns at {_name(best)}s ({stats[best][0]} columns) and also "
+                    f"at {', '.join(f'{_name(d)}s ({stats[d][0]} columns)' for d in others)}; the {_name(best)} was "
+                    f"chosen because {why}. To read it otherwise, choose the delimiter under 'How to read this "
+                    "file'", severity="info"))
     if best not in stats:
         return best
     header, agree, width, _ = stats[best]
@@ -404,7 +465,7 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
                                                          f"it was skipped, and the {_name(used)} you chose was used"),
                                 severity="info"))
         delimiter = used
-    delimiter = _choose_delimiter(text, delimiter)
+    delimiter = _choose_delimiter(text, delimiter, findings)
     header = _read_header(text, delimiter)
     if len(header) > max_columns:
         raise DataError(f"the table has {len(header)} columns; at most {max_columns} are accepted (T-CREx rules "

@@ -11,6 +11,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from .. import check_parameter, check_rows_for_rho, min_rule_rows
+from .._params import shown
 from ..errors import ParameterError, TCRExError
 
 __all__ = ["validate_params", "ParamReport"]
@@ -46,12 +47,15 @@ def _engine_message(**params) -> str | None:
     except TCRExError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - e.g. comparing a string with a number
-        return f"{next(iter(params))} has an unusable value {next(iter(params.values()))!r} ({exc})"
+        return f"{next(iter(params))} has an unusable value {shown(next(iter(params.values())))} ({exc})"
     return None
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v))
+    try:
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v))
+    except OverflowError:  # an integer beyond floats (10**400) is a number, but not a usable one
+        return False
 
 
 def validate_params(rho, tau, n_trees=1, max_cells=100_000, n_rows=None) -> ParamReport:
@@ -66,18 +70,18 @@ def validate_params(rho, tau, n_trees=1, max_cells=100_000, n_rows=None) -> Para
     valid = {}
     for name, value, what in checks:
         if isinstance(value, bool):
-            rep.errors.append(f"{name} must be {what}, got {value!r} (a yes/no value)")
+            rep.errors.append(f"{name} must be {what}, got {shown(value)} (a yes/no value)")
             continue
         msg = _engine_message(**{name: value})
-        if msg is None and isinstance(value, numbers.Real) and not math.isfinite(float(value)):
-            msg = f"{name} must be {what}, got {value!r}"
+        if msg is None and isinstance(value, numbers.Real) and not _is_number(value):
+            msg = f"{name} must be {what}, got {shown(value)}"
         if msg:
             rep.errors.append(msg)
         else:
             valid[name] = value
     if n_rows is not None:
         if isinstance(n_rows, bool) or not isinstance(n_rows, numbers.Integral) or n_rows < 0:
-            rep.errors.append(f"n_rows must be a whole number >= 0, got {n_rows!r}")
+            rep.errors.append(f"n_rows must be a whole number >= 0, got {shown(n_rows)}")
         elif n_rows == 0:
             rep.errors.append("the data has no rows")
         elif "rho" in valid:

@@ -3,6 +3,7 @@ the estimator's own rule, refuses counts that are not whole numbers and a grid l
 building anything, naming the field; the hard caps on ``n_trees``, ``max_cells`` and the number of classes are
 refusals, not warnings."""
 import json
+import re
 import subprocess
 import sys
 import time
@@ -141,6 +142,56 @@ def test_grid_size_is_checked_before_anything_is_built(tmp_path):
     assert kind == "SchemaError", proc.stdout
     assert float(seconds) < 5
     assert "span a grid of 519,885,601 cells, above the export's max_cells = 100,000" in message
+
+
+def _nested_rules_export(n_rules=20_000):
+    """``n_rules`` nested rules on one numeric feature (-i-1.5, i+1.5]: only 2 n + 1 cells, but n x (2 n + 1)
+    table entries (issue 29: a 2.6 MB file raised MemoryError at 2.5 GB in _grid.py / _solution.py)."""
+    X, y = figure1()
+    doc = json.loads(TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y).to_json())
+    doc["features"] = [{"name": "x", "type": "numeric"}]
+    rules = [{"id": i, "conditions": {"x": {"low": -(i + 1.5), "high": i + 1.5}}, "n": 100 + i, "n_target": 100 + i}
+             for i in range(n_rules)]
+    doc["targets"] = [{**doc["targets"][0], "rules": rules,
+                       "metarules": [{"id": 0, "rule": n_rules - 1, "conditions": {}}]}]
+    doc["n_fit_rows"] = 10**6
+    return json.dumps(doc)
+
+
+def test_grid_memory_is_checked_before_anything_per_cell_is_built(tmp_path):
+    """The cell count (40,001) is far below max_cells, but the cell-by-rule tables are not: refused from the
+    grid's axes, in a child process with a 2 GB address space, naming the limit and how to raise it."""
+    script = tmp_path / "grid.py"
+    script.write_text(GRID_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(REPO)], input=_nested_rules_export(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    kind, seconds, message = proc.stdout.split(" ", 2)
+    assert kind == "SchemaError", proc.stdout
+    assert float(seconds) < 5
+    assert re.search(r"the 20,000 rules of target .* span a grid of 40,001 cells \(40001\) whose cell-by-rule "
+                     r"tables would need about 3\.\d GB to rebuild, above the limit of 256 MB for a rules export",
+                     message), message
+    assert "max_grid_bytes" in message
+
+
+def test_the_grid_memory_estimate_bounds_what_solving_takes():
+    """A smaller nested export loads when the limit allows it, and the estimate is at or above what numpy takes
+    (tracemalloc counts numpy's allocations) and within 2x of it, so the limit refuses what it says it refuses."""
+    import tracemalloc
+
+    text = _nested_rules_export(1500)
+    with pytest.raises(SchemaError, match=r"need about (\d+) MB") as ei:
+        TCREx.from_json(text, max_grid_bytes=2**20)
+    estimate = int(re.search(r"need about (\d+) MB", str(ei.value)).group(1)) * 2**20
+    tracemalloc.start()
+    try:
+        ex = TCREx.from_json(text, max_grid_bytes=estimate + 2**20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert ex.targets_[0].grid.n_cells == 3001
+    assert peak <= estimate + 2**20 and estimate < 2 * peak + 2**20, (peak, estimate)
 
 
 def test_too_many_rule_bounds_are_refused_before_allocating():

@@ -44,9 +44,9 @@ class Expect:
 
 @dataclass
 class Case:
-    name: str  # "table/<class>/<case>" or "model/<format>/<case>"
+    name: str  # "table/<class>/<case>", "model/<format>/<case>" or "rules/rules/<case>"
     cls: str  # the class counted in the tally
-    kind: str  # "table" or "model"
+    kind: str  # "table", "model" or "rules" (a T-CREx rules export, read by TCREx.from_json)
     filename: str
     make: Callable[[str], bytes]  # marker path -> the file's bytes (a payload would create the marker)
     expect: Expect | None = None
@@ -134,6 +134,16 @@ def _table_cases() -> list[Case]:
         Expect(require={"single_column"}, allow={"single_column"}))
     add("delimiter", "ragged-long-rows", "t.csv", lambda: b"a,b\n1,2\n3,4,5,6\n" * 10, Expect(refuse=True))
     add("delimiter", "quote-never-closed", "t.csv", lambda: b'a,b\n1,"2\n3,4\n' + b"5,6\n" * 10, None)
+    # a quoted field never defines the delimiter (issue 29): this comma file also splits evenly at the pipes inside
+    # its quoted header and values, which read it as 4 columns without the label
+    piped = pd.DataFrame({"id": range(30), "q1|q2|q3|q4": ["a|b|c|d", "e|f|g|h"] * 15, "approved": [0, 1, 1] * 10})
+    add("delimiter", "quoted-pipes-in-comma-file", "t.csv", lambda: b'id,"q1|q2|q3|q4",approved\n' + b"".join(
+        b'%d,"%s",%d\n' % (i, q.encode(), a) for i, q, a in piped.itertuples(index=False)),
+        _exact(piped) | _require("delimiter"), quick=True)
+    semi = pd.DataFrame({"name": ["Doe, J", "Roe, K"] * 15, "a,b,c": ["1,2,3", "4,5,6"] * 15,
+                         "approved": [0, 1, 1] * 10})
+    add("delimiter", "quoted-commas-in-semicolon-file", "t.csv", lambda: _csv(semi, sep=";", quoting=1),
+        _exact(semi) | _require("delimiter"), quick=True)
     # ------------------------------------------------------------------ decimal and thousands separators
     euro = pd.DataFrame({"montant": [1.5, 2.25, 1234.5, 10.0] * 10, "n": range(40), "approved": [0, 1] * 20})
     add("separators", "decimal-comma", "t.csv", lambda: _csv(euro, sep=";", decimal=","),
@@ -362,6 +372,7 @@ def _model_cases() -> list[Case]:
                 lambda marker, f=fmt, r=frac: (lambda d: d[:int(len(d) * r)])(b.xgb_classifier(fmt=f,
                                                                                                 n_estimators=3)[0]))
     add("xgboost", "ubj-huge-count", "m.ubj", lambda marker: thm._ubj_with_count(2 ** 60), quick=True)
+    add("xgboost", "ubj-true-bomb", "m.ubj", lambda marker: thm._ubj_true_bomb(), quick=True)
     add("xgboost", "json-deep", "m.json", lambda marker: b'{"learner": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     add("xgboost", "base-score-odd", "m.json", lambda marker: _xgb_edit(
         lambda d: d["learner"]["learner_model_param"].__setitem__("base_score", "[1E400,nan]")))
@@ -371,6 +382,11 @@ def _model_cases() -> list[Case]:
             table="numeric", quick=key == "object-os-system")
     add("skops", "zip-bomb", "m.skops", lambda marker: _skops_zip_bomb(), table="numeric", quick=True)
     add("skops", "function-os-system", "m.skops", lambda marker: _skops_os_system(), table="numeric")
+    for key, (edit, _) in thm.SIZE_EDITS.items():  # sizes declared in the schema (issue 29)
+        add("skops", f"declared-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(thm._lr_skops(), e),
+            table="numeric", quick=key == "ndarray-object-250m")
+    add("skops", "two-schemas", "m.skops", lambda marker: thm._skops_duplicate_schema(), table="numeric", quick=True)
+    add("skops", "zeros-300mb-in-300kb", "m.skops", lambda marker: thm._skops_big_zeros(), table="numeric")
     for est in ("tree", "forest", "hgb"):
         for seed in range(8):
             add("skops", f"npy-fuzz-{est}-{seed}", "m.skops", lambda marker, e=est, s=seed: _skops_npy_fuzz(e, s),
@@ -394,6 +410,11 @@ def _model_cases() -> list[Case]:
             lambda marker, r=frac: (lambda d: d[:int(len(d) * r)])(b.onnx_bytes(b.onnx_linear_classifier())),
             table="numeric")
     add("onnx", "garbage", "m.onnx", lambda marker: b.garbage(seed=5), table="numeric")
+    from . import test_hostile_onnx as tho
+
+    add("onnx", "tree-feature-1000-of-3", "m.onnx", lambda marker: tho.tree_model(1000), table="numeric", quick=True)
+    add("onnx", "tree-feature-1000-dynamic-width", "m.onnx", lambda marker: tho.tree_model(1000, width=None),
+        table="numeric")
     # ------------------------------------------------------------------ pickles disguised as other formats
     for name in ("m.json", "m.skops", "m.onnx", "m.ubj"):
         add("pickle", f"pickle-as-{name}", name, lambda marker: b.evil_pickle(marker, b.sklearn_pipeline()),
@@ -528,9 +549,68 @@ def _onnx_loop() -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------- the corpus
+# ---------------------------------------------------------------------------------------------- rules exports
+def _rules_export() -> dict:
+    """A real export (rules and metarules of a fit on the loans table's numbers)."""
+    from tcrex import TCREx
+
+    X, y = b.loans(n=400)
+    return json.loads(TCREx(rho=0.05, tau=0.8).fit(X[["age", "income"]], y_pred=y).to_json())
+
+
+def _rules_nested(n_rules: int = 20_000) -> bytes:
+    """``n_rules`` nested rules on one numeric feature (issue 29: a 2.6 MB file of 20,000 raised MemoryError at
+    2.5 GB in the grid): 2 n + 1 cells, far below max_cells, but n x (2 n + 1) cell-by-rule table entries."""
+    doc = _rules_export()
+    doc["features"] = [{"name": "x", "type": "numeric"}]
+    rules = [{"id": i, "conditions": {"x": {"low": -(i + 1.5), "high": i + 1.5}}, "n": 100 + i, "n_target": 100 + i,
+              "feasibility": 0.5, "accuracy": 1.0, "complexity": 1} for i in range(n_rules)]
+    doc["targets"] = [{**doc["targets"][0], "rules": rules,
+                       "metarules": [{"id": 0, "rule": n_rules - 1, "conditions": {}, "sparsity": 0, "n_cells": 1}]}]
+    doc["n_fit_rows"] = 10**6
+    return json.dumps(doc).encode()
+
+
+def _rules_many_cells(n_rules: int = 600, n_features: int = 4) -> bytes:
+    """One-condition rules at distinct thresholds over 4 features: a 151^4 = 520 million cell grid."""
+    doc = _rules_export()
+    doc["features"] = [{"name": f"f{j}", "type": "numeric"} for j in range(n_features)]
+    rules = [{"id": r, "conditions": {f"f{r % n_features}": {"low": None, "high": float(r)}}, "n": 10,
+              "n_target": 10} for r in range(n_rules)]
+    doc["targets"] = [{**doc["targets"][0], "rules": rules, "metarules": [{"id": 0, "rule": 0, "conditions": {}}]}]
+    doc["n_fit_rows"] = 1000
+    return json.dumps(doc).encode()
+
+
+def _rules_edit(edit) -> bytes:
+    doc = _rules_export()
+    edit(doc)
+    return json.dumps(doc).encode()
+
+
+def _rules_cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(name, make, quick=False):
+        cases.append(Case(f"rules/rules/{name}", "rules", "rules", "rules.json", lambda marker, m=make: m(),
+                          quick=quick))
+
+    add("valid-export", lambda: json.dumps(_rules_export()).encode(), quick=True)
+    add("nested-20000-rules-one-feature", _rules_nested, quick=True)
+    add("grid-520-million-cells", _rules_many_cells)
+    add("rho-5e-324", lambda: _rules_edit(lambda d: d["params"].__setitem__("rho", 5e-324)))
+    add("max-cells-huge", lambda: _rules_edit(lambda d: d["params"].__setitem__("max_cells", 10**400)))
+    add("n-fit-rows-huge", lambda: _rules_edit(lambda d: d.__setitem__("n_fit_rows", 10**400)))
+    add("bound-1e400", lambda: _rules_edit(lambda d: d["targets"][0]["rules"][0]["conditions"].__setitem__(
+        "age", {"low": None, "high": 1e308 * 10})).replace(b"Infinity", b"1e400"))
+    add("truncated", lambda: json.dumps(_rules_export()).encode()[:500])
+    add("deep", lambda: b'{"format": "tcrex-rules", "version": 2, "task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    return cases
+
+
 def cases() -> list[Case]:
     """Every case, in a fixed order (names are unique)."""
-    out = _table_cases() + _model_cases()
+    out = _table_cases() + _model_cases() + _rules_cases()
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

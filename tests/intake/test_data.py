@@ -324,3 +324,28 @@ def test_sentinel_codes_become_missing_only_on_request():
     assert (out["MSinceMostRecentDelq"].dropna() >= 0).all() and out["NumTrades"].max() < 999
     pd.testing.assert_frame_equal(out[["Utilisation", "Score"]], df[["Utilisation", "Score"]])
     assert (df["MSinceMostRecentDelq"] == -7).sum() == 25  # the input is not changed
+
+
+def test_a_quoted_field_never_defines_the_delimiter():
+    """A comma file whose quoted header and values hold pipes also splits evenly at the pipes (4 columns, the label
+    lost); the quoting says commas separate the fields, the finding says so and the override still works."""
+    data = b'id,"q1|q2|q3|q4",approved\n' + b"".join(b'%d,"a|b|c|d",%d\n' % (i, i % 2) for i in range(30))
+    rep = read_table(data, "t.csv")
+    assert rep.delimiter == "," and list(rep.frame.columns) == ["id", "q1|q2|q3|q4", "approved"]
+    assert rep.frame["approved"].tolist()[:3] == [0, 1, 0]
+    (finding,) = [f for f in rep.findings if f.kind == "delimiter"]
+    assert finding.message.startswith("the file splits into columns at commas (3 columns) and also at pipes "
+                                      "(4 columns); the comma was chosen because the quoted fields contain pipes")
+    assert "How to read this file" in finding.message
+    chosen = read_table(data, "t.csv", delimiter="|")
+    assert chosen.delimiter == "|" and chosen.n_columns == 4
+    assert not [f for f in chosen.findings if f.kind == "delimiter"]
+
+
+def test_stray_quotes_count_only_quotes_outside_field_boundaries():
+    from tcrex.intake.data import _stray_quotes
+
+    text = 'a,"b|c",d\n1,"say ""hi""|x",2\n'
+    assert _stray_quotes(text, ",") == 0
+    assert _stray_quotes(text, "|") == 8  # every quote lands inside a field
+    assert _stray_quotes("a|b\n1|2\n", "|") == 0

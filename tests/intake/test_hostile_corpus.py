@@ -2,7 +2,7 @@
 process with a memory limit and a timeout (benchmarks/hostile_corpus.py runs them all and prints the tally)."""
 import pytest
 
-from benchmarks.hostile_corpus import BAD, run
+from benchmarks.hostile_corpus import BAD, MEMORY_BUDGET_MB, SMALL_FILE_BYTES, run
 from tests.intake.hostile_corpus import cases
 
 QUICK = [c for c in cases() if c.quick]
@@ -15,20 +15,29 @@ def test_the_corpus_covers_every_class_and_names_are_unique():
                                                             "line endings", "size", "parquet", "archive", "nesting",
                                                             "garbage", "formula", "xss", "combined", "mutation"}
     assert {c.cls for c in every if c.kind == "model"} == {"xgboost", "skops", "onnx", "pickle"}
+    assert {c.cls for c in every if c.kind == "rules"} == {"rules"}
 
 
-@pytest.mark.parametrize("kind", ["table", "model"])
+@pytest.mark.parametrize("kind", ["table", "model", "rules"])
 def test_quick_subset_has_no_bad_outcome(kind):
+    """No bad outcome, and memory measured for every case: a file under 5 MB whose process tree peaks more than
+    500 MB above the baseline is the bad outcome ``memory`` (issue 29)."""
     names = [c.name for c in QUICK if c.kind == kind]
     results = run(names, timeout=90, memory_gb=3, batch=len(names))
     assert set(results) == set(names)
     bad = {n: (r.outcome, r.detail) for n, r in results.items() if r.outcome in BAD}
     assert not bad, bad
+    assert all(r.peak_mb is not None and r.file_bytes is not None for r in results.values())
+    assert all(r.peak_mb < MEMORY_BUDGET_MB for r in results.values() if r.file_bytes < SMALL_FILE_BYTES)
     if kind == "table":  # the classifier can fail: a file that must be refused is, a file read is checked
         assert results["table/delimiter/header-comma-rows-semicolon"].outcome == "refused"
         assert results["table/exact values/leading-zero-codes"].outcome == "ok"
-    else:
+    elif kind == "model":
         assert results["model/pickle/pickle-as-m.json"].outcome == "refused"
+        assert "declared size of 2,000,000,000 bytes" in results["model/skops/declared-ndarray-object-250m"].detail
+    else:
+        assert results["rules/rules/valid-export"].outcome == "ok"
+        assert results["rules/rules/nested-20000-rules-one-feature"].outcome == "refused"
 
 
 def test_the_classifier_sees_a_silent_change_and_a_formula():
@@ -44,3 +53,24 @@ def test_the_classifier_sees_a_silent_change_and_a_formula():
     assert runner._formula_cells("a,b\r\n=1+1,-2\r\n'=1,x\r\n") == ["=1+1"]
     assert runner.XSS_PATTERN.search(f"<p>{corpus.XSS}</p>") and not runner.XSS_PATTERN.search(
         "<p>&lt;script&gt;tcrexXSS()&lt;/script&gt;</p>")
+
+
+def test_the_memory_measure_sees_this_process_and_its_children():
+    """The measure can fail: 200 MB touched here, and 200 MB touched by a child process, are both counted."""
+    import subprocess
+    import sys
+
+    from benchmarks.hostile_corpus import _Memory
+
+    memory = _Memory()
+    rss0 = memory.start()
+    block = bytearray(200 * 2**20)
+    block[::4096] = b"x" * len(block[::4096])
+    own = memory.above_baseline(rss0, None)
+    del block
+    assert 190 <= own < 260, own
+    rss0 = memory.start()
+    subprocess.run([sys.executable, "-c", "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); "
+                    "time.sleep(0.3)"], check=True)
+    both = memory.above_baseline(rss0, None)
+    assert 190 <= both < 300, both

@@ -6,6 +6,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -151,6 +152,117 @@ SCHEMA_EDITS = {
         {"__loader__": "TypeNode", "__module__": "subprocess", "__class__": "Popen"}), r"subprocess\.Popen"),
     "malformed-node": (lambda s: s.update({"__class__": ["LogisticRegression"]}), "a node without a proper class"),
 }
+
+
+def _json_node(value) -> dict:
+    return {"__class__": type(value).__name__, "__module__": "builtins", "__loader__": "JsonNode",
+            "content": json.dumps(value), "is_json": True}
+
+
+def _tuple_node(*items) -> dict:
+    return {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode", "content": list(items)}
+
+
+def _constructed(module: str, cls: str, *args) -> dict:
+    """An allow-listed type built by calling its constructor (skops' ConstructorFromReduceNode) with ``args``."""
+    return {"__class__": cls, "__module__": module, "__loader__": "ConstructorFromReduceNode",
+            "content": _tuple_node(*args)}
+
+
+def _with_attribute(node: dict):
+    """A schema edit giving the fitted LogisticRegression one more attribute, ``node`` (skops pairs each key of a
+    dict with a key type: one more of those too, or the key is dropped)."""
+    def edit(schema):
+        attrs = schema["content"]
+        attrs["content"]["extra_"] = node
+        attrs["key_types"]["content"].append(dict(attrs["key_types"]["content"][0]))
+    return edit
+
+
+# sizes a .skops file declares (issue 29): each is refused before anything is allocated; loaded, each took GBs
+SIZE_EDITS = {
+    # 2 GB of object pointers (each set to None: touched) from a 1.6 KB file: peaked at ~2 GB before the refusal
+    "ndarray-object-250m": (_with_attribute(_constructed(
+        "numpy", "ndarray", _tuple_node(_json_node(250_000_000)), _json_node("O"))),
+        r"builds numpy\.ndarray by calling its constructor with a declared size of 2,000,000,000 bytes \(1\.9 GB\), "
+        r"beyond the limit of 128 MB \(the memory budget of a [\d.]+ KB file"),
+    "ndarray-float-2d": (_with_attribute(_constructed(
+        "numpy", "ndarray", _tuple_node(_json_node(100_000), _json_node(100_000)), _json_node("f8"))),
+        r"declared size of 80,000,000,000 bytes"),
+    "ndarray-shape-not-stated": (_with_attribute(_constructed(
+        "numpy", "ndarray", {"__class__": "dict", "__module__": "builtins", "__loader__": "DictNode", "content": {}})),
+        r"builds numpy\.ndarray by calling its constructor with a size the file does not state"),
+    "bytearray-10g": (_with_attribute(_constructed("builtins", "bytearray", _json_node(10**10))),
+                      r"builds builtins\.bytearray .* declared size of 10,000,000,000 bytes"),
+    "sparse-by-constructor": (_with_attribute(_constructed(
+        "scipy.sparse._csr", "csr_matrix", _tuple_node(_json_node(10**9), _json_node(1)))),
+        r"builds scipy\.sparse\._csr\.csr_matrix by calling its constructor, which skops never writes"),
+}
+
+
+def _skops_duplicate_schema() -> bytes:
+    """A .skops archive with two schema.json members: the second names arrays the archive lacks (issue 29: the
+    refusal said "an array node names '….npy', which the archive lacks" instead of saying the archive is
+    ambiguous)."""
+    import zipfile
+
+    good = _lr_skops()
+    src = zipfile.ZipFile(io.BytesIO(good))
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name: that is the point
+        with zipfile.ZipFile(out, "w") as dst:
+            for info in src.infolist():
+                dst.writestr(info.filename, src.read(info.filename))
+            other = json.loads(src.read("schema.json"))
+            for node in b.skops_nodes(other, loader="NdArrayNode"):
+                if "file" in node:
+                    node["file"] = "other-" + node["file"]
+            dst.writestr("schema.json", json.dumps(other))
+    return out.getvalue()
+
+
+def _skops_big_zeros(mb: int = 300) -> bytes:
+    """A real model whose coefficient array is replaced by ``mb`` MB of zeros (a ~300 KB file): under the old
+    unpacked-size limit (4 x 200 MB), above the memory budget of its own size."""
+    schema, members = b.skops_parts(_lr_skops())
+    node = [n for n in b.skops_nodes(schema, loader="NdArrayNode") if n.get("type") == "numpy"][0]
+    members[node["file"]] = b.npy_bytes(np.zeros((1, mb * 2**20 // 8)))
+    return b.zip_bytes({"schema.json": json.dumps(schema), **members})
+
+
+@pytest.mark.parametrize("case", list(SIZE_EDITS))
+def test_skops_declared_sizes_are_refused_before_allocating(case):
+    edit, pattern = SIZE_EDITS[case]
+    data = b.rewrite_skops_schema(_lr_skops(), edit)
+    assert len(data) < 10_000
+    with pytest.raises(ModelError, match=pattern):
+        load_model(data, "m.skops", sandbox=False)
+
+
+def test_skops_arrays_count_against_the_memory_budget_of_the_file():
+    data = _skops_big_zeros()
+    assert len(data) < 2_000_000
+    with pytest.raises(ModelError, match=r"arrays would take more than 128 MB once loaded .* the limit is 128 MB "
+                                         r"\(the memory budget of a [\d.]+ KB file: the larger of 128 MB and 50 x"):
+        load_model(data, "m.skops", sandbox=False)
+
+
+def test_skops_archive_with_two_schemas_is_ambiguous():
+    with pytest.raises(ModelError, match=r"the \.skops archive is ambiguous or damaged: it holds 2 members named "
+                                         r"'schema\.json'"):
+        load_model(_skops_duplicate_schema(), "m.skops", sandbox=False)
+
+
+def test_a_real_constructor_call_still_loads():
+    """skops writes some allow-listed values as constructor calls (complex numbers): those still load."""
+    from sklearn.linear_model import LogisticRegression
+
+    X = b.numeric()
+    est = LogisticRegression().fit(X, X.a > 0)
+    est.extra_ = complex(1, 2)
+    model = load_model(b.skops_bytes(est), "m.skops", sandbox=False)
+    assert model.predict(X).shape == (len(X),)
 
 
 @pytest.mark.parametrize("case", list(SCHEMA_EDITS))
@@ -319,7 +431,18 @@ def _ubj_with_count(count: int) -> bytes:
     return b"{L" + struct.pack(">q", 7) + b"learner[$D#L" + struct.pack(">q", count) + b"\0" * 16 + b"}"
 
 
+def _ubj_true_bomb(containers: int = 250, count: int = 1_000_000) -> bytes:
+    """``containers`` typed containers of ``count`` ``T`` each (2.9 KB for 250 x 1,000,000): each under the bound
+    per container, together 250 million list slots (~1.9 GB) before the budget for the whole file (issue 29)."""
+    import struct
+
+    one = b"[$T#l" + struct.pack(">i", count)
+    return b"{L" + struct.pack(">q", 7) + b"learner[" + one * containers + b"]}"
+
+
 @pytest.mark.parametrize("case,data,pattern", [
+    ("ubj-true-bomb", _ubj_true_bomb(), "declares 1,000,000 elements of null/true/false, which take no bytes; the "
+                                        "file may hold at most 1,000,000 such elements in all"),
     ("json-no-learner", b'{"hello": 1}', "no 'learner' object"),
     ("json-truncated", None, "looks truncated"),
     ("json-deep", b"{\"learner\": " + b"[" * 100_000 + b"]" * 100_000 + b"}", "nesting is too deep|not valid"),

@@ -65,3 +65,50 @@ def test_warnings():
     assert rep.ok
     assert [w.split(" ")[0] for w in rep.warnings] == ["with", "tau=0.3", "n_trees=500", "max_cells=20000000"]
     assert rep.messages == rep.warnings
+
+
+# hostile numbers: every parameter path guards overflow (issue 29) — a float cannot hold 1 / 5e-324 or 10**400,
+# and validate_params must answer with a message, never raise
+HUGE = 10**400
+
+
+@pytest.mark.parametrize("kwargs,pattern", [
+    ({"rho": 5e-324}, r"rho=5e-324 asks for rules holding at least 1 of 1,000 rows, which needs about 10\^323 rows; "
+                      r"use more rows or raise rho to at least 0.001"),
+    ({"rho": 1e-300}, r"which needs about 10\^299 rows"),
+    ({"rho": 2.5e-16}, r"which needs about 10\^15 rows"),
+    ({"rho": 1e-14}, r"which needs 100,000,000,000,000 rows"),
+    ({"n_trees": HUGE}, r"n_trees = a 401-digit number is above the limit of 1,000"),
+    ({"max_cells": HUGE}, r"max_cells = a 401-digit number is above the limit of 50,000,000"),
+    ({"rho": HUGE}, r"rho must be a fraction in \(0, 1\], got a 401-digit number"),
+    ({"tau": -HUGE}, r"tau must be a fraction in \(0, 1\], got a 401-digit number"),
+    ({"n_rows": -HUGE}, r"n_rows must be a whole number >= 0, got a 401-digit number"),
+    ({"n_trees": 1e308 * 10}, r"n_trees must be a whole number >= 1, got inf"),
+])
+def test_overflowing_numbers_are_messages(kwargs, pattern):
+    args = {"rho": 0.02, "tau": 0.9, "n_trees": 1, "max_cells": 1000, "n_rows": 1000, **kwargs}
+    rep = validate_params(**args)
+    assert len(rep.errors) == 1, rep.errors
+    assert re.search(pattern, rep.errors[0]), rep.errors[0]
+    assert len(rep.errors[0]) < 300
+
+
+def test_overflowing_numbers_in_numpy_types_and_huge_row_counts():
+    import numpy as np
+
+    assert validate_params(np.float64(5e-324), 0.9, n_rows=1000).errors[0].startswith("rho=5e-324 asks for")
+    assert "about 10^44 rows" in validate_params(np.float32(1e-45), 0.9, n_rows=1000).errors[0]
+    # 10**400 rows are enough for any rho a float holds; the minimum rule size is counted exactly, not as inf
+    rep = validate_params(5e-324, 0.9, n_rows=HUGE)
+    assert rep.ok, rep.errors
+    from tcrex import min_rule_rows
+    assert min_rule_rows(HUGE, 0.5) == HUGE // 2 and min_rule_rows(10, 0.1) == 1
+
+
+def test_the_engine_refuses_a_tiny_rho_with_the_same_message():
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ParameterError) as ei:
+        TCREx(rho=5e-324).fit(X, y_pred=(X[:, 0] > 0).astype(int))
+    assert validate_params(5e-324, 0.9, 1, 1000, 50).errors == [str(ei.value)]

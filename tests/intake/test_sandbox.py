@@ -42,3 +42,36 @@ def test_a_crash_in_the_trial_prediction_is_reported_as_a_fault_not_a_mismatch(m
     m, X = _model(monkeypatch, "segv")
     with pytest.raises(ModelFaultError, match="crashed while predicting"):
         check_compatibility(m, X)  # not folded into "the model does not match the data"
+
+
+def _soft_address_limit(pid: int) -> int:
+    with open(f"/proc/{pid}/limits") as f:
+        for line in f:
+            if line.startswith("Max address space"):
+                return int(line.split()[3])
+    raise AssertionError("no address-space line")
+
+
+def test_loading_is_limited_to_the_files_budget_and_predicting_to_the_full_limit(monkeypatch):
+    """Issue 29: while loading, the worker may take the file's memory budget (the larger of 128 MB and 50 x its
+    size) plus room for the libraries, not the whole limit; the refusal names that budget. Once loaded, the soft
+    limit is raised back so predictions get the full limit."""
+    from tcrex.intake._worker import LOAD_HEADROOM
+
+    with pytest.raises(ModelError) as ei:
+        _model(monkeypatch, "load-memory")
+    text = str(ei.value)
+    assert text.startswith("loading the model needed more than 384 MB of memory, the limit for this file: 128 MB "
+                           "(the memory budget of a "), text
+    assert "plus 256 MB for the model libraries, at most the sandbox's limit (TCREX_SANDBOX_MEMORY_GB)" in text
+    monkeypatch.delenv("TCREX_SANDBOX_FAULT")
+    m, X = _model(monkeypatch)
+    try:
+        soft = _soft_address_limit(m._worker.proc.pid)
+        with open(f"/proc/{m._worker.proc.pid}/status") as f:
+            mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        # the full limit: 2 GB beyond what the libraries mapped, far above the 128 MB + 256 MB of loading
+        assert soft - mapped > 2 * 2**30 - 512 * 2**20 > 128 * 2**20 + LOAD_HEADROOM
+        assert len(m.predict(X)) == len(X)
+    finally:
+        m.close()
