@@ -82,7 +82,9 @@ class TCREx(BaseEstimator):
     target : None, class label(s), threshold or (low, high)
         None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output.
         A class (or list of classes) targets them; a number splits a regression output there; a pair is the
-        regression interval ``(low, high]`` (None for an open end).
+        regression interval ``(low, high]`` (None for an open end). ``{"at_least": c}`` targets every class whose
+        (numeric) label is at least ``c`` -- "this class or better" for an ordinal score such as a wine quality --
+        and ``{"at_most": c}`` every class at most ``c`` (lower is better).
     task : None, "classification" or "regression"
         None detects the task from the model and its outputs.
     categorical_features, numeric_features : list of column names

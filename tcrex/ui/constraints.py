@@ -18,7 +18,8 @@ import streamlit as st
 
 from tcrex import TCRExError
 from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
-                               constraint_spec, describe_constraint, describe_constraints, kinds_for, suggest_constraints)
+                               constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
+                               kinds_for, suggest_constraints)
 
 from . import state
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -39,9 +40,15 @@ def widget_key(scope: str, what: str, feature: str, extra: str = "") -> str:
 
 
 def suggestions(result: FitResult | None) -> dict:
+    """The suggested constraints dict (``{feature: spec}``) for the fitted features."""
+    return constraints_from_suggestions(suggestion_details(result))
+
+
+def suggestion_details(result: FitResult | None) -> dict:
+    """:func:`tcrex.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
     if result is None:
         return {}
-    return dict(suggest_constraints(result.explainer.schema_))
+    return suggest_constraints(result.explainer.schema_)
 
 
 def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
