@@ -236,12 +236,13 @@ def suggest_constraints(X) -> dict:
     * **protected attributes** -- names such as sex, gender, race, ethnicity, nationality, country of birth,
       religion, marital status, disability; or categories such as "male"/"female", "white"/"black",
       "married"/"divorced" -> ``"immutable"``;
-    * **past events** -- names with "ever" (MaxDelqEver, NumTrades60Ever2DerogPubRec) or naming late payments,
-      delinquencies, derogatory records, defaults, bankruptcies -> ``"immutable"`` (the past cannot be
-      rewritten);
+    * **the worst or count "ever"** -- MaxDelqEver, NumTrades60Ever2DerogPubRec -> ``"immutable"`` (the past
+      cannot be rewritten);
     * **quantities that only grow with time** -- age, tenure, seniority, credit history length ("history",
-      "InFile", "oldest"), "months since" / "years since" -> ``"increase_only"`` (numeric features; a categorical
-      one is ``"immutable"``).
+      "InFile", "oldest"), "months since" / "years since" (even since a delinquency) -> ``"increase_only"``
+      (numeric features; a categorical one is ``"immutable"``);
+    * **other past events** -- names of late payments, delinquencies, derogatory records, defaults,
+      bankruptcies (counts of them: n_late_payments, PercentTradesNeverDelq) -> ``"immutable"``.
     """
     if not isinstance(X, FeatureSchema):
         X = FeatureSchema.detect(X)
@@ -260,9 +261,8 @@ def suggest_constraints(X) -> dict:
             shown = ", ".join(sorted(protected_values)[:3])
             out[f.name] = {"constraint": IMMUTABLE, "reason": f"its values ({shown}) look like a protected "
                            "attribute: a person cannot, and must not be asked to, change it"}
-        elif "ever" in words or words & PAST_EVENT_WORDS:
-            what = "ever" if "ever" in words else ", ".join(sorted(words & PAST_EVENT_WORDS))
-            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "
+        elif "ever" in words:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": "the name (ever) describes past events: a count or "
                            "worst value of the past cannot be undone"}
         elif words & GROWING_WORDS:
             what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
@@ -272,6 +272,10 @@ def suggest_constraints(X) -> dict:
             else:
                 out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
                                "it only grows, by waiting"}
+        elif words & PAST_EVENT_WORDS:
+            what = ", ".join(sorted(words & PAST_EVENT_WORDS))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "
+                           "worst value of the past cannot be undone"}
     return out
 
 

@@ -820,7 +820,8 @@ class TCREx(BaseEstimator):
         lines = []
         for t in chosen:
             sol = self.targets_[t]
-            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {pluralise(sol.n_rules, 'rule')}, "
+            # the outcome, never the internal index of the target entry (people read this)
+            lines.append(f"Toward {sol.target.describe(class_names)} — {pluralise(sol.n_rules, 'rule')}, "
                          f"{pluralise(len(sol.metarules), 'metarule')}, {pluralise(sol.n_cells, 'grid cell')}")
             trivial = set()
             for _, r in rules[rules.target == t].iterrows():
