@@ -304,8 +304,8 @@ def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None)
             return FavourableSuggestion(one, f"nothing in the data says which class is favourable; {one} is only a "
                                              f"convention — if {one} marks a bad outcome (e.g. 1 = Bad in credit "
                                              f"data), choose {zero}")
-        return FavourableSuggestion(classes[-1], "nothing in the data says which class is favourable; the last "
-                                                 "class is only a placeholder — choose the one people want")
+        return FavourableSuggestion(None, f"nothing says which of {str(classes[0])!r} and {str(classes[1])!r} is "
+                                          "favourable, so both directions are explained until you choose")
     if len(classes) >= 4 and ordered_labels(classes):
         numbers = np.array([_as_number(c) for c in classes])
         order = np.argsort(numbers, kind="stable")
