@@ -18,10 +18,12 @@ settings = auditing.controls(ws, result, key="audit")
 run = auditing.run(ws, result, settings) if settings is not None else None
 if run is None:
     st.stop()
+auditing.reference_control(ws, run, key="audit")
 res = run.result
 
 st.subheader("Findings")
 auditing.findings(run, settings.practical)
+auditing.hints(ws, result, run, key="audit")
 
 st.subheader("Groups compared")
 metric = auditing.metric_choice(key="audit_metric")

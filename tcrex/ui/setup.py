@@ -441,6 +441,11 @@ def outcome_section() -> None:
         return
     state.resolve_favourable(ws)
     outcome.question(ws)
+    _, result, _ = state.current()
+    if result is not None:  # after an upload: the suggested actionability constraints, one click away
+        from . import constraints  # noqa: PLC0415
+
+        constraints.suggestions_panel(ws, result, key="setup")
 
 
 def active_data_summary() -> None:
