@@ -24,6 +24,12 @@ def _sidebar(page) -> str:
     return page.locator('[data-testid="stSidebar"]').inner_text()
 
 
+def _outcome_box(page) -> str:
+    """What the sidebar's Favourable outcome box shows (its label and the chosen option)."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text="Favourable outcome")
+    return box.first.locator("input").input_value()  # the chosen option is the combobox's value
+
+
 def _no_errors(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
     alerts = page.locator('[data-testid="stAlertContentError"]')
@@ -35,7 +41,8 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
     csv = tmp_path / "credit.csv"
     _credit().to_csv(csv, index=False)
     open_app(page, "/data_model")
-    assert "approved (approved = 1)" in _sidebar(page)  # the sample's outcome, before the upload
+    assert "Favourable outcome: approved" in _sidebar(page)  # the sample's outcome, before the upload
+    assert "approved (approved = 1)" in _outcome_box(page)
     page.get_by_text("Upload a CSV, Parquet or Excel file").click()
     wait_idle(page)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv))
@@ -52,13 +59,15 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
     assert "1 = Bad" in text  # the reason: 1 is only a convention
     sidebar = _sidebar(page)
     assert "only suggested" in sidebar and "approved" not in sidebar  # no stale label from the sample
+    assert "approved" not in _outcome_box(page) and "target = 1" in _outcome_box(page)
     # name the classes, then answer
     for label, name in (("target = 0", "Good"), ("target = 1", "Bad")):
-        box = main.get_by_label(label, exact=True)
+        box = main.get_by_role("textbox", name=label, exact=True)
         box.fill(name)
         box.press("Enter")
         wait_idle(page)
-    main.get_by_text("Good (target = 0)", exact=True).click()
+    # the names apply with the answer: the options still read by label until then
+    main.locator('[data-testid="stRadio"]').get_by_text("target = 0", exact=True).click()
     wait_idle(page)
     page.get_by_role("button", name="Use this outcome").click()
     page.wait_for_function(
@@ -66,7 +75,8 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
         timeout=90_000)
     wait_idle(page)
     sidebar = _sidebar(page)
-    assert "only suggested" not in sidebar and "Good (target = 0)" in sidebar and "approved" not in sidebar
+    assert "only suggested" not in sidebar and "approved" not in sidebar
+    assert "Good (target = 0)" in _outcome_box(page)
     # the suggested constraints, each with its reason and one button
     assert "MaxDelqEver" in main.inner_text() and "past events" in main.inner_text()
     assert page.get_by_role("button", name="Apply these").count() == 1
@@ -76,7 +86,7 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
     wait_idle(page)
     page.get_by_role("heading", name="Global rules").first.wait_for()
     text = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Good" in text and "Target 0" not in text and "output = 0" not in text
+    assert "Target\n\nGood" in text and "output = 0" not in text  # the metric names the outcome
     _no_errors(page)
     # the page fits its width: nothing runs off to the right at 1400 px
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
