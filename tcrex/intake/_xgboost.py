@@ -400,6 +400,8 @@ class XGBoostModel(LoadedModel):
         self._booster = booster
         self._info = info
         self._objective = info["objective"]
+        if info["classes"] is not None and self._objective in self._SCORED:
+            self.predict_proba = self._proba
         nf = info["num_feature"]
         types = info["types"] or ["float"] * nf
         names = info["names"]
@@ -480,17 +482,12 @@ class XGBoostModel(LoadedModel):
     #: objectives whose raw output gives class scores (probabilities, or a margin turned into one)
     _SCORED = ("binary:logistic", "binary:logitraw", "multi:softprob")
 
-    @property
-    def predict_proba(self):
-        """Class probabilities (columns in the order of ``classes``) for objectives that give them
-        (binary:logistic, binary:logitraw through the logistic function, multi:softprob); None for the others
-        (binary:hinge, multi:softmax give only a class), so ``getattr(model, "predict_proba", None)`` says whether
-        there are scores."""
-        if self.task != CLASSIFICATION or self._objective not in self._SCORED:
-            return None
-        return self._proba
-
     def _proba(self, X) -> np.ndarray:
+        """Class probabilities (columns in the order of ``classes``): ``predict_proba`` of the classifiers whose
+        objective gives them (binary:logistic, binary:logitraw through the logistic function, multi:softprob).
+        The others (binary:hinge, multi:softmax give only a class; regressors) have no ``predict_proba`` at all,
+        so ``hasattr(model, "predict_proba")`` says whether there are scores (and a regressor is never taken for
+        a classifier by the task detection)."""
         X = self.select(as_frame(X))
         out = self._raw(X)
         if self._objective == "multi:softprob":
