@@ -406,6 +406,17 @@ def hints(ws: Workspace, result: FitResult, run_: AuditRun, key: str = "audit") 
     constraints.suggestions_panel(ws, result, key)
 
 
+def top_rules_table(res, result: FitResult, ws: Workspace) -> pd.DataFrame:
+    """The most frequent rules per group, named by their public id and their outcome ("toward Good"), never by
+    the internal index of the target entry."""
+    top = res.top_rules(k=3)
+    if not len(top):
+        return top
+    out = ui.with_rule_ids(top, result.explainer)
+    out.insert(1, "toward", [ws.target_name(result.explainer.targets_[int(t)].target) for t in out["target"]])
+    return out.drop(columns=["target"])
+
+
 def table(run_: AuditRun) -> pd.DataFrame:
     t = run_.result.table()
     return t[[c for c in TABLE_COLUMNS if c in t.columns]].rename(columns=TABLE_COLUMNS)
