@@ -311,7 +311,10 @@ def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None)
         order = np.argsort(numbers, kind="stable")
         start = classes[order[-1]]
         if y is not None and len(y):
-            yy = np.array([_as_number(v) for v in np.asarray(y).tolist()], dtype=np.float64)
+            try:  # numbers (the usual case) without a Python loop over the rows
+                yy = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                yy = np.array([_as_number(v) for v in np.asarray(y).tolist()], dtype=np.float64)
             for i in order[1:]:
                 if np.mean(yy >= numbers[i]) <= 0.5:
                     start = classes[i]

@@ -214,10 +214,10 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
         if side == "below":
             return (None, float(thr)), f"{name} ≤ {format_number(thr)}"
         return (float(thr), None), f"{name} > {format_number(thr)}"
-    if target is not None and not isinstance(target, (tuple, list)):
-        label = ws.class_name(target)
+    if target is not None:  # a class, a set of classes or "this class or better": one favourable outcome
+        label = state.describe_target(target, ws.task, ws.class_name)
         st.markdown(f"**Favourable outcome** (sidebar)  \n{label}")
-        return target, label
+        return (list(target) if isinstance(target, tuple) else target), label
     classes = ws.classes
     default = ws.favourable_default()
     default = default if default is not None else classes[-1]

@@ -174,6 +174,9 @@ def test_ordinal_classes_offer_this_class_or_better():
     # a wine rated 8 is never told how to become 7: every output of 7 or more already has the outcome
     outputs = np.asarray(list(at.session_state["tcrex.cache"]["outputs"].values())[-1])
     assert (y["status"].astype(str).to_numpy()[outputs >= 7] == "already_in_target").all()
+    goto(at, "audit")  # the audit uses the same outcome: one favourable outcome, no second picker
+    assert_clean(at)
+    assert "**Favourable outcome** (sidebar)  \n7 or better" in " ".join(m.value for m in at.markdown)
     # a set of classes
     goto(at, "data_model")
     next(r for r in at.radio if r.label == "The favourable outcome is").set_value("set").run()
