@@ -207,8 +207,9 @@ def favourable_class(classes, named=None):
 
     ``named`` is what the data's metadata names as favourable (e.g. the bundled loans sample: 1 = approved); it
     wins when it is one of ``classes``. Otherwise, for two classes, the one whose label reads as favourable
-    (1, True, "yes", "approved", ...) when exactly one does. Multi-class outputs have no default. The one owner of
-    this rule: the dashboard, the report, the CLI and the audit all ask it."""
+    (1, True, "yes", "approved", ...) when exactly one does. Multi-class outputs have no default. The dashboard
+    starts from :func:`suggest_favourable` instead, which also reads adverse labels and the label column's name and
+    gives the reason it asks a person to confirm."""
     classes = list(classes)
     if named is not None:
         for c in classes:

@@ -264,7 +264,9 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
         return None
     prefs["column"], prefs["second"] = column, second
     pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
-                        default="test" if len(ws.data.test_index) else "all", label="Audit population")
+                        default=prefs.get("population", "test" if len(ws.data.test_index) else "all"),
+                        label="Audit population")
+    prefs["population"] = st.session_state.get(f"{key}_pop_mode", prefs.get("population"))
     c3, c4, c5 = st.columns(3)
     confidence = c3.select_slider("Confidence level", CONFIDENCES, value=prefs.get("confidence", 0.95),
                                   key=f"{key}_confidence", format_func=lambda c: f"{c:.0%}")

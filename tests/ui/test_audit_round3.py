@@ -45,12 +45,15 @@ def test_reference_group_is_chosen_and_colours_follow_the_direction():
     forest = next(c.proto.spec for c in at.get("plotly_chart") if "Gaps vs group = B" in c.proto.spec)
     from tcrex.figures import _audit as figs
     assert figs.BETTER_COLOR in forest
-    # the choice is kept across pages
+    at.segmented_control(key="audit_pop_mode").set_value("all").run()
+    assert_clean(at)
+    # the choices are kept across pages
     goto(at, "global_rules")
     goto(at, "audit")
     assert_clean(at)
     assert at.selectbox(key="audit_reference").value == "B"
-    assert "each group is compared with group = B" in _markdown(at)
+    assert at.segmented_control(key="audit_pop_mode").value == "all"
+    assert "each group is compared with group = B" in _markdown(at) and "out of 1,600" in _markdown(at)
     assert last_result(at) is not None
 
 
