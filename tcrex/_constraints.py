@@ -201,7 +201,7 @@ def describe_constraints(spec: dict | None) -> str:
 
 #: Name words of protected attributes: a person cannot (or must not be asked to) change them.
 PROTECTED_WORDS = frozenset({"sex", "gender", "race", "racial", "ethnicity", "ethnic", "nationality", "citizenship",
-                             "citizen", "country", "birth", "born", "religion", "religious", "marital", "married",
+                             "citizen", "country", "birth", "born", "male", "female", "religion", "religious", "marital", "married",
                              "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste"})
 #: Category values that mark a protected attribute whatever the column is called.
 PROTECTED_VALUES = frozenset({"male", "female", "man", "woman", "men", "women", "non-binary", "nonbinary", "white",
@@ -264,18 +264,18 @@ def suggest_constraints(X) -> dict:
         elif "ever" in words:
             out[f.name] = {"constraint": IMMUTABLE, "reason": "the name (ever) describes past events: a count or "
                            "worst value of the past cannot be undone"}
-        elif words & GROWING_WORDS:
+        elif words & GROWING_WORDS and not f.is_categorical:
             what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
-            if f.is_categorical:
-                out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes time that has "
-                               "passed, which no action changes"}
-            else:
-                out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
-                               "it only grows, by waiting"}
+            out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
+                           "it only grows, by waiting"}
         elif words & PAST_EVENT_WORDS:
             what = ", ".join(sorted(words & PAST_EVENT_WORDS))
             out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "
                            "worst value of the past cannot be undone"}
+        elif words & GROWING_WORDS:  # categorical: no direction to move in
+            what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes time that has passed, "
+                           "which no action changes"}
     return out
 
 

@@ -120,14 +120,17 @@ def test_suggestions_cover_protected_attributes_past_events_and_elapsed_time():
         "MaxDelqEver": [5, 7], "NumTrades60Ever2DerogPubRec": [0, 1], "n_late_payments": [0, 2],
         "months_since_last_default": [3, 9], "credit_history_years": [2, 10], "Religion": ["a", "b"],
         "grp": ["Male", "Female"], "colour": ["red", "blue"], "percentage": [0.1, 0.2], "wage": [10, 20],
-        "marital_status": ["x", "y"], "AgeBand": ["18-25", "26-40"]})
+        "marital_status": ["x", "y"], "AgeBand": ["18-25", "26-40"], "isMale": ["yes", "no"],
+        "HasHistoryOfOverduePayments": ["yes", "no"]})
     found = tcrex.suggest_constraints(X)
     kinds = constraints_from_suggestions(found)
     assert kinds == {"MSinceOldestTradeOpen": "increase_only", "AverageMInFile": "increase_only",
                      "MaxDelqEver": "immutable", "NumTrades60Ever2DerogPubRec": "immutable",
                      "n_late_payments": "immutable", "months_since_last_default": "increase_only",
                      "credit_history_years": "increase_only", "Religion": "immutable", "grp": "immutable",
-                     "marital_status": "immutable", "AgeBand": "immutable"}
+                     "marital_status": "immutable", "AgeBand": "immutable", "isMale": "immutable",
+                     "HasHistoryOfOverduePayments": "immutable"}
+    assert "past events" in found["HasHistoryOfOverduePayments"]["reason"]
     assert "protected" in found["grp"]["reason"] and "female" in found["grp"]["reason"]
     assert "past" in found["MaxDelqEver"]["reason"] and "waiting" in found["AverageMInFile"]["reason"]
     # the suggestions are valid constraints for these features, accepted by the estimator as they are
