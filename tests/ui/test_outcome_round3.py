@@ -7,7 +7,6 @@ import io
 import numpy as np
 import pandas as pd
 
-from tcrex import datasets
 
 from apptest_kit import (assert_clean, confirm_outcome, csv_bytes, goto, last_result, new_app, sidebar_text,
                          target_box, upload_data, use_this_data)
@@ -107,7 +106,6 @@ def test_the_export_names_the_outcome_and_drops_the_target_index():
 
 def _workspace_of(at):
     """The app's workspace rebuilt outside the session from its choices (data upload kept in session state)."""
-    from streamlit.runtime.state import SessionState  # noqa: F401 - documents where the state lives
     from tcrex.ui import sources, state
 
     spec = at.session_state["tcrex.data_spec"]
