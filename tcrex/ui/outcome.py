@@ -89,9 +89,9 @@ def _form(ws: Workspace, suggestion, applied) -> None:
     if ws.task == REGRESSION:
         target = _regression(ws, start, key)
         names = None
-    else:
-        target = _classes(ws, start, key)
+    else:  # the names first: the choices below read them as they are typed
         names = _names(ws, key)
+        target = _classes(ws, start, key, names)
     if st.button("Use this outcome", type="primary", key=f"{key}_use"):
         if isinstance(target, str):  # a sentence: what is missing
             st.warning(target, icon=":material/warning:")
@@ -116,14 +116,24 @@ def _regression(ws: Workspace, start, key: str) -> Any:
     return (float(thr), None) if side == "above" else (None, float(thr))
 
 
-def _classes(ws: Workspace, start, key: str) -> Any:
+def _labeller(ws: Workspace, names: dict | None):
+    """Class labels as the options show them, with the names typed above (before they are applied)."""
+    def label(c) -> str:
+        typed = str((names or {}).get(_plain(c)) or "").strip()
+        return f"{typed} ({_column(ws)} = {c})" if typed else _option_text(ws, c)
+    return label
+
+
+def _classes(ws: Workspace, start, key: str, names: dict | None = None) -> Any:
     classes = ws.classes
+    option = _labeller(ws, names)
+
     if len(classes) == 2:
         options = ["__default__", *range(2)]
         index = 0 if start is None else next((i + 1 for i, c in enumerate(classes) if str(c) == str(start)), 0)
         chosen = st.radio("Favourable outcome", options, index=index, key=f"{key}_binary",
                           format_func=lambda o: "Both directions (paper; for exploring the model)"
-                          if o == "__default__" else _option_text(ws, classes[o]))
+                          if o == "__default__" else option(classes[o]))
         return None if chosen == "__default__" else _plain(classes[chosen])
     modes = [m for m in MODES if m not in ("at_least", "at_most") or ordered_labels(classes)]
     mode = _mode_of(start, classes)
@@ -136,7 +146,7 @@ def _classes(ws: Workspace, start, key: str) -> Any:
     if mode == "set":
         default = [c for c in classes if isinstance(start, (list, tuple)) and any(str(c) == str(s) for s in start)]
         chosen = st.multiselect("Favourable classes", classes, default=default, format_func=lambda c:
-                                _option_text(ws, c), key=f"{key}_set")
+                                option(c), key=f"{key}_set")
         if not chosen:
             return "Choose at least one favourable class."
         if len(chosen) == len(classes):
@@ -147,7 +157,7 @@ def _classes(ws: Workspace, start, key: str) -> Any:
     index = next((i for i, c in enumerate(pool) if str(c) == str(bound)), len(pool) - 1 if mode == "at_least"
                  else 0)
     label = {"one": "Favourable class", "at_least": "This class or better", "at_most": "This class or lower"}[mode]
-    chosen = st.selectbox(label, pool, index=index, format_func=lambda c: _option_text(ws, c), key=f"{key}_{mode}")
+    chosen = st.selectbox(label, pool, index=index, format_func=option, key=f"{key}_{mode}")
     if mode == "one":
         return _plain(chosen)
     if (mode == "at_least" and str(chosen) == str(order[0])) or (mode == "at_most" and str(chosen) == str(order[-1])):

@@ -66,8 +66,8 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
         box.fill(name)
         box.press("Enter")
         wait_idle(page)
-    # the names apply with the answer: the options still read by label until then
-    main.locator('[data-testid="stRadio"]').get_by_text("target = 0", exact=True).click()
+    # the options read the names as they are typed (applied with the answer)
+    main.locator('[data-testid="stRadio"]').get_by_text("Good (target = 0)", exact=True).click()
     wait_idle(page)
     page.get_by_role("button", name="Use this outcome").click()
     page.wait_for_function(
