@@ -9,7 +9,7 @@ from ._errors import (CellLimitError, DataError, ModelError, NoValidRuleError, N
 from ._data import as_frame, categorical_columns, is_categorical_column
 from ._explainer import LocalExplanation, TCREx
 from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
-from ._targets import favourable_class
+from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
 from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CATEGORICAL, CLASSIFICATION, FEATURE_KINDS,
                           HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, NUMERIC, OK, REGRESSION,
                           STATUS_LABELS, STATUS_TEXT, STATUSES, TASKS, has_recourse, needs_recourse)
@@ -30,9 +30,15 @@ __all__ = ["TCREx", "LocalExplanation",
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the favourable outcome to start from and why (the dashboard asks the user to confirm it)
+           "suggest_favourable", "FavourableSuggestion", "ordered_labels",
            # errors
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]
+
+# actionability by default: constraints to suggest, each with its reason (also tcrex.constraints)
+from ._constraints import constraints_from_suggestions, suggest_constraints  # noqa: E402
+__all__ += ["suggest_constraints", "constraints_from_suggestions"]
 
 # scikit-learn conventions: the fitted check (issue #10)
 from ._params import check_fitted, check_parameter  # noqa: E402

@@ -199,22 +199,89 @@ def describe_constraints(spec: dict | None) -> str:
     return "; ".join(parts) if parts else "none"
 
 
-def suggest_constraints(schema) -> dict:
-    """Suggestions a user confirms: age-like columns increase only; sex/race-like columns immutable.
+#: Name words of protected attributes: a person cannot (or must not be asked to) change them.
+PROTECTED_WORDS = frozenset({"sex", "gender", "race", "racial", "ethnicity", "ethnic", "nationality", "citizenship",
+                             "citizen", "country", "birth", "born", "male", "female", "religion", "religious", "marital", "married",
+                             "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste"})
+#: Category values that mark a protected attribute whatever the column is called.
+PROTECTED_VALUES = frozenset({"male", "female", "man", "woman", "men", "women", "non-binary", "nonbinary", "white",
+                              "black", "asian", "hispanic", "latino", "latina", "caucasian", "african-american",
+                              "amer-indian-eskimo", "asian-pac-islander", "married", "divorced", "widowed",
+                              "never-married", "single", "christian", "muslim", "jewish", "hindu", "buddhist"})
+#: Name words of quantities that only grow with time (waiting is the only way to change them).
+GROWING_WORDS = frozenset({"age", "seniority", "tenure", "history", "infile", "oldest", "since", "elapsed",
+                           "vintage", "membership"})
+#: Name words of past adverse events: counts and worst values of the past cannot be undone.
+PAST_EVENT_WORDS = frozenset({"late", "delinquent", "delinquency", "delq", "delinq", "derog", "derogatory",
+                              "bankruptcy", "bankrupt", "default", "defaults", "overdue", "arrears", "chargeoff",
+                              "collection", "collections", "missed", "foreclosure", "convictions", "priors",
+                              "recid", "arrests"})
 
-    ``schema`` is a fitted explainer's ``schema_`` or a DataFrame (its columns typed as the engine types them).
+
+def _name_words(name: str) -> set:
+    """The words of a column name, split on case changes, digits and separators ("MSinceMostRecentDelq" ->
+    {"m", "since", "most", "recent", "delq"}; "n_late_payments" -> {"n", "late", "payments"})."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", str(name))}
+
+
+def suggest_constraints(X) -> dict:
+    """Actionability constraints to suggest for the features of ``X``, each with the reason, for a person to
+    confirm (nothing is applied by this function).
+
+    ``X`` is a DataFrame of the features (columns typed as the engine types them) or a fitted explainer's
+    ``schema_``. Returns plain data, ``{feature: {"constraint": spec, "reason": text}}`` for the features a rule
+    suggests something for (:func:`constraints_from_suggestions` turns it into a ``constraints=`` dict). The
+    heuristics, on whole words of the column name (so "wage" is not "age") and on category values:
+
+    * **protected attributes** -- names such as sex, gender, race, ethnicity, nationality, country of birth,
+      religion, marital status, disability; or categories such as "male"/"female", "white"/"black",
+      "married"/"divorced" -> ``"immutable"``;
+    * **the worst or count "ever"** -- MaxDelqEver, NumTrades60Ever2DerogPubRec -> ``"immutable"`` (the past
+      cannot be rewritten);
+    * **quantities that only grow with time** -- age, tenure, seniority, credit history length ("history",
+      "InFile", "oldest"), "months since" / "years since" (even since a delinquency) -> ``"increase_only"``
+      (numeric features; a categorical one is ``"immutable"``);
+    * **other past events** -- names of late payments, delinquencies, derogatory records, defaults,
+      bankruptcies (counts of them: n_late_payments, PercentTradesNeverDelq) -> ``"immutable"``.
     """
-    if not isinstance(schema, FeatureSchema):
-        schema = FeatureSchema.detect(schema)
+    if not isinstance(X, FeatureSchema):
+        X = FeatureSchema.detect(X)
     out = {}
-    for f in schema.features:
-        # whole words only ("age", "AgeGroup", "age_years"), so "percentage" or "wage" do not match
-        words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", f.name)}
-        if words & {"age", "seniority", "tenure"} and not f.is_categorical:
-            out[f.name] = INCREASE
-        elif words & {"sex", "gender", "race", "ethnicity", "nationality", "country", "birth"}:
-            out[f.name] = IMMUTABLE
+    for f in X.features:
+        words = _name_words(f.name)
+        joined = "".join(ch for ch in str(f.name).lower() if ch.isalnum())
+        words |= {w for w in ("infile", "history") if w in joined}  # "AverageMInFile", "CreditHistoryYears"
+        values = {str(c).strip().lower() for c in (f.categories or [])} if f.is_categorical else set()
+        protected = words & PROTECTED_WORDS
+        protected_values = values & PROTECTED_VALUES
+        if protected:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({', '.join(sorted(protected))}) looks like "
+                           "a protected attribute: a person cannot, and must not be asked to, change it"}
+        elif len(protected_values) >= 2:
+            shown = ", ".join(sorted(protected_values)[:3])
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"its values ({shown}) look like a protected "
+                           "attribute: a person cannot, and must not be asked to, change it"}
+        elif "ever" in words:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": "the name (ever) describes past events: a count or "
+                           "worst value of the past cannot be undone"}
+        elif words & GROWING_WORDS and not f.is_categorical:
+            what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
+            out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
+                           "it only grows, by waiting"}
+        elif words & PAST_EVENT_WORDS:
+            what = ", ".join(sorted(words & PAST_EVENT_WORDS))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "
+                           "worst value of the past cannot be undone"}
+        elif words & GROWING_WORDS:  # categorical: no direction to move in
+            what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes time that has passed, "
+                           "which no action changes"}
     return out
+
+
+def constraints_from_suggestions(suggestions: dict) -> dict:
+    """The ``constraints=`` dict of :func:`suggest_constraints`'s suggestions (their reasons left out)."""
+    return {f: s["constraint"] for f, s in suggestions.items()}
 
 
 def pack_constraints(spec: dict | None) -> tuple:

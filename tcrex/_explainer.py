@@ -90,7 +90,9 @@ class TCREx(BaseEstimator):
     target : None, class label(s), threshold or (low, high)
         None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output.
         A class (or list of classes) targets them; a number splits a regression output there; a pair is the
-        regression interval ``(low, high]`` (None for an open end).
+        regression interval ``(low, high]`` (None for an open end). ``{"at_least": c}`` targets every class whose
+        (numeric) label is at least ``c`` -- "this class or better" for an ordinal score such as a wine quality --
+        and ``{"at_most": c}`` every class at most ``c`` (lower is better).
     task : None, "classification" or "regression"
         None detects the task from the model and its outputs.
     categorical_features, numeric_features : list of column names
@@ -865,7 +867,8 @@ class TCREx(BaseEstimator):
         lines = []
         for t in chosen:
             sol = self.targets_[t]
-            lines.append(f"Target {t}: {sol.target.describe(class_names)} — {pluralise(sol.n_rules, 'rule')}, "
+            # the outcome, never the internal index of the target entry (people read this)
+            lines.append(f"Toward {sol.target.describe(class_names)} — {pluralise(sol.n_rules, 'rule')}, "
                          f"{pluralise(len(sol.metarules), 'metarule')}, {pluralise(sol.n_cells, 'grid cell')}")
             trivial = set()
             for _, r in rules[rules.target == t].iterrows():

@@ -26,7 +26,7 @@ from ._outputs import MAX_TARGET_CLASSES
 from ._params import check_parameter, shown
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
-from ._targets import Target
+from ._targets import ORDERED_KEYS, Target
 from .text import box_conditions
 
 FORMAT = "tcrex-rules"
@@ -134,7 +134,12 @@ def _params(doc: dict) -> dict:
         raise SchemaError(f"params.random_state must be null or a whole number in [0, 2**32), got {shown(seed)}")
     target = out.get("target")
     scalar = (str, int, float, bool)
-    if target is not None and not isinstance(target, scalar) and not (
+    if isinstance(target, dict):
+        if len(target) != 1 or next(iter(target)) not in ORDERED_KEYS or not isinstance(next(iter(target.values())),
+                                                                                          scalar):
+            raise SchemaError(f"params.target as an object must be {{'at_least': label}} or {{'at_most': label}}, "
+                              f"got {target!r}"[:200])
+    elif target is not None and not isinstance(target, scalar) and not (
             isinstance(target, list) and 0 < len(target) <= MAX_TARGET_CLASSES
             and all(v is None or isinstance(v, scalar) for v in target)):
         raise SchemaError(f"params.target must be null, a label, a number or a list of them, got {target!r}"[:200])
@@ -280,6 +285,8 @@ def _target_param(target):
     lists, which ``targets_from_spec`` reads the same way), so a restored explainer knows what it targets."""
     if target is None:
         return None
+    if isinstance(target, dict):  # an ordered class target {"at_least": 7}
+        return {str(k): _native(v) for k, v in target.items()}
     if isinstance(target, (list, tuple, set, frozenset)):
         return [_native(v) for v in target]
     return _native(target)

@@ -34,7 +34,7 @@ from ._vocabulary import is_verified
 from .text import pluralise
 
 __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
-           "MISSING_GROUP"]
+           "MISSING_GROUP", "BETTER_WHEN", "gap_direction", "COLUMN_JOIN", "VALUE_JOIN"]
 
 #: Metrics compared between groups: name -> (short label, plain description, "share" or "mean").
 METRICS = {
@@ -56,6 +56,14 @@ METRICS = {
                       "share of the individuals needing recourse whose counterfactual point the model confirms "
                       "(verified point, real example as last resort; needs the model)", "share"),
 }
+#: Which way each metric is better for the individuals of a group: "higher" (more of them have recourse, more
+#: feasible and accurate rules, more verified points) or "lower" (fewer changes, a shorter distance). A gap is
+#: then *worse* or *better* for the group than for the reference (:func:`gap_direction`).
+BETTER_WHEN = {"recourse_share": "higher", "mean_changes": "lower", "mean_distance": "lower",
+               "mean_feasibility": "higher", "mean_accuracy": "higher", "effectiveness": "higher"}
+#: Intersectional groups (``groups=["sex", "race"]``): the column names joined by this, the values by VALUE_JOIN.
+COLUMN_JOIN = " × "
+VALUE_JOIN = " · "
 #: ``reference=REST`` compares every group with all other individuals together.
 REST = "rest"
 #: Label given to individuals whose group value is missing.
@@ -146,7 +154,12 @@ class AuditResult:
 
     # ------------------------------------------------------------------ text
     def display(self, group) -> str:
-        """How a group is named in sentences: ``"<column> = <label>"``."""
+        """How a group is named in sentences: ``"<column> = <label>"``; an intersection of several columns
+        ``"sex = F and race = B"``."""
+        columns = str(self.group_column).split(COLUMN_JOIN)
+        values = str(group).split(VALUE_JOIN)
+        if len(columns) > 1 and len(values) == len(columns):
+            return " and ".join(f"{c} = {v}" for c, v in zip(columns, values))
         return f"{self.group_column} = {group}"
 
     @property
@@ -586,8 +599,31 @@ def _resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
     return labels, _group_order(values, categories, missing), name
 
 
+def _intersection(parts: list[pd.Series]) -> pd.Series:
+    """Several groupings as one: a row's group is its values joined ("F · B"), "(missing)" standing for a missing
+    value; the name joins the columns' names ("sex × race"). Groups are the combinations present."""
+    text = [p.map(lambda v: MISSING_GROUP if pd.isna(v) else _label(v)).astype(str) for p in parts]
+    joined = text[0]
+    for t in text[1:]:
+        joined = joined + VALUE_JOIN + t
+    return joined.rename(COLUMN_JOIN.join(str(p.name) for p in parts))
+
+
 def _group_series(X: pd.DataFrame, groups) -> tuple[pd.Series, str]:
-    """The grouping as a Series aligned with X, and its name (checks the column, length and index)."""
+    """The grouping as a Series aligned with X, and its name (checks the column, length and index). Several
+    column names (a list) or a DataFrame of groupings give intersectional groups (:func:`_intersection`)."""
+    if isinstance(groups, (list, tuple)) and len(groups) > 1 and all(isinstance(g, str) for g in groups):
+        parts = [_group_series(X, g)[0].rename(g) for g in groups]
+        series = _intersection(parts)
+        return series, str(series.name)
+    if isinstance(groups, pd.DataFrame):
+        if groups.shape[1] == 0:
+            raise DataError("groups is a table without columns; give at least one grouping column")
+        parts = [_group_series(X, groups[c].rename(str(c)))[0].rename(str(c)) for c in groups.columns]
+        series = parts[0] if len(parts) == 1 else _intersection(parts)
+        return series, str(series.name)
+    if isinstance(groups, (list, tuple)) and len(groups) == 1 and isinstance(groups[0], str):
+        groups = groups[0]
     if isinstance(groups, str) or (np.ndim(groups) == 0 and not isinstance(groups, pd.Series)):
         if groups not in X.columns:
             raise DataError(f"groups names column {groups!r}, which is not in X (columns: {list(X.columns)}); "
@@ -1075,10 +1111,25 @@ def _findings(res: AuditResult) -> list[str]:
         if n_asked:
             out.append(f"{res.group_column} is one of the model's features and {pluralise(n_asked, 'individual')} "
                        f"{'is' if n_asked == 1 else 'are'} told to "
-                       f"change it; consider marking it immutable (constraints={{{res.group_column!r}: "
-                       "'immutable'}}).")
+                       "change it; consider marking it immutable (an actionability constraint).")
     if not res.distance_available:
         out.append("Distances are not available: the explainer has no fit data (restored from JSON).")
+    return out
+
+
+def gap_direction(gaps: pd.DataFrame) -> np.ndarray:
+    """Per row of :meth:`AuditResult.gaps`: "worse" when the group fares worse than the reference on the metric
+    (less recourse, more changes, a longer distance, less feasible / accurate rules, fewer verified points),
+    "better" when it fares better, "" for no difference or an unknown one (:data:`BETTER_WHEN`)."""
+    if not len(gaps):
+        return np.zeros(0, dtype=object)
+    d = gaps["difference"].to_numpy(dtype=np.float64)
+    higher = gaps["metric"].map(lambda m: BETTER_WHEN.get(m, "higher") == "higher").to_numpy(dtype=bool)
+    good = np.where(higher, d > 0, d < 0)
+    bad = np.where(higher, d < 0, d > 0)
+    out = np.full(len(gaps), "", dtype=object)
+    out[good & np.isfinite(d)] = "better"
+    out[bad & np.isfinite(d)] = "worse"
     return out
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .audit import METRICS, _gap_sentence
+from .audit import METRICS, _gap_sentence, gap_direction
 
 __all__ = ["PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
            "split_findings", "threshold_text"]
@@ -74,6 +74,10 @@ class AuditFindings:
     other: list = field(default_factory=list)  # everything else, in the audit's order
     practical: float = PRACTICAL_DEFAULT
     compared: bool = False  # somebody needs recourse, so groups were compared
+    #: the clear gaps split by direction (:func:`tcrex.audit.gap_direction`): the group fares worse / better than
+    #: the reference (red / green in the dashboard: "0.41 fewer changes" is good news, not an alarm)
+    clear_worse: list = field(default_factory=list)
+    clear_better: list = field(default_factory=list)
 
 
 def split_findings(result, practical: float = PRACTICAL_DEFAULT) -> AuditFindings | None:
@@ -86,9 +90,13 @@ def split_findings(result, practical: float = PRACTICAL_DEFAULT) -> AuditFinding
     sig = gaps[_significant(gaps)] if len(gaps) else gaps
     big = practical_gaps(sig, practical)
     gap_sentences = [_gap_sentence(result, row) for row in sig.itertuples()]
+    direction = gap_direction(sig)
     clear = [s for s, b in zip(gap_sentences, big) if b]
+    clear_worse = [s for s, b, d in zip(gap_sentences, big, direction) if b and d == "worse"]
+    clear_better = [s for s, b, d in zip(gap_sentences, big, direction) if b and d != "worse"]
     below = [s for s, b in zip(gap_sentences, big) if not b]
     taken = set(gap_sentences)
     other = [s for s in sentences[1:] if s not in taken]
     return AuditFindings(overview=sentences[0], clear=clear, below=below, other=other, practical=practical,
-                         compared=bool(int(result.table()["n"].sum())))
+                         compared=bool(int(result.table()["n"].sum())), clear_worse=clear_worse,
+                         clear_better=clear_better)

@@ -179,6 +179,37 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
 
 
+@main.command("suggest-constraints")
+@click.argument("data")
+@click.option("--drop-column", "drop", multiple=True,
+              help="Column that is not a feature (the label, the model's outputs; repeatable).")
+@click.option("--with-reasons", is_flag=True,
+              help="Print {feature: {constraint, reason}} instead of the plain constraints.")
+@click.option("--out", help="Write the JSON to this file instead of stdout.")
+@_guard
+def suggest_constraints_command(data, drop, with_reasons, out):
+    """Suggest actionability constraints for the features of DATA (protected attributes and past events
+    immutable, time that has passed increase only), as JSON for `tcrex fit --constraints`. The reason for each
+    suggestion goes to stderr; review them before using the file."""
+    from . import constraints_from_suggestions, suggest_constraints
+    frame = _read_all(data)
+    missing = [c for c in drop if c not in frame.columns]
+    if missing:
+        raise _Fail(f"--drop-column names column(s) {missing} that are not in the data")
+    found = suggest_constraints(frame.drop(columns=list(drop)))
+    for feature, s in found.items():
+        _say(f"{feature}: {s['constraint']} — {s['reason']}")
+    if not found:
+        _say("no suggestion: no column name or value looks like a protected attribute, a past event or elapsed time")
+    text = json.dumps(found if with_reasons else constraints_from_suggestions(found), indent=2, ensure_ascii=False)
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        _say(f"wrote {len(found)} suggestion(s) to {out}")
+    else:
+        click.echo(text)
+
+
 @main.command()
 @click.option("--rules", "rules_path", required=True, help="Rules JSON written by `tcrex fit`.")
 @click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")

@@ -16,7 +16,7 @@ import pytest
 
 from tcrex import DataError, ParameterError, TCREx, TCRExError, is_verified
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
-from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit
+from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit, gap_direction
 from tcrex.datasets import make_loans, make_recourse_groups
 from tests.audit_checks import assert_counts_equal, assert_same_audit
 
@@ -223,6 +223,34 @@ def test_groups_by_column_name_series_or_array(planted):
         audit(ex, with_group, "income", y_pred=y)
 
 
+def test_intersectional_groups_from_two_columns(planted):
+    """groups=["group", "band"] (or a DataFrame of both) audits every combination present, named "group = A and
+    band = low" in sentences; the small-group rule applies to each intersection; the reference is chosen freely."""
+    df, X, y, ex, res = planted
+    frame = df.drop(columns=["approved"]).assign(band=np.where(df["income"] > 60, "high", "low"))
+    rng = np.random.default_rng(0)
+    frame.loc[rng.choice(np.flatnonzero((df["group"] == "B").to_numpy()), 25, replace=False), "band"] = "rare"
+    out = audit(ex, frame, ["group", "band"], y_pred=y, n_boot=200)
+    assert out.group_column == "group × band"
+    combos = sorted({f"{g} · {b}" for g, b in zip(frame["group"], frame["band"])})
+    assert sorted(out.groups) == combos
+    t = out.table().set_index("group")
+    for label in combos:
+        g, b = label.split(" · ")
+        rows = (frame["group"] == g) & (frame["band"] == b)
+        assert t.loc[label, "n_total"] == int(rows.sum())
+        assert t.loc[label, "n"] == int((rows & (y == 0)).sum())
+        assert t.loc[label, "small_group"] == (t.loc[label, "n"] < out.min_group_size)
+    assert out.display("B · rare") == "group = B and band = rare"
+    assert t.loc["B · rare", "small_group"]
+    assert not out.gaps().query("group == 'B · rare'")["significant"].any()  # small: never a clear gap
+    same = audit(ex, frame, frame[["group", "band"]], y_pred=y, n_boot=200)
+    pd.testing.assert_frame_equal(same.table(), out.table())
+    chosen = audit(ex, frame, ["group", "band"], y_pred=y, n_boot=200, reference="A · low")
+    assert chosen.reference == "A · low" and "group = A and band = low" in chosen.findings()[0]
+    assert set(chosen.gaps()["group"]) == set(combos) - {"A · low"}
+
+
 def test_small_and_missing_groups_are_flagged(planted):
     df, X, y, ex, res = planted
     groups = df["group"].astype(object).copy()
@@ -401,7 +429,9 @@ def test_gap_forest_plot_spec(planted, null):
         assert trace.x[0] == pytest.approx(row.difference * scale)
         assert trace.error_x.array[0] == pytest.approx((row.ci_high - row.difference) * scale)
         assert trace.error_x.arrayminus[0] == pytest.approx((row.difference - row.ci_low) * scale)
-        assert trace.marker.color[0] == (figs.SIGNIFICANT_COLOR if row.significant else figs.UNCLEAR_COLOR)
+        worse = gap_direction(gaps.loc[[metric]].reset_index())[0] == "worse"
+        clear = figs.SIGNIFICANT_COLOR if worse else figs.BETTER_COLOR  # by direction: worse / better for the group
+        assert trace.marker.color[0] == (clear if row.significant else figs.UNCLEAR_COLOR)
     changes_axis = fig.layout[f"xaxis{list(METRICS).index('mean_changes') + 1}"]
     assert changes_axis.range[0] < 0 < changes_axis.range[1]  # the zero line is always in view
     nfig = figs.gap_forest_plot(null[4], metrics=["mean_changes"])

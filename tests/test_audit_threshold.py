@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tcrex import TCREx
-from tcrex.audit import audit
+from tcrex.audit import METRICS, audit, gap_direction
 from tcrex.audit_threshold import (PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps, practical_gaps,
                                    split_findings)
 from tcrex.datasets import make_recourse_groups
@@ -53,12 +53,34 @@ def test_forest_plot_colours_follow_the_threshold(planted):
     at_zero = {c for t in gap_forest_plot(res, practical=0.0).data for c in t.marker.color}
     assert figs.SIGNIFICANT_COLOR in at_zero
     strict = {c for t in gap_forest_plot(res, practical=1000.0).data for c in t.marker.color}
-    assert figs.SIGNIFICANT_COLOR not in strict and figs.BELOW_COLOR in strict
+    assert figs.SIGNIFICANT_COLOR not in strict and figs.BETTER_COLOR not in strict
+    assert strict & {figs.BELOW_COLOR, figs.BELOW_BETTER_COLOR}
     default = gap_forest_plot(res)
     gaps = res.gaps()
     clear = clear_gaps(gaps, PRACTICAL_DEFAULT)
+    worse = gap_direction(gaps) == "worse"
+    by_metric = {m: i for i, m in enumerate(METRICS)}
+    order = np.argsort(gaps["metric"].map(by_metric).to_numpy(), kind="stable")  # the plot's panel order
     colours = [c for t in default.data for c in t.marker.color]
-    assert colours.count(figs.SIGNIFICANT_COLOR) == int(clear.sum())
+    expected = [figs.SIGNIFICANT_COLOR if worse[i] else figs.BETTER_COLOR for i in order if clear[i]]
+    assert [c for c in colours if c in (figs.SIGNIFICANT_COLOR, figs.BETTER_COLOR)] == expected
+
+
+def test_clear_gaps_are_coloured_by_direction_not_by_size(planted):
+    """Fewer changes or more recourse than the reference is good news for the group (green), never red."""
+    ex, res = planted
+    gaps = res.gaps()
+    direction = gap_direction(gaps)
+    for row, d in zip(gaps.itertuples(), direction):
+        if not np.isfinite(row.difference) or row.difference == 0:
+            assert d == ""
+            continue
+        higher_is_better = row.metric in ("recourse_share", "mean_feasibility", "mean_accuracy", "effectiveness")
+        assert d == ("better" if (row.difference > 0) == higher_is_better else "worse"), row
+    found = split_findings(res, 0.0)
+    assert sorted(found.clear_worse + found.clear_better) == sorted(found.clear)
+    worse_rows = gaps[gaps["significant"].to_numpy() & (direction == "worse")]
+    assert len(found.clear_worse) == len(worse_rows)
 
 
 def test_forest_svg_is_static_escaped_and_marks_clear_gaps(planted):
@@ -67,8 +89,10 @@ def test_forest_svg_is_static_escaped_and_marks_clear_gaps(planted):
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert "<script" not in svg.lower() and "on" + "load" not in svg
     assert "A &lt;i&gt;" in svg and "B &amp; co" in svg and "<i>" not in svg
-    n_clear = int(clear_gaps(res.gaps(), 0.0).sum())
-    assert svg.count(f'fill="{figs.SIGNIFICANT_COLOR}"') == n_clear + 1  # the markers and the legend swatch
+    clear = clear_gaps(res.gaps(), 0.0)
+    n_worse = int((clear & (gap_direction(res.gaps()) == "worse")).sum())
+    assert svg.count(f'fill="{figs.SIGNIFICANT_COLOR}"') == n_worse + 1  # the markers and the legend swatch
+    assert svg.count(f'fill="{figs.BETTER_COLOR}"') == int(clear.sum()) - n_worse + 1
     assert gap_forest_svg(res, practical=1000.0).count(f'fill="{figs.SIGNIFICANT_COLOR}"') == 1  # legend only
 
 

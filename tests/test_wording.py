@@ -134,7 +134,8 @@ def test_summary_text_of_one_target():
     ex = TCREx().fit(X, y_pred=y)  # both directions: two targets
     assert len(ex.targets_) == 2
     one = ex.summary_text(target=1)
-    assert one.startswith("Target 1:") and "Target 0:" not in one
+    # named by its outcome, never by the internal index of the target entry
+    assert one.startswith("Toward output = 0 —") and "output = 1" not in one and "Target" not in one
     assert one in ex.summary_text()
     for bad in (2, -1, "0", True):
         with pytest.raises(ParameterError, match="target must be the index"):

@@ -21,10 +21,12 @@ settings = auditing.controls(ws, result, key="audit")
 run = auditing.run(ws, result, settings) if settings is not None else None
 if run is None:
     st.stop()
+auditing.reference_control(ws, run, key="audit")
 res = run.result
 
 st.subheader("Findings")
 auditing.findings(run, settings.practical)
+auditing.hints(ws, result, run, key="audit")
 
 st.subheader("Groups compared")
 metric = auditing.metric_choice(key="audit_metric")
@@ -41,5 +43,5 @@ auditing.audit_chart(gap_forest_plot, res, practical=settings.practical, key="au
 st.subheader("What each group is asked to change")
 auditing.audit_chart(feature_change_heatmap, res, key="audit_heatmap")
 with st.expander("Most frequent rules per group"):
-    st.dataframe(ui.with_rule_ids(res.top_rules(k=3), result.explainer), hide_index=True, width="stretch")
+    st.dataframe(auditing.top_rules_table(res, result, ws), hide_index=True, width="stretch")
 st.caption("The last audit is included in the HTML report on the Export page.")

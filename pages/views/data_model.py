@@ -1,4 +1,5 @@
-"""Data & model: choose a sample or upload a table, review its columns, then choose or train a model."""
+"""Data & model: choose a sample or upload a table, review its columns, choose or train a model, then say which
+outcome is favourable."""
 
 import streamlit as st
 
@@ -15,8 +16,12 @@ st.header("2 · Model", divider="gray")
 setup.model_section()
 setup.model_panel()
 
-st.header("3 · Columns in use", divider="gray")
+st.header("3 · Favourable outcome", divider="gray", anchor="favourable-outcome")
+setup.outcome_section()
+
+st.header("4 · Columns in use", divider="gray")
+setup.label_section()
 setup.active_data_summary()
 
-st.header("4 · Actionability constraints", divider="gray", anchor="actionability-constraints")
+st.header("5 · Actionability constraints", divider="gray", anchor="actionability-constraints")
 setup.constraints_section()

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..errors import ParameterError
-from ..audit import METRICS, AuditResult
+from ..audit import METRICS, AuditResult, gap_direction
 from ..audit_threshold import PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
@@ -25,10 +25,17 @@ __all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "change
 GROUP_COLOR = "#4477AA"
 REFERENCE_COLOR = "#888888"
 SIGNIFICANT_COLOR = "#D55E00"
-UNCLEAR_COLOR = "#4477AA"
 SMALL_COLOR = "#BBBBBB"
 BELOW_COLOR = "#F2B28C"  # interval excludes zero, gap below the practical threshold
-KIND_COLORS = {"clear": SIGNIFICANT_COLOR, "below": BELOW_COLOR, "unclear": UNCLEAR_COLOR, "small": SMALL_COLOR}
+BETTER_COLOR = "#009E73"  # a clear gap in the group's favour (colour-blind safe bluish green)
+BELOW_BETTER_COLOR = "#A6DCC9"
+NEUTRAL_COLOR = UNCLEAR_COLOR = "#6F7F8F"  # no clear difference
+#: Colour of a gap by kind: clear and worse for the group (vermillion), clear and better (green), the same two
+#: below the practical threshold (pale), no clear difference (slate), small group (light grey). "clear" / "below"
+#: are the worse-for-the-group colours, kept for callers of the earlier names.
+KIND_COLORS = {"worse": SIGNIFICANT_COLOR, "better": BETTER_COLOR, "below_worse": BELOW_COLOR,
+               "below_better": BELOW_BETTER_COLOR, "clear": SIGNIFICANT_COLOR, "below": BELOW_COLOR,
+               "unclear": NEUTRAL_COLOR, "small": SMALL_COLOR}
 GROUP_PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
 HEAT_SCALE = [[0.0, "#FFF7EC"], [0.5, "#FC8D59"], [1.0, "#B30000"]]
 FONT = dict(family="sans-serif", size=13)
@@ -116,12 +123,14 @@ def _forest_parts(result: AuditResult, metrics, practical: float) -> list[dict]:
     gaps = result.gaps()
     clear = pd.Series(clear_gaps(gaps, practical), index=gaps.index, dtype=bool)
     below = pd.Series(below_threshold_gaps(gaps, practical), index=gaps.index, dtype=bool)
+    worse = pd.Series(gap_direction(gaps) == "worse", index=gaps.index, dtype=bool)
     out = []
     for m in metrics:
         part = gaps[gaps["metric"] == m]
         scale = 100.0 if _is_share(m) else 1.0
-        kinds = ["small" if s else "clear" if c else "below" if b else "unclear"
-                 for s, c, b in zip(part["small_group"], clear[part.index], below[part.index])]
+        kinds = ["small" if s else ("worse" if w else "better") if c else ("below_worse" if w else "below_better")
+                 if b else "unclear"
+                 for s, c, b, w in zip(part["small_group"], clear[part.index], below[part.index], worse[part.index])]
         out.append(dict(metric=m, title=METRICS[m][0] + (" (percentage points)" if _is_share(m) else ""),
                         scale=scale, groups=[str(g) for g in part["group"]],
                         d=part["difference"].to_numpy(dtype=np.float64) * scale,
@@ -140,15 +149,17 @@ def _forest_range(p: dict) -> tuple[float, float]:
 
 
 def _forest_subtitle(result: AuditResult, practical: float) -> str:
-    return (f"vermillion: clear (interval excludes 0, gap ≥ {practical:g} points or % of reference) · pale: excludes 0, "
-            "below that · blue: no clear difference · grey: small group")
+    return (f"clear gap (interval excludes 0, ≥ {practical:g} points or % of reference): vermillion = worse for the "
+            "group, green = better · pale: excludes 0, below that · slate: no clear difference · grey: small group")
 
 
 def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT) -> go.Figure:
     """Each group's difference from the reference, per metric, with its bootstrap interval as whiskers and a
-    zero line. Vermillion: a clear gap (:func:`tcrex.audit_threshold.clear_gaps`: the interval excludes zero
-    and the gap reaches the ``practical`` threshold); pale vermillion: the interval excludes zero but the gap is below the
-    threshold; blue: no clear difference; grey: a small group. Share metrics are in percentage points."""
+    zero line. Coloured by direction (:func:`tcrex.audit.gap_direction`): a clear gap
+    (:func:`tcrex.audit_threshold.clear_gaps`: the interval excludes zero and the gap reaches the ``practical``
+    threshold) is vermillion when the group fares worse than the reference, green when it fares better; pale
+    versions when the interval excludes zero but the gap is below the threshold; slate: no clear difference;
+    grey: a small group. Share metrics are in percentage points."""
     _check(result)
     parts = _forest_parts(result, metrics, practical)
     fig = make_subplots(rows=len(parts), cols=1, subplot_titles=[p["title"] for p in parts],
@@ -241,7 +252,8 @@ def gap_forest_svg(result: AuditResult, metrics=None, practical: float = PRACTIC
         out.append(f'<text x="{width / 2:.0f}" y="{y + 10}" text-anchor="middle" fill="#555555">Only one group: '
                    'nothing to compare</text>')
         y += 30
-    legend = [("clear", "clear gap"), ("below", "excludes zero, below threshold"), ("unclear", "no clear difference"),
+    legend = [("worse", "clear gap, worse for the group"), ("better", "clear gap, better for the group"),
+              ("below_worse", "excludes zero, below threshold"), ("unclear", "no clear difference"),
               ("small", "small group")]
     lx = 4
     for kind, text in legend:

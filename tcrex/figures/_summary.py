@@ -144,11 +144,11 @@ def rules_overview(ex, target: int | None = None, *, title: str | None = None, c
                         color=[rule_color(t, int(r)) for r in part.rule],
                         symbol=TARGET_SYMBOLS[t % len(TARGET_SYMBOLS)],
                         line=dict(color="#333333", width=1), opacity=0.9),
-            name=esc(f"target {t}: {outcome}"), hovertext=hover, hoverinfo="text",
+            name=esc(f"toward {outcome}"), hovertext=hover, hoverinfo="text",
             showlegend=False, meta={"kind": "rules", "target": t, "rules": [int(r) for r in part.rule],
                                     "rule_ids": list(part.rule_id)}))
         # legend entry in neutral grey: the colours belong to the rules, the symbol to the target
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(f"target {t}: {outcome}"),
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=esc(f"toward {outcome}"),
                                  marker=dict(size=12, color="#888888", symbol=TARGET_SYMBOLS[t % len(TARGET_SYMBOLS)]),
                                  hoverinfo="skip", meta={"kind": "legend", "target": t}))
     n_rows = getattr(ex, "n_fit_rows_", None)

@@ -25,7 +25,7 @@ import pandas as pd
 from .. import MAX_TARGET_CLASSES
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
-from ._base import LoadedModel, numeric_column, short_error
+from ._base import LoadedModel, as_frame, numeric_column, short_error
 from ._ubjson import UBJSONError
 from ._ubjson import decode as ubj_decode
 
@@ -400,6 +400,8 @@ class XGBoostModel(LoadedModel):
         self._booster = booster
         self._info = info
         self._objective = info["objective"]
+        if info["classes"] is not None and self._objective in self._SCORED:
+            self.predict_proba = self._proba
         nf = info["num_feature"]
         types = info["types"] or ["float"] * nf
         names = info["names"]
@@ -476,6 +478,34 @@ class XGBoostModel(LoadedModel):
             raise ModelError(f"column {name!r} holds value(s) {sorted(map(str, unknown))[:5]} that the model was not "
                              f"trained with (known: {known[:20]}{' …' if len(known) > 20 else ''}).{extra}")
         return mapped[local]
+
+    #: objectives whose raw output gives class scores (probabilities, or a margin turned into one)
+    _SCORED = ("binary:logistic", "binary:logitraw", "multi:softprob")
+
+    def _proba(self, X) -> np.ndarray:
+        """Class probabilities (columns in the order of ``classes``): ``predict_proba`` of the classifiers whose
+        objective gives them (binary:logistic, binary:logitraw through the logistic function, multi:softprob).
+        The others (binary:hinge, multi:softmax give only a class; regressors) have no ``predict_proba`` at all,
+        so ``hasattr(model, "predict_proba")`` says whether there are scores (and a regressor is never taken for
+        a classifier by the task detection)."""
+        X = self.select(as_frame(X))
+        out = self._raw(X)
+        if self._objective == "multi:softprob":
+            return out.reshape(len(X), -1).astype(np.float64)
+        p = out.astype(np.float64).reshape(-1)
+        if self._objective == "binary:logitraw":
+            p = 1.0 / (1.0 + np.exp(-p))
+        return np.column_stack([1.0 - p, p])
+
+    def _raw(self, X: pd.DataFrame) -> np.ndarray:
+        import xgboost as xgb
+
+        names = self.feature_names
+        dm = xgb.DMatrix(self._matrix(X), feature_names=names, feature_types=self._booster.feature_types,
+                         enable_categorical=True, missing=np.nan)
+        best = self._info["best"]
+        kw = {"iteration_range": (0, best + 1)} if best is not None else {}
+        return np.asarray(self._booster.predict(dm, validate_features=names is not None, **kw))
 
     def _predict(self, X: pd.DataFrame):
         import xgboost as xgb

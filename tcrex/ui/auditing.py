@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import REGRESSION, TCRExError, is_categorical_column
-from tcrex.audit import METRICS, audit
+from tcrex.audit import REST, audit
 from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 
@@ -41,6 +41,19 @@ TABLE_COLUMNS = {
 
 
 
+#: The audit's choices kept across pages (widget state is dropped when a page is left): grouping columns,
+#: reference, interval level, minimum group size, practical threshold.
+PREFS_KEY = "tcrex.audit_prefs"
+#: The second grouping column's "none" option.
+NO_SECOND = "(none)"
+#: The reference options besides a group: the largest group (engine default) and everyone else.
+LARGEST = "__largest__"
+
+
+def _prefs() -> dict:
+    return st.session_state.setdefault(PREFS_KEY, {})
+
+
 @dataclass
 class AuditSettings:
     column: str
@@ -52,6 +65,10 @@ class AuditSettings:
     #: smallest gap that matters in practice: percentage points for shares, percent of the reference value for
     #: means; a gap is shown red only when it is at least this large AND its interval excludes zero
     practical: float = PRACTICAL_DEFAULT
+    #: a second grouping column: intersectional groups ("sex = F and race = B"); None: one column
+    second: str | None = None
+    #: the reference group's label, "rest" (everyone else) or None (the largest group)
+    reference: str | None = None
 
 
 @dataclass
@@ -70,6 +87,7 @@ class AuditRun:
     @property
     def title(self) -> str:
         return (f"Subgroup audit by {self.column}{' (quartiles)' if self.binned else ''} — {self.population}, "
+                f"compared with {self.result.reference_display}, "
                 f"favourable outcome {self.target_label}, practical threshold {self.practical:g} points")
 
 
@@ -107,16 +125,26 @@ def _numbers(s: pd.Series) -> bool:
 
 
 def default_column(ws: Workspace, columns: list[str]) -> str | None:
-    """A non-feature column with a few values, else the first categorical feature with 2-12 values."""
+    """The column an audit usually groups by, or None (then the page asks): a non-feature column with a few
+    values (kept "audit only", e.g. a protected attribute), else a low-cardinality column that looks like a
+    protected attribute (:func:`tcrex.suggest_constraints`: sex, race, marital status, ...), else the first
+    categorical feature with 2-12 values. Never an arbitrary numeric column or the label."""
+    from tcrex import suggest_constraints  # noqa: PLC0415
+
     frame = ws.data.frame
     features = set(ws.features)
-    for c in columns:
-        if c not in features and c != ws.data.label_column and frame[c].nunique() <= BIN_ABOVE:
+    few = [c for c in columns if 2 <= frame[c].nunique() <= BIN_ABOVE]
+    for c in few:
+        if c not in features and c != ws.data.label_column:
             return c
-    for c in columns:
-        if c in ws.categorical and 2 <= frame[c].nunique() <= BIN_ABOVE:
+    candidates = [c for c in few if c != ws.data.label_column]
+    protected = {f for f, s in suggest_constraints(frame[candidates]).items()
+                 if "protected" in s["reason"]} if candidates else set()
+    for c in few:
+        if c in protected:
             return c
-    return columns[0] if columns else None
+    categorical = [c for c in few if c in ws.categorical]
+    return categorical[0] if categorical else None
 
 
 def column_role(ws: Workspace, column: str) -> str:
@@ -186,10 +214,10 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
         if side == "below":
             return (None, float(thr)), f"{name} ≤ {format_number(thr)}"
         return (float(thr), None), f"{name} > {format_number(thr)}"
-    if target is not None and not isinstance(target, (tuple, list)):
-        label = ws.class_name(target)
+    if target is not None:  # a class, a set of classes or "this class or better": one favourable outcome
+        label = state.describe_target(target, ws.task, ws.class_name)
         st.markdown(f"**Favourable outcome** (sidebar)  \n{label}")
-        return target, label
+        return (list(target) if isinstance(target, tuple) else target), label
     classes = ws.classes
     default = ws.favourable_default()
     default = default if default is not None else classes[-1]
@@ -203,35 +231,88 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
 
 
 def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSettings | None:
+    """The audit's settings. The grouping columns, reference, interval level, minimum group size and practical
+    threshold are kept across pages (:data:`PREFS_KEY`), per data."""
     columns = group_columns(ws)
     if not columns:
         st.warning("No column with between 2 and 50 values to group individuals by.", icon=":material/warning:")
         return None
-    default = default_column(ws, columns)
+    prefs = _prefs().setdefault(ws.data.key, {})
+    default = prefs.get("column") if prefs.get("column") in columns else default_column(ws, columns)
     c1, c2 = st.columns([3, 2])
     with c1:
-        column = st.selectbox("Group individuals by", columns, index=columns.index(default), key=f"{key}_column",
+        column = st.selectbox("Group individuals by", columns,
+                              index=columns.index(default) if default in columns else None, key=f"{key}_column",
+                              placeholder="Choose a column (e.g. a protected attribute)",
                               format_func=lambda c: f"{c}  ({column_role(ws, c)})",
                               help="Any column of the data, including columns the model never sees (mark them "
                                    "'not a feature (audit only)' when uploading). Numeric columns with many values "
                                    "are split into quartiles.")
+        seconds = [NO_SECOND, *(c for c in columns if c != column)]
+        second = st.selectbox("… and by (intersections, optional)", seconds,
+                              index=seconds.index(prefs.get("second")) if prefs.get("second") in seconds else 0,
+                              key=f"{key}_second",
+                              format_func=lambda c: c if c == NO_SECOND else f"{c}  ({column_role(ws, c)})",
+                              help="Groups of both columns at once (e.g. sex = F and age 18–30); the small-group "
+                                   "rule applies to every intersection.")
     with c2:
         target, target_label = target_controls(ws, result, key)
+    if column is None:
+        st.info("**Choose the column to group individuals by.** No column with a few values looks like the usual "
+                "one (a protected attribute kept 'audit only', or a categorical feature such as sex).",
+                icon=":material/group:")
+        return None
+    prefs["column"], prefs["second"] = column, second
     pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
-                        default="test" if len(ws.data.test_index) else "all", label="Audit population")
+                        default=prefs.get("population", "test" if len(ws.data.test_index) else "all"),
+                        label="Audit population")
+    prefs["population"] = st.session_state.get(f"{key}_pop_mode", prefs.get("population"))
     c3, c4, c5 = st.columns(3)
-    confidence = c3.select_slider("Confidence level", CONFIDENCES, value=0.95, key=f"{key}_confidence",
-                                  format_func=lambda c: f"{c:.0%}")
-    min_size = c4.number_input("Minimum group size", 2, 10_000, value=30, step=5, key=f"{key}_min_size",
+    confidence = c3.select_slider("Confidence level", CONFIDENCES, value=prefs.get("confidence", 0.95),
+                                  key=f"{key}_confidence", format_func=lambda c: f"{c:.0%}")
+    min_size = c4.number_input("Minimum group size", 2, 10_000, value=int(prefs.get("min_size", 30)), step=5,
+                               key=f"{key}_min_size",
                                help="Groups with fewer individuals needing recourse are shown but never called a "
                                     "clear difference.")
-    practical = c5.number_input("Practical threshold (points)", 0.0, 100.0, value=PRACTICAL_DEFAULT, step=1.0,
+    practical = c5.number_input("Practical threshold (points)", 0.0, 100.0,
+                                value=float(prefs.get("practical", PRACTICAL_DEFAULT)), step=1.0,
                                 key=f"{key}_practical",
-                                help="A gap is called clear (red) only when it is at least this large — in "
-                                     "percentage points for shares, in percent of the reference group's value for "
-                                     "means — and its confidence interval excludes zero.")
+                                help="A gap is called clear only when it is at least this large — in percentage "
+                                     "points for shares, in percent of the reference group's value for means — and "
+                                     "its confidence interval excludes zero. Red: worse for the group than for the "
+                                     "reference; green: better.")
+    prefs.update(confidence=float(confidence), min_size=int(min_size), practical=float(practical))
+    if f"{key}_reference" in st.session_state:  # the reference widget (below the run) was just changed
+        chosen = st.session_state[f"{key}_reference"]
+        prefs["reference"] = None if chosen == LARGEST else chosen
     return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
-                         confidence=float(confidence), min_group_size=int(min_size), practical=float(practical))
+                         confidence=float(confidence), min_group_size=int(min_size), practical=float(practical),
+                         second=None if second == NO_SECOND else second, reference=prefs.get("reference"))
+
+
+def reference_control(ws: Workspace, run_: "AuditRun", key: str = "audit") -> str | None:
+    """Choose the group every other group is compared with (default: the largest); kept across pages. Returns the
+    choice (a group label, "rest", or None for the largest)."""
+    res = run_.result
+    prefs = _prefs().setdefault(ws.data.key, {})
+    options = [LARGEST, *res.groups, REST]
+    chosen = prefs.get("reference") if prefs.get("reference") in options else LARGEST
+    largest = _largest(res)
+    value = st.selectbox("Compare every group with", options, index=options.index(chosen), key=f"{key}_reference",
+                         format_func=lambda g: (f"the largest group ({res.display(largest)})" if g == LARGEST
+                                                else "everyone else (the rest of the population)" if g == REST
+                                                else res.display(g)),
+                         help="The reference group: gaps are each group's value minus the reference's. The largest "
+                              "group is the default; choose the group a policy protects, or everyone else.")
+    prefs["reference"] = None if value == LARGEST else value
+    return prefs["reference"]
+
+
+def _largest(res) -> str:
+    table = res.table()
+    usable = table[table["n"] > 0]
+    pool = usable if len(usable) else table
+    return str(pool.loc[pool["n_total"].idxmax(), "group"])
 
 
 # ============================================================================================ running
@@ -242,18 +323,29 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
         return None
     groups, binned = group_values(ws, settings.column)
-    key = sources.sha256("audit", result.key, settings.column, settings.target, settings.confidence,
-                         settings.min_group_size, np.asarray(index).tobytes() if index.dtype.kind in "iu"
-                         else list(index))
+    column = settings.column
+    if settings.second is not None:  # intersections: the engine joins the two groupings
+        other, binned_other = group_values(ws, settings.second)
+        groups = pd.concat([groups.rename(str(settings.column)), other.rename(str(settings.second))], axis=1)
+        binned = binned or binned_other
+        column = f"{settings.column} × {settings.second}"
+    key = sources.sha256("audit", result.key, settings.column, settings.second, repr(settings.target),
+                         settings.confidence, settings.min_group_size, repr(settings.reference),
+                         np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))
 
     def build() -> AuditRun:
         X = ws.X.loc[index]
         y = ws.y_pred[ws.X.index.get_indexer(index)]
-        res = audit(result.explainer, X, groups.loc[index], y_pred=y, model=verification.checker(ws),
-                    target=settings.target, n_boot=N_BOOT,
-                    confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0,
-                    class_names=ws.class_names)
-        return AuditRun(result=res, fit_key=result.key, column=settings.column,
+        kwargs = dict(y_pred=y, model=verification.checker(ws), target=settings.target, n_boot=N_BOOT,
+                      confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0,
+                      class_names=ws.class_names)
+        try:
+            res = audit(result.explainer, X, groups.loc[index], reference=settings.reference, **kwargs)
+        except TCRExError:
+            if settings.reference is None:
+                raise
+            res = audit(result.explainer, X, groups.loc[index], **kwargs)  # the chosen group is not in this
+        return AuditRun(result=res, fit_key=result.key, column=column,  # population: the largest instead
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
 
     try:
@@ -283,8 +375,10 @@ def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
         return
     with st.container(border=True):
         st.markdown(f"**{found.overview}**")
-        for s in found.clear:
-            st.markdown(f"- :red[**{s}**]")
+        for s in found.clear_worse:  # by direction: worse for the group red, better green (never "any gap" red)
+            st.markdown(f"- :red[**{s}**] *(worse for this group)*")
+        for s in found.clear_better:
+            st.markdown(f"- :green[**{s}**] *(better for this group)*")
         if not found.clear and found.compared:
             st.markdown(f"- :green[**No clear difference between the groups** (none at least {practical:g} points "
                         f"with a {res.confidence:.0%} interval excluding zero).]")
@@ -293,11 +387,36 @@ def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
         for s in found.other:
             st.markdown(f"- {s}")
     st.caption("Gaps are differences from the reference group with percentile-bootstrap intervals "
-               f"({res.n_boot} resamples); a gap is *clear* (red) when it is at least {practical:g} percentage points "
+               f"({res.n_boot} resamples); a gap is *clear* when it is at least {practical:g} percentage points "
                "(shares) or percent of the reference value (means), its interval excludes zero and both groups have "
-               f"at least {res.min_group_size} individuals. Expect about one in twenty intervals to exclude zero by "
+               f"at least {res.min_group_size} individuals — red when the group fares worse than the reference (less "
+               "recourse, more changes, a longer distance), green when it fares better. Expect about one in twenty "
+               "intervals to exclude zero by "
                "chance; the intervals are not adjusted for multiple comparisons. Differences are associations, not "
                "causes (see docs/audit.md).")
+
+
+def hints(ws: Workspace, result: FitResult, run_: AuditRun, key: str = "audit") -> None:
+    """What to do about it, as buttons: mark the grouping feature immutable when people are told to change it
+    (the finding says so), and the suggested actionability constraints not applied yet."""
+    from . import constraints  # noqa: PLC0415
+
+    res = run_.result
+    told = res.group_is_feature and any("consider marking it immutable" in f for f in res.findings())
+    if told:
+        constraints.immutable_button(ws, res.group_column, key)
+    constraints.suggestions_panel(ws, result, key)
+
+
+def top_rules_table(res, result: FitResult, ws: Workspace) -> pd.DataFrame:
+    """The most frequent rules per group, named by their public id and their outcome ("toward Good"), never by
+    the internal index of the target entry."""
+    top = res.top_rules(k=3)
+    if not len(top):
+        return top
+    out = ui.with_rule_ids(top, result.explainer)
+    out.insert(1, "toward", [ws.target_name(result.explainer.targets_[int(t)].target) for t in out["target"]])
+    return out.drop(columns=["target"])
 
 
 def table(run_: AuditRun) -> pd.DataFrame:

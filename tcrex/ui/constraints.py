@@ -18,7 +18,8 @@ import streamlit as st
 
 from tcrex import TCRExError
 from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
-                               constraint_spec, describe_constraint, describe_constraints, kinds_for, suggest_constraints)
+                               constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
+                               kinds_for, suggest_constraints)
 
 from . import state
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -39,9 +40,15 @@ def widget_key(scope: str, what: str, feature: str, extra: str = "") -> str:
 
 
 def suggestions(result: FitResult | None) -> dict:
+    """The suggested constraints dict (``{feature: spec}``) for the fitted features."""
+    return constraints_from_suggestions(suggestion_details(result))
+
+
+def suggestion_details(result: FitResult | None) -> dict:
+    """:func:`tcrex.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
     if result is None:
         return {}
-    return dict(suggest_constraints(result.explainer.schema_))
+    return suggest_constraints(result.explainer.schema_)
 
 
 def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
@@ -174,6 +181,71 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
               args=(scope, ws, categorical, categories, schema))
     st.button("Reset to none (every feature free)", key="con_reset", width="stretch", on_click=_reset,
               args=(scope, ws, categorical, categories), disabled=not applied and not draft)
+
+
+# ============================================================================================ one-click suggestions
+def apply_spec(ws: Workspace, spec: dict, message: str) -> None:
+    """Apply ``spec`` as the constraints from a button callback (outside the editor), and make the sidebar editor
+    and the table show it: their widgets are set to the new values, so nothing reads as "not applied yet"."""
+    ss = st.session_state
+    scope = scope_of(ws)
+    categorical = set(ws.categorical)
+    for f in ws.features:
+        kind, weight, transitions = constraint_parts(spec.get(f))
+        ss[widget_key(scope, "kind", f)] = kind
+        ss[widget_key(scope, "w", f)] = weight
+        if f in categorical:
+            ss[widget_key(scope, "limit", f)] = bool(transitions)
+    state.set_params(constraints=spec)
+    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
+    ss[TABLE_VERSION_KEY] = ss.get(TABLE_VERSION_KEY, 0) + 1
+    ss[MESSAGE_KEY] = ("success", message)
+    request_full_rerun(RERUN_KEY)
+
+
+def _apply_suggested(ws: Workspace, found: dict) -> None:
+    applied = state.params().constraint_spec
+    spec = {**applied, **{f: s["constraint"] for f, s in found.items() if f not in applied}}
+    apply_spec(ws, spec, f"Applied: {describe_constraints(spec)}")
+
+
+def _make_immutable(ws: Workspace, feature) -> None:
+    spec = {**state.params().constraint_spec, feature: IMMUTABLE}
+    apply_spec(ws, spec, f"{feature} is immutable now: no advice asks to change it")
+
+
+def pending_suggestions(ws: Workspace, result: FitResult | None) -> dict:
+    """Suggestions (with reasons) not applied yet, for features the user has not confirmed constraints for."""
+    if scope_of(ws) in st.session_state.get(CONFIRMED_KEY, set()):
+        return {}
+    applied = state.params().constraint_spec
+    return {f: s for f, s in suggestion_details(result).items() if f not in applied}
+
+
+def suggestions_panel(ws: Workspace, result: FitResult | None, key: str) -> None:
+    """The suggested constraints with their reasons and one button that applies them all (after an upload, and in
+    the audit's hints). Shown until the user applies or edits constraints for this data and model."""
+    found = pending_suggestions(ws, result)
+    if not found:
+        return
+    with st.container(border=True):
+        st.markdown("**Suggested actionability constraints** — advice should only ask for changes a person can "
+                    "make:")
+        st.markdown("\n".join(f"- `{f}`: **{describe_constraint(s['constraint'])}** — {s['reason']}"
+                               for f, s in found.items()))
+        st.button(f"Apply these {len(found)} constraint{'s' if len(found) != 1 else ''}", type="primary",
+                  key=f"{key}_apply_suggested", icon=":material/lock:", on_click=_apply_suggested,
+                  args=(ws, found), help="Applied at once (the rules are re-derived, not regrown); edit or reset "
+                                         "them in the sidebar's Actionability constraints.")
+
+
+def immutable_button(ws: Workspace, feature, key: str) -> None:
+    """"Mark <feature> immutable" (the audit's hint when a grouping feature is one people are told to change)."""
+    if state.params().constraint_spec.get(feature) == IMMUTABLE:
+        return
+    st.button(f"Mark {feature} immutable", key=f"{key}_immutable_{feature}", icon=":material/lock:",
+              on_click=_make_immutable, args=(ws, feature),
+              help="An actionability constraint: rules that need a change to it are no longer offered.")
 
 
 # ============================================================================================ many features

@@ -41,6 +41,7 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     targets = {t: ws.target_name(s.target) for t, s in enumerate(result.explainer.targets_)}
     out.insert(out.columns.get_loc("target") + 1, "target_description",
                out["target"].map(lambda t: targets.get(t, "") if pd.notna(t) else ""))
+    target_index = out.pop("target")  # the internal index of the target entry: never shown to a person
     ex = result.explainer
     # ids looked up per (target, index) from tables built once: a call per row would cost seconds on big exports
     rule_ids = {(t, r): ex.rule_id(t, r) for t, sol in enumerate(ex.targets_) for r in range(sol.n_rules)}
@@ -48,8 +49,7 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     for column, table in (("rule", rule_ids), ("metarule", meta_ids)):
         out.insert(out.columns.get_loc(column) + 1, f"{column}_id",
                    [table.get((int(t), int(i))) if pd.notna(t) and pd.notna(i) else None
-                    for t, i in zip(out["target"], out[column])])
-    ids = rule_ids
+                    for t, i in zip(target_index, out[column])])
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
         frame = rows.frame.reindex(out.index)
@@ -57,8 +57,8 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
         out["recourse_verified"] = pd.array(is_verified(frame), dtype="boolean")
         out.loc[frame["recourse"].isna().to_numpy(), "recourse_verified"] = pd.NA
         out["point_source"] = frame["source"]
-        out["recommended_rule_id"] = [ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
-                                      for t, r in zip(out["target"], frame["recommended_rule"])]
+        out["recommended_rule_id"] = [rule_ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
+                                      for t, r in zip(target_index, frame["recommended_rule"])]
         out["changed"] = ["; ".join(c) if isinstance(c, tuple) else "" for c in frame["changed"]]
         out["verified_text"] = frame["text"]
     return out

@@ -83,7 +83,15 @@ def pickle_banner() -> None:
 
 
 def show_problem(problem: str | None) -> None:
+    from .sources import NO_MODEL_YET  # noqa: PLC0415
+
     text = problem or "something is missing"
     text = text[0].upper() + text[1:]
+    if problem == NO_MODEL_YET:  # nothing is wrong yet: guidance, not an error
+        st.info("**Choose a model to explain.** On the Data & model page, train one in the app, upload a model "
+                "file or pick the column that holds the model's outputs.", icon=":material/model_training:")
+        st.page_link("pages/views/data_model.py", label="Choose a model on the Data & model page",
+                     icon=":material/dataset:")
+        return
     st.error(f"**The explainer cannot run yet.** {text}", icon=":material/error:")
     st.page_link("pages/views/data_model.py", label="Fix it on the Data & model page", icon=":material/dataset:")

@@ -6,6 +6,8 @@ exception reach the page.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -119,6 +121,12 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
         return
     label_options = ["(none)", *columns]
     label_default = (spec.label if same and spec.label in columns else table.suggested_label)
+    candidate = sources.label_candidate(frame, table.suggested_drop) if label_default is None else None
+    if candidate is not None:
+        st.warning(f"**No label column is chosen.** No column is named like one (target, label, class, outcome, "
+                   f"…). `{candidate}` has {frame[candidate].nunique():,} values and comes last: if it is the "
+                   "outcome (the ground truth), choose it as the label column below — otherwise it becomes a "
+                   "**feature** of the model.", icon=":material/label:")
     if table.drop_reasons:
         lines = [f"- `{c}` — {r}" + (" *(ticked)*" if c in table.suggested_drop else " *(not ticked)*")
                  for c, r in table.drop_reasons.items()]
@@ -292,6 +300,13 @@ def _model_status() -> None:
         st.info(notice, icon=":material/check_circle:")
     try:
         ws = state.workspace()
+    except sources.NoModelYet:
+        st.info("**Choose a model** above: train one in the app, upload a model file, or pick the column that holds "
+                "the model's outputs.", icon=":material/model_training:")
+        return
+    except sources.ModelFileProblem as exc:
+        st.error(f"**The model file cannot be used.** {_cap(str(exc))}", icon=":material/error:")
+        return
     except InputProblem as exc:
         st.error(f"**The model cannot be used with this data.** {_cap(str(exc))}", icon=":material/error:")
         return
@@ -368,6 +383,69 @@ def constraints_section() -> None:
                    "constraints*, under the parameters).")
         return
     constraints.table_editor(ws, result)
+
+
+def label_section() -> None:
+    """Choose or change the label column of the data in use, without uploading again (the old label is dropped:
+    it must never become a feature by accident)."""
+    try:
+        data = state.active_data()
+    except InputProblem:
+        return
+    spec = data.spec
+    if spec.kind != "upload":
+        st.caption(f"Label column: `{data.label_column}` (the sample's own).")
+        return
+    columns = list(data.frame.columns)
+    if data.label_column is None:
+        st.info("**No label column** is in use: every column is a feature (or audit only). If one of them is the "
+                "outcome (the ground truth), choose it here.", icon=":material/label:")
+    options = ["(none)", *columns]
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    chosen = c1.selectbox("Label column", options, index=options.index(data.label_column)
+                          if data.label_column in options else 0, key=f"setup_label_after_{data.key[:12]}",
+                          help="The ground truth or outcome: used to train a model in the app and to score "
+                               "models; never a feature. The previous label column is left out of the features.")
+    new_label = None if chosen == "(none)" else chosen
+    if c2.button("Use as label column", key=f"setup_label_apply_{data.key[:12]}", width="stretch",
+                 disabled=new_label == data.label_column):
+        old = data.label_column
+        new = replace(spec, label=new_label,
+                      drop=tuple(dict.fromkeys([*(c for c in spec.drop if c != new_label), *([old] if old else [])])),
+                      categorical=None if spec.categorical is None else tuple(c for c in spec.categorical
+                                                                              if c != new_label),
+                      extra=tuple(c for c in spec.extra if c != new_label))
+        try:
+            sources.prepare_frame(data.frame, replace(new, drop=(), sentinels=()), data.categorical)
+        except InputProblem as exc:
+            st.error(f"**This label column cannot be used.** {_cap(str(exc))}", icon=":material/error:")
+            return
+        model = state.model_spec()
+        keep = model if model is not None and model.kind in ("upload", "column") and model.name != new_label \
+            else (ModelSpec("train", model.name if model is not None and model.kind == "train" else "xgboost")
+                  if new_label else None)
+        notes = state.use_data(new, keep)
+        st.session_state["setup_notice"] = (f"Label column: {new_label or 'none'}"
+                                            + (f"; {old!r} is left out of the features" if old else "")
+                                            + "".join(f". {_cap(n)}" for n in notes))
+        st.rerun()
+
+
+def outcome_section() -> None:
+    """Which outcome is favourable, and the classes' names (:mod:`tcrex.ui.outcome`)."""
+    from . import outcome  # noqa: PLC0415
+
+    ws, problem = state.try_workspace()
+    if ws is None:
+        st.caption("Asked once a model is chosen: which outcome people want, and what the classes are called.")
+        return
+    state.resolve_favourable(ws)
+    outcome.question(ws)
+    _, result, _ = state.current()
+    if result is not None:  # after an upload: the suggested actionability constraints, one click away
+        from . import constraints  # noqa: PLC0415
+
+        constraints.suggestions_panel(ws, result, key="setup")
 
 
 def active_data_summary() -> None:

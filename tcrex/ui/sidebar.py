@@ -8,13 +8,15 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake
+import json
+
+from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake, ordered_labels
 from tcrex.text import pluralise
 
-from . import constraints
+from . import constraints, outcome, sources
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
-from .state import (NOTICE_KEY, Params, Workspace, allow_pickle, constraints_summary, current, describe_target,
-                    needs_favourable_choice, params, set_params)
+from .state import (NOTICE_KEY, OUTCOME_CONFIRMED_KEY, Params, Workspace, allow_pickle, constraints_summary,
+                    current, describe_target, params, set_params)
 
 def _apply_params_from_form() -> None:
     """Apply-button callback: runs before the script, so the fit uses the new values; the whole app reruns
@@ -27,6 +29,8 @@ def _apply_params_from_form() -> None:
         ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
         return
     ss.pop(PARAM_ERRORS_KEY, None)
+    if ss.get(SIDEBAR_WS_KEY) and new["target"] != params().target:  # choosing it here answers the question too
+        ss.setdefault(OUTCOME_CONFIRMED_KEY, {})[ss[SIDEBAR_WS_KEY]] = new["target"]
     set_params(**new)
 
 
@@ -160,13 +164,22 @@ def _sentence(text: str) -> str:
 _SIDES = {"above": "above the threshold", "below": "at or below it", "both": "both directions (paper)"}
 
 
+#: Session key naming the favourable-outcome selectbox in use: its key carries the workspace and the class names,
+#: so other data (or renamed classes) get a new widget -- the browser never keeps showing an option of the old
+#: data ("approved (approved = 1)" after an upload whose options are "target = 0 / target = 1").
+TARGET_WIDGET_KEY = "tcrex.target_widget"
+TARGET_PREFIX = "param_target@"
+#: The workspace the sidebar shows (for the Apply callback, which runs before the script).
+SIDEBAR_WS_KEY = "tcrex.sidebar_workspace"
+
+
 def _target_from_widgets(ss) -> Any:
     """The engine's target spec from the favourable-outcome widgets (None: both directions / any other class)."""
-    target = ss.get("param_target")
+    target = ss.get(ss.get(TARGET_WIDGET_KEY, ""))
     if target == "__default__":
         return None
-    if isinstance(target, str) and target.startswith("class:"):
-        return ss.get("tcrex.class_lookup", {}).get(target, None)
+    if isinstance(target, str) and target in ss.get("tcrex.class_lookup", {}):
+        return ss["tcrex.class_lookup"][target]
     if "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
         thr = float(ss["param_target_threshold"])
         side = ss.get("param_target_side", "both")
@@ -177,6 +190,7 @@ def _target_from_widgets(ss) -> Any:
 def _target_widget(ws: Workspace, p: Params) -> None:
     """The favourable outcome, chosen once for every page, export, report and audit."""
     ss = st.session_state
+    ss[SIDEBAR_WS_KEY] = ws.key()
     if ws.task == REGRESSION:
         mean = float(np.mean(ws.y_pred.astype(float)))
         t = p.target
@@ -193,22 +207,44 @@ def _target_widget(ws: Workspace, p: Params) -> None:
         return
     classes = ws.classes
     lookup = {f"class:{c}": c for c in classes}
+    if ordered_labels(classes):  # an ordinal score: "7 or better" as well as a single class
+        order = sorted(classes, key=float)
+        lookup.update({f"at_least:{c}": {"at_least": c} for c in order[1:]})
+    applied = p.target
+    if applied is not None and _option_of(applied) not in lookup:  # a set chosen on Data & model
+        lookup[_option_of(applied)] = applied
     ss["tcrex.class_lookup"] = lookup
     options = [*lookup, "__default__"]
-    current_value = "__default__" if p.target is None else f"class:{p.target}"
-    if ss.get("param_target") not in options:  # other data's classes: start from the applied outcome (index)
-        ss.pop("param_target", None)
+    current_value = "__default__" if applied is None else _option_of(applied)
+    texts = {o: _target_option_text(ws, lookup[o]) for o in lookup}
+    key = TARGET_PREFIX + sources.sha256(ws.key(), sorted(texts.items()))[:12]
+    ss[TARGET_WIDGET_KEY] = key
+    for old in [k for k in ss if str(k).startswith(TARGET_PREFIX) and k != key]:
+        del ss[old]  # the widget of other data or other class names
     index = options.index(current_value) if current_value in options else len(options) - 1
     both = "Both directions (paper)" if len(classes) == 2 else "Any other class (paper)"
-    st.selectbox("Favourable outcome", options, index=index, key="param_target",
-                 format_func=lambda o: both if o == "__default__" else _class_option(ws, lookup[o]),
+    st.selectbox("Favourable outcome", options, index=index, key=key,
+                 format_func=lambda o: both if o == "__default__" else texts[o],
                  help="The outcome people want. Rules, recourse, counts, exports, the report and the audit all "
                       "describe the individuals who do not have it. The paper's default explains every individual "
                       "toward the other class (or any other class), which tells those who already have the "
                       "favourable outcome how to lose it: use it for exploring the model.")
-    if needs_favourable_choice(ws, p):
-        st.info("**Which outcome is favourable?** Nothing in the data says; choose it above. Until then every "
-                "individual is shown how to reach the other class (the paper's default).", icon=":material/help:")
+
+
+def _option_of(target) -> str:
+    """The selectbox option of an applied target spec."""
+    if isinstance(target, dict):
+        (kind, bound), = target.items()
+        return f"{kind}:{bound}"
+    if isinstance(target, (list, tuple)):
+        return "set:" + json.dumps([str(t) for t in target])
+    return f"class:{target}"
+
+
+def _target_option_text(ws: Workspace, target) -> str:
+    if isinstance(target, (dict, list, tuple)):
+        return describe_target(target, ws.task, ws.class_name)
+    return _class_option(ws, target)
 
 
 def _class_option(ws: Workspace, c) -> str:
@@ -258,6 +294,7 @@ def render_sidebar(setup_page: bool = False) -> None:
                                "rule** under the constraints]")
             elif problem:
                 st.caption(f":red[**No explainer:** {problem}]")
+            outcome.sidebar_note(ws)
         with st.expander("Parameters", expanded=True, icon=":material/tune:"):
             render_params_form(ws)
         if ws is not None:

@@ -39,6 +39,19 @@ class InputProblem(ValueError):
     """Bad input the user can fix; the message says what to change (shown with st.error, never a traceback)."""
 
 
+class NoModelYet(InputProblem):
+    """Nothing is wrong: no model is chosen yet (shown as neutral guidance, not as an error)."""
+
+
+class ModelFileProblem(InputProblem):
+    """The uploaded model file itself cannot be read (empty, damaged, refused): not a mismatch with the data."""
+
+
+#: The guidance shown while no model is chosen (the sidebar and every page say the same).
+NO_MODEL_YET = ("no model is chosen yet; on the Data & model page, train one, upload one or pick the column that "
+                "holds the model's outputs")
+
+
 def sha256(*parts: Any) -> str:
     """SHA-256 over bytes (as is) and anything else (via ``repr``)."""
     h = hashlib.sha256()
@@ -218,6 +231,17 @@ DROP_KINDS = {"id_like": "ID-like (a different value in almost every row; rules 
 PRETICKED_DROP_KINDS = ("id_like", "constant")
 #: Column names taken as the label column when one of them is present (case-insensitive, first match wins).
 LABEL_NAMES = ("target", "label", "y", "class", "outcome", "approved", "income", "default")
+
+
+def label_candidate(frame: pd.DataFrame, drop: Sequence = ()) -> str | None:
+    """A column that looks like the label when none is named like one: the last column, when it holds 2-20
+    distinct values (an outcome, a class) and is not offered for dropping. Only suggested, never chosen: the
+    column form warns that otherwise it becomes a feature."""
+    if frame.shape[1] < 2:
+        return None
+    last = frame.columns[-1]
+    n = frame[last].nunique(dropna=True)
+    return last if 2 <= n <= 20 and last not in set(drop) else None
 
 
 @dataclass
@@ -448,8 +472,14 @@ def allow_pickle_setting(secrets: Any = None) -> bool:
 
 def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: bool) -> ActiveModel:
     """Load an uploaded model with :func:`tcrex.intake.load_model` and check it with ``check_compatibility``."""
+    if not blob:
+        raise ModelFileProblem(f"the model file {filename!r} is empty (0 bytes), so there is no model in it; save "
+                               "the model again (e.g. booster.save_model('model.json')) and upload that file")
     try:
         loaded = intake.load_model(blob, filename, allow_pickle=allow_pickle)
+    except TCRExError as exc:
+        raise ModelFileProblem(str(exc)) from None
+    try:
         X = data.frame[data.features]
         report = intake.check_compatibility(loaded, X)
     except TCRExError as exc:

@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import CLASSIFICATION, TCREx, TCRExError, favourable_class
+from tcrex import CLASSIFICATION, TCREx, TCRExError, ordered_labels, suggest_favourable
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
-from tcrex.text import format_number
+from tcrex.text import class_label, format_number
 
 from . import shared
 from . import sources
@@ -83,6 +83,9 @@ class Params:
 
 def describe_target(target, task: str | None, name=str) -> str:
     """A target spec in words: the favourable outcome, or both directions (the paper's default)."""
+    if isinstance(target, dict):  # an ordered class target {"at_least": 7}
+        (kind, bound), = target.items()
+        return f"{name(bound)} or {'better' if kind == 'at_least' else 'lower'}"
     if target is None:
         return ("both directions: each individual toward the other class (paper)" if task != REGRESSION
                 else "both directions: each output across the mean (paper)")
@@ -225,8 +228,40 @@ def _reset_target() -> None:
             del st.session_state[k]
 
 
+#: Names the user gave the classes, per data content ({data key: {label: name}}): "0 = Good, 1 = Bad".
+CLASS_NAMES_KEY = "tcrex.class_names"
+#: The favourable outcome the user confirmed per workspace (data + model) ({workspace key: target}), or the one
+#: the data's metadata names: coming back to the same data and model restores the answer.
+OUTCOME_CONFIRMED_KEY = "tcrex.outcome_confirmed"
+
+
+def user_class_names(data_key: str) -> dict:
+    return dict(st.session_state.get(CLASS_NAMES_KEY, {}).get(data_key, {}))
+
+
+def set_class_names(data_key: str, names: dict) -> None:
+    """Name the classes of this data (empty names are dropped: the label itself is shown)."""
+    clean = {k: str(v).strip() for k, v in names.items() if str(v or "").strip()}
+    st.session_state.setdefault(CLASS_NAMES_KEY, {})[data_key] = clean
+
+
+def _with_class_names(data: ActiveData) -> ActiveData:
+    """The data with the user's class names over the metadata's (a copy: cached data is shared)."""
+    names = user_class_names(data.key)
+    if not names:
+        return data
+    out = copy.copy(data)
+    out.class_names = {**data.class_names, **names}
+    return out
+
+
 def active_data() -> ActiveData:
-    """The active data set (raises :class:`InputProblem` when an upload cannot be used)."""
+    """The active data set (raises :class:`InputProblem` when an upload cannot be used), with the class names the
+    user gave."""
+    return _with_class_names(_active_data())
+
+
+def _active_data() -> ActiveData:
     spec = data_spec()
     if spec.kind == "sample":
         if spec == DataSpec("sample", spec.name):  # the plain sample: one read-only copy per server
@@ -288,8 +323,7 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     data = data if data is not None else active_data()
     spec = model_spec()
     if spec is None:
-        raise InputProblem("no model is chosen yet; on the Data & model page, train one, upload one or pick the "
-                           "column that holds the model's outputs")
+        raise sources.NoModelYet(sources.NO_MODEL_YET)
     if shared.is_shared_data(data.spec) and shared.is_shared_model(spec):  # bundled or trained in the app
         return shared.model(data, spec)
     if spec.kind == "bundled":
@@ -342,9 +376,10 @@ class Workspace:
         return sorted((v.item() if isinstance(v, np.generic) else v for v in pd.unique(self.y_pred)), key=str)
 
     def class_name(self, value) -> str:
-        """A class label as people read it: its name from the data's metadata ("approved"), else the label."""
-        name = self.data.class_names.get(value.item() if isinstance(value, np.generic) else value)
-        return str(name) if name is not None else str(value)
+        """A class label as people read it: the name the user gave it or the data's metadata's ("approved"),
+        else the label."""
+        name = class_label(value, self.data.class_names) if self.data.class_names else None
+        return name if name is not None else str(value.item() if isinstance(value, np.generic) else value)
 
     @property
     def class_names(self) -> dict | None:
@@ -353,17 +388,31 @@ class Workspace:
         return dict(self.data.class_names) or None if self.task != REGRESSION else None
 
     def target_name(self, target) -> str:
-        """An engine :class:`~tcrex._targets.Target` in words, with class names ("approved", not "output = 1")."""
+        """An engine :class:`~tcrex._targets.Target` in words, with class names ("approved", not "output = 1");
+        the top (bottom) run of ordered labels as "7 or better" ("2 or lower")."""
         if target.classes is not None:
-            return " or ".join(self.class_name(c) for c in target.classes)
+            classes = self.classes
+            chosen = list(target.classes)
+            if 1 < len(chosen) < len(classes) and ordered_labels(classes):
+                order = sorted(classes, key=float)
+                if order[-len(chosen):] == sorted(chosen, key=float):
+                    return f"{self.class_name(order[-len(chosen)])} or better"
+                if order[:len(chosen)] == sorted(chosen, key=float):
+                    return f"{self.class_name(order[len(chosen) - 1])} or lower"
+            return " or ".join(self.class_name(c) for c in chosen)
         return target.describe()
 
+    def favourable_suggestion(self):
+        """The favourable outcome to start from and why (:func:`tcrex.suggest_favourable`): the data's metadata,
+        class labels that read as favourable or adverse, the label column's name ("RiskPerformance": 0), "this
+        class or better" for ordinal labels, higher or lower across the mean for regression."""
+        label = self.data.label_column or self.model.output_column
+        return suggest_favourable(self.task, self.classes, label=label, named=self.data.favourable,
+                                  y=self.y_pred)
+
     def favourable_default(self) -> Any:
-        """The target the dashboard starts from: the favourable class when the data names one or a binary label
-        reads as one (:func:`tcrex.favourable_class`), else None (both directions / any other class)."""
-        if self.task != CLASSIFICATION:
-            return None
-        return favourable_class(self.classes, named=self.data.favourable)
+        """The target the dashboard starts from (:meth:`favourable_suggestion`); None: any other class."""
+        return self.favourable_suggestion().target
 
 
 def session_lru(name: str, key: str, build: Callable[[], Any], max_entries: int = 4) -> Any:
@@ -420,9 +469,10 @@ def _performance_positive(ws: Workspace, target) -> Any:
     """The class the binary curves are drawn for: the favourable class chosen (``target``), else the data's."""
     if ws.task != CLASSIFICATION:
         return None
-    if target is not None and not isinstance(target, (tuple, list)):
+    if target is not None and not isinstance(target, (tuple, list, dict)):
         return target
-    return ws.favourable_default()
+    default = ws.favourable_default()
+    return None if isinstance(default, (tuple, list, dict)) else default
 
 
 def measure_model(ws: Workspace, target=None):
@@ -485,23 +535,44 @@ FAVOURABLE_FOR_KEY = "tcrex.favourable_for"
 
 
 def resolve_favourable(ws: Workspace) -> None:
-    """Once per data and model: start from the favourable outcome the data names (the loans sample: approved),
-    so nobody who already has it is told how to lose it. A choice made in the sidebar afterwards (including
-    "both directions") stands until the data or model changes."""
+    """Once per data and model: start from the suggested favourable outcome (:meth:`Workspace.favourable_suggestion`;
+    the loans sample: approved), so nobody who already has it is told how to lose it. Unless the data's metadata
+    names it, the outcome is *suggested*, not confirmed: the Data & model page asks (:func:`outcome_confirmed`).
+    A choice made afterwards (including "both directions") stands until the data or model changes."""
     ss = st.session_state
     if ss.get(FAVOURABLE_FOR_KEY) == ws.key():
         return
     ss[FAVOURABLE_FOR_KEY] = ws.key()
-    fav = ws.favourable_default()
-    if fav is not None and params().target is None:
-        set_params(target=fav)
+    answers = ss.setdefault(OUTCOME_CONFIRMED_KEY, {})
+    suggestion = ws.favourable_suggestion()
+    if ws.data.favourable is not None and suggestion.confident:  # the data's own metadata: nothing to ask
+        answers.setdefault(ws.key(), suggestion.target)
+    start = answers.get(ws.key(), suggestion.target)
+    if start is not None and params().target is None:
+        set_params(target=start)
         for k in [k for k in ss if str(k).startswith("param_target")]:
             del ss[k]
 
 
+def outcome_confirmed(ws: Workspace) -> bool:
+    """Whether the favourable outcome of this data and model was confirmed (or named by the data)."""
+    return ws.key() in st.session_state.get(OUTCOME_CONFIRMED_KEY, {})
+
+
+def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
+    """The user's answer to "which outcome is favourable?" (and the classes' names): applied to every page."""
+    ss = st.session_state
+    if names is not None:
+        set_class_names(ws.data.key, names)
+    set_params(target=target)
+    ss.setdefault(OUTCOME_CONFIRMED_KEY, {})[ws.key()] = target
+    for k in [k for k in ss if str(k).startswith("param_target")]:
+        del ss[k]  # the sidebar's outcome widgets restart from the answer
+
+
 def needs_favourable_choice(ws: Workspace, p: Params) -> bool:
-    """A binary label whose favourable class nothing names, and no choice yet: the sidebar asks."""
-    return ws.task == CLASSIFICATION and p.target is None and len(ws.classes) == 2 and ws.favourable_default() is None
+    """The favourable outcome is only suggested so far: the Data & model page asks which one is favourable."""
+    return not outcome_confirmed(ws)
 
 
 def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:

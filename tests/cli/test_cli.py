@@ -272,3 +272,25 @@ def test_csv_kept_column_changing_type_between_chunks_is_a_message(data, tmp_pat
     assert res.exit_code == 2 and "note" in res.output and "change type between chunks" in res.output
     assert "Traceback" not in res.output
     assert not (tmp_path / "out" / "in.parquet").exists()  # no partial file that reads as a shorter result
+
+
+def test_suggest_constraints_prints_json_that_fit_accepts(data, tmp_path):
+    d, X, parts = data
+    csv = tmp_path / "loans.csv"
+    X.to_csv(csv, index=False)
+    res = CliRunner().invoke(main, ["suggest-constraints", str(csv), "--drop-column", "score"])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    found = json.loads(text)
+    assert found == {"age": "increase_only", "credit_history_years": "increase_only", "n_late_payments": "immutable"}
+    assert "age: increase_only — " in res.stderr  # the reason per feature, for review
+    (tmp_path / "c.json").write_text(text)
+    fit = _run("fit", "--data", str(csv), "--y-pred-column", "score", "--rho", "0.05", "--constraints",
+               str(tmp_path / "c.json"), "--out", str(tmp_path / "rules.json"))
+    assert fit.exit_code == 0, fit.output
+    doc = json.loads((tmp_path / "rules.json").read_text())
+    assert doc["params"]["constraints"]["n_late_payments"] in ("immutable", {"kind": "immutable"})
+    full = CliRunner().invoke(main, ["suggest-constraints", str(csv), "--drop-column", "score", "--with-reasons"])
+    assert json.loads(full.stdout)["n_late_payments"]["reason"]
+    bad = CliRunner().invoke(main, ["suggest-constraints", str(csv), "--drop-column", "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.output

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from tcrex import ParameterError, TCREx
 from tcrex._constraints import suggest_constraints
+from tcrex import constraints_from_suggestions
 from tcrex._data import FeatureSchema
 
 from .helpers import figure1, mixed
@@ -103,8 +104,59 @@ def test_bad_constraints_are_explained():
 def test_suggestions_match_whole_words_only():
     X = pd.DataFrame({"age": [1, 2], "AgeGroup": [1, 2], "percentage": [1.0, 2.0], "wage": [3, 4],
                       "sex": ["f", "m"], "NativeCountry": ["a", "b"]})
-    assert suggest_constraints(FeatureSchema.detect(X)) == {"age": "increase_only", "AgeGroup": "increase_only",
-                                                           "sex": "immutable", "NativeCountry": "immutable"}
+    found = suggest_constraints(FeatureSchema.detect(X))
+    assert constraints_from_suggestions(found) == {"age": "increase_only", "AgeGroup": "increase_only",
+                                                   "sex": "immutable", "NativeCountry": "immutable"}
+    assert suggest_constraints(X) == found  # a DataFrame or a schema
+    assert all(isinstance(s["reason"], str) and s["reason"] for s in found.values())
+    json.dumps(found)  # plain data
+
+
+def test_suggestions_cover_protected_attributes_past_events_and_elapsed_time():
+    import tcrex
+
+    X = pd.DataFrame({
+        "ExternalRiskEstimate": [60, 70], "MSinceOldestTradeOpen": [100, 200], "AverageMInFile": [50, 80],
+        "MaxDelqEver": [5, 7], "NumTrades60Ever2DerogPubRec": [0, 1], "n_late_payments": [0, 2],
+        "months_since_last_default": [3, 9], "credit_history_years": [2, 10], "Religion": ["a", "b"],
+        "grp": ["Male", "Female"], "colour": ["red", "blue"], "percentage": [0.1, 0.2], "wage": [10, 20],
+        "marital_status": ["x", "y"], "AgeBand": ["18-25", "26-40"], "isMale": ["yes", "no"],
+        "HasHistoryOfOverduePayments": ["yes", "no"]})
+    found = tcrex.suggest_constraints(X)
+    kinds = constraints_from_suggestions(found)
+    assert kinds == {"MSinceOldestTradeOpen": "increase_only", "AverageMInFile": "increase_only",
+                     "MaxDelqEver": "immutable", "NumTrades60Ever2DerogPubRec": "immutable",
+                     "n_late_payments": "immutable", "months_since_last_default": "increase_only",
+                     "credit_history_years": "increase_only", "Religion": "immutable", "grp": "immutable",
+                     "marital_status": "immutable", "AgeBand": "immutable", "isMale": "immutable",
+                     "HasHistoryOfOverduePayments": "immutable"}
+    assert "past events" in found["HasHistoryOfOverduePayments"]["reason"]
+    assert "protected" in found["grp"]["reason"] and "female" in found["grp"]["reason"]
+    assert "past" in found["MaxDelqEver"]["reason"] and "waiting" in found["AverageMInFile"]["reason"]
+    # the suggestions are valid constraints for these features, accepted by the estimator as they are
+    y = (X["ExternalRiskEstimate"] > 65).astype(int).to_numpy()
+    big = pd.concat([X] * 20, ignore_index=True)
+    TCREx(rho=0.05, constraints=kinds).fit(big, y_pred=np.tile(y, 20))
+
+
+def test_advice_never_changes_an_immutable_feature():
+    """Once a feature is immutable, no explanation, change column or counterfactual point changes it."""
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"score": rng.uniform(0, 100, 1500), "income": rng.uniform(0, 100, 1500),
+                      "MaxDelqEver": rng.integers(0, 8, 1500)})
+    y = ((X["score"] > 50) & (X["MaxDelqEver"] >= 4)).astype(int).to_numpy()
+    free = TCREx(rho=0.02, tau=0.9, target=1, grower="exact").fit(X, y_pred=y)
+    assert free.feature_actions(X, y_pred=y)["MaxDelqEver"].eq("change").any()  # the test can fail
+    ex = TCREx(rho=0.02, tau=0.9, target=1, grower="exact", constraints={"MaxDelqEver": "immutable"})
+    ex.fit(X, y_pred=y)
+    actions = ex.feature_actions(X, y_pred=y)
+    assert not actions["MaxDelqEver"].eq("change").any()
+    cf = ex.counterfactuals(X, y_pred=y, model=lambda Z: ((Z["score"] > 50) & (Z["MaxDelqEver"] >= 4)).astype(int)
+                            .to_numpy(), verify=True)
+    need = cf["recourse"].notna() if "recourse" in cf else np.ones(len(cf), bool)
+    assert not any("MaxDelqEver" in tuple(c or ()) for c in cf.loc[need, "changed"])
+    moved = cf["MaxDelqEver"].notna() & (cf["MaxDelqEver"] != X["MaxDelqEver"])
+    assert not moved[need].any()
 
 
 # ---------------------------------------------------------------- property: lookup == constrained argmin

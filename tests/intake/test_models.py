@@ -247,3 +247,33 @@ def test_detect_format_by_content_and_extension():
     assert detect_format(b.skops_bytes(b.sklearn_pipeline()), "model") == "sklearn"
     assert detect_format(b.onnx_bytes(b.onnx_regressor()), "model") == "onnx"
     assert detect_format(b"\x80\x04K\x01.", "model.json") == "pickle"
+
+
+@pytest.mark.parametrize("objective", ["binary:logistic", "binary:logitraw", "multi:softprob", "binary:hinge",
+                                       "multi:softmax"])
+def test_xgboost_class_scores_where_the_objective_gives_them(objective):
+    """ROC/PR curves need scores: a binary:logistic or multi:softprob file gives xgboost's own probabilities
+    (logitraw through the logistic function); hinge and softmax give only a class, so there is no
+    predict_proba at all (in or out of the sandbox)."""
+    import xgboost as xgb
+
+    X = b.numeric()
+    multi = objective.startswith("multi:")
+    y = (np.digitize(X["a"], [-0.5, 0.5]) if multi else (X["a"] + X["b"] > 0)).astype(int)
+    m = xgb.XGBClassifier(n_estimators=10, max_depth=3, objective=objective).fit(X, y)
+    data = bytes(m.get_booster().save_raw("json"))
+    for sandbox in (False, None):
+        model = load_model(data, "m.json", sandbox=sandbox)
+        if objective in ("binary:hinge", "multi:softmax"):
+            assert not callable(getattr(model, "predict_proba", None))
+            continue
+        proba = model.predict_proba(X)
+        assert proba.shape == (len(X), 3 if multi else 2)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+        if objective == "binary:logitraw":
+            margin = m.get_booster().predict(xgb.DMatrix(X), output_margin=True)
+            np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-margin)), rtol=1e-5)
+        else:
+            np.testing.assert_allclose(proba, m.predict_proba(X), rtol=1e-5, atol=1e-6)
+        if multi:  # the class predicted is the most probable one
+            assert np.array_equal(np.asarray(model.classes)[proba.argmax(axis=1)], model.predict(X))

@@ -44,10 +44,26 @@ def apply_params(at: AppTest, **values) -> AppTest:
     keys = {"tau": "param_tau", "rho": "param_rho", "trees": "param_trees", "max_cells": "param_max_cells",
             "target": "param_target", "threshold": "param_target_threshold", "grower": "param_grower"}
     for name, value in values.items():
-        key = keys[name]
+        key = target_key(at) if name == "target" else keys[name]
         widget = next(w for w in at.sidebar.get(_widget_type(at, key)) if w.key == key)
         widget.set_value(value)
     at.sidebar.button[0].click()
+    return at.run()
+
+
+def target_key(at: AppTest) -> str:
+    """The key of the sidebar's favourable-outcome selectbox (it carries the workspace and the class names, so
+    other data gets a new widget)."""
+    return next(w.key for w in at.sidebar.selectbox if str(w.key).startswith("param_target@"))
+
+
+def target_box(at: AppTest):
+    return next(w for w in at.sidebar.selectbox if str(w.key).startswith("param_target@"))
+
+
+def confirm_outcome(at: AppTest) -> AppTest:
+    """Press "Use this outcome" on the Data & model page's favourable-outcome question."""
+    next(b for b in at.button if b.label == "Use this outcome").click()
     return at.run()
 
 

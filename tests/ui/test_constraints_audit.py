@@ -42,8 +42,9 @@ def test_suggestions_are_prefilled_but_not_applied():
     assert last_result(at).explainer.constraints_.trivial
     apply_constraints(at)
     assert_clean(at)
-    assert "Constraints:** age: increase only" in sidebar_text(at)
-    assert last_result(at).explainer.constraints_.describe() == "age: increase only"
+    applied = "age: increase only; credit_history_years: increase only; n_late_payments: immutable"
+    assert f"Constraints:** {applied}" in sidebar_text(at)
+    assert last_result(at).explainer.constraints_.describe() == applied
 
 
 def test_applying_constraints_updates_without_regrowing_and_every_page_shows_them():

@@ -110,10 +110,10 @@ def test_text_summary_shows_the_selected_target_only():
     apply_params(at, target="__default__")  # both directions: two targets
     goto(at, "global_rules")
     assert_clean(at)
-    assert "Target 0:" in at.code[0].value and "Target 1:" not in at.code[0].value
+    assert "Toward approved —" in at.code[0].value and "Toward rejected" not in at.code[0].value
     at.selectbox(key="global_target").set_value(1).run()
     assert_clean(at)
-    assert "Target 1:" in at.code[0].value and "Target 0:" not in at.code[0].value
+    assert "Toward rejected —" in at.code[0].value and "Toward approved" not in at.code[0].value
 
 
 def test_trivial_rule_is_flagged_in_the_rules_list():

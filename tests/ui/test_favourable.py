@@ -114,11 +114,11 @@ def test_a_label_nothing_names_makes_the_sidebar_ask():
     use_this_data(at)
     assert_clean(at)
     assert at.session_state["tcrex.params"].target is None
-    assert any("Which outcome is favourable?" in i.value for i in at.sidebar.info)
-    apply_params(at, target="class:B")
+    assert any("only suggested" in i.value for i in at.sidebar.info)
+    apply_params(at, target="class:B")  # choosing it in the sidebar answers the question too
     assert_clean(at)
     assert at.session_state["tcrex.params"].target == "B"
-    assert not any("Which outcome is favourable?" in i.value for i in at.sidebar.info)
+    assert not any("only suggested" in i.value for i in at.sidebar.info)
 
 
 def test_outputs_from_a_column_say_the_points_are_not_checked():
