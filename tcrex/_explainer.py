@@ -923,8 +923,10 @@ def _one_row(x, names, dtypes=None) -> pd.DataFrame:
 
 def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
     """Give a one-row frame the column dtypes of the fit data (a Series of a mixed frame holds objects), so a
-    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. A value the fit dtype
-    cannot hold (an unseen category) keeps its column as it is, so encoding reports it by name."""
+    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. The cast never changes
+    a value: a value the fit dtype cannot hold exactly (3.9 in a column fitted as integers, an unseen category)
+    keeps its column as it is, so the row is read exactly as :meth:`TCREx.explain` reads it from a frame (and
+    encoding reports what it cannot read by name)."""
     if not dtypes or len({str(c) for c in X.columns}) != X.shape[1]:  # duplicate names: encoding reports them
         return X
     out = None
@@ -940,10 +942,24 @@ def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
             cast = col.astype(want)
         except Exception:  # a value the fit dtype cannot hold (too large, not a number): encoding reports it
             continue
+        if not isinstance(want, pd.CategoricalDtype) and not _same_values(col, cast):
+            continue  # a lossy cast (3.9 -> 3, "3" -> 3, 2**53 + 1 -> float): keep the value as given
         if out is None:
             out = X.copy()
         out.isetitem(j, cast)
     return X if out is None else out
+
+
+def _same_values(before: pd.Series, after: pd.Series) -> bool:
+    """Whether a cast kept every value (missing stays missing; 3.0 -> 3 is kept, 3.9 -> 3 and "3" -> 3 are not)."""
+    a, b = before.to_numpy(dtype=object), after.to_numpy(dtype=object)
+    for u, v in zip(a, b):
+        if pd.isna(u) or pd.isna(v):
+            if not (pd.isna(u) and pd.isna(v)):
+                return False
+        elif not (u == v and v == u):  # Python compares int and float exactly (2**53 + 1 != 2.0**53)
+            return False
+    return True
 
 
 def _ids(values: np.ndarray) -> pd.arrays.IntegerArray:
