@@ -80,7 +80,8 @@ class TCREx(BaseEstimator):
     max_cells : int
         Largest metarule grid allowed; checked before the grid is built.
     target : None, class label(s), threshold or (low, high)
-        None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output.
+        None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output
+        (the shortest number splitting the fit outputs as the mean does).
         A class (or list of classes) targets them; a number splits a regression output there; a pair is the
         regression interval ``(low, high]`` (None for an open end).
     task : None, "classification" or "regression"
@@ -332,9 +333,10 @@ class TCREx(BaseEstimator):
     def explain(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
         """Local explanations for every row of X, as a DataFrame aligned with X.
 
-        Columns: ``target`` (id of the target entry), ``rule`` and ``metarule`` (ids, missing when none),
-        ``changes`` (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule /
-        no_actionable_rule) and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
+        Columns: ``target`` (index into ``targets_``), ``rule`` and ``metarule`` (indices within that target,
+        missing when none; :meth:`rule_id` / :meth:`metarule_id` give the public ids "R3" / "M4"), ``changes``
+        (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule / no_actionable_rule)
+        and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
         (targeted multi-class) or regression threshold/interval instead of the fitted targets.
         """
         X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
@@ -831,9 +833,11 @@ class TCREx(BaseEstimator):
             for _, m in metas[metas.target == t].iterrows():
                 flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
                     and int(m.rule) in trivial else ""
-                rule = m.rule_id if m.rule_id is not None else "no actionable rule"
-                lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {rule}, up to "
-                             f"{pluralise(m.sparsity, 'change')}{flag})")
+                if isinstance(m.rule_id, str):
+                    lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {m.rule_id}, up to "
+                                 f"{pluralise(m.sparsity, 'change')}{flag})")
+                else:  # constraints forbid every rule here (the frame's missing id reads back as NaN, not None)
+                    lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → no actionable rule)")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ structured views (figures, reports)

@@ -1070,7 +1070,7 @@ def _findings(res: AuditResult) -> list[str]:
             out.append(f"{res.group_column} is one of the model's features and {pluralise(n_asked, 'individual')} "
                        f"{'is' if n_asked == 1 else 'are'} told to "
                        f"change it; consider marking it immutable (constraints={{{res.group_column!r}: "
-                       "'immutable'}}).")
+                       "'immutable'}).")
     if not res.distance_available:
         out.append("Distances are not available: the explainer has no fit data (restored from JSON).")
     return out

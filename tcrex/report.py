@@ -212,7 +212,8 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
         words.append(f"Checked on the model, the recommended change works for {e.n_valid:,} of the {e.n_needing:,} "
                      f"who need it ({_pct(e.n_valid, e.n_needing)}); at the rules' nearest points alone it works for "
                      f"{e.n_boundary_valid:,} ({_pct(e.n_boundary_valid, e.n_with_rule)} of those with a rule), so "
-                     "the dashboard recommends points further inside the rules where needed.")
+                     "where the nearest point is not enough, the recommended point is searched further inside "
+                     "the rule.")
     elif explanations is not None and len(explanations):
         words.append("The recommended points were not checked on a model (no model was available): a rule is "
                      "only right for most of the individuals inside it, so a point may not change the outcome.")

@@ -242,8 +242,10 @@ def test_regression_default_split_at_mean():
     y = X.a * 2 + (X.c == "v") * 5.0
     ex = TCREx(rho=0.05, tau=0.9).fit(X, y_pred=y)
     assert ex.task_ == "regression"
-    mu = float(np.mean(y))
+    mean = float(np.mean(y))
+    mu = ex.targets_[0].target.interval[0]  # the shortest number splitting the fit outputs as the mean does
     assert [s.target.interval for s in ex.targets_] == [(mu, None), (None, mu)]
+    assert ((y > mu) == (y > mean)).all() and mu == 13.0 and round(mean, 2) == 13.01
     out = ex.explain(X, y_pred=y)
     assert (out.target[(y <= mu).to_numpy()] == 0).all() and (out.target[(y > mu).to_numpy()] == 1).all()
     iv = TCREx(rho=0.05, tau=0.9, target=(15.0, None)).fit(X, y_pred=y)
