@@ -248,7 +248,7 @@ class TCREx(BaseEstimator):
         targets = targets_from_spec(spec, self.task_, self._fit_y, self.classes_)
         solutions = []
         for t, target in enumerate(targets):
-            sub = (lambda step, f, t=t: report(f"{step} (target {t})", (t + f) / len(targets)))
+            sub = (lambda step, f, t=t: report(f"{step} (target {t})", (t + f) / len(targets)))  # noqa: E731
             solutions.append(self._solve(target, sub))
         if all(s.n_rules == 0 for s in solutions):
             best = max(s.n_candidates for s in solutions)
@@ -883,7 +883,7 @@ class TCREx(BaseEstimator):
         if model is not None:
             try:
                 pickle.dumps(model)
-            except Exception:  # a lambda or a local function: keep the explainer picklable without it
+            except Exception:  # noqa: BLE001 - foreign code (a lambda, a local function): pickle without it
                 state["model_"] = None
         return state
 
@@ -944,7 +944,7 @@ def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
                 if not col.isna().all() and not col.dropna().isin(want.categories).all():
                     continue
             cast = col.astype(want)
-        except Exception:  # a value the fit dtype cannot hold (too large, not a number): encoding reports it
+        except Exception:  # noqa: BLE001 - a value the dtype cannot hold (too large, text): encoding reports it
             continue
         if not isinstance(want, pd.CategoricalDtype) and not _same_values(col, cast):
             continue  # a lossy cast (3.9 -> 3, "3" -> 3, 2**53 + 1 -> float): keep the value as given

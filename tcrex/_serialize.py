@@ -76,7 +76,7 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
         })
     doc["targets"] = targets
     if effectiveness is not None:  # optional: version 3 adds it, older readers never see it
-        from ._effectiveness import Effectiveness
+        from ._effectiveness import Effectiveness  # noqa: PLC0415 - _effectiveness imports the explainer, which imports this
         if not isinstance(effectiveness, Effectiveness):
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
         doc["version"] = VERSION_EFFECTIVENESS
@@ -237,7 +237,7 @@ def from_json(cls, text):
                                               ex.constraints_, max_cells=ex.max_cells))
         ex.targets_ = solutions
         if doc.get("effectiveness") is not None:
-            from ._effectiveness import Effectiveness
+            from ._effectiveness import Effectiveness  # noqa: PLC0415 - import cycle, as above
             ex.effectiveness_ = Effectiveness.from_dict(doc["effectiveness"])
     except SchemaError:
         raise

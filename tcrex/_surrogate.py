@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
+from ._hist import grow_hist_trees, grow_hist_trees_encoded
 from ._outputs import min_rule_rows
 from ._vocabulary import CLASSIFICATION
 
@@ -129,7 +130,6 @@ class Surrogate:
         return self
 
     def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray) -> list:
-        from ._hist import grow_hist_trees_encoded
         num_columns = [c for c, (_, code) in enumerate(columns) if code < 0]
         groups = [[c for c, (i, code) in enumerate(columns) if i == f and code >= 0] for f in self.schema.categorical]
         return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
@@ -139,7 +139,6 @@ class Surrogate:
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
         ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
         if getattr(self, "grower_", self.grower) == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
-            from ._hist import grow_hist_trees
             return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
@@ -313,16 +312,16 @@ def _walk(tree, n_rows: int, goes_left) -> np.ndarray:
     stack = [(0, np.arange(n_rows))]
     while stack:
         node, rows = stack.pop()
-        l, r = left[node], right[node]
-        if l < 0:
+        lc, rc = left[node], right[node]
+        if lc < 0:
             leaf[rows] = node
             continue
         go = goes_left(node, rows)
-        if left[l] < 0 and left[r] < 0:  # two leaves: no need to split the rows
-            leaf[rows] = np.where(go, l, r)
+        if left[lc] < 0 and left[rc] < 0:  # two leaves: no need to split the rows
+            leaf[rows] = np.where(go, lc, rc)
             continue
-        stack.append((r, rows.compress(~go)))
-        stack.append((l, rows.compress(go)))
+        stack.append((rc, rows.compress(~go)))
+        stack.append((lc, rows.compress(go)))
     return leaf
 
 

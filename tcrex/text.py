@@ -9,6 +9,7 @@ across a value). :func:`box_conditions` is the one walk from a rule or metarule 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 
@@ -32,7 +33,6 @@ def format_number(v) -> str:
 def format_difference(a, b) -> str:
     """``a - b`` as text, computed on the printed numbers (``format_number`` of each), so "0.3 → ≤ 0.1, by 0.2"
     holds of what is printed (float subtraction would say 0.19999999999999998)."""
-    from decimal import Decimal
 
     return format_number(float(Decimal(format_number(a)) - Decimal(format_number(b))))
 

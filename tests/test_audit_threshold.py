@@ -2,7 +2,6 @@
 report; and the report's audit drawn as static SVG (no plotly.js)."""
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -1,7 +1,6 @@
 """Wording owned by tcrex.text and used everywhere: change phrases, counts, values in messages, trivial rules, the
 per-target text summary, and the audit's quartile labels (true of the values they name, never overlapping)."""
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -98,7 +97,7 @@ def trivial():
 
 def test_trivial_rule_is_flagged_in_the_text_summary(trivial):
     ex, X, y = trivial
-    line = next(l for l in ex.summary_text().splitlines() if "Rule R1: any input" in l)
+    line = next(s for s in ex.summary_text().splitlines() if "Rule R1: any input" in s)
     assert "no condition" in line and "not advice" in line
 
 

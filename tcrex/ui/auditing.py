@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import REGRESSION, TCRExError, is_categorical_column
-from tcrex.audit import METRICS, audit
+from tcrex.audit import audit
 from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 

@@ -1,4 +1,4 @@
-"""Model-verified counterfactual points (issue #11): counterfactuals(verify=...), explain_one's verdict fields."""
+"""Model-verified counterfactual points: counterfactuals(verify=...), explain_one's verdict fields."""
 import numpy as np
 import pandas as pd
 import pytest
