@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -46,8 +47,6 @@ _M_ARENA_MAX = -8  # glibc's <malloc.h>
 def _preload() -> None:
     """Import what the first page needs before the server answers its health check, so the first visitor does
     not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine)."""
-    import importlib
-
     # engine and libraries only: the tcrex.ui modules declare Streamlit caches, which want the server's runtime
     for name in ("tcrex", "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
                  "plotly.graph_objects", "plotly.io"):
@@ -59,19 +58,14 @@ def _preload() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _limit_malloc_arenas()
+    # Streamlit's internals are version-gated there: an unsupported Streamlit stops here, saying which to install
+    from . import st_compat  # noqa: PLC0415 - after the malloc cap, before Streamlit starts any thread
+
     _preload()
-    try:  # what `st.navigation` in app.py sets on the first run anyway; set it before that run
-        from streamlit.runtime.pages_manager import PagesManager
-
-        if hasattr(PagesManager, "uses_pages_directory"):  # a future Streamlit without it just starts
-            PagesManager.uses_pages_directory = False
-    except ImportError:
-        pass
-    from streamlit.web import cli
-
+    st_compat.declare_navigation_app()  # what `st.navigation` in app.py sets on the first run anyway
     args = ["run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     sys.argv = ["streamlit", *args]  # as if started as `streamlit run app.py ...`
-    cli.main(args=args, prog_name="streamlit")
+    st_compat.run_cli(args)
 
 
 if __name__ == "__main__":
