@@ -39,6 +39,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .resources import app_root
+
 __all__ = [
     "BundledModel",
     "LOANS_CATEGORIES",
@@ -55,8 +57,9 @@ __all__ = [
     "make_loans",
 ]
 
-#: Directory holding the bundled CSV and model (``<repo>/sample_data``).
-SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+#: Directory holding the bundled CSV and model (``<repo>/sample_data`` in a checkout, ``tcrex/_app/sample_data``
+#: in an installed wheel).
+SAMPLE_DATA_DIR = app_root() / "sample_data"
 
 #: File names inside :data:`SAMPLE_DATA_DIR`.
 LOANS_CSV = "loans.csv"

@@ -1,7 +1,12 @@
-"""Start the dashboard: ``python -m tcrex.ui.launch [streamlit run options]`` (what ``make run`` does).
+"""Start the dashboard: ``tcrex ui [streamlit run options]`` or ``python -m tcrex.ui.launch [...]`` (what
+``make run`` does).
 
-It is ``streamlit run <repo>/app.py [options]``, run in this process through Streamlit's own CLI, with one thing
-set first: Streamlit is told that ``app.py`` is an ``st.navigation`` app.
+It is ``streamlit run <app root>/app.py [options]``, run in this process through Streamlit's own CLI, with one
+thing set first: Streamlit is told that ``app.py`` is an ``st.navigation`` app. The app root is the source checkout,
+or in an installed wheel the copy of ``app.py``, ``pages/``, ``assets/``, ``sample_data/`` and ``.streamlit/``
+shipped inside the package (:func:`tcrex.resources.app_root`). Streamlit reads ``.streamlit/config.toml`` from the
+current directory; when that has none, the launcher starts from the app root so the dashboard's own settings
+(headless, upload limit, no usage statistics) apply.
 
 Why: the repository keeps a top-level ``pages/`` folder (the page scripts live in ``pages/views/``).  When a
 ``pages/`` folder exists, Streamlit assumes a legacy "pages directory" app until the first ``st.navigation`` call
@@ -20,7 +25,9 @@ import os
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+from tcrex.resources import app_root
+
+APP = app_root() / "app.py"
 
 
 def _limit_malloc_arenas(arenas: int = 2) -> None:
@@ -63,6 +70,10 @@ def main(argv: list[str] | None = None) -> None:
 
     _preload()
     st_compat.declare_navigation_app()  # what `st.navigation` in app.py sets on the first run anyway
+    if not APP.is_file():
+        sys.exit(f"tcrex ui: the dashboard's app.py is missing ({APP}); reinstall with pip install 'tcrex[app]'")
+    if not (Path.cwd() / ".streamlit" / "config.toml").is_file():
+        os.chdir(APP.parent)  # Streamlit reads .streamlit/config.toml from the current directory only
     args = ["run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     sys.argv = ["streamlit", *args]  # as if started as `streamlit run app.py ...`
     st_compat.run_cli(args)
