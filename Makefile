@@ -1,6 +1,7 @@
 # Two commands for a new user:
 #   make run    set up .venv and start the dashboard (http://localhost:$(PORT))
 #   make test   set up .venv (and Debian's chromium) and run every test
+# For the edit-test loop: make test-fast (no browser, cluster or slow tests) and make lint (ruff).
 #
 # Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
 # default python3), PYTEST_ARGS (extra pytest arguments, e.g. "-m 'not e2e'").
@@ -17,24 +18,34 @@ VENV := .venv
 VENV_PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements.stamp
 
-.PHONY: help venv browser run test sample-data clean-venv
+.PHONY: help venv lock browser run test test-fast lint sample-data clean-venv
 
 help:
 	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
 	@echo "make test   - set up $(VENV) and $(CHROMIUM), then run every test (incl. browser tests)"
-	@echo "make venv   - only create/update $(VENV) from requirements.txt"
+	@echo "make test-fast - every test but the browser (e2e), cluster and slow ones: the edit-test loop"
+	@echo "make lint   - ruff check (configured in pyproject.toml)"
+	@echo "make venv   - only create/update $(VENV) from requirements.txt, pinned by requirements.lock"
+	@echo "make lock   - rewrite requirements.lock from what $(VENV) has installed (after changing requirements.txt)"
 	@echo "make browser     - only install Debian's chromium if missing (needs root + apt-get)"
 	@echo "make sample-data - rebuild sample_data/ (CSV + bundled model)"
 
 # The stamp is newer than requirements.txt once pip has installed it; pip runs
-# again only when requirements.txt changes (or .venv is deleted).
+# again only when requirements.txt or requirements.lock changes (or .venv is deleted).
+# requirements.lock pins every package the requirements pull in (see `make lock`).
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements.lock pyproject.toml
 	@test -x $(VENV_PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
-	$(VENV_PY) -m pip install --disable-pip-version-check --no-input -r requirements.txt
+	$(VENV_PY) -m pip install --disable-pip-version-check --no-input -r requirements.txt -c requirements.lock
 	$(VENV_PY) -m pip install --disable-pip-version-check --no-input --no-deps -e .
 	@touch $@
+
+# After editing requirements.txt: install the new set without the old pins, check it, then pin it.
+lock:
+	@test -x $(VENV_PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(VENV_PY) -m pip install --disable-pip-version-check --no-input -r requirements.txt
+	$(VENV_PY) .ci/lock.py
 
 # Debian's chromium for the end-to-end tests (Playwright's own browser download
 # is not used).  Without root/apt-get the e2e tests skip and say why.
@@ -63,6 +74,13 @@ run: venv
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
 test: venv browser
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+# Everything but the browser, cluster and slow (property/fuzz, wheel install) tests: markers in pytest.ini.
+test-fast: venv
+	$(VENV_PY) -m pytest -m "not e2e and not cluster and not slow" $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
 
 sample-data: venv
 	$(VENV_PY) sample_data/build.py

@@ -129,7 +129,7 @@ def save_figures(figures: dict, png: bool = True) -> list[Path]:
                              width=[f.layout.width or 1100 for f in figs],
                              height=[f.layout.height or 650 for f in figs], scale=1.25)
             paths += [out / f"{stem}.png" for stem in figures]
-        except Exception as exc:  # kaleido missing, or no local browser for it
+        except Exception as exc:  # noqa: BLE001 - kaleido missing, or no local browser for it: HTML only
             print(f"  PNG skipped ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); HTML only")
     return paths
 

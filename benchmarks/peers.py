@@ -100,7 +100,7 @@ def run_dice(method, data, wrapped, query: pd.DataFrame, seed: int):
             kw = {"random_seed": seed + i} if method == "random" else {}
             res = exp.generate_counterfactuals(q, total_CFs=1, desired_class="opposite", verbose=False, **kw)
             cf = res.cf_examples_list[0].final_cfs_df
-        except Exception as exc:  # DiCE raises when it finds nothing (e.g. "No counterfactuals found")
+        except Exception as exc:  # noqa: BLE001 - DiCE raises bare exceptions when it finds nothing
             cf = None
             if "counterfactual" not in str(exc).lower():
                 print(f"    DiCE {method}: {type(exc).__name__}: {str(exc)[:100]}")

@@ -17,6 +17,7 @@ in integer units of 1/1000 so that the cost ``weighted changes - feasibility`` c
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -287,7 +288,6 @@ def constraints_from_suggestions(suggestions: dict) -> dict:
 def pack_constraints(spec: dict | None) -> tuple:
     """A constraints dict as a hashable, order-independent tuple of ``(feature, JSON of its spec)`` pairs (for
     cache keys and frozen settings); :func:`unpack_constraints` is its inverse. Free features are dropped."""
-    import json
 
     return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in (spec or {}).items()
                         if describe_constraint(v) != "free"))
@@ -295,6 +295,5 @@ def pack_constraints(spec: dict | None) -> tuple:
 
 def unpack_constraints(packed: tuple) -> dict:
     """The constraints dict of a :func:`pack_constraints` tuple (``{}`` when every feature is free)."""
-    import json
 
     return {name: json.loads(spec) for name, spec in packed}

@@ -371,7 +371,7 @@ class _CategoryLookup:
         """The categories as an Arrow array of ``arrow_type`` when every one is a str (else None), cached per type."""
         cached = getattr(self, "_arrow", None)
         if cached is None or cached[0] != arrow_type:
-            import pyarrow as pa
+            import pyarrow as pa  # noqa: PLC0415 - only for Arrow-backed columns; `import tcrex` stays light
             ok = all(isinstance(c, str) for c in self.categories)
             cached = (arrow_type, pa.array(self.categories, type=arrow_type) if ok else None)
             self._arrow = cached
@@ -396,8 +396,8 @@ def _arrow_codes(s: pd.Series, index) -> np.ndarray | None:
     if chunked is None:
         return None
     try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # noqa: PLC0415 - only for Arrow-backed columns; `import tcrex` stays light
+        import pyarrow.compute as pc  # noqa: PLC0415
     except ImportError:  # pragma: no cover - pandas' Arrow strings imply pyarrow
         return None
     if not (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):

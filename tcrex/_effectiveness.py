@@ -22,8 +22,9 @@ import pandas as pd
 
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError, SchemaError
-from ._vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, SEARCHED,
-                          SIMILAR_CASE, SOURCES, VERIFIED)
+from ._verify import recourse_codes, verify_points
+from ._vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
+                          SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
 
 RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
 META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
@@ -73,7 +74,6 @@ class Effectiveness:
 
     def headline(self) -> str:
         """"verified by a point that follows the advice N % · a similar real case only M % · none K %"."""
-        from ._vocabulary import RECOURSE_TEXT
         if not self.n_needing:
             return "nobody here needs recourse"
         return " · ".join(f"{RECOURSE_TEXT[k]} {self.share(c):.0%}" for k, c in
@@ -129,7 +129,6 @@ def _frame(records, columns, id_name) -> pd.DataFrame:
 
 
 def compute(ex, X=None, model=None, y_pred=None, reference=None) -> Effectiveness:
-    from ._verify import recourse_codes, verify_points
     model = model if model is not None else getattr(ex, "model_", None)
     if model is None:
         raise ModelError("effectiveness checks points on the model: pass model= (or fit with the model)")

@@ -88,7 +88,8 @@ class TCREx(BaseEstimator):
     max_cells : int
         Largest metarule grid allowed; checked before the grid is built.
     target : None, class label(s), threshold or (low, high)
-        None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output.
+        None: binary -> the other class, multi-class -> any other class, regression -> split at the mean output
+        (the shortest number splitting the fit outputs as the mean does).
         A class (or list of classes) targets them; a number splits a regression output there; a pair is the
         regression interval ``(low, high]`` (None for an open end). ``{"at_least": c}`` targets every class whose
         (numeric) label is at least ``c`` -- "this class or better" for an ordinal score such as a wine quality --
@@ -257,7 +258,7 @@ class TCREx(BaseEstimator):
         targets = targets_from_spec(spec, self.task_, self._fit_y, self.classes_)
         solutions = []
         for t, target in enumerate(targets):
-            sub = (lambda step, f, t=t: report(f"{step} (target {t})", (t + f) / len(targets)))
+            sub = (lambda step, f, t=t: report(f"{step} (target {t})", (t + f) / len(targets)))  # noqa: E731
             solutions.append(self._solve(target, sub))
         if all(s.n_rules == 0 for s in solutions):
             best = max(s.n_candidates for s in solutions)
@@ -342,9 +343,10 @@ class TCREx(BaseEstimator):
     def explain(self, X, *, y_pred=None, target=None, model=None) -> pd.DataFrame:
         """Local explanations for every row of X, as a DataFrame aligned with X.
 
-        Columns: ``target`` (id of the target entry), ``rule`` and ``metarule`` (ids, missing when none),
-        ``changes`` (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule /
-        no_actionable_rule) and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
+        Columns: ``target`` (index into ``targets_``), ``rule`` and ``metarule`` (indices within that target,
+        missing when none; :meth:`rule_id` / :meth:`metarule_id` give the public ids "R3" / "M4"), ``changes``
+        (features to change), ``status`` (ok / already_in_target / already_in_rule / no_rule / no_actionable_rule)
+        and ``text``. Outputs come from ``y_pred`` or the model (the fit's or ``model=``); ``target`` picks a class
         (targeted multi-class) or regression threshold/interval instead of the fitted targets.
         """
         X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
@@ -881,9 +883,11 @@ class TCREx(BaseEstimator):
             for _, m in metas[metas.target == t].iterrows():
                 flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
                     and int(m.rule) in trivial else ""
-                rule = m.rule_id if m.rule_id is not None else "no actionable rule"
-                lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {rule}, up to "
-                             f"{pluralise(m.sparsity, 'change')}{flag})")
+                if isinstance(m.rule_id, str):
+                    lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {m.rule_id}, up to "
+                                 f"{pluralise(m.sparsity, 'change')}{flag})")
+                else:  # constraints forbid every rule here (the frame's missing id reads back as NaN, not None)
+                    lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → no actionable rule)")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ structured views (figures, reports)
@@ -932,7 +936,7 @@ class TCREx(BaseEstimator):
         if model is not None:
             try:
                 pickle.dumps(model)
-            except Exception:  # a lambda or a local function: keep the explainer picklable without it
+            except Exception:  # noqa: BLE001 - foreign code (a lambda, a local function): pickle without it
                 state["model_"] = None
         return state
 
@@ -976,8 +980,10 @@ def _one_row(x, names, dtypes=None) -> pd.DataFrame:
 
 def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
     """Give a one-row frame the column dtypes of the fit data (a Series of a mixed frame holds objects), so a
-    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. A value the fit dtype
-    cannot hold (an unseen category) keeps its column as it is, so encoding reports it by name."""
+    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. The cast never changes
+    a value: a value the fit dtype cannot hold exactly (3.9 in a column fitted as integers, an unseen category)
+    keeps its column as it is, so the row is read exactly as :meth:`TCREx.explain` reads it from a frame (and
+    encoding reports what it cannot read by name)."""
     if not dtypes or len({str(c) for c in X.columns}) != X.shape[1]:  # duplicate names: encoding reports them
         return X
     out = None
@@ -991,12 +997,26 @@ def _restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
                 if not col.isna().all() and not col.dropna().isin(want.categories).all():
                     continue
             cast = col.astype(want)
-        except Exception:  # a value the fit dtype cannot hold (too large, not a number): encoding reports it
+        except Exception:  # noqa: BLE001 - a value the dtype cannot hold (too large, text): encoding reports it
             continue
+        if not isinstance(want, pd.CategoricalDtype) and not _same_values(col, cast):
+            continue  # a lossy cast (3.9 -> 3, "3" -> 3, 2**53 + 1 -> float): keep the value as given
         if out is None:
             out = X.copy()
         out.isetitem(j, cast)
     return X if out is None else out
+
+
+def _same_values(before: pd.Series, after: pd.Series) -> bool:
+    """Whether a cast kept every value (missing stays missing; 3.0 -> 3 is kept, 3.9 -> 3 and "3" -> 3 are not)."""
+    a, b = before.to_numpy(dtype=object), after.to_numpy(dtype=object)
+    for u, v in zip(a, b):
+        if pd.isna(u) or pd.isna(v):
+            if not (pd.isna(u) and pd.isna(v)):
+                return False
+        elif not (u == v and v == u):  # Python compares int and float exactly (2**53 + 1 != 2.0**53)
+            return False
+    return True
 
 
 def _ids(values: np.ndarray) -> pd.arrays.IntegerArray:

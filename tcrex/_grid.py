@@ -17,7 +17,9 @@ import math
 import numpy as np
 
 from ._boxes import Boxes
+from ._constraints import DECREASE, IMMUTABLE, INCREASE
 from ._data import Encoded, FeatureSchema
+from ._errors import CellLimitError
 
 #: Up to this many bounds a numeric state is counted with one vectorised comparison per bound, which is several
 #: times faster than numpy's binary search on a column (measured: 3-15x for 1-16 bounds on 131k values).
@@ -34,7 +36,6 @@ def numeric_state(bounds: np.ndarray, values: np.ndarray) -> np.ndarray:
     for b in bounds[1:]:
         state += values > b
     return state
-from ._errors import CellLimitError
 
 
 FORBIDDEN = 1 << 32  # cost of a forbidden change: above any allowed total (weights <= 1e4, < 400 features),
@@ -175,7 +176,6 @@ class Grid:
 def cost_tables(grid: Grid, rules: Boxes, outside: list[np.ndarray]) -> list[np.ndarray]:
     """Per feature, the int64 cost ``[state, rule]`` of satisfying the rule under the constraints: 0 inside, the
     weight (in 1/1000 units) for an allowed change, FORBIDDEN for a change a constraint rules out."""
-    from ._constraints import DECREASE, IMMUTABLE, INCREASE
     schema = grid.schema
     tables = []
     for i, out in enumerate(outside):

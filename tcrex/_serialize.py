@@ -23,7 +23,8 @@ from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
-from ._params import check_parameter, shown
+from ._params import check_parameter
+from ._recourse import rule_values, shown
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import ORDERED_KEYS, Target
@@ -76,7 +77,6 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
     targets = []
     for t, sol in enumerate(ex.targets_):
         complexity = sol.rules.complexity()
-        from ._recourse import rule_values
         values = rule_values(ex, sol)
         targets.append({
             "id": t, "outputs": sol.target.to_dict(), "description": sol.target.describe(),
@@ -94,7 +94,7 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
         })
     doc["targets"] = targets
     if effectiveness is not None:  # optional: version 3 adds it, older readers never see it
-        from ._effectiveness import Effectiveness
+        from ._effectiveness import Effectiveness  # noqa: PLC0415 - _effectiveness imports the explainer, which imports this
         if not isinstance(effectiveness, Effectiveness):
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
         doc["version"] = VERSION_EFFECTIVENESS
@@ -264,7 +264,7 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
         ex.targets_ = solutions
         ex._restore_category_counts(_category_counts(schema, doc.get("category_counts")))
         if doc.get("effectiveness") is not None:
-            from ._effectiveness import Effectiveness
+            from ._effectiveness import Effectiveness  # noqa: PLC0415 - import cycle, as above
             ex.effectiveness_ = Effectiveness.from_dict(doc["effectiveness"])
     except SchemaError:
         raise

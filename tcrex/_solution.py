@@ -99,7 +99,7 @@ class Solution:
         metarule_rule = np.asarray(metarule_rule, dtype=np.int64)
         cell_metarule = np.full(sol.grid.dims, -1, dtype=np.int64)
         for m in range(len(metarules)):
-            masks = sol._state_masks(metarules, m)
+            masks = sol.state_masks(metarules, m)
             region = np.ix_(*masks)
             if (cell_metarule[region] >= 0).any():
                 raise SchemaError(f"metarule {m} overlaps another metarule; metarules must partition the space")
@@ -285,7 +285,7 @@ class Solution:
                 boxes.high[:, slot] = np.concatenate([b, [np.inf]])[last]
         return boxes
 
-    def _state_masks(self, boxes: Boxes, m: int) -> list[np.ndarray]:
+    def state_masks(self, boxes: Boxes, m: int) -> list[np.ndarray]:
         """Per feature, which grid states box m covers (every state must be wholly in or out)."""
         masks = []
         for i, k in enumerate(self.grid.dims):

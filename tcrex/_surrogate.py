@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
+from ._hist import grow_hist_trees, grow_hist_trees_encoded
 from ._outputs import min_rule_rows
 from ._vocabulary import CLASSIFICATION
 
@@ -129,7 +130,6 @@ class Surrogate:
         return self
 
     def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray) -> list:
-        from ._hist import grow_hist_trees_encoded
         num_columns = [c for c, (_, code) in enumerate(columns) if code < 0]
         groups = [[c for c, (i, code) in enumerate(columns) if i == f and code >= 0] for f in self.schema.categorical]
         return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
@@ -139,7 +139,6 @@ class Surrogate:
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
         ``x <= threshold`` on the design columns) and ``node_count``, nodes in pre-order."""
         if getattr(self, "grower_", self.grower) == "hist":  # (fit() takes the faster encoded path; this serves direct callers)
-            from ._hist import grow_hist_trees
             return grow_hist_trees(design, y_code, self.task, self.rho, self.n_trees, self.random_state, self.params)
         # the minimum leaf as a count (scikit-learn's own ceil(rho * N)): a float min_samples_leaf must be < 1, so
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
@@ -217,27 +216,56 @@ class SplitTree:
     node_count: int
 
 
-def readable_cut(a: float, b: float) -> float:
+_SHORT_DIGITS = 12  # a threshold whose shortest round-trip form has more significant digits is an artefact
+
+
+def readable_cut(a: float, b: float, centre: float | None = None) -> float:
     """A threshold between the fit values ``a < b`` with as few significant digits as possible: the shortest
-    number in the middle half of ``[a, b)``, else in ``[a, b)``, rounded from the midpoint.
+    number in the middle half of the tree's gap around ``centre`` (the tree's own threshold), or in the middle
+    half of ``[a, b)``, else in ``[a, b)``; on a tie in length the one nearest the tree's own threshold.
 
     Every threshold in ``[a, b)`` sends every fit row the same way; CART's midpoint (20.200000000000003 between
     20.1 and 20.3) would be printed in full, because a printed bound must be true of the values it mentions,
-    while 20.2 is as true of the data and reads as people write. Staying in the middle half keeps the cut away
-    from the data on either side, as CART's midpoint is (a point just past the cut is then not a data value)."""
+    while 20.2 is as true of the data and reads as people write. The tree split halfway between its own two
+    values, which lie at or beyond ``a`` and ``b`` (a forest's tree sees a bootstrap sample of the fit rows), so
+    its gap reaches at least ``max(centre - a, b - centre)`` to either side of ``centre``; staying in the middle
+    half of a gap keeps the cut away from the data, as CART's midpoint is. (A float32 midpoint can sit at the
+    edge of ``[a, b)``, where the middle half of ``[a, b)`` holds the shorter number.)"""
     mid = a + (b - a) / 2
-    quarter = (b - a) / 4
-    for low, high in ((a + quarter, b - quarter), (a, b)):
+    centre = mid if centre is None else float(centre)
+    half = max(centre - a, b - centre)
+    best = None
+    for low, high, start in ((max(a, centre - half / 2), min(b, centre + half / 2), centre),
+                             (a + (b - a) / 4, b - (b - a) / 4, mid)):
         for digits in range(1, 18):
-            cut = float(f"{mid:.{digits}g}")
+            cut = float(f"{start:.{digits}g}")
             if low <= cut <= high and a <= cut < b:
-                return cut
+                if best is None or digits < best[0]:
+                    best = (digits, cut)
+                break
+    if best is not None:
+        return best[1]
+    for digits in range(1, 18):
+        cut = float(f"{mid:.{digits}g}")
+        if a <= cut < b:
+            return cut
     return mid if a <= mid < b else a
 
 
+def is_short(t: float) -> bool:
+    """Whether a threshold reads as people write it: at most ``_SHORT_DIGITS`` significant digits in its shortest
+    round-trip form (127.0, 28.85, 0.6735; not the float32 midpoint 28.849999427795410 or the float64 midpoint
+    20.200000000000003)."""
+    digits = repr(float(t)).lower().split("e")[0].lstrip("-").replace(".", "").strip("0")
+    return len(digits) <= _SHORT_DIGITS
+
+
 def readable_thresholds(trees, column_values) -> list:
-    """The trees with every numeric threshold moved to :func:`readable_cut` between the nearest fit values on
-    either side (so no fit row changes side: counts, rules and metarules on the fit data stay the same).
+    """The trees with every numeric threshold that is an arithmetic artefact (see :func:`is_short`) moved to
+    :func:`readable_cut` around it, between the nearest fit values on either side (so no fit row changes side:
+    counts, rules and metarules on the fit data stay the same). A short threshold is the tree's own and is kept:
+    a rule is the surrogate's node, on every input, not only on the fit rows (a forest's tree splits 126 | 128 of
+    its bootstrap sample at 127.0, which a cut between the fit values 127 and 128 would move to 127.5).
 
     ``column_values(design column)`` gives the fit rows' values of a numeric column, ``None`` for a one-hot one."""
     sorted_values: dict[int, np.ndarray] = {}
@@ -248,6 +276,9 @@ def readable_thresholds(trees, column_values) -> list:
         feature = np.asarray(tree.feature)[:n].copy()
         threshold = np.asarray(tree.threshold, dtype=np.float64)[:n].copy()
         for node in np.flatnonzero(left >= 0).tolist():
+            t = float(threshold[node])
+            if is_short(t):
+                continue
             c = int(feature[node])
             if c not in sorted_values:
                 values = column_values(c)
@@ -255,9 +286,9 @@ def readable_thresholds(trees, column_values) -> list:
             u = sorted_values[c]
             if u is None:
                 continue
-            i = int(np.searchsorted(u, threshold[node], side="right"))
+            i = int(np.searchsorted(u, t, side="right"))
             if 0 < i < len(u):
-                threshold[node] = readable_cut(float(u[i - 1]), float(u[i]))
+                threshold[node] = readable_cut(float(u[i - 1]), float(u[i]), t)
         out.append(SplitTree(left, np.asarray(tree.children_right)[:n].copy(), feature, threshold, n))
     return out
 
@@ -281,16 +312,16 @@ def _walk(tree, n_rows: int, goes_left) -> np.ndarray:
     stack = [(0, np.arange(n_rows))]
     while stack:
         node, rows = stack.pop()
-        l, r = left[node], right[node]
-        if l < 0:
+        lc, rc = left[node], right[node]
+        if lc < 0:
             leaf[rows] = node
             continue
         go = goes_left(node, rows)
-        if left[l] < 0 and left[r] < 0:  # two leaves: no need to split the rows
-            leaf[rows] = np.where(go, l, r)
+        if left[lc] < 0 and left[rc] < 0:  # two leaves: no need to split the rows
+            leaf[rows] = np.where(go, lc, rc)
             continue
-        stack.append((r, rows.compress(~go)))
-        stack.append((l, rows.compress(go)))
+        stack.append((rc, rows.compress(~go)))
+        stack.append((lc, rows.compress(go)))
     return leaf
 
 

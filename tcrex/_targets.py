@@ -14,6 +14,7 @@ import pandas as pd
 from ._data import _native
 from ._errors import ModelError, ParameterError, SchemaError
 from ._outputs import check_n_classes
+from ._surrogate import readable_cut
 from ._vocabulary import CLASSIFICATION
 from .text import format_number, outcome_text
 
@@ -102,7 +103,18 @@ def default_targets(task: str, y: np.ndarray, classes: list) -> list[Target]:
     mean = float(np.mean(y))
     if not np.isfinite(mean):  # outputs near the float maximum: the sum overflowed, so average in extended precision
         mean = float(np.mean(np.asarray(y, dtype=np.longdouble)))
-    return split_targets(mean)
+    return split_targets(_short_split(mean, np.asarray(y, dtype=np.float64)))
+
+
+def _short_split(mean: float, y: np.ndarray) -> float:
+    """The default regression threshold: the shortest number between the fit outputs on either side of the mean
+    (5.818 rather than 5.817982904952789), so every fit output falls on the same side as at the mean, and a printed
+    "output > 5.818" is exactly the target."""
+    u = np.sort(y[np.isfinite(y)])
+    i = int(np.searchsorted(u, mean, side="right"))
+    if 0 < i < len(u) and u[i - 1] < u[i]:
+        return readable_cut(float(u[i - 1]), float(u[i]), mean)
+    return mean
 
 
 def split_targets(threshold: float) -> list[Target]:

@@ -22,7 +22,7 @@ def metarule_tree(sol: Solution, schema: FeatureSchema) -> dict:
     """
     if sol.grid is None:
         return {"empty": True}
-    masks = [sol._state_masks(sol.metarules, m) for m in range(len(sol.metarules))]
+    masks = [sol.state_masks(sol.metarules, m) for m in range(len(sol.metarules))]
     return _build(sol, schema, list(range(len(masks))), masks)
 
 

@@ -1,4 +1,5 @@
-"""``tcrex``: fit, explain, audit and model checks from the command line (see ``tcrex --help``).
+"""``tcrex``: fit, explain, audit and model checks from the command line, and ``tcrex ui`` for the dashboard
+(see ``tcrex --help``).
 
 Progress goes to stderr, results to files; a problem prints ``error: ...`` (never a traceback) and exits 2 for
 bad usage/input, 1 when ``check-model`` refuses a model. Models are loaded through :mod:`tcrex.intake` (never
@@ -322,6 +323,20 @@ def check_model(model_path, data):
         click.echo(rep.message)
         if not rep.ok:
             sys.exit(1)
+
+
+@main.command("ui", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("streamlit_options", nargs=-1, type=click.UNPROCESSED)
+def ui(streamlit_options):
+    """Start the dashboard on the bundled loans sample (any `streamlit run` options, e.g. --server.port 8600).
+
+    Needs the app extra: pip install 'tcrex[app]'."""
+    import importlib.util
+
+    if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("plotly") is None:
+        raise _Fail("the dashboard needs Streamlit and plotly: pip install 'tcrex[app]'")
+    from .ui.launch import main as launch
+    launch(list(streamlit_options))
 
 
 if __name__ == "__main__":  # pragma: no cover

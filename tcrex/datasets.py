@@ -39,6 +39,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .resources import app_root
+
 __all__ = [
     "BundledModel",
     "LOANS_CATEGORIES",
@@ -55,8 +57,9 @@ __all__ = [
     "make_loans",
 ]
 
-#: Directory holding the bundled CSV and model (``<repo>/sample_data``).
-SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+#: Directory holding the bundled CSV and model (``<repo>/sample_data`` in a checkout, ``tcrex/_app/sample_data``
+#: in an installed wheel).
+SAMPLE_DATA_DIR = app_root() / "sample_data"
 
 #: File names inside :data:`SAMPLE_DATA_DIR`.
 LOANS_CSV = "loans.csv"
@@ -384,13 +387,13 @@ def load_sample(name: str) -> tuple[pd.DataFrame, pd.Series]:
     if name == "loans":
         frame = make_loans()
     elif name == "wine":
-        from sklearn.datasets import load_wine
+        from sklearn.datasets import load_wine  # noqa: PLC0415 - only this sample needs sklearn's loaders
 
         bunch = load_wine(as_frame=True)
         frame = bunch.frame.rename(columns={"target": target})
         frame[target] = frame[target].astype("int64")
     else:  # diabetes
-        from sklearn.datasets import load_diabetes
+        from sklearn.datasets import load_diabetes  # noqa: PLC0415 - only this sample needs sklearn's loaders
 
         bunch = load_diabetes(as_frame=True, scaled=False)
         frame = bunch.frame.rename(columns={"target": target})
@@ -502,7 +505,7 @@ def load_bundled_model(
     Returns a :class:`BundledModel`; ``model.predict(frame)`` works on the CSV
     as read by :func:`pandas.read_csv` or on :func:`make_loans` output.
     """
-    import xgboost as xgb
+    import xgboost as xgb  # noqa: PLC0415 - XGBoost (slow to import) only for the bundled model
 
     model_path = Path(model_path) if model_path is not None else SAMPLE_DATA_DIR / LOANS_MODEL
     if meta_path is None:

@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from . import check_fitted
-from .figures import change_keep_counts, dot_to_svg, individual_table, metarule_tree_html
+from . import __version__, check_fitted
+from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
 from .audit_threshold import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
 from .text import class_label, is_trivial_rule, pluralise, trivial_rule_note
@@ -147,8 +147,6 @@ AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_r
 def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT) -> str:
     """Findings (clear gaps first, by :func:`tcrex.audit_threshold.split_findings`), per-group table and the gap
     forest plot as static SVG (no scripts)."""
-    from .figures import gap_forest_svg
-
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
     found = split_findings(result, practical)
     items = []
@@ -509,7 +507,6 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
             + "<h3>Explainer settings</h3>" + _kv(settings.items())
             + f'<h3>Global summary (text)</h3><pre class="summary">{_e(ex.summary_text(class_names))}</pre>')
     stamp = when.isoformat(timespec="seconds")
-    from . import __version__
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '
             f'counterfactual rules and metarules (Bewley et al., ICML 2024)</p>'
             f'<nav><ol>{"".join(toc)}</ol></nav></header>')

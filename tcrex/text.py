@@ -9,10 +9,12 @@ across a value). :func:`box_conditions` is the one walk from a rule or metarule 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 
-from ._vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
+from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
+                          NO_RULE, SEARCHED)
 
 
 def format_number(v) -> str:
@@ -32,7 +34,6 @@ def format_number(v) -> str:
 def format_difference(a, b) -> str:
     """``a - b`` as text, computed on the printed numbers (``format_number`` of each), so "0.3 → ≤ 0.1, by 0.2"
     holds of what is printed (float subtraction would say 0.19999999999999998)."""
-    from decimal import Decimal
 
     return format_number(float(Decimal(format_number(a)) - Decimal(format_number(b))))
 
@@ -316,7 +317,6 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
     nearest value, text or None)}`` in feature order; ``keeps``: the rule's keep entries. ``source`` is one of
     :data:`tcrex.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
     point, said when the point had to go further inside ("at 13 the model still gives rejected")."""
-    from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED
     if source is None:
         return (f"No verified recourse found: no rule has a point the model confirms and no reference row reaches "
                 f"{target or 'the target'}")

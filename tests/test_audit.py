@@ -16,7 +16,7 @@ import pytest
 
 from tcrex import DataError, ParameterError, TCREx, TCRExError, is_verified
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
-from tcrex.audit import METRICS, MISSING_GROUP, REST, AuditResult, _bootstrap_group, _quantiles, audit, gap_direction
+from tcrex.audit import METRICS, MISSING_GROUP, REST, _bootstrap_group, _quantiles, audit, gap_direction
 from tcrex.datasets import make_loans, make_recourse_groups
 from tests.audit_checks import assert_counts_equal, assert_same_audit
 

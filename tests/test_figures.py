@@ -87,8 +87,8 @@ def test_rule_plot_draws_the_two_blue_rules_with_exact_bounds(fig1):
     ylo, yhi = fig.layout.yaxis.range
     by_cond = {ex.rules_frame().set_index(["target", "rule"]).loc[(blue, t.meta["rule"]), "conditions"]: _rects(t)
                for t in rules}
-    assert by_cond["x1 ≤ 1.1 and x2 ≤ 5.1"] == [(xlo, 1.1, ylo, 5.1)]
-    assert by_cond["x1 > 3.1 and x2 > 5.1"] == [(3.1, xhi, 5.1, yhi)]
+    assert by_cond["x1 ≤ 1.125 and x2 ≤ 5.125"] == [(xlo, 1.125, ylo, 5.125)]
+    assert by_cond["x1 > 3.125 and x2 > 5.125"] == [(3.125, xhi, 5.125, yhi)]
     assert xlo < 0.25 and xhi > 10 and ylo < 0.25 and yhi > 10  # open sides reach the plotted edge
     for t in rules:
         assert t.fill == "toself" and t.hoveron == "fills"
@@ -133,9 +133,9 @@ def test_individual_counterfactual_and_arrow(fig1):
     (ind,) = _kind(fig, "individual")
     (cf,) = _kind(fig, "counterfactual")
     assert (ind.x[0], ind.y[0]) == (2.0, 2.0) and ind.marker.size >= 18
-    assert (cf.x[0], cf.y[0]) == (1.1, 2.0)  # the paper says <= 1.125 (CART midpoint); the same rows: <= 1.1, keep x2
+    assert (cf.x[0], cf.y[0]) == (1.125, 2.0)  # the paper says <= 1.125: CART's midpoint, the surrogate's own node
     (arrow,) = [a for a in fig.layout.annotations if a.name == "counterfactual arrow"]
-    assert (arrow.ax, arrow.ay, arrow.x, arrow.y) == (2.0, 2.0, 1.1, 2.0)
+    assert (arrow.ax, arrow.ay, arrow.x, arrow.y) == (2.0, 2.0, 1.125, 2.0)
     assert arrow.axref == "x" and arrow.ayref == "y" and arrow.showarrow
     assert len(_kind(fig, "example")) == 1
 
@@ -354,14 +354,14 @@ def test_dot_leaf_shows_the_metarule_text_and_rule_metrics(fig1):
     ex, X, y, blue = fig1
     g = F.parse_dot(F.metarule_tree_dot(ex, blue, max_label=200))
     labels = [a["label"][1] for a in g["nodes"].values()]
-    assert any("Change x1 to ≤ 1.1, while keeping x2 ≤ 5.1" in lab for lab in labels)
+    assert any("Change x1 to ≤ 1.125, while keeping x2 ≤ 5.125" in lab for lab in labels)
     assert any("<I>accuracy 1.00 · feasibility 0.05</I>" in lab for lab in labels)
     assert any("complexity 2" in lab for lab in labels)
 
 
 def test_population_counts_and_collapsed_subtrees(fig1):
     ex, X, y, blue = fig1
-    # only red points with x2 <= 5: nobody in the "x2 > 5.1" subtree of the blue tree
+    # only red points with x2 <= 5: nobody in the "x2 > 5.125" subtree of the blue tree
     rows = ((y == "red") & (X.x2 <= 5)).to_numpy()
     pop = ex.explain(X[rows], y_pred=y[rows])
     dot = F.metarule_tree_dot(ex, blue, population=pop)
@@ -485,7 +485,7 @@ def test_metacounterfactual_table_and_figure(fig1):
     exp = ex.explain_one({"x1": 2.0, "x2": 2.0}, y_pred="red")
     tab = F.metacounterfactual_table(exp)
     assert list(tab.metarule) == [a["metarule_id"] for a in exp.alternatives]  # order as given, by public id
-    assert list(tab["if"]) == ["x1 > 3.1", "x2 > 5.1"]
+    assert list(tab["if"]) == ["x1 > 3.125", "x2 > 5.125"]
     assert list(tab["difference from now"]) == [a["n_changes"] - exp.n_changes for a in exp.alternatives]
     assert list(tab.text) == [a["text"] for a in exp.alternatives]
     # readable headers, and rules by their one public id (as in rules_frame)

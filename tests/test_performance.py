@@ -1,7 +1,6 @@
 """tcrex.performance (the Model panel's numbers) and its figures in tcrex.figures: checked against
 scikit-learn's own metrics on small data with known answers."""
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn import metrics as skm
 

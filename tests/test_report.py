@@ -206,3 +206,21 @@ def test_rule_effectiveness_sentence_says_what_the_share_leaves_out():
         rid = re.search(r"Rule (R\d+)", s).group(1)
         assert f"works for {rules.loc[rid, 'effectiveness']:.0%} of those it is recommended to" in s
         assert "only a real example from the data, if any, does" in s and "a point inside it works" not in s
+
+
+def test_report_built_from_the_api_does_not_speak_for_the_dashboard():
+    """The effectiveness sentence of a report built with build_report() said "the dashboard recommends"."""
+    X, _ = mixed(n=800, seed=5)
+
+    def model(frame):
+        wavy = 40 + 6 * np.sin(frame.age.to_numpy() / 3.0)
+        return (((frame.income > wavy) & frame.job.isin(["manager", "teacher"]))
+                | ((frame.age > 50) & (frame.owner == "yes"))).astype(int).to_numpy()
+
+    ex = TCREx(rho=0.03, tau=0.85, target=1).fit(X, model)
+    eff = ex.effectiveness(X, model=model)
+    html = build_report(ex, title="API report", data_description="d", data_fingerprint=fingerprint_frame(X),
+                        model_description="m", model_fingerprint=fingerprint_bytes(b"m"), params={},
+                        explanations=ex.explain(X), effectiveness=eff, generated_at=WHEN)
+    assert "Checked on the model" in html
+    assert "dashboard" not in html.lower()

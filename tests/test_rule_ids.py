@@ -1,4 +1,4 @@
-"""One rule id per rule across the app, and class names in every renderer (issue 13).
+"""One rule id per rule across the app, and class names in every renderer.
 
 ``TCREx.rule_id`` numbers the rules of every target from 1 ("R1", "R2", …), so rule 0 of target 0 and rule 0 of
 target 1 no longer share a name; the rules table, the overview chart, the outline tree, the DOT tree, the icicle,
@@ -6,7 +6,6 @@ the rule plots, the summary, the report and the audit show that id. ``class_name
 "output = 1" wherever a renderer names a class."""
 import re
 
-import numpy as np
 import pytest
 
 from tcrex import TCREx

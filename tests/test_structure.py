@@ -1,4 +1,4 @@
-"""Structure anyone can rerun (issue #10): the import graph of tcrex/, pages/ and app.py, built with ast.
+"""Structure anyone can rerun: the import graph of tcrex/, pages/ and app.py, built with ast.
 
 Packages, precisely (``package_of``):
 

@@ -8,7 +8,6 @@ import pytest
 from tcrex import TCREx
 from tcrex import figures as F
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """Wording owned by tcrex.text and used everywhere: change phrases, counts, values in messages, trivial rules, the
 per-target text summary, and the audit's quartile labels (true of the values they name, never overlapping)."""
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -98,7 +97,7 @@ def trivial():
 
 def test_trivial_rule_is_flagged_in_the_text_summary(trivial):
     ex, X, y = trivial
-    line = next(l for l in ex.summary_text().splitlines() if "Rule R1: any input" in l)
+    line = next(s for s in ex.summary_text().splitlines() if "Rule R1: any input" in s)
     assert "no condition" in line and "not advice" in line
 
 
@@ -196,3 +195,50 @@ def test_counts_in_the_summary_and_figures_are_pluralised_not_hedged(trivial):
     assert f"{len(X):,} individuals" in caption(bars) and "(s)" not in caption(bars)
     overview = F.rules_overview(ex)
     assert all("(s)" not in h for t in overview.data for h in (t.hovertext or []))
+
+
+def test_audit_finding_suggests_valid_constraints_code():
+    """The finding that a grouping column is a model feature quotes ``constraints={...}`` a user can paste: one
+    closing brace (it printed ``constraints={'n_late_payments': 'immutable'}})``)."""
+    import ast
+
+    from tcrex.audit import audit
+    from tcrex.datasets import make_loans
+
+    df = make_loans(2500, random_state=0)
+    X, y = df.drop(columns=["approved"]), df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
+    found = [f for f in audit(ex, X, "n_late_payments", y_pred=y, n_boot=20).findings() if "immutable" in f]
+    assert len(found) == 1
+    code = re.search(r"constraints=(\{.*?\})\)\.$", found[0])
+    assert code, found[0]
+    assert ast.literal_eval(code.group(1)) == {"n_late_payments": "immutable"}
+
+
+def test_summary_text_names_a_metarule_without_an_actionable_rule():
+    """No "nan" (or "up to 0 changes") for the metarule where constraints forbid every rule."""
+    from engine.helpers import figure1
+
+    X, y = figure1()
+    ex = TCREx(rho=0.02, tau=0.9, constraints={"x1": "immutable"}).fit(X, y_pred=y)
+    assert ex.metarules_frame().rule.isna().any()
+    text = ex.summary_text()
+    assert "nan" not in text.lower()
+    line = next(s for s in text.splitlines() if "no actionable recourse" in s)
+    assert re.search(r"\(M\d+ → no actionable rule\)$", line), line
+
+
+def test_regression_default_threshold_is_short_and_splits_the_fit_outputs_as_the_mean():
+    """The default regression split printed 16 digits (``output > 5.817982904952789``): it is now the shortest
+    number between the fit outputs on either side of the mean, so every fit output is on the same side."""
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 700), "b": rng.uniform(0, 1, 700)})
+    y = (X.a * 1.1 + X.b * 0.37 + rng.normal(0, 0.3, 700)).to_numpy()
+    ex = TCREx(rho=0.05, tau=0.8).fit(X, y_pred=y)
+    mu = float(np.mean(y))
+    (low, _), (_, high) = (s.target.interval for s in ex.targets_)
+    assert low == high
+    assert ((y > low) == (y > mu)).all()
+    assert len(repr(low)) <= 6, low
+    text = ex.summary_text()
+    assert re.search(r"output > \d+\.?\d{0,3} ", text), text.splitlines()[0]

@@ -5,7 +5,6 @@ import streamlit as st
 from tcrex.figures import (changes_distribution_by_group, feature_change_heatmap, gap_forest_plot,
                                   group_comparison_bars)
 from tcrex.ui import auditing
-from tcrex.ui import components as ui
 from tcrex.ui import page, verification
 
 st.title("Subgroup audit")

@@ -38,7 +38,7 @@ def explain(ddf, rules, *, y_pred: str, keep=None):
 
 def _meta_from(text, ddf, y_pred, keep) -> pd.DataFrame:
     """Explicit meta: the result of explaining zero rows (exact dtypes, categories included)."""
-    empty = ddf._meta
+    empty = ddf._meta  # noqa: SLF001 - Dask's documented empty frame of the right dtypes
     return explain_frame(load_rules(text), empty, y_pred=y_pred, keep=keep)
 
 
@@ -57,7 +57,7 @@ def audit_counts(ddf, rules, *, groups: str, y_pred: str | None = None, model_pa
     text = rules if isinstance(rules, str) else rules.to_json()
     if (y_pred is None) == (model_path is None):
         raise TCRExError("give exactly one of y_pred (a column name) and model_path")
-    _audit_part(ddf._meta, text, groups, y_pred, model_path, target)  # columns and target checked up front
+    _audit_part(ddf._meta, text, groups, y_pred, model_path, target)  # noqa: SLF001 - columns, target checked up front
     parts = [dask.delayed(_audit_part)(p, text, groups, y_pred, model_path, target) for p in ddf.to_delayed()]
     while len(parts) > 1:
         parts = [dask.delayed(operator.add)(a, b) for a, b in zip(parts[::2], parts[1::2])] + \

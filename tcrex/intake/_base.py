@@ -176,7 +176,7 @@ class LoadedModel:
         except MemoryError:
             raise ModelError(f"the {self.kind} model ran out of memory predicting {len(X)} rows; use fewer rows") \
                 from None
-        except Exception as exc:  # foreign library code: its message, in our terms
+        except Exception as exc:  # noqa: BLE001 - foreign library code: its message, in our terms
             raise ModelError(f"the {self.kind} model failed to predict ({type(exc).__name__}: {short_error(exc)})") \
                 from None
         out = np.asarray(out)

@@ -193,7 +193,7 @@ class SandboxedModel(LoadedModel):
                 worker.conn.send((op, X))
             except (OSError, ValueError):
                 self._worker = None
-                raise worker._died("predicting") from None
+                raise worker._died("predicting") from None  # noqa: SLF001 - the worker class of this module
             try:
                 worker.answer(self.limits.predict_seconds, "predicting")
                 head = worker.receive(self.limits.predict_seconds, "predicting")

@@ -486,7 +486,7 @@ def _input_kinds(est, names: list[str] | None) -> tuple[dict, dict]:
     while isinstance(entry, Pipeline):
         entry = entry.steps[0][1]
     if isinstance(getattr(entry, "_preprocessor", None), ColumnTransformer):  # HistGradientBoosting, categorical
-        entry = entry._preprocessor
+        entry = entry._preprocessor  # noqa: SLF001 - scikit-learn keeps the categorical encoder only here
     if isinstance(entry, ColumnTransformer) and hasattr(entry, "transformers_"):
         for _, t, cols in entry.transformers_:
             visit(t, column_names(cols))

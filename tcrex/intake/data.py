@@ -355,7 +355,7 @@ def _stray_quotes(text: str, delimiter: str) -> int:
     fields (``id,"q1|q2|q3"`` split at pipes), the quotes land mid-field and are counted here."""
     if '"' not in text:
         return 0
-    stray, pos, n = 0, 0, len(text)
+    stray, pos = 0, 0
     field_start, quoted = True, False
     special = re.compile('["\r\n' + re.escape(delimiter) + "]")
     while True:

@@ -5,8 +5,10 @@ Pages call these so that they stay a short story ("pick a population, draw the b
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
+from copy import copy as _copy
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -597,7 +599,6 @@ def no_actionable_alternatives(exp) -> None:
                "different in these ways, the rules would recommend this recourse.")
     for k, a in enumerate(alts, start=1):
         st.markdown(f"{k}. {a['text']}")
-    from copy import copy as _copy
 
     shown = _copy(exp)
     shown.alternatives = alts
@@ -700,7 +701,6 @@ def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
     """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector)."""
     if not svg:
         return
-    import base64
 
     uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
     width = re.search(r'width="([0-9.]+)"', svg)

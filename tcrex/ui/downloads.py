@@ -27,6 +27,8 @@ import threading
 import time
 from typing import Callable
 
+from . import st_compat
+
 log = logging.getLogger(__name__)
 
 TTL_ENV = "TCREX_DOWNLOAD_TTL_S"
@@ -52,29 +54,15 @@ def _as_bytes(data) -> bytes:
     raise TypeError(f"a download builder returned {type(data).__name__}")
 
 
-def file_id(data: bytes, mime: str, file_name: str | None) -> str | None:
-    """The id under which Streamlit's in-memory media store keeps ``data`` (None if that cannot be computed)."""
-    try:
-        from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # noqa: PLC0415
-    except ImportError:
-        return None
-    return _calculate_file_id(data, mime, file_name)
+def file_id(data: bytes, mime: str, file_name: str | None) -> str:
+    """The id under which Streamlit's in-memory media store keeps ``data``."""
+    return st_compat.media_file_id(data, mime, file_name)
 
 
 def delete_now(fid: str) -> bool:
-    """Remove a stored download from Streamlit's media store; True if it was there."""
-    from streamlit.runtime import Runtime  # noqa: PLC0415
-
-    if not Runtime.exists():
+    """Remove a stored download from Streamlit's media store; True if it was there (and no element shows it)."""
+    if not st_compat.delete_media_file(fid):
         return False
-    mgr = Runtime.instance().media_file_mgr
-    with mgr._lock:  # noqa: SLF001 - Streamlit has no public "delete this file"
-        if fid not in mgr._file_metadata:  # noqa: SLF001
-            return False
-        referenced = any(fid in refs.values() for refs in mgr._files_by_session_and_coord.values())  # noqa: SLF001
-        if referenced:  # a static st.download_button/st.image still shows it: Streamlit owns its lifetime
-            return False
-        mgr._delete_file(fid)  # noqa: SLF001
     log.info("download %s removed from the media store", fid)
     from .memory import report  # noqa: PLC0415
 
@@ -105,15 +93,14 @@ def expiring(build: Callable[[], object], mime: str, file_name: str | None) -> C
     def data() -> bytes:
         payload = _as_bytes(build())
         fid = file_id(payload, mime, file_name)
-        if fid is not None:
-            ttl = ttl_seconds()
-            with _lock:
-                first = fid not in _deadlines
-                _deadlines[fid] = time.monotonic() + ttl
-            if first:
-                timer = threading.Timer(ttl, _expire, args=(fid,))
-                timer.daemon = True
-                timer.start()
+        ttl = ttl_seconds()
+        with _lock:
+            first = fid not in _deadlines
+            _deadlines[fid] = time.monotonic() + ttl
+        if first:
+            timer = threading.Timer(ttl, _expire, args=(fid,))
+            timer.daemon = True
+            timer.start()
         return payload
 
     return data

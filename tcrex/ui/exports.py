@@ -13,9 +13,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import is_verified, spreadsheet
+from tcrex import figures as fg
+from tcrex import is_verified, report, spreadsheet
 from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
+from . import verification
+from .auditing import last_audit
+from .components import EDITED_KEY, current_individual, used_features
 from .state import FitResult, Workspace, measure_model
 
 
@@ -101,8 +105,6 @@ def provenance_table(ws: Workspace, result: FitResult, audit=None) -> pd.DataFra
 def chosen_individuals(ws: Workspace, result: FitResult) -> list:
     """What the Individual page has chosen: its row and, when the user edited values there, the edited
     individual as ``("edited", values)``."""
-    from .components import EDITED_KEY, current_individual
-
     out = [current_individual(ws, result)]
     edited = st.session_state.get(EDITED_KEY)
     if edited:
@@ -127,8 +129,6 @@ def _individual_entry(ws: Workspace, result: FitResult, choice):
 
 
 def _checker(ws: Workspace):
-    from . import verification
-
     return verification.checker(ws)
 
 
@@ -141,12 +141,6 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
     the chosen individuals only and has no scripts; ``include_rows`` embeds row-level data (first 500 rows, with
     model output) and ``interactive`` adds plotly charts (rule maps, with their sampled points, only together with
     ``include_rows``)."""
-    from tcrex import figures as fg
-    from tcrex import report
-
-    from . import verification
-    from .components import used_features
-
     ex = result.explainer
     p = result.params
     if individuals is None:
@@ -202,8 +196,6 @@ def html_report(ws: Workspace, result: FitResult, include_rows: bool = False,
                 interactive: bool = False) -> Callable[[], str]:
     """The report builder for ``st.download_button``, built on click for the individuals chosen now on the
     Individual page; includes the last subgroup audit of this explainer."""
-    from .auditing import last_audit
-
     audit = last_audit(result)
     individuals = chosen_individuals(ws, result)
 

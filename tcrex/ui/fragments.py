@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from . import st_compat
+
 
 def request_full_rerun(key: str) -> None:
     """From an Apply callback inside a fragment: rerun the whole app, not only the fragment."""
@@ -22,13 +24,7 @@ def full_rerun_if_requested(key: str) -> None:
 
 
 def in_fragment_run() -> bool:
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
-
-        ctx = get_script_run_ctx()
-        return bool(ctx is not None and ctx.fragment_ids_this_run)
-    except Exception:  # noqa: BLE001 - internal API: assume a full run
-        return False
+    return st_compat.in_fragment_run()
 
 
 def not_applied_yet(pending: str, button: str) -> None:

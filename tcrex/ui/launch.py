@@ -1,7 +1,12 @@
-"""Start the dashboard: ``python -m tcrex.ui.launch [streamlit run options]`` (what ``make run`` does).
+"""Start the dashboard: ``tcrex ui [streamlit run options]`` or ``python -m tcrex.ui.launch [...]`` (what
+``make run`` does).
 
-It is ``streamlit run <repo>/app.py [options]``, run in this process through Streamlit's own CLI, with one thing
-set first: Streamlit is told that ``app.py`` is an ``st.navigation`` app.
+It is ``streamlit run <app root>/app.py [options]``, run in this process through Streamlit's own CLI, with one
+thing set first: Streamlit is told that ``app.py`` is an ``st.navigation`` app. The app root is the source checkout,
+or in an installed wheel the copy of ``app.py``, ``pages/``, ``assets/``, ``sample_data/`` and ``.streamlit/``
+shipped inside the package (:func:`tcrex.resources.app_root`). Streamlit reads ``.streamlit/config.toml`` from the
+current directory; when that has none, the launcher starts from the app root so the dashboard's own settings
+(headless, upload limit, no usage statistics) apply.
 
 Why: the repository keeps a top-level ``pages/`` folder (the page scripts live in ``pages/views/``).  When a
 ``pages/`` folder exists, Streamlit assumes a legacy "pages directory" app until the first ``st.navigation`` call
@@ -15,11 +20,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import os
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+from tcrex.resources import app_root
+
+APP = app_root() / "app.py"
 
 
 def _limit_malloc_arenas(arenas: int = 2) -> None:
@@ -46,8 +54,6 @@ _M_ARENA_MAX = -8  # glibc's <malloc.h>
 def _preload() -> None:
     """Import what the first page needs before the server answers its health check, so the first visitor does
     not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine)."""
-    import importlib
-
     # engine and libraries only: the tcrex.ui modules declare Streamlit caches, which want the server's runtime
     for name in ("tcrex", "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
                  "plotly.graph_objects", "plotly.io"):
@@ -59,19 +65,18 @@ def _preload() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _limit_malloc_arenas()
+    # Streamlit's internals are version-gated there: an unsupported Streamlit stops here, saying which to install
+    from . import st_compat  # noqa: PLC0415 - after the malloc cap, before Streamlit starts any thread
+
     _preload()
-    try:  # what `st.navigation` in app.py sets on the first run anyway; set it before that run
-        from streamlit.runtime.pages_manager import PagesManager
-
-        if hasattr(PagesManager, "uses_pages_directory"):  # a future Streamlit without it just starts
-            PagesManager.uses_pages_directory = False
-    except ImportError:
-        pass
-    from streamlit.web import cli
-
+    st_compat.declare_navigation_app()  # what `st.navigation` in app.py sets on the first run anyway
+    if not APP.is_file():
+        sys.exit(f"tcrex ui: the dashboard's app.py is missing ({APP}); reinstall with pip install 'tcrex[app]'")
+    if not (Path.cwd() / ".streamlit" / "config.toml").is_file():
+        os.chdir(APP.parent)  # Streamlit reads .streamlit/config.toml from the current directory only
     args = ["run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     sys.argv = ["streamlit", *args]  # as if started as `streamlit run app.py ...`
-    cli.main(args=args, prog_name="streamlit")
+    st_compat.run_cli(args)
 
 
 if __name__ == "__main__":

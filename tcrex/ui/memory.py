@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from . import st_compat
+
 log = logging.getLogger(__name__)
 
 BUDGET_ENV = "TCREX_SESSION_MEMORY_MB"
@@ -154,22 +156,20 @@ released: list[tuple[str, float]] = []  # (session id, time) of every release, f
 
 
 def _runtime():
-    from streamlit.runtime import Runtime  # noqa: PLC0415
-
-    return Runtime.instance() if Runtime.exists() else None
+    return st_compat.runtime()
 
 
 def release_session(session_id: str) -> None:
     """Close a session for good and give its memory back (uploads, fits, models, explainers, state)."""
     rt = _runtime()
     if rt is not None:
-        app_session = rt.get_app_session(session_id)
+        app_session = st_compat.app_session(rt, session_id)
         try:
-            rt.close_session(session_id)  # shutdown(): uploaded files, media refs, session caches
+            st_compat.close_session(rt, session_id)  # shutdown(): uploaded files, media refs, session caches
         except Exception:  # noqa: BLE001 - never let the watcher die
             log.exception("closing session %s failed", session_id)
         try:
-            rt.uploaded_file_mgr.remove_session_files(session_id)  # also for sessions reaped without shutdown
+            st_compat.remove_session_files(rt, session_id)  # also for sessions reaped without shutdown
         except Exception:  # noqa: BLE001
             pass
         had_uploads = False
@@ -229,7 +229,7 @@ def sweep(now: float | None = None) -> list[str]:
     with _lock:
         items = list(_sessions.items())
     for sid, rec in items:
-        if rt.is_active_session(sid):
+        if st_compat.is_active_session(rt, sid):
             rec.disconnected_since = None
             continue
         if rec.disconnected_since is None:
@@ -261,18 +261,15 @@ def _ensure_watcher() -> None:
 def track() -> None:
     """Start of every script run (``app.py``): register this session for release, keep it within its budget and
     show what was dropped."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: PLC0415
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
+    sid = st_compat.session_id_of_this_run()
+    if sid is None:
         return
-    sid = ctx.session_id
     with _lock:
         rec = _sessions.get(sid)
         if rec is None:
             rec = _sessions[sid] = _Session(first_seen=time.time())
             rt = _runtime()
-            app_session = rt.get_app_session(sid) if rt is not None else None
+            app_session = st_compat.app_session(rt, sid) if rt is not None else None
             try:  # backstop: trim when the session object is collected (sessions closed another way)
                 rec.finalizer = weakref.finalize(app_session, trim) if app_session is not None else None
             except TypeError:  # not weak-referenceable in this Streamlit version: the watcher still releases

@@ -7,7 +7,9 @@ loaders); nothing here unpickles anything.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -282,8 +284,6 @@ MAX_EXCEL_CELLS = 5_000_000
 def excel_to_csv(data: bytes, filename: str) -> bytes:
     """The first sheet of an ``.xlsx`` file as CSV bytes (so :func:`tcrex.intake.read_table` checks it like any
     CSV); a file openpyxl cannot read, or a sheet above :data:`MAX_EXCEL_CELLS`, is refused with "save it as CSV"."""
-    import io
-    import csv
 
     import openpyxl  # noqa: PLC0415 - only for spreadsheets
 

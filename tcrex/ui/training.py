@@ -109,7 +109,7 @@ class TrainedModel:
 
 def _estimator(algorithm: str, task: str, n_classes: int, random_state: int):
     if algorithm == "xgboost":
-        import xgboost as xgb
+        import xgboost as xgb  # noqa: PLC0415 - each model library is imported when that kind is trained
 
         common = dict(n_estimators=50, max_leaves=8, tree_method="hist", enable_categorical=True,
                       random_state=random_state, n_jobs=1)
@@ -117,15 +117,15 @@ def _estimator(algorithm: str, task: str, n_classes: int, random_state: int):
             return xgb.XGBRegressor(**common), {"n_estimators": 50, "max_leaves": 8}
         return xgb.XGBClassifier(**common), {"n_estimators": 50, "max_leaves": 8}
     if algorithm == "random_forest":
-        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: PLC0415
 
         cls = RandomForestRegressor if task == REGRESSION else RandomForestClassifier
         return cls(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1), \
             {"n_estimators": 100, "min_samples_leaf": 5}
     if algorithm == "linear":
-        from sklearn.linear_model import LinearRegression, LogisticRegression
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
+        from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: PLC0415
+        from sklearn.pipeline import make_pipeline  # noqa: PLC0415
+        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
 
         if task == REGRESSION:
             return make_pipeline(StandardScaler(), LinearRegression()), {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from tcrex.figures import metarule_outline, metarule_tree_html
+
 from .components import current_individual
 from .state import FitResult, Workspace
 
@@ -30,8 +32,6 @@ def _zoom_label(choice, row, ex=None, target: int = 0) -> str:
 def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, population=None,
                         key: str = "tree_outline") -> None:
     """The outline of ``target``'s metarule tree with its zoom selector."""
-    from tcrex.figures import metarule_outline, metarule_tree_html
-
     ex = result.explainer
     sol = ex.targets_[target]
     n = len(sol.metarules)

@@ -294,3 +294,45 @@ def test_suggest_constraints_prints_json_that_fit_accepts(data, tmp_path):
     assert json.loads(full.stdout)["n_late_payments"]["reason"]
     bad = CliRunner().invoke(main, ["suggest-constraints", str(csv), "--drop-column", "nope"])
     assert bad.exit_code == 2 and "nope" in bad.output
+
+
+def test_ui_help_says_how_to_start_the_dashboard():
+    res = CliRunner().invoke(main, ["ui", "--help"], catch_exceptions=False)
+    assert res.exit_code == 0
+    assert "Start the dashboard on the bundled loans sample" in res.output and "tcrex[app]" in res.output
+
+
+@pytest.mark.slow
+def test_tcrex_ui_starts_the_dashboard_from_the_checkout(tmp_path):
+    """`tcrex ui` from another folder runs the checkout's app.py (with its .streamlit settings) to the health check."""
+    import os
+    import socket
+    import time
+    import urllib.request
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "tcrex", "ui", "--server.port", str(port),
+                               "--server.address", "127.0.0.1"], cwd=tmp_path, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        health, deadline = None, time.monotonic() + 90
+        while health is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                health = opener.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().decode()
+            except OSError:
+                time.sleep(0.5)
+        assert health == "ok", (tmp_path / "server.log").read_text()[-3000:]
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()

@@ -1,7 +1,6 @@
 """The Spark recipe of docs/scale.md (mapInPandas with the rules JSON); skipped without pyspark and Java."""
 import shutil
 
-import pandas as pd
 import pytest
 
 pyspark = pytest.importorskip("pyspark")

@@ -242,3 +242,67 @@ def interval_has_integer(low, high) -> bool:
     if low is None or high is None:
         return True
     return math.floor(low) + 1 <= high
+
+
+# ---------------------------------------------------------------------- the surrogate's own nodes
+def forest_nodes(X: pd.DataFrame, y, *, n_trees: int, rho: float, random_state) -> list[dict]:
+    """Every node of the surrogate grown independently with scikit-learn (numeric features only, in X's column
+    order, as the exact grower is documented to grow it): a decision tree for one tree, else a random forest,
+    ``min_samples_leaf = ceil(rho * N)``. Each node is ``{name: (low, high)}`` over the features it bounds, with
+    scikit-learn's raw float64 thresholds (float32 midpoints such as 28.8499994 included)."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    leaf = max(1, math.ceil(rho * len(X)))
+    if n_trees == 1:
+        trees = [DecisionTreeClassifier(min_samples_leaf=leaf, random_state=random_state).fit(X.to_numpy(), y).tree_]
+    else:
+        forest = RandomForestClassifier(n_estimators=n_trees, min_samples_leaf=leaf, random_state=random_state,
+                                        n_jobs=1).fit(X.to_numpy(), y)
+        trees = [est.tree_ for est in forest.estimators_]
+    names = list(X.columns)
+    nodes = []
+    for tree in trees:
+        stack = [(0, {})]
+        while stack:
+            node, box = stack.pop()
+            nodes.append(box)
+            if tree.children_left[node] < 0:
+                continue
+            name, t = names[tree.feature[node]], float(tree.threshold[node])
+            low, high = box.get(name, (-math.inf, math.inf))
+            stack.append((tree.children_left[node], {**box, name: (low, min(high, t))}))
+            stack.append((tree.children_right[node], {**box, name: (max(low, t), high)}))
+    return nodes
+
+
+def is_float32_artefact(t: float) -> bool:
+    """Whether a scikit-learn threshold is a float32 midpoint no one would write (28.849999427795410 between
+    28.8 and 28.9): more than 7 significant digits. Such a threshold may be printed as any number between the
+    same two fit values (the documented readable move); every other threshold must be kept as it is."""
+    return len(f"{t:.17g}".lstrip("-").replace(".", "").lstrip("0").rstrip("0")) > 7
+
+
+def same_threshold(ours: float, theirs: float, fit_values: np.ndarray) -> bool:
+    """``ours`` is the surrogate's threshold ``theirs``: equal, or ``theirs`` is a float32 artefact and no fit
+    value lies between the two (``x <= ours`` and ``x <= theirs`` agree on every fit value)."""
+    if ours == theirs:
+        return True
+    if not (math.isfinite(ours) and math.isfinite(theirs)) or not is_float32_artefact(theirs):
+        return False
+    lo, hi = min(ours, theirs), max(ours, theirs)
+    return not np.any((fit_values > lo) & (fit_values <= hi))  # where x <= ours and x <= theirs disagree
+
+
+def rule_is_a_node(conditions: dict, nodes: list[dict], X_fit: pd.DataFrame) -> bool:
+    """Whether an exported rule (its ``conditions``) is one of ``nodes`` (from :func:`forest_nodes`)."""
+    ours = {name: (-math.inf if c.get("low") is None else float(c["low"]),
+                   math.inf if c.get("high") is None else float(c["high"])) for name, c in conditions.items()}
+    for node in nodes:
+        bounded = {k: v for k, v in node.items() if v != (-math.inf, math.inf)}
+        if set(bounded) != set(ours):
+            continue
+        if all(same_threshold(ours[k][0], v[0], X_fit[k].to_numpy(dtype=float))
+               and same_threshold(ours[k][1], v[1], X_fit[k].to_numpy(dtype=float)) for k, v in bounded.items()):
+            return True
+    return False

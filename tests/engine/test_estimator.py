@@ -1,4 +1,4 @@
-"""scikit-learn estimator conventions of TCREx (issue #10)."""
+"""scikit-learn estimator conventions of TCREx."""
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone

@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 from tcrex import TCREx, TCRExError
 
+pytestmark = pytest.mark.slow  # many generated cases: left out of `make test-fast`
+
 FUZZ = settings(max_examples=80, deadline=None, derandomize=True, print_blob=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])

@@ -1,4 +1,4 @@
-"""One owner per rule (issue #10): the shared helpers the engine, figures, intake and dashboard now import."""
+"""One owner per rule: the shared helpers the engine, figures, intake and dashboard now import."""
 import json
 import math
 from decimal import Decimal

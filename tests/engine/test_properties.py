@@ -28,6 +28,8 @@ from tcrex import CellLimitError, NoValidRuleError, TCREx, TCRExError
 
 from .oracle import ALREADY_IN_TARGET, NO_RULE, Oracle, interval_has_integer
 
+pytestmark = pytest.mark.slow  # many generated cases: left out of `make test-fast`
+
 RHOS = [0.02, 0.05, 0.1, 0.2]
 TAUS = [0.6, 0.7, 0.8, 0.9]
 HIST_AVAILABLE = importlib.util.find_spec("tcrex._hist") is not None  # grower="hist" (see test_hist_grower_fits)

@@ -1,4 +1,5 @@
-"""Surrogate thresholds are moved to short numbers between the fit values on either side of each split.
+"""Surrogate thresholds that are arithmetic artefacts are moved to short numbers between the fit values on either
+side of each split; short thresholds are the tree's own and stay.
 
 CART splits at the midpoint of two adjacent values (20.1 and 20.3 give 20.200000000000003), and a printed bound
 must be true of the values it mentions, so such a midpoint was printed in full. Any threshold between the two
@@ -27,6 +28,24 @@ def test_readable_cut_examples(a, b, cut):
     from tcrex._surrogate import readable_cut
 
     assert readable_cut(a, b) == cut
+
+
+@pytest.mark.parametrize("t, short", [(127.0, True), (22.5, True), (0.6735, True), (-3.15, True), (1e-5, True),
+                                      (20.200000000000003, False), (28.849999427795410, False),
+                                      (0.4165000021457672, False)])
+def test_short_thresholds_are_kept(t, short):
+    from tcrex._surrogate import is_short
+
+    assert is_short(t) is short
+
+
+def test_a_forest_trees_threshold_is_rounded_around_its_own_split():
+    """A tree that saw 126 and 128 split at 127.0; the fit values either side are 127 and 128. Rounding around the
+    tree's split keeps 127 (shortest, and the tree's own), not the middle of [127, 128)."""
+    from tcrex._surrogate import readable_cut
+
+    assert readable_cut(127.0, 128.0, 127.0) == 127.0
+    assert readable_cut(28.8, 28.9, 28.849999427795410) == 28.85
 
 
 @given(st.floats(-1e12, 1e12, allow_nan=False), st.floats(1e-300, 1e6, allow_nan=False))

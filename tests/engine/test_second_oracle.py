@@ -1,4 +1,7 @@
-"""Defects a second independent oracle found (issue #10); each test failed before its fix."""
+"""Defects a second independent oracle found; each test failed before its fix."""
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,3 +132,52 @@ def test_explain_one_restores_categorical_dtypes_for_xgboost():
     assert ex.explain_one(X.iloc[0]).output == want
     assert ex.explain_one(X.iloc[0].to_dict()).output == want
     assert ex.explain_one(X.iloc[[0]].astype({"job": object, "owner": object})).output == want
+
+
+def _rules_are_surrogate_nodes(X, y, **kw):
+    """Every exported rule is a node of the same scikit-learn surrogate grown independently (oracle.forest_nodes),
+    thresholds kept except float32 midpoints, which may be printed as any number between the same fit values."""
+    import json
+
+    from .oracle import forest_nodes, rule_is_a_node
+
+    with warnings.catch_warnings():  # a target without a valid rule is not what is checked here
+        warnings.simplefilter("ignore")
+        ex = TCREx(grower="exact", random_state=0, max_cells=10**7, **kw).fit(X, y_pred=y)
+    nodes = forest_nodes(X, y, n_trees=kw["n_trees"], rho=kw["rho"], random_state=0)
+    rules = [r["conditions"] for t in json.loads(ex.to_json())["targets"] for r in t["rules"]]
+    assert rules
+    strangers = [c for c in rules if not rule_is_a_node(c, nodes, X)]
+    assert not strangers, strangers
+
+
+def _glucose_bmi(n=600, seed=0):
+    """Pima-like columns: integers (glucose, age) and one-decimal floats (bmi), labels with noise."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"glucose": rng.integers(60, 200, n), "bmi": np.round(rng.uniform(18, 50, n), 1),
+                      "age": rng.integers(21, 80, n)})
+    score = (X.glucose - 120) / 30 + (X.bmi - 30) / 8 + (X.age - 35) / 20 + rng.normal(0, 0.8, n)
+    return X, (score > 0).astype(int).to_numpy()
+
+
+@pytest.mark.parametrize("n_trees, seed", [(1, 1), (1, 3), (10, 0), (10, 1), (10, 2)])
+def test_rules_are_the_surrogates_own_nodes(n_trees, seed):
+    """A forest's tree splits the values of its bootstrap sample (126 | 128 at 127.0); the readable move of the
+    threshold between the fit values 127 and 128 made it 127.5, a box the surrogate does not have. A single tree's
+    short thresholds were moved too (3.5 between 0 and 7 became 4). Each case failed before the fix."""
+    X, y = _glucose_bmi(seed=seed)
+    _rules_are_surrogate_nodes(X, y, n_trees=n_trees, tau=0.8, rho=0.02)
+
+
+_PIMA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "pima.csv"  # never copied into the project
+
+
+@pytest.mark.skipif(not _PIMA.exists(), reason="needs ../shared/datasets/pima.csv")
+def test_rules_are_the_surrogates_own_nodes_on_pima():
+    """The reported case: Pima, 10 trees, tau=0.8, rho=0.05, grower="exact", fitted on a split of the rows."""
+    from sklearn.model_selection import train_test_split
+
+    data = pd.read_csv(_PIMA)
+    X, y = data.drop(columns="target"), data["target"].to_numpy()
+    X_fit, _, y_fit, _ = train_test_split(X, y, test_size=0.3, random_state=1)
+    _rules_are_surrogate_nodes(X_fit, y_fit, n_trees=10, tau=0.8, rho=0.05)

@@ -259,7 +259,7 @@ def _table_cases() -> list[Case]:
             for eol in ("\n", "\r\n", "\r"):
                 for sep_line in (False, True):
                     name = f"{enc}-{ord(sep)}-{'+'.join(str(ord(e)) for e in eol)}-{'sep' if sep_line else 'nosep'}"
-                    add("combined", name, "t.csv", lambda e=enc, s=sep, l=eol, x=sep_line: _combined(e, s, l, x),
+                    add("combined", name, "t.csv", lambda e=enc, s=sep, eol=eol, x=sep_line: _combined(e, s, eol, x),
                         _combined_expect(sep), quick=name in ("cp1252-59-13-sep", "utf-32-be-9-10-nosep"))
     return cases
 

@@ -3,8 +3,6 @@ report's audit section, in AppTest."""
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
 
 from tcrex import datasets
 
@@ -183,7 +181,7 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
     assert "**Favourable outcome** (sidebar)  \n1" in text
     assert "Individuals with group = B need on average" in text and "more changes than group = A" in text
     # the report includes the audit once one has been run
-    from tcrex.ui import auditing, exports
+    from tcrex.ui import auditing
 
     run = at.session_state[auditing.LAST_AUDIT_KEY]
     goto(at, "export")

@@ -1,4 +1,4 @@
-"""Data & model as a state machine (issue 13): new data resets what depended on the old data, messages belong to
+"""Data & model as a state machine: new data resets what depended on the old data, messages belong to
 the current attempt, and Excel workbooks are read (or refused with "save it as CSV")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One favourable outcome for every page, export, report and audit; recourse checked on the model (issue #11)."""
+"""One favourable outcome for every page, export, report and audit; recourse checked on the model."""
 
 from __future__ import annotations
 

@@ -4,8 +4,6 @@ generators (tests/intake/builders.py)."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from intake import builders as b

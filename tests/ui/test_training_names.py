@@ -1,4 +1,4 @@
-"""In-app training (#12): column names a model library rejects still train, and a library's own error is a
+"""In-app training: column names a model library rejects still train, and a library's own error is a
 TrainingError with its message, never a raw ValueError."""
 import numpy as np
 import pandas as pd

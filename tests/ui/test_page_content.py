@@ -1,4 +1,4 @@
-"""Issue 13, round 2 in AppTest: the Model panel on Data & model, one rule id across the app, class names,
+"""Page content in AppTest: the Model panel on Data & model, one rule id across the app, class names,
 constraints for many features, sentinel findings on upload, the Rule-map axes hint, readable metacounterfactual
 headers, the plotly toolbar, and notes when the app resets state on its own."""
 

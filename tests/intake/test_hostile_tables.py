@@ -1,4 +1,4 @@
-"""Hostile tables, round 2 (#12): every table keeps its data or says why. Each case is generated here; a reading
+"""Hostile tables: every table keeps its data or says why. Each case is generated here; a reading
 is checked against the values written, and every change the reader makes must come with a finding."""
 import io
 import random

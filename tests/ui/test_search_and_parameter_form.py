@@ -1,4 +1,4 @@
-"""Issue 13, round 2: searching individuals by label and model output (errors reported, no stale individual),
+"""Searching individuals by label and model output (errors reported, no stale individual),
 the "not applied yet" cue of the parameter form, the kept-result banner naming its parameters, the text summary of
 the selected target, trivial rules flagged, and the audit's practical threshold reaching the report."""
 

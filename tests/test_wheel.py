@@ -1,0 +1,112 @@
+"""The wheel stands on its own: built from a copy of the source, installed with its ``app`` extra into a fresh
+virtual environment, ``tcrex ui`` (run from an empty folder, nothing of the checkout on the path) starts the
+dashboard on the bundled sample and answers its health check.
+
+The fresh environment sees the already installed dependencies through a ``.pth`` line pointing at this
+interpreter's site-packages (so nothing is downloaded), and ``pip install --no-index '<wheel>[app]'`` must still
+resolve every requirement of the extra: a missing dependency fails the install. pip never removes a distribution
+outside the environment it installs into, so the interpreter running the tests is left untouched.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.request
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: left out of `make test-fast`
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = ["tcrex/_app/app.py", "tcrex/_app/pages/views/home.py", "tcrex/_app/pages/views/data_model.py",
+           "tcrex/_app/assets/logo.svg", "tcrex/_app/sample_data/loans.csv", "tcrex/_app/sample_data/loans_model.json",
+           "tcrex/_app/sample_data/loans_model.meta.json", "tcrex/_app/.streamlit/config.toml"]
+_COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+                                      ".hypothesis", "test-artifacts", "results")
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, even with http_proxy set
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", **extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src") / "tcrex"
+    shutil.copytree(ROOT, src, ignore=_COPY_IGNORE)
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)],
+                   check=True, env=_clean_env(), timeout=600)
+    (found,) = dist.glob("tcrex-*.whl")
+    return found
+
+
+def test_wheel_carries_the_app_and_the_sample(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [n for n in BUNDLED if n not in names]
+    assert not missing, missing
+    assert not any(n.startswith(("tests/", "benchmarks/", "app.py", "pages/")) for n in names)  # only inside tcrex/
+
+
+def test_installed_wheel_starts_the_dashboard_on_the_bundled_sample(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "zz_shared_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([str(py), "-m", "pip", "install", "--no-index", "-q", f"{wheel}[app]"], check=True,
+                   env=_clean_env(), timeout=600, cwd=tmp_path)
+
+    work = tmp_path / "elsewhere"  # no checkout, no .streamlit/ here
+    work.mkdir()
+    where = subprocess.run([str(py), "-c", "import tcrex, tcrex.datasets as d; print(tcrex.__file__); "
+                                           "print(d.SAMPLE_DATA_DIR); print(len(d.load_bundled_loans())); "
+                                           "print(type(d.load_bundled_model()).__name__)"],
+                           check=True, capture_output=True, text=True, env=_clean_env(), cwd=work).stdout.split()
+    assert Path(where[0]).is_relative_to(env_dir), where  # the installed package, not the checkout
+    assert Path(where[1]) == Path(where[0]).parent / "_app" / "sample_data"
+    assert int(where[2]) > 0
+
+    port = _free_port()
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen([str(env_dir / "bin" / "tcrex"), "ui", "--server.port", str(port),
+                               "--server.address", "127.0.0.1"],
+                              cwd=work, env=_clean_env(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        health = None
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                health = _DIRECT.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().decode()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert health == "ok", (tmp_path / "server.log").read_text()[-3000:]
+        page = _DIRECT.open(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+        assert "<title>" in page.lower() or "streamlit" in page.lower()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+    assert "is not supported" not in (tmp_path / "server.log").read_text()
