@@ -1,4 +1,4 @@
-"""The audit, round 3 (issue #28): choose the reference, colours by direction, settings kept across pages,
+"""The audit page: choose the reference, colours by direction, settings kept across pages,
 intersectional groups, a sensible default column, and constraint hints as buttons."""
 
 from __future__ import annotations
