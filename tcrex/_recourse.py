@@ -45,8 +45,10 @@ QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 #: Up to this many combinations of the changed features' values, every combination is tried; beyond it, the
 #: features move deeper together and one at a time.
 MAX_PRODUCT = 64
-#: Next rules (in cost order) tried with every combination first; the rest with the joint moves only.
+#: Next rules (in cost order) tried with every combination first; the rest with the joint moves only, this many
+#: rules at a time (a target with hundreds of rules is searched only as far as some row still needs).
 FIRST_NEXT_RULES = 3
+NEXT_RULES_STEP = 8
 #: Rows whose candidates are scored together (bounds memory; one model call per stage and chunk).
 CHUNK_ROWS = 2000
 #: Up to this many rows (a test fold, one row of the dashboard), every round of the rule search is scored in one
@@ -401,13 +403,17 @@ def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, t
         # rounds, in cost order: the paper's rule at its nearest point, then deeper; the next FIRST_NEXT_RULES rules
         # (every combination); the rest (joint moves). A small chunk scores every round in one model call (each
         # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
-        rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, 1 + FIRST_NEXT_RULES, "all"),
-                  (1 + FIRST_NEXT_RULES, None, "joint")]
-        if len(chunk) <= ONE_CALL_ROWS:
-            _score_round(rec, scorer, accept, [b for r in rounds for b in _round_blocks(cands, plans, done, *r)])
-        else:
-            for r in rounds:
-                _score_round(rec, scorer, accept, _round_blocks(cands, plans, done, *r))
+        most = max(order.shape[1] for _, order, _, _, _ in plans.values())
+        first = 1 + FIRST_NEXT_RULES
+        rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")] + [
+            (lo, lo + NEXT_RULES_STEP, "joint") for lo in range(first, max(most, first), NEXT_RULES_STEP)]
+        if len(chunk) <= ONE_CALL_ROWS:  # the first four rounds in one call; further rules, for the rows left
+            _score_round(rec, scorer, accept, [b for r in rounds[:4] for b in _round_blocks(cands, plans, done, *r)])
+            rounds = rounds[4:]
+        for r in rounds:
+            if done[chunk].all():
+                break
+            _score_round(rec, scorer, accept, _round_blocks(cands, plans, done, *r))
 
 
 def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
