@@ -1,7 +1,7 @@
 # Two commands for a new user:
 #   make run    set up .venv and start the dashboard (http://localhost:$(PORT))
 #   make test   set up .venv (and Debian's chromium) and run every test
-# For the edit-test loop: make test-fast (no browser, cluster or slow tests) and make lint (ruff).
+# For the edit-test loop: make test-fast (no browser, cluster, slow or AppTest tests) and make lint (ruff).
 #
 # Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
 # default python3), PYTEST_ARGS (extra pytest arguments, e.g. "-m 'not e2e'").
@@ -23,7 +23,7 @@ STAMP := $(VENV)/.requirements.stamp
 help:
 	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
 	@echo "make test   - set up $(VENV) and $(CHROMIUM), then run every test (incl. browser tests)"
-	@echo "make test-fast - every test but the browser (e2e), cluster and slow ones: the edit-test loop"
+	@echo "make test-fast - every test but the browser, cluster, slow and AppTest ones: the edit-test loop"
 	@echo "make lint   - ruff check (configured in pyproject.toml)"
 	@echo "make venv   - only create/update $(VENV) from requirements.txt, pinned by requirements.lock"
 	@echo "make lock   - rewrite requirements.lock from what $(VENV) has installed (after changing requirements.txt)"
@@ -75,9 +75,10 @@ run: venv
 test: venv browser
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
-# Everything but the browser, cluster and slow (property/fuzz, wheel install) tests: markers in pytest.ini.
+# Everything but the browser, cluster, slow (property/fuzz, sandboxed workers, wheel install) and AppTest tests:
+# markers in pytest.ini. Measured: see README (under 90 s on an idle 2-core machine).
 test-fast: venv
-	$(VENV_PY) -m pytest -m "not e2e and not cluster and not slow" $(PYTEST_ARGS)
+	$(VENV_PY) -m pytest -m "not e2e and not cluster and not slow and not apptest" $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

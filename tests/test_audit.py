@@ -120,6 +120,7 @@ def test_no_disparity_every_interval_covers_zero(null):
     assert not any("more changes" in f or "fewer changes" in f for f in text)
 
 
+@pytest.mark.slow  # hundreds of bootstrap audits: `make test`, not `make test-fast`
 def test_bootstrap_intervals_are_calibrated(null):
     """Random two-way splits of the same individuals: a 95% interval excludes zero about 5% of the time."""
     df, X, y, ex, res = null
@@ -202,6 +203,7 @@ def test_reference_rest_and_explicit(planted, null):
         audit(exn, Xn, resn.individuals.group.astype(str), y_pred=yn, reference="Z")
 
 
+@pytest.mark.slow  # three audits: `make test`, not `make test-fast`
 def test_groups_by_column_name_series_or_array(planted):
     df, X, y, ex, res = planted
     with_group = df.drop(columns=["approved"])  # the grouping column is in X but not a model feature
@@ -383,6 +385,7 @@ def test_to_dict_is_json(planted):
     assert back["top_rules"]["B"][0]["share"] == 1.0
 
 
+@pytest.mark.slow  # 30k rows: `make test`, not `make test-fast`
 def test_speed_on_30k_rows():
     df = make_loans(30_000, random_state=0)
     X, y = df.drop(columns=["approved"]), df["approved"].to_numpy()
@@ -506,6 +509,7 @@ def test_every_metric_has_its_own_gap_sentence(planted):
 
 
 # ---------------------------------------------------------------------------------------------------- mergeable counts
+@pytest.mark.slow  # one audit per partition: `make test`, not `make test-fast`
 @pytest.mark.parametrize("reference", [None, REST])
 def test_counts_of_partitions_add_up_to_the_in_memory_audit(planted, reference):
     """Counted per random partition and added (distances and verified recourse included), the counts equal the

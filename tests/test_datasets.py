@@ -187,6 +187,7 @@ def test_bundled_model_missing_column():
         load_bundled_model().predict(raw)
 
 
+@pytest.mark.slow  # retrains the bundled model: `make test`, not `make test-fast`
 def test_build_script_reproduces_bundled_files(tmp_path):
     result = subprocess.run(
         [sys.executable, str(SAMPLE_DIR / "build.py"), "--out-dir", str(tmp_path)],
@@ -203,6 +204,7 @@ def test_build_script_reproduces_bundled_files(tmp_path):
     assert agreement > 0.98
 
 
+@pytest.mark.slow  # a fresh interpreter: `make test`, not `make test-fast`
 def test_datasets_module_does_not_import_streamlit():
     code = "import sys, tcrex.datasets; print('streamlit' in sys.modules)"
     out = subprocess.run(

@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ def test_the_input_frame_is_not_changed():
     assert frame["a"].tolist() == ["=1", "b"]
 
 
+@pytest.mark.slow  # property test: `make test`, not `make test-fast`
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(min_size=0, max_size=8), min_size=1, max_size=12))
 def test_generated_cells_never_start_a_formula_and_keep_their_text(values):

@@ -115,6 +115,7 @@ def test_readable_and_bounded_at_100_plus_leaves(big):
     assert len(re.findall(r"<details open>", html)) < 40  # only the root and one path open
 
 
+@pytest.mark.slow  # a 100+ leaf tree: `make test`, not `make test-fast`
 def test_leaf_budget_cuts_with_a_note_and_keeps_the_path(big):
     ex, X, y = big
     t = max(range(len(ex.targets_)), key=lambda t: len(ex.targets_[t].metarules))
@@ -127,6 +128,7 @@ def test_leaf_budget_cuts_with_a_note_and_keeps_the_path(big):
 
 
 # ------------------------------------------------------------------------------------------------ the dashboard
+@pytest.mark.slow  # runs the app in AppTest: `make test`, not `make test-fast`
 def test_global_rules_page_shows_the_outline_and_zooms():
     from ui.apptest_kit import assert_clean, goto, new_app
 

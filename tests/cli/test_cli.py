@@ -72,6 +72,7 @@ def test_memory_urls(data):
     pd.testing.assert_frame_equal(got, want, check_categorical=False, check_dtype=False)
 
 
+@pytest.mark.slow  # process-pool workers: `make test`, not `make test-fast`
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_audit_matches_in_memory(data, workers, tmp_path):
     from tcrex.audit import audit
@@ -182,6 +183,7 @@ def test_errors_are_messages_not_tracebacks(data, tmp_path):
     assert res.exit_code == 2 and "no input files" in res.output
 
 
+@pytest.mark.slow  # sandboxed model intake: `make test`, not `make test-fast`
 def test_check_model(tmp_path):
     from tcrex.datasets import LOANS_MODEL, SAMPLE_DATA_DIR
     pd.read_csv(SAMPLE_DATA_DIR / "loans.csv").drop(columns=["approved"]).head(200).to_csv(tmp_path / "x.csv",
@@ -195,6 +197,7 @@ def test_check_model(tmp_path):
     assert res.exit_code == 1 and "refused" in res.output
 
 
+@pytest.mark.slow  # a fresh interpreter: `make test`, not `make test-fast`
 def test_python_m_tcrex_help():
     out = subprocess.run([sys.executable, "-m", "tcrex", "--help"], capture_output=True, text=True, check=True)
     for cmd in ("fit", "explain", "audit", "check-model"):
@@ -230,6 +233,7 @@ def test_parquet_output_reads_back_with_explain_dtypes(data, tmp_path):
                                   want.astype({"text": str, "status": str, "purpose": str}))
 
 
+@pytest.mark.slow  # process-pool workers: `make test`, not `make test-fast`
 def test_audit_with_a_model_counts_verified_recourse_on_the_workers(tmp_path):
     """--model: outputs and verification (effectiveness) computed per file in the pool, equal to in memory."""
     from tcrex.audit import audit

@@ -130,6 +130,7 @@ except TCRExError as exc:
 """
 
 
+@pytest.mark.slow  # builds a near-limit grid: `make test`, not `make test-fast`
 def test_grid_size_is_checked_before_anything_is_built(tmp_path):
     """Before: numpy raised a raw MemoryError (or the machine swapped) building 520 million cells. Now: refused in
     well under a second, in a child process with a 2 GB address space."""

@@ -8,6 +8,8 @@ from tcrex.intake import check_compatibility, load_model
 
 from . import builders as b
 
+pytestmark = pytest.mark.slow  # trains the models it checks: `make test`, not `make test-fast`
+
 
 @pytest.fixture(scope="module")
 def xgb_model():

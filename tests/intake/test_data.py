@@ -85,6 +85,7 @@ def test_duplicate_column_names_parquet():
         read_table(buf.getvalue(), "d.parquet")
 
 
+@pytest.mark.slow  # a 10,000-column table: `make test`, not `make test-fast`
 def test_ten_thousand_columns_are_refused():
     header = ",".join(f"c{i}" for i in range(10_000))
     row = ",".join("1" for _ in range(10_000))

@@ -5,6 +5,8 @@ import pytest
 from benchmarks.hostile_corpus import BAD, MEMORY_BUDGET_MB, SMALL_FILE_BYTES, run
 from tests.intake.hostile_corpus import cases
 
+pytestmark = pytest.mark.slow  # the hostile corpus, file by file: `make test`, not `make test-fast`
+
 QUICK = [c for c in cases() if c.quick]
 
 

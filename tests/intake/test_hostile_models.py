@@ -521,6 +521,7 @@ print(loaded, refused)
 """
 
 
+@pytest.mark.slow  # fuzzes models in workers: `make test`, not `make test-fast`
 def test_mutated_xgboost_models_never_crash_the_process(tmp_path):
     """Random mutations of a real model (JSON values, UBJSON bytes), in a child process: a segfault or an escaped
     exception shows up as a non-zero exit code instead of killing the test run."""
@@ -570,6 +571,7 @@ def test_every_refusal_is_a_tcrex_error():
     assert issubclass(UnsafeModelError, ModelError) and issubclass(UnsafeModelError, TCRExError)
 
 
+@pytest.mark.slow  # every hostile input in workers: `make test`, not `make test-fast`
 def test_hostile_inputs_leave_no_files_behind(tmp_path, monkeypatch):
     """Loading never writes to disk (uploads stay in memory): run a few loads in an empty working directory."""
     monkeypatch.chdir(tmp_path)
@@ -612,6 +614,7 @@ for objective in ("binary", "regression"):
 """
 
 
+@pytest.mark.slow  # models in workers: `make test`, not `make test-fast`
 def test_odd_base_scores_are_model_errors_without_server_paths(tmp_path):
     """XGBoost reads base_score lazily and raises its own error (with a source path and a stack trace) at first
     use; every such error must be a ModelError at load, in plain words. Run in a child process: XGBoost is native."""

@@ -222,6 +222,7 @@ def test_onnx_runtime_errors_have_no_cpp_signatures_or_paths():
         assert leak not in text, text
 
 
+@pytest.mark.slow  # a sandboxed worker: `make test`, not `make test-fast`
 def test_allocation_failure_inside_onnx_runtime_is_the_memory_message():
     """An allowed Expand asking for 16 GB: ONNX Runtime's arena fails inside the sandbox; the user reads the
     sandbox's memory message, not BFCArena's."""
@@ -241,6 +242,7 @@ def test_allocation_failure_inside_onnx_runtime_is_the_memory_message():
         model.close()
 
 
+@pytest.mark.slow  # a sandboxed worker: `make test`, not `make test-fast`
 def test_onnx_loads_and_predicts_in_a_small_sandbox():
     """ONNX Runtime maps far more address space than it uses; under a tight RLIMIT_AS its import used to fail and
     the upload was reported as 'onnx/onnxruntime are not installed'. The worker's limit now counts from what the

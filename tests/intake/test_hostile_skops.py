@@ -16,6 +16,8 @@ from tcrex.intake import UnsafeModelError, load_model
 
 from . import builders as b
 
+pytestmark = pytest.mark.slow  # damaged models fuzzed in sandboxed workers: `make test`, not `make test-fast`
+
 REPO = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------------------------------------- models

@@ -19,6 +19,7 @@ def _object_frame(Xc):
 
 
 # ---------------------------------------------------------------------------------------------- XGBoost
+@pytest.mark.slow  # trains and reloads XGBoost models: `make test`, not `make test-fast`
 @pytest.mark.parametrize("fmt,name", [("json", "model.json"), ("ubj", "model.ubj")])
 def test_xgboost_categorical_classifier(fmt, name):
     data, m, Xc = b.xgb_classifier(fmt=fmt)

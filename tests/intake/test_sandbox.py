@@ -6,6 +6,8 @@ import pytest
 from tcrex import ModelError
 from tcrex.intake import SandboxedModel, SandboxLimits, load_model
 
+pytestmark = pytest.mark.slow  # sandboxed workers, crashes and timeouts: `make test`, not `make test-fast`
+
 
 
 def _model(monkeypatch, fault=""):
