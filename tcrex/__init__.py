@@ -34,6 +34,13 @@ __all__ = ["TCREx", "LocalExplanation",
            "TCRExError", "DataError", "ModelError", "ParameterError",
            "NoValidRuleError", "CellLimitError", "NotFittedError", "SchemaError", "__version__"]
 
+# recourse across models (issue #26): who keeps, loses or gains recourse when a model is retrained or replaced
+from ._compare import (CHANGES, CHANGE_TEXT, COMPARE_METRICS, ComparisonCounts, ComparisonResult,  # noqa: E402
+                       compare_counts, compare_from_counts, compare_models)
+from ._stability import RuleStability, rule_stability  # noqa: E402
+__all__ += ["compare_models", "compare_counts", "compare_from_counts", "ComparisonResult", "ComparisonCounts",
+            "CHANGES", "CHANGE_TEXT", "COMPARE_METRICS", "rule_stability", "RuleStability"]
+
 # scikit-learn conventions: the fitted check (issue #10)
 from ._params import check_fitted, check_parameter  # noqa: E402
 __all__ += ["check_fitted", "check_parameter"]

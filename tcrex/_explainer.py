@@ -589,6 +589,17 @@ class TCREx(BaseEstimator):
             self._pscale = PercentileScale(self._fit_enc)
         return self._pscale
 
+    def in_target(self, outputs, targets) -> np.ndarray:
+        """Per row, whether ``outputs[i]`` (of any model) lies in target ``targets[i]`` (target ids as in
+        :meth:`explain`'s ``target`` column; missing ids give False): the engine's own target containment."""
+        from ._reach import in_target
+        return in_target(self, outputs, targets)
+
+    def fit_rows(self) -> pd.DataFrame:
+        """The fit rows (features, fit index, the fit data's column types); not available after ``from_json``."""
+        from ._reach import fit_rows
+        return fit_rows(self)
+
     @property
     def has_fit_data(self) -> bool:
         """Whether the explainer holds its fit rows (needed for real examples and fit-data percentiles); an
