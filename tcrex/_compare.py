@@ -133,6 +133,7 @@ class ComparisonCounts:
     group_values: list
     group_categories: tuple | None = None
     has_missing: bool = False
+    rules_text: pd.DataFrame | None = field(repr=False, default=None)  # rule, rule_id, conditions, accuracy, n
 
     @property
     def n_rows(self) -> int:
@@ -157,7 +158,8 @@ class ComparisonCounts:
             self.group_column, self.features, self.target, self.target_id, self.tau, self.distance_available,
             self.explainer_b_fit_on, self.rules_measured_on,
             _canonical(pd.concat([self.cells, other.cells], ignore_index=True), _CELL_KEYS, ["n"] + _CELL_SUMS),
-            merged[_RULE_KEYS + _RULE_SUMS], values, cats, self.has_missing or other.has_missing)
+            merged[_RULE_KEYS + _RULE_SUMS], values, cats, self.has_missing or other.has_missing,
+            self.rules_text if self.rules_text is not None else other.rules_text)
 
     __radd__ = lambda self, other: self if other == 0 else self.__add__(other)  # noqa: E731  (sum())
 
@@ -169,7 +171,8 @@ class ComparisonCounts:
                 "group_values": [_num(v) for v in self.group_values],
                 "group_categories": None if self.group_categories is None else [_num(v) for v in
                                                                                 self.group_categories],
-                "has_missing": self.has_missing}
+                "has_missing": self.has_missing,
+                "rules_text": None if self.rules_text is None else _records(self.rules_text)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ComparisonCounts":
@@ -181,7 +184,8 @@ class ComparisonCounts:
         cats = d.get("group_categories")
         return cls(d["group_column"], list(d["features"]), d["target"], d["target_id"], float(d["tau"]),
                    bool(d["distance_available"]), d["explainer_b_fit_on"], d["rules_measured_on"], cells, rules,
-                   list(d["group_values"]), None if cats is None else tuple(cats), bool(d["has_missing"]))
+                   list(d["group_values"]), None if cats is None else tuple(cats), bool(d["has_missing"]),
+                   None if d.get("rules_text") is None else _frame(d["rules_text"]))
 
 
 def _canonical(frame: pd.DataFrame, keys: list, sums: list) -> pd.DataFrame:
@@ -296,7 +300,10 @@ def _default_explainer_b(explainer_a, X, model_b):
     else:
         rows, on = X, COMPARED_ROWS
     try:
-        return TCREx(**params).fit(rows, model_b), on
+        fitted = TCREx(**params).fit(rows, model_b)
+        if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)
+            fitted = TCREx.from_json(fitted.to_json())
+        return fitted, on
     except NoValidRuleError as exc:
         raise NoValidRuleError(f"could not fit explainer B (A's parameters, model B, {on}): {exc}; pass "
                                "explainer_b= fitted with other parameters") from None
@@ -424,7 +431,8 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     target : the favourable outcome (defaults to the explainer's ``target``; required with default targets).
     groups : optional grouping (a column name of X, or values aligned with X), as for :func:`tcrex.audit.audit`.
     explainer_b : B's explainer; default an explainer with A's parameters and constraints fitted on model B over
-        A's fit rows, or over X when A was restored from JSON (``explainer_b_fit_on`` says which).
+        A's fit rows, or over X when A was restored from JSON (``explainer_b_fit_on`` says which). In the latter
+        case B's explainer keeps only its JSON form, like A's, so both models' points are verified the same way.
     n_boot, confidence, random_state, reference, min_group_size : the per-group bootstrap, as in the audit.
     class_names : readable class names for the findings (``{1: "approved"}``).
     """
@@ -457,12 +465,13 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
 
 
 def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target=None, groups=None,
-                   class_names=None) -> ComparisonCounts:
+                   class_names=None, explainer_b_fit_on: str = GIVEN) -> ComparisonCounts:
     """The comparison's mergeable counts for the rows X (one partition, file or batch).
 
     ``explainer_b`` is required: every partition must be compared with the same explainer of model B. Counts of
     several partitions add up (``a + b``, ``sum(parts)``) and :func:`compare_from_counts` turns them into what
-    :func:`compare_models` computes on all rows at once with the same explainers.
+    :func:`compare_models` computes on all rows at once with the same explainers. ``explainer_b_fit_on`` says
+    in words which rows explainer B was fitted on (reported with the result).
     """
     check_fitted(explainer_a)
     X = as_frame(X)
@@ -470,7 +479,7 @@ def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target
     if model_a is None:
         raise ModelError("explainer A holds no model; pass model_a= so that A's points can be verified")
     counts, _ = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
-                        explainer_b=explainer_b, fit_on=GIVEN, class_names=class_names)
+                        explainer_b=explainer_b, fit_on=str(explainer_b_fit_on), class_names=class_names)
     return counts
 
 
@@ -530,10 +539,10 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         group_column=group_column, features=names, target=wanted.describe(class_names), target_id=target_id,
         tau=float(explainer_a.tau), distance_available=distance, explainer_b_fit_on=fit_on,
         rules_measured_on=measured, cells=_cells(people, labels), rules=rules, group_values=list(values),
-        group_categories=None if categories is None else tuple(categories), has_missing=bool(missing))
+        group_categories=None if categories is None else tuple(categories), has_missing=bool(missing),
+        rules_text=_rules_text(explainer_a, target_id))
     if groups is not None:
         people.insert(0, "group", labels)
-    counts._rules_frame = _rules_text(explainer_a, target_id)
     return counts, people
 
 
@@ -696,7 +705,7 @@ def _rules_table(c: ComparisonCounts) -> pd.DataFrame:
     r = c.rules
     if not len(r):
         return pd.DataFrame(columns=cols)
-    text = getattr(c, "_rules_frame", None)
+    text = c.rules_text
     out = r.copy()
     out["accuracy_b"] = np.where(out["n_rows"] > 0, out["n_rows_in_target_b"] / out["n_rows"].clip(lower=1), np.nan)
     out["holds_tau_b"] = pd.array([None if not np.isfinite(a) else bool(a >= c.tau - 1e-12)
@@ -804,10 +813,7 @@ class ComparisonResult:
                "gaps": None if self.gaps is None else _records(self.gaps),
                "intervals": None if self.intervals is None else _records(self.intervals),
                "findings": self.findings(), "counts": self.counts.to_dict() if self.counts is not None else None,
-               "rules_text": None, "people": None}
-        text = getattr(self.counts, "_rules_frame", None) if self.counts is not None else None
-        if text is not None:
-            doc["rules_text"] = _records(text)
+               "people": None}
         if people and self.people is not None:
             doc["people"] = {"index": [_num(v) for v in self.people.index],
                              "columns": {str(c): [_num(v) for v in self.people[c].astype(object)]
@@ -831,8 +837,6 @@ class ComparisonResult:
                               f"version {VERSION})")
         try:
             counts = ComparisonCounts.from_dict(doc["counts"]) if doc.get("counts") else None
-            if counts is not None and doc.get("rules_text") is not None:
-                counts._rules_frame = pd.DataFrame(doc["rules_text"])
             res = cls(target=doc["target"], group_column=doc["group_column"], confidence=doc["confidence"],
                       n_boot=doc["n_boot"], min_group_size=doc["min_group_size"], random_state=doc["random_state"],
                       explainer_b_fit_on=doc["explainer_b_fit_on"], rules_measured_on=doc["rules_measured_on"],
@@ -848,7 +852,7 @@ class ComparisonResult:
                     res.gaps[col] = pd.to_numeric(res.gaps[col], errors="coerce").astype(float)
                 res.intervals = _frame(doc["intervals"])
             if doc.get("people") is not None:
-                res.people = _people_from(doc["people"])
+                res.people = _people_from(doc["people"], res.group_labels)
         except (KeyError, TypeError, ValueError) as exc:
             raise SchemaError(f"comparison JSON is incomplete or damaged ({type(exc).__name__}: {exc})") from None
         return res
@@ -864,7 +868,7 @@ def _frame(records, boolean=()) -> pd.DataFrame:
     return frame
 
 
-def _people_from(d: dict) -> pd.DataFrame:
+def _people_from(d: dict, group_labels: list) -> pd.DataFrame:
     cols = d["columns"]
     frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in cols.items()})
     frame.index = pd.Index(d["index"])
@@ -878,8 +882,7 @@ def _people_from(d: dict) -> pd.DataFrame:
         elif dtype is not object:
             frame[c] = frame[c].astype(dtype)
     if "group" in frame:
-        frame["group"] = pd.Categorical(frame["group"].astype(object), categories=list(dict.fromkeys(
-            frame["group"].astype(object))))
+        frame["group"] = pd.Categorical(frame["group"].astype(object), categories=list(group_labels))
     return frame
 
 
