@@ -34,8 +34,10 @@ from .audit import (REST, REST_LABEL, _check_params, _fmt_conf, _group_labels, _
                     _group_series, _join, _num, _quantiles, _records, _resolve_reference, _snap)
 from .text import pluralise
 
-__all__ = ["compare_models", "compare_counts", "compare_from_counts", "ComparisonResult", "ComparisonCounts",
-           "CHANGES", "CHANGE_TEXT", "COMPARE_METRICS", "FORMAT", "VERSION"]
+__all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourable_target", "check_models",
+           "ComparisonResult", "ComparisonCounts", "CHANGES", "CHANGE_TEXT", "COMPARE_METRICS", "PEOPLE_COLUMNS",
+           "FORMAT", "VERSION", "KEPT", "LOST", "GAINED", "STILL_NONE", "NEWLY_NEEDED", "NO_LONGER_NEEDED",
+           "NOT_NEEDED", "FIT_ROWS_A", "COMPARED_ROWS", "GIVEN"]
 
 FORMAT = "tcrex-comparison"
 VERSION = 1
@@ -465,22 +467,43 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
 
 
 def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target=None, groups=None,
-                   class_names=None, explainer_b_fit_on: str = GIVEN) -> ComparisonCounts:
+                   class_names=None, explainer_b_fit_on: str = GIVEN, return_people: bool = False):
     """The comparison's mergeable counts for the rows X (one partition, file or batch).
 
     ``explainer_b`` is required: every partition must be compared with the same explainer of model B. Counts of
     several partitions add up (``a + b``, ``sum(parts)``) and :func:`compare_from_counts` turns them into what
     :func:`compare_models` computes on all rows at once with the same explainers. ``explainer_b_fit_on`` says
-    in words which rows explainer B was fitted on (reported with the result).
+    in words which rows explainer B was fitted on (reported with the result). ``return_people=True`` returns
+    ``(counts, people)``: the people-level frame of these rows too (with a ``group`` column when grouped).
     """
     check_fitted(explainer_a)
     X = as_frame(X)
     model_a = model_a if model_a is not None else getattr(explainer_a, "model_", None)
     if model_a is None:
         raise ModelError("explainer A holds no model; pass model_a= so that A's points can be verified")
-    counts, _ = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
-                        explainer_b=explainer_b, fit_on=str(explainer_b_fit_on), class_names=class_names)
-    return counts
+    counts, people = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
+                             explainer_b=explainer_b, fit_on=str(explainer_b_fit_on), class_names=class_names)
+    return (counts, people) if return_people else counts
+
+
+def favourable_target(explainer_a, target=None):
+    """The target spec a comparison measures recourse towards (``target`` or the explainer's own), checked: one
+    favourable outcome, or a clear message naming what to pass."""
+    check_fitted(explainer_a)
+    return _resolve_target(explainer_a, target)[0]
+
+
+def check_models(explainer_a, X, model_b, model_a=None) -> None:
+    """Clear messages, before any work, when model B (or A) takes other features than explainer A explains, solves
+    another task or predicts classes A never predicted (checked on the first rows of ``X``)."""
+    check_fitted(explainer_a)
+    names, Xf = _features(explainer_a, as_frame(X))
+    for name, model in (("A", model_a), ("B", model_b)):
+        if model is None:
+            continue
+        _check_features(name, model, names)
+        if len(Xf):
+            _check_model(name, model, names, explainer_a, _outputs(name, explainer_a, Xf.head(256), model))
 
 
 def compare_from_counts(counts: ComparisonCounts, *, n_boot=1000, confidence=0.95, reference=None, random_state=0,

@@ -597,8 +597,10 @@ class TCREx(BaseEstimator):
 
     def fit_rows(self) -> pd.DataFrame:
         """The fit rows (features, fit index, the fit data's column types); not available after ``from_json``."""
-        from ._reach import fit_rows
-        return fit_rows(self)
+        self._require_fitted()
+        if not self.has_fit_data:
+            raise NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
+        return _restore_dtypes(self._decode(self._fit_enc, self._fit_index), getattr(self, "_fit_dtypes", None))
 
     @property
     def has_fit_data(self) -> bool:

@@ -1,16 +1,15 @@
-"""Two small public helpers of :class:`tcrex.TCREx` for comparing models (issue #26): whether outputs lie in a
-target, and the fit rows as a table.
+"""Whether outputs lie in an explainer's targets (:meth:`tcrex.TCREx.in_target`, issue #26).
 
-They let code outside the engine (``tcrex.compare_models``, ``tcrex.rule_stability``) ask another model about the
-explainer's own targets and rows without re-deriving either: the target containment is the engine's
-(``Target.contains``: the classes of Y*, or the regression interval ``(low, high]``).
+It lets code outside the engine (``tcrex.compare_models``, ``tcrex.rule_stability``) ask another model about the
+explainer's own targets without re-deriving them: the containment is the engine's (``Target.contains``: the classes
+of Y*, or the regression interval ``(low, high]``).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ._errors import NotFittedError, ParameterError
+from ._errors import ParameterError
 
 
 def in_target(ex, outputs, targets) -> np.ndarray:
@@ -31,12 +30,3 @@ def in_target(ex, outputs, targets) -> np.ndarray:
         inside[rows] = ex._all_targets[int(k)].target.contains(y[rows])
     return inside
 
-
-def fit_rows(ex) -> pd.DataFrame:
-    """The rows the explainer was fitted on (features only, with the fit index and, where they round-trip, the
-    fit data's column types), e.g. to fit another model's explainer on the same rows."""
-    ex._require_fitted()
-    if not ex.has_fit_data:
-        raise NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
-    from ._explainer import _restore_dtypes
-    return _restore_dtypes(ex._decode(ex._fit_enc, ex._fit_index), getattr(ex, "_fit_dtypes", None))

@@ -289,17 +289,18 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, da
     import fsspec
 
     from . import TCREx
-    from ._compare import COMPARED_ROWS, _check_features, _check_model, _resolve_target, compare_from_counts
-    from .distributed import count_rows, expand_paths, load_rules, sample_rows
+    from .compare import COMPARED_ROWS, check_models, compare_from_counts, favourable_target
+    from .distributed import count_rows, expand_paths, iter_frames, load_rules, sample_rows
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     ex_a = load_rules(rules)  # fail early on a bad file
-    spec, _ = _resolve_target(ex_a, _target(target))
+    spec = favourable_target(ex_a, _target(target))
     model_a, model_b = _model(model_path), _model(model_b_path)
     names = list(ex_a.schema_.names)
-    _check_features("B", model_b, names)
-    _check_features("A", model_a, names)
     srcs = expand_paths(data)
+    head = next(iter_frames(srcs[0], batch_size=256), None)
+    if head is not None:  # other features, another task or unknown classes: said before any file is compared
+        check_models(ex_a, head, model_b, model_a)
     if rules_b_path:
         with fsspec.open(rules_b_path, "r") as fh:
             rules_b = fh.read()
@@ -316,7 +317,6 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, da
         if missing:
             raise _Fail(f"the data lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
-        _check_model("B", model_b, names, ex_a, ex_a.outputs(X.head(256), model=model_b))
         ex_b = TCREx(**ex_a.get_params()).fit(X, model_b)
         rules_b = ex_b.to_json()
         _say(f"fitted model B's rules on {len(X):,} rows with A's parameters ({len(ex_b.rules_frame())} rules)")

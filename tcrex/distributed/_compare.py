@@ -15,11 +15,12 @@ def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None
                   explainer_b_fit_on=None, people=False):
     """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
     people frame when ``people`` is true."""
-    from .._compare import GIVEN, _counts
+    from ..compare import GIVEN, compare_counts
     names = list(ex_a.schema_.names)
     _require_columns(df, names + ([groups] if groups else []))
-    counts, frame = _counts(ex_a, df, model_b, model_a=model_a, target=target, groups=groups, explainer_b=ex_b,
-                            fit_on=explainer_b_fit_on or GIVEN, class_names=None)
+    counts, frame = compare_counts(ex_a, df, model_b, explainer_b=ex_b, model_a=model_a, target=target,
+                                   groups=groups, explainer_b_fit_on=explainer_b_fit_on or GIVEN,
+                                   return_people=True)
     return counts, (frame if people else None)
 
 
