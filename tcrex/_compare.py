@@ -463,6 +463,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     if labels is not None:
         people.insert(0, "group", pd.Categorical(labels, categories=order))
     result.people = people
+    result.explainer_b = explainer_b
     return result
 
 
@@ -774,6 +775,8 @@ class ComparisonResult:
     intervals: pd.DataFrame | None = field(repr=False, default=None)
     reference: str | None = None
     group_labels: list = field(default_factory=list)
+    #: explainer B of :func:`compare_models` (in memory only, never in the JSON: explanations hold no model)
+    explainer_b: object = field(repr=False, default=None, compare=False)
 
     # ------------------------------------------------------------------ text
     def headline(self) -> str:
@@ -819,7 +822,7 @@ class ComparisonResult:
                          reference=reference, random_state=self.random_state if random_state is None
                          else random_state, min_group_size=self.min_group_size if min_group_size is None
                          else min_group_size)
-        res.people = self.people
+        res.people, res.explainer_b = self.people, self.explainer_b
         return res
 
     # ------------------------------------------------------------------ export
