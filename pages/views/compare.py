@@ -40,7 +40,8 @@ if res.groups is not None:
     st.subheader("Groups")
     shown = comparing.reference_choice(run, key="compare")
     ui.chart(comparison_gap_plot, shown, key="compare_gaps")
-    st.dataframe(comparing.groups_table(shown), hide_index=True, width="stretch")
+    st.dataframe(comparing.groups_table(shown), hide_index=True, width="stretch",
+                 column_config=comparing.GROUPS_CONFIG)
 
 st.subheader("Rules of model A under model B")
 ui.chart(rule_accuracy_shift, res, key="compare_rules")

@@ -144,7 +144,7 @@ def rule_accuracy_shift(result: ComparisonResult) -> go.Figure:
     fig.add_trace(go.Bar(x=ids, y=r["accuracy_b"], name="under model B",
                          marker_color=[SIGNIFICANT_COLOR if b else "#0072B2" for b in below]))
     fig.add_hline(y=tau, line=dict(color="#555555", dash="dash"), annotation_text=f"τ = {tau:g}")
-    fig.update_yaxes(title="accuracy (share of the rule's rows in the target)", tickformat=".0%",
+    fig.update_yaxes(title="accuracy", tickformat=".0%",
                      range=[max(0.0, float(np.nanmin(np.r_[r["accuracy_b"].to_numpy(dtype=float), tau])) - 0.1),
                             1.0])
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))

@@ -207,7 +207,8 @@ def headline(run_: ComparisonRun) -> None:
         c[2].metric("A's advice holds under B", "—" if holds != holds else f"{holds:.0%}",
                     help="Share of model A's verified points that model B also sends to the favourable outcome")
         change = s["mean_changes_change"]
-        c[3].metric("Mean change in features to change", "—" if change != change else f"{change:+.2f}",
+        shown = "—" if change != change else "0.00" if abs(change) < 0.005 else f"{change:+.2f}"  # no "-0.00"
+        c[3].metric("Mean change in features to change", shown,
                     help="Among people who keep recourse: changes asked by B's advice minus A's")
     st.caption(f"{run_.title}. Verified recourse means the model confirms a point that follows the advice "
                "(the same definition on every page); explainer B has model A's parameters and constraints and was "
@@ -228,6 +229,10 @@ def reference_choice(run_: ComparisonRun, key: str):
     ref = st.selectbox("Reference group", options, index=default, key=f"{key}_reference",
                        format_func=lambda g: "everyone else (rest)" if g == "rest" else str(g))
     return res if ref == res.reference else res.regroup(reference=ref)
+
+
+GROUPS_CONFIG = {name: st.column_config.NumberColumn(name, format="percent")
+                 for name in ("A's advice invalidated by B", "verified (A)", "verified (B)")}
 
 
 def groups_table(res) -> pd.DataFrame:
