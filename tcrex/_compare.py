@@ -293,33 +293,30 @@ def _target_id(explainer, wanted) -> int | None:
     return None
 
 
-def _default_explainer_b(explainer_a, X, model_b):
-    """An explainer with A's parameters and constraints fitted on model B, over A's fit rows (or over X)."""
+def _default_explainer_b(explainer_a, rows, y_rows_b, on):
+    """An explainer with A's parameters, constraints and task fitted on model B's outputs ``y_rows_b`` over
+    ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the same outputs serve the
+    re-check of A's rules."""
     from ._explainer import TCREx
-    params = explainer_a.get_params()
-    if explainer_a.has_fit_data:
-        rows, on = explainer_a.fit_rows(), FIT_ROWS_A
-    else:
-        rows, on = X, COMPARED_ROWS
+    params = {**explainer_a.get_params(), "task": explainer_a.task_}
     try:
-        fitted = TCREx(**params).fit(rows, model_b)
+        fitted = TCREx(**params).fit(rows, y_pred=y_rows_b)
         if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)
             fitted = TCREx.from_json(fitted.to_json())
-        return fitted, on
+        return fitted
     except NoValidRuleError as exc:
         raise NoValidRuleError(f"could not fit explainer B (A's parameters, model B, {on}): {exc}; pass "
                                "explainer_b= fitted with other parameters") from None
 
 
 # ---------------------------------------------------------------------------------------------------- people
-def _people(ex_a, ex_b, X, model_a, model_b, spec, distance) -> tuple[pd.DataFrame, dict]:
-    """Per row: what each model's explainer says and whether A's verified point holds under B."""
-    y_a = _outputs("A", ex_a, X, model_a)
-    y_b = _outputs("B", ex_a, X, model_b)
+def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b) -> tuple[pd.DataFrame, dict]:
+    """Per row: what each model's explainer says and whether A's verified point holds under B (``y_a``, ``y_b``:
+    the models' outputs on X, asked once)."""
     exp_a = ex_a.explain(X, y_pred=y_a, target=spec)
     exp_b = ex_b.explain(X, y_pred=y_b, target=spec)
-    cf_a = ex_a.counterfactuals(X, model=model_a, target=spec)
-    cf_b = ex_b.counterfactuals(X, model=model_b, target=spec)
+    cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec)
+    cf_b = ex_b.counterfactuals(X, model=model_b, y_pred=y_b, target=spec)
     need_a, need_b = needs_recourse(exp_a["status"]), needs_recourse(exp_b["status"])
     ver_a, ver_b = is_verified(cf_a), is_verified(cf_b)
     names = list(ex_a.schema_.names)
@@ -445,17 +442,23 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     if model_a is None:
         raise ModelError("explainer A holds no model (restored from JSON, or fitted on y_pred); pass model_a= so "
                          "that A's points can be verified")
+    known = {}  # model B's outputs already asked for: on X, or on A's fit rows
     if explainer_b is None:
         names, Xf = _features(explainer_a, X)
-        spec, _ = _resolve_target(explainer_a, target)
+        _resolve_target(explainer_a, target)
         _check_features("B", model_b, names)
-        y_b = _outputs("B", explainer_a, Xf, model_b)
-        _check_model("B", model_b, names, explainer_a, y_b)
-        explainer_b, fit_on = _default_explainer_b(explainer_a, Xf, model_b)
+        if explainer_a.has_fit_data:
+            rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
+        else:
+            rows, fit_on = Xf, COMPARED_ROWS
+        y_rows_b = _outputs("B", explainer_a, _like(rows, Xf), model_b)
+        _check_model("B", model_b, names, explainer_a, y_rows_b)
+        known["fit_rows" if explainer_a.has_fit_data else "X"] = y_rows_b
+        explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on)
     else:
         fit_on = GIVEN
     counts, people = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
-                             explainer_b=explainer_b, fit_on=fit_on, class_names=class_names)
+                             explainer_b=explainer_b, fit_on=fit_on, class_names=class_names, known=known)
     labels = people.pop("group").astype(object).to_numpy() if "group" in people else None
     order = _order(counts)
     result = _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
@@ -530,7 +533,7 @@ def _order(counts: ComparisonCounts) -> list:
     return _group_order(counts.group_values, counts.group_categories, counts.has_missing)
 
 
-def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fit_on, class_names):
+def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fit_on, class_names, known=None):
     check_fitted(explainer_b)
     names, Xf = _features(explainer_a, X)
     if list(explainer_b.schema_.names) != names:
@@ -546,16 +549,20 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         labels, values, categories, missing = _group_labels(series)
     else:
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
-    y_b_check = _outputs("B", explainer_a, Xf.iloc[:64], model_b) if len(Xf) else np.zeros(0)
-    if len(y_b_check):
-        _check_model("B", model_b, names, explainer_a, y_b_check)
+    known = known or {}
+    y_b = known.get("X")
+    if y_b is None:  # B is asked about X first: another task or unknown classes stop here, before any work
+        y_b = _outputs("B", explainer_a, Xf, model_b)
+        _check_model("B", model_b, names, explainer_a, y_b)
+    y_a = _outputs("A", explainer_a, Xf, model_a)
     distance = explainer_a.has_fit_data
-    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance)
-    _check_model("B", model_b, names, explainer_a, extra["y_b"])
+    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, y_b)
     target_id = _target_id(explainer_a, wanted)
     if explainer_a.has_fit_data:
         rows_on, measured = explainer_a.fit_rows(), FIT_ROWS_A
-        y_rows = _outputs("B", explainer_a, _like(rows_on, Xf), model_b) if target_id is not None else None
+        y_rows = known.get("fit_rows")
+        if y_rows is None and target_id is not None:
+            y_rows = _outputs("B", explainer_a, _like(rows_on, Xf), model_b)
     else:
         rows_on, measured, y_rows = Xf, COMPARED_ROWS, extra["y_b"]
     rules = _rule_counts(explainer_a, target_id, people, extra, rows_on, y_rows)
