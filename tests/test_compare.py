@@ -372,3 +372,28 @@ def test_cli_compare_bad_inputs_are_messages(setup, tmp_path):
     other.save_model(str(tmp_path / "other.json"))
     res = CliRunner().invoke(main, args + ["--model-b", str(tmp_path / "other.json"), "--target", "1"])
     assert res.exit_code == 2 and "does not take ['age']" in res.output, res.output
+
+
+def test_report_section_and_figures(setup):
+    from tcrex.figures import comparison_gap_plot, recourse_flow, rule_accuracy_shift
+    from tcrex.report import build_report
+    X, y, model_a, model_b, ex_a, groups, res = setup
+    html = build_report(ex_a, title="t", data_description="d", data_fingerprint="x", model_description="m",
+                        model_fingerprint="y", params={}, comparison=res, comparison_title="A against B")
+    assert 'id="comparison"' in html and res.headline() in html.replace("&#x27;", "'")
+    assert "<script" not in html
+    flow = recourse_flow(res).data[0]
+    assert sum(flow.link.value) == N  # every person in exactly one flow
+    kept = [v for v, lab in zip(flow.link.value, flow.link.label) if lab == "kept"]
+    assert sum(kept) == res.summary["changes"]["kept"]
+    assert len(comparison_gap_plot(res).data) == len(res.gaps)
+    assert len(rule_accuracy_shift(res).data) == 2
+
+
+def test_bundled_retrained_model_differs_but_agrees_mostly():
+    from tcrex.datasets import LOANS_MODEL_B, SAMPLE_DATA_DIR, load_bundled_loans, load_bundled_model
+    data = load_bundled_loans()
+    a, b = load_bundled_model(), load_bundled_model(SAMPLE_DATA_DIR / LOANS_MODEL_B)
+    agree = np.mean(a.predict(data) == b.predict(data))
+    assert 0.9 < agree < 1.0
+    assert b.meta["agreement_with_model_a"] == pytest.approx(agree, abs=1e-4)
