@@ -310,21 +310,26 @@ def _default_explainer_b(explainer_a, rows, y_rows_b, on):
 
 
 # ---------------------------------------------------------------------------------------------------- people
-def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b) -> tuple[pd.DataFrame, dict]:
+def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None) -> tuple[pd.DataFrame, dict]:
     """Per row: what each model's explainer says and whether A's verified point holds under B (``y_a``, ``y_b``:
-    the models' outputs on X, asked once)."""
+    the models' outputs on X; without ``y_b``, model B is asked about X and A's verified points in one call)."""
     exp_a = ex_a.explain(X, y_pred=y_a, target=spec)
-    exp_b = ex_b.explain(X, y_pred=y_b, target=spec)
     cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec)
+    ver_a = is_verified(cf_a)
+    names = list(ex_a.schema_.names)
+    pts = _like(cf_a.loc[ver_a, names], X[names])
+    if y_b is None:
+        both = _outputs("B", ex_a, pd.concat([X[names], pts], ignore_index=True), model_b)
+        y_b, y_b_at_a = both[:len(X)], both[len(X):]
+    else:
+        y_b_at_a = _outputs("B", ex_a, pts, model_b) if len(pts) else np.zeros(0)
+    _check_model("B", model_b, names, ex_a, y_b)  # another task or unknown classes: said before B is explained
+    exp_b = ex_b.explain(X, y_pred=y_b, target=spec)
     cf_b = ex_b.counterfactuals(X, model=model_b, y_pred=y_b, target=spec)
     need_a, need_b = needs_recourse(exp_a["status"]), needs_recourse(exp_b["status"])
-    ver_a, ver_b = is_verified(cf_a), is_verified(cf_b)
-    names = list(ex_a.schema_.names)
+    ver_b = is_verified(cf_b)
     holds = np.zeros(len(X), dtype=bool)
-    y_b_at_a = None
     if ver_a.any():
-        pts = _like(cf_a.loc[ver_a, names], X[names])
-        y_b_at_a = _outputs("B", ex_a, pts, model_b)
         holds[ver_a] = ex_a.in_target(y_b_at_a, exp_a["target"][ver_a])
     change = np.select(
         [need_a & need_b & ver_a & ver_b, need_a & need_b & ver_a & ~ver_b, need_a & need_b & ~ver_a & ver_b,
@@ -550,13 +555,9 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     else:
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
     known = known or {}
-    y_b = known.get("X")
-    if y_b is None:  # B is asked about X first: another task or unknown classes stop here, before any work
-        y_b = _outputs("B", explainer_a, Xf, model_b)
-        _check_model("B", model_b, names, explainer_a, y_b)
     y_a = _outputs("A", explainer_a, Xf, model_a)
     distance = explainer_a.has_fit_data
-    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, y_b)
+    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"))
     target_id = _target_id(explainer_a, wanted)
     if explainer_a.has_fit_data:
         rows_on, measured = explainer_a.fit_rows(), FIT_ROWS_A
