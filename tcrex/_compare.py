@@ -286,11 +286,18 @@ def _like(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
 
 
 def _target_id(explainer, wanted) -> int | None:
-    """Index of the fitted target equal to ``wanted`` (its rules are the ones re-checked), else None."""
-    for t in range(len(explainer.targets_)):
-        if explainer.solution(t).target == wanted:
+    """Id of the explainer's target equal to ``wanted`` (its rules are the ones re-checked): a fitted one, else one
+    derived on demand by ``explain(..., target=...)`` (ids continue after the fitted ones); None when there is
+    none (a restored explainer asked about a target it was not fitted with)."""
+    t = 0
+    while True:
+        try:
+            sol = explainer.solution(t)
+        except IndexError:
+            return None
+        if sol.target == wanted:
             return t
-    return None
+        t += 1
 
 
 def _default_explainer_b(explainer_a, rows, y_rows_b, on):
@@ -579,10 +586,15 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
 
 
 def _rules_text(ex, target_id) -> pd.DataFrame | None:
+    """Per rule of the target: its id, conditions, accuracy and rows as fitted (targets derived on demand too)."""
     if target_id is None:
         return None
-    frame = ex.rules_frame()
-    return frame[frame["target"] == target_id][["rule", "rule_id", "conditions", "accuracy", "n"]]
+    sol = ex.solution(target_id)
+    return pd.DataFrame({"rule": np.arange(sol.n_rules, dtype=np.int64),
+                         "rule_id": [ex.rule_id(target_id, r) for r in range(sol.n_rules)],
+                         "conditions": [ex.conditions_text(sol.rules, r) for r in range(sol.n_rules)],
+                         "accuracy": np.asarray(sol.accuracy, dtype=np.float64)[:sol.n_rules],
+                         "n": np.asarray(sol.rule_n, dtype=np.int64)[:sol.n_rules]})
 
 
 # ---------------------------------------------------------------------------------------------------- summary

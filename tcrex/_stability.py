@@ -76,7 +76,7 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
         raise ParameterError(f"n_models must be a whole number >= 1, got {n_models!r}")
     if not callable(fit_model):
         raise ParameterError("fit_model must be a function (X_train, y_train, seed) -> fitted model")
-    from ._compare import COMPARED_ROWS, FIT_ROWS_A, _like, _resolve_target, _target_id
+    from ._compare import COMPARED_ROWS, FIT_ROWS_A, _like, _resolve_target, _rules_text, _target_id
     X = as_frame(X)
     y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else y)
     if len(y) != len(X):
@@ -87,14 +87,15 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
     if model is None:
         raise ModelError("the explainer holds no model; pass model= (the model it explains) to verify its points")
     spec, wanted = _resolve_target(explainer, target)
-    t_id = _target_id(explainer, wanted)
-    if t_id is None:
-        raise ParameterError(f"the explainer has no fitted target {wanted.describe()}; fit it with target={spec!r}")
     seconds = {}
     t0 = time.perf_counter()
-    exp = explainer.explain(Xf, model=model, target=spec)
-    cf = explainer.counterfactuals(Xf, model=model, target=spec)
+    y_model = explainer.outputs(Xf, model=model)
+    exp = explainer.explain(Xf, y_pred=y_model, target=spec)
+    cf = explainer.counterfactuals(Xf, model=model, y_pred=y_model, target=spec)
     seconds["verify"] = time.perf_counter() - t0
+    t_id = _target_id(explainer, wanted)  # after explain(): a target derived on demand has an id now
+    if t_id is None:
+        raise ParameterError(f"the explainer has no target {wanted.describe()}; fit it with target={spec!r}")
     ver = is_verified(cf)
     sol = explainer.solution(t_id)
     if explainer.has_fit_data:
@@ -141,8 +142,7 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
         good = np.bincount(rule_of_point[rule_of_point >= 0], weights=point_ok[k][rule_of_point >= 0],
                            minlength=sol.n_rules)[:sol.n_rules]
         pts_share[k] = np.where(n_points > 0, good / np.maximum(n_points, 1), np.nan)
-    rf = explainer.rules_frame()
-    rf = rf[rf["target"] == t_id].reset_index(drop=True)
+    rf = _rules_text(explainer, t_id)
     with np.errstate(invalid="ignore"):
         mean_pts = np.where(n_points > 0, np.nanmean(np.where(n_points > 0, pts_share, 0.0), axis=0), np.nan)
     rules = pd.DataFrame({"target": t_id, "rule": np.arange(sol.n_rules), "rule_id": rf["rule_id"].to_numpy(),
@@ -151,16 +151,14 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
                           "points_work_share": mean_pts})
     # metarules: their rule's stability, and the points of the people they serve
     meta_of_person = exp["metarule"].to_numpy(dtype=np.float64, na_value=np.nan)[ver]
-    mf = explainer.metarules_frame()
-    mf = mf[mf["target"] == t_id].reset_index(drop=True)
     meta_rows = []
-    for m in range(len(mf)):
-        r = mf.loc[m, "rule"]
-        r = None if r is None or r != r else int(r)
+    for m in range(len(sol.metarules)):
+        r = int(sol.metarule_rule[m])
+        r = None if r < 0 else r  # a metarule without an actionable rule
         sel = (meta_of_person == m) & own
         share = float(point_ok[:, sel].mean()) if sel.any() else np.nan
-        meta_rows.append({"target": t_id, "metarule": m, "metarule_id": mf.loc[m, "metarule_id"],
-                          "rule_id": mf.loc[m, "rule_id"],
+        meta_rows.append({"target": t_id, "metarule": m, "metarule_id": explainer.metarule_id(t_id, m),
+                          "rule_id": explainer.rule_id(t_id, r),
                           "rule_holds_tau_share": float(holds_tau[:, r].mean()) if r is not None else np.nan,
                           "n_points": int(sel.sum()), "points_work_share": share})
     metarules = pd.DataFrame(meta_rows, columns=["target", "metarule", "metarule_id", "rule_id",

@@ -397,3 +397,23 @@ def test_bundled_retrained_model_differs_but_agrees_mostly():
     agree = np.mean(a.predict(data) == b.predict(data))
     assert 0.9 < agree < 1.0
     assert b.meta["agreement_with_model_a"] == pytest.approx(agree, abs=1e-4)
+
+
+def test_target_derived_on_demand_has_its_rules_rechecked():
+    """An explainer fitted with the default targets (every other class) compared towards one class: that target is
+    derived on demand by explain(), and its rules are re-checked like fitted ones."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    a = RandomForestClassifier(30, random_state=0).fit(X, y)
+    b = RandomForestClassifier(30, random_state=1, max_depth=2).fit(X, y)
+    ex = TCREx(rho=0.05, tau=0.8).fit(X, a)
+    res = compare_models(ex, X, b, target=2, n_boot=20)
+    assert len(res.rules) and res.rules["rule_id"].notna().all() and res.rules["n_rows"].sum() > 0
+    exp = ex.explain(X, model=a, target=2)
+    t = int(exp["target"].dropna().iloc[0])
+    assert t >= len(ex.targets_)  # derived on demand, not fitted
+    assert res.rules["rule_id"].tolist() == [ex.rule_id(t, r) for r in range(ex.solution(t).n_rules)]
+    st = rule_stability(ex, X, y, lambda Xt, yt, s: RandomForestClassifier(10, random_state=s).fit(Xt, yt),
+                        n_models=2, target=2)
+    assert len(st.rules) == ex.solution(t).n_rules and len(st.metarules) == len(ex.solution(t).metarules)
