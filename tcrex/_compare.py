@@ -466,6 +466,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
         y_rows_b = _outputs("B", explainer_a, _like(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["fit_rows" if explainer_a.has_fit_data else "X"] = y_rows_b
+        known["rows"] = rows
         explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on)
     else:
         fit_on = GIVEN
@@ -567,7 +568,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"))
     target_id = _target_id(explainer_a, wanted)
     if explainer_a.has_fit_data:
-        rows_on, measured = explainer_a.fit_rows(), FIT_ROWS_A
+        rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:
             y_rows = _outputs("B", explainer_a, _like(rows_on, Xf), model_b)
