@@ -417,3 +417,34 @@ def test_target_derived_on_demand_has_its_rules_rechecked():
     st = rule_stability(ex, X, y, lambda Xt, yt, s: RandomForestClassifier(10, random_state=s).fit(Xt, yt),
                         n_models=2, target=2)
     assert len(st.rules) == ex.solution(t).n_rules and len(st.metarules) == len(ex.solution(t).metarules)
+
+
+def test_cli_compare_with_given_rules_b_and_a_fit_sample(tmp_path):
+    """--rules-b: B's explainer as given (no fit on the driver); --fit-b-sample: B's rules fitted on a sample."""
+    from tcrex.cli import main
+    from tcrex.datasets import LOANS_MODEL, LOANS_MODEL_B, SAMPLE_DATA_DIR, load_bundled_loans
+    from tcrex.intake import load_model
+    model_a, model_b = SAMPLE_DATA_DIR / LOANS_MODEL, SAMPLE_DATA_DIR / LOANS_MODEL_B
+    frame = load_bundled_loans().drop(columns=["approved"]).head(400)
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    ex_a = TCREx(rho=0.05, target=1).fit(frame, load_model(model_a.read_bytes(), LOANS_MODEL))
+    ex_b = TCREx(rho=0.05, target=1).fit(frame, load_model(model_b.read_bytes(), LOANS_MODEL_B))
+    (tmp_path / "a.json").write_text(ex_a.to_json())
+    (tmp_path / "b.json").write_text(ex_b.to_json())
+    base = ["compare", "--rules", str(tmp_path / "a.json"), "--model", str(model_a), "--model-b", str(model_b),
+            "--data", str(tmp_path / "people.csv"), "--n-boot", "20"]
+    res = CliRunner().invoke(main, base + ["--rules-b", str(tmp_path / "b.json"), "--out", str(tmp_path / "g.json")],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    got = ComparisonResult.from_json((tmp_path / "g.json").read_text())
+    want = compare_models(TCREx.from_json(ex_a.to_json()), frame, load_model(model_b.read_bytes(), LOANS_MODEL_B),
+                          model_a=load_model(model_a.read_bytes(), LOANS_MODEL),
+                          explainer_b=TCREx.from_json(ex_b.to_json()), n_boot=20)
+    assert got.explainer_b_fit_on == "given (--rules-b)"
+    assert got.summary["changes"] == want.summary["changes"] and got.groups is None
+    res = CliRunner().invoke(main, base + ["--fit-b-sample", "300", "--out", str(tmp_path / "s.json")],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    got = ComparisonResult.from_json((tmp_path / "s.json").read_text())
+    assert got.explainer_b_fit_on == "a uniform sample of 300 of the 400 compared rows"
+    assert got.summary["n"] == 400
