@@ -639,6 +639,7 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
     if c.group_column is None:
         return res
     gcodes = cells["group"].to_numpy(dtype=object)
+    change = cells["change"].to_numpy(dtype=object)
     per = {}
     rows = []
     for g in order:
@@ -647,7 +648,7 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
         s = w @ m if sel.any() else np.zeros(len(_COUNT_COLS))
         per[g] = (w, m, s)
         point = _metric_values(s)
-        by_change = {ch: int(w[cells["change"].to_numpy(dtype=object)[sel] == ch].sum()) for ch in CHANGES}
+        by_change = {ch: int(w[change[sel] == ch].sum()) for ch in CHANGES}
         rows.append({"group": g, **{k: int(v) for k, v in zip(_COUNT_COLS, s)},
                      **{f"n_{ch.replace(' ', '_')}": by_change[ch] for ch in CHANGES},
                      **{m_: float(point[m_]) for m_ in COMPARE_METRICS}})
@@ -671,30 +672,36 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
     alpha = (1 - confidence) / 2
     intervals, gaps = [], []
     den = {m: COMPARE_METRICS[m][3] for m in COMPARE_METRICS}
+    boot_values = {g: _metric_values(boot[g]) for g in order}  # per group, per metric: the resampled values
+    point_values = {g: _metric_values(per[g][2]) for g in order}
     for g in order:
-        values = _metric_values(boot[g])
-        point = _metric_values(per[g][2])
+        values = boot_values[g]
+        point = point_values[g]
         for m in COMPARE_METRICS:
             lo, hi = _quantiles(values[m], alpha)
             intervals.append({"group": g, "metric": m, "value": float(point[m]), "ci_low": lo, "ci_high": hi,
                               "n": int(per[g][2][_COUNT_COLS.index(den[m])])})
     pooled = ref == REST and REST not in order
     compared = list(order) if pooled else [g for g in order if g != ref]
+    refs = {}  # compared group -> (reference sums, the reference's resampled metric values)
+    for g in compared:
+        if pooled:
+            others = [o for o in order if o != g]
+            if others:
+                sums = sum(per[o][2] for o in others)
+                refs[g] = (sums, _metric_values(sums), _metric_values(sum(boot[o] for o in others)))
+        else:
+            refs[g] = (per[ref][2], point_values[ref], boot_values[ref])
     for m in COMPARE_METRICS:
         k = _COUNT_COLS.index(den[m])
         for g in compared:
-            if pooled:
-                others = [o for o in order if o != g]
-                if not others:
-                    continue
-                ref_sums = sum(per[o][2] for o in others)
-                ref_boot = sum(boot[o] for o in others)
-            else:
-                ref_sums, ref_boot = per[ref][2], boot[ref]
-            value = float(_metric_values(per[g][2])[m])
-            ref_value = float(_metric_values(ref_sums)[m])
+            if g not in refs:
+                continue
+            ref_sums, ref_point, ref_boot = refs[g]
+            value = float(point_values[g][m])
+            ref_value = float(ref_point[m])
             diff = _snap(value - ref_value)
-            lo, hi = _quantiles(_snap(_metric_values(boot[g])[m] - _metric_values(ref_boot)[m]), alpha)
+            lo, hi = _quantiles(_snap(boot_values[g][m] - ref_boot[m]), alpha)
             n_g, n_ref = int(per[g][2][k]), int(ref_sums[k])
             small = n_g < min_group_size or n_ref < min_group_size
             excludes = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))
@@ -751,20 +758,25 @@ def _rules_table(c: ComparisonCounts) -> pd.DataFrame:
     if not len(r):
         return pd.DataFrame(columns=cols)
     text = c.rules_text
-    out = r.copy()
-    out["accuracy_b"] = np.where(out["n_rows"] > 0, out["n_rows_in_target_b"] / out["n_rows"].clip(lower=1), np.nan)
-    out["holds_tau_b"] = pd.array([None if not np.isfinite(a) else bool(a >= c.tau - 1e-12)
-                                   for a in out["accuracy_b"]], dtype="boolean")
-    out["points_hold_share"] = np.where(out["n_points"] > 0, out["n_points_hold"] / out["n_points"].clip(lower=1),
-                                        np.nan)
+    n_rows, n_points = r["n_rows"].to_numpy(dtype=np.float64), r["n_points"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_b = np.where(n_rows > 0, r["n_rows_in_target_b"].to_numpy(dtype=np.float64) / n_rows, np.nan)
+        share = np.where(n_points > 0, r["n_points_hold"].to_numpy(dtype=np.float64) / n_points, np.nan)
+    rule = r["rule"].to_numpy(dtype=np.int64)
     if text is not None:
-        t = text.set_index("rule")
-        out["rule_id"] = t["rule_id"].reindex(out["rule"]).to_numpy()
-        out["conditions"] = t["conditions"].reindex(out["rule"]).to_numpy()
-        out["accuracy_a"] = t["accuracy"].reindex(out["rule"]).to_numpy(dtype=np.float64)
+        pos = {int(k): i for i, k in enumerate(text["rule"])}
+        at = [pos.get(int(k), -1) for k in rule]
+        ids = [text["rule_id"].iloc[i] if i >= 0 else None for i in at]
+        conds = [text["conditions"].iloc[i] if i >= 0 else None for i in at]
+        acc_a = np.array([float(text["accuracy"].iloc[i]) if i >= 0 else np.nan for i in at], dtype=np.float64)
     else:
-        out["rule_id"], out["conditions"], out["accuracy_a"] = None, None, np.nan
-    return out[cols].reset_index(drop=True)
+        ids, conds, acc_a = [None] * len(r), [None] * len(r), np.full(len(r), np.nan)
+    return pd.DataFrame({
+        "target": r["target"].to_numpy(dtype=np.int64), "rule": rule, "rule_id": ids, "conditions": conds,
+        "accuracy_a": acc_a, "n_rows": r["n_rows"].to_numpy(dtype=np.int64), "accuracy_b": acc_b,
+        "holds_tau_b": pd.arrays.BooleanArray(np.nan_to_num(acc_b) >= c.tau - 1e-12, np.isnan(acc_b)),
+        "n_points": r["n_points"].to_numpy(dtype=np.int64), "n_points_hold": r["n_points_hold"].to_numpy(dtype=np.int64),
+        "points_hold_share": share}, columns=cols)
 
 
 # ---------------------------------------------------------------------------------------------------- result
