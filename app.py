@@ -32,6 +32,7 @@ page = st.navigation(
         ],
         "Audit": [
             st.Page(PAGES / "audit.py", title="Subgroup audit", icon=":material/balance:"),
+            st.Page(PAGES / "compare.py", title="Compare models", icon=":material/compare_arrows:"),
         ],
         "Share": [
             st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),

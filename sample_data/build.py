@@ -5,7 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python sample_data/build.py            # rewrite sample_data/*
     .venv/bin/python sample_data/build.py --out-dir /tmp/x   # write elsewhere
 
-Writes three files:
+Writes five files:
 
 ``loans.csv``
     ``tcrex.datasets.make_loans(n_samples=4000, random_state=0)``.
@@ -16,7 +16,12 @@ Writes three files:
 ``loans_model.meta.json``
     Feature order, the category list of every categorical feature (in the
     order used for training), the target name, the class labels and some
-    provenance.  ``tcrex.datasets.load_bundled_model`` uses it to turn string
+    provenance.
+``loans_model_b.json`` and ``loans_model_b.meta.json``
+    A second classifier with the same parameters, retrained on a bootstrap
+    resample of the CSV (seed ``BOOTSTRAP_SEED``) with another XGBoost seed:
+    "the model after retraining", which the dashboard's *Compare models* page
+    compares with the first one by default.  ``tcrex.datasets.load_bundled_model`` uses it to turn string
     columns into ``category`` columns with exactly these categories, so the
     model predicts the same whatever order pandas gives the categories (and on
     XGBoost versions older than 3.1, which do not store categories in the
@@ -46,6 +51,8 @@ from tcrex.datasets import (  # noqa: E402
     LOANS_CATEGORIES,
     LOANS_CSV,
     LOANS_MODEL,
+    LOANS_MODEL_B,
+    LOANS_MODEL_B_META,
     LOANS_MODEL_META,
     LOANS_TARGET,
     load_bundled_loans,
@@ -56,6 +63,8 @@ from tcrex.datasets import (  # noqa: E402
 
 N_SAMPLES = 4000
 RANDOM_STATE = 0
+#: The second bundled model: trained on a bootstrap resample drawn with this seed, XGBoost seeded with it too.
+BOOTSTRAP_SEED = 1
 XGB_PARAMS = dict(
     n_estimators=50,
     max_leaves=8,
@@ -113,6 +122,19 @@ def build(out_dir: Path) -> dict:
     )
     meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
+    # 2b. the retrained model: same parameters, a bootstrap resample of the rows, another seed
+    pick = np.random.default_rng(BOOTSTRAP_SEED).integers(0, len(X), size=len(X))
+    clf_b = xgb.XGBClassifier(**{**XGB_PARAMS, "random_state": BOOTSTRAP_SEED})
+    clf_b.fit(X.iloc[pick], y[pick])
+    model_b_path = out_dir / LOANS_MODEL_B
+    clf_b.save_model(str(model_b_path))
+    in_memory_b = clf_b.predict_proba(X)
+    meta_b = dict(meta, model_file=LOANS_MODEL_B, params={**XGB_PARAMS, "random_state": BOOTSTRAP_SEED},
+                  train_accuracy=round(float(np.mean(clf_b.predict(X) == y)), 4),
+                  retrained=f"bootstrap resample of the {len(X)} rows (numpy default_rng({BOOTSTRAP_SEED}))",
+                  agreement_with_model_a=round(float(np.mean(clf_b.predict(X) == clf.predict(X))), 4))
+    (out_dir / LOANS_MODEL_B_META).write_text(json.dumps(meta_b, indent=2) + "\n", encoding="utf-8")
+
     # 3. verify: everything reloaded from disk must predict exactly the same
     fresh = pd.read_csv(csv_path)  # plain strings, as any user would read it
     X_disk = to_model_frame(fresh)
@@ -128,7 +150,15 @@ def build(out_dir: Path) -> dict:
         for col in LOANS_CATEGORIES:
             alpha[col] = alpha[col].astype("category")
         checks["plain XGBClassifier, alphabetical categories"] = plain.predict_proba(alpha)
+    checks_b = {"load_bundled_model on raw CSV (model B)": (
+        load_bundled_model(model_b_path).predict_proba(fresh), in_memory_b)}
+    for name, (proba, want) in checks_b.items():
+        if not np.array_equal(proba, want):
+            raise SystemExit(f"verification failed ({name}): max |diff| = {float(np.max(np.abs(proba - want)))}")
+    checks.update({k: v[0] for k, v in checks_b.items()})
     for name, proba in checks.items():
+        if name in checks_b:
+            continue
         if not np.array_equal(proba, in_memory):
             diff = float(np.max(np.abs(proba - in_memory)))
             raise SystemExit(f"verification failed ({name}): max |diff| = {diff}")
@@ -137,7 +167,8 @@ def build(out_dir: Path) -> dict:
         "rows": len(data),
         "approved_share": round(float(y.mean()), 4),
         "train_accuracy": round(accuracy, 4),
-        "files": {p.name: p.stat().st_size for p in (csv_path, model_path, meta_path)},
+        "files": {p.name: p.stat().st_size for p in (csv_path, model_path, meta_path, model_b_path,
+                                                     out_dir / LOANS_MODEL_B_META)},
         "checks": list(checks),
     }
 

@@ -39,6 +39,12 @@ __all__ = ["TCREx", "LocalExplanation",
 # actionability by default: constraints to suggest, each with its reason (also tcrex.constraints)
 from ._constraints import constraints_from_suggestions, suggest_constraints  # noqa: E402
 __all__ += ["suggest_constraints", "constraints_from_suggestions"]
+# recourse across models (issue #26): who keeps, loses or gains recourse when a model is retrained or replaced
+from ._compare import (CHANGES, CHANGE_TEXT, COMPARE_METRICS, ComparisonCounts, ComparisonResult,  # noqa: E402
+                       compare_counts, compare_from_counts, compare_models)
+from ._stability import RuleStability, rule_stability  # noqa: E402
+__all__ += ["compare_models", "compare_counts", "compare_from_counts", "ComparisonResult", "ComparisonCounts",
+            "CHANGES", "CHANGE_TEXT", "COMPARE_METRICS", "rule_stability", "RuleStability"]
 
 # scikit-learn conventions: the fitted check (issue #10)
 from ._params import check_fitted, check_parameter  # noqa: E402

@@ -633,6 +633,19 @@ class TCREx(BaseEstimator):
             self._pscale = PercentileScale(self._fit_enc)
         return self._pscale
 
+    def in_target(self, outputs, targets) -> np.ndarray:
+        """Per row, whether ``outputs[i]`` (of any model) lies in target ``targets[i]`` (target ids as in
+        :meth:`explain`'s ``target`` column; missing ids give False): the engine's own target containment."""
+        from ._reach import in_target
+        return in_target(self, outputs, targets)
+
+    def fit_rows(self) -> pd.DataFrame:
+        """The fit rows (features, fit index, the fit data's column types); not available after ``from_json``."""
+        self._require_fitted()
+        if not self.has_fit_data:
+            raise NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
+        return _restore_dtypes(self._decode(self._fit_enc, self._fit_index), getattr(self, "_fit_dtypes", None))
+
     @property
     def has_fit_data(self) -> bool:
         """Whether the explainer holds its fit rows (needed for real examples and fit-data percentiles); an

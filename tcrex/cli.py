@@ -290,6 +290,92 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
 
 
+@main.command()
+@click.option("--rules", "rules_path", required=True, help="Rules JSON of model A (written by `tcrex fit`).")
+@click.option("--model", "model_path", required=True, help="Model A file (XGBoost JSON/UBJ, skops, ONNX).")
+@click.option("--model-b", "model_b_path", required=True, help="Model B file, on the same features and task.")
+@click.option("--rules-b", "rules_b_path",
+              help="Rules JSON of model B; default: fitted here with A's parameters on model B over the data.")
+@click.option("--fit-b-sample", type=click.IntRange(min=1),
+              help="Without --rules-b: fit B's rules on a uniform sample of N rows instead of all rows.")
+@click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
+@click.option("--group-column", help="Column grouping the people (per-group gaps with bootstrap intervals).")
+@click.option("--target", help="Favourable class (or regression interval); default: the target in the rules.")
+@click.option("--reference", help="Reference group (default: the largest); 'rest' for everyone else.")
+@click.option("--n-boot", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and of --fit-b-sample.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
+@click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
+@click.option("--out", required=True, help="Where to write the comparison JSON.")
+@click.option("--people-out", help="Directory for people-level Parquet files (one per input file).")
+@_guard
+def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, data, group_column, target, reference,
+            n_boot, seed, workers, scheduler, batch_size, out, people_out):
+    """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
+
+    Every file is counted apart (per group and change: verified under each model, A's advice holding under B;
+    per rule of A: its rows and points under B) and the counts are added; the summary, the per-group bootstrap and
+    the findings run from these counts.
+    """
+    import fsspec
+
+    from . import TCREx
+    from .compare import COMPARED_ROWS, check_models, compare_from_counts, favourable_target
+    from .distributed import count_rows, expand_paths, iter_frames, load_rules, sample_rows
+    with fsspec.open(rules_path, "r") as fh:
+        rules = fh.read()
+    ex_a = load_rules(rules)  # fail early on a bad file
+    spec = favourable_target(ex_a, _target(target))
+    model_a, model_b = _model(model_path), _model(model_b_path)
+    names = list(ex_a.schema_.names)
+    srcs = expand_paths(data)
+    head = next(iter_frames(srcs[0], batch_size=256), None)
+    if head is not None:  # other features, another task or unknown classes: said before any file is compared
+        check_models(ex_a, head, model_b, model_a)
+    if rules_b_path:
+        with fsspec.open(rules_b_path, "r") as fh:
+            rules_b = fh.read()
+        load_rules(rules_b)
+        fit_on = "given (--rules-b)"
+    else:
+        totals = [count_rows(s) for s in srcs] if fit_b_sample else None
+        if fit_b_sample and fit_b_sample < sum(totals):
+            frame, total = sample_rows(srcs, fit_b_sample, seed, batch_size=batch_size, totals=totals)
+            fit_on = f"a uniform sample of {fit_b_sample:,} of the {total:,} compared rows"
+        else:
+            frame, fit_on = _read_all(data), COMPARED_ROWS
+        missing = [n for n in names if n not in frame.columns]
+        if missing:
+            raise _Fail(f"the data lacks column(s) {missing[:20]} that the rules of model A explain")
+        X = frame[names]
+        # as compare_models does: A's parameters and task, model B asked once about the rows
+        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_}).fit(X, y_pred=ex_a.outputs(X, model=model_b))
+        rules_b = ex_b.to_json()
+        _say(f"fitted model B's rules on {len(X):,} rows with A's parameters ({len(ex_b.rules_frame())} rules)")
+    people_jobs = [None] * len(srcs)
+    if people_out:
+        fs, _, (root,) = fsspec.get_fs_token_paths(people_out)
+        fs.makedirs(root, exist_ok=True)
+        base = people_out.rstrip("/")
+        people_jobs = [f"{base}/{name}" for name in _output_names(srcs)]
+    kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
+              explainer_b_fit_on=fit_on, batch_size=batch_size)
+    counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
+                            scheduler, "compared"))
+    res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
+    with fsspec.open(out, "w") as fh:
+        fh.write(res.to_json(indent=1, people=False))
+    _say(res.headline())
+    _say(f"compared {counts.n_rows:,} rows -> {out}")
+
+
+def _compare_job(rules_a, src, rules_b, people_dst, **kw):
+    """One file of ``tcrex compare`` (the second argument is the input file, as ``_run_files`` reports it)."""
+    from .distributed import compare_file
+    return compare_file(rules_a, rules_b, src, people_dst=people_dst, **kw)
+
+
 def audit_json(res) -> dict:
     """The audit as the CLI writes it: ``AuditResult.to_dict()`` with ``"groups"`` one record per group — ``n``
     all its rows, ``n_need_recourse`` those whose output is not in the target (the audit table's ``n``), then

@@ -65,6 +65,10 @@ SAMPLE_DATA_DIR = app_root() / "sample_data"
 LOANS_CSV = "loans.csv"
 LOANS_MODEL = "loans_model.json"
 LOANS_MODEL_META = "loans_model.meta.json"
+#: The second bundled model: the same classifier retrained on a bootstrap resample (``sample_data/build.py``), the
+#: default "new model" of the dashboard's Compare models page (``load_bundled_model(SAMPLE_DATA_DIR / LOANS_MODEL_B)``).
+LOANS_MODEL_B = "loans_model_b.json"
+LOANS_MODEL_B_META = "loans_model_b.meta.json"
 
 # ---------------------------------------------------------------------------
 # The loans data set

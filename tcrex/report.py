@@ -171,6 +171,45 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
             f"reference group</h3><div class=\"tree\">{svg}</div></div>")
 
 
+COMPARISON_COLUMNS = {"group": "group", "n": "rows", "n_need_a": "need recourse (A)", "n_need_b": "need recourse (B)",
+                      "n_lost": "lose recourse", "n_gained": "gain recourse", "n_kept": "keep recourse",
+                      "invalidation_rate": "A's advice invalidated by B", "verified_share_a": "verified (A)",
+                      "verified_share_b": "verified (B)", "small_group": "small group", "is_reference": "reference"}
+
+
+def comparison_html(result, title: str | None = None) -> str:
+    """A comparison of recourse across two models (:func:`tcrex.compare_models`): the headline, the findings (in
+    the audit's wording), who keeps, loses or gains recourse, the per-group table with its gaps, and the rules of
+    model A that break under model B. Static HTML, no scripts; no individual's values."""
+    from .compare import CHANGE_TEXT, CHANGES, COMPARE_METRICS  # noqa: PLC0415 - the comparison is optional
+
+    s = result.summary
+    head = f'<p class="meta">{_e(title)}</p>' if title else ""
+    flows = pd.DataFrame({"change": list(CHANGES), "what it means": [CHANGE_TEXT[c] for c in CHANGES],
+                          "people": [s["changes"][c] for c in CHANGES],
+                          "share": [f"{s['shares'][c]:.1%}" if s["shares"][c] == s["shares"][c] else ""
+                                    for c in CHANGES]})
+    body = (f"{head}<p><b>{_e(result.headline())}</b></p><h3>Findings</h3><ul>"
+            + "".join(f"<li>{_e(f)}</li>" for f in result.findings()) + "</ul>"
+            + f"<h3>Who keeps, loses or gains recourse</h3>{_table(flows)}")
+    if result.groups is not None:
+        table = result.groups[[c for c in COMPARISON_COLUMNS if c in result.groups.columns]] \
+            .rename(columns=COMPARISON_COLUMNS)
+        gaps = result.gaps.assign(metric=result.gaps["metric"].map(lambda m: COMPARE_METRICS[m][0]))
+        gaps = gaps[["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
+                     "significant", "small_group"]]
+        body += (f"<h3>Per group</h3>{_table(table)}<h3>Gaps from {_e(result.reference_display)}</h3>"
+                 f"{_table(gaps)}<p class=\"note\">Differences are shares (1 = 100 percentage points) with "
+                 f"{result.confidence:.0%} percentile-bootstrap intervals ({result.n_boot} resamples).</p>")
+    broken = result.broken_rules()
+    if len(broken):
+        cols = ["rule_id", "conditions", "accuracy_a", "accuracy_b", "holds_tau_b", "n_points", "points_hold_share"]
+        body += f"<h3>Rules of model A that break under model B</h3>{_table(broken[cols])}"
+    else:
+        body += '<p class="note">Every rule of model A still holds τ under model B and B confirms all its points.</p>'
+    return body
+
+
 MAX_REPORT_LEAVES = 300
 #: Trees with at most this many metarules are printed fully opened; larger ones open at the root.
 OPEN_ALL_LEAVES = 60
@@ -358,7 +397,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  explanations: pd.DataFrame | None = None, actions: pd.DataFrame | None = None,
                  rows: pd.DataFrame | None = None, include_rows: bool = False, trees: bool = True,
                  effectiveness=None, outcome_names: dict | None = None, class_names: dict | None = None,
-                 model_performance=None, audit_practical: float = PRACTICAL_DEFAULT) -> str:
+                 model_performance=None, audit_practical: float = PRACTICAL_DEFAULT, comparison=None,
+                 comparison_title: str | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
     Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
@@ -380,7 +420,9 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     else: model outputs, the rules and metarules tables and the text summary (and the targets when
     ``outcome_names`` is not given). Rules are named by their one id (``rule_id``: "R1", "R2", …).
     ``model_performance`` (a :class:`tcrex.performance.ModelPerformance`, or a sentence saying why there is none)
-    adds a small table of the model's own performance and the rows it was measured on.
+    adds a small table of the model's own performance and the rows it was measured on. ``comparison`` (a
+    :class:`tcrex.compare.ComparisonResult`) adds the recourse comparison with another model
+    (:func:`comparison_html`).
     """
     check_fitted(ex)
     when = generated_at or datetime.now(timezone.utc)
@@ -489,6 +531,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         section("figures", "Figures", "".join(parts))
     if audit is not None:
         section("audit", "Subgroup audit", _audit_html(audit, audit_title, audit_practical))
+    if comparison is not None:
+        section("comparison", "Recourse across models", comparison_html(comparison, comparison_title))
     if tables:
         section("tables", "Tables", "".join(f'<div class="figure" id="{_slug("table", i)}"><h3>{_e(name)}</h3>'
                                             f"{_table(df)}</div>" for i, (name, df) in enumerate(tables.items())))

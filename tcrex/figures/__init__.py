@@ -29,3 +29,7 @@ __all__ += ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "chang
 # the model's own performance (the dashboard's Model panel, issue #13)
 from ._model import confusion_matrix_figure, pr_curve_figure, residual_plot, roc_curve_figure  # noqa: E402
 __all__ += ["confusion_matrix_figure", "roc_curve_figure", "pr_curve_figure", "residual_plot"]
+
+# recourse across two models (issue #26)
+from ._compare import CHANGE_COLORS, comparison_gap_plot, recourse_flow, rule_accuracy_shift  # noqa: E402
+__all__ += ["recourse_flow", "comparison_gap_plot", "rule_accuracy_shift", "CHANGE_COLORS"]

@@ -134,13 +134,14 @@ def _checker(ws: Workspace):
 
 def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None,
                audit=None, individuals: list | None = None, include_rows: bool = False,
-               interactive: bool = False) -> str:
+               interactive: bool = False, comparison=None) -> str:
     """The self-contained stakeholder report for the individuals chosen on the Individual page (``individuals``:
     row labels or ``("edited", values)``; ``individual`` is one row label, for older callers). ``audit`` (an
     :class:`~tcrex.ui.auditing.AuditRun`) adds its findings. By default the report carries aggregates, rules and
     the chosen individuals only and has no scripts; ``include_rows`` embeds row-level data (first 500 rows, with
     model output) and ``interactive`` adds plotly charts (rule maps, with their sampled points, only together with
-    ``include_rows``)."""
+    ``include_rows``). ``comparison`` (a :class:`~tcrex.ui.comparing.ComparisonRun`) adds the comparison with
+    another model."""
     ex = result.explainer
     p = result.params
     if individuals is None:
@@ -180,7 +181,9 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
         rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
         outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)},
-        class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target))
+        class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target),
+        comparison=None if comparison is None else comparison.result,
+        comparison_title=None if comparison is None else comparison.title)
 
 
 def report_options(key: str = "report") -> dict:
@@ -196,11 +199,14 @@ def html_report(ws: Workspace, result: FitResult, include_rows: bool = False,
                 interactive: bool = False) -> Callable[[], str]:
     """The report builder for ``st.download_button``, built on click for the individuals chosen now on the
     Individual page; includes the last subgroup audit of this explainer."""
+    from .comparing import last_comparison  # noqa: PLC0415 - comparing imports this module's builders
+
     audit = last_audit(result)
+    comparison = last_comparison(result)
     individuals = chosen_individuals(ws, result)
 
     def build() -> str:
         with st.spinner("Building the report ..."):
             return build_html(ws, result, audit=audit, individuals=individuals, include_rows=include_rows,
-                              interactive=interactive)
+                              interactive=interactive, comparison=comparison)
     return build

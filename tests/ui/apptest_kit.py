@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
-PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export"]
+PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export", "compare"]
 CACHE = "tcrex.cache"
 
 

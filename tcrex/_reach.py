@@ -1,0 +1,32 @@
+"""Whether outputs lie in an explainer's targets (:meth:`tcrex.TCREx.in_target`, issue #26).
+
+It lets code outside the engine (``tcrex.compare_models``, ``tcrex.rule_stability``) ask another model about the
+explainer's own targets without re-deriving them: the containment is the engine's (``Target.contains``: the classes
+of Y*, or the regression interval ``(low, high]``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ParameterError
+
+
+def in_target(ex, outputs, targets) -> np.ndarray:
+    """Per row, whether ``outputs[i]`` lies in target ``targets[i]`` (a target id as in ``explain()['target']``);
+    False where the target id is missing (the row did not need recourse)."""
+    ex._require_fitted()
+    y = np.asarray(outputs.to_numpy() if isinstance(outputs, (pd.Series, pd.Index)) else outputs)
+    t = pd.array(targets, dtype="Int64") if not isinstance(targets, pd.arrays.IntegerArray) else targets
+    if len(y) != len(t):
+        raise ParameterError(f"got {len(y)} outputs for {len(t)} target ids; give one target id per output")
+    ids = np.asarray(t.fillna(-1), dtype=np.int64)
+    n_targets = len(ex._all_targets)
+    if (ids >= n_targets).any():
+        raise ParameterError(f"target ids run from 0 to {n_targets - 1}, got {int(ids.max())}")
+    inside = np.zeros(len(y), dtype=bool)
+    for k in np.unique(ids[ids >= 0]):
+        rows = np.flatnonzero(ids == k)
+        inside[rows] = ex._all_targets[int(k)].target.contains(y[rows])
+    return inside
+

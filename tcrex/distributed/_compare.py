@@ -1,0 +1,77 @@
+"""Model comparison (``tcrex.compare_counts``) of Parquet/CSV files batch by batch, for ``tcrex compare``.
+
+Both explainers travel as JSON and both models as file paths, as for the audit: each worker rebuilds them once and
+counts its own rows; the counts add up on the driver. People-level results go to one Parquet file per input file,
+rows in input order.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ._stream import _require_columns, iter_frames, load_model_file, load_rules
+
+
+def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None, target=None,
+                  explainer_b_fit_on=None, people=False):
+    """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
+    people frame when ``people`` is true."""
+    from ..compare import GIVEN, compare_counts
+    names = list(ex_a.schema_.names)
+    _require_columns(df, names + ([groups] if groups else []))
+    counts, frame = compare_counts(ex_a, df, model_b, explainer_b=ex_b, model_a=model_a, target=target,
+                                   groups=groups, explainer_b_fit_on=explainer_b_fit_on or GIVEN,
+                                   return_people=True)
+    return counts, (frame if people else None)
+
+
+def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, model_b_path: str, groups=None,
+                 target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144):
+    """The comparison counts of one Parquet or CSV file, batch by batch (they add up); with ``people_dst`` the
+    people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them)."""
+    import fsspec
+    import pyarrow.parquet as pq
+
+    ex_a, ex_b = load_rules(rules_a), load_rules(rules_b)
+    model_a, model_b = load_model_file(model_a_path), load_model_file(model_b_path)
+    names = list(ex_a.schema_.names)
+    cols = list(dict.fromkeys(names + ([groups] if groups else [])))
+    total, writer, offset = None, None, 0
+    fout = fsspec.open(people_dst, "wb").open() if people_dst else None
+    try:
+        for df in iter_frames(src, batch_size=batch_size, columns=cols):
+            c, people = compare_frame(ex_a, ex_b, df, model_a=model_a, model_b=model_b, groups=groups, target=target,
+                                      explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None)
+            total = c if total is None else total + c
+            if fout is not None:
+                table = _people_table(people, offset)
+                writer = writer or pq.ParquetWriter(fout, table.schema)
+                writer.write_table(table.cast(writer.schema))
+            offset += len(df)
+        if total is None:  # no rows: the counts of an empty frame
+            total, people = compare_frame(ex_a, ex_b, pd.DataFrame({c: [] for c in cols}), model_a=model_a,
+                                          model_b=model_b, groups=groups, target=target,
+                                          explainer_b_fit_on=explainer_b_fit_on, people=fout is not None)
+            if fout is not None:
+                table = _people_table(people, 0)
+                writer = pq.ParquetWriter(fout, table.schema)
+        if writer is not None:
+            writer.close()
+    finally:
+        if fout is not None:
+            fout.close()
+    return total
+
+
+def _people_table(people: pd.DataFrame, offset: int):
+    import pyarrow as pa
+    frame = people.reset_index(drop=True)
+    frame.insert(0, "row", pd.RangeIndex(offset, offset + len(frame)))
+    if "group" in frame:
+        frame["group"] = frame["group"].astype(str)
+    for c in ("output_a", "output_b"):  # outputs of one model share a type; text when they mix
+        vals = [v.item() if hasattr(v, "item") and not isinstance(v, str) else v for v in frame[c].tolist()]
+        if not all(isinstance(v, (int, float, bool)) for v in vals) and vals:
+            frame[c] = [str(v) for v in vals]
+        else:
+            frame[c] = pd.Series(vals, dtype=None if vals else "float64")
+    return pa.Table.from_pandas(frame, preserve_index=False)

@@ -1,0 +1,306 @@
+"""The Compare models page's pieces: choose the new model B (the bundled retrained model, a model trained in the
+app, or an upload), run :func:`tcrex.compare_models` against the active model A (cached per session), and show the
+headline, flows, group gaps, broken rules and the people behind every number.
+
+Model B comes from the same code as the active model (:mod:`tcrex.ui.sources`, :mod:`tcrex.ui.training`): an upload
+is read by the intake and checked against the data, a trained model uses the Data & model page's algorithms. The
+last comparison is remembered so the HTML report and the exports can include it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import CLASSIFICATION, TCRExError, datasets
+from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, compare_models
+from tcrex.spreadsheet import to_csv
+
+from . import auditing, sources, state, verification
+from .sources import ActiveModel, InputProblem, ModelSpec
+from .state import FitResult, Workspace
+from .training import ALGORITHMS, TrainingError, train_model
+
+MODEL_B_KEY = "tcrex.model_b_spec"
+LAST_COMPARE_KEY = "tcrex.last_comparison"
+BUNDLED_B = "bundled_b"
+KINDS = {BUNDLED_B: "Bundled retrained model", "train": "Train in the app", "upload": "Upload a model file"}
+RETRAIN = {"bootstrap": "a bootstrap resample of the fit rows", "seed": "the same fit rows, another seed"}
+N_BOOT = 1000
+NO_GROUPING = "(no grouping)"
+PEOPLE_COLUMNS = {"group": "group", "change": "change", "output_a": "output (A)", "output_b": "output (B)",
+                  "recourse_a": "recourse (A)", "recourse_b": "recourse (B)",
+                  "advice_a_holds_under_b": "A's advice holds under B", "n_changes_a": "changes (A)",
+                  "n_changes_b": "changes (B)", "rule_a": "rule (A)", "rule_b": "rule (B)"}
+
+
+@dataclass
+class ComparisonRun:
+    """A finished comparison and what it was run on (kept for the report and the exports)."""
+
+    result: Any  # tcrex.compare.ComparisonResult
+    fit_key: str  # FitResult.key it belongs to
+    model_b_label: str
+    column: str | None
+    population: str
+    target_label: str
+    model_b: Any = None  # model B as the engine asks it (for the drill-down under model B)
+
+    @property
+    def title(self) -> str:
+        grouped = f" by {self.column}" if self.column else ""
+        return (f"Model A (active) against {self.model_b_label}{grouped} — {self.population}, favourable outcome "
+                f"{self.target_label}")
+
+
+# ============================================================================================ model B
+def bundled_b_available(ws: Workspace) -> bool:
+    """The retrained bundled model fits the bundled loans sample (and only that data)."""
+    spec = ws.data.spec
+    return (spec.kind, spec.name) == (state.DEFAULT_DATA.kind, state.DEFAULT_DATA.name) and \
+        (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL_B).exists()
+
+
+def _bundled_b(data) -> ActiveModel:
+    m = datasets.load_bundled_model(datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL_B)
+    missing = [f for f in m.feature_names if f not in data.frame.columns]
+    if missing:
+        raise InputProblem(f"the retrained bundled model needs the column(s) {missing}, which this data lacks")
+    meta = m.meta
+    return ActiveModel(key=sources.sha256("bundled_b", (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL_B)
+                                          .read_bytes()), label="Bundled XGBoost, retrained",
+                       description=f"the bundled classifier retrained on a {meta.get('retrained', 'bootstrap')}",
+                       kind="bundled", task=CLASSIFICATION, predict=m.predict, spec=ModelSpec(BUNDLED_B),
+                       classes=[int(c) for c in m.classes_], model=m)
+
+
+def _trained_b(ws: Workspace, algorithm: str, how: str, seed: int) -> ActiveModel:
+    data = ws.data
+    if not data.label_column:
+        raise InputProblem("training needs a label column; choose it on the Data & model page")
+    fit = data.fit_index
+    if how == "bootstrap":  # the same number of rows, drawn with replacement
+        fit = fit[np.random.default_rng(seed).integers(0, len(fit), size=len(fit))]
+    try:
+        m = train_model(data.frame, ws.features, data.label_column, data.categorical, fit, data.test_index,
+                        algorithm, random_state=seed, task=data.spec.task)
+    except TrainingError as exc:
+        raise InputProblem(str(exc)) from None
+    return ActiveModel(key=sources.sha256("train_b", data.key, algorithm, how, seed),
+                       label=f"{m.describe()} trained on {RETRAIN[how]} (seed {seed})",
+                       description=f"trained in the app on {RETRAIN[how]}", kind="train", task=m.task,
+                       predict=m.predict, spec=ModelSpec("train", algorithm), score=m.holdout_score,
+                       score_name=m.score_name, classes=[] if m.classes_ is None else list(m.classes_), model=m)
+
+
+def model_b_controls(ws: Workspace, key: str = "compare") -> ActiveModel | None:
+    """Choose model B; None (with a message) until there is one."""
+    kinds = [k for k in KINDS if k != BUNDLED_B or bundled_b_available(ws)]
+    kind = st.segmented_control("New model (B)", kinds, default=kinds[0], format_func=KINDS.get,
+                                key=f"{key}_kind", required=True) or kinds[0]
+    try:
+        if kind == BUNDLED_B:
+            st.caption("The bundled loans classifier retrained on a bootstrap resample with another seed "
+                       "(`sample_data/build.py`).")
+            return state.session_lru("model_b", "bundled_b", lambda: _bundled_b(ws.data), 3)
+        if kind == "train":
+            c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+            algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key=f"{key}_algo")
+            how = c2.selectbox("Trained on", list(RETRAIN), format_func=RETRAIN.get, key=f"{key}_how")
+            seed = int(c3.number_input("Seed", 0, 10_000, value=1, key=f"{key}_seed"))
+            return state.session_lru("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
+                                     lambda: _trained_b(ws, algo, how, seed), 3)
+        return _uploaded_b(ws, key)
+    except InputProblem as exc:
+        st.warning(f"Model B cannot be used: {exc}", icon=":material/warning:")
+        return None
+
+
+def _uploaded_b(ws: Workspace, key: str) -> ActiveModel | None:
+    from .setup import MODEL_TYPES, PICKLE_TYPES  # noqa: PLC0415 - the Data & model page's accepted formats (one owner)
+
+    types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
+    upload = st.file_uploader("Model B file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
+                              key=f"{key}_file:{ws.data.key[:16]}",
+                              help="Loaded without running code, like the model on the Data & model page.")
+    if upload is not None:
+        state.remember_blob("model_b", upload.name, upload.getvalue())
+    kept = state.blob("model_b")
+    if kept is None:
+        st.info("Upload the new model to compare it with the active one.", icon=":material/upload_file:")
+        return None
+    digest, filename, data = kept
+    return state.session_lru("model_b", sources.sha256("upload_b", digest, ws.data.key),
+                             lambda: sources.uploaded_model(ws.data, data, filename, state.allow_pickle()), 3)
+
+
+# ============================================================================================ running
+def _model_object(m: ActiveModel):
+    """What the engine asks: the loaded/trained model (it knows its features and classes), else its predict."""
+    obj = m.model
+    return obj if obj is not None and hasattr(obj, "predict") else m.predict
+
+
+def group_choice(ws: Workspace, key: str) -> str | None:
+    columns = auditing.group_columns(ws)
+    default = auditing.default_column(ws, columns)
+    options = [NO_GROUPING] + columns
+    chosen = st.selectbox("Compare groups by", options, index=options.index(default) if default in options else 0,
+                          key=f"{key}_column", format_func=lambda c: c if c == NO_GROUPING else
+                          f"{c}  ({auditing.column_role(ws, c)})")
+    return None if chosen == NO_GROUPING else chosen
+
+
+def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | None, target, target_label: str,
+        population) -> ComparisonRun | None:
+    """The comparison for these settings (cached per session); problems become a message and ``None``."""
+    index = population.index
+    if len(index) == 0:
+        st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
+        return None
+    if model_b.task != ws.task:
+        st.warning(f"Model B solves a {model_b.task} task but the active model a {ws.task} task; compare models of "
+                   "the same task.", icon=":material/warning:")
+        return None
+    groups, binned = auditing.group_values(ws, column) if column else (None, False)
+    key = sources.sha256("compare", result.key, model_b.key, column, repr(target),
+                         np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))
+
+    def build() -> ComparisonRun:
+        X = ws.X.loc[index]
+        res = compare_models(result.explainer, X, _model_object(model_b), model_a=verification.checker(ws),
+                             target=target, groups=None if groups is None else groups.loc[index], n_boot=N_BOOT,
+                             random_state=0, class_names=ws.class_names)
+        return ComparisonRun(result=res, fit_key=result.key, model_b_label=model_b.label, column=column,
+                             population=population.label, target_label=target_label, model_b=_model_object(model_b))
+
+    try:
+        with st.spinner("Comparing recourse under both models ..."):
+            run_ = state.session_lru("comparisons", key, build, 4)
+    except TCRExError as exc:
+        st.warning(f"The comparison cannot run with these settings: {exc}", icon=":material/warning:")
+        return None
+    st.session_state[LAST_COMPARE_KEY] = run_
+    return run_
+
+
+def last_comparison(result: FitResult) -> ComparisonRun | None:
+    """The last comparison run on this fitted explainer (for the report and the exports), if any."""
+    run_ = st.session_state.get(LAST_COMPARE_KEY)
+    return run_ if run_ is not None and run_.fit_key == result.key else None
+
+
+# ============================================================================================ showing
+def headline(run_: ComparisonRun) -> None:
+    res = run_.result
+    s = res.summary
+    with st.container(border=True):
+        st.markdown(f"### {res.headline()}")
+        c = st.columns(4)
+        c[0].metric("Lose recourse", f"{s['changes'][LOST]:,}", help=CHANGE_TEXT[LOST])
+        c[1].metric("Gain recourse", f"{s['changes'][GAINED]:,}", help=CHANGE_TEXT[GAINED])
+        holds = s["advice_holds_share"]
+        c[2].metric("A's advice holds under B", "—" if holds != holds else f"{holds:.0%}",
+                    help="Share of model A's verified points that model B also sends to the favourable outcome")
+        change = s["mean_changes_change"]
+        shown = "—" if change != change else "0.00" if abs(change) < 0.005 else f"{change:+.2f}"  # no "-0.00"
+        c[3].metric("Mean change in features to change", shown,
+                    help="Among people who keep recourse: changes asked by B's advice minus A's")
+    st.caption(f"{run_.title}. Verified recourse means the model confirms a point that follows the advice "
+               "(the same definition on every page); explainer B has model A's parameters and constraints and was "
+               f"fitted on {res.explainer_b_fit_on}.")
+
+
+def findings(run_: ComparisonRun) -> None:
+    with st.container(border=True):
+        for f in run_.result.findings():
+            st.markdown(f"- {f}")
+
+
+def reference_choice(run_: ComparisonRun, key: str):
+    """The comparison with the reference group chosen here (recomputed from the counts, no model call)."""
+    res = run_.result
+    options = list(res.group_labels) + ["rest"]
+    default = options.index(res.reference) if res.reference in options else 0
+    ref = st.selectbox("Reference group", options, index=default, key=f"{key}_reference",
+                       format_func=lambda g: "everyone else (rest)" if g == "rest" else str(g))
+    return res if ref == res.reference else res.regroup(reference=ref)
+
+
+GROUPS_CONFIG = {name: st.column_config.NumberColumn(name, format="percent")
+                 for name in ("A's advice invalidated by B", "verified (A)", "verified (B)")}
+
+
+def groups_table(res) -> pd.DataFrame:
+    cols = {"group": "group", "n": "rows", "n_need_a": "need recourse (A)", "n_lost": "lose recourse",
+            "n_gained": "gain recourse", "invalidation_rate": "A's advice invalidated by B",
+            "verified_share_a": "verified (A)", "verified_share_b": "verified (B)", "is_reference": "reference"}
+    return res.groups[list(cols)].rename(columns=cols)
+
+
+def people_table(run_: ComparisonRun, changes: list[str]) -> pd.DataFrame:
+    p = run_.result.people
+    shown = p[p["change"].isin(changes)] if changes else p
+    cols = [c for c in PEOPLE_COLUMNS if c in shown.columns]
+    return shown[cols].rename(columns=PEOPLE_COLUMNS)
+
+
+def change_options() -> list[str]:
+    return list(CHANGES)
+
+
+def open_individual(row) -> None:
+    """Make ``row`` the Individual page's person (the page then explains it under the active model A)."""
+    st.session_state[state.INDIVIDUAL_KEY] = row
+    st.session_state.pop(state.EDITED_KEY, None)
+
+
+def under_both(ws: Workspace, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:
+    """One person under each model: the sentence each explainer gives, its verified point's outcome, and the
+    features its verified point changes (a table with a column per model)."""
+    res = run_.result
+    ex_b = res.explainer_b
+    p = res.people.loc[row]
+    x = ws.X.loc[[row]]
+    cols = {}
+    for name, ex, model, letter in (("model A (active)", result.explainer, verification.checker(ws), "a"),
+                                    ("model B (new)", ex_b, run_.model_b, "b")):
+        if ex is None or model is None:
+            continue
+        try:
+            exp = ex.explain_one(x, model=model, target=target)
+        except TCRExError as exc:
+            st.warning(f"{name}: {exc}", icon=":material/warning:")
+            continue
+        cols[name] = {"model output": ws.outcome_name(p[f"output_{letter}"]),
+                      "advice": exp.text,
+                      "recourse": {True: "verified", False: "not verified"}[bool(p[f"verified_{letter}"])]
+                      if p[f"needs_recourse_{letter}"] else "not needed (favourable outcome)",
+                      "rule": p[f"rule_{letter}"] if isinstance(p[f"rule_{letter}"], str) else "",
+                      "features to change": "" if pd.isna(p[f"n_changes_{letter}"]) else
+                      int(p[f"n_changes_{letter}"])}
+    if not cols:
+        return None
+    holds = p["advice_a_holds_under_b"]
+    frame = pd.DataFrame(cols)
+    frame.loc["A's advice under model B", frame.columns[0]] = "" if pd.isna(holds) else \
+        ("still works" if holds else "no longer works")
+    return frame.fillna("").astype(str)
+
+
+# ============================================================================================ exports
+def people_csv(run_: ComparisonRun):
+    """Builder of the people-level comparison as CSV (formula cells neutralised) for ``st.download_button``."""
+    def build() -> str:
+        return to_csv(run_.result.people.reset_index(names="row"))
+    return build
+
+
+def comparison_json(run_: ComparisonRun):
+    def build() -> str:
+        return run_.result.to_json(indent=1)
+    return build
