@@ -5,6 +5,7 @@ import numbers
 
 from ._errors import NotFittedError, ParameterError
 from ._outputs import check_task
+from .text import shown
 
 
 #: Hard caps on the size parameters (the one owner; docs/engine.md and docs/security.md). No real use comes near
@@ -12,15 +13,6 @@ from ._outputs import check_task
 #: fit would keep a machine busy for hours (trees) or need tens of GB (cells: several int64 arrays per cell).
 MAX_TREES = 1_000
 MAX_CELLS = 50_000_000
-
-
-def shown(value) -> str:
-    """``value`` for a message: its repr, except that a number too long to read (10**400 has 401 digits; a float
-    cannot hold it, so the message must not convert it) is named by its digit count."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
-        return f"a {len(str(abs(int(value))))}-digit number"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_parameter(name: str, value) -> None:

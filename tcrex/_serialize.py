@@ -23,12 +23,12 @@ from ._constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
-from ._params import check_parameter, shown
+from ._params import check_parameter
 from ._recourse import rule_values
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import ORDERED_KEYS, Target
-from .text import box_conditions
+from .text import box_conditions, shown
 
 FORMAT = "tcrex-rules"
 #: Version 4 (issue #24) adds what the search for verified recourse needs from the fit data, so an explainer

@@ -9,6 +9,7 @@ across a value). :func:`box_conditions` is the one walk from a rule or metarule 
 from __future__ import annotations
 
 import math
+import numbers
 from decimal import Decimal
 
 import numpy as np
@@ -342,3 +343,12 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
         text += (f" (rule {rule_id}: the optimal rule {paper_rule_id} has no point the model confirms here)"
                  if paper_rule_id else f" (rule {rule_id})")
     return text
+
+
+def shown(value) -> str:
+    """``value`` for a message: its repr, except that a number too long to read (10**400 has 401 digits; a float
+    cannot hold it, so the message must not convert it) is named by its digit count."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return f"a {len(str(abs(int(value))))}-digit number"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -11,7 +11,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from .. import check_parameter, check_rows_for_rho, min_rule_rows
-from .._params import shown
+from ..text import shown
 from ..errors import ParameterError, TCRExError
 
 __all__ = ["validate_params", "ParamReport"]
