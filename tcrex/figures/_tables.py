@@ -13,15 +13,17 @@ INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real 
 BOUNDARY_COLUMN = "nearest point of the rule"
 #: Label of the first row of a verified table: the model's output at each point.
 OUTPUT_ROW = "⟨model output⟩"
-_ACTION_ORDER = {"change": 0, "keep": 1, "free": 2}
+_ACTION_ORDER = {"change": 0, "keep": 1, "free": 2, "immutable": 3}
 #: Columns of :func:`metacounterfactual_table`, as a reader sees them.
 META_COLUMNS = ["alternative", "metarule", "rule", "if", "features that would differ", "then change", "then keep",
                 "changes needed there", "difference from now", "text"]
 
 
-def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) -> pd.DataFrame:
+def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, constraints=None) -> pd.DataFrame:
     """One row per feature of ``x``: current value, counterfactual value, the real example's value, the action
-    ("change" / "keep" / "free") and the rule's condition on it (empty when the rule leaves it free).
+    ("change" / "keep" / "free" / "immutable") and the rule's condition on it (empty when the rule leaves it free).
+    A feature the rule does not name is "free", unless ``constraints`` (the explainer's ``constraints_``, or a
+    ``{feature: spec}`` dict) mark it immutable: then it says "immutable", never "free".
 
     ``exp`` is ``ex.explain_one(x, ...)``; ``x`` the same individual as a dict or Series. Without a rule (already
     in the target, or no valid rule) the counterfactual and example columns are empty and every action is "free".
@@ -49,8 +51,9 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     if show_boundary:
         columns.insert(3, BOUNDARY_COLUMN)
     rows = []
+    fixed = _immutable(constraints)
     for f, v in values.items():
-        action = "change" if f in change else "keep" if f in keep else "free"
+        action = "change" if f in change else "keep" if f in keep else "immutable" if f in fixed else "free"
         cond = exp.rule_conditions.get(f, {}).get("text", "")
         row = [str(f), v, cf.get(f) if exp.counterfactual else None]
         if show_boundary:
@@ -68,6 +71,17 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     for col in columns[1:-2]:
         out[col] = out[col].astype(object)
     return out
+
+
+def _immutable(constraints) -> set:
+    """The names of the features ``constraints`` mark immutable (a ``Constraints`` or a ``{feature: spec}``)."""
+    if constraints is None:
+        return set()
+    if hasattr(constraints, "features") and hasattr(constraints, "schema"):
+        return {n for n, c in zip(constraints.schema.names, constraints.features) if c.kind == "immutable"}
+    from ..constraints import constraint_parts
+
+    return {str(f) for f, spec in dict(constraints).items() if constraint_parts(spec)[0] == "immutable"}
 
 
 def _verdict(output, valid, name=str) -> str | None:
