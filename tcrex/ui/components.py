@@ -44,29 +44,39 @@ def chart(builder: Callable[..., Any], *args, height: int | None = None, key: st
     if out is None:
         return None
     if legend_below and hasattr(out, "update_layout"):
-        legend_below_plot(out)
+        margin = legend_below_plot(out)
+        if height:  # the plot keeps its size; the legend's rows are added below it
+            height += max(margin - _ONE_LEGEND_ROW, 0)
     show(out, height=height, key=key, dot_width=dot_width)
     if caption:
         st.caption(caption)
     return out
 
 
-def legend_below_plot(fig, width_px: int = 1100) -> None:
+def legend_below_plot(fig, width_px: int = 1100) -> int:
     """Move a figure's legend to a horizontal block at the bottom of the figure, below the x-axis title, with a
-    bottom margin sized to the legend's estimated rows (so it never overlaps the axis or its title)."""
-    names = [re.sub(r"<[^>]+>", "", str(t.name)) for t in fig.data
-             if t.name and t.showlegend is not False]
+    bottom margin sized to the legend's estimated rows (entries may span several lines: a rule's legend is the
+    whole rule, wrapped), so it never overlaps the axis or its title. Returns the bottom margin in pixels."""
+    entries = [re.sub(r"<(?!br)[^>]+>", "", str(t.name)).split("<br>") for t in fig.data
+               if t.name and t.showlegend is not False]
     groups = {t.legendgroup for t in fig.data if t.legendgroup and t.legendgrouptitle and t.legendgrouptitle.text}
-    rows, used = 1, 0
-    for name in names:
-        w = min(48 + 8 * len(name), width_px)
-        if used + w > width_px:
-            rows, used = rows + 1, 0
+    legend_px, used, lines = 0, 0, 1
+    for entry in entries:
+        w = min(48 + 8 * max(len(line) for line in entry), width_px)
+        if used and used + w > width_px:
+            legend_px, used, lines = legend_px + 20 * lines + 6, 0, 1
         used += w
-    rows += len(groups) // 2
+        lines = max(lines, len(entry))
+    legend_px += 20 * lines + 6 + 26 * (len(groups) // 2)
+    margin = 78 + legend_px
     fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom",
                                   entrywidthmode="pixels"),
-                      margin=dict(r=20, b=78 + 26 * rows))
+                      margin=dict(r=20, b=margin))
+    return margin
+
+
+#: Bottom margin of a one-line legend below a plot; figures grow by what a taller legend needs beyond it.
+_ONE_LEGEND_ROW = 104
 
 
 def show(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
@@ -582,12 +592,14 @@ def no_actionable_alternatives(exp) -> None:
     show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
 
 
-def side_by_side(ws: Workspace, exp, values: pd.Series) -> None:
+def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None) -> None:
     """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
-    first and highlighted, with the model's output at each point in the first row."""
+    first and highlighted, with the model's output at each point in the first row (``constraints``: the
+    explainer's, so an immutable feature reads "immutable", not "free")."""
     from tcrex.figures import individual_table  # noqa: PLC0415
 
-    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name)
+    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name,
+                  constraints=constraints)
     if table is None:
         return
     table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
