@@ -19,12 +19,9 @@ if ind is None:  # a search found nobody or could not be read: no stale individu
 exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws)))
 if exp is not None:
     ui.recourse_headline(ws, result, ind, exp)
-    left, right = st.columns([3, 2])
-    with left:
-        st.subheader("Side by side")
-        ui.side_by_side(ws, exp, ind.values)
-    with right:
-        ui.rule_and_metarule(exp)
+    st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
+    ui.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None))
+    ui.rule_and_metarule(exp)
     if exp.status == NO_ACTIONABLE_RULE:
         ui.no_actionable_alternatives(exp)
     elif exp.alternatives:

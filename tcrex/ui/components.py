@@ -622,18 +622,22 @@ def _cond_lines(conds: dict) -> str:
 
 
 def rule_and_metarule(exp) -> None:
+    """The rule and the metarule side by side (two columns of condition lists)."""
     if exp.rule is None:
         return
-    st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
-    st.markdown(_cond_lines(exp.rule_conditions))
-    if exp.changes:
-        st.markdown("**Change:** " + ", ".join(f"`{c['feature']}` from {_fmt(c['current'])} to {c['condition']}"
-                                                for c in exp.changes))
-    if exp.keeps:
-        st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
-    st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
-    st.caption("The region of inputs for which this rule is recommended:")
-    st.markdown(_cond_lines(exp.metarule_conditions))
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
+        st.markdown(_cond_lines(exp.rule_conditions))
+        if exp.changes:
+            st.markdown("**Change:** " + ", ".join(f"`{c['feature']}` from {_fmt(c['current'])} to "
+                                                    f"{c['condition']}" for c in exp.changes))
+        if exp.keeps:
+            st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+    with right:
+        st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
+        st.caption("The region of inputs for which this rule is recommended:")
+        st.markdown(_cond_lines(exp.metarule_conditions))
 
 
 def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
