@@ -688,13 +688,23 @@ def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
 
 
 def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
-    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector)."""
+    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector), opened
+    centred on the tree's root (``data-root-x`` of :func:`tcrex.figures.dot_to_svg`): a tree tens of thousands
+    of pixels wide would otherwise open at its left edge with the root off-screen."""
     if not svg:
         return
     import base64
 
+    from streamlit.components.v1 import html as iframe_html  # noqa: PLC0415 - a script may run only in an iframe
+
     uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
     width = re.search(r'width="([0-9.]+)"', svg)
+    height = re.search(r'height="([0-9.]+)"', svg)
+    root = re.search(r'data-root-x="([0-9.]+)"', svg)
     style = f"width:{float(width.group(1)):.0f}px;max-width:none;" if width else ""
-    st.html(f'<div class="tcrex-svg" style="overflow:auto;max-height:{max_height}px;border:1px solid #ddd;'
-            f'border-radius:8px;background:#fff"><img alt="metarule tree" src="{uri}" style="{style}"></div>')
+    frame_h = min(max_height, int(float(height.group(1))) + 24) if height else max_height
+    centre = (f"const f=document.getElementById('f');const go=()=>{{f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}"
+              f"-f.clientWidth/2);}};document.getElementById('t').addEventListener('load',go);go();") if root else ""
+    iframe_html(f'<div id="f" class="tcrex-svg" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
+                f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
+                f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)
