@@ -22,7 +22,7 @@ from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findi
 from tcrex.text import format_number, integer_range
 
 from . import components as ui
-from . import sources, state, verification
+from . import shared, sources, state, verification
 from .state import FitResult, Workspace
 
 
@@ -258,7 +258,8 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
 
     try:
         with st.spinner("Auditing recourse by group ..."):
-            run_ = state.session_lru("audits", key, build, 6)
+            # the bundled sample's audits are the same for every session: computed once per server
+            run_ = state.session_lru("audits", key, lambda: shared.once(result, "audit", key, build), 6)
     except TCRExError as exc:
         st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
         return None

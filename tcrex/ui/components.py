@@ -695,8 +695,6 @@ def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
         return
     import base64
 
-    from streamlit.components.v1 import html as iframe_html  # noqa: PLC0415 - a script may run only in an iframe
-
     uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
     width = re.search(r'width="([0-9.]+)"', svg)
     height = re.search(r'height="([0-9.]+)"', svg)
@@ -705,6 +703,7 @@ def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
     frame_h = min(max_height, int(float(height.group(1))) + 24) if height else max_height
     centre = (f"const f=document.getElementById('f');const go=()=>{{f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}"
               f"-f.clientWidth/2);}};document.getElementById('t').addEventListener('load',go);go();") if root else ""
-    iframe_html(f'<div id="f" class="tcrex-svg" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
+    # a script runs only in an iframe; the tree is an <img> (an SVG image never runs scripts), its text escaped
+    st.iframe(f'<div id="f" class="tcrex-svg" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
                 f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
                 f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)

@@ -16,12 +16,14 @@ import streamlit as st
 
 from tcrex import TCRExError
 
+from . import shared
 from .state import FitResult, Workspace
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
 #: estimates, and say so); each verified row can cost a few model calls' worth of candidates.
 MAX_VERIFY_ROWS = 20_000
 _CACHE = "verified"
+_EFFECTIVENESS = "effectiveness of every row"
 
 
 @dataclass
@@ -43,27 +45,36 @@ def checker(ws: Workspace):
     return ws.model.predict if model_available(ws) else None
 
 
+def _verify(ws: Workspace, result: FitResult) -> VerifiedRows | str:
+    """Every row's point (a uniform sample above :data:`MAX_VERIFY_ROWS` rows) checked on the model, or why not."""
+    index = ws.X.index
+    sampled = len(index) > MAX_VERIFY_ROWS
+    if sampled:
+        pos = np.sort(np.random.default_rng(0).choice(len(index), MAX_VERIFY_ROWS, replace=False))
+    else:
+        pos = np.arange(len(index))
+    try:
+        frame = result.explainer.counterfactuals(ws.X.iloc[pos], y_pred=ws.y_pred[pos], model=ws.model.predict,
+                                                 verify=True)
+    except TCRExError as exc:
+        return f"The recommended points could not be checked on the model: {exc}"
+    return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
+
+
 def verified_rows(ws: Workspace, result: FitResult) -> VerifiedRows | None:
-    """Every row's point checked on the model (computed once per fit); None without a model or on failure."""
+    """Every row's point checked on the model (computed once per fit, and once per server for the shared fit of
+    the bundled sample); None without a model or on failure."""
     if not model_available(ws):
         return None
     if _CACHE not in result.cache:
-        index = ws.X.index
-        sampled = len(index) > MAX_VERIFY_ROWS
-        if sampled:
-            pos = np.sort(np.random.default_rng(0).choice(len(index), MAX_VERIFY_ROWS, replace=False))
-        else:
-            pos = np.arange(len(index))
-        X = ws.X.iloc[pos]
-        try:
-            with st.spinner("Checking the recommended points on the model ..."):
-                frame = result.explainer.counterfactuals(X, y_pred=ws.y_pred[pos], model=ws.model.predict,
-                                                         verify=True)
-        except TCRExError as exc:
-            st.warning(f"The recommended points could not be checked on the model: {exc}", icon=":material/warning:")
-            result.cache[_CACHE] = None
-        else:
-            result.cache[_CACHE] = VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
+        with st.spinner("Checking the recommended points on the model ..."):
+            value = shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))
+        if isinstance(value, str):
+            st.warning(value, icon=":material/warning:")
+            value = None
+        elif value is not None and shared.is_shared_result(result):  # a session's view: a shallow copy
+            value = VerifiedRows(frame=value.frame.copy(deep=False), sampled=value.sampled, n_rows=value.n_rows)
+        result.cache[_CACHE] = value
     return result.cache[_CACHE]
 
 
@@ -72,7 +83,14 @@ def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = Non
     rows = verified_rows(ws, result)
     if rows is None:
         return None
-    idx = rows.frame.index if index is None else rows.frame.index.intersection(index, sort=False)
+    if index is None or index.equals(ws.X.index):  # every row: the same for every page, computed once per fit
+        if _EFFECTIVENESS not in result.cache:
+            result.cache[_EFFECTIVENESS] = shared.once(
+                result, "effectiveness", ws.model.key,
+                lambda: result.explainer.effectiveness(explanations=result.explanations.loc[rows.frame.index],
+                                                       counterfactuals=rows.frame))
+        return result.cache[_EFFECTIVENESS]
+    idx = rows.frame.index.intersection(index, sort=False)
     return result.explainer.effectiveness(explanations=result.explanations.loc[idx],
                                           counterfactuals=rows.frame.loc[idx])
 
