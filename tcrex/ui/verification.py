@@ -8,6 +8,7 @@ and draws the headline.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,9 @@ from .state import FitResult, Workspace
 MAX_VERIFY_ROWS = 20_000
 _CACHE = "verified"
 _EFFECTIVENESS = "effectiveness of every row"
+_PENDING = "verifying"
+#: Checks of private fits run here, off the page's script run (two at a time for the whole server).
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tcrex-verify")
 
 
 @dataclass
@@ -61,14 +65,28 @@ def _verify(ws: Workspace, result: FitResult) -> VerifiedRows | str:
     return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
 
 
-def verified_rows(ws: Workspace, result: FitResult) -> VerifiedRows | None:
+def verified_rows(ws: Workspace, result: FitResult, wait: bool = True) -> VerifiedRows | None:
     """Every row's point checked on the model (computed once per fit, and once per server for the shared fit of
-    the bundled sample); None without a model or on failure."""
+    the bundled sample); None without a model or on failure.
+
+    ``wait=False`` (the pages' headlines and tables) never blocks a page run on a private fit: the check starts in
+    a background thread and None is returned until it is done (:func:`pending` says so); Apply parameters then
+    costs the fit, not the fit plus seconds of model calls. Exports wait."""
     if not model_available(ws):
         return None
     if _CACHE not in result.cache:
-        with st.spinner("Checking the recommended points on the model ..."):
-            value = shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))
+        if shared.is_shared_result(result):
+            with st.spinner("Checking the recommended points on the model ..."):
+                value = shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))
+        else:
+            future = result.cache.get(_PENDING)
+            if future is None:
+                future = result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
+            if not wait and not future.done():
+                return None
+            with st.spinner("Checking the recommended points on the model ..."):
+                value = future.result()
+            result.cache.pop(_PENDING, None)
         if isinstance(value, str):
             st.warning(value, icon=":material/warning:")
             value = None
@@ -78,9 +96,26 @@ def verified_rows(ws: Workspace, result: FitResult) -> VerifiedRows | None:
     return result.cache[_CACHE]
 
 
-def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = None):
-    """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified."""
-    rows = verified_rows(ws, result)
+def pending(ws: Workspace, result: FitResult) -> bool:
+    """Whether the recommended points of this fit are being checked in the background right now."""
+    future = result.cache.get(_PENDING)
+    return model_available(ws) and _CACHE not in result.cache and future is not None and not future.done()
+
+
+@st.fragment(run_every=0.5)
+def _until_verified(ws: Workspace, result: FitResult) -> None:
+    """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
+    if pending(ws, result):
+        st.metric("Recourse verified to work", "checking …",
+                  help="The recommended points are being checked on the model; the figure appears in a moment.")
+        return
+    st.rerun()
+
+
+def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = None, wait: bool = True):
+    """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified
+    (``wait=False``: None while they are being checked, see :func:`verified_rows`)."""
+    rows = verified_rows(ws, result, wait=wait)
     if rows is None:
         return None
     if index is None or index.equals(ws.X.index):  # every row: the same for every page, computed once per fit
@@ -103,7 +138,14 @@ def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *,
                       help="The outputs come from a column of the data, so there is no model to check the "
                            "recommended points on.")
         return
-    eff = effectiveness(ws, result, index)
+    eff = effectiveness(ws, result, index, wait=False)
+    if eff is None and pending(ws, result):  # shown as soon as the background check is done
+        if column is st:
+            _until_verified(ws, result)
+        else:
+            with column:
+                _until_verified(ws, result)
+        return
     if eff is None:
         column.metric("Verified on the model", "–")
         return
@@ -132,7 +174,7 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) ->
 def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
     """``rules`` (rows of ``rules_frame`` with target and rule) with each rule's effectiveness on every row it
     serves: ``works at nearest point`` and ``works (verified)`` (shares; empty where it serves no one)."""
-    eff = effectiveness(ws, result)
+    eff = effectiveness(ws, result, wait=False)  # while the points are checked: the table without these columns
     if eff is None:
         return rules
     table = eff.rules.rename(columns={"n_served": "serves", "boundary_effectiveness": "works at nearest point",
