@@ -29,4 +29,6 @@ if exp is not None:
         st.caption("The nearest other metarules: if this individual's features were slightly different, which "
                    "recourse would the rules recommend instead?")
         ui.chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
-        ui.chart(metacounterfactual_table, exp)
+        # the figure above draws the counts; the table says what would differ and the advice there, and fits
+        ui.static_table(metacounterfactual_table, exp, index="alternative",
+                        drop=["text", "features that would differ", "difference from now"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -672,6 +672,20 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
                    "share of them for whom the model gives the favourable outcome at the rule's nearest point; "
                    "*works (verified)*: share with a point inside the rule that the model confirms (without "
                    "falling back to a real example).")
+
+
+def static_table(builder: Callable[..., Any], *args, drop: Sequence[str] = (), index: str | None = None,
+                 **kwargs) -> pd.DataFrame | None:
+    """Build a table with ``builder(*args, **kwargs)`` and draw it as a static table whose long texts wrap, so it
+    fits the page at any width (a data grid of long texts scrolls sideways: the metacounterfactual table was
+    2,290 px wide in an 818 px box). ``drop`` leaves columns out; ``index`` becomes the row labels."""
+    table = build(builder, *args, **kwargs)
+    if table is None:
+        return None
+    shown = table.drop(columns=[c for c in drop if c in table.columns])
+    shown = shown.set_index(index) if index in shown.columns else shown.set_index(shown.columns[0])
+    st.table(arrow_safe(shown))
+    return table
 
 
 def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
