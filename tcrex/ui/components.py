@@ -715,9 +715,12 @@ def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
     root = re.search(r'data-root-x="([0-9.]+)"', svg)
     style = f"width:{float(width.group(1)):.0f}px;max-width:none;" if width else ""
     frame_h = min(max_height, int(float(height.group(1))) + 24) if height else max_height
-    centre = (f"const f=document.getElementById('f');const go=()=>{{f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}"
-              f"-f.clientWidth/2);}};document.getElementById('t').addEventListener('load',go);go();") if root else ""
+    # centred once the frame has a width: it has none while its tab is hidden, so also on the first resize
+    centre = (f"const f=document.getElementById('f');let done=false;const go=()=>{{if(done||!f.clientWidth)return;"
+              f"f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}-f.clientWidth/2);done=f.scrollLeft>0||"
+              f"f.scrollWidth<=f.clientWidth;}};document.getElementById('t').addEventListener('load',go);"
+              f"window.addEventListener('resize',go);go();") if root else ""
     # a script runs only in an iframe; the tree is an <img> (an SVG image never runs scripts), its text escaped
-    st.iframe(f'<div id="f" class="tcrex-svg" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
+    st.iframe(f'<div id="f" class="tcrex-svg" data-root-x="{float(root.group(1)) if root else 0:.0f}" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
                 f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
                 f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)

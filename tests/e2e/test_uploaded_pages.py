@@ -110,6 +110,32 @@ def test_uploaded_credit_table_pages_fit_1280_px(credit_page):
     assert page.get_by_text("Side by side").count() >= 1
 
 
+def test_full_diagram_opens_centred_on_the_root(credit_page):
+    """The full-size metarule diagram is wider than its frame; it opens scrolled so that the root is in view (it
+    used to open at the left edge with the root off-screen)."""
+    page = credit_page
+    _open(page, "Global rules")
+    page.get_by_role("tab", name="Diagram").click()
+    page.wait_for_timeout(300)
+    full = page.get_by_text("Full size (scroll to pan)")
+    if not page.locator('iframe').count():
+        full.click()
+    from e2e.conftest import wait_for_app_idle
+
+    wait_for_app_idle(page)
+    page.locator("iframe").first.wait_for(state="visible")
+    frame = next(f for f in page.frames if f != page.main_frame and f.query_selector("#f"))
+    frame.wait_for_function("() => document.getElementById('t').complete")
+    frame.wait_for_timeout(300)
+    view = frame.evaluate("""() => { const f = document.getElementById('f'), t = document.getElementById('t');
+        return {left: f.scrollLeft, width: f.clientWidth, content: t.getBoundingClientRect().width,
+                root: Number(f.dataset.rootX)}; }""")
+    _shot(page, "uploaded-diagram")
+    assert view["content"] > view["width"], view  # a real full-size tree, wider than its frame
+    assert view["left"] > 0 and view["left"] <= view["root"] <= view["left"] + view["width"], view
+    assert abs(view["root"] - (view["left"] + view["width"] / 2)) < view["width"] / 4, view  # about centred
+
+
 def test_uploaded_credit_report_fits_the_page(credit_page, tmp_path):
     page = credit_page
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
