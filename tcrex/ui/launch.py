@@ -45,7 +45,8 @@ _M_ARENA_MAX = -8  # glibc's <malloc.h>
 
 def _preload() -> None:
     """Import what the first page needs before the server answers its health check, so the first visitor does
-    not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine)."""
+    not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine), and
+    draw one throw-away plotly figure (the first figure loads plotly's template and validators)."""
     import importlib
 
     # engine and libraries only: the tcrex.ui modules declare Streamlit caches, which want the server's runtime
@@ -55,6 +56,14 @@ def _preload() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the app reports its own import errors with context
             pass
+    try:  # plotly loads a template and its validators on the first figure (0.3-0.6 s): do it before health too
+        import pandas as pd
+
+        from tcrex.figures import change_keep_bars
+
+        change_keep_bars(pd.DataFrame({"warm-up": ["change", "keep"]})).to_json()
+    except Exception:  # noqa: BLE001 - only a warm-up
+        pass
 
 
 def main(argv: list[str] | None = None) -> None:
