@@ -247,12 +247,23 @@ def once(result, name: str, key, build):
     row's recommended point on the model (seconds) and the default audit (seconds). The value is frozen
     (:func:`freeze`) and must be treated as read-only; concurrent sessions asking for the same value wait for the
     one computing it. At most :data:`MAX_SHARED_VALUES` values are kept."""
-    global _values
     if not is_shared_result(result):
         return build()
+    return _once((result.key, name, key), build)
+
+
+def model_outputs(data, model, build):
+    """The model's outputs on the data (``build()``), once per server for a bundled sample with a shared model
+    (every new session asked the model again: 0.5-0.8 s of its first page), else ``build()``."""
+    if not (is_shared_data(data.spec) and is_shared_model(model.spec)):
+        return build()
+    return _once((data.key, model.key, "outputs"), build)
+
+
+def _once(full: tuple, build):
+    global _values
     from collections import OrderedDict  # noqa: PLC0415
 
-    full = (result.key, name, key)
     with _lock:
         if _values is None:
             _values = OrderedDict()
