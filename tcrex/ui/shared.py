@@ -252,6 +252,12 @@ def once(result, name: str, key, build):
     return _once((result.key, name, key), build)
 
 
+def has_value(result, name: str, key) -> bool:
+    """Whether :func:`once` already holds the value for this shared fit and ``(name, key)``."""
+    with _lock:
+        return _values is not None and (result.key, name, key) in _values
+
+
 def model_outputs(data, model, build):
     """The model's outputs on the data (``build()``), once per server for a bundled sample with a shared model
     (every new session asked the model again: 0.5-0.8 s of its first page), else ``build()``."""

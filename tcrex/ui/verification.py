@@ -96,6 +96,26 @@ def verified_rows(ws: Workspace, result: FitResult, wait: bool = True) -> Verifi
     return result.cache[_CACHE]
 
 
+def check_in_background() -> None:
+    """After a page is drawn (``app.py``), start checking the current fit's points on the model in the background,
+    so the pages that show the check (Global rules, Change & keep, the report) find it done or under way: on a
+    fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once per
+    server; a fit whose check is done or under way is left alone."""
+    from .state import LAST_FIT_KEY, fit_key, try_workspace  # noqa: PLC0415
+
+    result = st.session_state.get(LAST_FIT_KEY)
+    if result is None or _CACHE in result.cache or _PENDING in result.cache:
+        return
+    ws, _ = try_workspace()
+    if ws is None or not model_available(ws) or fit_key(ws, result.params) != result.fit_key:
+        return  # no model to check with, or the last fit belongs to other data or another model
+    if shared.is_shared_result(result):
+        if not shared.has_value(result, "verified", ws.model.key):
+            _BACKGROUND.submit(shared.once, result, "verified", ws.model.key, lambda: _verify(ws, result))
+        return
+    result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
+
+
 def pending(ws: Workspace, result: FitResult) -> bool:
     """Whether the recommended points of this fit are being checked in the background right now."""
     future = result.cache.get(_PENDING)
