@@ -116,3 +116,35 @@ def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     assert last_result(at) is private and private.cache["verified"] is not None
     assert private.cache["verified"].frame is not shared_rows.frame
     assert any(m.label == "Recourse verified to work" and m.value.endswith("%") for m in at.metric)
+
+
+def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies():
+    """The default audit is one result for every session; its figures are built once for it and each page run gets
+    its own copy (a page setting its height never changes another's figure)."""
+    import plotly.graph_objects as go
+
+    from tcrex.ui import auditing
+
+    calls = []
+
+    def builder(result, metric="m"):
+        calls.append(metric)
+        return go.Figure(layout=dict(title=dict(text=f"{result.name} {metric}")))
+
+    class Result:  # an audit result stand-in: plain data, compared by identity here
+        name = "r"
+
+    res, other = Result(), Result()
+    first = auditing._figure(builder, res, metric="a")
+    first.update_layout(height=123)
+    again = auditing._figure(builder, res, metric="a")
+    assert calls == ["a"] and again is not first and again.layout.height is None
+    auditing._figure(builder, res, metric="b")
+    auditing._figure(builder, other, metric="a")
+    assert calls == ["a", "b", "a"]  # other arguments and other results are built separately
+    ident = id(other)
+    del other
+    import gc
+
+    gc.collect()
+    assert ident not in auditing._FIGURES  # released with its result
