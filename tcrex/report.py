@@ -1,9 +1,11 @@
 """A self-contained HTML report of a fitted explainer for stakeholders: one string that works offline, on a
 projector and on paper.
 
-It opens with an executive summary (model, data, the favourable outcome, headline recourse figures and the top
-rules in plain words), then the details: the chosen individuals, the metarule trees as static outlines, rules,
-metarules, aggregates, parameters. It carries aggregates, rules and the chosen individuals -- not the uploaded
+It is written for a board: an executive page first (model, data, the favourable outcome, headline recourse figures,
+the top rules in plain words, the chosen individual's advice, the audit's clear gaps, what the report contains),
+then the person chosen, the rules, the metarules and their trees, the audit, aggregates and parameters. Long
+tables are summarised, with the full tables in collapsed ``<details>`` sections (left out on paper); headings are
+words, not column names; every table wraps to the page (1280 px on screen, A4 on paper). It carries aggregates, rules and the chosen individuals -- not the uploaded
 table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
 which. plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest
 plot is static SVG). Every string that comes from
@@ -500,16 +502,20 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  model_performance=None, audit_practical: float = PRACTICAL_DEFAULT) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
-    Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
-    figures from ``explanations`` and the top rules in plain words), a note on **what the report contains**, then
-    the **chosen individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows
-    picked on the dashboard's Individual page), the **metarule trees** as static outlines (opened fully up to
-    60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict instead draws those DOT graphs as
-    SVG sized to fit), the rules and metarules, the aggregates (``explanations``: how many features to change;
-    ``actions`` from ``feature_actions``: change/keep per feature), the caller's ``figures`` (plotly; plotly.js
-    is embedded once, and only then) and ``tables``, the subgroup ``audit`` (its gaps called clear by
-    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), and
-    parameters with the data and model fingerprints. ``generated_at`` defaults to now (UTC).
+    Order: an **executive summary** on one page (model, data, the favourable outcome of every target, headline
+    recourse figures from ``explanations``, the top rules in plain words, the chosen individuals' advice, the
+    audit's overview and clear gaps, and a note on **what the report contains**), then the **chosen
+    individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows picked on the
+    dashboard's Individual page; the features their rule names first, the rest collapsed), the **rules** (most
+    recommended first; beyond :data:`SUMMARY_RULES` the rest collapsed), the **metarules** (the
+    :data:`SUMMARY_METARULES` that advise the most individuals; all of them collapsed), the **metarule trees** as
+    static outlines (opened fully up to 60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict
+    instead draws those DOT graphs as SVG sized to fit), the subgroup ``audit`` (its gaps called clear by
+    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), the
+    aggregates (``explanations``: how many features to change; ``actions`` from ``feature_actions``: change/keep
+    per feature), the model's performance, the caller's ``figures`` (plotly; plotly.js is embedded once, and only
+    then) and ``tables``, and parameters with the data and model fingerprints (the text summary collapsed).
+    ``generated_at`` defaults to now (UTC).
 
     ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
