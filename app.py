@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui import memory, sidebar
+from tcrex.ui import memory, sidebar, verification
 from tcrex.ui.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
@@ -44,3 +44,4 @@ with memory.timed_run(page.title):  # the server's share of a page time, logged 
     sidebar.render_sidebar(setup_page=page.url_path == "data_model")
     pickle_banner()
     page.run()
+verification.check_in_background()  # the page is drawn: the model check later pages show starts now

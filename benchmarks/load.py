@@ -6,7 +6,7 @@
 Starts one real server (``python -m tcrex.ui.launch``, the way ``make run`` does) on a free port, warms it up with
 one session (which loads what every session shares), waits until that session is released, and then for each N
 opens N browser contexts at once in one headless Chromium (``/usr/bin/chromium`` through Playwright) that each
-load **Overview** and then click **Global rules** in the navigation.
+load **Overview** and then click **Global rules**, **Individual** and **Subgroup audit** in the navigation.
 
 Per page two times are recorded:
 
@@ -168,9 +168,17 @@ async def _settle(page, chart_selector: str, t0: float) -> tuple[float, float]:
         pass
     await page.wait_for_function(IDLE_JS, polling=50, timeout=180_000)
     t1 = time.perf_counter()
-    await page.wait_for_function(CHARTS_JS, arg=chart_selector, polling=50, timeout=60_000)
+    await page.wait_for_function(CHARTS_JS, arg=chart_selector, polling=50, timeout=180_000)
     await page.evaluate(FRAMES_JS)
     return t1 - t0, time.perf_counter() - t1
+
+
+#: After Overview, every session clicks these pages in the navigation: (link, what marks the page drawn).
+NEXT_PAGES = [("Global rules", '[data-testid="stGraphVizChart"] svg, .main-svg, img[alt="metarule tree"], '
+                               '.tcrex-outline'),
+              ("Individual", ".main-svg, [data-testid='stDataFrame']"),
+              ("Subgroup audit", ".main-svg")]
+PAGE_NAMES = ["Overview"] + [name for name, _ in NEXT_PAGES]
 
 
 async def one_session(browser, url: str, results: list, errors: list) -> None:
@@ -182,12 +190,13 @@ async def one_session(browser, url: str, results: list, errors: list) -> None:
         await page.goto(url + "/", wait_until="domcontentloaded")
         server, render = await _settle(page, ".main-svg", t0)
         results.append(("Overview", server, render))
-        t0 = time.perf_counter()
-        await page.get_by_role("link", name="Global rules").first.click()
-        server, render = await _settle(page, '[data-testid="stGraphVizChart"] svg, .main-svg, img[alt="metarule tree"]', t0)
-        results.append(("Global rules", server, render))
-        if await page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count():
-            errors.append("an error box on the page")
+        for name, charts in NEXT_PAGES:
+            t0 = time.perf_counter()
+            await page.get_by_role("link", name=name).first.click()
+            server, render = await _settle(page, charts, t0)
+            results.append((name, server, render))
+            if await page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count():
+                errors.append(f"an error box on {name}")
     except Exception as exc:  # noqa: BLE001 - report, keep the round going
         errors.append(f"{type(exc).__name__}: {exc}")
     finally:
@@ -276,11 +285,11 @@ async def main_async(args) -> None:
                 runs = script_runs(log_path, log_from)
                 time.sleep(args.after)
                 after = rss_mb(proc.pid)
-                by = {p: [r for r in results if r[0] == p] for p in ("Overview", "Global rules")}
+                by = {p: [r for r in results if r[0] == p] for p in PAGE_NAMES}
                 every = [r[1] + r[2] for r in results]
                 row = dict(n=n, wall=wall, before=before, peak=sampler.peak, after=after, errors=errors,
                            server_cpu=server_cpu, chrome_cpu=chrome_cpu,
-                           ov=by["Overview"], gr=by["Global rules"], every=every, runs=runs)
+                           by=by, every=every, runs=runs)
                 rows.append(row)
                 print(f"N={n}: wall {wall:.1f} s, errors {len(errors)} {errors[:2]}; "
                       f"pages median {statistics.median(every) if every else float('nan'):.1f} s, "
@@ -317,21 +326,22 @@ async def main_async(args) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
     print()
-    print(f"| sessions | Overview total median / max (server + render) | Global rules total median / max "
-          f"(server + render) | server script run median / max: Overview, Global rules | server RSS before → peak → "
-          f"{args.after:.0f} s after close | errors |")
-    print("|---|---|---|---|---|---|")
+    print("Page times: total median / max (server + render) in s; server script runs from the server log.")
+    print("| sessions | " + " | ".join(PAGE_NAMES) + " | server script run median / max, all pages | "
+          f"server RSS before → peak → {args.after:.0f} s after close | errors |")
+    print("|---|" + "---|" * len(PAGE_NAMES) + "---|---|---|")
     for r in rows:
         def cell(items):
             tot = [s + q for _, s, q in items]
-            return (f"{_fmt(tot)} s ({_fmt([s for _, s, _ in items])} + {_fmt([q for _, _, q in items])})"
+            return (f"{_fmt(tot)} ({_fmt([s for _, s, _ in items])} + {_fmt([q for _, _, q in items])})"
                     if items else "-")
         runs = r["runs"]
-        print(f"| {r['n']} | {cell(r['ov'])} | {cell(r['gr'])} | {_fmt(runs.get('Overview', []))} s, "
-              f"{_fmt(runs.get('Global rules', []))} s | {r['before']:.0f} → {r['peak']:.0f} → "
+        every_run = [v for p in PAGE_NAMES for v in runs.get(p, [])]
+        print(f"| {r['n']} | " + " | ".join(cell(r["by"][p]) for p in PAGE_NAMES) + " | "
+              + ", ".join(f"{p} {_fmt(runs.get(p, []))}" for p in PAGE_NAMES)
+              + f"; all {_fmt(every_run)} | {r['before']:.0f} → {r['peak']:.0f} → "
               f"{r['after']:.0f} MB ({(r['after'] / baseline - 1) * 100:+.0f} % vs baseline {baseline:.0f}) | "
               f"{len(r['errors'])} |")
-
 
     if upload_row:
         size, n_rows, before, peak, after, errors = upload_row

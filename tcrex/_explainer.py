@@ -785,7 +785,8 @@ class TCREx(BaseEstimator):
 
         Given a population ``X`` and/or a model (or ``effectiveness=`` from :meth:`effectiveness`, or True for
         the fit rows), adds ``n_served``, ``boundary_effectiveness`` and ``effectiveness``."""
-        return self._with_effectiveness(self._rules_frame, "rule", X, model, y_pred, effectiveness)
+        return self._with_effectiveness(self._memo_frame("rules", self._rules_frame), "rule", X, model, y_pred,
+                                        effectiveness)
 
     def _with_effectiveness(self, frame, kind: str, X, model, y_pred, effectiveness) -> pd.DataFrame:
         """``frame()`` (the rules or metarules frame) with the effectiveness columns of ``kind`` when asked for."""
@@ -833,7 +834,25 @@ class TCREx(BaseEstimator):
     def metarules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every metarule with its rule, worst-case sparsity and what to change / keep inside it (plus the
         effectiveness columns, as in :meth:`rules_frame`)."""
-        return self._with_effectiveness(self._metarules_frame, "metarule", X, model, y_pred, effectiveness)
+        return self._with_effectiveness(self._memo_frame("metarules", self._metarules_frame), "metarule", X, model,
+                                        y_pred, effectiveness)
+
+    def _memo_frame(self, name: str, build):
+        """``build`` wrapped so that its frame is built once per set of solutions (the targets' rules and
+        metarules): a dashboard page asks for the metarules frame several times per run (tree, outline, tables),
+        and building it costs a noticeable share of a page on hundreds of metarules. Each call gets a copy. The
+        memo is keyed on the solution objects themselves, so ``fit``/``update``/``recount`` (new solutions)
+        never see a stale frame."""
+        def frame() -> pd.DataFrame:
+            solutions = tuple(getattr(self, "_all_targets", None) or self.targets_)
+            memo = getattr(self, "_frame_memo", None)
+            if memo is None or len(memo[0]) != len(solutions) or any(a is not b for a, b in zip(memo[0], solutions)):
+                memo = (solutions, {})
+                self._frame_memo = memo
+            if name not in memo[1]:
+                memo[1][name] = build()
+            return memo[1][name].copy()
+        return frame
 
     def _metarules_frame(self) -> pd.DataFrame:
         rows = []
@@ -945,6 +964,7 @@ class TCREx(BaseEstimator):
 
     def __getstate__(self):
         state = dict(self.__dict__)
+        state.pop("_frame_memo", None)  # rebuilt on demand
         model = state.get("model_")
         if model is not None:
             try:

@@ -1,9 +1,11 @@
 """A self-contained HTML report of a fitted explainer for stakeholders: one string that works offline, on a
 projector and on paper.
 
-It opens with an executive summary (model, data, the favourable outcome, headline recourse figures and the top
-rules in plain words), then the details: the chosen individuals, the metarule trees as static outlines, rules,
-metarules, aggregates, parameters. It carries aggregates, rules and the chosen individuals -- not the uploaded
+It is written for a board: an executive page first (model, data, the favourable outcome, headline recourse figures,
+the top rules in plain words, the chosen individual's advice, the audit's clear gaps, what the report contains),
+then the person chosen, the rules, the metarules and their trees, the audit, aggregates and parameters. Long
+tables are summarised, with the full tables in collapsed ``<details>`` sections (left out on paper); headings are
+words, not column names; every table wraps to the page (1280 px on screen, A4 on paper). It carries aggregates, rules and the chosen individuals -- not the uploaded
 table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
 which. plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest
 plot is static SVG). Every string that comes from
@@ -39,6 +41,10 @@ h3 { font-size: 21px; margin: 28px 0 8px; }
 .meta { color: var(--muted); margin: 0 0 20px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 15px; width: 100%; }
 th, td { border: 1px solid var(--rule); padding: 5px 8px; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; }  /* long feature names wrap: every table fits an A4 / 1280 px page */
+th { overflow-wrap: normal; hyphens: auto; }  /* headings break between words only */
+td.num, th.num { text-align: right; }
+td.num, td.short { white-space: nowrap; overflow-wrap: normal; }
 th { background: var(--band); }
 tbody tr:nth-child(even) td { background: #fafafa; }
 table.kv { width: auto; min-width: 50%; }
@@ -52,7 +58,7 @@ pre.summary { font-size: 16px; }
 .tree { overflow-x: auto; border: 1px solid var(--rule); border-radius: 6px; padding: 8px; background: #fff; }
 .tree svg { display: block; margin: 0 auto; max-width: 100%; height: auto; }  /* sized to fit */
 .note { color: var(--muted); font-size: 15px; }
-li.clear { color: #B03A00; }
+li.clear, li.gap { color: #B03A00; }
 .exec { background: #f7f9fc; border: 1px solid #c9d6ea; border-radius: 8px; padding: 4px 22px 14px; }
 .headline { display: flex; flex-wrap: wrap; gap: 14px; margin: 12px 0; }
 .headline div { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 8px 14px; min-width: 11em; }
@@ -62,6 +68,9 @@ li.clear { color: #B03A00; }
 .tcrex-outline { font-size: 15px; }
 nav ol { columns: 2; font-size: 16px; }
 details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
+details.full { margin: 8px 0 18px; }
+details.full > summary { color: #0b4f8a; font-size: 16px; }
+.exec .contains { margin-top: 14px; }
 @media print {
   body { font-size: 12pt; max-width: none; padding: 0; }
   h2 { page-break-after: avoid; break-after: avoid; }
@@ -69,7 +78,7 @@ details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
   .tree { overflow: visible; border: none; }
   .tree svg { max-width: 100%; height: auto; }
   .tcrex-outline details > *:not(summary) { display: block; }
-  .figure > details { display: none; }
+  .figure > details, details.full { display: none; }
   nav { display: none; }
 }
 """
@@ -115,15 +124,52 @@ def _cell(v) -> str:
     return str(v)
 
 
-def _table(df: pd.DataFrame, max_rows: int = MAX_TABLE_ROWS) -> str:
+def _table(df: pd.DataFrame, max_rows: int = MAX_TABLE_ROWS, widths: dict | None = None) -> str:
+    """``df`` as an HTML table (first ``max_rows`` rows); numbers right-aligned; ``widths`` sets some columns'
+    share of the width (``{"conditions": "34%"}``) so long texts take the room and short columns stay narrow."""
     n = len(df)
     shown = df.iloc[:max_rows]
-    head = "".join(f"<th>{_e(c)}</th>" for c in shown.columns)
+    numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in shown.dtypes]
+    widths = widths or {}
+
+    def th(c, num):
+        style = f' style="width:{widths[c]}"' if c in widths else ""
+        cls = ' class="num"' if num else ""
+        return f"<th{cls}{style}>{_e(c)}</th>"
+
+    head = "".join(th(c, num) for c, num in zip(shown.columns, numeric))
+    # short texts (ids, "2 %", "change") never break; long ones (conditions, advice) wrap anywhere
+    short = [bool(num) or not len(shown) or max(len(_cell(v)) for v in shown.iloc[:, i]) <= 14
+             for i, num in enumerate(numeric)]
+    cls = [' class="num"' if num else ' class="short"' if sh else "" for num, sh in zip(numeric, short)]
     body = []
     for row in shown.itertuples(index=False):
-        body.append("<tr>" + "".join(f"<td>{_e(_cell(v))}</td>" for v in row) + "</tr>")
+        body.append("<tr>" + "".join(f"<td{c}>{_e(_cell(v))}</td>" for v, c in zip(row, cls)) + "</tr>")
     note = f'<p class="note">First {max_rows} of {n} rows.</p>' if n > max_rows else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
+
+
+def _percent(v) -> str:
+    """A share for readers: "81 %", empty when unknown."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return ""
+    return "" if v != v else f"{v:.0%}"
+
+
+def _readable(frame: pd.DataFrame, columns: dict, percent=()) -> pd.DataFrame:
+    """``frame`` with only ``columns`` (in that order), renamed to the words a reader sees; shares as "81 %"."""
+    out = frame[[c for c in columns if c in frame.columns]].copy()
+    for c in percent:
+        if c in out.columns:
+            out[c] = out[c].map(_percent)
+    return out.rename(columns=columns)
+
+
+def _full(summary: str, body: str) -> str:
+    """A full table kept out of the reading flow: collapsed until opened (and left out on paper)."""
+    return f'<details class="full"><summary>{_e(summary)}</summary>{body}</details>'
 
 
 def _kv(items, raw: dict | None = None) -> str:
@@ -356,10 +402,21 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
                   ("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
                   ("features to change", exp.n_changes)]
     parts.append(_kv(facts))
-    table = individual_table(exp, x, outcome_name=lambda v: _outcome(v, class_names))
+    table = individual_table(exp, x, changes_first=True, outcome_name=lambda v: _outcome(v, class_names),
+                             constraints=getattr(ex, "constraints_", None))
+    table = table.rename(columns={"counterfactual value": "recommended point"})
     if not real_example:
         table = table.drop(columns=[c for c in table.columns if c.startswith("real example")])
-    parts.append(_table(table))
+    # the features the rule names (and the model's output row) are the advice; the rest stay as they are
+    in_rule = table["action"].isin(["change", "keep"]) | table["feature"].astype(str).str.startswith("⟨")
+    widths = {"feature": "22%", "rule condition": "22%"}
+    if in_rule.any() and not in_rule.all():
+        rest = table[~in_rule]
+        parts.append(_table(table[in_rule], widths=widths))
+        parts.append(_full(f"The other {pluralise(len(rest), 'feature')} (the rule does not name them; "
+                           "they stay as they are)", _table(rest, widths=widths)))
+    else:
+        parts.append(_table(table, widths=widths))
     if exp.alternatives:
         alts = "".join(f"<li>{_e(a['text'])}</li>" for a in exp.alternatives)
         parts.append(f"<p>Nearby metarules (if this individual were slightly different):</p><ul>{alts}</ul>")
@@ -390,6 +447,96 @@ def _ids_first(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: Rules and metarules tables as a reader sees them: {frame column: heading}, in this order.
+RULE_COLUMNS = {"rule_id": "rule", "target_description": "outcome it reaches", "conditions": "conditions",
+                "n": "individuals inside", "feasibility": "share of the data", "accuracy": "reach the outcome",
+                "complexity": "number of conditions", "n_metarules": "metarules using it",
+                "n_served": "recommended to", "effectiveness": "advice works (checked on the model)",
+                "boundary_effectiveness": "works at the rule's nearest point"}
+METARULE_COLUMNS = {"metarule_id": "metarule", "conditions": "where (the region)", "rule_id": "recommended rule",
+                    "text": "advice", "sparsity": "changes at most", "n_cells": "grid cells",
+                    "n_served": "advised (individuals)", "effectiveness": "advice works (checked on the model)",
+                    "boundary_effectiveness": "works at the rule's nearest point"}
+_SHARES = ("feasibility", "accuracy", "effectiveness", "boundary_effectiveness")
+#: Rules and metarules shown in the reading flow; the rest are in a collapsed full table.
+SUMMARY_RULES = 12
+SUMMARY_METARULES = 10
+
+
+def _rules_html(rules: pd.DataFrame, multi_target: bool) -> str:
+    """The rules, most recommended first: all of them when few, else the first ``SUMMARY_RULES`` and the full
+    table collapsed."""
+    columns = {k: v for k, v in RULE_COLUMNS.items() if multi_target or k != "target_description"}
+    order = [c for c in ("n_served", "n") if c in rules.columns]
+    ranked = rules.sort_values(order, ascending=False, kind="stable") if order else rules
+    widths = {"conditions": "34%"}
+    intro = ('<p class="note">"Share of the data": the rows inside the rule; "reach the outcome": the share of '
+             "them the model puts in the favourable outcome (the rule's accuracy)"
+             + ('; "advice works": the share of individuals it is recommended to whose recommended point the model '
+                "confirms" if "effectiveness" in rules.columns else "") + ".</p>")
+    if len(rules) <= SUMMARY_RULES:
+        return intro + _table(_readable(rules, columns, _SHARES), widths=widths)
+    head = _readable(ranked.head(SUMMARY_RULES), columns, _SHARES)
+    return (intro + f"<p>The {SUMMARY_RULES} most recommended of {len(rules):,} rules:</p>" + _table(head, widths=widths)
+            + _full(f"All {len(rules):,} rules", _table(_readable(rules, columns, _SHARES), widths=widths)))
+
+
+def _advised(metas: pd.DataFrame, explanations: pd.DataFrame | None) -> pd.Series | None:
+    """How many individuals each metarule advises: ``n_served`` (checked on the model) when present, else counted
+    from ``explanations`` (those who need and have a recourse)."""
+    if "n_served" in metas.columns:
+        return metas["n_served"]
+    if explanations is None or not len(explanations):
+        return None
+    status = explanations["status"].astype(str).to_numpy()
+    sel = explanations[has_recourse(status) & needs_recourse(status)]
+    counts = pd.Series(list(zip(pd.to_numeric(sel["target"]).astype(int), pd.to_numeric(sel["metarule"]).astype(int)))
+                       ).value_counts() if len(sel) else pd.Series(dtype=int)
+    return pd.Series([int(counts.get((int(t), int(m)), 0)) for t, m in zip(metas["target"], metas["metarule"])],
+                     index=metas.index)
+
+
+def _metarules_html(metas: pd.DataFrame, explanations: pd.DataFrame | None, multi_target: bool) -> str:
+    """The metarules: how many, the ones that advise the most individuals, and the full table collapsed."""
+    if not len(metas):
+        return '<p class="note">No metarule: no rule is valid at these settings.</p>'
+    advised = _advised(metas, explanations)
+    frame = metas.assign(n_served=advised) if advised is not None else metas
+    widths = {"where (the region)": "30%", "advice": "30%"}
+    intro = (f"<p>{pluralise(len(metas), 'metarule')} split the inputs into regions; in each region one rule is "
+             "recommended, with the advice it gives there (the change and what to keep).</p>")
+    full_columns = dict(METARULE_COLUMNS)
+    full_columns.update({"change": "change", "keep": "keep"})
+    full = _table(_readable(frame, full_columns, _SHARES), widths={"where (the region)": "24%", "advice": "24%"})
+    if len(metas) <= SUMMARY_METARULES:
+        return intro + _table(_readable(frame, METARULE_COLUMNS, _SHARES), widths=widths)
+    columns = {k: v for k, v in METARULE_COLUMNS.items() if k not in ("n_cells", "boundary_effectiveness")}
+    if advised is not None:
+        top = frame[advised > 0].sort_values("n_served", ascending=False, kind="stable").head(SUMMARY_METARULES)
+        lead = (f"<p>The {len(top)} metarules that advise the most individuals "
+                f"({int(top['n_served'].sum()):,} of {int(advised.sum()):,} advised):</p>")
+    else:
+        top = frame.sort_values("n_cells", ascending=False, kind="stable").head(SUMMARY_METARULES)
+        lead = f"<p>The {len(top)} largest metarules (by grid cells):</p>"
+    return (intro + lead + _table(_readable(top, columns, _SHARES), widths=widths)
+            + _full(f"All {len(metas):,} metarules (also in the CSV export, one row per individual)", full))
+
+
+def _audit_headline(result, practical: float) -> str:
+    """The audit in two lines for the first page: what was compared and the clear gaps, if any."""
+    found = split_findings(result, practical)
+    if found is None:
+        return '<p class="note">The audit found no groups to compare.</p>'
+    lines = [f"<li>{_e(found.overview)}</li>"]
+    lines += [f'<li class="gap"><b>{_e(c)}</b></li>' for c in found.clear[:3]]
+    if len(found.clear) > 3:
+        lines.append(f"<li>… and {len(found.clear) - 3} more clear gaps (see the audit below).</li>")
+    if not found.clear and found.compared:
+        lines.append(f"<li>No clear difference between the groups (none at least {practical:g} points with a "
+                     f"{result.confidence:.0%} interval excluding zero).</li>")
+    return f"<ul>{''.join(lines)}</ul>"
+
+
 def build_report(ex, *, title: str, data_description: str, data_fingerprint: str, model_description: str,
                  model_fingerprint: str, params: dict, figures: dict | None = None, tables: dict | None = None,
                  dot: dict | None = None, generated_at: datetime | None = None, audit=None,
@@ -401,16 +548,20 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  comparison_title: str | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
-    Order: an **executive summary** (model, data, the favourable outcome of every target, headline recourse
-    figures from ``explanations`` and the top rules in plain words), a note on **what the report contains**, then
-    the **chosen individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows
-    picked on the dashboard's Individual page), the **metarule trees** as static outlines (opened fully up to
-    60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict instead draws those DOT graphs as
-    SVG sized to fit), the rules and metarules, the aggregates (``explanations``: how many features to change;
-    ``actions`` from ``feature_actions``: change/keep per feature), the caller's ``figures`` (plotly; plotly.js
-    is embedded once, and only then) and ``tables``, the subgroup ``audit`` (its gaps called clear by
-    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), and
-    parameters with the data and model fingerprints. ``generated_at`` defaults to now (UTC).
+    Order: an **executive summary** on one page (model, data, the favourable outcome of every target, headline
+    recourse figures from ``explanations``, the top rules in plain words, the chosen individuals' advice, the
+    audit's overview and clear gaps, and a note on **what the report contains**), then the **chosen
+    individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows picked on the
+    dashboard's Individual page; the features their rule names first, the rest collapsed), the **rules** (most
+    recommended first; beyond :data:`SUMMARY_RULES` the rest collapsed), the **metarules** (the
+    :data:`SUMMARY_METARULES` that advise the most individuals; all of them collapsed), the **metarule trees** as
+    static outlines (opened fully up to 60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict
+    instead draws those DOT graphs as SVG sized to fit), the subgroup ``audit`` (its gaps called clear by
+    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), the
+    aggregates (``explanations``: how many features to change; ``actions`` from ``feature_actions``: change/keep
+    per feature), the model's performance, the caller's ``figures`` (plotly; plotly.js is embedded once, and only
+    then) and ``tables``, and parameters with the data and model fingerprints (the text summary collapsed).
+    ``generated_at`` defaults to now (UTC).
 
     ``explanations`` and ``actions`` are only summarised; row-level data enters the report only with
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
@@ -436,7 +587,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         toc.append(f'<li><a href="#{anchor}">{_e(heading)}</a></li>')
         sections.append(f'<section id="{anchor}"><h2>{_e(heading)}</h2>{body}</section>')
 
-    # ---------------------------------------------------------------- executive summary
+    # ---------------------------------------------------------------- executive summary (one page)
     cards, words = _headline(ex, explanations, effectiveness)
     names = outcome_names or ({t: s.target.describe(class_names) for t, s in enumerate(ex.targets_)}
                               if class_names else {})
@@ -455,9 +606,10 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if individuals:
         exec_body += "<h3>Chosen individual" + ("s" if len(individuals) > 1 else "") + "</h3><ul>" + "".join(
             f"<li><b>{_e(name)}</b>: {_e(exp.text)}</li>" for name, (exp, _) in individuals.items()) + "</ul>"
-    section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
+    if audit is not None:
+        exec_body += "<h3>Subgroup audit</h3>" + _audit_headline(audit, audit_practical)
 
-    # ---------------------------------------------------------------- what is in here
+    # what is in here: part of the first page, so a reader knows at once what the file holds
     embed_rows = include_rows and rows is not None
     contains = ["aggregates (counts and shares over all individuals)", "rules and metarules",
                 f"{pluralise(len(individuals), 'chosen individual')} with their feature values"]
@@ -469,10 +621,13 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         absent = ""
     else:
         absent = " It does <b>not</b> contain the uploaded table or any other individual's values."
-    contains_html = (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
-                     f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'}</p>")
-    section("contents", "What this report contains", contains_html)
+    exec_body += (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
+                  f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'} "
+                  "Long tables are summarised; the full tables are in collapsed sections (click to open) and in "
+                  "the dashboard's CSV export.</p>")
+    section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
 
+    # ---------------------------------------------------------------- the person chosen
     if individuals:
         section("individuals", "Chosen individuals" if len(individuals) > 1 else "Chosen individual",
                 "".join(_individual_html(ex, name, exp, x, real_example=embed_rows, class_names=class_names,
@@ -481,7 +636,13 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                 + ("" if embed_rows else '<p class="note">The "real example" (the nearest real row following the '
                    "rule) is another person's data and is left out; include row-level data to show it.</p>"))
 
-    # ---------------------------------------------------------------- trees
+    # ---------------------------------------------------------------- the rules, the metarules and their trees
+    rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
+    metas = ex.metarules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.metarules_frame()
+    if names:  # targets by name ("approved"), not "output = 1"
+        rules = rules.assign(target_description=rules["target"].map(lambda t: names.get(int(t), "")))
+    section("rules", "Rules", _rules_html(rules, multi_target=len(ex.targets_) > 1))
+    section("metarules", "Metarules", _metarules_html(metas, explanations, multi_target=len(ex.targets_) > 1))
     if dot:
         parts = []
         for i, (name, text) in enumerate(dot.items()):
@@ -505,14 +666,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                 "applies; open a branch to follow it. Leaves sharing a letter give the same advice.</p>"
                 + "".join(parts))
 
-    if model_performance is not None:
-        section("model-performance", "How well the model does", _performance_html(model_performance))
-    rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
-    metas = ex.metarules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.metarules_frame()
-    if names:  # targets by name ("approved"), not "output = 1"
-        rules = rules.assign(target_description=rules["target"].map(lambda t: names.get(int(t), "")))
-    section("rules", "Rules", _table(_ids_first(rules)))
-    section("metarules", "Metarules", _table(_ids_first(metas)))
+    # ---------------------------------------------------------------- the audit, then the supporting detail
+    if audit is not None:
+        section("audit", "Subgroup audit", _audit_html(audit, audit_title, audit_practical))
+    if comparison is not None:
+        section("comparison", "Recourse across models", comparison_html(comparison, comparison_title))
     agg = []
     if explanations is not None and len(explanations):
         agg.append("<h3>Features to change, per individual with a recourse</h3>" + _changes_table(explanations))
@@ -520,6 +678,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
     if agg:
         section("aggregates", "Aggregates", "".join(agg))
+    if model_performance is not None:
+        section("model-performance", "How well the model does", _performance_html(model_performance))
     if figures:
         parts = []
         first = True
@@ -529,10 +689,6 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
             first = False
             parts.append(f'<div class="figure"><h3>{_e(name)}</h3>{div}</div>')
         section("figures", "Figures", "".join(parts))
-    if audit is not None:
-        section("audit", "Subgroup audit", _audit_html(audit, audit_title, audit_practical))
-    if comparison is not None:
-        section("comparison", "Recourse across models", comparison_html(comparison, comparison_title))
     if tables:
         section("tables", "Tables", "".join(f'<div class="figure" id="{_slug("table", i)}"><h3>{_e(name)}</h3>'
                                             f"{_table(df)}</div>" for i, (name, df) in enumerate(tables.items())))
@@ -549,7 +705,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                 raw={"data fingerprint": _fp(data_fingerprint), "model fingerprint": _fp(model_fingerprint)})
             + (_kv(params.items()) if params else '<p class="note">no parameters given</p>')
             + "<h3>Explainer settings</h3>" + _kv(settings.items())
-            + f'<h3>Global summary (text)</h3><pre class="summary">{_e(ex.summary_text(class_names))}</pre>')
+            + _full("Global summary (text): every rule and metarule in words",
+                    f'<pre class="summary">{_e(ex.summary_text(class_names))}</pre>'))
     stamp = when.isoformat(timespec="seconds")
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '
             f'counterfactual rules and metarules (Bewley et al., ICML 2024)</p>'

@@ -1,4 +1,5 @@
 """Figure specs of tcrex.figures on real fitted explainers (no rendering; plotly dicts, DOT text, SVG)."""
+import html
 import re
 import warnings
 import xml.etree.ElementTree as ET
@@ -66,13 +67,69 @@ def _rects(trace):
 
 
 def test_rule_colours_are_distinct_and_consistent():
-    colors = F.rule_colors(21)
-    assert len(set(colors)) == 21
+    colors = F.rule_colors(30)
+    assert len(set(colors)) == 30
     assert all(re.fullmatch(r"#[0-9A-F]{6}", c) for c in colors)
-    assert colors[:7] == list(F.RULE_PALETTE)
-    assert [F.rule_color(0, r) for r in range(21)] == colors
-    assert F.rule_dash(0, 0) == "solid" and F.rule_dash(0, 7) != "solid"
+    assert colors[:12] == list(F.RULE_PALETTE)
+    assert [F.rule_color(0, r) for r in range(30)] == colors
+    assert [F.rule_dash(0, r) for r in range(12)] == ["solid"] * 8 + ["dash"] * 4
+    assert F.rule_dash(0, 12) not in ("solid", "dash") and F.rule_dash(0, -1) == "dot"
     assert F.rule_colors(0) == []
+
+
+def _lab(color: str) -> np.ndarray:
+    """CIELAB (D65) of an sRGB ``#RRGGBB``."""
+    rgb = np.array([int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ lin
+    f = np.cbrt(np.maximum(xyz / np.array([0.95047, 1.0, 1.08883]), 0.008856 ** 3))
+    f = np.where(xyz / np.array([0.95047, 1.0, 1.08883]) > 0.008856, f,
+                 7.787 * xyz / np.array([0.95047, 1.0, 1.08883]) + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _ciede2000(c1: str, c2: str) -> float:
+    """The CIEDE2000 colour difference of two ``#RRGGBB`` colours."""
+    return _delta_e(_lab(c1), _lab(c2))
+
+
+def _delta_e(lab1, lab2) -> float:
+    """CIEDE2000 (Sharma, Wu & Dalal 2005) of two CIELAB colours."""
+    (L1, a1, b1), (L2, a2, b2) = lab1, lab2
+    cbar = (np.hypot(a1, b1) + np.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - np.sqrt(cbar ** 7 / (cbar ** 7 + 25 ** 7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = np.hypot(a1p, b1), np.hypot(a2p, b2)
+    h1, h2 = np.degrees(np.arctan2(b1, a1p)) % 360, np.degrees(np.arctan2(b2, a2p)) % 360
+    dh = 0.0 if c1p * c2p == 0 else (h2 - h1 + 180) % 360 - 180
+    dH = 2 * np.sqrt(c1p * c2p) * np.sin(np.radians(dh / 2))
+    lbar, cbarp = (L1 + L2) / 2, (c1p + c2p) / 2
+    hbar = h1 + h2 if c1p * c2p == 0 else (h1 + h2) / 2 if abs(h1 - h2) <= 180 else \
+        (h1 + h2 + 360) / 2 if h1 + h2 < 360 else (h1 + h2 - 360) / 2
+    t = (1 - 0.17 * np.cos(np.radians(hbar - 30)) + 0.24 * np.cos(np.radians(2 * hbar))
+         + 0.32 * np.cos(np.radians(3 * hbar + 6)) - 0.2 * np.cos(np.radians(4 * hbar - 63)))
+    rt = (-np.sin(np.radians(60 * np.exp(-((hbar - 275) / 25) ** 2)))
+          * 2 * np.sqrt(cbarp ** 7 / (cbarp ** 7 + 25 ** 7)))
+    sl = 1 + 0.015 * (lbar - 50) ** 2 / np.sqrt(20 + (lbar - 50) ** 2)
+    sc, sh = 1 + 0.045 * cbarp, 1 + 0.015 * cbarp * t
+    dl, dc = (L2 - L1) / sl, (c2p - c1p) / sc
+    return float(np.sqrt(dl ** 2 + dc ** 2 + (dH / sh) ** 2 + rt * dc * (dH / sh)))
+
+
+def test_twelve_rule_colours_are_told_apart():
+    """Any two of the first twelve rule colours differ clearly (CIEDE2000 >= 15; the first eight >= 23), so a
+    rule map with 8 rules has no two similar oranges (the old palette's #E69F00 and #D55E00: 22)."""
+    # pairs 1 and 7 of the CIEDE2000 paper's test data (Sharma et al. 2005): 2.0425 and 2.3669
+    assert round(_delta_e((50, 2.6772, -79.7751), (50, 0, -82.7485)), 4) == 2.0425
+    assert round(_delta_e((50, 0, 0), (50, -1, 2)), 4) == 2.3669
+    colors = F.rule_colors(12)
+    pairs = [(i, j) for i in range(12) for j in range(i + 1, 12)]
+    worst = min(_ciede2000(colors[i], colors[j]) for i, j in pairs)
+    worst8 = min(_ciede2000(colors[i], colors[j]) for i, j in pairs if j < 8)
+    assert worst >= 15 and worst8 >= 23, (worst, worst8)
+    oranges = [c for c in colors[:8] if 20 <= np.degrees(np.arctan2(_lab(c)[2], _lab(c)[1])) % 360 <= 75
+               and np.hypot(*_lab(c)[1:]) > 40]
+    assert len(oranges) <= 1, oranges
 
 
 # ---------------------------------------------------------------------- rule plot (paper Figures 1 and 2)
@@ -137,6 +194,9 @@ def test_individual_counterfactual_and_arrow(fig1):
     (arrow,) = [a for a in fig.layout.annotations if a.name == "counterfactual arrow"]
     assert (arrow.ax, arrow.ay, arrow.x, arrow.y) == (2.0, 2.0, 1.125, 2.0)
     assert arrow.axref == "x" and arrow.ayref == "y" and arrow.showarrow
+    # annotations are drawn above traces: the arrow stops outside both markers, never on top of them
+    assert arrow.standoff > cf.marker.size / 2 + cf.marker.line.width
+    assert arrow.startstandoff > ind.marker.size / 2
     assert len(_kind(fig, "example")) == 1
 
 
@@ -480,6 +540,34 @@ def test_individual_table(mix):
     assert set(tab.action) == {"free"} and tab["counterfactual value"].isna().all()
 
 
+def test_rule_legend_shows_the_whole_rule(mix):
+    ex, X, y = mix
+    fig = F.rule_plot(ex, 0, "age", "income", X, y)
+    rules = ex.rules_frame().set_index("rule_id")
+    traces = _kind(fig, "rule")
+    assert traces
+    for t in traces:
+        text = html.unescape(t.name.replace("<br>", " "))  # names are escaped for plotly
+        assert "…" not in text and text == f"{t.meta['rule_id']}: {rules.loc[t.meta['rule_id'], 'conditions']}"
+        assert max(len(line) for line in t.name.split("<br>")) <= 44 + 12  # wrapped, one comparison per line end
+
+
+def test_individual_table_never_calls_an_immutable_feature_free(mix):
+    ex, X, y = mix
+    fixed = next(f for f in X.columns if f not in ex.explain_one(X.iloc[[0]], y_pred=[y[0]]).rule_conditions)
+    constrained = TCREx(rho=0.03, tau=0.85, constraints={fixed: "immutable"}).fit(X, y_pred=y)
+    exp = constrained.explain_one(X.iloc[[0]], y_pred=[y[0]])
+    tab = F.individual_table(exp, X.iloc[0], constraints=constrained.constraints_)
+    act = dict(zip(tab.feature, tab.action))
+    if fixed not in exp.rule_conditions:
+        assert act[fixed] == "immutable"
+    assert all(a != "free" for f, a in act.items() if f == fixed)
+    # a {feature: spec} dict works the same; without constraints the old words stay
+    assert dict(zip(*F.individual_table(exp, X.iloc[0], constraints={fixed: "immutable"})[["feature", "action"]]
+                    .to_numpy().T))[fixed] == act[fixed]
+    assert "immutable" not in set(F.individual_table(exp, X.iloc[0]).action)
+
+
 def test_metacounterfactual_table_and_figure(fig1):
     ex, X, y, blue = fig1
     exp = ex.explain_one({"x1": 2.0, "x2": 2.0}, y_pred="red")
@@ -535,3 +623,26 @@ def test_dot_parser_rejects_garbage():
         F.parse_dot("digraph { a -> ")
     with pytest.raises(_tree.DotError):
         F.parse_dot("not a graph")
+
+
+# ---------------------------------------------------------------------- audit heatmap
+
+
+def test_audit_heatmap_drops_features_no_group_changes():
+    from tcrex.audit import audit
+    from tcrex.datasets import make_recourse_groups
+
+    df = make_recourse_groups(1500, disparity=True, random_state=1)
+    X = df.drop(columns=["group", "approved"]).assign(noise=np.arange(1500) % 7, constant=1.0)
+    y = df["approved"].to_numpy()
+    ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
+    res = audit(ex, X, df["group"], y_pred=y, n_boot=50)
+    shares = res.feature_change_shares()
+    never = [f for f in shares.columns if not (shares[f].fillna(0) > 0).any()]
+    assert "constant" in never  # a rule never asks anyone to change a constant
+    (h,) = F.feature_change_heatmap(res).data
+    assert set(h.x) == set(shares.columns) - set(never) and len(h.x) >= 1
+    assert h.meta["dropped"] == never
+    fig = F.feature_change_heatmap(res)
+    assert f"not shown: {len(never)} feature" in fig.layout.title.subtitle.text and "constant" in \
+        fig.layout.title.subtitle.text

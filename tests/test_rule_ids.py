@@ -148,5 +148,5 @@ def test_report_uses_ids_and_class_names(both):
                         explanations=ex.explain(X, y_pred=y), class_names=NAMES)
     assert "output =" not in html
     rules_section = html.split('id="rules"')[1].split("</section>")[0]
-    assert "<th>rule</th>" in rules_section and f"<td>{ex.rule_id(1, 0)}</td>" in rules_section
+    assert "<th>rule</th>" in rules_section and f'<td class="short">{ex.rule_id(1, 0)}</td>' in rules_section
     assert f"<td>{exp.rule_id}</td>" in html  # the individual's rule, by id

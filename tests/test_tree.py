@@ -124,7 +124,30 @@ def test_leaf_budget_cuts_with_a_note_and_keeps_the_path(big):
     assert o["hidden_leaves"] > 0 and o["shown_leaves"] <= 10 + 40
     assert any(n["kind"] == "leaf" and n["on_path"] for n in _walk(o["root"]))
     html = F.metarule_tree_html(ex, t, max_leaves=10)
-    assert "not shown" in html and f"Showing {F.metarule_outline(ex, t, max_leaves=10)['shown_leaves']} of" in html
+    assert "not shown" not in html and f"Showing {F.metarule_outline(ex, t, max_leaves=10)['shown_leaves']} of" in html
+    # every top-level branch is visible: cut branches are drawn collapsed, with their condition and count
+    plain = F.metarule_outline(ex, t, max_leaves=10)
+    assert plain["root"]["kind"] == "split"
+    for child in plain["root"]["children"]:
+        assert child["kind"] in ("split", "leaf", "cut")
+        assert f'{child["condition"]}' in html.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&")
+    cuts = [n for n in _walk(plain["root"]) if n["kind"] == "cut"]
+    assert cuts and sum(c["n_leaves"] for c in cuts) == plain["hidden_leaves"]
+    assert html.count(", collapsed)") == len(cuts)
+
+
+def test_no_branch_is_hidden_at_any_budget(big):
+    """However small the budget, both branches of every drawn split appear (as a subtree, a leaf or a collapsed
+    count): the outline never hides a whole branch behind "N more not shown"."""
+    ex, X, y = big
+    t = max(range(len(ex.targets_)), key=lambda t: len(ex.targets_[t].metarules))
+    for budget in (2, 5, 30, 400):
+        o = F.metarule_outline(ex, t, max_leaves=budget)
+        for n in _walk(o["root"]):
+            if n["kind"] == "split":
+                assert len(n["children"]) == 2
+        assert o["shown_leaves"] <= 2 * budget
+        assert o["shown_leaves"] + o["hidden_leaves"] == o["n_metarules"]
 
 
 # ------------------------------------------------------------------------------------------------ the dashboard

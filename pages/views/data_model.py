@@ -3,12 +3,13 @@ outcome is favourable."""
 
 import streamlit as st
 
-from tcrex.ui import setup
+from tcrex.ui import setup, sources
 
 st.title("Data & model")
 st.caption("Samples apply at once. Uploads are parsed in memory and never executed; the engine always uses every "
            "row (tables show a sample of large files).")
 
+sources.warm_model_sandbox()  # the model sandbox gets ready while a file is chosen
 st.header("1 · Data", divider="gray")
 setup.data_section()
 

@@ -20,12 +20,9 @@ exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=veri
                                       class_names=ws.class_names))
 if exp is not None:
     ui.recourse_headline(ws, result, ind, exp)
-    left, right = st.columns([3, 2])
-    with left:
-        st.subheader("Side by side")
-        ui.side_by_side(ws, exp, ind.values)
-    with right:
-        ui.rule_and_metarule(exp)
+    st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
+    ui.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None))
+    ui.rule_and_metarule(exp)
     if exp.status == NO_ACTIONABLE_RULE:
         ui.no_actionable_alternatives(exp)
     elif exp.alternatives:
@@ -33,4 +30,6 @@ if exp is not None:
         st.caption("The nearest other metarules: if this individual's features were slightly different, which "
                    "recourse would the rules recommend instead?")
         ui.chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
-        ui.chart(metacounterfactual_table, exp)
+        # the figure above draws the counts; the table says what would differ and the advice there, and fits
+        ui.static_table(metacounterfactual_table, exp, index="alternative",
+                        drop=["text", "features that would differ", "difference from now"])

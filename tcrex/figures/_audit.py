@@ -310,18 +310,27 @@ def changes_distribution_by_group(result: AuditResult, normalize: bool = True) -
 # ---------------------------------------------------------------------------------------------------- heatmap
 def feature_change_heatmap(result: AuditResult, kind: str = "change") -> go.Figure:
     """Groups x features: the share of each group's individuals with recourse asked to change (or keep) each
-    feature. Empty cells: the group has nobody with recourse."""
+    feature. Empty cells: the group has nobody with recourse. Features no group is asked to change (or keep) are
+    left out and named in the subtitle, so the columns that differ stay readable."""
     _check(result)
-    shares = result.feature_change_shares(kind)
-    z = shares.loc[result.groups].to_numpy(dtype=np.float64)
+    shares = result.feature_change_shares(kind).loc[result.groups]
+    values = shares.to_numpy(dtype=np.float64)
+    used = (np.nan_to_num(values, nan=0.0) > 0).any(axis=0)
+    dropped = [str(f) for f, u in zip(shares.columns, used) if not u]
+    shares = shares.loc[:, used]
+    z = shares.to_numpy(dtype=np.float64)
     text = [["" if not np.isfinite(v) else f"{v:.0%}" for v in row] for row in z]
     fig = go.Figure(go.Heatmap(
         z=np.where(np.isfinite(z), z, None).tolist(), x=[_safe(f) for f in shares.columns],
         y=[_safe(g) for g in result.groups], zmin=0.0, zmax=1.0, colorscale=HEAT_SCALE, text=text,
         texttemplate="%{text}", xgap=2, ygap=2, colorbar=dict(title=dict(text="share"), tickformat=".0%"),
-        hovertemplate="%{y} · %{x}: %{z:.1%}<extra></extra>"))
+        hovertemplate="%{y} · %{x}: %{z:.1%}<extra></extra>", meta={"kind": "heatmap", "dropped": dropped}))
     fig.update_xaxes(type="category", side="bottom")
     fig.update_yaxes(type="category", autorange="reversed", title_text=_safe(result.group_column))
     verb = "change" if kind == "change" else "keep"
+    subtitle = None
+    if dropped:
+        names = ", ".join(_safe(f) for f in dropped[:6]) + (f" and {len(dropped) - 6} more" if len(dropped) > 6 else "")
+        subtitle = f"not shown: {len(dropped)} feature{'s' if len(dropped) != 1 else ''} no group is asked to {verb} ({names})"
     return _layout(fig, f"Share of individuals with recourse asked to {verb} each feature",
-                   160 + 40 * len(result.groups))
+                   160 + 40 * len(result.groups), subtitle)

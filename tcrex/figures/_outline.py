@@ -19,8 +19,8 @@ import pandas as pd
 from ..text import pluralise
 from ._style import population_counts, rule_color, solution, tint
 
-#: Leaves drawn before the outline is cut (the cut says how many metarules it hides). Large enough for any
-#: tree a person reads; the dashboard uses a smaller budget.
+#: About this many leaves are drawn; branches beyond the budget are drawn collapsed, with their counts. Large
+#: enough for any tree a person reads; the dashboard uses a smaller budget.
 MAX_LEAVES = 2000
 
 NO_RULE_TEXT = "No actionable recourse under the constraints"
@@ -77,8 +77,10 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     ``{"group", "advice", "n_leaves", "metarules", "color"}``, largest first.
 
     ``highlight_row`` (a Series, one-row DataFrame or dict of feature values) or ``highlight_metarule`` marks one
-    leaf and every node above it ``on_path``. Beyond ``max_leaves`` leaves (depth first, the path kept), the
-    remaining subtrees become ``cut`` nodes saying how many metarules they hold.
+    leaf and every node above it ``on_path``. About ``max_leaves`` leaves are drawn: the budget is shared between
+    the branches of every split by their sizes, so each branch near the root stays visible, and a branch out of
+    budget becomes a ``cut`` node (drawn collapsed, with its condition, how many metarules it holds and, when they
+    all give one advice, its ``advice_group``); the highlighted path is always drawn in full.
     """
     sol = solution(ex, target)
     desc = sol.target.describe(class_names)
@@ -124,18 +126,20 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
             return [node["metarule"]]
         return leaves(node["left"]) + leaves(node["right"])
 
-    budget = [max(int(max_leaves), 1)]
-
-    def build(node, condition) -> dict:
+    def build(node, condition, budget: int) -> dict:
+        """``node`` with at most about ``budget`` leaves drawn. The budget is shared between the two branches of a
+        split in proportion to their sizes (each at least one), so every branch near the root stays visible: a
+        branch out of budget is drawn collapsed, with its condition and counts, never left out."""
         ms = leaves(node)
         here = None if counts is None else int(sum(counts[m] for m in ms))
         on_path = path_leaf is not None and path_leaf in ms
         base = {"condition": condition, "n_leaves": len(ms), "here": here, "on_path": on_path}
-        if budget[0] <= 0 and not on_path:
+        groups = {group_of_advice[advice_of[m]] for m in ms}
+        uniform = next(iter(groups)) if len(groups) == 1 else None
+        if "metarule" not in node and budget < 2 and not on_path:
             out["hidden_leaves"] += len(ms)
-            return {"kind": "cut", **base}
+            return {"kind": "cut", **base, "advice_group": uniform}
         if "metarule" in node:
-            budget[0] -= 1
             out["shown_leaves"] += 1
             m = int(node["metarule"])
             r = node["rule"]
@@ -146,13 +150,14 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
                     "conditions": str(metas.loc[m, "conditions"]), "advice": advice,
                     "sparsity": int(node["sparsity"]), "group": group_of_advice[advice],
                     "color": rule_color(target, rule) if rule is not None else "#9E9E9E"}
-        groups = {group_of_advice[advice_of[m]] for m in ms}
-        children = [build(node["left"], f"{node['feature']} {node['left_text']}"),
-                    build(node["right"], f"{node['feature']} {node['right_text']}")]
+        n_left = len(leaves(node["left"]))
+        left = min(max(int(round(budget * n_left / len(ms))), 1), max(budget - 1, 1))
+        children = [build(node["left"], f"{node['feature']} {node['left_text']}", left),
+                    build(node["right"], f"{node['feature']} {node['right_text']}", max(budget - left, 1))]
         return {"kind": "split", **base, "feature": str(node["feature"]), "children": children,
-                "advice_group": next(iter(groups)) if len(groups) == 1 else None}
+                "advice_group": uniform}
 
-    out["root"] = build(tree, None)
+    out["root"] = build(tree, None, max(int(max_leaves), 1))
     return out
 
 
@@ -172,7 +177,9 @@ _CSS = """
 .tcrex-outline .box { color: #5a5a5a; font-size: 13px; }
 .tcrex-outline .path > details > summary, .tcrex-outline .leaf.path { outline: 2px solid #d62728; }
 .tcrex-outline .you { color: #d62728; font-weight: bold; }
-.tcrex-outline .cut, .tcrex-outline .note { color: #5a5a5a; font-style: italic; }
+.tcrex-outline .note { color: #5a5a5a; font-style: italic; }
+.tcrex-outline .cut { color: #1a1a1a; padding: 1px 4px; }
+.tcrex-outline .cut .closed { color: #5a5a5a; font-size: 12px; }
 .tcrex-outline table.groups { border-collapse: collapse; font-size: 13px; margin: 6px 0 10px; }
 .tcrex-outline table.groups td, .tcrex-outline table.groups th { border: 1px solid #ddd; padding: 2px 6px;
   text-align: left; vertical-align: top; }
@@ -216,8 +223,11 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
     def node_html(n, root=False) -> str:
         cond = "All inputs" if n["condition"] is None else n["condition"]
         path = " path" if n["on_path"] else ""
-        if n["kind"] == "cut":
-            return f'<li class="cut">{_e(cond)}: {_e(pluralise(n["n_leaves"], "more metarule"))} not shown</li>'
+        if n["kind"] == "cut":  # a collapsed branch: its condition and counts, opened by zooming into it
+            g = n.get("advice_group")
+            same = f' <span class="same">— all: {badge(g)}{_e(advice[g])}</span>' if g is not None else ""
+            return (f'<li class="cut"><span class="closed">▸</span> <span class="cond">{_e(cond)}</span> '
+                    f'<span class="count">({_e(_count(n))}, collapsed)</span>{same}</li>')
         if n["kind"] == "leaf":
             g = n["group"]
             head = f"{n['metarule_id']} → {n['rule_id']}" if n["rule"] is not None else n["metarule_id"]
@@ -246,8 +256,9 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             f'</span></p>')
     parts.append(head)
     if o["hidden_leaves"]:
-        parts.append(f'<p class="note">Showing {o["shown_leaves"]} of {o["n_metarules"]} metarules; '
-                     f'{o["hidden_leaves"]} more are summarised as "not shown".</p>')
+        parts.append(f'<p class="note">Showing {o["shown_leaves"]} of {o["n_metarules"]} metarules; every branch '
+                     f'is listed, and {o["hidden_leaves"]} metarules sit in branches drawn collapsed (with their '
+                     'counts): zoom to a leaf to open one.</p>')
     parts.append(f'<ul class="root" style="border-left:none;padding-left:0">{node_html(o["root"], root=True)}</ul>')
     if legend and o["groups"]:
         rows = "".join(f'<tr><td>{badge(g["group"])}</td><td>{_e(g["advice"])}</td><td>{g["n_leaves"]}</td></tr>'

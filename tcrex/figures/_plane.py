@@ -22,6 +22,11 @@ from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fm
 
 GL_THRESHOLD = 1000  # Scattergl above this many points (one WebGL context per figure)
 RULE_ALPHA = 0.28
+#: Legend lines of a rule: the whole rule, wrapped at this many characters.
+LEGEND_WIDTH = 44
+#: Size of the counterfactual diamond; the arrow to it stops this far from its centre plus a gap (annotations are
+#: drawn above traces, so an arrow that ran to the centre would hide the marker).
+CF_MARKER_SIZE = 15
 META_ALPHA = 0.13
 
 
@@ -221,9 +226,11 @@ def _rule_trace(ex, target, r, rules_row, conds, ax, ay, alpha=RULE_ALPHA, width
         return None
     xs, ys = _rects_to_path(rects)
     color = rule_color(target, r)
-    label = f"{rules_row['rule_id']}: {clip_text(rules_row['conditions'], 26)}"
+    # the whole rule, wrapped: a legend that cuts a rule off ("income > 43.05, credit_hi…") misleads
+    label = "<br>".join(esc(line) for line in wrap(f"{rules_row['rule_id']}: {rules_row['conditions']}",
+                                                   LEGEND_WIDTH))
     return go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=rgba(color, alpha),
-                      line=dict(color=color, width=width, dash=rule_dash(target, r)), name=esc(label),
+                      line=dict(color=color, width=width, dash=rule_dash(target, r)), name=label,
                       hoveron="fills", hoverinfo="text",
                       text=_rule_hover(ex, target, r, rules_row, conds, ax, ay, class_names),
                       legendgroup="rules", legendgrouptitle=dict(text="Rules"),
@@ -403,14 +410,14 @@ def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, ind
             cx, cy = ax.position(exp.counterfactual[ax.name]), ay.position(exp.counterfactual[ay.name])
             color = rule_color(target, exp.rule) if exp.rule is not None else "#111111"
             fig.add_trace(go.Scatter(x=[cx], y=[cy], mode="markers", name="counterfactual",
-                                     marker=dict(symbol="diamond", size=15, color=color,
+                                     marker=dict(symbol="diamond", size=CF_MARKER_SIZE, color=color,
                                                  line=dict(color="#111111", width=2)),
                                      hovertext=[esc(exp.text)], hoverinfo="text", meta={"kind": "counterfactual"}))
             if (cx, cy) != (ix, iy):
                 annotations.append(dict(x=cx, y=cy, ax=ix, ay=iy, xref="x", yref="y", axref="x", ayref="y",
                                         text="", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2.5,
-                                        arrowcolor="#111111", standoff=6, startstandoff=8,
-                                        name="counterfactual arrow"))
+                                        arrowcolor="#111111", standoff=CF_MARKER_SIZE // 2 + 4,
+                                        startstandoff=12, name="counterfactual arrow"))
             off = [c for c in exp.changes if c["feature"] not in (ax.name, ay.name)]
             if off:
                 notes.append("also to change: " + ", ".join(f"{c['feature']} {c['condition']}" for c in off))

@@ -1,9 +1,10 @@
 """Colours, line styles and shared helpers for every figure.
 
-Rules are coloured from the Okabe-Ito palette (safe for the common forms of colour blindness), keyed by the rule's
-id within its target: rule ``r`` of target ``t`` has the same colour in the metarule tree, the icicle, the rule
-plots and the overview. Past the palette's seven colours the cycle repeats in a darker, then a lighter shade, and
-with a different line dash, so rules 0 and 7 never look the same.
+Rules are coloured from a twelve-colour palette (Okabe-Ito's blue, orange, green and purple, then Paul Tol's),
+keyed by the rule's id within its target: rule ``r`` of target ``t`` has the same colour in the metarule tree, the
+icicle, the rule plots and the overview. Any two of the twelve differ by a CIEDE2000 distance of at least 15 (the
+first eight by at least 23; one orange only), checked in ``tests/test_figures.py``. Rules 9-12 also get a dashed
+outline, as a second cue; past twelve the cycle repeats darker, then lighter, with other dashes.
 """
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from .. import check_fitted
 from ..errors import ParameterError
 from ..vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, needs_recourse
 
-# Okabe & Ito (2008); yellow last because it is faint on white
-RULE_PALETTE = ("#009E73", "#E69F00", "#0072B2", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+# Okabe & Ito (2008) blue, orange, green and reddish purple, then Paul Tol's indigo, red, cyan, wine, olive, green,
+# sand and purple: chosen greedily for the largest smallest CIEDE2000 distance, also under simulated deuteranopia
+RULE_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#332288", "#CC3311", "#66CCEE", "#882255",
+                "#999933", "#117733", "#DDCC77", "#AA4499")
+#: Rules with a solid outline; later ones are dashed (a second cue where the colours come closer).
+SOLID_RULES = 8
 # Paul Tol's "bright" scheme for model outputs (classes), distinct in hue order from the rule palette
 CLASS_PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
 CLASS_SYMBOLS = ("circle", "x", "triangle-up", "square", "diamond", "cross", "star-triangle-down")
@@ -56,7 +61,8 @@ def _shade(color: str, cycle: int) -> str:
 
 
 def rule_colors(n: int) -> list[str]:
-    """``n`` rule colours (``#RRGGBB``): the Okabe-Ito palette, then the same hues darker, then lighter, ..."""
+    """``n`` rule colours (``#RRGGBB``): the twelve of :data:`RULE_PALETTE`, then the same hues darker, then
+    lighter, ..."""
     if n < 0:
         raise ParameterError(f"n must be >= 0, got {n}")
     k = len(RULE_PALETTE)
@@ -73,11 +79,14 @@ def rule_color(target: int, rule: int) -> str:
 
 
 def rule_dash(target: int, rule: int) -> str:
-    """Line dash of a rule's outline: solid for the first seven rules, then dashed, dotted, ... (rule ``-1``, no
-    actionable rule: dotted)."""
-    if int(rule) < 0:
+    """Line dash of a rule's outline: solid for the first eight rules, dashed for the rest of the palette's twelve,
+    then dotted, dash-dotted, ... with each repeat of the palette (rule ``-1``, no actionable rule: dotted)."""
+    r = int(rule)
+    if r < 0:
         return "dot"
-    return DASHES[(int(rule) // len(RULE_PALETTE)) % len(DASHES)]
+    if r < len(RULE_PALETTE):
+        return DASHES[0] if r < SOLID_RULES else DASHES[1]
+    return DASHES[1 + (r // len(RULE_PALETTE)) % (len(DASHES) - 1)]
 
 
 def tint(color: str, share: float = 0.6) -> str:

@@ -151,7 +151,10 @@ def _text_width(text: str, size: float, bold: bool = False) -> float:
 
 def dot_to_svg(dot: str) -> str | None:
     """Lay out a tree-shaped DOT graph (one root, one parent per node; as written by :func:`metarule_tree_dot`) as
-    SVG. Returns None for a graph outside that form, so callers can fall back to showing the DOT text."""
+    SVG. Returns None for a graph outside that form, so callers can fall back to showing the DOT text.
+
+    The ``<svg>`` element carries ``data-root-x`` and ``data-root-y``: where the root box is (its centre, its
+    top), so a viewer showing the tree at full size can open centred on the root."""
     try:
         g = parse_dot(dot)
     except DotError:
@@ -241,7 +244,8 @@ def dot_to_svg(dot: str) -> str | None:
     height = y + 16
     W = max(total_w, max((_text_width(t, 15, st == "b") for st, t in title), default=0)) + 2 * margin
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W:.0f} {height:.0f}" width="{W:.0f}" '
-           f'height="{height:.0f}" font-family="Arial, Helvetica, sans-serif" class="tcrex-tree" role="img">',
+           f'height="{height:.0f}" font-family="Arial, Helvetica, sans-serif" class="tcrex-tree" role="img" '
+           f'data-root-x="{info[roots[0]]["cx"]:.0f}" data-root-y="{level_y[0]:.0f}">',
            '<rect width="100%" height="100%" fill="#FFFFFF"/>']
     ty = 16
     for style, text in title:

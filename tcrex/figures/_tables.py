@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..constraints import constraint_parts
 from ..errors import ParameterError
 from ._style import NEUTRAL, base_layout, esc, rule_color, wrap
 
@@ -13,15 +14,17 @@ INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real 
 BOUNDARY_COLUMN = "nearest point of the rule"
 #: Label of the first row of a verified table: the model's output at each point.
 OUTPUT_ROW = "⟨model output⟩"
-_ACTION_ORDER = {"change": 0, "keep": 1, "free": 2}
+_ACTION_ORDER = {"change": 0, "keep": 1, "free": 2, "immutable": 3}
 #: Columns of :func:`metacounterfactual_table`, as a reader sees them.
 META_COLUMNS = ["alternative", "metarule", "rule", "if", "features that would differ", "then change", "then keep",
                 "changes needed there", "difference from now", "text"]
 
 
-def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) -> pd.DataFrame:
+def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, constraints=None) -> pd.DataFrame:
     """One row per feature of ``x``: current value, counterfactual value, the real example's value, the action
-    ("change" / "keep" / "free") and the rule's condition on it (empty when the rule leaves it free).
+    ("change" / "keep" / "free" / "immutable") and the rule's condition on it (empty when the rule leaves it free).
+    A feature the rule does not name is "free", unless ``constraints`` (the explainer's ``constraints_``, or a
+    ``{feature: spec}`` dict) mark it immutable: then it says "immutable", never "free".
 
     ``exp`` is ``ex.explain_one(x, ...)``; ``x`` the same individual as a dict or Series. Without a rule (already
     in the target, or no valid rule) the counterfactual and example columns are empty and every action is "free".
@@ -53,8 +56,9 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     conditions = ({} if source == "minimal_change" else
                   getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions)
     rows = []
+    fixed = _immutable(constraints)
     for f, v in values.items():
-        action = "change" if f in change else "keep" if f in keep else "free"
+        action = "change" if f in change else "keep" if f in keep else "immutable" if f in fixed else "free"
         cond = conditions.get(f, {}).get("text", "")
         row = [str(f), v, cf.get(f) if exp.counterfactual else None]
         if show_boundary:
@@ -72,6 +76,15 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None) 
     for col in columns[1:-2]:
         out[col] = out[col].astype(object)
     return out
+
+
+def _immutable(constraints) -> set:
+    """The names of the features ``constraints`` mark immutable (a ``Constraints`` or a ``{feature: spec}``)."""
+    if constraints is None:
+        return set()
+    if hasattr(constraints, "features") and hasattr(constraints, "schema"):
+        return {n for n, c in zip(constraints.schema.names, constraints.features) if c.kind == "immutable"}
+    return {str(f) for f, spec in dict(constraints).items() if constraint_parts(spec)[0] == "immutable"}
 
 
 def _verdict(output, valid, name=str) -> str | None:

@@ -7,6 +7,7 @@
   :func:`check_rows_for_rho`, :func:`target_findings`.
 * :func:`validate_params` — every hyperparameter problem at once.
 * :func:`short_error` — a library's error as one readable line (the CLI prints it).
+* :func:`warm_sandbox` — start the model sandbox's fork server ahead of the first upload.
 
 See ``docs/security.md`` for what is accepted, what is refused and why.
 """
@@ -16,9 +17,10 @@ from .data import (Finding, TableReport, check_rows_for_rho, handle_missing, rea
                    sentinels_to_missing, target_findings)
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
 from ._sandbox import SandboxedModel, SandboxLimits
+from ._sandbox import warm_up as warm_sandbox
 from .params import ParamReport, validate_params
 
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
            "handle_missing", "check_rows_for_rho", "target_findings", "sentinel_codes", "sentinels_to_missing",
-           "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "short_error"]
+           "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "short_error", "warm_sandbox"]

@@ -125,8 +125,14 @@ def _send_error(conn, exc: BaseException, memory: bool = False, loading: tuple[i
     conn.send_bytes(json.dumps({"ok": False, "kind": kind, "message": msg}).encode())
 
 
-def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None) -> None:
+def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None,
+         env: dict | None = None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if env is not None:  # the app's TCREX_* settings now (a forked worker inherits the fork server's, older ones)
+        for key in [k for k in os.environ if k.startswith("TCREX_")]:
+            if key not in env:
+                del os.environ[key]
+        os.environ.update(env)
     _preload(options.get("fmt"))
     # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md); while loading, only
     # the file's own budget (``load_limit``), raised to the full limit for predictions once it has loaded

@@ -10,7 +10,7 @@ import logging
 import re
 from copy import copy as _copy
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,29 +46,39 @@ def chart(builder: Callable[..., Any], *args, height: int | None = None, key: st
     if out is None:
         return None
     if legend_below and hasattr(out, "update_layout"):
-        legend_below_plot(out)
+        margin = legend_below_plot(out)
+        if height:  # the plot keeps its size; the legend's rows are added below it
+            height += max(margin - _ONE_LEGEND_ROW, 0)
     show(out, height=height, key=key, dot_width=dot_width)
     if caption:
         st.caption(caption)
     return out
 
 
-def legend_below_plot(fig, width_px: int = 1100) -> None:
+def legend_below_plot(fig, width_px: int = 1100) -> int:
     """Move a figure's legend to a horizontal block at the bottom of the figure, below the x-axis title, with a
-    bottom margin sized to the legend's estimated rows (so it never overlaps the axis or its title)."""
-    names = [re.sub(r"<[^>]+>", "", str(t.name)) for t in fig.data
-             if t.name and t.showlegend is not False]
+    bottom margin sized to the legend's estimated rows (entries may span several lines: a rule's legend is the
+    whole rule, wrapped), so it never overlaps the axis or its title. Returns the bottom margin in pixels."""
+    entries = [re.sub(r"<(?!br)[^>]+>", "", str(t.name)).split("<br>") for t in fig.data
+               if t.name and t.showlegend is not False]
     groups = {t.legendgroup for t in fig.data if t.legendgroup and t.legendgrouptitle and t.legendgrouptitle.text}
-    rows, used = 1, 0
-    for name in names:
-        w = min(48 + 8 * len(name), width_px)
-        if used + w > width_px:
-            rows, used = rows + 1, 0
+    legend_px, used, lines = 0, 0, 1
+    for entry in entries:
+        w = min(48 + 8 * max(len(line) for line in entry), width_px)
+        if used and used + w > width_px:
+            legend_px, used, lines = legend_px + 20 * lines + 6, 0, 1
         used += w
-    rows += len(groups) // 2
+        lines = max(lines, len(entry))
+    legend_px += 20 * lines + 6 + 26 * (len(groups) // 2)
+    margin = 78 + legend_px
     fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom",
                                   entrywidthmode="pixels"),
-                      margin=dict(r=20, b=78 + 26 * rows))
+                      margin=dict(r=20, b=margin))
+    return margin
+
+
+#: Bottom margin of a one-line legend below a plot; figures grow by what a taller legend needs beyond it.
+_ONE_LEGEND_ROW = 104
 
 
 def show(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
@@ -605,12 +615,14 @@ def no_actionable_alternatives(exp) -> None:
     show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
 
 
-def side_by_side(ws: Workspace, exp, values: pd.Series) -> None:
+def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None) -> None:
     """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
-    first and highlighted, with the model's output at each point in the first row."""
+    first and highlighted, with the model's output at each point in the first row (``constraints``: the
+    explainer's, so an immutable feature reads "immutable", not "free")."""
     from tcrex.figures import individual_table  # noqa: PLC0415
 
-    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name)
+    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name,
+                  constraints=constraints)
     if table is None:
         return
     table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
@@ -633,21 +645,25 @@ def _cond_lines(conds: dict) -> str:
 
 
 def rule_and_metarule(exp) -> None:
+    """The rule and the metarule side by side (two columns of condition lists)."""
     if exp.rule is None:
         return
-    st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
-    st.markdown(_cond_lines(exp.rule_conditions))
-    if exp.changes:
-        st.markdown("**Change:** " + ", ".join(
-            f"`{c['feature']}` from {_fmt(c['current'])} to "
-            + (f"{_fmt(c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
-               if "value" in c else str(c["condition"]))
-            for c in exp.changes))
-    if exp.keeps:
-        st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
-    st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
-    st.caption("The region of inputs for which this rule is recommended:")
-    st.markdown(_cond_lines(exp.metarule_conditions))
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
+        st.markdown(_cond_lines(exp.rule_conditions))
+        if exp.changes:
+            st.markdown("**Change:** " + ", ".join(
+                f"`{c['feature']}` from {_fmt(c['current'])} to "
+                + (f"{_fmt(c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
+                   if "value" in c else str(c["condition"]))
+                for c in exp.changes))
+        if exp.keeps:
+            st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+    with right:
+        st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
+        st.caption("The region of inputs for which this rule is recommended:")
+        st.markdown(_cond_lines(exp.metarule_conditions))
 
 
 def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
@@ -684,6 +700,20 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
                    "falling back to a real example).")
 
 
+def static_table(builder: Callable[..., Any], *args, drop: Sequence[str] = (), index: str | None = None,
+                 **kwargs) -> pd.DataFrame | None:
+    """Build a table with ``builder(*args, **kwargs)`` and draw it as a static table whose long texts wrap, so it
+    fits the page at any width (a data grid of long texts scrolls sideways: the metacounterfactual table was
+    2,290 px wide in an 818 px box). ``drop`` leaves columns out; ``index`` becomes the row labels."""
+    table = build(builder, *args, **kwargs)
+    if table is None:
+        return None
+    shown = table.drop(columns=[c for c in drop if c in table.columns])
+    shown = shown.set_index(index) if index in shown.columns else shown.set_index(shown.columns[0])
+    st.table(arrow_safe(shown))
+    return table
+
+
 def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
     """Call the figure builder ``builder(*args, **kwargs)`` without drawing; problems become a message and
     ``None``."""
@@ -698,12 +728,24 @@ def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
 
 
 def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
-    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector)."""
+    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector), opened
+    centred on the tree's root (``data-root-x`` of :func:`tcrex.figures.dot_to_svg`): a tree tens of thousands
+    of pixels wide would otherwise open at its left edge with the root off-screen."""
     if not svg:
         return
 
     uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
     width = re.search(r'width="([0-9.]+)"', svg)
+    height = re.search(r'height="([0-9.]+)"', svg)
+    root = re.search(r'data-root-x="([0-9.]+)"', svg)
     style = f"width:{float(width.group(1)):.0f}px;max-width:none;" if width else ""
-    st.html(f'<div class="tcrex-svg" style="overflow:auto;max-height:{max_height}px;border:1px solid #ddd;'
-            f'border-radius:8px;background:#fff"><img alt="metarule tree" src="{uri}" style="{style}"></div>')
+    frame_h = min(max_height, int(float(height.group(1))) + 24) if height else max_height
+    # centred once the frame has a width: it has none while its tab is hidden, so also on the first resize
+    centre = (f"const f=document.getElementById('f');let done=false;const go=()=>{{if(done||!f.clientWidth)return;"
+              f"f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}-f.clientWidth/2);done=f.scrollLeft>0||"
+              f"f.scrollWidth<=f.clientWidth;}};document.getElementById('t').addEventListener('load',go);"
+              f"window.addEventListener('resize',go);go();") if root else ""
+    # a script runs only in an iframe; the tree is an <img> (an SVG image never runs scripts), its text escaped
+    st.iframe(f'<div id="f" class="tcrex-svg" data-root-x="{float(root.group(1)) if root else 0:.0f}" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
+                f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
+                f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)

@@ -53,7 +53,8 @@ _M_ARENA_MAX = -8  # glibc's <malloc.h>
 
 def _preload() -> None:
     """Import what the first page needs before the server answers its health check, so the first visitor does
-    not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine)."""
+    not wait for it (about 1.5 s on a 2-core machine: pandas, scikit-learn, XGBoost, plotly, the engine), and
+    draw one throw-away plotly figure (the first figure loads plotly's template and validators)."""
     # engine and libraries only: the tcrex.ui modules declare Streamlit caches, which want the server's runtime
     for name in ("tcrex", "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
                  "plotly.graph_objects", "plotly.io"):
@@ -61,6 +62,14 @@ def _preload() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the app reports its own import errors with context
             pass
+    try:  # plotly loads a template and its validators on the first figure (0.3-0.6 s): do it before health too
+        import pandas as pd  # noqa: PLC0415 - imported here, before the health check, on purpose
+
+        from tcrex.figures import change_keep_bars  # noqa: PLC0415 - likewise
+
+        change_keep_bars(pd.DataFrame({"warm-up": ["change", "keep"]})).to_json()
+    except Exception:  # noqa: BLE001 - only a warm-up
+        pass
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,6 +5,9 @@ live in global caches (``st.cache_resource`` without a scope) keyed on content d
 :func:`tcrex.ui.sources.frame_digest`, the model's key, the parameters).  Only uploads, models trained on uploads
 and fits with parameters a user changed stay per session (:mod:`tcrex.ui.state`, :mod:`tcrex.ui.memory`).
 
+What follows from a shared fit and is the same for every session is shared too (:func:`once`): the recommended
+points checked on the model (the effectiveness every page's headline reads) and audits with the same settings.
+
 Shared objects are read-only:
 
 * numpy arrays reachable from them are flagged ``writeable=False`` (:func:`freeze`);
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
@@ -223,3 +227,65 @@ def lookup(ws, p, fkey: str, *, default, build):
         return None
     key = sources.sha256(fkey, base.tau, repr(base.target), base.constraints)
     return fit_result(ws, base, key, build)
+
+
+# ============================================================================================ derived once
+#: Values derived from shared fits (verified points, audits) that the server keeps, least recently used first out.
+MAX_SHARED_VALUES = 32
+_values: "OrderedDict[tuple, Any]" = None  # type: ignore[assignment]
+_value_locks: dict = {}
+
+
+def is_shared_result(result) -> bool:
+    """Whether a fit result is the one every session shares (its explainer is a :class:`SharedTCREx`)."""
+    return isinstance(getattr(result, "explainer", None), SharedTCREx)
+
+
+def once(result, name: str, key, build):
+    """``build()`` computed once per server for a shared fit ``result`` and ``(name, key)``, else ``build()``.
+
+    For the bundled sample every session would otherwise redo the same work on every page run: checking each
+    row's recommended point on the model (seconds) and the default audit (seconds). The value is frozen
+    (:func:`freeze`) and must be treated as read-only; concurrent sessions asking for the same value wait for the
+    one computing it. At most :data:`MAX_SHARED_VALUES` values are kept."""
+    if not is_shared_result(result):
+        return build()
+    return _once((result.key, name, key), build)
+
+
+def has_value(result, name: str, key) -> bool:
+    """Whether :func:`once` already holds the value for this shared fit and ``(name, key)``."""
+    with _lock:
+        return _values is not None and (result.key, name, key) in _values
+
+
+def model_outputs(data, model, build):
+    """The model's outputs on the data (``build()``), once per server for a bundled sample with a shared model
+    (every new session asked the model again: 0.5-0.8 s of its first page), else ``build()``."""
+    if not (is_shared_data(data.spec) and is_shared_model(model.spec)):
+        return build()
+    return _once((data.key, model.key, "outputs"), build)
+
+
+def _once(full: tuple, build):
+    global _values
+    from collections import OrderedDict  # noqa: PLC0415
+
+    with _lock:
+        if _values is None:
+            _values = OrderedDict()
+        if full in _values:
+            _values.move_to_end(full)
+            return _values[full]
+        gate = _value_locks.setdefault(full, threading.Lock())
+    with gate:  # one session computes; the others wait for it instead of computing the same value
+        with _lock:
+            if full in _values:
+                return _values[full]
+        value = freeze(build())
+        with _lock:
+            _values[full] = value
+            while len(_values) > MAX_SHARED_VALUES:
+                _values.popitem(last=False)
+            _value_locks.pop(full, None)
+    return value

@@ -470,6 +470,22 @@ def allow_pickle_setting(secrets: Any = None) -> bool:
     return value is True or str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
+_sandbox_warmed = False
+
+
+def warm_model_sandbox() -> None:
+    """Start the model sandbox's fork server in a background thread, once per server (the Data & model page calls
+    it): it imports the model libraries (seconds on a busy machine) while the user picks a file, so an upload only
+    pays for reading the model (a 0.6 MB skops forest: about 0.5 s instead of 12 s)."""
+    global _sandbox_warmed
+    if _sandbox_warmed:
+        return
+    _sandbox_warmed = True
+    import threading  # noqa: PLC0415
+
+    threading.Thread(target=intake.warm_sandbox, name="tcrex-sandbox-warm-up", daemon=True).start()
+
+
 def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: bool) -> ActiveModel:
     """Load an uploaded model with :func:`tcrex.intake.load_model` and check it with ``check_compatibility``."""
     if not blob:

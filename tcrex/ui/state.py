@@ -451,7 +451,8 @@ def workspace() -> Workspace:
             raise InputProblem(f"the model returned {int(pd.isna(y).sum())} missing output(s)")
         return y
 
-    y = session_lru("outputs", sources.sha256(data.key, model.key), outputs, 3)
+    y = session_lru("outputs", sources.sha256(data.key, model.key),
+                    lambda: shared.model_outputs(data, model, outputs), 3)
     return Workspace(data=data, model=model, X=X, y_pred=y)
 
 

@@ -10,7 +10,7 @@ from tcrex.figures import metarule_outline, metarule_tree_html
 from .components import current_individual
 from .state import FitResult, Workspace
 
-#: Leaves drawn in the dashboard outline; beyond it the outline says how many metarules it summarises.
+#: About this many leaves are drawn in the dashboard outline; branches beyond it are drawn collapsed, with counts.
 UI_MAX_LEAVES = 400
 
 ROOT = "root"
@@ -57,8 +57,9 @@ def metarule_tree_panel(ws: Workspace, result: FitResult, target: int, populatio
         st.warning(f"The tree outline could not be built ({type(exc).__name__}: {exc}).", icon=":material/warning:")
         return
     if outline["hidden_leaves"]:
-        st.caption(f"This tree has {n:,} metarules; the outline shows the first {outline['shown_leaves']:,} "
-                   f"(and always the zoomed path). Zoom to a leaf to open any other one.")
+        st.caption(f"This tree has {n:,} metarules; the outline draws {outline['shown_leaves']:,} of them (and "
+                   "always the zoomed path). Every branch is listed; the larger ones are drawn collapsed with their "
+                   "counts: zoom to a leaf to open one.")
     if zoom == INDIVIDUAL and outline["path_metarule"] is not None:
         st.caption(f"Row {row} falls in metarule {ex.metarule_id(target, outline['path_metarule'])} of this target; "
                    "its path is opened and marked in red.")

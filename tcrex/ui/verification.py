@@ -8,6 +8,7 @@ and draws the headline.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,12 +17,17 @@ import streamlit as st
 
 from tcrex import TCRExError
 
+from . import shared
 from .state import FitResult, Workspace
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
 #: estimates, and say so); each verified row can cost a few model calls' worth of candidates.
 MAX_VERIFY_ROWS = 20_000
 _CACHE = "verified"
+_EFFECTIVENESS = "effectiveness of every row"
+_PENDING = "verifying"
+#: Checks of private fits run here, off the page's script run (two at a time for the whole server).
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tcrex-verify")
 
 
 @dataclass
@@ -43,36 +49,103 @@ def checker(ws: Workspace):
     return ws.model.predict if model_available(ws) else None
 
 
-def verified_rows(ws: Workspace, result: FitResult) -> VerifiedRows | None:
-    """Every row's point checked on the model (computed once per fit); None without a model or on failure."""
+def _verify(ws: Workspace, result: FitResult) -> VerifiedRows | str:
+    """Every row's point (a uniform sample above :data:`MAX_VERIFY_ROWS` rows) checked on the model, or why not."""
+    index = ws.X.index
+    sampled = len(index) > MAX_VERIFY_ROWS
+    if sampled:
+        pos = np.sort(np.random.default_rng(0).choice(len(index), MAX_VERIFY_ROWS, replace=False))
+    else:
+        pos = np.arange(len(index))
+    try:
+        frame = result.explainer.counterfactuals(ws.X.iloc[pos], y_pred=ws.y_pred[pos], model=ws.model.predict,
+                                                 verify=True, class_names=ws.class_names)
+    except TCRExError as exc:
+        return f"The recommended points could not be checked on the model: {exc}"
+    return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
+
+
+def verified_rows(ws: Workspace, result: FitResult, wait: bool = True) -> VerifiedRows | None:
+    """Every row's point checked on the model (computed once per fit, and once per server for the shared fit of
+    the bundled sample); None without a model or on failure.
+
+    ``wait=False`` (the pages' headlines and tables) never blocks a page run on a private fit: the check starts in
+    a background thread and None is returned until it is done (:func:`pending` says so); Apply parameters then
+    costs the fit, not the fit plus seconds of model calls. Exports wait."""
     if not model_available(ws):
         return None
     if _CACHE not in result.cache:
-        index = ws.X.index
-        sampled = len(index) > MAX_VERIFY_ROWS
-        if sampled:
-            pos = np.sort(np.random.default_rng(0).choice(len(index), MAX_VERIFY_ROWS, replace=False))
-        else:
-            pos = np.arange(len(index))
-        X = ws.X.iloc[pos]
-        try:
+        if shared.is_shared_result(result):
             with st.spinner("Checking the recommended points on the model ..."):
-                frame = result.explainer.counterfactuals(X, y_pred=ws.y_pred[pos], model=ws.model.predict,
-                                                         verify=True, class_names=ws.class_names)
-        except TCRExError as exc:
-            st.warning(f"The recommended points could not be checked on the model: {exc}", icon=":material/warning:")
-            result.cache[_CACHE] = None
+                value = shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))
         else:
-            result.cache[_CACHE] = VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
+            future = result.cache.get(_PENDING)
+            if future is None:
+                future = result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
+            if not wait and not future.done():
+                return None
+            with st.spinner("Checking the recommended points on the model ..."):
+                value = future.result()
+            result.cache.pop(_PENDING, None)
+        if isinstance(value, str):
+            st.warning(value, icon=":material/warning:")
+            value = None
+        elif value is not None and shared.is_shared_result(result):  # a session's view: a shallow copy
+            value = VerifiedRows(frame=value.frame.copy(deep=False), sampled=value.sampled, n_rows=value.n_rows)
+        result.cache[_CACHE] = value
     return result.cache[_CACHE]
 
 
-def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = None):
-    """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified."""
-    rows = verified_rows(ws, result)
+def check_in_background() -> None:
+    """After a page is drawn (``app.py``), start checking the current fit's points on the model in the background,
+    so the pages that show the check (Global rules, Change & keep, the report) find it done or under way: on a
+    fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once per
+    server; a fit whose check is done or under way is left alone."""
+    from .state import LAST_FIT_KEY, fit_key, try_workspace  # noqa: PLC0415
+
+    result = st.session_state.get(LAST_FIT_KEY)
+    if result is None or _CACHE in result.cache or _PENDING in result.cache:
+        return
+    ws, _ = try_workspace()
+    if ws is None or not model_available(ws) or fit_key(ws, result.params) != result.fit_key:
+        return  # no model to check with, or the last fit belongs to other data or another model
+    if shared.is_shared_result(result):
+        if not shared.has_value(result, "verified", ws.model.key):
+            _BACKGROUND.submit(shared.once, result, "verified", ws.model.key, lambda: _verify(ws, result))
+        return
+    result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
+
+
+def pending(ws: Workspace, result: FitResult) -> bool:
+    """Whether the recommended points of this fit are being checked in the background right now."""
+    future = result.cache.get(_PENDING)
+    return model_available(ws) and _CACHE not in result.cache and future is not None and not future.done()
+
+
+@st.fragment(run_every=0.5)
+def _until_verified(ws: Workspace, result: FitResult) -> None:
+    """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
+    if pending(ws, result):
+        st.metric("Recourse verified to work", "checking …",
+                  help="The recommended points are being checked on the model; the figure appears in a moment.")
+        return
+    st.rerun()
+
+
+def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = None, wait: bool = True):
+    """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified
+    (``wait=False``: None while they are being checked, see :func:`verified_rows`)."""
+    rows = verified_rows(ws, result, wait=wait)
     if rows is None:
         return None
-    idx = rows.frame.index if index is None else rows.frame.index.intersection(index, sort=False)
+    if index is None or index.equals(ws.X.index):  # every row: the same for every page, computed once per fit
+        if _EFFECTIVENESS not in result.cache:
+            result.cache[_EFFECTIVENESS] = shared.once(
+                result, "effectiveness", ws.model.key,
+                lambda: result.explainer.effectiveness(explanations=result.explanations.loc[rows.frame.index],
+                                                       counterfactuals=rows.frame))
+        return result.cache[_EFFECTIVENESS]
+    idx = rows.frame.index.intersection(index, sort=False)
     return result.explainer.effectiveness(explanations=result.explanations.loc[idx],
                                           counterfactuals=rows.frame.loc[idx])
 
@@ -86,7 +159,14 @@ def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *,
                       help="The outputs come from a column of the data, so there is no model to check the "
                            "recommended points on.")
         return
-    eff = effectiveness(ws, result, index)
+    eff = effectiveness(ws, result, index, wait=False)
+    if eff is None and pending(ws, result):  # shown as soon as the background check is done
+        if column is st:
+            _until_verified(ws, result)
+        else:
+            with column:
+                _until_verified(ws, result)
+        return
     if eff is None:
         column.metric("Verified on the model", "–")
         return
@@ -119,7 +199,7 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) ->
 def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
     """``rules`` (rows of ``rules_frame`` with target and rule) with each rule's effectiveness on every row it
     serves: ``works at nearest point`` and ``works (verified)`` (shares; empty where it serves no one)."""
-    eff = effectiveness(ws, result)
+    eff = effectiveness(ws, result, wait=False)  # while the points are checked: the table without these columns
     if eff is None:
         return rules
     table = eff.rules.rename(columns={"n_served": "serves", "boundary_effectiveness": "works at nearest point",

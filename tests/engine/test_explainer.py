@@ -337,3 +337,20 @@ def test_percentile_distance_without_fit_data_needs_a_reference():
     assert np.allclose(same, ex.percentile_distance(X.iloc[:3], X.iloc[3:6]))
     with pytest.raises(ParameterError, match="rows"):
         ex.percentile_distance(X.iloc[:3], X.iloc[:4])
+
+
+def test_rules_and_metarules_frames_are_built_once_per_solution_set_and_never_stale():
+    """The frames are memoised per set of solutions: a caller changing its copy changes nothing, and update()
+    (new solutions) gives the new rules, never the old frame."""
+    X, y = mixed(n=600, seed=4)
+    ex = TCREx(rho=0.03, tau=0.9).fit(X, y_pred=y)
+    first = ex.metarules_frame()
+    first.loc[:, "text"] = "changed by a caller"
+    again = ex.metarules_frame()
+    assert (again["text"] != "changed by a caller").all()
+    assert ex._memo_frame("metarules", ex._metarules_frame)() is not ex._memo_frame("metarules", ex._metarules_frame)()
+    ex.update(tau=0.75)
+    fresh = TCREx(rho=0.03, tau=0.75).fit(X, y_pred=y)
+    pd.testing.assert_frame_equal(ex.metarules_frame(), fresh.metarules_frame())
+    pd.testing.assert_frame_equal(ex.rules_frame(), fresh.rules_frame())
+    assert "_frame_memo" not in pickle.loads(pickle.dumps(ex)).__dict__

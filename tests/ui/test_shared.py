@@ -73,3 +73,78 @@ def test_an_upload_in_one_session_does_not_appear_in_another():
     assert b.session_state["tcrex.data_spec"].kind == "sample"
     assert "tcrex.blobs" not in b.session_state or not b.session_state["tcrex.blobs"]
     assert "gaps.csv" not in " ".join(str(x.value) for x in [*b.markdown, *b.caption])
+
+
+def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per_server():
+    """What follows from the shared fit is the same for every session: the model's outputs, every row's checked
+    point (the "verified" headline), its effectiveness and an audit with the same settings are computed by the
+    first session and reused by the others, never recomputed per session or per page run."""
+    a, b = new_app(), new_app()
+    ya = next(iter(a.session_state["tcrex.cache"]["outputs"].values()))
+    yb = next(iter(b.session_state["tcrex.cache"]["outputs"].values()))
+    assert ya is yb and not ya.flags.writeable  # one array, read-only
+    for at in (a, b):
+        goto(at, "global_rules")
+    ra, rb = last_result(a), last_result(b)
+    assert ra is not rb and shared.is_shared_result(ra)
+    va, vb = ra.cache["verified"], rb.cache["verified"]
+    assert va.frame is not vb.frame  # each session a shallow copy ...
+    number = next(c for c in va.frame.columns if va.frame[c].dtype == np.float64)  # a checked point's column
+    assert np.shares_memory(va.frame[number].to_numpy(), vb.frame[number].to_numpy())  # ... of one check
+    assert ra.cache["effectiveness of every row"] is rb.cache["effectiveness of every row"]
+    for at in (a, b):
+        goto(at, "audit")
+    runs_a = list(a.session_state["tcrex.cache"]["audits"].values())
+    runs_b = list(b.session_state["tcrex.cache"]["audits"].values())
+    assert runs_a and runs_a[-1].result is runs_b[-1].result  # the default audit, computed once
+
+
+def test_a_private_fit_is_checked_in_the_background_and_then_shown():
+    """Apply parameters does not wait for the model check of a private fit: it runs in the background, the page
+    says "checking", and once it is done the figures are those of this fit (not the shared one)."""
+    at = new_app()
+    goto(at, "global_rules")
+    shared_rows = last_result(at).cache["verified"]
+    apply_params(at, tau=0.8)
+    private = last_result(at)
+    assert not shared.is_shared_result(private)
+    future = private.cache.get("verifying")
+    if future is not None:  # still checking when the page was drawn
+        assert any(m.value == "checking …" for m in at.metric)
+        future.result(timeout=300)
+    goto(at, "global_rules")
+    assert last_result(at) is private and private.cache["verified"] is not None
+    assert private.cache["verified"].frame is not shared_rows.frame
+    assert any(m.label == "Recourse verified to work" and m.value.endswith("%") for m in at.metric)
+
+
+def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies():
+    """The default audit is one result for every session; its figures are built once for it and each page run gets
+    its own copy (a page setting its height never changes another's figure)."""
+    import plotly.graph_objects as go
+
+    from tcrex.ui import auditing
+
+    calls = []
+
+    def builder(result, metric="m"):
+        calls.append(metric)
+        return go.Figure(layout=dict(title=dict(text=f"{result.name} {metric}")))
+
+    class Result:  # an audit result stand-in: plain data, compared by identity here
+        name = "r"
+
+    res, other = Result(), Result()
+    first = auditing._figure(builder, res, metric="a")
+    first.update_layout(height=123)
+    again = auditing._figure(builder, res, metric="a")
+    assert calls == ["a"] and again is not first and again.layout.height is None
+    auditing._figure(builder, res, metric="b")
+    auditing._figure(builder, other, metric="a")
+    assert calls == ["a", "b", "a"]  # other arguments and other results are built separately
+    ident = id(other)
+    del other
+    import gc
+
+    gc.collect()
+    assert ident not in auditing._FIGURES  # released with its result
