@@ -623,8 +623,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         absent = " It does <b>not</b> contain the uploaded table or any other individual's values."
     exec_body += (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
                   f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'} "
-                  "Long tables are summarised; the full tables are in collapsed sections (click to open) and in "
-                  "the dashboard's CSV export.</p>")
+                  "Long tables are summarised; the full tables are in collapsed sections (click to open).</p>")
     section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
 
     # ---------------------------------------------------------------- the person chosen

@@ -250,7 +250,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
         return (f'<li class="split{path}"><details{opened}><summary><span class="cond">{_e(cond)}</span> '
                 f'<span class="count">({_e(_count(n))})</span>{same}</summary><ul>{kids}</ul></details></li>')
 
-    head = (f'<p><b>Target {o["target"]}: {_e(o["description"])}</b> — {_e(pluralise(o["n_rules"], "rule"))}, '
+    head = (f'<p><b>Toward {_e(o["description"])}</b> — {_e(pluralise(o["n_rules"], "rule"))}, '
             f'{_e(pluralise(o["n_metarules"], "metarule"))}, {_e(pluralise(len(o["groups"]), "distinct recommendation"))}. '
             f'<span class="note">Click a branch to open it; leaves with the same letter give the same advice.'
             f'</span></p>')

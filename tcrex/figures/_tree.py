@@ -51,7 +51,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
     desc = sol.target.describe(class_names)
-    title = [("b", f"Target {target}: {desc}"),
+    title = [("b", f"Toward {desc}"),
              ("", f"{pluralise(sol.n_rules, 'rule')}, {pluralise(len(sol.metarules), 'metarule')}")]
     if counts is not None:
         parts = [f"population {info['total']}", f"{info['here']} in this tree"]
