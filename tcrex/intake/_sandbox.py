@@ -8,12 +8,12 @@ The worker is kept alive between predictions. See docs/security.md.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import signal
+import socket
+import subprocess
 import sys
 import threading
-import types
 import weakref
 from dataclasses import dataclass, field
 
@@ -28,8 +28,8 @@ ENV_ENABLED = "TCREX_SANDBOX"
 ENV_MEMORY = "TCREX_SANDBOX_MEMORY_GB"
 ENV_LOAD_SECONDS = "TCREX_SANDBOX_LOAD_SECONDS"
 ENV_PREDICT_SECONDS = "TCREX_SANDBOX_PREDICT_SECONDS"
+ENV_THREADS = "TCREX_MODEL_THREADS"
 GB = 1024 ** 3
-_START_LOCK = threading.Lock()
 
 
 def _env_float(name: str, default: float) -> float:
@@ -46,6 +46,8 @@ class SandboxLimits:
     memory_gb: float = field(default_factory=lambda: _env_float(ENV_MEMORY, 4.0))
     load_seconds: float = field(default_factory=lambda: _env_float(ENV_LOAD_SECONDS, 60.0))
     predict_seconds: float = field(default_factory=lambda: _env_float(ENV_PREDICT_SECONDS, 120.0))
+    #: threads the model may use in the worker; None: ``TCREX_MODEL_THREADS``, else 1 (:func:`model_threads`)
+    threads: int | None = None
 
 
 def sandbox_enabled(sandbox=None) -> bool:
@@ -64,26 +66,103 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
+class _Child:
+    """The worker process, started with :mod:`subprocess` (see :class:`_Worker`), seen through the few methods of
+    ``multiprocessing.Process`` the sandbox uses."""
+
+    def __init__(self, popen: subprocess.Popen):
+        self.popen = popen
+        self.pid = popen.pid
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def exitcode(self):
+        return self.popen.poll()  # negative: the signal that ended it, as multiprocessing reports it
+
+    def join(self, timeout=None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def kill(self) -> None:
+        try:
+            self.popen.kill()
+        except OSError:
+            pass
+
+
+#: What the worker process runs first: take this process's import path from the pipe (so it imports the same
+#: tcrex), then serve. Only the app writes to that pipe before the worker answers, so unpickling it is safe.
+_BOOT = ("import sys\n"
+         "from multiprocessing.connection import Connection\n"
+         "conn = Connection(int(sys.argv[1]))\n"
+         "sys.path[:] = conn.recv()\n"
+         "from tcrex.intake._worker import serve\n"
+         "serve(conn)\n")
+
+
+def _python() -> str:
+    exe = sys.executable or getattr(sys, "_base_executable", None)
+    if not exe:
+        raise ModelError("cannot start the model worker: this Python does not know its own executable "
+                         "(sys.executable is empty)")
+    return exe
+
+
+def worker_env(threads: int | None = None) -> dict:
+    """The environment of a worker process: this one's, with the model's thread count (``OMP_NUM_THREADS``, read
+    by XGBoost and scikit-learn's OpenMP code; ONNX Runtime is told the same number through ``TCREX_MODEL_THREADS``)
+    set from ``threads`` or :data:`ENV_THREADS` (default 1)."""
+    env = dict(os.environ)
+    n = threads if threads is not None else model_threads()
+    env["OMP_NUM_THREADS"] = env[ENV_THREADS] = str(max(1, int(n)))
+    return env
+
+
+def model_threads() -> int:
+    """Threads the model may use: ``TCREX_MODEL_THREADS`` when set (the CLI sets it per pool or Dask worker so
+    workers and model threads share the cores), else 1 (a dashboard serves several people on the same cores)."""
+    try:
+        return max(1, int(os.environ.get(ENV_THREADS, "1")))
+    except ValueError:
+        return 1
+
+
 class _Worker:
+    """One worker process running one model.
+
+    It is started with :mod:`subprocess` (a fresh interpreter, as ``multiprocessing``'s spawn would start it),
+    not with ``multiprocessing``: a daemonic process — a Dask nanny's worker, a ``multiprocessing`` pool worker —
+    may not have ``multiprocessing`` children, but it may start programs. The app and the worker talk over a
+    socket pair wrapped in ``multiprocessing.connection.Connection`` (pickled requests from the app, JSON and raw
+    array bytes back, :mod:`._wire`). The worker sets its own limits before it reads the model file
+    (:func:`._worker.main`); the worker also ends itself when the app's process dies (:func:`._worker.serve`).
+    """
+
     def __init__(self, data: bytes, filename: str, options: dict, limits: SandboxLimits, loader):
+        from multiprocessing.connection import Connection
         self.limits = limits
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        from . import _worker
-        self.proc = ctx.Process(target=_worker.main, daemon=True, name="tcrex-model-sandbox",
-                                args=(child, loader, data, filename, options, int(limits.memory_gb * GB)))
-        with _START_LOCK:
-            # Streamlit runs page scripts as ``__main__``; a spawned child would re-run the app script, so the
-            # worker starts from a bare main module (it only needs tcrex).
-            main = sys.modules.get("__main__")
-            sys.modules["__main__"] = types.ModuleType("__main__")
-            try:
-                self.proc.start()
-            finally:
-                if main is not None:
-                    sys.modules["__main__"] = main
-        child.close()
+        ours, theirs = socket.socketpair()
+        self.conn = Connection(ours.detach())
+        fd = theirs.detach()
+        try:
+            popen = subprocess.Popen([_python(), "-c", _BOOT, str(fd)], pass_fds=(fd,), close_fds=True,
+                                     stdin=subprocess.DEVNULL, env=worker_env(limits.threads))
+        except OSError as exc:
+            self.conn.close()
+            raise ModelError(f"cannot start the model worker ({exc})") from None
+        finally:
+            os.close(fd)
+        self.proc = _Child(popen)
         self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn)
+        try:
+            self.conn.send(list(sys.path))
+            self.conn.send((loader, data, filename, options, int(limits.memory_gb * GB)))
+        except (OSError, ValueError):  # the worker died at start-up: reported when the answer is awaited
+            pass
 
     def stop(self) -> None:
         self._finalizer()
