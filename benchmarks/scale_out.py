@@ -210,15 +210,29 @@ def forest_to_onnx(forest, names) -> bytes:
     return model.SerializeToString()
 
 
-def yardstick(srcs, predict, batch_size) -> float:
-    """Seconds to read every file batch by batch (as ``tcrex explain`` reads them: strings dictionary-encoded)
-    and call the bare model once per row, in this process with the model's default threads."""
+def cpu_all() -> float:
+    """CPU-seconds of this process and every descendant, live or ended (an ended process that was waited for
+    counts in its parent's children_user/children_system)."""
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+def yardstick(srcs, predict, batch_size) -> tuple[float, float]:
+    """Seconds (wall, CPU) to read every file batch by batch (as ``tcrex explain`` reads them: strings
+    dictionary-encoded) and call the bare model once per row, in this process with the model's default threads."""
     from tcrex.distributed import iter_frames
-    t0 = time.perf_counter()
+    c0, t0 = cpu_all(), time.perf_counter()
     for s in srcs:
         for df in iter_frames(s, batch_size=batch_size, dictionary=True):
             predict(df)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_all() - c0
 
 
 class PeakRSS:
@@ -273,16 +287,17 @@ def model_throughput(args) -> None:
             if args.models and not any(m in name for m in args.models.split(",")):
                 continue
             rules = tmp / f"{path.name}.rules.json"
-            t0 = time.perf_counter()
+            c0, t0 = cpu_all(), time.perf_counter()
             res = CliRunner().invoke(cli, ["fit", "--data", str(tmp / "in"), "--model", str(path), "--sample",
                                            str(args.fit_sample), "--out", str(rules)])
-            fit_s = time.perf_counter() - t0
+            fit_s, fit_c = time.perf_counter() - t0, cpu_all() - c0
             assert res.exit_code == 0, res.output
             from tcrex.distributed import iter_frames
             bare(next(iter_frames(srcs[0], batch_size=1000, dictionary=True)))  # warm up
-            yard = min(yardstick(srcs, bare, args.batch_size) for _ in range(2))
-            print(f"\n{name}: yardstick read + bare predict {yard:.1f}s ({rows / yard:,.0f} rows/s); "
-                  f"fit --sample {args.fit_sample:,} {fit_s:.1f}s = {fit_s / yard:.2f}x the yardstick", flush=True)
+            yard, ycpu = min(yardstick(srcs, bare, args.batch_size) for _ in range(2))
+            print(f"\n{name}: yardstick read + bare predict {yard:.1f}s, CPU {ycpu:.1f}s ({rows / yard:,.0f} rows/s); "
+                  f"fit --sample {args.fit_sample:,} {fit_s:.1f}s = {fit_s / yard:.2f}x the yardstick, CPU "
+                  f"{fit_c:.1f}s = {fit_c / ycpu:.2f}x", flush=True)
             text = rules.read_text()
 
             def explain(tag, workers=1, scheduler=None, verified=False, data=None):
@@ -292,9 +307,10 @@ def model_throughput(args) -> None:
                         "--out", str(out), "--batch-size", str(args.batch_size), "--workers", str(workers)]
                 argv += (["--scheduler", scheduler] if scheduler else []) + (["--verified"] if verified else [])
                 with PeakRSS() as mem:
-                    t0 = time.perf_counter()
+                    c0, t0 = cpu_all(), time.perf_counter()
                     r = CliRunner().invoke(cli, argv)
                     dt = time.perf_counter() - t0
+                    mem.cpu = cpu_all() - c0
                 assert r.exit_code == 0, r.output
                 return dt, mem
 
@@ -302,7 +318,8 @@ def model_throughput(args) -> None:
             for tag, kw in [("one process", {}), (f"pool x{cores}", {"workers": cores})]:
                 dt, mem = explain(tag.replace(" ", ""), **kw)
                 print(f"  explain --model, {tag:<14} {rows / dt:>10,.0f} rows/s  {dt:6.1f}s  "
-                      f"{dt / yard:5.2f}x yardstick   peak RSS: {mem}", flush=True)
+                      f"{dt / yard:5.2f}x yardstick; CPU {mem.cpu:.1f}s = {mem.cpu / ycpu:.2f}x   peak RSS: {mem}",
+                      flush=True)
             if not args.skip_dask:
                 if cluster is None:
                     from distributed import Client, LocalCluster
@@ -311,7 +328,8 @@ def model_throughput(args) -> None:
                     client = Client(cluster)
                 dt, mem = explain("dask", scheduler=cluster.scheduler_address)
                 print(f"  explain --model, dask nanny x{cores} {rows / dt:>8,.0f} rows/s  {dt:6.1f}s  "
-                      f"{dt / yard:5.2f}x yardstick   peak RSS: {mem}", flush=True)
+                      f"{dt / yard:5.2f}x yardstick; CPU {mem.cpu:.1f}s = {mem.cpu / ycpu:.2f}x   peak RSS: {mem}",
+                      flush=True)
             if args.verified_rows:
                 one = tmp / "verified-in.parquet"
                 if not one.exists():

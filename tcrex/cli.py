@@ -307,8 +307,10 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
-    if model_path:
-        _model(model_path, _model_threads(1, None))  # a refused file stops here, before any worker starts
+    if model_path:  # a refused file stops here, before any worker starts
+        checked = _model(model_path, _model_threads(1, None))
+        if (workers > 1 or scheduler) and hasattr(checked, "close"):
+            checked.close()  # the workers load their own; its sandbox would only hold memory
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     fs, _, (root,) = fsspec.get_fs_token_paths(out)
