@@ -102,9 +102,9 @@ def _model_features(model, columns, drop, data) -> list[str] | None:
 def _check_model_kinds(model, X, data) -> None:
     """Text in a column the model takes as a number is refused (it would be parsed value by value, or make the
     explainer treat a number as a category)."""
-    from . import is_categorical_column
+    from . import NUMERIC, is_categorical_column
     kinds = getattr(model, "feature_kinds", None) or {}
-    bad = [c for c in X.columns if kinds.get(str(c)) == "numeric" and is_categorical_column(X[c])
+    bad = [c for c in X.columns if kinds.get(str(c)) == NUMERIC and is_categorical_column(X[c])
            and not _is_bool(X[c])]
     if bad:
         raise _Fail(f"{data}: column(s) {', '.join(map(repr, bad))} hold text but the model takes them as numbers; "

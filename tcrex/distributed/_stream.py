@@ -45,8 +45,7 @@ def _dask_worker_threads() -> int | None:
 def _load_model_in(path: str, pid: int, threads: int | None):
     import fsspec
 
-    from ..intake import SandboxLimits, load_model
-    from ..intake._sandbox import sandbox_enabled
+    from ..intake import SandboxLimits, load_model, sandbox_enabled
     with fsspec.open(path, "rb") as fh:
         data = fh.read()
     name = posixpath.basename(path)
