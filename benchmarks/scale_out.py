@@ -236,23 +236,41 @@ def yardstick(srcs, predict, batch_size) -> tuple[float, float]:
 
 
 class PeakRSS:
-    """Largest RSS of this process and of every descendant (workers, model sandboxes), sampled every 0.2 s."""
+    """Largest RSS of this process and of every descendant (workers, model sandboxes), and their CPU-seconds,
+    sampled every 0.2 s. CPU is the sum over every process seen of its CPU at its last sample, minus what the
+    processes already running at the start had used: pool workers and their sandboxes end during the run (a
+    multiprocessing child ends with os._exit, its sandbox ends itself when it sees its parent gone), so reading
+    CPU only at the end would miss them."""
 
     def __init__(self):
         import threading
         self.peak, self._stop = {}, threading.Event()
+        self._cpu, self._base = {}, {}
         self._t = threading.Thread(target=self._run, daemon=True)
+        self._sample(base=True)
+
+    def _sample(self, base=False):
+        me = psutil.Process()
+        for p in [me] + me.children(recursive=True):
+            try:
+                t = p.cpu_times()
+                used = t.user + t.system
+                (self._base if base else self._cpu)[p.pid] = used
+                if base:
+                    continue
+                name = "driver" if p.pid == me.pid else \
+                    "sandbox" if "tcrex.intake._worker" in " ".join(p.cmdline()) else "worker"
+                self.peak[name] = max(self.peak.get(name, 0), p.memory_info().rss / 2**20)
+            except psutil.Error:
+                pass
 
     def _run(self):
         while not self._stop.wait(0.2):
-            me = psutil.Process()
-            for p in [me] + me.children(recursive=True):
-                try:
-                    name = "driver" if p.pid == me.pid else \
-                        "sandbox" if "tcrex.intake._worker" in " ".join(p.cmdline()) else "worker"
-                    self.peak[name] = max(self.peak.get(name, 0), p.memory_info().rss / 2**20)
-                except psutil.Error:
-                    pass
+            self._sample()
+
+    @property
+    def cpu(self) -> float:
+        return sum(v - self._base.get(pid, 0.0) for pid, v in self._cpu.items())
 
     def __enter__(self):
         self._t.start()
@@ -261,6 +279,7 @@ class PeakRSS:
     def __exit__(self, *exc):
         self._stop.set()
         self._t.join()
+        self._sample()
 
     def __str__(self):
         return ", ".join(f"{k} {v:,.0f} MB" for k, v in sorted(self.peak.items()))
@@ -287,10 +306,12 @@ def model_throughput(args) -> None:
             if args.models and not any(m in name for m in args.models.split(",")):
                 continue
             rules = tmp / f"{path.name}.rules.json"
-            c0, t0 = cpu_all(), time.perf_counter()
-            res = CliRunner().invoke(cli, ["fit", "--data", str(tmp / "in"), "--model", str(path), "--sample",
-                                           str(args.fit_sample), "--out", str(rules)])
-            fit_s, fit_c = time.perf_counter() - t0, cpu_all() - c0
+            with PeakRSS() as fit_mem:
+                t0 = time.perf_counter()
+                res = CliRunner().invoke(cli, ["fit", "--data", str(tmp / "in"), "--model", str(path), "--sample",
+                                               str(args.fit_sample), "--out", str(rules)])
+                fit_s = time.perf_counter() - t0
+            fit_c = fit_mem.cpu
             assert res.exit_code == 0, res.output
             from tcrex.distributed import iter_frames
             bare(next(iter_frames(srcs[0], batch_size=1000, dictionary=True)))  # warm up
@@ -307,10 +328,9 @@ def model_throughput(args) -> None:
                         "--out", str(out), "--batch-size", str(args.batch_size), "--workers", str(workers)]
                 argv += (["--scheduler", scheduler] if scheduler else []) + (["--verified"] if verified else [])
                 with PeakRSS() as mem:
-                    c0, t0 = cpu_all(), time.perf_counter()
+                    t0 = time.perf_counter()
                     r = CliRunner().invoke(cli, argv)
                     dt = time.perf_counter() - t0
-                    mem.cpu = cpu_all() - c0
                 assert r.exit_code == 0, r.output
                 return dt, mem
 
@@ -324,7 +344,7 @@ def model_throughput(args) -> None:
                 if cluster is None:
                     from distributed import Client, LocalCluster
                     cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+                                           dashboard_address=":0")
                     client = Client(cluster)
                 dt, mem = explain("dask", scheduler=cluster.scheduler_address)
                 print(f"  explain --model, dask nanny x{cores} {rows / dt:>8,.0f} rows/s  {dt:6.1f}s  "
