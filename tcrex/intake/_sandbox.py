@@ -131,6 +131,20 @@ def model_threads() -> int:
         return 1
 
 
+#: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of rows is tens of MB;
+#: with the default ~200 KB buffers it crossed in hundreds of write/read turns, each waiting for the other process
+#: to be scheduled: on a loaded machine most of a batch's time went there (9 of 20 s of a `tcrex fit --model`).
+SOCKET_BUFFER = 4 * 1024 * 1024
+
+
+def _widen(sock: socket.socket) -> None:
+    for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
+        except OSError:  # pragma: no cover - the default buffer still works, only slower
+            pass
+
+
 class _Worker:
     """One worker process running one model.
 
@@ -146,6 +160,8 @@ class _Worker:
         from multiprocessing.connection import Connection
         self.limits = limits
         ours, theirs = socket.socketpair()
+        for sock in (ours, theirs):
+            _widen(sock)
         self.conn = Connection(ours.detach())
         fd = theirs.detach()
         try:
