@@ -131,9 +131,9 @@ def model_threads() -> int:
         return 1
 
 
-#: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of rows is tens of MB;
-#: with the default ~200 KB buffers it crossed in hundreds of write/read turns, each waiting for the other process
-#: to be scheduled: on a loaded machine most of a batch's time went there (9 of 20 s of a `tcrex fit --model`).
+#: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of 262,144 rows is ~13 MB
+#: pickled; with the default ~200 KB buffers it crossed in ~65 write/read turns, each waiting for the other
+#: process to be scheduled, which on a loaded machine adds up.
 SOCKET_BUFFER = 4 * 1024 * 1024
 
 
