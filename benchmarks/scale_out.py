@@ -3,6 +3,14 @@ peak memory), plus the audit. Not run by the tests.
 
     python benchmarks/scale_out.py --rows 20000000 --files 16      # the issue's size (needs several GB of disk)
     python benchmarks/scale_out.py --rows 1000000 --files 8         # quick
+    python benchmarks/scale_out.py --model --rows 2000000 --files 8 # with model files (issue 27), see below
+
+``--model`` trains three models on 50k rows (XGBoost JSON, a skops random forest, the same forest as ONNX), writes
+files with two columns no model takes (label, id), and per model: the yardstick (read every file batch by batch
+and call the bare model, in this process), `tcrex fit --model --sample`, `tcrex explain --model` in one process,
+a pool and a nanny `LocalCluster(processes=True)`, and `explain --verified` on --verified-rows rows. Wall time and
+the CPU-seconds of every process involved, each as a multiple of the yardstick's; peak RSS per kind of process.
+Figures: docs/scale.md, "With a model".
 
 CPU-seconds sum the driver and its worker processes (psutil, read before the workers exit); peak memory is the
 driver's ru_maxrss plus the largest worker RSS seen at the end (not a true peak of the workers). The pool's
