@@ -208,12 +208,15 @@ def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144
     return picked.iloc[np.argsort(order, kind="stable")].reset_index(drop=True), total
 
 
-def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None):
+def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None,
+                  outputs=None):
     """:func:`explain_frame` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
     pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
-    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
+    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids). ``outputs``: the
+    model's outputs on these rows when already computed (:func:`start_outputs`)."""
     import pyarrow as pa
-    X, outputs = _explain_inputs(ex, df, y_pred, model, keep)
+    X, args = _explain_inputs(ex, df, y_pred, model, keep)
+    outputs = args if outputs is None else {"y_pred": outputs}
     table = ex.explain_arrow(X, **outputs)
     if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
         kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
@@ -221,6 +224,19 @@ def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
         for c in keep:
             table = table.append_column(kept.schema.field(c), kept.column(c))
     return table.replace_schema_metadata(metadata) if metadata is not None else table
+
+
+def start_outputs(ex, df: pd.DataFrame, model, keep=()):
+    """Start the model on the feature columns of ``df`` and return a function giving its outputs (what
+    ``ex.explain(X, model=model)`` would compute): a sandboxed model predicts in its worker process while the
+    caller explains the previous batch. Call the function exactly once, before starting another prediction with
+    the same model (its worker answers one request at a time)."""
+    X, _ = _explain_inputs(ex, df, None, model, keep)
+    later = getattr(model, "predict_later", None)
+    if later is None:
+        y = ex.outputs(X, model=model)
+        return lambda: y
+    return later(X)
 
 
 @functools.lru_cache(maxsize=8)
@@ -271,21 +287,49 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     try:
         model = load_model_file(model_path, model_threads) if model_path else None
         with fsspec.open(dst, "wb") as fout:
+            # with a model, batch k is explained and written while the model predicts batch k+1 in its sandbox
+            # worker (one request at a time: k+1 is sent, k explained, then k+1's answer read)
+            pending = None  # the answer the model owes (a function to call once)
+            done = None  # (rows, batch, outputs) predicted, to explain
+            read = 0
+
+            def write(table):
+                nonlocal writer, n
+                if writer is None:
+                    writer = pq.ParquetWriter(fout, table.schema)
+                elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
+                    table = _conform(table, writer.schema, src)
+                writer.write_table(table)
+                n += table.num_rows
+
+            def explain_done():
+                nonlocal done, rows, metadata
+                rows, df, outputs = done
+                done = None
+                if metadata is None:
+                    metadata = _pandas_metadata(rules, df, keep)
+                write(explain_table(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
+
             try:
                 for df in iter_frames(src, batch_size=batch_size, dictionary=True):
-                    rows = (n, n + len(df))
+                    batch_rows = rows = (read, read + len(df))
+                    read += len(df)
+                    if model is not None and not verified:
+                        pending = start_outputs(ex, df, model, keep)
+                        if done is not None:
+                            explain_done()
+                        rows = batch_rows
+                        answer, pending = pending, None
+                        done = (batch_rows, df, answer())
+                        continue
                     if verified:
-                        table = counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema)
+                        write(counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema))
                     else:
                         if metadata is None:
                             metadata = _pandas_metadata(rules, df, keep)
-                        table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
-                    if writer is None:
-                        writer = pq.ParquetWriter(fout, table.schema)
-                    elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
-                        table = _conform(table, writer.schema, src)
-                    writer.write_table(table)
-                    n += table.num_rows
+                        write(explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
+                if done is not None:
+                    explain_done()
                 rows = None
                 if writer is None:  # empty input: still one (empty) output with the right columns
                     empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
@@ -295,6 +339,11 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                         metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema)
             finally:
+                if pending is not None:  # stopped early: read the answer the model owes (frees its worker)
+                    try:
+                        pending()
+                    except Exception:  # noqa: BLE001 - the error that stopped the run is the one to report
+                        pass
                 if writer is not None:
                     writer.close()
     except BaseException as exc:  # no partial output that would read as a complete, shorter file

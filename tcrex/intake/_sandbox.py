@@ -278,7 +278,14 @@ class SandboxedModel(LoadedModel):
             self._worker = None
 
     def _call(self, op: str, X) -> np.ndarray:
-        with self._lock:
+        return self._send(op, X)()
+
+    def _send(self, op: str, X):
+        """Send one request; returns the function that reads its answer. The worker serves one request at a
+        time, so the lock is held from the send until the answer is read (the returned function releases it,
+        whatever happens)."""
+        self._lock.acquire()
+        try:
             if self._worker is None or not self._worker.proc.is_alive():
                 self._start()
             worker = self._worker
@@ -287,6 +294,15 @@ class SandboxedModel(LoadedModel):
             except (OSError, ValueError):
                 self._worker = None
                 raise worker._died("predicting") from None
+        except BaseException:
+            self._lock.release()
+            raise
+        done = []
+
+        def answer() -> np.ndarray:
+            if done:
+                raise ModelError("internal: a prediction's answer was read twice")
+            done.append(True)
             try:
                 worker.answer(self.limits.predict_seconds, "predicting")
                 head = worker.receive(self.limits.predict_seconds, "predicting")
@@ -295,10 +311,16 @@ class SandboxedModel(LoadedModel):
                 if not worker.proc.is_alive():
                     self._worker = None
                 raise
+            finally:
+                self._lock.release()
             return decode(head, payload)
+        return answer
 
     def _predict(self, X):
         return self._call("predict", X)
+
+    def _predict_later(self, X):
+        return self._send("predict", X)
 
     def predict_proba(self, X) -> np.ndarray:
         if not self._has_proba:

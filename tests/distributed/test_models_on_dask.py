@@ -316,3 +316,14 @@ def test_verified_counterfactuals_in_one_process_and_a_pool(files, tmp_path):
                                         "--data", str(d / "*.parquet"), "--y-pred-column", "label", "--out",
                                         str(tmp_path / "x")], catch_exceptions=False)
     assert refused.exit_code == 2 and "--verified" in refused.output and "--model" in refused.output
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_explain_with_a_model_batch_by_batch_equals_in_memory(files, workers, tmp_path):
+    """Several batches per file: each batch is explained while the model predicts the next one."""
+    d, parts, rules = files
+    res = CliRunner().invoke(main, ["explain", "--rules", str(d / "model.json.rules.json"), "--data",
+                                    str(d / "*.parquet"), "--model", str(d / "model.json"), "--out", str(tmp_path),
+                                    "--batch-size", "300", "--workers", workers], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    _check_outputs(d, parts, rules, "model.json", tmp_path)
