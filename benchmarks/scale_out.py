@@ -3,6 +3,14 @@ peak memory), plus the audit. Not run by the tests.
 
     python benchmarks/scale_out.py --rows 20000000 --files 16      # the issue's size (needs several GB of disk)
     python benchmarks/scale_out.py --rows 1000000 --files 8         # quick
+    python benchmarks/scale_out.py --model --rows 2000000 --files 8 # with model files (issue 27), see below
+
+``--model`` trains three models on 50k rows (XGBoost JSON, a skops random forest, the same forest as ONNX), writes
+files with two columns no model takes (label, id), and per model: the yardstick (read every file batch by batch
+and call the bare model, in this process), `tcrex fit --model --sample`, `tcrex explain --model` in one process,
+a pool and a nanny `LocalCluster(processes=True)`, and `explain --verified` on --verified-rows rows. Wall time and
+the CPU-seconds of every process involved, each as a multiple of the yardstick's; peak RSS per kind of process.
+Figures: docs/scale.md, "With a model".
 
 CPU-seconds sum the driver and its worker processes (psutil, read before the workers exit); peak memory is the
 driver's ru_maxrss plus the largest worker RSS seen at the end (not a true peak of the workers). The pool's
@@ -33,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -119,6 +128,251 @@ def stability(n_full: int, samples: list[int]) -> None:
                   f"rows with identical text {np.mean(got == want):.3f}, same status and #changes {same_sc:.3f}", flush=True)
 
 
+# ---------------------------------------------------------------------------------------------- with a model
+NUMERIC = ["age", "income", "loan_amount", "credit_history_years", "debt_to_income", "n_late_payments"]
+
+
+def make_model_files(root: Path, rows: int, files: int) -> tuple[list[str], pd.DataFrame]:
+    """``files`` Parquet files of ``make_loans`` rows with the features plus ``label`` and ``id`` (columns no
+    model takes), string columns as Parquet strings; and 50k rows to train the models on."""
+    base = make_loans(min(rows, 200_000), random_state=0)
+    label = base.pop("approved").to_numpy()
+    base = base.assign(label=label, id=np.arange(len(base)))
+    per = rows // files
+    for i in range(files):
+        reps = int(np.ceil(per / len(base)))
+        part = pd.concat([base] * reps, ignore_index=True).iloc[:per]
+        part["id"] = np.arange(i * per, (i + 1) * per)
+        part.to_parquet(root / f"part{i:03d}.parquet", index=False, row_group_size=262_144)
+    return expand_paths(str(root / "*.parquet")), base.head(50_000)
+
+
+def train_models(train: pd.DataFrame, root: Path) -> dict:
+    """name -> (model file, bare model's predict on a batch as read): XGBoost (100 trees of depth 5, native
+    categoricals), a scikit-learn forest via skops (100 trees of depth 8, numeric features) and ONNX (that forest
+    as an ai.onnx.ml TreeEnsembleClassifier, numeric features)."""
+    import skops.io as sio
+    import xgboost as xgb
+    from sklearn.ensemble import RandomForestClassifier
+
+    X = train.drop(columns=["label", "id"])
+    y = train["label"].to_numpy()
+    Xc = X.astype({c: "category" for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])})
+    bst = xgb.XGBClassifier(n_estimators=100, max_depth=5, enable_categorical=True, tree_method="hist").fit(Xc, y)
+    (root / "model.json").write_bytes(bytes(bst.get_booster().save_raw("json")))
+    forest = RandomForestClassifier(n_estimators=100, max_depth=8, random_state=0, n_jobs=1).fit(X[NUMERIC], y)
+    (root / "model.skops").write_bytes(sio.dumps(forest))
+    onnx_bytes = forest_to_onnx(forest, NUMERIC)
+    (root / "model.onnx").write_bytes(onnx_bytes)
+    import onnxruntime as ort
+    sess = ort.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+    names = list(X.columns)
+    return {
+        "xgboost": (root / "model.json", lambda df: bst.predict(df[names])),
+        "skops forest": (root / "model.skops", lambda df: forest.predict(df[NUMERIC])),
+        "onnx forest": (root / "model.onnx",
+                        lambda df: sess.run(None, {"X": df[NUMERIC].to_numpy(dtype=np.float32)})[0]),
+    }
+
+
+def forest_to_onnx(forest, names) -> bytes:
+    """A fitted binary RandomForestClassifier as an ONNX ``TreeEnsembleClassifier`` (averaged class
+    probabilities, as scikit-learn's ``predict_proba``); written here because no converter is installed."""
+    import json
+
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_values", "nodes_modes",
+                         "nodes_truenodeids", "nodes_falsenodeids", "class_treeids", "class_nodeids", "class_ids",
+                         "class_weights")}
+    n = len(forest.estimators_)
+    for t, est in enumerate(forest.estimators_):
+        tr = est.tree_
+        for i in range(tr.node_count):
+            leaf = tr.children_left[i] == -1
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(i)
+            a["nodes_featureids"].append(0 if leaf else int(tr.feature[i]))
+            a["nodes_values"].append(0.0 if leaf else float(tr.threshold[i]))
+            a["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
+            a["nodes_truenodeids"].append(0 if leaf else int(tr.children_left[i]))
+            a["nodes_falsenodeids"].append(0 if leaf else int(tr.children_right[i]))
+            if leaf:
+                p = tr.value[i][0] / tr.value[i][0].sum()
+                for c in range(len(p)):
+                    a["class_treeids"].append(t)
+                    a["class_nodeids"].append(i)
+                    a["class_ids"].append(c)
+                    a["class_weights"].append(float(p[c]) / n)
+    node = h.make_node("TreeEnsembleClassifier", ["X"], ["label", "prob"], domain="ai.onnx.ml",
+                       classlabels_int64s=[int(c) for c in forest.classes_], post_transform="NONE", **a)
+    graph = h.make_graph([node], "forest", [h.make_tensor_value_info("X", T.FLOAT, [None, len(names)])],
+                         [h.make_tensor_value_info("label", T.INT64, [None]),
+                          h.make_tensor_value_info("prob", T.FLOAT, [None, len(forest.classes_)])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)])
+    model.ir_version = 8
+    h.set_model_props(model, {"feature_names": json.dumps(list(names))})
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def cpu_all() -> float:
+    """CPU-seconds of this process and every descendant, live or ended (an ended process that was waited for
+    counts in its parent's children_user/children_system)."""
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+def yardstick(srcs, predict, batch_size) -> tuple[float, float]:
+    """Seconds (wall, CPU) to read every file batch by batch (as ``tcrex explain`` reads them: strings
+    dictionary-encoded) and call the bare model once per row, in this process with the model's default threads."""
+    from tcrex.distributed import iter_frames
+    c0, t0 = cpu_all(), time.perf_counter()
+    for s in srcs:
+        for df in iter_frames(s, batch_size=batch_size, dictionary=True):
+            predict(df)
+    return time.perf_counter() - t0, cpu_all() - c0
+
+
+class PeakRSS:
+    """Largest RSS of this process and of every descendant (workers, model sandboxes), and their CPU-seconds,
+    sampled every 0.2 s. CPU is the sum over every process seen of its CPU at its last sample, minus what the
+    processes already running at the start had used: pool workers and their sandboxes end during the run (a
+    multiprocessing child ends with os._exit, its sandbox ends itself when it sees its parent gone), so reading
+    CPU only at the end would miss them."""
+
+    def __init__(self):
+        import threading
+        self.peak, self._stop = {}, threading.Event()
+        self._cpu, self._base = {}, {}
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._sample(base=True)
+
+    def _sample(self, base=False):
+        me = psutil.Process()
+        for p in [me] + me.children(recursive=True):
+            try:
+                t = p.cpu_times()
+                used = t.user + t.system
+                (self._base if base else self._cpu)[p.pid] = used
+                if base:
+                    continue
+                name = "driver" if p.pid == me.pid else \
+                    "sandbox" if "tcrex.intake._worker" in " ".join(p.cmdline()) else "worker"
+                self.peak[name] = max(self.peak.get(name, 0), p.memory_info().rss / 2**20)
+            except psutil.Error:
+                pass
+
+    def _run(self):
+        while not self._stop.wait(0.2):
+            self._sample()
+
+    @property
+    def cpu(self) -> float:
+        return sum(v - self._base.get(pid, 0.0) for pid, v in self._cpu.items())
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+        self._sample()
+
+    def __str__(self):
+        return ", ".join(f"{k} {v:,.0f} MB" for k, v in sorted(self.peak.items()))
+
+
+def model_throughput(args) -> None:
+    """--model: explain with each model file in one process, a pool and a nanny Dask cluster, fit --sample, and
+    explain --verified, against the read+predict yardstick measured in the same run."""
+    from click.testing import CliRunner
+
+    from tcrex.cli import main as cli
+    from tcrex.distributed import load_rules
+    cores = len(os.sched_getaffinity(0))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "in").mkdir()
+        srcs, train = make_model_files(tmp / "in", args.rows, args.files)
+        rows = args.rows // args.files * args.files
+        models = train_models(train, tmp)
+        print(f"{rows:,} rows in {len(srcs)} files (+ label, id); {cores} cores; batch {args.batch_size:,}",
+              flush=True)
+        cluster = client = None
+        for name, (path, bare) in models.items():
+            if args.models and not any(m in name for m in args.models.split(",")):
+                continue
+            rules = tmp / f"{path.name}.rules.json"
+            with PeakRSS() as fit_mem:
+                t0 = time.perf_counter()
+                res = CliRunner().invoke(cli, ["fit", "--data", str(tmp / "in"), "--model", str(path), "--sample",
+                                               str(args.fit_sample), "--out", str(rules)])
+                fit_s = time.perf_counter() - t0
+            fit_c = fit_mem.cpu
+            assert res.exit_code == 0, res.output
+            from tcrex.distributed import iter_frames
+            bare(next(iter_frames(srcs[0], batch_size=1000, dictionary=True)))  # warm up
+            yard, ycpu = min(yardstick(srcs, bare, args.batch_size) for _ in range(2))
+            print(f"\n{name}: yardstick read + bare predict {yard:.1f}s, CPU {ycpu:.1f}s ({rows / yard:,.0f} rows/s); "
+                  f"fit --sample {args.fit_sample:,} {fit_s:.1f}s = {fit_s / yard:.2f}x the yardstick, CPU "
+                  f"{fit_c:.1f}s = {fit_c / ycpu:.2f}x", flush=True)
+            text = rules.read_text()
+
+            def explain(tag, workers=1, scheduler=None, verified=False, data=None):
+                out = tmp / f"out-{tag}"
+                shutil.rmtree(out, ignore_errors=True)
+                argv = ["explain", "--rules", str(rules), "--data", data or str(tmp / "in"), "--model", str(path),
+                        "--out", str(out), "--batch-size", str(args.batch_size), "--workers", str(workers)]
+                argv += (["--scheduler", scheduler] if scheduler else []) + (["--verified"] if verified else [])
+                with PeakRSS() as mem:
+                    t0 = time.perf_counter()
+                    r = CliRunner().invoke(cli, argv)
+                    dt = time.perf_counter() - t0
+                assert r.exit_code == 0, r.output
+                return dt, mem
+
+            load_rules(text)
+            for tag, kw in [("one process", {}), (f"pool x{cores}", {"workers": cores})]:
+                dt, mem = explain(tag.replace(" ", ""), **kw)
+                print(f"  explain --model, {tag:<14} {rows / dt:>10,.0f} rows/s  {dt:6.1f}s  "
+                      f"{dt / yard:5.2f}x yardstick; CPU {mem.cpu:.1f}s = {mem.cpu / ycpu:.2f}x   peak RSS: {mem}",
+                      flush=True)
+            if not args.skip_dask:
+                if cluster is None:
+                    from distributed import Client, LocalCluster
+                    cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0")
+                    client = Client(cluster)
+                    # a deployed cluster's workers are long-lived: import what a task needs before timing (the
+                    # pool's forked workers inherit these imports); each worker still starts its model sandbox
+                    client.run(__import__, "tcrex.distributed")
+                dt, mem = explain("dask", scheduler=cluster.scheduler_address)
+                print(f"  explain --model, dask nanny x{cores} {rows / dt:>8,.0f} rows/s  {dt:6.1f}s  "
+                      f"{dt / yard:5.2f}x yardstick; CPU {mem.cpu:.1f}s = {mem.cpu / ycpu:.2f}x   peak RSS: {mem}",
+                      flush=True)
+            if args.verified_rows:
+                one = tmp / "verified-in.parquet"
+                if not one.exists():
+                    pd.read_parquet(srcs[0]).head(args.verified_rows).to_parquet(one, index=False)
+                dt, mem = explain("verified", verified=True, data=str(one))
+                print(f"  explain --verified, one process {args.verified_rows / dt:>8,.0f} rows/s  {dt:6.1f}s "
+                      f"({args.verified_rows:,} rows)  peak RSS: {mem}", flush=True)
+        if cluster is not None:
+            client.close()
+            cluster.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=20_000_000)
@@ -128,7 +382,17 @@ def main():
                     help="sample sizes for the sample-fit stability check ('' to skip)")
     ap.add_argument("--stability-rows", type=int, default=3_000_000, help="rows of the full fit it compares with")
     ap.add_argument("--skip-throughput", action="store_true")
+    ap.add_argument("--model", action="store_true",
+                    help="time explain/fit with model files (XGBoost, skops forest, ONNX forest) against the "
+                         "read+predict yardstick instead of the --y-pred-column runs")
+    ap.add_argument("--models", default="", help="with --model: only these (comma-separated: xgboost,skops,onnx)")
+    ap.add_argument("--batch-size", type=int, default=262_144)
+    ap.add_argument("--fit-sample", type=int, default=100_000)
+    ap.add_argument("--verified-rows", type=int, default=20_000, help="rows of explain --verified (0: skip)")
+    ap.add_argument("--skip-dask", action="store_true")
     args = ap.parse_args()
+    if args.model:
+        return model_throughput(args)
     if args.stability:
         stability(args.stability_rows, [int(v) for v in args.stability.split(",")])
     if args.skip_throughput:

@@ -17,7 +17,7 @@ from ._errors import ModelError, NoValidRuleError, NotFittedError, ParameterErro
 from ._local import PercentileScale, category_preference, move_into, nearest_rows
 from ._params import check_parameter
 from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, detect_task,
-                       predict)
+                       model_feature_names, model_frame, predict)
 from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
@@ -311,7 +311,20 @@ class TCREx(BaseEstimator):
         model = model if model is not None else getattr(self, "model_", None)
         if model is None:
             raise ModelError("no model to compute outputs: pass y_pred= (the model's outputs on X) or model=")
-        return predict(model, X)
+        return predict(model, model_frame(model, X, self.schema_.names))
+
+    def _model_columns(self, X: pd.DataFrame, model) -> pd.DataFrame:
+        """X as the model takes it when its points are checked (counterfactuals, effectiveness): the explainer's
+        features in the model's declared order (same set), else in fit order; extra columns dropped. Points are
+        built like X, so a model that reads columns by position must see them in its own order."""
+        model = model if model is not None else getattr(self, "model_", None)
+        names = [str(n) for n in self.schema_.names]
+        declared = model_feature_names(model)
+        want = declared if declared is not None and set(declared) == set(names) else names
+        cols = [str(c) for c in X.columns]
+        if cols == want or not set(want) <= set(cols) or len(set(cols)) != len(cols):
+            return X
+        return X.set_axis(cols, axis=1)[want]
 
     def _solutions_for(self, target) -> list[Solution]:
         if target is None:
@@ -514,7 +527,7 @@ class TCREx(BaseEstimator):
         only (rows with no actionable rule get missing values).
         """
         self._require_fitted()
-        X = as_frame(X)
+        X = self._model_columns(as_frame(X), model)
         enc = self.schema_.encode(X)
         res = self._lookup(enc, self._outputs(X, y_pred, model), self._solutions_for(target))
         from ._verify import verified_frame, wants_verify
@@ -778,7 +791,7 @@ class TCREx(BaseEstimator):
             from ._effectiveness import from_rows
             return from_rows(self, explanations, counterfactuals)
         from ._effectiveness import compute
-        return compute(self, X, model, y_pred, reference)
+        return compute(self, None if X is None else self._model_columns(as_frame(X), model), model, y_pred, reference)
 
     def rules_frame(self, X=None, *, model=None, y_pred=None, effectiveness=None) -> pd.DataFrame:
         """Every rule of every target with its n, feasibility, accuracy and complexity (tie-break order).

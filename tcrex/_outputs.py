@@ -20,8 +20,47 @@ MAX_CLASSES = 20
 MAX_TARGET_CLASSES = 1_000
 
 
+def model_feature_names(model) -> list[str] | None:
+    """The input columns ``model`` declares, in its order: a loaded model file's ``feature_names``
+    (:class:`tcrex.intake.LoadedModel`), scikit-learn's and XGBoost's ``feature_names_in_`` (fitted on a
+    DataFrame); None when it declares none (it then takes columns by position)."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None and not isinstance(model, type):
+        from_file = getattr(model, "feature_names", None)  # LoadedModel, or a callable that says so
+        names = from_file if isinstance(from_file, (list, tuple)) else None
+    if names is None:
+        return None
+    try:
+        return [str(n) for n in names]
+    except TypeError:
+        return None
+
+
+def model_frame(model, X, features=None):
+    """The columns of X ``model`` takes, in its order: the names it declares (:func:`model_feature_names`) when X
+    holds them all, else ``features`` (the explainer's, in fit order) when X holds them all and more or in another
+    order; otherwise X as it is (the model then says what is wrong). So extra columns (a label, an id) and another
+    column order never reach the model, as they never reach the explainer."""
+    if not isinstance(X, pd.DataFrame):
+        return X
+    cols = [str(c) for c in X.columns]
+    if len(set(cols)) != len(cols):
+        return X  # duplicate names: the explainer refuses them with a message, the model must not guess
+    for want in (model_feature_names(model), features):
+        if want is None:
+            continue
+        want = [str(w) for w in want]
+        if cols == want:
+            return X
+        if set(want) <= set(cols):
+            return X.set_axis(cols, axis=1)[want]
+    return X
+
+
 def predict(model, X: pd.DataFrame) -> np.ndarray:
-    """Outputs of ``model`` on X: ``model.predict(X)`` or ``model(X)``; one output per row."""
+    """Outputs of ``model`` on X: ``model.predict(X)`` or ``model(X)``; one output per row. When the model declares
+    its input columns and X holds them, it gets exactly those, in its order (:func:`model_frame`)."""
+    X = model_frame(model, X)
     if model is None:
         raise ModelError("no model and no outputs: pass a model with predict(), a callable, or y_pred=")
     fn = getattr(model, "predict", None)

@@ -8,6 +8,7 @@ unpickled unless the operator allows pickle with ``TCREX_ALLOW_PICKLE=1``).
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import sys
 import time
@@ -47,11 +48,14 @@ def _read_all(spec: str):
     import fsspec
     import pandas as pd
 
-    from .distributed import expand_paths
+    from .distributed import expand_paths, located
     frames = []
     for p in expand_paths(spec):
-        with fsspec.open(p, "rb") as fh:
-            frames.append(pd.read_csv(fh) if p.lower().endswith(".csv") else pd.read_parquet(fh))
+        try:
+            with fsspec.open(p, "rb") as fh:
+                frames.append(pd.read_csv(fh) if p.lower().endswith(".csv") else pd.read_parquet(fh))
+        except Exception as exc:  # noqa: BLE001 - a reader's error, with the file it came from
+            raise located(exc, p) from None
     return pd.concat(frames, ignore_index=True)
 
 
@@ -65,19 +69,63 @@ def _target(text):
         return text
 
 
-def _model(path):
+def _model(path, threads=None):
     from .distributed import load_model_file
-    return load_model_file(path)
+    try:
+        return load_model_file(path, threads)
+    except TCRExError as exc:
+        raise type(exc)(f"{path}: {exc}") from None
 
 
-def _split(frame, y_col, model_path, target_col=()):
-    if (y_col is None) == (model_path is None):
-        raise _Fail("give exactly one of --y-pred-column and --model")
-    drop = [c for c in [y_col, *target_col] if c]
+def _model_features(model, columns, drop, data) -> list[str] | None:
+    """The feature columns of a fit with ``model``: the model's own input names when its file carries them
+    (XGBoost JSON/UBJ, skops fitted on a DataFrame, ONNX with names), every other column of the data left out and
+    named on stderr; without names, every column not dropped, refused when their count is not the model's."""
+    names = model.feature_names
+    columns = [c for c in columns if c not in set(drop)]
+    if names is not None:
+        missing = [n for n in names if n not in columns]
+        if missing:
+            raise _Fail(f"{data}: lacks column(s) {', '.join(missing)} that the model needs (its inputs: "
+                        f"{', '.join(names)})")
+        left = [c for c in columns if c not in set(names)]
+        _say(f"features: the model's {len(names)} input(s)" + (f"; left out: {', '.join(map(str, left))}"
+                                                               if left else ""))
+        return list(names)
+    if model.n_features is not None and len(columns) != model.n_features:
+        raise _Fail(f"the model file stores no feature names and takes {model.n_features} input(s) by position, "
+                    f"but {data} has {len(columns)} column(s) besides the dropped ones: "
+                    f"{', '.join(map(str, columns))}; leave out the columns that are not inputs (a label, an id) "
+                    "with --drop-column")
+    return None
+
+
+def _check_model_kinds(model, X, data) -> None:
+    """Text in a column the model takes as a number is refused (it would be parsed value by value, or make the
+    explainer treat a number as a category)."""
+    from . import NUMERIC, is_categorical_column
+    kinds = getattr(model, "feature_kinds", None) or {}
+    bad = [c for c in X.columns if kinds.get(str(c)) == NUMERIC and is_categorical_column(X[c])
+           and not _is_bool(X[c])]
+    if bad:
+        raise _Fail(f"{data}: column(s) {', '.join(map(repr, bad))} hold text but the model takes them as numbers; "
+                    "store them as numbers")
+
+
+def _is_bool(s) -> bool:
+    import pandas as pd
+    return pd.api.types.is_bool_dtype(s)
+
+
+def _split(frame, y_col, features, drop=()):
+    """The features (``features`` in that order, else every column but ``y_col`` and ``drop``) and outputs."""
     if y_col and y_col not in frame.columns:
         raise _Fail(f"column {y_col!r} is not in the data")
-    X = frame.drop(columns=[c for c in drop if c in frame.columns])
-    return X, (frame[y_col].to_numpy() if y_col else None), (_model(model_path) if model_path else None)
+    if features is not None:
+        X = frame[features]
+    else:
+        X = frame.drop(columns=[c for c in [y_col, *drop] if c and c in frame.columns])
+    return X, (frame[y_col].to_numpy() if y_col else None)
 
 
 def _output_names(srcs: list[str]) -> list[str]:
@@ -95,26 +143,66 @@ def _output_names(srcs: list[str]) -> list[str]:
     return names
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _model_threads(workers: int, scheduler) -> int | None:
+    """Threads each model may use so that workers and model threads share the cores: all of them in one
+    process (the model and the explainer take turns), ``cores // workers`` in a pool; on Dask each worker's own
+    thread count (``dask worker --nthreads``; None here)."""
+    return None if scheduler else max(1, _cores() // max(1, workers))
+
+
 def _run_files(fn, jobs, kw, workers, scheduler, verb):
     """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
-    ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order."""
+    ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order. Whatever goes
+    wrong with a job (a bad file, a model fault, a worker lost by the pool or the cluster) stops the run with a
+    message naming its file."""
+    from .distributed import FileError, located
+
+    def result(job, get):
+        try:
+            return get()
+        except FileError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Dask/pool failures (KilledWorker, BrokenProcessPool, ...)
+            raise located(exc, job[1]) from None
+
     if scheduler:
-        from distributed import Client
-        with Client(scheduler) as client:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise _Fail("--scheduler needs Dask's distributed package (pip install 'tcrex[dask]')") from None
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
+        with client:
             futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
-            for job, f in zip(jobs, futs):
-                yield f.result()
-                _say(f"{verb} {job[1]}")
+            try:
+                for job, f in zip(jobs, futs):
+                    yield result(job, f.result)
+                    _say(f"{verb} {job[1]}")
+            finally:
+                client.cancel(futs)
     elif workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(workers) as pool:
             futs = [pool.submit(fn, *job, **kw) for job in jobs]
-            for job, f in zip(jobs, futs):
-                yield f.result()
-                _say(f"{verb} {job[1]}")
+            try:
+                for job, f in zip(jobs, futs):
+                    yield result(job, f.result)
+                    _say(f"{verb} {job[1]}")
+            finally:
+                for f in futs:
+                    f.cancel()
     else:
         for job in jobs:
-            yield fn(*job, **kw)
+            yield result(job, lambda: fn(*job, **kw))
             _say(f"{verb} {job[1]}")
 
 
@@ -147,10 +235,11 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         out):
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
-    from .distributed import count_rows, expand_paths, iter_frames, sample_rows
+    from .distributed import count_rows, expand_paths, iter_frames, located, sample_rows
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
+    model = _model(model_path, _cores()) if model_path else None
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
     if sample and sample < sum(totals):
@@ -159,17 +248,30 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     else:
         frame, sample = _read_all(data), None
         _say(f"read {len(frame):,} rows")
-    X, y, model = _split(frame, y_col, model_path, drop)
+    features = _model_features(model, list(frame.columns), [y_col, *drop], data) if model is not None else None
+    X, y = _split(frame, y_col, features, drop)
+    if model is not None:
+        _check_model_kinds(model, X, data)
     cons = json.load(open(constraints_path)) if constraints_path else None
     ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons)
-    ex.fit(X, model, y_pred=y) if model is not None else ex.fit(X, y_pred=y)
+    ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
     if sample:
         counts = None
+        cols = list(ex.schema_.names) + ([y_col] if y_col else [])
         for src in srcs:  # one streamed pass: the counts of every batch add up
-            for df in iter_frames(src, batch_size=batch_size):
-                Xb, yb, _ = _split(df, y_col, model_path, drop)
-                c = ex.candidate_counts(Xb, y_pred=yb, model=model)
-                counts = c if counts is None else counts + c
+            start, rows = 0, None
+            try:
+                for df in iter_frames(src, batch_size=batch_size, columns=cols,
+                                      dictionary=[c for c in ex.schema_.names]):
+                    rows = (start, start + len(df))
+                    Xb, yb = _split(df, y_col, list(ex.schema_.names))
+                    if model is not None:
+                        _check_model_kinds(model, Xb, src)
+                    c = ex.candidate_counts(Xb, y_pred=yb, model=model)
+                    counts = c if counts is None else counts + c
+                    start += len(df)
+            except (TCRExError, OSError, ValueError, KeyError) as exc:
+                raise located(exc, src, rows) from None
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
@@ -221,26 +323,34 @@ def suggest_constraints_command(data, drop, with_reasons, out):
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes.")
 @click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
+@click.option("--verified", is_flag=True,
+              help="Write each row's verified counterfactual (TCREx.counterfactuals(verify=True): the point, valid, "
+                   "source, recourse, changed, recommended_rule) instead of its explanation; needs --model.")
 @_guard
-def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size):
+def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
     from .distributed import expand_paths, explain_parquet_file, load_rules
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
+    if verified and not model_path:
+        raise _Fail("--verified checks every counterfactual on the model: give --model (not --y-pred-column)")
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
-    if model_path:
-        _model(model_path)
+    if model_path:  # a refused file stops here, before any worker starts
+        checked = _model(model_path, _model_threads(1, None))
+        if (workers > 1 or scheduler) and hasattr(checked, "close"):
+            checked.close()  # the workers load their own; its sandbox would only hold memory
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     fs, _, (root,) = fsspec.get_fs_token_paths(out)
     fs.makedirs(root, exist_ok=True)
     base = out.rstrip("/")
     jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]
-    kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size)
+    kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size, verified=verified,
+              model_threads=_model_threads(workers, scheduler))
     t0 = time.perf_counter()
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
                            "explained"))
@@ -281,7 +391,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     load_rules(rules)  # fail early on a bad file
     srcs = expand_paths(data)
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
-              batch_size=batch_size)
+              batch_size=batch_size, model_threads=_model_threads(workers, scheduler))
     counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted"))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)

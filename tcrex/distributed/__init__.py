@@ -13,12 +13,14 @@ import pandas as pd
 
 from ..errors import TCRExError
 from ._compare import compare_file, compare_frame
-from ._stream import (EXPLAIN_COLUMNS, audit_file, audit_frame, count_rows, explain_frame, explain_parquet_file,
-                      expand_paths, iter_frames, load_model_file, load_rules, sample_rows)
+from ._stream import (EXPLAIN_COLUMNS, FileError, audit_file, audit_frame, check_number_columns, count_rows,
+                      counterfactual_table, explain_frame, explain_parquet_file, expand_paths, iter_frames,
+                      load_model_file, load_rules, located, sample_rows)
 
 __all__ = ["explain", "audit", "audit_counts", "explain_frame", "explain_parquet_file", "audit_frame", "audit_file",
            "expand_paths", "iter_frames", "count_rows", "sample_rows", "load_rules", "load_model_file",
-           "EXPLAIN_COLUMNS", "compare_file", "compare_frame"]
+           "EXPLAIN_COLUMNS", "FileError", "located", "check_number_columns", "counterfactual_table",
+           "compare_file", "compare_frame"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:

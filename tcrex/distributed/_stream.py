@@ -21,21 +21,65 @@ def load_rules(text: str):
     return TCREx.from_json(text)
 
 
-def load_model_file(path: str):
+def load_model_file(path: str, threads: int | None = None):
     """The model file at ``path`` (local or an fsspec URL), loaded through :func:`tcrex.intake.load_model` once per
     process: a forked pool worker must not reuse its parent's model, whose sandbox worker process belongs to the
-    parent."""
-    return _load_model_in(path, os.getpid())
+    parent.
+
+    ``threads``: threads the model may use in its sandbox worker; None gives a Dask worker's own thread count
+    (its share of the host's cores, ``dask worker --nthreads``), else ``TCREX_MODEL_THREADS`` or 1. Works in any
+    process, daemonic ones included (Dask nanny workers, pool workers): see docs/security.md."""
+    return _load_model_in(path, os.getpid(), threads if threads is not None else _dask_worker_threads())
+
+
+def _dask_worker_threads() -> int | None:
+    """The thread count of the Dask worker this runs on (None outside a Dask worker)."""
+    try:
+        from distributed import get_worker
+        return int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):
+        return None
 
 
 @functools.lru_cache(maxsize=4)
-def _load_model_in(path: str, pid: int):
+def _load_model_in(path: str, pid: int, threads: int | None):
     import fsspec
 
-    from ..intake import load_model
+    from ..intake import SandboxLimits, load_model, sandbox_enabled
     with fsspec.open(path, "rb") as fh:
         data = fh.read()
-    return load_model(data, posixpath.basename(path))
+    name = posixpath.basename(path)
+    if threads is not None and sandbox_enabled():
+        return load_model(data, name, sandbox=SandboxLimits(threads=threads))
+    return load_model(data, name)
+
+
+class FileError(TCRExError):
+    """A problem in one input file; the message names the file (and the batch of rows) it came from."""
+
+
+def located(exc: BaseException, src: str, rows: tuple[int, int] | None = None) -> FileError:
+    """``exc`` as a :class:`FileError` naming ``src`` and, when given, the rows ``[start, stop)`` of the batch
+    (counted from 0 in the file, printed from 1): what a CLI user needs to find the bad input among many files."""
+    if isinstance(exc, FileError):
+        return exc
+    from ..intake import short_error
+    what = str(exc) if isinstance(exc, TCRExError) else f"{type(exc).__name__}: {short_error(exc)}"
+    where = src if rows is None or rows[1] <= rows[0] else f"{src}, rows {rows[0] + 1:,}-{rows[1]:,}"
+    return FileError(f"{where}: {what}")
+
+
+def check_number_columns(ex, df: pd.DataFrame) -> None:
+    """Refuse text where the explainer expects numbers: a numeric feature stored as text (a CSV column with a
+    stray word, a Parquet string column) would otherwise be parsed value by value, or fail later, silently."""
+    from .. import is_categorical_column
+    names = ex.schema_.names
+    bad = [names[i] for i in ex.schema_.numeric if names[i] in df.columns and is_categorical_column(df[names[i]])]
+    if bad:
+        raise TCRExError(f"column(s) {', '.join(map(repr, bad))} hold text (dtype "
+                         f"{', '.join(str(df[c].dtype) for c in bad)}) but the rules treat them as numbers; store "
+                         "them as numbers (in a CSV, a single non-numeric value makes pandas read the column as "
+                         "text)")
 
 
 def expand_paths(spec: str) -> list[str]:
@@ -60,6 +104,7 @@ def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tu
     call, after checking that every column needed is there."""
     names = list(ex.schema_.names)
     _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
+    check_number_columns(ex, df)
     return df[names], ({"y_pred": df[y_pred].to_numpy()} if y_pred is not None else {"model": model})
 
 
@@ -150,21 +195,28 @@ def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144
     wanted = idx[order]
     pieces, offset = [], 0
     for src in srcs:
-        for df in iter_frames(src, batch_size=batch_size):
-            lo, hi = np.searchsorted(wanted, [offset, offset + len(df)])
-            if hi > lo:
-                pieces.append(df.iloc[wanted[lo:hi] - offset])
-            offset += len(df)
+        start = offset
+        try:
+            for df in iter_frames(src, batch_size=batch_size):
+                lo, hi = np.searchsorted(wanted, [offset, offset + len(df)])
+                if hi > lo:
+                    pieces.append(df.iloc[wanted[lo:hi] - offset])
+                offset += len(df)
+        except Exception as exc:  # noqa: BLE001 - any failure is re-raised naming the file and rows
+            raise located(exc, src, (offset - start, offset - start + batch_size)) from None
     picked = pd.concat(pieces, ignore_index=True)
     return picked.iloc[np.argsort(order, kind="stable")].reset_index(drop=True), total
 
 
-def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None):
+def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None,
+                  outputs=None):
     """:func:`explain_frame` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
     pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
-    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids)."""
+    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids). ``outputs``: the
+    model's outputs on these rows when already computed (:func:`start_outputs`)."""
     import pyarrow as pa
-    X, outputs = _explain_inputs(ex, df, y_pred, model, keep)
+    X, args = _explain_inputs(ex, df, y_pred, model, keep)
+    outputs = args if outputs is None else {"y_pred": outputs}
     table = ex.explain_arrow(X, **outputs)
     if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
         kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
@@ -172,6 +224,19 @@ def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None
         for c in keep:
             table = table.append_column(kept.schema.field(c), kept.column(c))
     return table.replace_schema_metadata(metadata) if metadata is not None else table
+
+
+def start_outputs(ex, df: pd.DataFrame, model, keep=()):
+    """Start the model on the feature columns of ``df`` and return a function giving its outputs (what
+    ``ex.explain(X, model=model)`` would compute): a sandboxed model predicts in its worker process while the
+    caller explains the previous batch. Call the function exactly once, before starting another prediction with
+    the same model (its worker answers one request at a time)."""
+    X, _ = _explain_inputs(ex, df, None, model, keep)
+    later = getattr(model, "predict_later", None)
+    if later is None:
+        y = ex.outputs(X, model=model)
+        return lambda: y
+    return later(X)
 
 
 @functools.lru_cache(maxsize=8)
@@ -196,50 +261,148 @@ def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
 
 
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
-                         keep=(), batch_size: int = 262_144) -> int:
+                         keep=(), batch_size: int = 262_144, verified: bool = False,
+                         model_threads: int | None = None) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
     explanation columns go from the engine's arrays straight to Arrow (``status`` and ``text`` as dictionary
     arrays); ``pandas.read_parquet`` of the output gives :func:`explain_frame`'s columns and dtypes. Returns the
     number of rows written.
+
+    ``verified=True`` writes instead the verified counterfactual of every row, ``ex.counterfactuals(X,
+    model=model, verify=True)`` (:func:`counterfactual_table`: the point's feature columns, ``valid``, ``source``,
+    ``recourse``, ``changed``, ``recommended_rule``, ...); it needs ``model_path``. Any failure is a
+    :class:`FileError` naming ``src`` and the batch's rows. ``model_threads``: see :func:`load_model_file`.
     """
     import fsspec
     import pyarrow.parquet as pq
 
     ex = load_rules(rules)
-    model = load_model_file(model_path) if model_path else None
     keep = list(keep)
-    n = 0
+    if verified and not model_path:
+        raise TCRExError("verified counterfactuals are checked on the model: give the model file")
+    n, rows = 0, None
     writer = metadata = None
     try:
+        model = load_model_file(model_path, model_threads) if model_path else None
         with fsspec.open(dst, "wb") as fout:
+            # with a model, batch k is explained and written while the model predicts batch k+1 in its sandbox
+            # worker (one request at a time: k+1 is sent, k explained, then k+1's answer read)
+            pending = None  # the answer the model owes (a function to call once)
+            done = None  # (rows, batch, outputs) predicted, to explain
+            read = 0
+
+            def write(table):
+                nonlocal writer, n
+                if writer is None:
+                    writer = pq.ParquetWriter(fout, table.schema)
+                elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
+                    table = _conform(table, writer.schema, src)
+                writer.write_table(table)
+                n += table.num_rows
+
+            def explain_done():
+                nonlocal done, rows, metadata
+                rows, df, outputs = done
+                done = None
+                if metadata is None:
+                    metadata = _pandas_metadata(rules, df, keep)
+                write(explain_table(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
+
             try:
                 for df in iter_frames(src, batch_size=batch_size, dictionary=True):
-                    if metadata is None:
-                        metadata = _pandas_metadata(rules, df, keep)
-                    table = explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata)
-                    if writer is None:
-                        writer = pq.ParquetWriter(fout, table.schema)
-                    elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
-                        table = _conform(table, writer.schema, src)
-                    writer.write_table(table)
-                    n += table.num_rows
+                    batch_rows = rows = (read, read + len(df))
+                    read += len(df)
+                    if model is not None and not verified:
+                        pending = start_outputs(ex, df, model, keep)
+                        if done is not None:
+                            explain_done()
+                        rows = batch_rows
+                        answer, pending = pending, None
+                        done = (batch_rows, df, answer())
+                        continue
+                    if verified:
+                        write(counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema))
+                    else:
+                        if metadata is None:
+                            metadata = _pandas_metadata(rules, df, keep)
+                        write(explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
+                if done is not None:
+                    explain_done()
+                rows = None
                 if writer is None:  # empty input: still one (empty) output with the right columns
                     empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
                                           + keep})
-                    table = explain_table(ex, empty, y_pred=y_pred, model=model, keep=keep,
-                                          metadata=_pandas_metadata(rules, empty, keep))
+                    table = counterfactual_table(ex, empty, model, keep) if verified else explain_table(
+                        ex, empty, y_pred=y_pred, model=model, keep=keep,
+                        metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema)
             finally:
+                if pending is not None:  # stopped early: read the answer the model owes (frees its worker)
+                    try:
+                        pending()
+                    except Exception:  # noqa: BLE001 - the error that stopped the run is the one to report
+                        pass
                 if writer is not None:
                     writer.close()
-    except BaseException:  # no partial output that would read as a complete, shorter file
+    except BaseException as exc:  # no partial output that would read as a complete, shorter file
         fs, path = fsspec.core.url_to_fs(dst)
         if fs.exists(path):
             fs.rm(path)
+        if isinstance(exc, Exception):
+            raise located(exc, src, rows) from None
         raise
     return n
+
+
+def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None):
+    """``ex.counterfactuals(X, model=model, verify=True)`` of the feature columns of ``df`` (plus ``keep``) as a
+    ``pyarrow.Table`` whose types do not depend on the batch: integer features int64 and other numeric features
+    float64 (null where a row has no point), categorical features as text, ``changed`` a list of feature names,
+    ``source`` and ``recourse`` dictionary-encoded; columns the engine adds later keep the type of the first
+    batch (``schema``)."""
+    import pyarrow as pa
+    names = list(ex.schema_.names)
+    _require_columns(df, names + list(keep))
+    check_number_columns(ex, df)
+    cf = ex.counterfactuals(df[names], model=model, verify=True)
+    clash = [c for c in keep if c in cf.columns]
+    if clash:
+        raise TCRExError(f"kept column(s) {', '.join(clash)} would overwrite counterfactual columns of the same "
+                         "name; keep other columns (an id) and join on them")
+    fixed = {}
+    for f in ex.schema_.features:
+        if f.is_categorical:
+            if all(isinstance(c, str) for c in f.categories):
+                fixed[f.name] = pa.string()
+        else:
+            fixed[f.name] = pa.int64() if f.integer else pa.float64()
+    fixed.update({"valid": pa.bool_(), "changed": pa.list_(pa.string()), "recommended_rule": pa.int64(),
+                  "source": pa.dictionary(pa.int32(), pa.string()),
+                  "recourse": pa.dictionary(pa.int32(), pa.string())})
+    columns, fields = [], []
+    for c in list(cf.columns) + list(keep):
+        s = cf[c] if c in cf.columns else df[c]
+        want = fixed.get(c)
+        if want is None and schema is not None and c in schema.names:
+            want = schema.field(c).type
+        if c == "changed":
+            arr = pa.array([list(t) if isinstance(t, tuple) else None for t in s], type=want)
+        elif pa.types.is_dictionary(want or pa.null()):
+            arr = pa.array(s.astype(object).where(s.notna(), None).to_numpy(), type=pa.string()).dictionary_encode()
+            arr = arr.cast(want)
+        else:
+            values = s.to_numpy() if not isinstance(s.dtype, pd.CategoricalDtype) else s.astype(object).to_numpy()
+            if want is not None and pa.types.is_integer(want) and values.dtype.kind == "f":
+                arr = pa.array(values, mask=np.isnan(values)).cast(want)  # NaN: no point for this row
+            else:
+                arr = pa.array(s.array if want is None else values, from_pandas=True)
+                if want is not None and arr.type != want:
+                    arr = arr.cast(want)
+        columns.append(arr)
+        fields.append(pa.field(str(c), arr.type))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _conform(table, schema, src):
@@ -259,25 +422,32 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     from ..audit import audit_counts
     names = list(ex.schema_.names)
     _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
+    check_number_columns(ex, df)
     y = df[y_pred].to_numpy() if y_pred else ex.outputs(df[names], model=model)
     X = df.drop(columns=[y_pred]) if y_pred and y_pred != groups and y_pred not in names else df
     return audit_counts(ex, X, groups, y_pred=y, model=model, target=target)
 
 
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
-               target=None, batch_size: int = 262_144):
+               target=None, batch_size: int = 262_144, model_threads: int | None = None):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
-    its labels sort as in an in-memory audit)."""
+    its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows."""
     ex = load_rules(rules)
-    model = load_model_file(model_path) if model_path else None
     names = list(ex.schema_.names)
     cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
-    total = None
-    for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
-        c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target)
-        total = c if total is None else total + c
-    if total is None:  # no rows: the counts of an empty frame (an audit's zero)
-        total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
-                            target=target)
+    total, rows, n = None, None, 0
+    try:
+        model = load_model_file(model_path, model_threads) if model_path else None
+        for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
+            rows = (n, n + len(df))
+            c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target)
+            total = c if total is None else total + c
+            n += len(df)
+        rows = None
+        if total is None:  # no rows: the counts of an empty frame (an audit's zero)
+            total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
+                                target=target)
+    except Exception as exc:  # noqa: BLE001 - any failure is re-raised naming the file and rows
+        raise located(exc, src, rows) from None
     return total

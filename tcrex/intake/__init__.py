@@ -16,11 +16,12 @@ from .compat import CompatibilityReport, check_compatibility
 from .data import (Finding, TableReport, check_rows_for_rho, handle_missing, read_table, sentinel_codes,
                    sentinels_to_missing, target_findings)
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
-from ._sandbox import SandboxedModel, SandboxLimits
+from ._sandbox import SandboxedModel, SandboxLimits, sandbox_enabled
 from ._sandbox import warm_up as warm_sandbox
 from .params import ParamReport, validate_params
 
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
            "handle_missing", "check_rows_for_rho", "target_findings", "sentinel_codes", "sentinels_to_missing",
-           "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "short_error", "warm_sandbox"]
+           "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
+           "warm_sandbox"]

@@ -166,26 +166,45 @@ class LoadedModel:
         return [n for n, k in self.feature_kinds.items() if k == CATEGORICAL]
 
     def predict(self, X) -> np.ndarray:
+        return self.predict_later(X)()
+
+    def predict_later(self, X):
+        """Start predicting X and return a function that gives what ``predict(X)`` gives. A sandboxed model sends
+        the rows to its worker now and reads the answer when the function is called, so the caller can do other
+        work meanwhile (``tcrex explain`` explains one batch while the model predicts the next); call the function
+        exactly once, also when you stop early (it then reports the answer's error, if any)."""
         X = as_frame(X)
-        if len(X) == 0:
-            return np.empty(0)
+        n = len(X)
+        if n == 0:
+            return lambda: np.empty(0)
+        pending = self._guard(n, lambda: self._predict_later(self.select(X)))
+
+        def finish():
+            out = np.asarray(self._guard(n, pending))
+            if out.ndim == 2 and out.shape[1] == 1:
+                out = out[:, 0]
+            if out.ndim != 1 or len(out) != n:
+                raise ModelError(f"the {self.kind} model returned outputs of shape {out.shape} for {n} rows; "
+                                 "expected one output per row")
+            return out
+        return finish
+
+    def _guard(self, n: int, fn):
         try:
-            out = self._predict(self.select(X))
+            return fn()
         except TCRExError:
             raise
         except MemoryError:
-            raise ModelError(f"the {self.kind} model ran out of memory predicting {len(X)} rows; use fewer rows") \
+            raise ModelError(f"the {self.kind} model ran out of memory predicting {n} rows; use fewer rows") \
                 from None
         except Exception as exc:  # noqa: BLE001 - foreign library code: its message, in our terms
             raise ModelError(f"the {self.kind} model failed to predict ({type(exc).__name__}: {short_error(exc)})") \
                 from None
-        out = np.asarray(out)
-        if out.ndim == 2 and out.shape[1] == 1:
-            out = out[:, 0]
-        if out.ndim != 1 or len(out) != len(X):
-            raise ModelError(f"the {self.kind} model returned outputs of shape {out.shape} for {len(X)} rows; "
-                             "expected one output per row")
-        return out
+
+    def _predict_later(self, X: pd.DataFrame):
+        """A function giving the outputs for X (already the model's columns); here computed at once."""
+        out = self._predict(X)
+        return lambda: out
 
     __call__ = predict
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 
 import numpy as np
@@ -298,6 +299,9 @@ def load(data: bytes, allow_dynamic: bool | None = None) -> "OnnxModel":
                 f"({ALLOW_DYNAMIC_ENV}=1), where the sandbox's time and memory limits still apply.")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    threads = os.environ.get("TCREX_MODEL_THREADS")  # the sandbox worker's share of the cores (_sandbox.worker_env)
+    if threads and threads.isdigit() and int(threads) > 0:
+        opts.intra_op_num_threads, opts.inter_op_num_threads = int(threads), 1
     try:
         session = ort.InferenceSession(data, sess_options=opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own Fail/InvalidGraph/... types

@@ -11,6 +11,8 @@ import json
 import multiprocessing as mp
 import os
 import signal
+import socket
+import subprocess
 import sys
 import threading
 import types
@@ -28,7 +30,9 @@ ENV_ENABLED = "TCREX_SANDBOX"
 ENV_MEMORY = "TCREX_SANDBOX_MEMORY_GB"
 ENV_LOAD_SECONDS = "TCREX_SANDBOX_LOAD_SECONDS"
 ENV_PREDICT_SECONDS = "TCREX_SANDBOX_PREDICT_SECONDS"
+ENV_THREADS = "TCREX_MODEL_THREADS"
 GB = 1024 ** 3
+#: Serialises starting the fork server and the workers (page scripts run in several threads).
 _START_LOCK = threading.Lock()
 
 
@@ -46,6 +50,8 @@ class SandboxLimits:
     memory_gb: float = field(default_factory=lambda: _env_float(ENV_MEMORY, 4.0))
     load_seconds: float = field(default_factory=lambda: _env_float(ENV_LOAD_SECONDS, 60.0))
     predict_seconds: float = field(default_factory=lambda: _env_float(ENV_PREDICT_SECONDS, 120.0))
+    #: threads the model may use in the worker; None: ``TCREX_MODEL_THREADS``, else 1 (:func:`model_threads`)
+    threads: int | None = None
 
 
 def sandbox_enabled(sandbox=None) -> bool:
@@ -89,9 +95,24 @@ def _context():
         return _CONTEXT
 
 
+#: Set by :func:`warm_up` (the dashboard): workers are then forked from the fork server instead of started as
+#: programs. Batch runs (the CLI, pools, Dask) keep starting programs, which daemonic processes may do.
+_FORK_SERVER = {"wanted": False}
+
+
+def _fork_server_wanted() -> bool:
+    """Fork workers from the warm fork server: only when :func:`warm_up` asked for it, in a process that may have
+    ``multiprocessing`` children (not a Dask nanny's or a pool's daemonic worker), where fork servers exist."""
+    import multiprocessing
+
+    return (_FORK_SERVER["wanted"] and not multiprocessing.current_process().daemon
+            and "forkserver" in mp.get_all_start_methods())
+
+
 def warm_up() -> None:
-    """Start the fork server now (it imports :data:`PRELOAD`: seconds), so the first upload does not wait for it.
-    Call it from a background thread; idempotent."""
+    """Start the fork server now (it imports :data:`PRELOAD`: seconds), so the first upload does not wait for it;
+    from then on this process's model workers are forked from it. Call it from a background thread; idempotent."""
+    _FORK_SERVER["wanted"] = True
     ctx = _context()
     if ctx.get_start_method() != "forkserver":
         return
@@ -120,33 +141,146 @@ def _start_fork_server(forkserver) -> None:
             sys.modules["__main__"] = main
 
 
+class _Child:
+    """The worker process, started with :mod:`subprocess` (see :class:`_Worker`), seen through the few methods of
+    ``multiprocessing.Process`` the sandbox uses."""
+
+    def __init__(self, popen: subprocess.Popen):
+        self.popen = popen
+        self.pid = popen.pid
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def exitcode(self):
+        return self.popen.poll()  # negative: the signal that ended it, as multiprocessing reports it
+
+    def join(self, timeout=None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def kill(self) -> None:
+        try:
+            self.popen.kill()
+        except OSError:
+            pass
+
+
+#: What the worker process runs first: take this process's import path from the pipe (so it imports the same
+#: tcrex), then serve. Only the app writes to that pipe before the worker answers, so unpickling it is safe.
+_BOOT = ("import sys\n"
+         "from multiprocessing.connection import Connection\n"
+         "conn = Connection(int(sys.argv[1]))\n"
+         "sys.path[:] = conn.recv()\n"
+         "from tcrex.intake._worker import serve\n"
+         "serve(conn)\n")
+
+
+def _python() -> str:
+    exe = sys.executable or getattr(sys, "_base_executable", None)
+    if not exe:
+        raise ModelError("cannot start the model worker: this Python does not know its own executable "
+                         "(sys.executable is empty)")
+    return exe
+
+
+def worker_env(threads: int | None = None) -> dict:
+    """The environment of a worker process: this one's, with the model's thread count (``OMP_NUM_THREADS``, read
+    by XGBoost and scikit-learn's OpenMP code; ONNX Runtime is told the same number through ``TCREX_MODEL_THREADS``)
+    set from ``threads`` or :data:`ENV_THREADS` (default 1)."""
+    env = dict(os.environ)
+    n = threads if threads is not None else model_threads()
+    env["OMP_NUM_THREADS"] = env[ENV_THREADS] = str(max(1, int(n)))
+    return env
+
+
+def model_threads() -> int:
+    """Threads the model may use: ``TCREX_MODEL_THREADS`` when set (the CLI sets it per pool or Dask worker so
+    workers and model threads share the cores), else 1 (a dashboard serves several people on the same cores)."""
+    try:
+        return max(1, int(os.environ.get(ENV_THREADS, "1")))
+    except ValueError:
+        return 1
+
+
+#: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of 262,144 rows is ~13 MB
+#: pickled; with the default ~200 KB buffers it crossed in ~65 write/read turns, each waiting for the other
+#: process to be scheduled, which on a loaded machine adds up.
+SOCKET_BUFFER = 4 * 1024 * 1024
+
+
+def _widen(sock: socket.socket) -> None:
+    for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
+        except OSError:  # pragma: no cover - the default buffer still works, only slower
+            pass
+
+
 class _Worker:
+    """One worker process running one model.
+
+    It is started with :mod:`subprocess` (a fresh interpreter, as ``multiprocessing``'s spawn would start it),
+    not with ``multiprocessing``: a daemonic process — a Dask nanny's worker, a ``multiprocessing`` pool worker —
+    may not have ``multiprocessing`` children, but it may start programs. The app and the worker talk over a
+    socket pair wrapped in ``multiprocessing.connection.Connection`` (pickled requests from the app, JSON and raw
+    array bytes back, :mod:`._wire`). The worker sets its own limits before it reads the model file
+    (:func:`._worker.main`); the worker also ends itself when the app's process dies (:func:`._worker.serve`).
+    """
+
     def __init__(self, data: bytes, filename: str, options: dict, limits: SandboxLimits, loader):
+        from multiprocessing.connection import Connection
         self.limits = limits
-        ctx = _context()
-        if ctx.get_start_method() == "forkserver":
+        if _fork_server_wanted():
+            # the dashboard: fork the worker from the warm fork server (libraries already imported)
+            ctx = _context()
             from multiprocessing import forkserver
 
             with _START_LOCK:
                 _start_fork_server(forkserver)
-        self.conn, child = ctx.Pipe()
-        from . import _worker
-        # the fork server's environment is the one it started with: send this process's TCREX_* settings now
-        env = {k: v for k, v in os.environ.items() if k.startswith("TCREX_")}
-        self.proc = ctx.Process(target=_worker.main, daemon=True, name="tcrex-model-sandbox",
-                                args=(child, loader, data, filename, options, int(limits.memory_gb * GB), env))
-        with _START_LOCK:
-            # Streamlit runs page scripts as ``__main__``; a spawned child would re-run the app script, so the
-            # worker starts from a bare main module (it only needs tcrex).
-            main = sys.modules.get("__main__")
-            sys.modules["__main__"] = types.ModuleType("__main__")
+            self.conn, child = ctx.Pipe()
+            from . import _worker
+            # the fork server's environment is the one it started with: send this process's TCREX_* settings now
+            env = {k: v for k, v in os.environ.items() if k.startswith("TCREX_")}
+            self.proc = ctx.Process(target=_worker.serve, daemon=True, name="tcrex-model-sandbox",
+                                    args=(child, env))
+            with _START_LOCK:
+                # Streamlit runs page scripts as ``__main__``; the worker starts from a bare main module
+                main = sys.modules.get("__main__")
+                sys.modules["__main__"] = types.ModuleType("__main__")
+                try:
+                    self.proc.start()
+                finally:
+                    if main is not None:
+                        sys.modules["__main__"] = main
+            child.close()
+            forked = True
+        else:
+            ours, theirs = socket.socketpair()
+            for sock in (ours, theirs):
+                _widen(sock)
+            self.conn = Connection(ours.detach())
+            fd = theirs.detach()
             try:
-                self.proc.start()
+                popen = subprocess.Popen([_python(), "-c", _BOOT, str(fd)], pass_fds=(fd,), close_fds=True,
+                                         stdin=subprocess.DEVNULL, env=worker_env(limits.threads))
+            except OSError as exc:
+                self.conn.close()
+                raise ModelError(f"cannot start the model worker ({exc})") from None
             finally:
-                if main is not None:
-                    sys.modules["__main__"] = main
-        child.close()
+                os.close(fd)
+            self.proc = _Child(popen)
+            forked = False
         self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn)
+        try:
+            if not forked:  # a started program learns this process's import path first (see _BOOT)
+                self.conn.send(list(sys.path))
+            self.conn.send((loader, data, filename, options, int(limits.memory_gb * GB)))
+        except (OSError, ValueError):  # the worker died at start-up: reported when the answer is awaited
+            pass
 
     def stop(self) -> None:
         self._finalizer()
@@ -248,7 +382,14 @@ class SandboxedModel(LoadedModel):
             self._worker = None
 
     def _call(self, op: str, X) -> np.ndarray:
-        with self._lock:
+        return self._send(op, X)()
+
+    def _send(self, op: str, X):
+        """Send one request; returns the function that reads its answer. The worker serves one request at a
+        time, so the lock is held from the send until the answer is read (the returned function releases it,
+        whatever happens)."""
+        self._lock.acquire()
+        try:
             if self._worker is None or not self._worker.proc.is_alive():
                 self._start()
             worker = self._worker
@@ -257,6 +398,15 @@ class SandboxedModel(LoadedModel):
             except (OSError, ValueError):
                 self._worker = None
                 raise worker._died("predicting") from None  # noqa: SLF001 - the worker class of this module
+        except BaseException:
+            self._lock.release()
+            raise
+        done = []
+
+        def answer() -> np.ndarray:
+            if done:
+                raise ModelError("internal: a prediction's answer was read twice")
+            done.append(True)
             try:
                 worker.answer(self.limits.predict_seconds, "predicting")
                 head = worker.receive(self.limits.predict_seconds, "predicting")
@@ -265,10 +415,16 @@ class SandboxedModel(LoadedModel):
                 if not worker.proc.is_alive():
                     self._worker = None
                 raise
+            finally:
+                self._lock.release()
             return decode(head, payload)
+        return answer
 
     def _predict(self, X):
         return self._call("predict", X)
+
+    def _predict_later(self, X):
+        return self._send("predict", X)
 
     def predict_proba(self, X) -> np.ndarray:
         if not self._has_proba:

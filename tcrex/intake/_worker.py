@@ -125,6 +125,33 @@ def _send_error(conn, exc: BaseException, memory: bool = False, loading: tuple[i
     conn.send_bytes(json.dumps({"ok": False, "kind": kind, "message": msg}).encode())
 
 
+def serve(conn, env: dict | None = None) -> None:
+    """The worker process's entry (started by :class:`._sandbox._Worker` as a program, or forked from the fork
+    server with the app's ``TCREX_*`` settings in ``env``): read the loader and the file from the app, watch that
+    the app is alive, then :func:`main`."""
+    loader, data, filename, options, memory_bytes = conn.recv()  # from the app (trusted), before any model code
+    _exit_with_parent()
+    main(conn, loader, data, filename, options, memory_bytes, env)
+
+
+def _exit_with_parent(interval: float = 0.5) -> None:
+    """End this process when the app's process ends, even while the model is busy (a hang, a long prediction):
+    the closed pipe only wakes a worker waiting for a request. A started program is not killed with its parent
+    as a daemonic ``multiprocessing`` child is; the parent's id changes when it dies (the orphan is re-parented)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="tcrex-watch-parent", daemon=True).start()
+
+
 def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: int | None,
          env: dict | None = None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")

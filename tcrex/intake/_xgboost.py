@@ -508,14 +508,12 @@ class XGBoostModel(LoadedModel):
         return np.asarray(self._booster.predict(dm, validate_features=names is not None, **kw))
 
     def _predict(self, X: pd.DataFrame):
-        import xgboost as xgb
-
-        names = self.feature_names
-        dm = xgb.DMatrix(self._matrix(X), feature_names=names, feature_types=self._booster.feature_types,
-                         enable_categorical=True, missing=np.nan)
         best = self._info["best"]
         kw = {"iteration_range": (0, best + 1)} if best is not None else {}
-        out = np.asarray(self._booster.predict(dm, validate_features=names is not None, **kw))
+        # in place on the matrix (no DMatrix copy of every batch): the columns are already the model's, in its
+        # order (select), with categories as the model's codes (_codes), so XGBoost need not check names
+        out = np.asarray(self._booster.inplace_predict(self._matrix(X), missing=np.nan, validate_features=False,
+                                                       **kw))
         obj = self._objective
         if self.task == REGRESSION:
             return out.astype(np.float64)

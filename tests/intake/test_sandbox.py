@@ -77,3 +77,22 @@ def test_loading_is_limited_to_the_files_budget_and_predicting_to_the_full_limit
         assert len(m.predict(X)) == len(X)
     finally:
         m.close()
+
+
+def test_predict_later_answers_in_order_and_frees_the_worker(monkeypatch):
+    """The rows are sent at once and the answer read later; the next request waits for it, and a failed
+    answer still frees the worker for the next call."""
+    m, X = _model(monkeypatch)
+    want = m.predict(X)
+    answer = m.predict_later(X)
+    assert answer().tolist() == want.tolist()
+    assert m.predict_later(X.iloc[::-1])().tolist() == want[::-1].tolist()
+    monkeypatch.setenv("TCREX_SANDBOX_FAULT", "segv")
+    m._worker.stop()
+    m._worker = None  # restarted with the fault at the next request
+    failing = m.predict_later(X)
+    with pytest.raises(ModelError, match="crashed"):
+        failing()
+    monkeypatch.delenv("TCREX_SANDBOX_FAULT")
+    m._worker = None
+    assert m.predict(X).tolist() == want.tolist()
