@@ -257,6 +257,7 @@ class _Memory:
         import threading
 
         self.peaks: dict = {}
+        self.before: set = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -267,6 +268,8 @@ class _Memory:
         me = os.getpid()
         while not self._stop.wait(0.005):
             for pid in _descendants(me):
+                if pid in self.before:  # running before the case (a fork server, another test's worker)
+                    continue
                 hwm = _status_kb(pid, "VmHWM")
                 if hwm:
                     with self._lock:
@@ -284,6 +287,7 @@ class _Memory:
             pass
         with self._lock:
             self.peaks = {}
+            self.before = set(_descendants(os.getpid()))
         return _status_kb("self", "VmRSS")
 
     @staticmethod
