@@ -325,9 +325,14 @@ def suggest_constraints_command(data, drop, with_reasons, out):
 @click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @click.option("--verified", is_flag=True,
               help="Write each row's verified counterfactual (TCREx.counterfactuals(verify=True): the point, valid, "
-                   "source, recourse, changed, recommended_rule) instead of its explanation; needs --model.")
+                   "source, recourse, changed, recommended_rule, text) instead of its explanation; needs --model.")
+@click.option("--reference-rows", "reference_rows",
+              help="Parquet/CSV file(s) of reference rows (the rows the rules were fitted on) for the search beyond "
+                   "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
+                   "have no confirmed point count as 'none' (in memory the fit rows are used).")
 @_guard
-def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified):
+def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
+            reference_rows):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
@@ -349,8 +354,10 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     fs.makedirs(root, exist_ok=True)
     base = out.rstrip("/")
     jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]
+    if reference_rows and not verified:
+        raise _Fail("--reference-rows serves the verification of --verified; add --verified")
     kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size, verified=verified,
-              model_threads=_model_threads(workers, scheduler))
+              model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
     t0 = time.perf_counter()
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
                            "explained"))
@@ -372,9 +379,13 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
 @click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @click.option("--out", required=True, help="Where to write the audit JSON.")
+@click.option("--reference-rows", "reference_rows",
+              help="Parquet/CSV file(s) of reference rows (the rows the rules were fitted on) for the search beyond "
+                   "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
+                   "have no confirmed point count as 'none' (in memory the fit rows are used).")
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out):
+          batch_size, out, reference_rows):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
@@ -390,8 +401,10 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
     srcs = expand_paths(data)
+    if reference_rows and not model_path:
+        raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
-              batch_size=batch_size, model_threads=_model_threads(workers, scheduler))
+              batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
     counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted"))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)

@@ -82,6 +82,23 @@ def check_number_columns(ex, df: pd.DataFrame) -> None:
                          "text)")
 
 
+@functools.lru_cache(maxsize=2)
+def load_reference(spec: str, names: tuple) -> pd.DataFrame:
+    """The reference rows of the search beyond the rules (``counterfactuals(..., reference=)``): every row of the
+    Parquet/CSV file(s) ``spec``, the features ``names`` only; read once per process (each pool or Dask worker
+    reads its own). An explainer restored from its JSON, given the rows it was fitted on, verifies exactly as the
+    one that was exported (docs/engine.md)."""
+    frames = []
+    for src in expand_paths(spec):
+        try:
+            frames.extend(iter_frames(src, columns=list(names)))
+        except Exception as exc:  # noqa: BLE001 - re-raised naming the reference file
+            raise located(exc, src, None) from None
+    if not frames:
+        raise TCRExError(f"--reference-rows {spec}: no rows")
+    return pd.concat(frames, ignore_index=True)[list(names)]
+
+
 def expand_paths(spec: str) -> list[str]:
     """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it."""
     import fsspec
@@ -262,7 +279,7 @@ def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
 
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144, verified: bool = False,
-                         model_threads: int | None = None) -> int:
+                         model_threads: int | None = None, reference_rows: str | None = None) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
@@ -274,6 +291,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     model=model, verify=True)`` (:func:`counterfactual_table`: the point's feature columns, ``valid``, ``source``,
     ``recourse``, ``changed``, ``recommended_rule``, ...); it needs ``model_path``. Any failure is a
     :class:`FileError` naming ``src`` and the batch's rows. ``model_threads``: see :func:`load_model_file`.
+    ``reference_rows``: file(s) of reference rows for the search beyond the rules (:func:`load_reference`).
     """
     import fsspec
     import pyarrow.parquet as pq
@@ -282,6 +300,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     keep = list(keep)
     if verified and not model_path:
         raise TCRExError("verified counterfactuals are checked on the model: give the model file")
+    reference = load_reference(reference_rows, tuple(ex.schema_.names)) if verified and reference_rows else None
     n, rows = 0, None
     writer = metadata = None
     try:
@@ -323,7 +342,8 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                         done = (batch_rows, df, answer())
                         continue
                     if verified:
-                        write(counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema))
+                        write(counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema,
+                                                   reference=reference))
                     else:
                         if metadata is None:
                             metadata = _pandas_metadata(rules, df, keep)
@@ -334,7 +354,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                 if writer is None:  # empty input: still one (empty) output with the right columns
                     empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
                                           + keep})
-                    table = counterfactual_table(ex, empty, model, keep) if verified else explain_table(
+                    table = counterfactual_table(ex, empty, model, keep, reference=reference) if verified else explain_table(
                         ex, empty, y_pred=y_pred, model=model, keep=keep,
                         metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema)
@@ -356,7 +376,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     return n
 
 
-def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None):
+def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None, reference=None):
     """``ex.counterfactuals(X, model=model, verify=True)`` of the feature columns of ``df`` (plus ``keep``) as a
     ``pyarrow.Table`` whose types do not depend on the batch: integer features int64 and other numeric features
     float64 (null where a row has no point), categorical features as text, ``changed`` a list of feature names,
@@ -366,7 +386,7 @@ def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None):
     names = list(ex.schema_.names)
     _require_columns(df, names + list(keep))
     check_number_columns(ex, df)
-    cf = ex.counterfactuals(df[names], model=model, verify=True)
+    cf = ex.counterfactuals(df[names], model=model, verify=True, reference=reference)
     clash = [c for c in keep if c in cf.columns]
     if clash:
         raise TCRExError(f"kept column(s) {', '.join(clash)} would overwrite counterfactual columns of the same "
@@ -416,7 +436,8 @@ def _conform(table, schema, src):
                          "values uniform") from None
 
 
-def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None, model=None, target=None):
+def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None, model=None, target=None,
+                reference=None):
     """The audit counts (:func:`tcrex.audit.audit_counts`) of the rows of ``df``: features, the grouping column
     ``groups`` and the outputs from the column ``y_pred`` or ``model``."""
     from ..audit import audit_counts
@@ -425,29 +446,31 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     check_number_columns(ex, df)
     y = df[y_pred].to_numpy() if y_pred else ex.outputs(df[names], model=model)
     X = df.drop(columns=[y_pred]) if y_pred and y_pred != groups and y_pred not in names else df
-    return audit_counts(ex, X, groups, y_pred=y, model=model, target=target)
+    return audit_counts(ex, X, groups, y_pred=y, model=model, target=target, reference_rows=reference)
 
 
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
-               target=None, batch_size: int = 262_144, model_threads: int | None = None):
+               target=None, batch_size: int = 262_144, model_threads: int | None = None,
+               reference_rows: str | None = None):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
     its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows."""
     ex = load_rules(rules)
     names = list(ex.schema_.names)
     cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
+    reference = load_reference(reference_rows, tuple(names)) if reference_rows and model_path else None
     total, rows, n = None, None, 0
     try:
         model = load_model_file(model_path, model_threads) if model_path else None
         for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
             rows = (n, n + len(df))
-            c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target)
+            c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target, reference=reference)
             total = c if total is None else total + c
             n += len(df)
         rows = None
         if total is None:  # no rows: the counts of an empty frame (an audit's zero)
             total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
-                                target=target)
+                                target=target, reference=reference)
     except Exception as exc:  # noqa: BLE001 - any failure is re-raised naming the file and rows
         raise located(exc, src, rows) from None
     return total

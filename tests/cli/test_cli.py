@@ -340,3 +340,42 @@ def test_tcrex_ui_starts_the_dashboard_from_the_checkout(tmp_path):
             server.kill()
             server.wait()
         log.close()
+
+
+def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):
+    """Issue #24: a rules JSON holds no rows, so the search beyond the rules needs reference rows; with
+    --reference-rows (the rows the rules were fitted on) `audit` and `explain --verified` count and write exactly
+    what the explainer in memory does."""
+    from tcrex import recourse_outcome
+    from tcrex.audit import audit
+    from tcrex.datasets import LOANS_MODEL, SAMPLE_DATA_DIR
+    from tcrex.intake import load_model
+    frame = pd.read_csv(SAMPLE_DATA_DIR / "loans.csv").drop(columns=["approved"]).head(900)
+    fit_rows, rows = frame.iloc[:600], frame.iloc[600:]
+    fit_rows.to_csv(tmp_path / "fit.csv", index=False)
+    rows.to_parquet(tmp_path / "rows.parquet", index=False)
+    model_path = str(SAMPLE_DATA_DIR / LOANS_MODEL)
+    model = load_model(Path(model_path).read_bytes(), LOANS_MODEL)
+    res = _run("fit", "--data", str(tmp_path / "fit.csv"), "--model", model_path, "--rho", "0.05", "--target", "1",
+               "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    ex = TCREx.from_json((tmp_path / "r.json").read_text())
+    reference = pd.read_csv(tmp_path / "fit.csv")
+    res = _run("explain", "--verified", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "rows.parquet"),
+               "--model", model_path, "--reference-rows", str(tmp_path / "fit.csv"), "--out", str(tmp_path / "cf"))
+    assert res.exit_code == 0, res.output
+    got = pd.read_parquet(tmp_path / "cf" / "rows.parquet")
+    want = ex.counterfactuals(rows.reset_index(drop=True), model=model, reference=reference)
+    assert got["recourse"].astype(object).tolist() == recourse_outcome(want).astype(object).tolist()
+    assert got["text"].tolist() == want["text"].tolist()
+    assert (want["source"] == "minimal_change").any()  # the reference rows were needed, and used
+    res = _run("audit", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "rows.parquet"), "--model",
+               model_path, "--group-column", "home_ownership", "--n-boot", "40", "--reference-rows",
+               str(tmp_path / "fit.csv"), "--out", str(tmp_path / "audit.json"))
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "audit.json").read_text())
+    mem = audit(ex, rows, "home_ownership", model=model, n_boot=40, reference_rows=reference)
+    assert [g["effectiveness"] for g in doc["groups"]] == [_none_if_nan(v) for v in mem.table()["effectiveness"]]
+    refused = _run("explain", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "rows.parquet"),
+                   "--model", model_path, "--reference-rows", str(tmp_path / "fit.csv"), "--out", str(tmp_path / "x"))
+    assert refused.exit_code == 2 and "--verified" in refused.output
