@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/sandbox_overhead.py --rows 1000000 --repeat 3
 
 Both paths load the same file bytes (``sample_data/loans_model.json``) through ``tcrex.intake.load_model``:
-``sandbox=False`` in this process, ``sandbox=True`` in a spawned worker with the default limits. The rows come from
+``sandbox=False`` in this process, ``sandbox=True`` in a sandbox worker process with the default limits. The rows come from
 the loans generator. Printed: load time (the worker's start-up and the file's parse), ``predict`` and ``predict`` medians, and the ratio sandboxed / in-process in the same run. Outputs must be identical.
 """
 from __future__ import annotations

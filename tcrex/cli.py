@@ -152,7 +152,8 @@ def _cores() -> int:
 
 def _model_threads(workers: int, scheduler) -> int | None:
     """Threads each model may use so that workers and model threads share the cores: all of them in one
-    process (the model and the explainer take turns), ``cores // workers`` in a pool; on Dask each worker's own
+    process (it predicts one batch while the explainer, single-threaded, explains the previous one), ``cores //
+    workers`` in a pool; on Dask each worker's own
     thread count (``dask worker --nthreads``; None here)."""
     return None if scheduler else max(1, _cores() // max(1, workers))
 

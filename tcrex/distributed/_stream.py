@@ -73,8 +73,11 @@ def check_number_columns(ex, df: pd.DataFrame) -> None:
     """Refuse text where the explainer expects numbers: a numeric feature stored as text (a CSV column with a
     stray word, a Parquet string column) would otherwise be parsed value by value, or fail later, silently."""
     from .. import is_categorical_column
+    if len(df) == 0:  # no values (an empty file's columns have no type to speak of)
+        return
     names = ex.schema_.names
-    bad = [names[i] for i in ex.schema_.numeric if names[i] in df.columns and is_categorical_column(df[names[i]])]
+    bad = [names[i] for i in ex.schema_.numeric if names[i] in df.columns and is_categorical_column(df[names[i]])
+           and not pd.api.types.is_bool_dtype(df[names[i]])]  # True/False are read as 1/0
     if bad:
         raise TCRExError(f"column(s) {', '.join(map(repr, bad))} hold text (dtype "
                          f"{', '.join(str(df[c].dtype) for c in bad)}) but the rules treat them as numbers; store "
