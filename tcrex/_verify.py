@@ -126,36 +126,50 @@ def _decoded(ex, enc: Encoded, index) -> np.ndarray:
 
 def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None, class_names=None) -> list:
     """The sentence of each row (or of ``rows``): the verified point's changes, exactly (see
-    :func:`tcrex.text.verified_sentence`)."""
+    :func:`tcrex.text.verified_sentence`). Rows with the same rule, changes, values and verdict share one sentence,
+    built once (on a batch most rows repeat one of a few hundred)."""
     rows = np.arange(len(X)) if rows is None else np.asarray(rows)
     names = ex.schema_.names
     point = _decoded(ex, rec.point.take(rows), X.index[rows])
     nearest = _decoded(ex, rec.nearest.take(rows), X.index[rows])
-    memo = {}
+    conds_of, ids, texts, cells = {}, {}, {}, {}
+
+    def cell(v):
+        key = (type(v), v)
+        if key not in cells:
+            cells[key] = _cell(v)
+        return cells[key]
+
+    def rule_id(t, r):
+        if (t, r) not in ids:
+            ids[(t, r)] = ex.rule_id(t, r) if r >= 0 else None
+        return ids[(t, r)]
+
     out = []
     for k, i in enumerate(rows):
         t = int(res["target"][i])
         if t < 0:
             out.append(status_sentence(ALREADY_IN_TARGET))
             continue
-        sol = ex._all_targets[t]
-        src = SOURCES[rec.source[i]] if rec.source[i] >= 0 else None
         changed = np.flatnonzero(rec.changed[i])
-        r = int(rec.rule[i])
-        conds = {}
-        if r >= 0:
-            if (t, r) not in memo:
-                memo[(t, r)] = ex._conditions(sol.rules, r)
-            conds = memo[(t, r)]
-        changes = [{"feature": names[f], "value": _cell(point[k, f]),
-                    "condition": conds[f]["text"] if f in conds else None,
-                    "nearest": _cell(nearest[k, f]) if r >= 0 else None} for f in changed]
-        keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not rec.changed[i, f]]
-        paper = int(res["rule"][i])
-        out.append(verified_sentence(src, changes, keeps, rule_id=ex.rule_id(t, r) if r >= 0 else None,
-                                     paper_rule_id=ex.rule_id(t, paper) if paper >= 0 else None,
-                                     nearest_output=_named(rec.nearest_output[i], class_names),
-                                     target=sol.target.describe(class_names)))
+        r, paper, src = int(rec.rule[i]), int(res["rule"][i]), int(rec.source[i])
+        values = tuple(cell(point[k, f]) for f in changed)
+        near = tuple(cell(nearest[k, f]) for f in changed) if r >= 0 else None
+        verdict = _named(rec.nearest_output[i], class_names)
+        key = (t, r, paper, src, tuple(changed), values, near, verdict)
+        if key not in texts:
+            sol = ex._all_targets[t]
+            if r >= 0 and (t, r) not in conds_of:
+                conds_of[(t, r)] = ex._conditions(sol.rules, r)
+            conds = conds_of.get((t, r), {})
+            changes = [{"feature": names[f], "value": v, "condition": conds[f]["text"] if f in conds else None,
+                        "nearest": near[j] if near is not None else None}
+                       for j, (f, v) in enumerate(zip(changed, values))]
+            keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not rec.changed[i, f]]
+            texts[key] = verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
+                                           rule_id=rule_id(t, r), paper_rule_id=rule_id(t, paper),
+                                           nearest_output=verdict, target=sol.target.describe(class_names))
+        out.append(texts[key])
     return out
 
 
