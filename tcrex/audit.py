@@ -52,9 +52,10 @@ METRICS = {
     "mean_accuracy": ("mean accuracy",
                       "average accuracy (share of the rule's fit rows whose output is in the target) of the "
                       "assigned rule, among individuals with recourse", "share"),
-    "effectiveness": ("recourse verified to work",
-                      "share of the individuals needing recourse whose counterfactual point the model confirms "
-                      "(verified point, real example as last resort; needs the model)", "share"),
+    "effectiveness": ("verified by a point that follows the advice",
+                      "share of the individuals needing recourse with verified recourse: a point that changes "
+                      "exactly what their advice names and that the model confirms (tcrex.is_verified; a similar "
+                      "real case does not count; needs the model)", "share"),
 }
 #: Which way each metric is better for the individuals of a group: "higher" (more of them have recourse, more
 #: feasible and accurate rules, more verified points) or "lower" (fewer changes, a shorter distance). A gap is

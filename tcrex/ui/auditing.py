@@ -36,7 +36,7 @@ CONFIDENCES = [0.90, 0.95, 0.99]
 N_BOOT = 1000
 TABLE_COLUMNS = {
     "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
-    "recourse_share": "share with recourse", "effectiveness": "recourse verified to work",
+    "recourse_share": "share with recourse", "effectiveness": "verified by a point that follows the advice",
     "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
     "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy", "small_group": "small group",
     "is_reference": "reference",
@@ -431,8 +431,8 @@ def table(run_: AuditRun) -> pd.DataFrame:
 TABLE_CONFIG = {
     "share with recourse": st.column_config.ProgressColumn("share with recourse", format="percent", min_value=0.0,
                                                            max_value=1.0),
-    "recourse verified to work": st.column_config.ProgressColumn(
-        "recourse verified to work", format="percent", min_value=0.0, max_value=1.0,
+    "verified by a point that follows the advice": st.column_config.ProgressColumn(
+        "verified by a point that follows the advice", format="percent", min_value=0.0, max_value=1.0,
         help="Share of the group's individuals needing recourse whose recommended point the model confirms"),
     "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f"),
     "mean distance": st.column_config.NumberColumn("mean distance", format="%.3f",

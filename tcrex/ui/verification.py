@@ -126,7 +126,7 @@ def pending(ws: Workspace, result: FitResult) -> bool:
 def _until_verified(ws: Workspace, result: FitResult) -> None:
     """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
     if pending(ws, result):
-        st.metric("Recourse verified to work", "checking …",
+        st.metric("Verified by a point that follows the advice", "checking …",
                   help="The recommended points are being checked on the model; the figure appears in a moment.")
         return
     st.rerun()

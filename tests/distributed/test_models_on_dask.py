@@ -295,8 +295,10 @@ def _check_verified(d, parts, rules, out):
         assert [tuple(v) if v is not None else None for v in got["changed"]] == list(want["changed"])
         assert got["recourse"].astype(object).where(got["recourse"].notna(), None).tolist() == \
             want["recourse"].astype(object).where(want["recourse"].notna(), None).tolist()
+        # the model's output at each point: none where there is no point (Parquet reads that null back as NaN)
+        assert [None if pd.isna(v) else v for v in got["output"]] == [None if v is None else v for v in want["output"]]
         for c in want.columns:
-            if c not in ("changed", "recourse", "source"):
+            if c not in ("changed", "recourse", "source", "output"):
                 pd.testing.assert_series_equal(got[c], want[c], check_dtype=False, check_categorical=False,
                                                check_names=True)
         assert got["source"].astype(object).tolist() == want["source"].astype(object).tolist()

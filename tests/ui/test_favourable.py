@@ -43,7 +43,7 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
     assert "**Favourable outcome** (sidebar)  \napproved" in _markdown(at)
     table = at.dataframe[0].value
     assert int(table["need recourse"].sum()) == need
-    assert "recourse verified to work" in table.columns
+    assert "verified by a point that follows the advice" in table.columns
 
     goto(at, "global_rules")
     assert_clean(at)

@@ -115,7 +115,7 @@ def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     goto(at, "global_rules")
     assert last_result(at) is private and private.cache["verified"] is not None
     assert private.cache["verified"].frame is not shared_rows.frame
-    assert any(m.label == "Recourse verified to work" and m.value.endswith("%") for m in at.metric)
+    assert any(m.label == "Verified by a point that follows the advice" and m.value.endswith("%") for m in at.metric)
 
 
 def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies():
