@@ -51,6 +51,7 @@ links[0].page_link("pages/views/individual.py", label="One individual's recourse
 links[1].page_link("pages/views/data_model.py", label="Upload data or a model", icon=":material/dataset:")
 links[2].page_link("pages/views/export.py", label="Download rules and a report", icon=":material/download:")
 links[0].page_link("pages/views/audit.py", label="Audit recourse by group", icon=":material/balance:")
+links[1].page_link("pages/views/compare.py", label="Compare recourse across models", icon=":material/compare_arrows:")
 
 with st.expander(f"The data ({ws.data.n_rows:,} rows; first {min(ws.data.n_rows, ui.MAX_TABLE_ROWS):,} shown)"):
     st.dataframe(ws.data.frame.head(ui.MAX_TABLE_ROWS), hide_index=True, height=300)

@@ -193,7 +193,7 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) ->
     eff = effectiveness(ws, result, index)
     if eff is None or not eff.n_needing:
         return None
-    return f"Of the {eff.n_needing:,} who need recourse (checked on the model): {eff.headline()}."
+    return f"Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
 
 
 def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
