@@ -62,8 +62,12 @@ if len(table):
     both = comparing.under_both(ws, result, run, row, target)
     if both is not None:
         st.dataframe(both, width="stretch")
-    if st.button("Open this person on the Individual page (model A)", key="compare_open"):
+    open_a, open_b = st.columns(2)
+    if open_a.button("Open this person on the Individual page (model A)", key="compare_open"):
         comparing.open_individual(row)
+        st.switch_page("pages/views/individual.py")
+    if open_b.button("Open this person on the Individual page (model B)", key="compare_open_b"):
+        comparing.open_individual(row, under_b=True)
         st.switch_page("pages/views/individual.py")
 
 c1, c2 = st.columns(2)

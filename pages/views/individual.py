@@ -7,17 +7,20 @@ from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 from tcrex import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
-from tcrex.ui import page, verification
+from tcrex.ui import comparing, page
 
 st.title("Individual")
 ws, result = page.require_result()
-ex = result.explainer
+ex, model, model_b_label = comparing.individual_view(ws, result)  # model A, or model B from Compare models
+if model_b_label:
+    st.info(f"Explained under **model B ({model_b_label})**, from the Compare models page.", icon=":material/compare_arrows:")
+    st.button("Back to model A (the active model)", key="ind_back_to_a", on_click=comparing.back_to_model_a)
 
 ind = ui.individual_picker(ws, result, key="ind")
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message
     st.stop()
-exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=[ind.output], model=verification.checker(ws),
-                                      class_names=ws.class_names))
+output = [ind.output] if model_b_label is None else None  # under model B, B's own output on this person
+exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=output, model=model, class_names=ws.class_names))
 if exp is not None:
     ui.recourse_headline(ws, result, ind, exp)
     st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling

@@ -253,10 +253,27 @@ def change_options() -> list[str]:
     return list(CHANGES)
 
 
-def open_individual(row) -> None:
-    """Make ``row`` the Individual page's person (the page then explains it under the active model A)."""
+def open_individual(row, under_b: bool = False) -> None:
+    """Make ``row`` the Individual page's person, explained under the active model A or (``under_b``) under model B
+    of the last comparison (see :func:`individual_view`)."""
     st.session_state[state.INDIVIDUAL_KEY] = row
     st.session_state.pop(state.EDITED_KEY, None)
+    st.session_state[state.INDIVIDUAL_UNDER_B_KEY] = bool(under_b)
+
+
+def individual_view(ws: Workspace, result: FitResult):
+    """``(explainer, model, label)`` the Individual page explains under: model B of the last comparison when the
+    drill-down asked for it (``label`` names it), else the active model A (``label`` None)."""
+    if st.session_state.get(state.INDIVIDUAL_UNDER_B_KEY):
+        run_ = last_comparison(result)
+        if run_ is not None and run_.result.explainer_b is not None and run_.model_b is not None:
+            return run_.result.explainer_b, run_.model_b, run_.model_b_label
+        st.session_state.pop(state.INDIVIDUAL_UNDER_B_KEY, None)  # that comparison is gone (another fit)
+    return result.explainer, verification.checker(ws), None
+
+
+def back_to_model_a() -> None:
+    st.session_state.pop(state.INDIVIDUAL_UNDER_B_KEY, None)
 
 
 def under_both(ws: Workspace, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:

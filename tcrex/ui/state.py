@@ -50,6 +50,8 @@ FIT_ERROR_KEY = "tcrex.fit_error"
 #: The individual chosen on the Individual page (a row label) and its edited copy: they name rows of the data.
 INDIVIDUAL_KEY = "tcrex.individual"
 EDITED_KEY = "tcrex.edited_individual"
+#: Set by the Compare models page's drill-down: the Individual page explains under model B of the last comparison.
+INDIVIDUAL_UNDER_B_KEY = "tcrex.individual_under_b"
 #: Uploads kept per slot besides the active one (a new upload is reviewed while the active data stays usable).
 KEPT_UPLOADS = 3
 
@@ -183,7 +185,7 @@ def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
     ss[MODEL_KEY] = model
     if changed:
         had_constraints = bool(params().constraints)
-        for k in (INDIVIDUAL_KEY, EDITED_KEY, LAST_FIT_KEY, LAST_GOOD_KEY, FIT_ERROR_KEY):
+        for k in (INDIVIDUAL_KEY, EDITED_KEY, INDIVIDUAL_UNDER_B_KEY, LAST_FIT_KEY, LAST_GOOD_KEY, FIT_ERROR_KEY):
             ss.pop(k, None)
         if had_constraints:
             notes.append("the actionability constraints were cleared (they named the old data's features)")

@@ -63,6 +63,27 @@ def test_reference_group_is_selectable_and_people_drill_down(compared):
     assert at.session_state["tcrex.individual"] == person
 
 
+def test_drill_down_opens_the_individual_page_under_model_b_and_back():
+    """The person chosen on the Compare page, explained on the Individual page by explainer B on model B (what B's
+    column of the side-by-side said), with a way back to the active model A."""
+    at = new_app()
+    goto(at, "compare")
+    run = at.session_state[LAST_COMPARE_KEY]
+    at.multiselect(key="compare_changes").set_value(["kept"]).run()
+    person = at.selectbox(key="compare_person").value
+    at.button(key="compare_open_b").click().run()
+    goto(at, "individual")
+    assert_clean(at)
+    assert any("model B (Bundled XGBoost, retrained)" in i.value for i in at.info)
+    frame = datasets.load_bundled_loans()
+    x = frame.loc[[person], run.result.explainer_b.schema_.names]
+    want = run.result.explainer_b.explain_one(x, model=run.model_b, class_names={0: "rejected", 1: "approved"})
+    assert any(want.text in s.value for s in [*at.success, *at.info, *at.warning]), want.text
+    at.button(key="ind_back_to_a").click().run()
+    assert_clean(at)
+    assert not any("model B" in i.value for i in at.info)
+
+
 def test_export_page_offers_the_comparison_and_the_report_includes_it(compared):
     at = goto(compared, "export")
     assert_clean(at)
