@@ -24,9 +24,15 @@ def in_target(ex, outputs, targets) -> np.ndarray:
     n_targets = len(ex._all_targets)
     if (ids >= n_targets).any():
         raise ParameterError(f"target ids run from 0 to {n_targets - 1}, got {int(ids.max())}")
-    inside = np.zeros(len(y), dtype=bool)
+    return contained(ex._all_targets, y, ids)
+
+
+def contained(solutions, outputs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Per row, whether ``outputs[i]`` lies in the target of ``solutions[ids[i]]`` (False where ``ids[i]`` < 0):
+    the one loop behind :meth:`tcrex.TCREx.in_target` and the recourse search's checks."""
+    inside = np.zeros(len(outputs), dtype=bool)
     for k in np.unique(ids[ids >= 0]):
         rows = np.flatnonzero(ids == k)
-        inside[rows] = ex._all_targets[int(k)].target.contains(y[rows])
+        inside[rows] = solutions[int(k)].target.contains(outputs[rows])
     return inside
 

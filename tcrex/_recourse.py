@@ -36,6 +36,7 @@ import numpy as np
 from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ._data import Encoded
 from ._local import PercentileScale, nearest_in_interval
+from ._reach import contained
 from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
 
 #: Observed values kept nearest to each end of a rule's interval (the nearest points of the rule in the data).
@@ -98,7 +99,7 @@ def compute_rule_values(fit: Encoded, fit_y, sol) -> list[dict]:
 
 def rule_values(ex, sol):
     """The solution's per-rule values: restored from JSON, or computed once from the fit rows (None when the
-    explainer has neither: the rules' nearest points are then used, see :func:`_options`)."""
+    explainer has neither: the rules' nearest points are then used, see :meth:`Candidates._numeric_options`)."""
     values = getattr(sol, "rule_values", None)
     if values is None and ex.has_fit_data:
         values = sol.rule_values = compute_rule_values(ex._fit_enc, ex._fit_y, sol)
@@ -119,11 +120,7 @@ class Scorer:
         return self.model_call(enc)
 
     def in_target(self, out: np.ndarray, tgt: np.ndarray) -> np.ndarray:
-        ok = np.zeros(len(out), dtype=bool)
-        for t in np.unique(tgt):
-            sel = tgt == t
-            ok[sel] = self.targets[t].target.contains(out[sel])
-        return ok
+        return contained(self.targets, out, np.asarray(tgt, dtype=np.int64))
 
 
 def _objects(out: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._data import Encoded, _native
+from ._data import Encoded, _native, as_frame
 from ._outputs import predict
 from ._recourse import Recourse, _objects, find_recourse, reference_rows
 from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
@@ -69,12 +69,6 @@ class _Model:
         frame = frame_like(self.ex._decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
         return predict(self.model, frame)
 
-    def in_target(self, out: np.ndarray, tgt: np.ndarray) -> np.ndarray:
-        ok = np.zeros(len(out), dtype=bool)
-        for t in np.unique(tgt):
-            sel = tgt == t
-            ok[sel] = self.ex._all_targets[t].target.contains(out[sel])
-        return ok
 
 
 def wants_verify(ex, verify, model) -> bool:
@@ -92,19 +86,12 @@ def source_column(source: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(source, categories=list(SOURCES))
 
 
-def valid_column(checked: np.ndarray, valid: np.ndarray) -> pd.arrays.BooleanArray:
-    return pd.arrays.BooleanArray(valid & checked, ~checked)
-
-
-
-
 def verify_points(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None) -> Recourse:
     """The recourse of every row (:func:`tcrex._recourse.find_recourse`) on ``model``; ``reference``: rows for
     the search beyond the rules and for similar cases (default: the fit rows in memory)."""
     m = _Model(ex, model, X)
     ref_enc = None
     if reference is not None:
-        from ._data import as_frame
         ref_enc = ex.schema_.encode(as_frame(reference))
 
     # the fit rows' outputs are this model's when the explainer was fitted with this very model

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from ..compare import (CHANGES, COMPARE_METRICS, GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, NOT_NEEDED,
                        STILL_NONE, ComparisonResult)
 from ..errors import ParameterError
+from ._audit import _layout  # the audit's figure frame: the comparison reads as its sibling
 
 __all__ = ["recourse_flow", "comparison_gap_plot", "rule_accuracy_shift", "CHANGE_COLORS"]
 
@@ -22,7 +23,6 @@ CHANGE_COLORS = {LOST: "#D55E00", KEPT: "#0072B2", GAINED: "#009E73", STILL_NONE
 SIGNIFICANT_COLOR = "#D55E00"
 UNCLEAR_COLOR = "#4477AA"
 SMALL_COLOR = "#BBBBBB"
-FONT = dict(family="sans-serif", size=13)
 
 # Each person's state under one model: needs recourse and has verified recourse / needs it without / does not need
 _VERIFIED, _UNVERIFIED, _FAVOURABLE = 0, 1, 2
@@ -37,15 +37,6 @@ def _check(result) -> None:
     if not isinstance(result, ComparisonResult):
         raise ParameterError(f"expected the ComparisonResult returned by tcrex.compare_models, got "
                              f"{type(result).__name__}")
-
-
-def _layout(fig: go.Figure, title: str, height: int, subtitle: str | None = None) -> go.Figure:
-    spec = dict(text=title, x=0.01, xanchor="left")
-    if subtitle:
-        spec["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
-    fig.update_layout(template="plotly_white", font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=80 if subtitle else 60, b=40), title=spec)
-    return fig
 
 
 def _flow_counts(result: ComparisonResult) -> list[tuple[str, int, int, int]]:

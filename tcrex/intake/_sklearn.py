@@ -173,22 +173,30 @@ _FILE_LOADERS = {"NdArrayNode": "npy", "SparseMatrixNode": "npz"}
 _NPY_HEAD = 1 << 16  # numpy's own limit on header size is 10,000 bytes
 
 
+def _schema_objects(schema):
+    """Every object node of a skops schema, depth first (the walk the budget checks share); nesting beyond
+    ``MAX_SCHEMA_DEPTH`` is passed over here because :func:`audit_schema` refuses it."""
+    stack = [(schema, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            continue
+        if isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        yield node
+        stack.extend((v, depth + 1) for k, v in node.items() if k not in ("__class__", "__module__", "__loader__"))
+
+
 def _array_refs(schema: dict) -> list[tuple[object, str, str]]:
     """(identity, member name, kind) of every node that makes skops read an archive member, in the schema.
 
     skops loads a node once per distinct ``__id__`` (later nodes with the same id reuse the first); nodes without an
     id are loaded each time they appear. Every such load is one reference."""
     refs, anonymous = {}, 0
-    stack = [(schema, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_SCHEMA_DEPTH:
-            continue  # audit_schema refuses such nesting
-        if isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
-            continue
-        if not isinstance(node, dict):
-            continue
+    for node in _schema_objects(schema):
         kind = _FILE_LOADERS.get(node.get("__loader__"))
         if kind is not None and (kind == "npz" or node.get("type") == "numpy"):
             member = node.get("file")
@@ -199,7 +207,6 @@ def _array_refs(schema: dict) -> list[tuple[object, str, str]]:
                 anonymous += 1
                 ident = ("anonymous", anonymous)
             refs[(ident, member)] = (ident, member, kind)
-        stack.extend((v, depth + 1) for k, v in node.items() if k not in ("__class__", "__module__", "__loader__"))
     return list(refs.values())
 
 
@@ -331,16 +338,8 @@ def _constructor_size(name: str, args) -> int:
 def _constructed_bytes(schema: dict, budget: int, n_bytes: int) -> int:
     """Bytes the schema's constructor calls (``ConstructorFromReduceNode``) declare, refused above ``budget``
     before anything is built; a constructor whose size cannot be read from the schema is refused too."""
-    total, stack = 0, [(schema, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_SCHEMA_DEPTH:
-            continue  # audit_schema refuses such nesting
-        if isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
-            continue
-        if not isinstance(node, dict):
-            continue
+    total = 0
+    for node in _schema_objects(schema):
         if node.get("__loader__") == "ConstructorFromReduceNode":
             name = f"{node.get('__module__')}.{node.get('__class__')}"
             if name.startswith(_NO_CONSTRUCTOR):
@@ -357,7 +356,6 @@ def _constructed_bytes(schema: dict, budget: int, n_bytes: int) -> int:
                     raise ModelError(f"the .skops file builds {name} by calling its constructor with a declared size of "
                                      f"{size:,} bytes ({_mb(size)}), beyond the limit of {budget_words(n_bytes, budget)}"
                                      "; skops never writes arrays this way — the file was damaged or edited by hand")
-        stack.extend((v, depth + 1) for k, v in node.items() if k not in ("__class__", "__module__", "__loader__"))
     return total
 
 
