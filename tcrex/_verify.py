@@ -111,13 +111,14 @@ def _decoded(ex, enc: Encoded, index) -> np.ndarray:
     return ex._decode(enc, index).to_numpy(dtype=object)
 
 
-def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None, class_names=None) -> list:
+def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, rows=None, class_names=None, point=None) -> list:
     """The sentence of each row (or of ``rows``): the verified point's changes, exactly (see
     :func:`tcrex.text.verified_sentence`). Rows with the same rule, changes, values and verdict share one sentence,
     built once (on a batch most rows repeat one of a few hundred)."""
     rows = np.arange(len(X)) if rows is None else np.asarray(rows)
     names = ex.schema_.names
-    point = _decoded(ex, rec.point.take(rows), X.index[rows])
+    if point is None:  # the points as feature values (the caller may have decoded them already)
+        point = _decoded(ex, rec.point.take(rows), X.index[rows])
     nearest = _decoded(ex, rec.nearest.take(rows), X.index[rows])
     conds_of, ids, texts, cells = {}, {}, {}, {}
 
@@ -195,7 +196,8 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, referenc
     out["recommended_rule"] = _ids_or_missing(np.where(rec.verified, rec.rule, -1))
     out["output"] = pd.Series(rec.output, index=X.index, dtype=object)
     if text:
-        out["text"] = sentences(ex, rec, X, res, class_names=class_names)
+        out["text"] = sentences(ex, rec, X, res, class_names=class_names,
+                                point=out[list(ex.schema_.names)].to_numpy(dtype=object))
     out.attrs["notes"] = list(rec.notes)
     return out
 
