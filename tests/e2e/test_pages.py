@@ -138,7 +138,8 @@ def test_plotly_toolbar_never_covers_a_chart_title(page, open_app, save_screensh
     shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
     open_app(page, path)
     charts = page.locator('[data-testid="stPlotlyChart"]')
-    charts.first.locator(".main-svg").first.wait_for(state="visible")
+    # both pages draw at least two titled charts; count them once the second is drawn (a rerun may be under way)
+    charts.nth(1).locator(".main-svg").first.wait_for(state="visible")
     checked = 0
     for i in range(min(charts.count(), 4)):
         chart = charts.nth(i)
