@@ -7,16 +7,16 @@ from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 from tcrex import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
-from tcrex.ui import comparing, page
+from tcrex.ui import comparing, page, session
 
 st.title("Individual")
 ws, result = page.require_result()
 ex, model, model_b_label = comparing.individual_view(ws, result)  # model A, or model B from Compare models
 if model_b_label:
     st.info(f"Explained under **model B ({model_b_label})**, from the Compare models page.", icon=":material/compare_arrows:")
-    st.button("Back to model A (the active model)", key="ind_back_to_a", on_click=comparing.back_to_model_a)
+    st.button("Back to model A (the active model)", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "back_to_a"), on_click=comparing.back_to_model_a)
 
-ind = ui.individual_picker(ws, result, key="ind")
+ind = ui.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message
     st.stop()
 output = [ind.output] if model_b_label is None else None  # under model B, B's own output on this person

@@ -25,11 +25,10 @@ from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findi
 from tcrex.text import format_number, integer_range
 
 from . import components as ui
-from . import shared, sources, state, verification
+from . import caching, session, shared, sources, state, verification
 from .state import FitResult, Workspace
 
 
-LAST_AUDIT_KEY = "tcrex.last_audit"
 MAX_GROUPS = 50  # the audit refuses more
 BIN_ABOVE = 12  # numeric columns with more distinct values are split into quartiles
 CONFIDENCES = [0.90, 0.95, 0.99]
@@ -44,9 +43,6 @@ TABLE_COLUMNS = {
 
 
 
-#: The audit's choices kept across pages (widget state is dropped when a page is left): grouping columns,
-#: reference, interval level, minimum group size, practical threshold.
-PREFS_KEY = "tcrex.audit_prefs"
 #: The second grouping column's "none" option.
 NO_SECOND = "(none)"
 #: The reference options besides a group: the largest group (engine default) and everyone else.
@@ -54,7 +50,9 @@ LARGEST = "__largest__"
 
 
 def _prefs() -> dict:
-    return st.session_state.setdefault(PREFS_KEY, {})
+    """The audit's choices kept across pages (widget state is dropped when a page is left): grouping columns,
+    reference, interval level, minimum group size, practical threshold (:data:`tcrex.ui.session.AUDIT_PREFS`)."""
+    return session.audit_prefs()
 
 
 @dataclass
@@ -235,7 +233,7 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
 
 def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSettings | None:
     """The audit's settings. The grouping columns, reference, interval level, minimum group size and practical
-    threshold are kept across pages (:data:`PREFS_KEY`), per data."""
+    threshold are kept across pages (:func:`_prefs`), per data."""
     columns = group_columns(ws)
     if not columns:
         st.warning("No column with between 2 and 50 values to group individuals by.", icon=":material/warning:")
@@ -269,7 +267,7 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
     pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
                         default=prefs.get("population", "test" if len(ws.data.test_index) else "all"),
                         label="Audit population")
-    prefs["population"] = st.session_state.get(f"{key}_pop_mode", prefs.get("population"))
+    prefs["population"] = session.widget_value(f"{key}_pop_mode", prefs.get("population"))
     c3, c4, c5 = st.columns(3)
     confidence = c3.select_slider("Confidence level", CONFIDENCES, value=prefs.get("confidence", 0.95),
                                   key=f"{key}_confidence", format_func=lambda c: f"{c:.0%}")
@@ -285,8 +283,8 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
                                      "its confidence interval excludes zero. Red: worse for the group than for the "
                                      "reference; green: better.")
     prefs.update(confidence=float(confidence), min_size=int(min_size), practical=float(practical))
-    if f"{key}_reference" in st.session_state:  # the reference widget (below the run) was just changed
-        chosen = st.session_state[f"{key}_reference"]
+    if session.has_widget(f"{key}_reference"):  # the reference widget (below the run) was just changed
+        chosen = session.widget_value(f"{key}_reference")
         prefs["reference"] = None if chosen == LARGEST else chosen
     return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
                          confidence=float(confidence), min_group_size=int(min_size), practical=float(practical),
@@ -354,18 +352,18 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
     try:
         with st.spinner("Auditing recourse by group ..."):
             # the bundled sample's audits are the same for every session: computed once per server
-            run_ = state.session_lru("audits", key, lambda: shared.once(result, "audit", key, build), 6)
+            run_ = caching.cached("audits", key, lambda: shared.once(result, "audit", key, build))
     except TCRExError as exc:
         st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
         return None
     run_ = replace(run_, practical=settings.practical)  # a display setting: the cached computation is shared
-    st.session_state[LAST_AUDIT_KEY] = run_
+    session.set_last_audit(run_)
     return run_
 
 
 def last_audit(result: FitResult) -> AuditRun | None:
     """The last audit run on this fitted explainer (for the report), if any."""
-    run_ = st.session_state.get(LAST_AUDIT_KEY)
+    run_ = session.last_audit()
     return run_ if run_ is not None and run_.fit_key == result.key else None
 
 

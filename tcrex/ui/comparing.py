@@ -20,13 +20,11 @@ from tcrex import CLASSIFICATION, TCRExError, datasets
 from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, compare_models
 from tcrex.spreadsheet import to_csv
 
-from . import auditing, sources, state, verification
+from . import auditing, caching, session, sources, state, verification
 from .sources import ActiveModel, InputProblem, ModelSpec
 from .state import FitResult, Workspace
 from .training import ALGORITHMS, TrainingError, train_model
 
-MODEL_B_KEY = "tcrex.model_b_spec"
-LAST_COMPARE_KEY = "tcrex.last_comparison"
 BUNDLED_B = "bundled_b"
 KINDS = {BUNDLED_B: "Bundled retrained model", "train": "Train in the app", "upload": "Upload a model file"}
 RETRAIN = {"bootstrap": "a bootstrap resample of the fit rows", "seed": "the same fit rows, another seed"}
@@ -106,14 +104,14 @@ def model_b_controls(ws: Workspace, key: str = "compare") -> ActiveModel | None:
         if kind == BUNDLED_B:
             st.caption("The bundled loans classifier retrained on a bootstrap resample with another seed "
                        "(`sample_data/build.py`).")
-            return state.session_lru("model_b", "bundled_b", lambda: _bundled_b(ws.data), 3)
+            return caching.cached("model_b", "bundled_b", lambda: _bundled_b(ws.data))
         if kind == "train":
             c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
             algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key=f"{key}_algo")
             how = c2.selectbox("Trained on", list(RETRAIN), format_func=RETRAIN.get, key=f"{key}_how")
             seed = int(c3.number_input("Seed", 0, 10_000, value=1, key=f"{key}_seed"))
-            return state.session_lru("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
-                                     lambda: _trained_b(ws, algo, how, seed), 3)
+            return caching.cached("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
+                                     lambda: _trained_b(ws, algo, how, seed))
         return _uploaded_b(ws, key)
     except InputProblem as exc:
         st.warning(f"Model B cannot be used: {exc}", icon=":material/warning:")
@@ -134,8 +132,8 @@ def _uploaded_b(ws: Workspace, key: str) -> ActiveModel | None:
         st.info("Upload the new model to compare it with the active one.", icon=":material/upload_file:")
         return None
     digest, filename, data = kept
-    return state.session_lru("model_b", sources.sha256("upload_b", digest, ws.data.key),
-                             lambda: sources.uploaded_model(ws.data, data, filename, state.allow_pickle()), 3)
+    return caching.cached("model_b", sources.sha256("upload_b", digest, ws.data.key),
+                             lambda: sources.uploaded_model(ws.data, data, filename, state.allow_pickle()))
 
 
 # ============================================================================================ running
@@ -180,17 +178,17 @@ def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | No
 
     try:
         with st.spinner("Comparing recourse under both models ..."):
-            run_ = state.session_lru("comparisons", key, build, 4)
+            run_ = caching.cached("comparisons", key, build)
     except TCRExError as exc:
         st.warning(f"The comparison cannot run with these settings: {exc}", icon=":material/warning:")
         return None
-    st.session_state[LAST_COMPARE_KEY] = run_
+    session.set_last_comparison(run_)
     return run_
 
 
 def last_comparison(result: FitResult) -> ComparisonRun | None:
     """The last comparison run on this fitted explainer (for the report and the exports), if any."""
-    run_ = st.session_state.get(LAST_COMPARE_KEY)
+    run_ = session.last_comparison()
     return run_ if run_ is not None and run_.fit_key == result.key else None
 
 
@@ -256,24 +254,23 @@ def change_options() -> list[str]:
 def open_individual(row, under_b: bool = False) -> None:
     """Make ``row`` the Individual page's person, explained under the active model A or (``under_b``) under model B
     of the last comparison (see :func:`individual_view`)."""
-    st.session_state[state.INDIVIDUAL_KEY] = row
-    st.session_state.pop(state.EDITED_KEY, None)
-    st.session_state[state.INDIVIDUAL_UNDER_B_KEY] = bool(under_b)
+    session.choose_individual(row)
+    session.set_individual_under_b(under_b)
 
 
 def individual_view(ws: Workspace, result: FitResult):
     """``(explainer, model, label)`` the Individual page explains under: model B of the last comparison when the
     drill-down asked for it (``label`` names it), else the active model A (``label`` None)."""
-    if st.session_state.get(state.INDIVIDUAL_UNDER_B_KEY):
+    if session.individual_under_b():
         run_ = last_comparison(result)
         if run_ is not None and run_.result.explainer_b is not None and run_.model_b is not None:
             return run_.result.explainer_b, run_.model_b, run_.model_b_label
-        st.session_state.pop(state.INDIVIDUAL_UNDER_B_KEY, None)  # that comparison is gone (another fit)
+        session.set_individual_under_b(False)  # that comparison is gone (another fit)
     return result.explainer, verification.checker(ws), None
 
 
 def back_to_model_a() -> None:
-    st.session_state.pop(state.INDIVIDUAL_UNDER_B_KEY, None)
+    session.set_individual_under_b(False)
 
 
 def under_both(ws: Workspace, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:

@@ -22,8 +22,8 @@ from tcrex import TCRExError
 from tcrex.figures import metacounterfactual_table
 from tcrex.text import NO_CONDITION, is_trivial_rule, pluralise, trivial_rule_note
 
-from . import search
-from .state import EDITED_KEY, INDIVIDUAL_KEY, FitResult, Workspace
+from . import search, session
+from .state import FitResult, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -303,16 +303,17 @@ def default_individual(ws: Workspace, result: FitResult) -> Any:
 
 
 def current_individual(ws: Workspace, result: FitResult) -> Any:
-    row = st.session_state.get(INDIVIDUAL_KEY)
+    """The chosen individual (a row label; the Individual, Rule map and Global rules pages and the report share
+    it), else :func:`default_individual`."""
+    row = session.individual()
     if row is None or row not in ws.X.index:
         row = default_individual(ws, result)
-        st.session_state[INDIVIDUAL_KEY] = row
+        session.set_individual(row)
     return row
 
 
 def _set_individual(row) -> None:
-    st.session_state[INDIVIDUAL_KEY] = row
-    st.session_state.pop(EDITED_KEY, None)
+    session.choose_individual(row)
 
 
 def search_rows(ws: Workspace, query: str, limit: int = search.LIMIT) -> pd.Index:
@@ -333,7 +334,7 @@ class Individual:
         return self.values.to_frame().T.infer_objects()
 
 
-def individual_picker(ws: Workspace, result: FitResult, key: str = "ind",
+def individual_picker(ws: Workspace, result: FitResult, key: str = session.INDIVIDUAL_WIDGETS,
                       allow_edit: bool = True) -> Individual | None:
     """Pick an individual by row, by search, or by editing its feature values. ``None`` when a search finds nobody
     or cannot be read: the page then shows no individual (the one chosen before stays chosen for other pages)."""
@@ -342,7 +343,7 @@ def individual_picker(ws: Workspace, result: FitResult, key: str = "ind",
     names = {"row": "By row", "search": "Search", "edit": "Edit values"}
     # no default once the key holds a value ("Try this advice" writes it): Streamlit warns about both at once
     mode = st.segmented_control("Choose an individual", modes,
-                                default=None if f"{key}_mode" in st.session_state else "row",
+                                                default=None if session.has_widget(f"{key}_mode") else "row",
                                 format_func=names.get, key=f"{key}_mode", required=True)
     positions = ws.X.index
     if mode == "search":
@@ -397,7 +398,7 @@ def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
         st.info("Edited values need a model to score them; with a column of outputs only existing rows can be "
                 "explained.", icon=":material/info:")
         return None
-    stored = st.session_state.get(EDITED_KEY)
+    stored = session.edited_individual()
     start = pd.Series(stored) if stored else base
     with st.form(f"{key}_edit_form"):
         cols = st.columns(3)
@@ -415,7 +416,7 @@ def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
                                           key=f"{key}_e_{f}", format=None if is_int else "%.4g")
         submitted = st.form_submit_button("Explain these values", type="primary")
     if submitted:
-        st.session_state[EDITED_KEY] = new
+        session.set_edited_individual(new)
         stored = new
     if not stored:
         st.caption("Change values and press **Explain these values**.")
@@ -550,7 +551,7 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
     if exp.paper_text and exp.paper_text != exp.text and exp.status != ALREADY_IN_TARGET:
         st.caption(f"What the optimal rule alone says (before checking on the model): {exp.paper_text}")
     if exp.recourse == "verified" and exp.counterfactual:
-        st.button("Try this advice in Edit values", key="ind_try_advice", icon=":material/edit:",
+        st.button("Try this advice in Edit values", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "try_advice"), icon=":material/edit:",
                   on_click=_follow_advice, args=(ws, dict(exp.counterfactual)),
                   help="Opens Edit values with exactly the changes the sentence states (every other feature as it "
                        "is), so the model's answer can be seen, and the next step if it fails.")
@@ -558,10 +559,11 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
 
 def _follow_advice(ws: Workspace, point: dict) -> None:
     """Fill Edit values with the verified point (a callback: widget keys may be written before the rerun)."""
-    st.session_state[EDITED_KEY] = {f: point[f] for f in ws.features}
-    st.session_state["ind_mode"] = "edit"
-    for f in ws.features:  # the form's widgets start from the stored values, not from what they showed before
-        st.session_state.pop(f"ind_e_{f}", None)
+    prefix = session.INDIVIDUAL_WIDGETS
+    session.set_edited_individual({f: point[f] for f in ws.features})
+    session.set_widget(session.widget_key(prefix, "mode"), "edit")
+    # the form's widgets start from the stored values, not from what they showed before
+    session.clear_widgets(session.widget_key(prefix, "e_"))
 
 
 def model_verdict(ws: Workspace, exp) -> str | None:

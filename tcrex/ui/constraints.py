@@ -21,13 +21,10 @@ from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints,
                                constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
                                kinds_for, suggest_constraints)
 
-from . import state
+from . import session, state
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from .state import FitResult, Workspace
 
-CONFIRMED_KEY = "tcrex.constraints_confirmed"  # scopes (data + model) where the user applied or reset once
-MESSAGE_KEY = "tcrex.constraints_message"
-RERUN_KEY = "tcrex.constraints_rerun"
 MAX_CATEGORIES = 20  # categorical features with more categories get no transition editor
 
 
@@ -36,7 +33,7 @@ def scope_of(ws: Workspace) -> str:
 
 
 def widget_key(scope: str, what: str, feature: str, extra: str = "") -> str:
-    return f"con_{what}_{scope}_{feature}{extra}"
+    return f"{session.CONSTRAINT_WIDGETS}{what}_{scope}_{feature}{extra}"
 
 
 def suggestions(result: FitResult | None) -> dict:
@@ -61,17 +58,17 @@ def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
 
 def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) -> dict:
     """The constraints the editor's widgets describe right now (not necessarily applied)."""
-    ss = st.session_state
+    value = session.widget_value
     spec = {}
     for f in ws.features:
-        kind = ss.get(widget_key(scope, "kind", f), FREE)
-        weight = ss.get(widget_key(scope, "w", f), 1.0) or 1.0
+        kind = value(widget_key(scope, "kind", f), FREE)
+        weight = value(widget_key(scope, "w", f), 1.0) or 1.0
         transitions = {}
-        if f in categorical and kind != IMMUTABLE and ss.get(widget_key(scope, "limit", f), False):
+        if f in categorical and kind != IMMUTABLE and value(widget_key(scope, "limit", f), False):
             cats = categories.get(f, [])
             for i, c in enumerate(cats):
                 others = [x for x in cats if x != c]
-                chosen = ss.get(widget_key(scope, "to", f, f"_{i}"), others)
+                chosen = value(widget_key(scope, "to", f, f"_{i}"), others)
                 if set(map(str, chosen)) != set(map(str, others)):
                     transitions[str(c)] = [x.item() if hasattr(x, "item") else x for x in chosen]
         packed = constraint_spec(kind, weight, transitions)
@@ -82,60 +79,57 @@ def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) ->
 
 def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
     """Apply-button callback (runs before the rerun, so every page sees the new constraints)."""
-    ss = st.session_state
     spec = draft_spec(scope, ws, categorical, categories)
     if schema is not None:
         try:
             Constraints(schema, spec)
         except TCRExError as exc:
-            ss[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+            session.set_constraints_message("error", f"Not applied: {exc}")
             return
     state.set_params(constraints=spec)
-    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
-    ss[MESSAGE_KEY] = ("success", f"Applied: {describe_constraints(spec)}")
-    request_full_rerun(RERUN_KEY)
+    session.confirm_constraints(scope)
+    session.set_constraints_message("success", f"Applied: {describe_constraints(spec)}")
+    request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
 def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> None:
     """Reset-button callback: every feature free, applied at once."""
-    ss = st.session_state
     for f in ws.features:
-        ss[widget_key(scope, "kind", f)] = FREE
-        ss[widget_key(scope, "w", f)] = 1.0
+        session.set_widget(widget_key(scope, "kind", f), FREE)
+        session.set_widget(widget_key(scope, "w", f), 1.0)
         if f in categorical:
-            ss[widget_key(scope, "limit", f)] = False
+            session.set_widget(widget_key(scope, "limit", f), False)
             for i in range(len(categories.get(f, []))):
-                ss.pop(widget_key(scope, "to", f, f"_{i}"), None)
+                session.clear_widget(widget_key(scope, "to", f, f"_{i}"))
     state.set_params(constraints={})
-    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
-    ss[MESSAGE_KEY] = ("success", "Constraints removed: every feature is free")
-    request_full_rerun(RERUN_KEY)
+    session.confirm_constraints(scope)
+    session.set_constraints_message("success", "Constraints removed: every feature is free")
+    request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
 @st.fragment
 def editor(ws: Workspace, result: FitResult | None) -> None:
     """Per-feature constraints; suggestions pre-filled but applied only on "Apply constraints"."""
-    ss = st.session_state
-    full_rerun_if_requested(RERUN_KEY)  # after Apply / Reset: every page must see the new constraints
+    full_rerun_if_requested(session.CONSTRAINTS_RERUN)  # after Apply / Reset: every page must see the new constraints
     scope = scope_of(ws)
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
     applied = state.params().constraint_spec
     suggested = suggestions(result)
-    confirmed = scope in ss.setdefault(CONFIRMED_KEY, set())
+    confirmed = session.constraints_confirmed(scope)
     for f in ws.features:  # first sight of this data and model: applied values, else the suggestions
         start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
         kind, weight, transitions = constraint_parts(start)
-        ss.setdefault(widget_key(scope, "kind", f), kind)
-        ss.setdefault(widget_key(scope, "w", f), weight)
+        session.default_widget(widget_key(scope, "kind", f), kind)
+        session.default_widget(widget_key(scope, "w", f), weight)
         if f in categorical:
-            ss.setdefault(widget_key(scope, "limit", f), bool(transitions))
+            session.default_widget(widget_key(scope, "limit", f), bool(transitions))
             cats = categories[f]
             for i, c in enumerate(cats):
                 if str(c) in {str(k) for k in transitions}:
                     allowed = next(v for k, v in transitions.items() if str(k) == str(c))
-                    ss.setdefault(widget_key(scope, "to", f, f"_{i}"),
-                                  [x for x in cats if str(x) in {str(a) for a in allowed}])
+                    session.default_widget(widget_key(scope, "to", f, f"_{i}"),
+                                           [x for x in cats if str(x) in {str(a) for a in allowed}])
 
     st.caption("What a person can actually change. **Immutable**: rules needing a change to it are not offered; "
                "**increase / decrease only**: only moves in that direction; the number is the **weight**: a change "
@@ -152,7 +146,8 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
         c2.number_input(f"weight of {f}", min_value=0.1, max_value=100.0, step=0.5, format="%.1f",
                         key=widget_key(scope, "w", f), label_visibility="collapsed",
                         help=f"Weight: the cost of changing {f} (1 = default)")
-        if f in pending_suggestions and ss.get(widget_key(scope, "kind", f)) == constraint_parts(suggested[f])[0]:
+        if (f in pending_suggestions
+                and session.widget_value(widget_key(scope, "kind", f)) == constraint_parts(suggested[f])[0]):
             st.caption(f":orange[**suggested:** {describe_constraint(suggested[f])} — confirm with Apply]")
         if is_cat:
             cats = categories[f]
@@ -160,16 +155,16 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
                 st.caption(f"{len(cats)} categories: too many to edit moves here.")
                 continue
             limit = st.checkbox(f"Limit {f}'s category moves", key=widget_key(scope, "limit", f),
-                                disabled=ss.get(widget_key(scope, "kind", f)) == IMMUTABLE,
+                                disabled=session.widget_value(widget_key(scope, "kind", f)) == IMMUTABLE,
                                 help="Choose, for each current category, which categories it may move to.")
-            if limit and ss.get(widget_key(scope, "kind", f)) != IMMUTABLE:
+            if limit and session.widget_value(widget_key(scope, "kind", f)) != IMMUTABLE:
                 for i, c in enumerate(cats):
                     others = [x for x in cats if x != c]
-                    ss.setdefault(widget_key(scope, "to", f, f"_{i}"), others)
+                    session.default_widget(widget_key(scope, "to", f, f"_{i}"), others)
                     st.multiselect(f"From {c} to", others, key=widget_key(scope, "to", f, f"_{i}"),
                                    format_func=str)
     draft = draft_spec(scope, ws, categorical, categories)
-    message = ss.pop(MESSAGE_KEY, None)
+    message = session.take_constraints_message()
     if message:
         (st.error if message[0] == "error" else st.success)(message[1])
     if draft != applied:
@@ -187,20 +182,19 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
 def apply_spec(ws: Workspace, spec: dict, message: str) -> None:
     """Apply ``spec`` as the constraints from a button callback (outside the editor), and make the sidebar editor
     and the table show it: their widgets are set to the new values, so nothing reads as "not applied yet"."""
-    ss = st.session_state
     scope = scope_of(ws)
     categorical = set(ws.categorical)
     for f in ws.features:
         kind, weight, transitions = constraint_parts(spec.get(f))
-        ss[widget_key(scope, "kind", f)] = kind
-        ss[widget_key(scope, "w", f)] = weight
+        session.set_widget(widget_key(scope, "kind", f), kind)
+        session.set_widget(widget_key(scope, "w", f), weight)
         if f in categorical:
-            ss[widget_key(scope, "limit", f)] = bool(transitions)
+            session.set_widget(widget_key(scope, "limit", f), bool(transitions))
     state.set_params(constraints=spec)
-    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
-    ss[TABLE_VERSION_KEY] = ss.get(TABLE_VERSION_KEY, 0) + 1
-    ss[MESSAGE_KEY] = ("success", message)
-    request_full_rerun(RERUN_KEY)
+    session.confirm_constraints(scope)
+    session.bump_constraints_table()
+    session.set_constraints_message("success", message)
+    request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
 def _apply_suggested(ws: Workspace, found: dict) -> None:
@@ -216,7 +210,7 @@ def _make_immutable(ws: Workspace, feature) -> None:
 
 def pending_suggestions(ws: Workspace, result: FitResult | None) -> dict:
     """Suggestions (with reasons) not applied yet, for features the user has not confirmed constraints for."""
-    if scope_of(ws) in st.session_state.get(CONFIRMED_KEY, set()):
+    if session.constraints_confirmed(scope_of(ws)):
         return {}
     applied = state.params().constraint_spec
     return {f: s for f, s in suggestion_details(result).items() if f not in applied}
@@ -253,7 +247,6 @@ def immutable_button(ws: Workspace, feature, key: str) -> None:
 #: and the constraints are edited in one table on the Data & model page (:func:`table_editor`).
 SIDEBAR_MAX_FEATURES = 10
 TABLE_ANCHOR = "actionability-constraints"
-TABLE_VERSION_KEY = "tcrex.constraints_table_version"  # bumped on apply / reset: the table restarts from them
 TABLE_COLUMNS = ["feature", "type", "constraint", "weight", "note"]
 
 
@@ -266,7 +259,7 @@ def sidebar_summary(ws: Workspace, result: FitResult | None) -> None:
     """The short sidebar entry for many features: what is applied, pending suggestions, and a link to the table."""
     applied = state.params().constraint_spec
     scope = scope_of(ws)
-    confirmed = scope in st.session_state.setdefault(CONFIRMED_KEY, set())
+    confirmed = session.constraints_confirmed(scope)
     pending = {f: v for f, v in suggestions(result).items() if f not in applied} if not confirmed else {}
     st.caption(f"{len(ws.features)} features: the constraints are edited in a table on the Data & model page.")
     st.caption(f"Applied: **{describe_constraints(applied)}**")
@@ -281,7 +274,7 @@ def table_frame(ws: Workspace, result: FitResult | None) -> pd.DataFrame:
     weight and a note (suggestion, limited category moves)."""
     applied = state.params().constraint_spec
     suggested = suggestions(result)
-    confirmed = scope_of(ws) in st.session_state.setdefault(CONFIRMED_KEY, set())
+    confirmed = session.constraints_confirmed(scope_of(ws))
     categorical = set(ws.categorical)
     rows = []
     for f in ws.features:
@@ -363,20 +356,19 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
                 if result is not None:
                     Constraints(result.explainer.schema_, spec)
             except TCRExError as exc:
-                st.session_state[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+                session.set_constraints_message("error", f"Not applied: {exc}")
                 st.rerun()
             state.set_params(constraints=spec)
-            st.session_state.setdefault(CONFIRMED_KEY, set()).add(scope)
-            st.session_state[TABLE_VERSION_KEY] = st.session_state.get(TABLE_VERSION_KEY, 0) + 1
-            st.session_state[MESSAGE_KEY] = ("success", f"Applied: {describe_constraints(spec)}")
+            session.confirm_constraints(scope)
+            session.bump_constraints_table()
+            session.set_constraints_message("success", f"Applied: {describe_constraints(spec)}")
             st.rerun()
 
 
 def table_editor(ws: Workspace, result: FitResult | None) -> None:
     """All features' constraints in one table (a form: nothing is applied until **Apply constraints**)."""
-    ss = st.session_state
     scope = scope_of(ws)
-    version = ss.get(TABLE_VERSION_KEY, 0)
+    version = session.constraints_table_version()
     applied = state.params().constraint_spec
     frame = table_frame(ws, result)
     st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
@@ -400,7 +392,7 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
         c1, c2 = st.columns(2)
         apply = c1.form_submit_button("Apply constraints", type="primary", width="stretch")
         reset = c2.form_submit_button("Reset to none (every feature free)", width="stretch")
-    message = ss.pop(MESSAGE_KEY, None)
+    message = session.take_constraints_message()
     if message:
         (st.error if message[0] == "error" else st.success)(message[1])
     elif applied:
@@ -413,11 +405,11 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
         try:
             Constraints(result.explainer.schema_, spec)
         except TCRExError as exc:
-            ss[MESSAGE_KEY] = ("error", f"Not applied: {exc}")
+            session.set_constraints_message("error", f"Not applied: {exc}")
             st.rerun()
     state.set_params(constraints=spec)
-    ss.setdefault(CONFIRMED_KEY, set()).add(scope)
-    ss[TABLE_VERSION_KEY] = version + 1
-    ss[MESSAGE_KEY] = ("success", "Constraints removed: every feature is free" if reset
-                       else f"Applied: {describe_constraints(spec)}")
+    session.confirm_constraints(scope)
+    session.bump_constraints_table()
+    session.set_constraints_message("success", "Constraints removed: every feature is free" if reset
+                                    else f"Applied: {describe_constraints(spec)}")
     st.rerun()

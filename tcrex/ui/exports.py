@@ -19,7 +19,8 @@ from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
 from . import verification
 from .auditing import last_audit
-from .components import EDITED_KEY, current_individual, used_features
+from . import session
+from .components import current_individual, used_features
 from .state import FitResult, Workspace, measure_model
 
 
@@ -106,7 +107,7 @@ def chosen_individuals(ws: Workspace, result: FitResult) -> list:
     """What the Individual page has chosen: its row and, when the user edited values there, the edited
     individual as ``("edited", values)``."""
     out = [current_individual(ws, result)]
-    edited = st.session_state.get(EDITED_KEY)
+    edited = session.edited_individual()
     if edited:
         out.append(("edited", dict(edited)))
     return out

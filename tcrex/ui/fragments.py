@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import st_compat
+from . import session, st_compat
 
 
-def request_full_rerun(key: str) -> None:
-    """From an Apply callback inside a fragment: rerun the whole app, not only the fragment."""
-    st.session_state[key] = True
+def request_full_rerun(flag: str) -> None:
+    """From an Apply callback inside a fragment: rerun the whole app, not only the fragment (``flag``: the
+    editor's :data:`tcrex.ui.session.PARAMS_RERUN` or :data:`~tcrex.ui.session.CONSTRAINTS_RERUN`)."""
+    session.raise_flag(flag)
 
 
-def full_rerun_if_requested(key: str) -> None:
+def full_rerun_if_requested(flag: str) -> None:
     """At the top of the fragment: perform a requested full rerun (a no-op on a full run of the app)."""
-    if st.session_state.pop(key, False) and in_fragment_run():
+    if session.take_flag(flag) and in_fragment_run():
         st.rerun()  # the whole app
 
 

@@ -31,7 +31,6 @@ import os
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,17 +38,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import st_compat
+from . import session, st_compat
+from .caching import LRU
 
 log = logging.getLogger(__name__)
 
 BUDGET_ENV = "TCREX_SESSION_MEMORY_MB"
 GRACE_ENV = "TCREX_SESSION_GRACE_S"
 POLL_ENV = "TCREX_RELEASE_POLL_S"
-NOTE_KEY = "tcrex.memory_note"
-CACHE_KEY = "tcrex.cache"  # tcrex.ui.state.CACHE_KEY
-BLOBS_KEY = "tcrex.blobs"  # tcrex.ui.state.BLOBS_KEY
-LAST_FIT_KEY = "tcrex.last_fit"
 MB = 1024 * 1024
 
 
@@ -94,8 +90,8 @@ def size_of(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
 def session_usage(state: Any) -> dict[str, int]:
     """Bytes this session holds privately, by part (``uploads``, ``fits``, ``bases``, ``other caches``)."""
     seen: set = set()
-    out = {"uploads": size_of(dict(state.get(BLOBS_KEY, {}) or {}), seen)}
-    cache = state.get(CACHE_KEY, {}) or {}
+    out = {"uploads": size_of(dict(session.uploads(state, create=False)), seen)}
+    cache = session.caches(state, create=False)
     out["fits"] = size_of(cache.get("results", {}), seen)
     out["bases"] = size_of(cache.get("bases", {}), seen)
     out["other caches"] = sum(size_of(v, seen) for k, v in cache.items() if k not in ("results", "bases"))
@@ -105,18 +101,18 @@ def session_usage(state: Any) -> dict[str, int]:
 def enforce_budget(state: Any, budget: int | None = None) -> list[str]:
     """Drop least recently used fits, bases and cached outputs of this session until it fits ``budget``.
 
-    The active fit (``tcrex.last_fit``) and uploads are kept.  Returns one line per dropped entry."""
+    The active fit (:func:`tcrex.ui.session.current_fit`) and uploads are kept.  Returns one line per dropped entry."""
     budget = budget_bytes() if budget is None else budget
     usage = sum(session_usage(state).values())
     dropped: list[str] = []
     if usage <= budget:
         return dropped
-    cache = state.get(CACHE_KEY, {}) or {}
-    active = state.get(LAST_FIT_KEY)
+    cache = session.caches(state, create=False)
+    active = session.current_fit(state)
     keep = {getattr(active, "key", None), getattr(active, "fit_key", None)}
     for name in ("results", "bases", *[k for k in cache if k not in ("results", "bases")]):
         lru = cache.get(name)
-        if not isinstance(lru, OrderedDict):
+        if not isinstance(lru, LRU):
             continue
         for key in list(lru):  # oldest first
             if usage <= budget:
@@ -175,8 +171,9 @@ def release_session(session_id: str) -> None:
         had_uploads = False
         if app_session is not None:
             try:
-                had_uploads = BLOBS_KEY in app_session.session_state and bool(app_session.session_state[BLOBS_KEY])
-                app_session.session_state.clear()
+                its_state = st_compat.session_state_of(app_session)
+                had_uploads = session.holds_uploads(its_state)
+                its_state.clear()
             except Exception:  # noqa: BLE001
                 pass
         if had_uploads:
@@ -277,11 +274,11 @@ def track() -> None:
         rec.disconnected_since = None
     if _runtime() is not None:
         _ensure_watcher()
-    dropped = enforce_budget(st.session_state)
+    dropped = enforce_budget(None)
     if dropped:
-        st.session_state[NOTE_KEY] = dropped
+        session.set_memory_note(dropped)
         trim()
-    note = st.session_state.pop(NOTE_KEY, None)
+    note = session.take_memory_note()
     if note:
         st.toast(f"Memory budget of this session ({budget_bytes() // MB} MB) reached: dropped the least recently "
                  f"used {', '.join(note)}. They are recomputed if you come back to them.", icon=":material/memory:")

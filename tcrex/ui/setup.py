@@ -13,7 +13,7 @@ import streamlit as st
 
 from tcrex import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, TCRExError
 
-from . import sources, state
+from . import session, sources, state
 from .sources import DataSpec, InputProblem, ModelSpec
 from .training import ALGORITHMS
 
@@ -37,16 +37,16 @@ def _current_data_choice() -> str:
 
 
 def _on_data_choice() -> None:
-    choice = st.session_state.get("setup_data_choice")
+    choice = session.widget_value(session.SETUP_DATA_CHOICE)
     if choice and choice.startswith("sample:"):
         state.use_sample(choice.split(":", 1)[1])
-        st.session_state.pop("setup_model_choice", None)
+        session.clear_widget(session.SETUP_MODEL_CHOICE)
 
 
 def data_section() -> None:
     """Pick a sample (applied at once) or upload a file and review its columns."""
-    st.session_state.setdefault("setup_data_choice", _current_data_choice())
-    choice = st.radio("Data source", list(DATA_CHOICES), format_func=DATA_CHOICES.get, key="setup_data_choice",
+    session.default_widget(session.SETUP_DATA_CHOICE, _current_data_choice())
+    choice = st.radio("Data source", list(DATA_CHOICES), format_func=DATA_CHOICES.get, key=session.SETUP_DATA_CHOICE,
                       on_change=_on_data_choice, horizontal=True)
     if choice == "upload":
         _upload_data()
@@ -208,11 +208,10 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
     # new data never keeps the old model: a model trained in the app is retrained, an uploaded one is set aside
     model = ModelSpec("train", "xgboost") if label_col is not None else None
     reset = state.use_data(new, model)
-    st.session_state.pop("setup_model_choice", None)  # the model section starts from the new model
-    st.session_state["setup_notice"] = ("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes
-                                                                else "")
-                                        + "".join(f". {_cap(n)}" for n in reset)
-                                        + ("" if model else ". Now choose a model below."))
+    session.clear_widget(session.SETUP_MODEL_CHOICE)  # the model section starts from the new model
+    session.set_notice("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes else "")
+                       + "".join(f". {_cap(n)}" for n in reset)
+                       + ("" if model else ". Now choose a model below."))
     st.rerun()
 
 
@@ -226,9 +225,9 @@ def model_section() -> None:
     spec = state.model_spec()
     choices = [c for c in MODEL_CHOICES if c != "bundled" or (data.spec.kind == "sample" and data.spec.name == "loans")]
     current = spec.kind if spec is not None and spec.kind in choices else ("train" if data.label_column else "upload")
-    if st.session_state.get("setup_model_choice") not in choices:
-        st.session_state["setup_model_choice"] = current
-    choice = st.radio("Model source", choices, format_func=MODEL_CHOICES.get, key="setup_model_choice",
+    if session.widget_value(session.SETUP_MODEL_CHOICE) not in choices:
+        session.set_widget(session.SETUP_MODEL_CHOICE, current)
+    choice = st.radio("Model source", choices, format_func=MODEL_CHOICES.get, key=session.SETUP_MODEL_CHOICE,
                       horizontal=True)
     if choice == "bundled" and (spec is None or spec.kind != "bundled"):
         state.use_model(ModelSpec("bundled"))
@@ -295,7 +294,7 @@ def _column(data) -> None:
 
 
 def _model_status() -> None:
-    notice = st.session_state.pop("setup_notice", None)
+    notice = session.take_notice()
     if notice:
         st.info(notice, icon=":material/check_circle:")
     try:
@@ -425,9 +424,9 @@ def label_section() -> None:
             else (ModelSpec("train", model.name if model is not None and model.kind == "train" else "xgboost")
                   if new_label else None)
         notes = state.use_data(new, keep)
-        st.session_state["setup_notice"] = (f"Label column: {new_label or 'none'}"
-                                            + (f"; {old!r} is left out of the features" if old else "")
-                                            + "".join(f". {_cap(n)}" for n in notes))
+        session.set_notice(f"Label column: {new_label or 'none'}"
+                           + (f"; {old!r} is left out of the features" if old else "")
+                           + "".join(f". {_cap(n)}" for n in notes))
         st.rerun()
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
@@ -32,8 +31,7 @@ import streamlit as st
 
 from tcrex import TCREx
 
-#: How many shared fits (parameter sets on bundled samples) the server keeps.
-MAX_SHARED_FITS = 8
+from . import caching
 
 
 class SharedObjectError(TypeError):
@@ -149,7 +147,7 @@ def is_shared_workspace(ws) -> bool:
 _lock = threading.Lock()
 
 
-@st.cache_resource(show_spinner="Loading the sample data ...", max_entries=8)
+@st.cache_resource(show_spinner="Loading the sample data ...", max_entries=caching.SHARED_SAMPLES)
 def _sample_data(name: str):
     from . import sources  # noqa: PLC0415
 
@@ -173,7 +171,7 @@ def sample_data(name: str, spec=None):
     return data
 
 
-@st.cache_resource(show_spinner="Loading the model ...", max_entries=8)
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=caching.SHARED_MODELS)
 def _model(data_key: str, kind: str, name: str, _data):
     from . import sources  # noqa: PLC0415
 
@@ -189,7 +187,7 @@ def model(data, spec):
 
 # ============================================================================================ fits
 @st.cache_resource(show_spinner="Fitting the T-CREx explainer (shared by every session) ...",
-                   max_entries=MAX_SHARED_FITS)
+                   max_entries=caching.SHARED_FITS)
 def _fit(key: str, _ws, _params, _build):
     result = _build(_ws, _params, key)
     result.actions(_ws)  # computed once, so no session ever writes to the shared result's cache
@@ -230,9 +228,8 @@ def lookup(ws, p, fkey: str, *, default, build):
 
 
 # ============================================================================================ derived once
-#: Values derived from shared fits (verified points, audits) that the server keeps, least recently used first out.
-MAX_SHARED_VALUES = 32
-_values: "OrderedDict[tuple, Any]" = None  # type: ignore[assignment]
+#: Values derived from shared fits (verified points, audits) that the server keeps (:data:`caching.SHARED_VALUES`).
+_values = caching.LRU(caching.SHARED_VALUES)
 _value_locks: dict = {}
 
 
@@ -247,7 +244,7 @@ def once(result, name: str, key, build):
     For the bundled sample every session would otherwise redo the same work on every page run: checking each
     row's recommended point on the model (seconds) and the default audit (seconds). The value is frozen
     (:func:`freeze`) and must be treated as read-only; concurrent sessions asking for the same value wait for the
-    one computing it. At most :data:`MAX_SHARED_VALUES` values are kept."""
+    one computing it. At most :data:`tcrex.ui.caching.SHARED_VALUES` values are kept."""
     if not is_shared_result(result):
         return build()
     return _once((result.key, name, key), build)
@@ -256,7 +253,7 @@ def once(result, name: str, key, build):
 def has_value(result, name: str, key) -> bool:
     """Whether :func:`once` already holds the value for this shared fit and ``(name, key)``."""
     with _lock:
-        return _values is not None and (result.key, name, key) in _values
+        return (result.key, name, key) in _values
 
 
 def model_outputs(data, model, build):
@@ -268,15 +265,9 @@ def model_outputs(data, model, build):
 
 
 def _once(full: tuple, build):
-    global _values
-    from collections import OrderedDict  # noqa: PLC0415
-
     with _lock:
-        if _values is None:
-            _values = OrderedDict()
         if full in _values:
-            _values.move_to_end(full)
-            return _values[full]
+            return _values.lookup(full)
         gate = _value_locks.setdefault(full, threading.Lock())
     with gate:  # one session computes; the others wait for it instead of computing the same value
         with _lock:
@@ -284,8 +275,6 @@ def _once(full: tuple, build):
                 return _values[full]
         value = freeze(build())
         with _lock:
-            _values[full] = value
-            while len(_values) > MAX_SHARED_VALUES:
-                _values.popitem(last=False)
+            _values.put(full, value)
             _value_locks.pop(full, None)
     return value

@@ -13,32 +13,32 @@ import json
 from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake, ordered_labels
 from tcrex.text import pluralise
 
-from . import constraints, outcome, sources
+from . import constraints, outcome, session, sources
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
-from .state import (NOTICE_KEY, OUTCOME_CONFIRMED_KEY, Params, Workspace, allow_pickle, constraints_summary,
+from .state import (Params, Workspace, allow_pickle, constraints_summary,
                     current, describe_target, params, set_params)
 
 def _apply_params_from_form() -> None:
     """Apply-button callback: runs before the script, so the fit uses the new values; the whole app reruns
     afterwards (the button sits in a fragment)."""
-    ss = st.session_state
-    request_full_rerun(PARAMS_RERUN_KEY)
-    new = _draft_params(ss)
-    errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], ss.get(N_FIT_KEY))[0]
+    request_full_rerun(session.PARAMS_RERUN)
+    new = _draft_params()
+    errors = param_checks(new["rho"], new["tau"], new["n_trees"], new["max_cells"], session.n_fit_rows())[0]
+    session.set_param_errors(errors)  # not applied when there are errors: the form says why
     if errors:
-        ss[PARAM_ERRORS_KEY] = errors  # not applied: the form says why
         return
-    ss.pop(PARAM_ERRORS_KEY, None)
-    if ss.get(SIDEBAR_WS_KEY) and new["target"] != params().target:  # choosing it here answers the question too
-        ss.setdefault(OUTCOME_CONFIRMED_KEY, {})[ss[SIDEBAR_WS_KEY]] = new["target"]
+    shown = session.sidebar_workspace()
+    if shown and new["target"] != params().target:  # choosing it here answers the question too
+        session.confirmed_outcomes()[shown] = new["target"]
     set_params(**new)
 
 
-def _draft_params(ss) -> dict:
+def _draft_params() -> dict:
     """The parameters the form's widgets describe right now (applied only by **Apply parameters**)."""
-    return dict(rho=float(ss.get("param_rho", 0.02)), tau=float(ss.get("param_tau", 0.9)),
-                n_trees=int(ss.get("param_trees", 1)), max_cells=int(ss.get("param_max_cells", 100_000)),
-                target=_target_from_widgets(ss), grower=str(ss.get("param_grower", "auto")))
+    value = session.widget_value
+    return dict(rho=float(value(session.PARAM_RHO, 0.02)), tau=float(value(session.PARAM_TAU, 0.9)),
+                n_trees=int(value(session.PARAM_TREES, 1)), max_cells=int(value(session.PARAM_MAX_CELLS, 100_000)),
+                target=_target_from_widgets(), grower=str(value(session.PARAM_GROWER, "auto")))
 
 
 def _same(a, b) -> bool:
@@ -53,8 +53,7 @@ def _same(a, b) -> bool:
 def pending_params(ws: Workspace | None, p: Params) -> list[str]:
     """What the form's widgets would change if applied, in words ("τ 0.90 → 0.85"); empty when the form shows the
     applied parameters."""
-    ss = st.session_state
-    draft = _draft_params(ss)
+    draft = _draft_params()
     out = []
     if not _same(draft["tau"], p.tau):
         out.append(f"τ {p.tau:.2f} → {draft['tau']:.2f}")
@@ -66,23 +65,19 @@ def pending_params(ws: Workspace | None, p: Params) -> list[str]:
         out.append(f"grid cell limit {p.max_cells:,} → {draft['max_cells']:,}")
     if draft["grower"] != p.grower:
         out.append(f"grower {p.grower} → {draft['grower']}")
-    if ws is not None and not _same_target(ss, ws, draft["target"], p.target):
+    if ws is not None and not _same_target(ws, draft["target"], p.target):
         out.append(f"favourable outcome {p.describe_target(ws.task, ws.class_name)} → "
                    f"{describe_target(draft['target'], ws.task, ws.class_name)}")
     return out
 
 
-def _same_target(ss, ws: Workspace, draft, applied) -> bool:
-    if applied is None and ws.task == REGRESSION and "param_target_threshold" in ss:
+def _same_target(ws: Workspace, draft, applied) -> bool:
+    if applied is None and ws.task == REGRESSION and session.has_widget(session.TARGET_THRESHOLD):
         # the form shows the paper's default (both directions across the mean) as a threshold at the mean
         mean = round(float(np.mean(ws.y_pred.astype(float))), 4)
-        return ss.get("param_target_side", "both") == "both" and _same(float(ss["param_target_threshold"]), mean)
+        return (session.widget_value(session.TARGET_SIDE, "both") == "both"
+                and _same(float(session.widget_value(session.TARGET_THRESHOLD)), mean))
     return _same(draft, applied)
-
-
-N_FIT_KEY = "tcrex.n_fit_rows"
-PARAM_ERRORS_KEY = "tcrex.param_errors"
-PARAMS_RERUN_KEY = "tcrex.params_rerun"
 
 
 def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[str]]:
@@ -102,29 +97,29 @@ def render_params_form(ws: Workspace | None) -> None:
 
 @st.fragment
 def _params_editor(ws: Workspace | None) -> None:
-    full_rerun_if_requested(PARAMS_RERUN_KEY)
+    full_rerun_if_requested(session.PARAMS_RERUN)
     p = params()
     # Every parameter widget starts from the applied value as its own default (value=/index=), never by writing its
     # key: a value written to a widget's key reaches the browser only with the run's output, and a click in between
     # (e.g. on the navigation) could send back the browser's default instead (seen once as "rejected" in the
     # favourable-outcome box while "approved" was applied). Once a widget exists, its key holds the user's edits.
-    st.slider("τ — minimum rule accuracy", 0.5, 1.0, value=p.tau, step=0.01, key="param_tau",
+    st.slider("τ — minimum rule accuracy", 0.5, 1.0, value=p.tau, step=0.01, key=session.PARAM_TAU,
               help="Share of a rule's rows whose model output must be in the target (paper: 0.9). "
                    "Changing it re-derives rules from the grown surrogate (fast).")
-    st.slider("ρ — minimum rule feasibility", 0.005, 0.2, value=p.rho, step=0.005, key="param_rho", format="%.3f",
+    st.slider("ρ — minimum rule feasibility", 0.005, 0.2, value=p.rho, step=0.005, key=session.PARAM_RHO, format="%.3f",
               help="Share of fit rows a rule must cover (paper: 0.02). Changing it regrows the surrogate.")
-    st.number_input("Surrogate trees", 1, 50, value=p.n_trees, step=1, key="param_trees",
+    st.number_input("Surrogate trees", 1, 50, value=p.n_trees, step=1, key=session.PARAM_TREES,
                     help="1 = one decision tree (the paper's default); more = a random forest with more "
                          "candidate rules, which can make recourse sparser (on the Adult census data, 5 trees "
                          "roughly halve the features a person is asked to change) but grows the metarule grid "
                          "toward the cell limit. See docs/benchmarks.md, section 6.")
     if ws is not None:
         _target_widget(ws, p)
-    st.number_input("Grid cell limit", 1_000, 5_000_000, value=p.max_cells, step=10_000, key="param_max_cells",
+    st.number_input("Grid cell limit", 1_000, 5_000_000, value=p.max_cells, step=10_000, key=session.PARAM_MAX_CELLS,
                     help="Largest metarule grid allowed. Raise it (or raise ρ / lower the tree count) when the "
                          "limit is hit.")
     growers = ["auto", "exact", "hist"]
-    st.radio("Advanced · surrogate grower", growers, index=growers.index(p.grower), key="param_grower",
+    st.radio("Advanced · surrogate grower", growers, index=growers.index(p.grower), key=session.PARAM_GROWER,
              horizontal=True,
              format_func={"auto": "auto", "exact": "exact (CART)", "hist": "hist (binned)"}.get,
              help="auto (default): the histogram grower wherever it considers exactly CART's splits, and on "
@@ -140,14 +135,13 @@ def _params_editor(ws: Workspace | None) -> None:
 
 def _param_messages(ws: Workspace | None, p: Params) -> None:
     """What the intake checks say about the parameters, next to the form."""
-    ss = st.session_state
-    rejected = ss.get(PARAM_ERRORS_KEY)
+    rejected = session.param_errors()
     if rejected:
         st.error("**Not applied:** " + " ".join(_sentence(e) for e in rejected), icon=":material/error:")
     if ws is None:
         return
     n_fit = len(ws.data.fit_index)
-    ss[N_FIT_KEY] = n_fit
+    session.set_n_fit_rows(n_fit)
     errors, warnings = param_checks(p.rho, p.tau, p.n_trees, p.max_cells, n_fit)
     for e in errors:
         st.error(_sentence(e), icon=":material/error:")
@@ -164,43 +158,35 @@ def _sentence(text: str) -> str:
 _SIDES = {"above": "above the threshold", "below": "at or below it", "both": "both directions (paper)"}
 
 
-#: Session key naming the favourable-outcome selectbox in use: its key carries the workspace and the class names,
-#: so other data (or renamed classes) get a new widget -- the browser never keeps showing an option of the old
-#: data ("approved (approved = 1)" after an upload whose options are "target = 0 / target = 1").
-TARGET_WIDGET_KEY = "tcrex.target_widget"
-TARGET_PREFIX = "param_target@"
-#: The workspace the sidebar shows (for the Apply callback, which runs before the script).
-SIDEBAR_WS_KEY = "tcrex.sidebar_workspace"
-
-
-def _target_from_widgets(ss) -> Any:
+def _target_from_widgets() -> Any:
     """The engine's target spec from the favourable-outcome widgets (None: both directions / any other class)."""
-    target = ss.get(ss.get(TARGET_WIDGET_KEY, ""))
+    target = session.widget_value(session.target_widget())
     if target == "__default__":
         return None
-    if isinstance(target, str) and target in ss.get("tcrex.class_lookup", {}):
-        return ss["tcrex.class_lookup"][target]
-    if "param_target_threshold" in ss and ss.get("param_target_mode") == "threshold":
-        thr = float(ss["param_target_threshold"])
-        side = ss.get("param_target_side", "both")
+    lookup = session.class_lookup()
+    if isinstance(target, str) and target in lookup:
+        return lookup[target]
+    if (session.has_widget(session.TARGET_THRESHOLD)
+            and session.widget_value(session.TARGET_MODE) == "threshold"):
+        thr = float(session.widget_value(session.TARGET_THRESHOLD))
+        side = session.widget_value(session.TARGET_SIDE, "both")
         return (thr, None) if side == "above" else (None, thr) if side == "below" else thr
     return params().target
 
 
 def _target_widget(ws: Workspace, p: Params) -> None:
     """The favourable outcome, chosen once for every page, export, report and audit."""
-    ss = st.session_state
-    ss[SIDEBAR_WS_KEY] = ws.key()
+    session.set_sidebar_workspace(ws.key())
     if ws.task == REGRESSION:
         mean = float(np.mean(ws.y_pred.astype(float)))
         t = p.target
         thr = (t[0] if t[0] is not None else t[1]) if isinstance(t, (tuple, list)) else t
         side = ("above" if t[1] is None else "below") if isinstance(t, (tuple, list)) else "both"
-        ss.setdefault("param_target_mode", "threshold")  # not a widget: says the threshold widgets are in use
+        session.default_widget(session.TARGET_MODE, "threshold")  # not a widget: says the threshold widgets are in use
         st.number_input("Favourable outcome: model output threshold", value=round(float(thr) if thr is not None
                                                                                   else mean, 4),
-                        key="param_target_threshold", format="%.4g", help=f"The mean output is {mean:.4g}.")
-        st.radio("Favourable side", list(_SIDES), index=list(_SIDES).index(side), key="param_target_side",
+                        key=session.TARGET_THRESHOLD, format="%.4g", help=f"The mean output is {mean:.4g}.")
+        st.radio("Favourable side", list(_SIDES), index=list(_SIDES).index(side), key=session.TARGET_SIDE,
                  horizontal=True, format_func=_SIDES.get,
                  help="Above: recourse toward outputs above the threshold for everyone at or below it. Both "
                       "directions (the paper's default): everyone is shown how to cross the threshold.")
@@ -213,14 +199,16 @@ def _target_widget(ws: Workspace, p: Params) -> None:
     applied = p.target
     if applied is not None and _option_of(applied) not in lookup:  # a set chosen on Data & model
         lookup[_option_of(applied)] = applied
-    ss["tcrex.class_lookup"] = lookup
+    session.set_class_lookup(lookup)
     options = [*lookup, "__default__"]
     current_value = "__default__" if applied is None else _option_of(applied)
     texts = {o: _target_option_text(ws, lookup[o]) for o in lookup}
-    key = TARGET_PREFIX + sources.sha256(ws.key(), sorted(texts.items()))[:12]
-    ss[TARGET_WIDGET_KEY] = key
-    for old in [k for k in ss if str(k).startswith(TARGET_PREFIX) and k != key]:
-        del ss[old]  # the widget of other data or other class names
+    # the selectbox's key carries the workspace and the class names, so other data (or renamed classes) get a new
+    # widget: the browser never keeps showing an option of the old data ("approved (approved = 1)" after an upload
+    # whose options are "target = 0 / target = 1")
+    key = session.TARGET_SELECT + sources.sha256(ws.key(), sorted(texts.items()))[:12]
+    session.set_target_widget(key)
+    session.clear_widgets(session.TARGET_SELECT, keep=key)  # the widget of other data or other class names
     index = options.index(current_value) if current_value in options else len(options) - 1
     both = "Both directions (paper)" if len(classes) == 2 else "Any other class (paper)"
     st.selectbox("Favourable outcome", options, index=index, key=key,
@@ -258,11 +246,11 @@ def render_sidebar(setup_page: bool = False) -> None:
     about state the app reset on its own (:func:`tcrex.ui.state.note_for_user`) is shown here once, except on
     the Data & model page, which shows it in place."""
     ws, result, problem = current()
-    if ws is None and st.session_state.get(NOTICE_KEY):  # the app just reset the data (see the note): show the new
+    if ws is None and session.notice():  # the app just reset the data (see the note): show the new
         ws, result, problem = current()
     p = params()
     with st.sidebar:
-        notice = None if setup_page else st.session_state.pop(NOTICE_KEY, None)
+        notice = None if setup_page else session.take_notice()
         if notice:
             st.info(notice, icon=":material/restart_alt:")
         if allow_pickle():

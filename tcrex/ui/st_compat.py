@@ -91,6 +91,7 @@ def check() -> None:
     storage_cls = _resolve("streamlit.runtime.memory_media_file_storage", "MemoryMediaFileStorage")
     _require_attributes("MediaFileManager", manager_cls(storage_cls("/media")),
                         ("_lock", "_file_metadata", "_files_by_session_and_coord", "_delete_file"))
+    _require_attributes("AppSession", _resolve("streamlit.runtime.app_session", "AppSession"), ("session_state",))
     uploads_cls = _resolve("streamlit.runtime.uploaded_file_manager", "UploadedFileManager")
     _require_attributes("UploadedFileManager", uploads_cls, ("remove_session_files",))
     _get_script_run_ctx = _resolve("streamlit.runtime.scriptrunner", "get_script_run_ctx")
@@ -146,6 +147,12 @@ def session_id_of_this_run() -> str | None:
 def app_session(rt, session_id: str):
     """The AppSession of ``session_id`` (None once it is gone)."""
     return rt.get_app_session(session_id)
+
+
+def session_state_of(app_session):
+    """The session state of another session (``AppSession.session_state``: a mapping with ``clear()``), for the
+    memory release that runs outside any script run."""
+    return app_session.session_state
 
 
 def is_active_session(rt, session_id: str) -> bool:

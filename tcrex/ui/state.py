@@ -5,12 +5,13 @@ Page scripts in ``pages/`` stay thin: they call :func:`workspace` (data + model 
 ``st.stop()``)
 and draw.  What lives where:
 
-* choices (which data, which model, parameters) -- plain objects in ``st.session_state`` under ``tcrex.*`` keys,
-  so they survive page switches (widget state does not);
+* choices (which data, which model, parameters) -- plain objects in the session state (keys and accessors:
+  :mod:`tcrex.ui.session`), so they survive page switches (widget state does not);
 * parsed samples and uploads -- ``st.cache_data`` keyed on a SHA-256 of the bytes (samples on their name);
-* models and fitted explainers -- per session (``st.cache_resource(scope="session")`` or a small LRU in session
-  state), keyed on SHA-256 digests of the data content, the model and ``rho``/``n_trees``.  A change of ``tau``
-  or of the target calls :meth:`TCREx.update` on a copy of the fitted explainer and never regrows the surrogate.
+* models and fitted explainers -- per session (``st.cache_resource(scope="session")`` or a session LRU), keyed on
+  SHA-256 digests of the data content, the model and ``rho``/``n_trees``; the policy (what is shared by every
+  session, sizes, eviction) is :mod:`tcrex.ui.caching`.  A change of ``tau`` or of the target calls
+  :meth:`TCREx.update` on a copy of the fitted explainer and never regrows the surrogate.
 
 Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.page`, the sidebar in :mod:`tcrex.ui.sidebar`.
 This package is the only part of ``tcrex`` that imports streamlit.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -32,28 +32,9 @@ from tcrex import CLASSIFICATION, TCREx, TCRExError, ordered_labels, suggest_fav
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 from tcrex.text import class_label, format_number
 
-from . import shared
-from . import sources
+from . import caching, session, shared, sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
 from tcrex import REGRESSION
-
-DATA_KEY = "tcrex.data_spec"
-MODEL_KEY = "tcrex.model_spec"
-PARAMS_KEY = "tcrex.params"
-BLOBS_KEY = "tcrex.blobs"
-CACHE_KEY = "tcrex.cache"
-LAST_FIT_KEY = "tcrex.last_fit"
-#: ``(workspace key, FitResult)`` of the last successful fit, and the error of the last failed one: a failed fit
-#: (cell limit, no valid rule) keeps the last good result of the same data and model on every page.
-LAST_GOOD_KEY = "tcrex.last_good_fit"
-FIT_ERROR_KEY = "tcrex.fit_error"
-#: The individual chosen on the Individual page (a row label) and its edited copy: they name rows of the data.
-INDIVIDUAL_KEY = "tcrex.individual"
-EDITED_KEY = "tcrex.edited_individual"
-#: Set by the Compare models page's drill-down: the Individual page explains under model B of the last comparison.
-INDIVIDUAL_UNDER_B_KEY = "tcrex.individual_under_b"
-#: Uploads kept per slot besides the active one (a new upload is reviewed while the active data stays usable).
-KEPT_UPLOADS = 3
 
 #: Data and model of each bundled sample.
 SAMPLE_MODELS = {"loans": ModelSpec("bundled"), "wine": ModelSpec("train", "xgboost"),
@@ -106,87 +87,95 @@ def describe_target(target, task: str | None, name=str) -> str:
 
 
 def params() -> Params:
-    return st.session_state.setdefault(PARAMS_KEY, Params())
+    """The applied parameters (the defaults until something is applied)."""
+    p = session.params()
+    if p is None:
+        p = Params()
+        session.set_params(p)
+    return p
 
 
 def set_params(**changes) -> None:
     if "constraints" in changes and isinstance(changes["constraints"], dict):
         changes["constraints"] = pack_constraints(changes["constraints"])
-    st.session_state[PARAMS_KEY] = replace(params(), **changes)
+    session.set_params(replace(params(), **changes))
 
 
 # ============================================================================================ uploads
 def remember_blob(slot: str, filename: str, data: bytes) -> str:
     """Keep uploaded bytes for this session (the uploader widget forgets them on page switch)."""
     digest = sources.sha256(data)
-    blobs = st.session_state.setdefault(BLOBS_KEY, {})
+    blobs = session.uploads()
     blobs[slot] = (digest, filename, data)
-    kept = blobs.setdefault(f"{slot}@", OrderedDict())
-    kept[digest] = (digest, filename, data)
-    kept.move_to_end(digest)
+    kept = blobs.setdefault(f"{slot}@", caching.LRU(caching.KEPT_UPLOADS))
     active = data_spec().digest if slot == "data" else getattr(model_spec(), "digest", "")
-    for old in [d for d in kept if d not in (digest, active)][: max(0, len(kept) - KEPT_UPLOADS)]:
-        del kept[old]
+    kept.put(digest, (digest, filename, data), keep=(active,))
     return digest
 
 
 def blob(slot: str, digest: str | None = None) -> tuple[str, str, bytes] | None:
     """The latest upload in ``slot``, or the kept upload with that ``digest`` (the one a spec points to)."""
-    blobs = st.session_state.get(BLOBS_KEY, {})
+    blobs = session.uploads()
     if digest is None:
         return blobs.get(slot)
     return blobs.get(f"{slot}@", {}).get(digest)
 
 
 # ============================================================================================ data
-@st.cache_data(show_spinner="Loading the sample data ...", max_entries=8)
+@st.cache_data(show_spinner="Loading the sample data ...", max_entries=caching.SAMPLE_FRAMES)
 def _sample(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
     return sources.load_sample_frame(name)
 
 
-@st.cache_data(show_spinner="Reading the uploaded table ...", max_entries=4)
+@st.cache_data(show_spinner="Reading the uploaded table ...", max_entries=caching.PARSED_UPLOADS)
 def parse_upload(digest: str, filename: str, _data: bytes, reading: tuple = ()) -> sources.TableFindings:
     """Parse uploaded bytes once per content digest and reading choices (``_data`` is not hashed; ``digest`` is
     its SHA-256; ``reading``: "How to read this file", see :func:`tcrex.ui.sources.read_table`)."""
     return sources.read_table(_data, filename, reading)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=caching.PREPARED_DATA)
 def _prepared(spec: DataSpec, raw_digest: str, _raw: pd.DataFrame, detected: tuple[str, ...]) -> ActiveData:
     return sources.prepare_frame(_raw, spec, detected)
 
 
 def data_spec() -> DataSpec:
-    return st.session_state.setdefault(DATA_KEY, DEFAULT_DATA)
+    """The active data choice (the loans sample until another is chosen)."""
+    spec = session.data_spec()
+    if spec is None:
+        spec = DEFAULT_DATA
+        session.set_data_spec(spec)
+    return spec
 
 
 def model_spec() -> ModelSpec | None:
-    return st.session_state.setdefault(MODEL_KEY, SAMPLE_MODELS["loans"])
+    """The active model choice (the loans sample's bundled model until another is chosen)."""
+    if not session.has_model_spec():
+        session.set_model_spec(SAMPLE_MODELS["loans"])
+    return session.model_spec()
 
 
 def use_sample(name: str) -> None:
     """Switch to a bundled sample and its default model (resetting what depended on the old data)."""
-    st.session_state["setup_notice"] = "; ".join(use_data(DataSpec("sample", name), SAMPLE_MODELS[name])) or None
+    session.set_notice("; ".join(use_data(DataSpec("sample", name), SAMPLE_MODELS[name])) or None)
 
 
 def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
     """Switch to new data: everything that depends on the old data (model, target, constraints, the chosen
     individual, the last result) is reset. Returns notes saying what was reset."""
-    ss = st.session_state
     notes = []
-    old_data, old_model = ss.get(DATA_KEY), ss.get(MODEL_KEY)
+    old_data, old_model = session.data_spec(), session.model_spec()
     changed = old_data != spec
     if changed and old_model is not None and old_model != model:
         what = {"upload": f"the uploaded model {old_model.name!r}", "train": "the model trained in the app",
                 "bundled": "the bundled model", "column": f"the output column {old_model.name!r}"}[old_model.kind]
         notes.append(f"{what} was set aside because the data changed"
                      + ("; upload it again to use it with this data" if old_model.kind == "upload" else ""))
-    ss[DATA_KEY] = spec
-    ss[MODEL_KEY] = model
+    session.set_data_spec(spec)
+    session.set_model_spec(model)
     if changed:
         had_constraints = bool(params().constraints)
-        for k in (INDIVIDUAL_KEY, EDITED_KEY, INDIVIDUAL_UNDER_B_KEY, LAST_FIT_KEY, LAST_GOOD_KEY, FIT_ERROR_KEY):
-            ss.pop(k, None)
+        session.clear_data_dependents()
         if had_constraints:
             notes.append("the actionability constraints were cleared (they named the old data's features)")
     _reset_target()
@@ -196,9 +185,9 @@ def use_data(spec: DataSpec, model: ModelSpec | None) -> list[str]:
 def use_model(spec: ModelSpec | None) -> list[str]:
     """Switch to another model: the favourable outcome and the actionability constraints start afresh. Returns
     notes saying what was reset (also kept for the Data & model page's notice)."""
-    had_constraints = bool(params().constraints) if PARAMS_KEY in st.session_state else False
-    changed = st.session_state.get(MODEL_KEY) != spec
-    st.session_state[MODEL_KEY] = spec
+    had_constraints = bool(params().constraints) if session.params() is not None else False
+    changed = session.model_spec() != spec
+    session.set_model_spec(spec)
     _reset_target()
     notes = []
     if changed and had_constraints:
@@ -209,42 +198,28 @@ def use_model(spec: ModelSpec | None) -> list[str]:
     return notes
 
 
-#: A note for the user about state the app changed on its own (shown once, on the next Data & model visit and
-#: in the sidebar).
-NOTICE_KEY = "setup_notice"
-
-
 def note_for_user(text: str) -> None:
     """Keep a note about what the app reset, for the next page to show (joined with any pending note)."""
-    old = st.session_state.get(NOTICE_KEY)
-    st.session_state[NOTICE_KEY] = f"{old}. {text[0].upper() + text[1:]}" if old else text[0].upper() + text[1:]
+    old = session.notice()
+    session.set_notice(f"{old}. {text[0].upper() + text[1:]}" if old else text[0].upper() + text[1:])
 
 
 def _reset_target() -> None:
     """New data or model: the target and the constraints (which name features) start afresh."""
-    if PARAMS_KEY in st.session_state:
+    if session.params() is not None:
         set_params(target=None, constraints=())
-    st.session_state.pop(FAVOURABLE_FOR_KEY, None)  # the new data or model starts from its own favourable outcome
-    for k in list(st.session_state):
-        if str(k).startswith("param_target"):
-            del st.session_state[k]
-
-
-#: Names the user gave the classes, per data content ({data key: {label: name}}): "0 = Good, 1 = Bad".
-CLASS_NAMES_KEY = "tcrex.class_names"
-#: The favourable outcome the user confirmed per workspace (data + model) ({workspace key: target}), or the one
-#: the data's metadata names: coming back to the same data and model restores the answer.
-OUTCOME_CONFIRMED_KEY = "tcrex.outcome_confirmed"
+    session.set_favourable_for(None)  # the new data or model starts from its own favourable outcome
+    session.clear_widgets(session.TARGET_WIDGETS)
 
 
 def user_class_names(data_key: str) -> dict:
-    return dict(st.session_state.get(CLASS_NAMES_KEY, {}).get(data_key, {}))
+    return session.class_names(data_key)
 
 
 def set_class_names(data_key: str, names: dict) -> None:
     """Name the classes of this data (empty names are dropped: the label itself is shown)."""
     clean = {k: str(v).strip() for k, v in names.items() if str(v or "").strip()}
-    st.session_state.setdefault(CLASS_NAMES_KEY, {})[data_key] = clean
+    session.set_class_names(data_key, clean)
 
 
 def _with_class_names(data: ActiveData) -> ActiveData:
@@ -294,18 +269,18 @@ def _active_data() -> ActiveData:
 
 
 # ============================================================================================ model
-@st.cache_resource(scope="session", show_spinner="Training the model ...", max_entries=6)
+@st.cache_resource(scope="session", show_spinner="Training the model ...", max_entries=caching.TRAINED_MODELS)
 def _trained(data_key: str, algorithm: str, task: str | None, _data: ActiveData) -> ActiveModel:
     return sources.trained_model(_data, algorithm)
 
 
-@st.cache_resource(scope="session", show_spinner="Loading the model ...", max_entries=4)
+@st.cache_resource(scope="session", show_spinner="Loading the model ...", max_entries=caching.UPLOADED_MODELS)
 def _uploaded(data_key: str, digest: str, filename: str, allow_pickle: bool, _data: ActiveData,
               _blob: bytes) -> ActiveModel:
     return sources.uploaded_model(_data, _blob, filename, allow_pickle)
 
 
-@st.cache_resource(scope="session", show_spinner=False, max_entries=4)
+@st.cache_resource(scope="session", show_spinner=False, max_entries=caching.BUNDLED_MODELS)
 def _bundled(data_key: str, _data: ActiveData) -> ActiveModel:
     return sources.bundled_model(_data)
 
@@ -417,18 +392,6 @@ class Workspace:
         return self.favourable_suggestion().target
 
 
-def session_lru(name: str, key: str, build: Callable[[], Any], max_entries: int = 4) -> Any:
-    cache: OrderedDict = st.session_state.setdefault(CACHE_KEY, {}).setdefault(name, OrderedDict())
-    if key in cache:
-        cache.move_to_end(key)
-        return cache[key]
-    value = build()
-    cache[key] = value
-    while len(cache) > max_entries:
-        cache.popitem(last=False)
-    return value
-
-
 def workspace() -> Workspace:
     """Data, model and outputs (raises :class:`InputProblem` with what to change)."""
     data = active_data()
@@ -453,8 +416,8 @@ def workspace() -> Workspace:
             raise InputProblem(f"the model returned {int(pd.isna(y).sum())} missing output(s)")
         return y
 
-    y = session_lru("outputs", sources.sha256(data.key, model.key),
-                    lambda: shared.model_outputs(data, model, outputs), 3)
+    y = caching.cached("outputs", sources.sha256(data.key, model.key),
+                       lambda: shared.model_outputs(data, model, outputs))
     return Workspace(data=data, model=model, X=X, y_pred=y)
 
 
@@ -465,7 +428,7 @@ def model_performance(ws: Workspace):
     data's, else the last class)."""
     target = params().target
     key = sources.sha256("performance", ws.key(), repr(_performance_positive(ws, target)))
-    return session_lru("performance", key, lambda: measure_model(ws, target), 3)
+    return caching.cached("performance", key, lambda: measure_model(ws, target))
 
 
 def _performance_positive(ws: Workspace, target) -> Any:
@@ -533,44 +496,36 @@ def _target_spec(ws: Workspace, p: Params):
     return p.target
 
 
-#: The workspace (data + model) whose favourable outcome has been set; a new one starts from its default.
-FAVOURABLE_FOR_KEY = "tcrex.favourable_for"
-
-
 def resolve_favourable(ws: Workspace) -> None:
     """Once per data and model: start from the suggested favourable outcome (:meth:`Workspace.favourable_suggestion`;
     the loans sample: approved), so nobody who already has it is told how to lose it. Unless the data's metadata
     names it, the outcome is *suggested*, not confirmed: the Data & model page asks (:func:`outcome_confirmed`).
     A choice made afterwards (including "both directions") stands until the data or model changes."""
-    ss = st.session_state
-    if ss.get(FAVOURABLE_FOR_KEY) == ws.key():
+    if session.favourable_for() == ws.key():
         return
-    ss[FAVOURABLE_FOR_KEY] = ws.key()
-    answers = ss.setdefault(OUTCOME_CONFIRMED_KEY, {})
+    session.set_favourable_for(ws.key())
+    answers = session.confirmed_outcomes()
     suggestion = ws.favourable_suggestion()
     if ws.data.favourable is not None and suggestion.confident:  # the data's own metadata: nothing to ask
         answers.setdefault(ws.key(), suggestion.target)
     start = answers.get(ws.key(), suggestion.target)
     if start is not None and params().target is None:
         set_params(target=start)
-        for k in [k for k in ss if str(k).startswith("param_target")]:
-            del ss[k]
+        session.clear_widgets(session.TARGET_WIDGETS)
 
 
 def outcome_confirmed(ws: Workspace) -> bool:
     """Whether the favourable outcome of this data and model was confirmed (or named by the data)."""
-    return ws.key() in st.session_state.get(OUTCOME_CONFIRMED_KEY, {})
+    return ws.key() in session.confirmed_outcomes()
 
 
 def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
     """The user's answer to "which outcome is favourable?" (and the classes' names): applied to every page."""
-    ss = st.session_state
     if names is not None:
         set_class_names(ws.data.key, names)
     set_params(target=target)
-    ss.setdefault(OUTCOME_CONFIRMED_KEY, {})[ws.key()] = target
-    for k in [k for k in ss if str(k).startswith("param_target")]:
-        del ss[k]  # the sidebar's outcome widgets restart from the answer
+    session.confirmed_outcomes()[ws.key()] = target
+    session.clear_widgets(session.TARGET_WIDGETS)  # the sidebar's outcome widgets restart from the answer
 
 
 def needs_favourable_choice(ws: Workspace, p: Params) -> bool:
@@ -606,24 +561,21 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
     p = p or params()
     fkey = fit_key(ws, p)
     key = sources.sha256(fkey, p.tau, repr(p.target), p.constraints)
-    cache = st.session_state.setdefault(CACHE_KEY, {})
-    results: OrderedDict = cache.setdefault("results", OrderedDict())
+    results = caching.session_lru("results")
     if key in results:
-        results.move_to_end(key)
-        st.session_state[LAST_FIT_KEY] = results[key]
+        session.set_current_fit(results.lookup(key))
         return results[key]
-    bases: OrderedDict = cache.setdefault("bases", OrderedDict())
+    bases = caching.session_lru("bases")
     update_seconds = None
     # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/shared.py)
     hit = shared.lookup(ws, p, fkey, default=Params(target=ws.favourable_default()), build=_shared_build)
     if hit is not None and hit.key == key:
-        st.session_state[LAST_FIT_KEY] = hit
+        session.set_current_fit(hit)
         return hit
     if hit is not None and fkey not in bases:
-        bases[fkey] = (hit.explainer, hit.fit_seconds)
+        bases.put(fkey, (hit.explainer, hit.fit_seconds))
     if fkey in bases:
-        base, fit_seconds = bases[fkey]
-        bases.move_to_end(fkey)
+        base, fit_seconds = bases.lookup(fkey)
         spec = p.constraint_spec
         if base.tau == p.tau and base.target == p.target and (base.constraints or {}) == spec:
             ex = base
@@ -644,16 +596,12 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
         finally:
             if bar is not None:
                 bar.empty()
-        bases[fkey] = (ex, fit_seconds)
-        while len(bases) > 3:
-            bases.popitem(last=False)
+        bases.put(fkey, (ex, fit_seconds))
     explanations = ex.explain(ws.X, y_pred=ws.y_pred)
     result = FitResult(explainer=ex, explanations=explanations, params=p, fit_key=fkey, key=key,
                        fit_seconds=fit_seconds, update_seconds=update_seconds)
-    results[key] = result
-    while len(results) > 6:
-        results.popitem(last=False)
-    st.session_state[LAST_FIT_KEY] = result
+    results.put(key, result)
+    session.set_current_fit(result)
     return result
 
 
@@ -666,22 +614,22 @@ def current() -> tuple[Workspace | None, FitResult | None, str | None]:
     try:
         result = explainer_result(ws)
     except TCRExError as exc:
-        st.session_state[FIT_ERROR_KEY] = exc
+        session.set_fit_error(exc)
         return ws, None, str(exc)
-    st.session_state.pop(FIT_ERROR_KEY, None)
-    st.session_state[LAST_GOOD_KEY] = (ws.key(), result)
+    session.set_fit_error(None)
+    session.set_last_good_fit(ws.key(), result)
     return ws, result, None
 
 
 def last_good_result(ws: Workspace) -> FitResult | None:
     """The last successful fit on this workspace's data and model (kept while new parameters fail)."""
-    stored = st.session_state.get(LAST_GOOD_KEY)
+    stored = session.last_good_fit()
     return stored[1] if stored is not None and stored[0] == ws.key() else None
 
 
 def fit_error() -> TCRExError | None:
     """The error of the last fit attempt, when it failed."""
-    return st.session_state.get(FIT_ERROR_KEY)
+    return session.fit_error()
 
 
 def constraints_summary(result: FitResult | None) -> str:

@@ -17,7 +17,7 @@ import streamlit as st
 
 from tcrex import TCRExError
 
-from . import shared
+from . import session, shared
 from .state import FitResult, Workspace
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
@@ -101,9 +101,9 @@ def check_in_background() -> None:
     so the pages that show the check (Global rules, Change & keep, the report) find it done or under way: on a
     fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once per
     server; a fit whose check is done or under way is left alone."""
-    from .state import LAST_FIT_KEY, fit_key, try_workspace  # noqa: PLC0415
+    from .state import fit_key, try_workspace  # noqa: PLC0415
 
-    result = st.session_state.get(LAST_FIT_KEY)
+    result = session.current_fit()
     if result is None or _CACHE in result.cache or _PENDING in result.cache:
         return
     ws, _ = try_workspace()

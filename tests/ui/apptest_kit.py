@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from tcrex.ui import session
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
 PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export", "compare"]
-CACHE = "tcrex.cache"
 
 
 def new_app() -> AppTest:
@@ -37,12 +38,12 @@ def sidebar_text(at: AppTest) -> str:
 
 
 def last_result(at: AppTest):
-    return at.session_state["tcrex.last_fit"]
+    return session.current_fit(at.session_state)
 
 
 def apply_params(at: AppTest, **values) -> AppTest:
-    keys = {"tau": "param_tau", "rho": "param_rho", "trees": "param_trees", "max_cells": "param_max_cells",
-            "target": "param_target", "threshold": "param_target_threshold", "grower": "param_grower"}
+    keys = {"tau": session.PARAM_TAU, "rho": session.PARAM_RHO, "trees": session.PARAM_TREES, "max_cells": session.PARAM_MAX_CELLS,
+            "target": session.TARGET_WIDGETS, "threshold": session.TARGET_THRESHOLD, "grower": session.PARAM_GROWER}
     for name, value in values.items():
         key = target_key(at) if name == "target" else keys[name]
         widget = next(w for w in at.sidebar.get(_widget_type(at, key)) if w.key == key)
@@ -54,11 +55,11 @@ def apply_params(at: AppTest, **values) -> AppTest:
 def target_key(at: AppTest) -> str:
     """The key of the sidebar's favourable-outcome selectbox (it carries the workspace and the class names, so
     other data gets a new widget)."""
-    return next(w.key for w in at.sidebar.selectbox if str(w.key).startswith("param_target@"))
+    return next(w.key for w in at.sidebar.selectbox if str(w.key).startswith(session.TARGET_SELECT))
 
 
 def target_box(at: AppTest):
-    return next(w for w in at.sidebar.selectbox if str(w.key).startswith("param_target@"))
+    return next(w for w in at.sidebar.selectbox if str(w.key).startswith(session.TARGET_SELECT))
 
 
 def confirm_outcome(at: AppTest) -> AppTest:
@@ -80,7 +81,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 def choose_upload(at: AppTest) -> AppTest:
     goto(at, "data_model")
-    at.radio(key="setup_data_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value("upload").run()
     return at
 
 
@@ -100,7 +101,7 @@ def upload_bundled_model(at: AppTest) -> AppTest:
     """On the Data & model page: choose "upload a model" and upload the bundled loans XGBoost model file."""
     from tcrex import datasets
 
-    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("upload").run()
     model_bytes = (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL).read_bytes()
     at.get("file_uploader")[-1].set_value(("loans_model.json", model_bytes, "application/json")).run()
     return at
@@ -135,7 +136,7 @@ def outputs_from_a_column(rows: int = 1000) -> AppTest:
     frame["model_says"] = datasets.load_bundled_model().predict(frame)
     upload_data(at, "scored.csv", csv_bytes(frame))
     use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("column").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("column").run()
     at.selectbox(key="setup_output_column").set_value("model_says").run()
     next(b for b in at.button if b.label == "Use this column").click()
     return at.run()

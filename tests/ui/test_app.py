@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tcrex import datasets
 from tcrex.text import pluralise
+from tcrex.ui import session
 
 from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
                          loans_with_income_gaps, loans_with_uploaded_model, new_app, outputs_from_a_column,
@@ -151,7 +152,7 @@ def test_no_valid_rule_and_cell_limit_say_what_to_change():
 def test_other_samples_render_every_page(sample):
     at = new_app()
     goto(at, "data_model")
-    at.radio(key="setup_data_choice").set_value(f"sample:{sample}").run()
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value(f"sample:{sample}").run()
     assert_clean(at)
     assert "trained in the app" in sidebar_text(at)
     assert ("regression" if sample == "diabetes" else "classification") in sidebar_text(at)
@@ -226,7 +227,7 @@ def test_csv_with_missing_values_is_handled():
 def test_mismatched_model_names_the_mismatch():
     at = new_app()
     goto(at, "data_model")
-    at.radio(key="setup_data_choice").set_value("sample:wine").run()
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value("sample:wine").run()
     upload_bundled_model(at)
     assert not at.exception
     message = " ".join(e.value for e in at.error)
@@ -239,7 +240,7 @@ def test_pickle_model_is_refused_by_default():
 
     at = new_app()
     goto(at, "data_model")
-    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("upload").run()
     uploader = at.get("file_uploader")[-1]
     assert "pkl" not in uploader.proto.type and ".pkl" not in uploader.proto.type
     # a pickle renamed to .json is still recognised and refused
@@ -305,7 +306,6 @@ def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_when
 
     at = new_app()
     goto(at, "individual")
-    ws = at.session_state["tcrex.workspace"] if "tcrex.workspace" in at.session_state else None
     checked = 0
     for row in range(0, 60, 3):
         at.segmented_control(key="ind_mode").set_value("row").run()
@@ -329,5 +329,4 @@ def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_when
         checked += 1
         if checked >= 4:
             break
-    del ws
     assert checked >= 2

@@ -4,6 +4,7 @@ intersectional groups, a sensible default column, and constraint hints as button
 from __future__ import annotations
 
 from tcrex import datasets
+from tcrex.ui import session
 
 from apptest_kit import assert_clean, csv_bytes, goto, last_result, new_app, upload_data
 
@@ -19,10 +20,10 @@ def groups_app():
     at = new_app()
     frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
     upload_data(at, "groups.csv", csv_bytes(frame))
-    digest = at.session_state["tcrex.blobs"]["data"][0]
-    at.session_state["tcrex.data_spec"] = DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop",
-                                                   ("group",))
-    at.session_state["tcrex.model_spec"] = ModelSpec("train", "xgboost")
+    digest = session.uploads(at.session_state, create=False)["data"][0]
+    session.set_data_spec(DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop", ("group",)),
+                          at.session_state)
+    session.set_model_spec(ModelSpec("train", "xgboost"), at.session_state)
     goto(at, "audit")
     assert_clean(at)
     return at
@@ -93,13 +94,13 @@ def test_audit_hints_are_buttons_that_apply_the_constraint():
     next(b for b in at.button if b.label.startswith("Apply these")).click()
     at.run()
     assert_clean(at)
-    assert at.session_state["tcrex.params"].constraint_spec == {
+    assert session.params(at.session_state).constraint_spec == {
         "age": "increase_only", "credit_history_years": "increase_only", "n_late_payments": "immutable"}
     assert not any(b.label.startswith("Apply these") for b in at.button)  # applied: no longer offered
     next(b for b in at.button if b.label == "Mark debt_to_income immutable").click()
     at.run()
     assert_clean(at)
-    spec = at.session_state["tcrex.params"].constraint_spec
+    spec = session.params(at.session_state).constraint_spec
     assert spec["debt_to_income"] == "immutable" and spec["n_late_payments"] == "immutable"
     assert not any(b.label == "Mark debt_to_income immutable" for b in at.button)
     assert "debt_to_income: immutable" in " ".join(c.value for c in at.sidebar.caption)

@@ -9,7 +9,7 @@ import pytest
 from apptest_kit import assert_clean, charts, goto, new_app
 
 from tcrex import compare_models, datasets
-from tcrex.ui.comparing import LAST_COMPARE_KEY
+from tcrex.ui import session
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def test_default_compares_the_bundled_retrained_model(compared):
     at = compared
     assert_clean(at)
     assert at.title[0].value == "Compare models"
-    run = at.session_state[LAST_COMPARE_KEY]
+    run = session.last_comparison(at.session_state)
     res = run.result
     assert run.model_b_label == "Bundled XGBoost, retrained"
     head = res.headline()
@@ -31,7 +31,7 @@ def test_default_compares_the_bundled_retrained_model(compared):
     assert "lose recourse" in head or "loses recourse" in head
     assert charts(at) >= 3  # flow, group gaps, rules under B
     # the same numbers as the engine on the same rows (the test split), with the public API
-    fit = at.session_state["tcrex.last_fit"]
+    fit = session.current_fit(at.session_state)
     frame = datasets.load_bundled_loans()
     X = frame.loc[res.people.index, fit.explainer.schema_.names]
     model_a = datasets.load_bundled_model()
@@ -45,7 +45,7 @@ def test_default_compares_the_bundled_retrained_model(compared):
 
 def test_reference_group_is_selectable_and_people_drill_down(compared):
     at = compared
-    res = at.session_state[LAST_COMPARE_KEY].result
+    res = session.last_comparison(at.session_state).result
     assert res.groups is not None and len(res.group_labels) >= 2
     other = next(g for g in res.group_labels if g != res.reference)
     at.selectbox(key="compare_reference").set_value(other).run()
@@ -60,7 +60,7 @@ def test_reference_group_is_selectable_and_people_drill_down(compared):
     both = next(d.value for d in at.dataframe if "model B (new)" in d.value.columns)
     assert both.loc["recourse", "model B (new)"] == "verified"
     at.button(key="compare_open").click().run()
-    assert at.session_state["tcrex.individual"] == person
+    assert session.individual(at.session_state) == person
 
 
 def test_drill_down_opens_the_individual_page_under_model_b_and_back():
@@ -68,7 +68,7 @@ def test_drill_down_opens_the_individual_page_under_model_b_and_back():
     column of the side-by-side said), with a way back to the active model A."""
     at = new_app()
     goto(at, "compare")
-    run = at.session_state[LAST_COMPARE_KEY]
+    run = session.last_comparison(at.session_state)
     at.multiselect(key="compare_changes").set_value(["kept"]).run()
     person = at.selectbox(key="compare_person").value
     at.button(key="compare_open_b").click().run()
@@ -90,7 +90,7 @@ def test_export_page_offers_the_comparison_and_the_report_includes_it(compared):
     labels = [b.label for b in at.get("download_button")]
     assert "Download comparison (JSON)" in labels and "Download comparison people (CSV)" in labels
     from tcrex.ui import comparing
-    run = at.session_state[LAST_COMPARE_KEY]
+    run = session.last_comparison(at.session_state)
     csv = comparing.people_csv(run)()
     assert csv.splitlines()[0].startswith("row,") and len(csv.splitlines()) == len(run.result.people) + 1
 
@@ -108,7 +108,7 @@ def test_model_trained_in_the_app_and_a_bad_file(tmp_path):
     goto(at, "compare")
     _kind(at, "train")
     assert_clean(at)
-    run = at.session_state[LAST_COMPARE_KEY]
+    run = session.last_comparison(at.session_state)
     assert "bootstrap resample" in run.model_b_label and run.result.summary["n"] > 0
     _kind(at, "upload")
     assert_clean(at)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 from tcrex import datasets
+from tcrex.ui import session
 
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
                        upload_data)
@@ -162,11 +163,11 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
     at = new_app()
     frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
     upload_data(at, "groups.csv", csv_bytes(frame))
-    digest = at.session_state["tcrex.blobs"]["data"][0]
+    digest = session.uploads(at.session_state, create=False)["data"][0]
     # what "not a feature (audit only)" in the column table produces
-    at.session_state["tcrex.data_spec"] = DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop",
-                                                   ("group",))
-    at.session_state["tcrex.model_spec"] = ModelSpec("train", "xgboost")
+    session.set_data_spec(DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop", ("group",)),
+                          at.session_state)
+    session.set_model_spec(ModelSpec("train", "xgboost"), at.session_state)
     goto(at, "data_model")
     assert_clean(at)
     assert "not a feature (audit only)" in at.dataframe[-1].value.set_index("column").loc["group", "role"]
@@ -176,14 +177,13 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
     assert_clean(at)
     assert at.selectbox(key="audit_column").value == "group"  # the non-feature column is the default
     # a 0/1 label reads as "1 is favourable": the sidebar starts there and the audit uses it (no second picker)
-    assert at.session_state["tcrex.params"].target == 1
+    assert session.params(at.session_state).target == 1
     text = " ".join(m.value for m in at.markdown)
     assert "**Favourable outcome** (sidebar)  \n1" in text
     assert "Individuals with group = B need on average" in text and "more changes than group = A" in text
     # the report includes the audit once one has been run
-    from tcrex.ui import auditing
 
-    run = at.session_state[auditing.LAST_AUDIT_KEY]
+    run = session.last_audit(at.session_state)
     goto(at, "export")
     assert_clean(at)
     prov = at.dataframe[-1].value.set_index("item")["value"]

@@ -10,7 +10,7 @@ from intake import builders as b
 from apptest_kit import (assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data)
 
 from tcrex import datasets
-from tcrex.ui import sources
+from tcrex.ui import session, sources
 
 
 def _messages(at) -> str:
@@ -30,7 +30,7 @@ def _xlsx(frame) -> bytes:
 
 def _upload_model(at, name: str, data: bytes):
     goto(at, "data_model")
-    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("upload").run()
     at.get("file_uploader")[-1].set_value((name, data, "application/octet-stream")).run()
     return at
 
@@ -71,7 +71,7 @@ def test_new_data_resets_the_uploaded_model_individual_and_constraints():
     use_this_data(at)
     _upload_model(at, "model.json", raw)
     assert "Uploaded model" in sidebar_text(at)
-    at.session_state["tcrex.individual"] = 5
+    session.set_individual(5, at.session_state)
     other = datasets.make_loans(250, random_state=7)
     upload_data(at, "second.csv", csv_bytes(other))
     # while the new file is reviewed, the active data still resolves: no stale "no longer in this session"
@@ -81,17 +81,17 @@ def test_new_data_resets_the_uploaded_model_individual_and_constraints():
     text = _messages(at)
     assert "set aside because the data changed" in text and "model.json" in text
     assert "Uploaded model" not in sidebar_text(at)
-    assert "tcrex.individual" not in at.session_state
-    assert at.session_state["tcrex.model_spec"].kind == "train"
+    assert session.individual(at.session_state) is None
+    assert session.model_spec(at.session_state).kind == "train"
 
 
 def test_switching_samples_resets_the_chosen_individual():
     at = new_app()
     goto(at, "data_model")
-    at.session_state["tcrex.individual"] = 3
-    at.radio(key="setup_data_choice").set_value("sample:wine").run()
+    session.set_individual(3, at.session_state)
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value("sample:wine").run()
     assert_clean(at)
-    assert "tcrex.individual" not in at.session_state
+    assert session.individual(at.session_state) is None
     assert "Wine" in sidebar_text(at)
 
 
@@ -130,7 +130,7 @@ def test_integer_scores_are_classes_by_default_and_regression_on_request():
     use_this_data(at)
     assert_clean(at)
     assert "**Task:** regression" in sidebar_text(at)
-    assert at.session_state["tcrex.last_fit"].explainer.task_ == "regression"
+    assert session.current_fit(at.session_state).explainer.task_ == "regression"
 
 
 def test_failed_parameters_keep_the_last_good_result_with_a_banner_naming_the_parameter():
@@ -139,7 +139,7 @@ def test_failed_parameters_keep_the_last_good_result_with_a_banner_naming_the_pa
     at = new_app()
     goto(at, "global_rules")
     assert_clean(at)
-    good = at.session_state["tcrex.last_good_fit"][1]
+    good = session.last_good_fit(at.session_state)[1]
     n_charts = charts(at)
     apply_params(at, tau=0.9, rho=0.005, trees=20, max_cells=1000)  # the grid cell limit is hit
     assert not at.exception
@@ -153,4 +153,4 @@ def test_failed_parameters_keep_the_last_good_result_with_a_banner_naming_the_pa
     apply_params(at, tau=1.0, rho=0.2, trees=1, max_cells=100_000)  # no valid rule
     assert not at.exception
     assert "lower **τ** or **ρ**" in at.error[0].value
-    assert at.session_state["tcrex.last_good_fit"][1] is good
+    assert session.last_good_fit(at.session_state)[1] is good

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tcrex import ALREADY_IN_TARGET, datasets
+from tcrex.ui import session
 
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, outputs_from_a_column,
                          sidebar_text, upload_data, use_this_data)
@@ -23,12 +24,12 @@ def _metric(at, label: str) -> str:
 
 def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_people():
     at = new_app()
-    assert at.session_state["tcrex.params"].target == 1  # the sample's metadata: 1 = approved
+    assert session.params(at.session_state).target == 1  # the sample's metadata: 1 = approved
     assert "Favourable outcome:** approved" in sidebar_text(at)
     result = last_result(at)
     assert len(result.explainer.targets_) == 1  # no rules toward "rejected"
     expl = result.explanations
-    y = at.session_state["tcrex.cache"]["outputs"]
+    y = session.caches(at.session_state)["outputs"]
     approved = np.asarray(next(iter(y.values()))) == 1
     assert (expl["status"].astype(str)[approved] == ALREADY_IN_TARGET).all()  # nobody is told how to lose it
 
@@ -60,7 +61,7 @@ def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check(
     assert_clean(at)
     result = last_result(at)
     ws = state.workspace()  # the default choices (loans sample, bundled model), outside the app's session
-    assert ws.key() == at.session_state["tcrex.last_good_fit"][0]
+    assert ws.key() == session.last_good_fit(at.session_state)[0]
     frame = pd.read_csv(io.StringIO(exports.explanations_csv(ws, result)()))
     assert set(frame["target_description"].fillna("")) <= {"approved", ""}
     assert set(frame["model_output_name"]) == {"approved", "rejected"}
@@ -83,14 +84,14 @@ def test_both_directions_stays_an_explicit_choice():
     at = new_app()
     apply_params(at, target="__default__")
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target is None
+    assert session.params(at.session_state).target is None
     assert "both directions" in sidebar_text(at)
     assert len(last_result(at).explainer.targets_) == 2
     goto(at, "audit")  # the audit needs one favourable outcome: it asks, defaulting to approved
     assert_clean(at)
     assert at.selectbox(key="audit_target").value == 1
     goto(at, "change_keep")  # the choice stands across pages
-    assert at.session_state["tcrex.params"].target is None
+    assert session.params(at.session_state).target is None
 
 
 def test_the_individual_page_shows_the_models_verdict_at_the_recommended_point():
@@ -113,11 +114,11 @@ def test_a_label_nothing_names_makes_the_sidebar_ask():
     upload_data(at, "ab.csv", csv_bytes(frame))
     use_this_data(at)
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target is None
+    assert session.params(at.session_state).target is None
     assert any("only suggested" in i.value for i in at.sidebar.info)
     apply_params(at, target="class:B")  # choosing it in the sidebar answers the question too
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target == "B"
+    assert session.params(at.session_state).target == "B"
     assert not any("only suggested" in i.value for i in at.sidebar.info)
 
 

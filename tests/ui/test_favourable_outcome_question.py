@@ -7,9 +7,10 @@ import io
 import numpy as np
 import pandas as pd
 
-
 from apptest_kit import (assert_clean, confirm_outcome, csv_bytes, goto, last_result, new_app, sidebar_text,
                          target_box, upload_data, use_this_data)
+
+from tcrex.ui import session
 
 
 def credit_frame(n: int = 900, label: str = "RiskPerformance") -> pd.DataFrame:
@@ -54,7 +55,7 @@ def test_a_credit_csv_with_1_bad_is_asked_and_never_silently_starts_on_1():
     _train(at)
     assert_clean(at)
     # the suggestion follows the label's name (RiskPerformance reads as an adverse event): 0, with its reason ...
-    assert at.session_state["tcrex.params"].target == 0
+    assert session.params(at.session_state).target == 0
     captions = " ".join(c.value for c in at.caption)
     assert "Suggested: **RiskPerformance = 0**" in captions and "reads as an adverse event" in captions
     # ... and it is only suggested until answered: the sidebar says so on every page
@@ -66,7 +67,7 @@ def test_a_credit_csv_with_1_bad_is_asked_and_never_silently_starts_on_1():
     inputs["RiskPerformance = 1"].set_value("Bad")
     confirm_outcome(at)
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target == 0
+    assert session.params(at.session_state).target == 0
     assert "only suggested" not in _info(at)
     assert "Favourable outcome:** Good" in sidebar_text(at)
     box = target_box(at)
@@ -108,12 +109,12 @@ def _workspace_of(at):
     """The app's workspace rebuilt outside the session from its choices (data upload kept in session state)."""
     from tcrex.ui import sources, state
 
-    spec = at.session_state["tcrex.data_spec"]
-    digest, filename, raw = at.session_state["tcrex.blobs"]["data@"][spec.digest]
+    spec = session.data_spec(at.session_state)
+    digest, filename, raw = session.uploads(at.session_state, create=False)["data@"][spec.digest]
     table = sources.read_table(raw, filename, spec.reading)
     data = sources.prepare_frame(table.frame, spec, tuple(table.categorical))
-    data.class_names = dict(at.session_state["tcrex.class_names"].get(data.key, {}))
-    model = sources.trained_model(data, at.session_state["tcrex.model_spec"].name)
+    data.class_names = session.class_names(data.key, at.session_state)
+    model = sources.trained_model(data, session.model_spec(at.session_state).name)
     X = data.frame[data.features]
     return state.Workspace(data=data, model=model, X=X, y_pred=np.asarray(model.predict(X)))
 
@@ -137,7 +138,8 @@ def test_the_sidebar_never_keeps_the_loans_label_after_another_upload():
     # a label nothing names: 1 is a convention, said so, and asked
     captions = " ".join(c.value for c in at.caption)
     assert "1 = Bad" in captions and "only suggested" in _info(at)
-    assert loans_key not in at.session_state and "param_target" not in at.session_state
+    assert not session.has_widget(loans_key, at.session_state)
+    assert not session.has_widget(session.TARGET_WIDGETS, at.session_state)
 
 
 def quality_frame(n: int = 900) -> pd.DataFrame:
@@ -153,7 +155,7 @@ def test_ordinal_classes_offer_this_class_or_better():
     upload_labelled(at, "quality.csv", quality_frame(), "quality")
     _train(at)
     assert_clean(at)
-    suggested = at.session_state["tcrex.params"].target
+    suggested = session.params(at.session_state).target
     assert isinstance(suggested, dict) and "at_least" in suggested
     mode = next(r for r in at.radio if r.label == "The favourable outcome is")
     assert mode.value == "at_least"
@@ -161,7 +163,7 @@ def test_ordinal_classes_offer_this_class_or_better():
     box.set_value(7).run()
     confirm_outcome(at)
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target == {"at_least": 7}
+    assert session.params(at.session_state).target == {"at_least": 7}
     assert "Favourable outcome:** 7 or better" in sidebar_text(at)
     ex = last_result(at).explainer
     assert len(ex.targets_) == 1 and min(ex.targets_[0].target.classes) == 7
@@ -170,7 +172,7 @@ def test_ordinal_classes_offer_this_class_or_better():
     assert_clean(at)
     assert next(m.value for m in at.metric if m.label == "Target") == "7 or better"
     # a wine rated 8 is never told how to become 7: every output of 7 or more already has the outcome
-    outputs = np.asarray(list(at.session_state["tcrex.cache"]["outputs"].values())[-1])
+    outputs = np.asarray(list(session.caches(at.session_state)["outputs"].values())[-1])
     assert (y["status"].astype(str).to_numpy()[outputs >= 7] == "already_in_target").all()
     goto(at, "audit")  # the audit uses the same outcome: one favourable outcome, no second picker
     assert_clean(at)
@@ -181,7 +183,7 @@ def test_ordinal_classes_offer_this_class_or_better():
     next(m for m in at.multiselect if m.label == "Favourable classes").set_value([6, 8]).run()
     confirm_outcome(at)
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target == [6, 8]
+    assert session.params(at.session_state).target == [6, 8]
     assert last_result(at).explainer.targets_[0].target.classes == (6, 8)
 
 
@@ -192,7 +194,7 @@ def test_regression_never_defaults_to_both_directions():
     upload_labelled(at, "prices.csv", frame, "price")
     _train(at)
     assert_clean(at)
-    target = at.session_state["tcrex.params"].target
+    target = session.params(at.session_state).target
     assert isinstance(target, tuple) and target[1] is None  # higher is better, from the mean
     assert "both directions" not in sidebar_text(at)
     assert len(last_result(at).explainer.targets_) == 1
@@ -200,5 +202,5 @@ def test_regression_never_defaults_to_both_directions():
     side.set_value("below").run()
     confirm_outcome(at)
     assert_clean(at)
-    assert at.session_state["tcrex.params"].target[0] is None
+    assert session.params(at.session_state).target[0] is None
     assert "output at or below" in sidebar_text(at)

@@ -7,6 +7,7 @@ import json
 
 
 from tcrex import datasets
+from tcrex.ui import session
 
 from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_uploaded_model, new_app, upload_data,
                          use_this_data)
@@ -42,7 +43,7 @@ def test_an_empty_model_file_is_said_as_such():
     at = new_app()
     upload_data(at, "loans.csv", csv_bytes(datasets.load_bundled_loans().head(300)))
     use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("upload").run()
     at.get("file_uploader")[-1].set_value(("model.json", b"", "application/json")).run()
     errors = [e.value for e in at.error]
     assert any("The model file cannot be used" in e and "empty" in e for e in errors), errors
@@ -56,14 +57,14 @@ def test_the_label_column_is_chosen_after_upload_and_never_stays_a_feature():
     assert any("No label column is chosen" in w.value and "apprvd" in w.value for w in at.warning)
     use_this_data(at)
     goto(at, "data_model")
-    assert at.session_state["tcrex.data_spec"].label is None  # without a choice it would be a feature ...
+    assert session.data_spec(at.session_state).label is None  # without a choice it would be a feature ...
     box = next(s for s in at.selectbox if s.label == "Label column")
     assert box.value == "(none)"
     box.set_value("apprvd").run()
     next(b for b in at.button if b.label == "Use as label column").click()
     at.run()
     assert_clean(at)
-    spec = at.session_state["tcrex.data_spec"]
+    spec = session.data_spec(at.session_state)
     assert spec.label == "apprvd"
     roles = at.dataframe[-1].value.set_index("column")["role"]
     assert roles["apprvd"] == "label"
@@ -76,5 +77,5 @@ def test_the_label_column_is_chosen_after_upload_and_never_stays_a_feature():
     next(b for b in at.button if b.label == "Use as label column").click()
     at.run()
     assert_clean(at)
-    spec = at.session_state["tcrex.data_spec"]
+    spec = session.data_spec(at.session_state)
     assert spec.label is None and "apprvd" in spec.drop

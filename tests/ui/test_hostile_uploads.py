@@ -8,6 +8,7 @@ import pytest
 
 from intake import builders as b
 from tcrex import datasets
+from tcrex.ui import session
 
 from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, new_app, sidebar_text, upload_data,
                          use_this_data)
@@ -15,7 +16,7 @@ from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, 
 
 def upload_model(at, name: str, data: bytes):
     goto(at, "data_model")
-    at.radio(key="setup_model_choice").set_value("upload").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("upload").run()
     at.get("file_uploader")[-1].set_value((name, data, "application/octet-stream")).run()
     return at
 
@@ -122,7 +123,7 @@ def test_uploaded_model_passes_task_and_categorical_features_to_the_explainer():
     use_this_data(at)
     upload_model(at, "model.json", raw)
     assert not at.exception
-    result = at.session_state["tcrex.last_fit"]
+    result = session.current_fit(at.session_state)
     ex = result.explainer
     assert "Uploaded model" in sidebar_text(at)
     assert ex.task_ == "classification"
@@ -151,7 +152,7 @@ def test_how_to_read_this_file_overrides_the_guessed_separators():
     assert at.dataframe[0].value["amount"].tolist()[:2] == [1000, 2037]
     use_this_data(at)
     assert not at.exception
-    spec = at.session_state["tcrex.data_spec"]
+    spec = session.data_spec(at.session_state)
     assert spec.kind == "upload" and dict(spec.reading) == {"decimal": ".", "thousands": ","}
 
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
-from tcrex.ui import memory
+from tcrex.ui import caching, memory, session
 
 from apptest_kit import apply_params, last_result, new_app
 
 
 def _state(n: int, mb: int) -> dict:
-    results = OrderedDict((f"k{i}", {"explanations": np.zeros(mb * memory.MB // 8)}) for i in range(n))
-    return {memory.CACHE_KEY: {"results": results}, memory.BLOBS_KEY: {"data": ("d", "x.csv", b"x" * memory.MB)}}
+    state: dict = {}
+    results = caching.session_lru("results", state)
+    for i in range(n):
+        results[f"k{i}"] = {"explanations": np.zeros(mb * memory.MB // 8)}
+    session.uploads(state)["data"] = ("d", "x.csv", b"x" * memory.MB)
+    return state
 
 
 def test_usage_counts_uploads_and_fits():
@@ -23,9 +25,9 @@ def test_usage_counts_uploads_and_fits():
 
 def test_budget_drops_least_recently_used_fits_first_and_keeps_the_active_one():
     state = _state(4, 2)
-    results = state[memory.CACHE_KEY]["results"]
-    results.move_to_end("k0")  # k0 used last: k1 is now the oldest
-    state[memory.LAST_FIT_KEY] = type("R", (), {"key": "k1", "fit_key": "-"})()  # but k1 is the active fit
+    results = caching.session_lru("results", state)
+    results.lookup("k0")  # k0 used last: k1 is now the oldest
+    session.set_current_fit(type("R", (), {"key": "k1", "fit_key": "-"})(), state)  # but k1 is the active fit
     dropped = memory.enforce_budget(state, budget=int(5.5 * memory.MB))
     assert list(results) == ["k1", "k0"]  # k2, k3 dropped (oldest not active), then within budget
     assert len(dropped) == 2 and all("fit" in d for d in dropped)
@@ -35,7 +37,7 @@ def test_budget_drops_least_recently_used_fits_first_and_keeps_the_active_one():
 def test_within_budget_nothing_is_dropped():
     state = _state(2, 1)
     assert memory.enforce_budget(state, budget=100 * memory.MB) == []
-    assert len(state[memory.CACHE_KEY]["results"]) == 2
+    assert len(caching.session_lru("results", state)) == 2
 
 
 def test_the_app_evicts_old_fits_over_budget_and_tells_the_user(monkeypatch):
@@ -44,7 +46,7 @@ def test_the_app_evicts_old_fits_over_budget_and_tells_the_user(monkeypatch):
     for tau in (0.8, 0.85, 0.7):
         apply_params(at, tau=tau)
     at.run()
-    results = at.session_state["tcrex.cache"]["results"]
+    results = session.caches(at.session_state)["results"]
     assert last_result(at).params.tau == 0.7
     assert all(r.params.tau in (0.7, 0.9) for r in results.values())  # older private fits were dropped
     assert any("Memory budget" in t.value for t in at.toast)

@@ -14,7 +14,7 @@ from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_resul
                          sidebar_text, upload_data, use_this_data)
 
 from tcrex.constraints import pack_constraints
-from tcrex.ui import state
+from tcrex.ui import session, state
 from tcrex.ui.sources import DataSpec, ModelSpec
 
 
@@ -53,11 +53,11 @@ def test_model_panel_says_the_bundled_models_figures_are_optimistic(loans):
 def test_model_panel_of_a_model_trained_in_the_app_is_hold_out():
     at = new_app()
     goto(at, "data_model")
-    at.radio(key="setup_data_choice").set_value("sample:wine").run()
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value("sample:wine").run()
     assert_clean(at)
     assert any("Hold-out performance" in c.value and "hold-out rows" in c.value for c in at.caption)
     assert "confusion_matrix_figure" in _kinds(at) and "roc_curve_figure" not in _kinds(at)  # three classes
-    at.radio(key="setup_data_choice").set_value("sample:diabetes").run()
+    at.radio(key=session.SETUP_DATA_CHOICE).set_value("sample:diabetes").run()
     assert_clean(at)
     assert {"MAE", "RMSE", "R²"} <= {m.label for m in at.metric}
     assert "residual_plot" in _kinds(at)
@@ -71,7 +71,7 @@ def test_model_panel_without_labels_says_there_is_no_performance():
     upload_data(at, "nolabel.csv", csv_bytes(frame))
     next(b for b in at.selectbox if b.label.startswith("Label column")).set_value("(none)")
     use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("column").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("column").run()
     at.selectbox(key="setup_output_column").set_value("score")
     next(b for b in at.button if b.key == "setup_use_column").click()
     at.run()
@@ -171,7 +171,7 @@ def test_sentinel_codes_are_a_finding_on_upload():
     use_this_data(at)
     assert_clean(at)
     assert "20 sentinel code(s) treated as missing values: 'MSinceMostRecentDelq' (20)" in _messages(at)
-    active = at.session_state["tcrex.data_spec"]
+    active = session.data_spec(at.session_state)
     assert active.sentinels == ("MSinceMostRecentDelq",)
     assert "280 rows" in sidebar_text(at)  # the 20 rows with a code were dropped (the strategy chosen)
 
@@ -205,7 +205,7 @@ def test_many_features_edit_constraints_in_a_main_area_table():
     next(b for b in at.button if b.label == "Apply constraints").click()
     at.run()
     assert_clean(at)
-    applied = state.unpack_constraints(at.session_state["tcrex.params"].constraints)
+    applied = state.unpack_constraints(session.params(at.session_state).constraints)
     assert applied == {"age": "increase_only", "f03": {"kind": "immutable", "weight": 2.0}}
     described = set(last_result(at).explainer.constraints_.describe().split("; "))
     assert described == {"age: increase only", "f03: immutable, weight 2"}
@@ -215,31 +215,31 @@ def test_many_features_edit_constraints_in_a_main_area_table():
 # ------------------------------------------------------------------------------------------------ notes
 def test_a_vanished_upload_switches_back_to_the_sample_and_its_model_with_a_note():
     at = new_app()
-    at.session_state["tcrex.data_spec"] = DataSpec("upload", "gone.csv", "0" * 64, label="approved")
-    at.session_state["tcrex.model_spec"] = ModelSpec("upload", "model.json", "1" * 64)
-    at.session_state["tcrex.params"] = state.Params(constraints=pack_constraints({"age": "increase_only"}))
+    session.set_data_spec(DataSpec("upload", "gone.csv", "0" * 64, label="approved"), at.session_state)
+    session.set_model_spec(ModelSpec("upload", "model.json", "1" * 64), at.session_state)
+    session.set_params(state.Params(constraints=pack_constraints({"age": "increase_only"})), at.session_state)
     goto(at, "home")
     assert not at.exception
-    assert at.session_state["tcrex.data_spec"] == state.DEFAULT_DATA
-    assert at.session_state["tcrex.model_spec"] == state.SAMPLE_MODELS["loans"]  # not the other data's model
+    assert session.data_spec(at.session_state) == state.DEFAULT_DATA
+    assert session.model_spec(at.session_state) == state.SAMPLE_MODELS["loans"]  # not the other data's model
     note = " ".join(i.value for i in at.sidebar.info)
     assert "'gone.csv' is no longer in this session" in note and "loans sample" in note
     assert "constraints were cleared" in note
     at.run()
     assert_clean(at)
-    assert "Loans sample" in sidebar_text(at) and at.session_state["tcrex.params"].constraints == ()
+    assert "Loans sample" in sidebar_text(at) and session.params(at.session_state).constraints == ()
 
 
 def test_a_new_model_clears_the_constraints_with_a_note():
     at = new_app()
-    at.session_state["tcrex.params"] = state.Params(target=1, constraints=pack_constraints({"age": "increase_only"}))
+    session.set_params(state.Params(target=1, constraints=pack_constraints({"age": "increase_only"})), at.session_state)
     goto(at, "data_model")
-    at.radio(key="setup_model_choice").set_value("train").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("train").run()
     next(b for b in at.button if b.key == "setup_train").click()
     at.run()
     assert_clean(at)
     assert "constraints were cleared because the model changed" in _messages(at)
-    assert at.session_state["tcrex.params"].constraints == ()
+    assert session.params(at.session_state).constraints == ()
 
 
 def test_many_features_limit_category_moves_below_the_table():
@@ -254,7 +254,7 @@ def test_many_features_limit_category_moves_below_the_table():
     next(b for b in at.button if b.label == "Apply region's moves").click()
     at.run()
     assert_clean(at)
-    applied = state.unpack_constraints(at.session_state["tcrex.params"].constraints)
+    applied = state.unpack_constraints(session.params(at.session_state).constraints)
     assert applied == {"region": {"transitions": {"north": ["south"]}}}
     assert "region: limited category moves" in sidebar_text(at)
     table = next(d.value for d in at.data_editor if str(d.key).startswith("con_table_"))

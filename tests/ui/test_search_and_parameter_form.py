@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
                          upload_data, use_this_data)
 
+from tcrex.ui import session
+
 
 @pytest.fixture(scope="module")
 def app() -> AppTest:
@@ -83,7 +85,7 @@ def _param_cue(at: AppTest) -> str:
 def test_parameter_edits_say_not_applied_until_applied():
     at = new_app()
     assert not _param_cue(at)
-    next(s for s in at.sidebar.get("slider") if s.key == "param_tau").set_value(0.8)
+    next(s for s in at.sidebar.get("slider") if s.key == session.PARAM_TAU).set_value(0.8)
     at.run()
     pending = _param_cue(at)
     assert "Not applied yet" in pending and "τ 0.90 → 0.80" in pending
@@ -124,7 +126,7 @@ def test_trivial_rule_is_flagged_in_the_rules_list():
     at = new_app()
     upload_data(at, "lopsided.csv", csv_bytes(frame))
     use_this_data(at)
-    at.radio(key="setup_model_choice").set_value("column").run()
+    at.radio(key=session.SETUP_MODEL_CHOICE).set_value("column").run()
     at.selectbox(key="setup_output_column").set_value("model_says").run()
     next(b for b in at.button if b.label == "Use this column").click()
     at.run()
@@ -139,14 +141,14 @@ def test_trivial_rule_is_flagged_in_the_rules_list():
 
 # ------------------------------------------------------------------------------------------------ audit → report
 def test_audit_practical_threshold_reaches_the_report():
-    from tcrex.ui import auditing, exports, sources, state
+    from tcrex.ui import exports, sources, state
 
     at = new_app()
     goto(at, "audit")
     assert_clean(at)
     at.number_input(key="audit_practical").set_value(100.0).run()
     assert_clean(at)
-    run = at.session_state[auditing.LAST_AUDIT_KEY]
+    run = session.last_audit(at.session_state)
     assert run.practical == 100.0 and "practical threshold 100 points" in run.title
     result = last_result(at)
     frame, label, categorical = sources.load_sample_frame("loans")

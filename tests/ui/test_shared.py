@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tcrex import TCREx
-from tcrex.ui import shared
+from tcrex.ui import session, shared
 
 from apptest_kit import apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data, use_this_data
 
@@ -68,10 +68,10 @@ def test_an_upload_in_one_session_does_not_appear_in_another():
     goto(a, "data_model")
     upload_data(a, "gaps.csv", loans_with_income_gaps(7))
     use_this_data(a)
-    assert a.session_state["tcrex.data_spec"].kind == "upload"
+    assert session.data_spec(a.session_state).kind == "upload"
     goto(b, "data_model")
-    assert b.session_state["tcrex.data_spec"].kind == "sample"
-    assert "tcrex.blobs" not in b.session_state or not b.session_state["tcrex.blobs"]
+    assert session.data_spec(b.session_state).kind == "sample"
+    assert not session.holds_uploads(b.session_state)
     assert "gaps.csv" not in " ".join(str(x.value) for x in [*b.markdown, *b.caption])
 
 
@@ -80,8 +80,8 @@ def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per
     point (the "verified" headline), its effectiveness and an audit with the same settings are computed by the
     first session and reused by the others, never recomputed per session or per page run."""
     a, b = new_app(), new_app()
-    ya = next(iter(a.session_state["tcrex.cache"]["outputs"].values()))
-    yb = next(iter(b.session_state["tcrex.cache"]["outputs"].values()))
+    ya = next(iter(session.caches(a.session_state)["outputs"].values()))
+    yb = next(iter(session.caches(b.session_state)["outputs"].values()))
     assert ya is yb and not ya.flags.writeable  # one array, read-only
     for at in (a, b):
         goto(at, "global_rules")
@@ -94,8 +94,8 @@ def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per
     assert ra.cache["effectiveness of every row"] is rb.cache["effectiveness of every row"]
     for at in (a, b):
         goto(at, "audit")
-    runs_a = list(a.session_state["tcrex.cache"]["audits"].values())
-    runs_b = list(b.session_state["tcrex.cache"]["audits"].values())
+    runs_a = list(session.caches(a.session_state)["audits"].values())
+    runs_b = list(session.caches(b.session_state)["audits"].values())
     assert runs_a and runs_a[-1].result is runs_b[-1].result  # the default audit, computed once
 
 

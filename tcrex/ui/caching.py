@@ -1,0 +1,119 @@
+"""What the dashboard caches, where, and how much: the one place that says it.
+
+Two kinds of place, chosen by whether a value may differ between sessions:
+
+**Server-wide, keyed on content** -- the same for every session, computed once per server process, read-only
+(:mod:`tcrex.ui.shared` freezes what it hands out):
+
+=====================================  =======================================  ===========================
+what                                   where                                    entries (least recently
+                                                                                used out first)
+=====================================  =======================================  ===========================
+bundled sample as ``ActiveData``       ``shared._sample_data`` (cache_resource)  :data:`SHARED_SAMPLES`
+bundled / in-app model on a sample     ``shared._model`` (cache_resource)        :data:`SHARED_MODELS`
+fits on a sample with default          ``shared._fit`` (cache_resource)          :data:`SHARED_FITS`
+surrogate parameters
+values derived from a shared fit       ``shared.once`` (an :class:`LRU`)          :data:`SHARED_VALUES`
+(verified points, audits), the model's
+outputs on a sample
+a sample read with other choices       ``state._sample`` (cache_data)            :data:`SAMPLE_FRAMES`
+an upload parsed, by its SHA-256       ``state.parse_upload`` (cache_data)       :data:`PARSED_UPLOADS`
+a parsed table prepared for a choice   ``state._prepared`` (cache_data)          :data:`PREPARED_DATA`
+=====================================  =======================================  ===========================
+
+The upload caches are cleared when a session that uploaded is released (:mod:`tcrex.ui.memory`).
+
+**Per session** -- anything built from an upload or from parameters the user changed:
+
+* models: ``st.cache_resource(scope="session")`` in :mod:`tcrex.ui.state` (trained :data:`TRAINED_MODELS`,
+  uploaded :data:`UPLOADED_MODELS`, bundled on other data :data:`BUNDLED_MODELS`); Streamlit drops them when the
+  browser disconnects;
+* everything else: named :class:`LRU` caches in the session state (:data:`tcrex.ui.session.CACHES`), reached
+  through :func:`session_lru`, sized by :data:`SESSION_LRU_SIZES`; the memory budget
+  (:func:`tcrex.ui.memory.enforce_budget`) evicts from them too, oldest first;
+* the kept uploads per slot (:data:`KEPT_UPLOADS`, an :class:`LRU` that never evicts the active upload);
+* per fit: ``FitResult.cache`` holds what is derived from one fit (every row's feature actions, the verified
+  points); it lives and dies with its fit in the ``"results"`` LRU and is computed before a fit is shared.
+
+Every hand-made least-recently-used store is an :class:`LRU`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Collection, Hashable
+
+from . import session
+
+# --------------------------------------------------------------------------------------------- server-wide
+SHARED_SAMPLES = 8
+SHARED_MODELS = 8
+SHARED_FITS = 8
+SHARED_VALUES = 32
+SAMPLE_FRAMES = 8
+PARSED_UPLOADS = 4
+PREPARED_DATA = 8
+
+# --------------------------------------------------------------------------------------------- per session
+TRAINED_MODELS = 6
+UPLOADED_MODELS = 4
+BUNDLED_MODELS = 4
+#: Uploads kept per slot besides the active one (a new upload is reviewed while the active data stays usable).
+KEPT_UPLOADS = 3
+#: Entries of each named session LRU: ``results`` (fit results per parameter set), ``bases`` (grown surrogates per
+#: data, model and surrogate parameters: a tau, target or constraint change updates a copy), ``outputs`` (the
+#: model's outputs per data and model), ``performance`` (model performance per favourable class), ``audits``,
+#: ``comparisons`` and ``model_b`` (the Compare page's second model).
+SESSION_LRU_SIZES = {"results": 6, "bases": 3, "outputs": 3, "performance": 3, "audits": 6, "comparisons": 4,
+                     "model_b": 3}
+
+
+class LRU(OrderedDict):
+    """A dict that keeps its ``max_entries`` most recently used entries, oldest first in iteration order.
+
+    Reads through :meth:`lookup` or :meth:`get_or_build` count as a use; plain ``lru[key]`` does not (the memory
+    accounting reads entries without refreshing them)."""
+
+    def __init__(self, max_entries: int = 4, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_entries = max_entries
+
+    def __reduce__(self):
+        return type(self), (self.max_entries, list(self.items()))
+
+    def lookup(self, key: Hashable, default: Any = None) -> Any:
+        """The value for ``key`` (now the most recently used), or ``default``."""
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        return self[key]
+
+    def put(self, key: Hashable, value: Any, keep: Collection = ()) -> Any:
+        """Store ``value`` as the most recently used entry, then evict the oldest beyond ``max_entries`` (never
+        ``key`` or an entry in ``keep``). Returns ``value``."""
+        self[key] = value
+        self.move_to_end(key)
+        spare = {key, *keep}
+        for old in [k for k in self if k not in spare][: max(0, len(self) - self.max_entries)]:
+            del self[old]
+        return value
+
+    def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value for ``key``, built (and stored) on a miss."""
+        if key in self:
+            return self.lookup(key)
+        return self.put(key, build())
+
+
+def session_lru(name: str, state=None) -> LRU:
+    """The session's LRU called ``name`` (sized by :data:`SESSION_LRU_SIZES`), created empty on first use."""
+    caches = session.caches(state)
+    lru = caches.get(name)
+    if not isinstance(lru, LRU):
+        lru = caches[name] = LRU(SESSION_LRU_SIZES[name], lru or {})
+    return lru
+
+
+def cached(name: str, key: Hashable, build: Callable[[], Any]) -> Any:
+    """``build()`` once per session and ``key`` in the session LRU ``name``."""
+    return session_lru(name).get_or_build(key, build)
