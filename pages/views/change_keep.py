@@ -5,7 +5,7 @@ import streamlit as st
 from tcrex.figures import change_keep_bars, changes_histogram
 
 from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
-from tcrex.ui import analysis
+from tcrex.ui import analysis, change_keep
 from tcrex.ui import components as ui
 from tcrex.ui import page, state, verification
 
@@ -39,7 +39,7 @@ if m["rows"]:
 
 st.subheader("Recourse by subgroup")
 st.caption("For auditors: does one group need more changes than another to reach the target?")
-group_by = ui.group_feature(ws, key="ck_group")
+group_by = change_keep.group_feature(ws, key="ck_group")
 if group_by is not None and m["rows"]:
     table = analysis.subgroup_table(explanations, actions, ui.group_values(ws, group_by))
-    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.SUBGROUP_COLUMNS)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=change_keep.SUBGROUP_COLUMNS)

@@ -53,22 +53,7 @@ else:
     st.success("Every rule of model A still holds τ under model B, and B confirms all its verified points.")
 
 st.subheader("People")
-changes = st.multiselect("Show people whose recourse is", comparing.change_options(), default=["lost"],
-                         key="compare_changes")
-table = comparing.people_table(run, changes)
-st.dataframe(table.head(ui.MAX_TABLE_ROWS), width="stretch")
-if len(table):
-    row = st.selectbox("Look at one person", list(table.index[:ui.MAX_TABLE_ROWS]), key="compare_person")
-    both = comparing.under_both(ws, result, run, row, target)
-    if both is not None:
-        st.dataframe(both, width="stretch")
-    open_a, open_b = st.columns(2)
-    if open_a.button("Open this person on the Individual page (model A)", key="compare_open"):
-        comparing.open_individual(row)
-        st.switch_page("pages/views/individual.py")
-    if open_b.button("Open this person on the Individual page (model B)", key="compare_open_b"):
-        comparing.open_individual(row, under_b=True)
-        st.switch_page("pages/views/individual.py")
+comparing.people_section(ws, result, run, target, key="compare")
 
 c1, c2 = st.columns(2)
 c1.download_button("Download the comparison (JSON)", data=downloads.expiring(

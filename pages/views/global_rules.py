@@ -5,7 +5,7 @@ import streamlit as st
 from tcrex.figures import metarule_icicle, metarule_tree_dot, metarule_tree_svg
 
 from tcrex.ui import components as ui
-from tcrex.ui import page, tree, verification
+from tcrex.ui import global_rules, page, tree, verification
 
 st.title("Global rules")
 ws, result = page.require_result()
@@ -23,7 +23,7 @@ verification.headline(ws, result, column=cols[4])
 st.subheader("Counterfactual rules")
 st.caption("A rule holds at least ρ of the fit rows (feasibility) and at least τ of its rows reach the target "
            "(accuracy); complexity is its number of conditions.")
-ui.rules_list(ws, result, target)
+global_rules.rules_list(ws, result, target)
 
 st.subheader("Metarule tree")
 st.caption("Which rule applies where: each leaf is a metarule with its recommended rule. Choose a population to "
@@ -39,7 +39,7 @@ with tab_outline:
 with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:
-        ui.scrolling_svg(ui.build(metarule_tree_svg, ex, target, population=population,
+        global_rules.scrolling_svg(ui.build(metarule_tree_svg, ex, target, population=population,
                                        collapse_empty=collapse, class_names=ws.class_names))
     else:
         ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse,

@@ -7,7 +7,7 @@ from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 from tcrex import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
-from tcrex.ui import comparing, page, session
+from tcrex.ui import comparing, individual, page, session
 
 st.title("Individual")
 ws, result = page.require_result()
@@ -16,18 +16,18 @@ if model_b_label:
     st.info(f"Explained under **model B ({model_b_label})**, from the Compare models page.", icon=":material/compare_arrows:")
     st.button("Back to model A (the active model)", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "back_to_a"), on_click=comparing.back_to_model_a)
 
-ind = ui.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)
+ind = individual.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message
     st.stop()
 output = [ind.output] if model_b_label is None else None  # under model B, B's own output on this person
-exp = ui.guard(lambda: ex.explain_one(ind.frame, y_pred=output, model=model, class_names=ws.class_names))
+exp = individual.guard(lambda: ex.explain_one(ind.frame, y_pred=output, model=model, class_names=ws.class_names))
 if exp is not None:
-    ui.recourse_headline(ws, result, ind, exp)
+    individual.recourse_headline(ws, result, ind, exp)
     st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
-    ui.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None))
-    ui.rule_and_metarule(exp)
+    individual.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None))
+    individual.rule_and_metarule(exp)
     if exp.status == NO_ACTIONABLE_RULE:
-        ui.no_actionable_alternatives(exp)
+        individual.no_actionable_alternatives(exp)
     elif exp.alternatives:
         st.subheader("Metacounterfactuals")
         st.caption("The nearest other metarules: if this individual's features were slightly different, which "

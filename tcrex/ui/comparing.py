@@ -21,6 +21,7 @@ from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, compare_models
 from tcrex.spreadsheet import to_csv
 
 from . import auditing, caching, session, sources, state, verification
+from .components import MAX_TABLE_ROWS
 from .sources import ActiveModel, InputProblem, ModelSpec
 from .state import FitResult, Workspace
 from .training import ALGORITHMS, TrainingError, train_model
@@ -318,3 +319,25 @@ def comparison_json(run_: ComparisonRun):
     def build() -> str:
         return run_.result.to_json(indent=1)
     return build
+
+
+def people_section(ws: Workspace, result: FitResult, run_: ComparisonRun, target, key: str) -> None:
+    """The people whose recourse changed as chosen, one person under both models, and the way to open that person
+    on the Individual page under model A or model B."""
+    changes = st.multiselect("Show people whose recourse is", change_options(), default=["lost"],
+                             key=f"{key}_changes")
+    table = people_table(run_, changes)
+    st.dataframe(table.head(MAX_TABLE_ROWS), width="stretch")
+    if not len(table):
+        return
+    row = st.selectbox("Look at one person", list(table.index[:MAX_TABLE_ROWS]), key=f"{key}_person")
+    both = under_both(ws, result, run_, row, target)
+    if both is not None:
+        st.dataframe(both, width="stretch")
+    open_a, open_b = st.columns(2)
+    if open_a.button("Open this person on the Individual page (model A)", key=f"{key}_open"):
+        open_individual(row)
+        st.switch_page("pages/views/individual.py")
+    if open_b.button("Open this person on the Individual page (model B)", key=f"{key}_open_b"):
+        open_individual(row, under_b=True)
+        st.switch_page("pages/views/individual.py")

@@ -1,0 +1,101 @@
+"""The Global rules page's widgets: the rules table (with how often their advice works on the model) and the
+scrollable metarule tree diagram; the navigable outline is :mod:`tcrex.ui.tree`."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pandas as pd
+import streamlit as st
+
+from tcrex.text import NO_CONDITION, is_trivial_rule, trivial_rule_note
+
+from . import verification
+from .state import FitResult, Workspace
+
+
+def rules_table(result: FitResult, target: int | None = None, ws: Workspace | None = None) -> pd.DataFrame:
+    """The rules (of one target, or all) with their id (``rule_id``: the one the tree, the overview and the
+    report show), the target outcome (by class name when ``ws`` knows it), metrics and rows."""
+    ex = result.explainer
+    frame = ex.rules_frame()
+    if target is not None:
+        frame = frame[frame.target == target]
+    out = frame.rename(columns={"target_description": "target outcome", "n": "rows",
+                                "n_metarules": "metarules"})
+    if ws is not None:
+        out["target outcome"] = [ws.target_name(ex.solution(int(t)).target) for t in out["target"]]
+    return out[["target", "target outcome", "rule", "rule_id", "conditions", "accuracy", "feasibility",
+                "complexity", "rows", "metarules"]]
+
+
+RULE_COLUMNS = {
+    "accuracy": st.column_config.ProgressColumn("accuracy", format="%.3f", min_value=0.0, max_value=1.0,
+                                                help="Share of the rule's fit rows whose output is in the target"),
+    "feasibility": st.column_config.NumberColumn("feasibility", format="%.3f",
+                                                 help="Share of fit rows inside the rule"),
+    "complexity": st.column_config.NumberColumn("complexity", help="Number of conditions"),
+    "conditions": st.column_config.TextColumn("conditions", width="large"),
+    "works at nearest point": st.column_config.ProgressColumn("works at nearest point", format="percent",
+                                                              min_value=0.0, max_value=1.0),
+    "works (verified)": st.column_config.ProgressColumn("works (verified)", format="percent", min_value=0.0,
+                                                        max_value=1.0),
+}
+
+
+def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
+    """The rules of one target with accuracy, feasibility, complexity and, where a model can check them, how often
+    their recommended points work; wrapped text when few (projector)."""
+    table = rules_table(result, target, ws)
+    table = verification.rules_with_effectiveness(ws, result, table).drop(columns=["target", "target outcome",
+                                                                                  "rule"])
+    table = table.rename(columns={"rule_id": "rule"})  # the id the tree, the overview and the report use
+    trivial = table["complexity"].map(is_trivial_rule).astype(bool)
+    if trivial.any():  # flagged in the table and explained: a rule without conditions is not advice
+        outcome = ws.target_name(result.explainer.targets_[target].target)
+        table = table.assign(conditions=table["conditions"].where(~trivial, "⚠ " + NO_CONDITION
+                                                                  + " (no condition: not advice)"))
+        for _, r in table[trivial].iterrows():
+            st.warning(f"**Rule {r['rule']}** — {trivial_rule_note(outcome, r['accuracy'])}.",
+                       icon=":material/info:")
+    shares = [c for c in ("works at nearest point", "works (verified)") if c in table.columns]
+    if len(table) <= max_static:
+        shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),
+                             feasibility=table["feasibility"].map("{:.3f}".format),
+                             **{c: table[c].map(lambda v: "–" if v != v else f"{v:.0%}") for c in shares})
+        if "serves" in shown.columns:
+            shown["serves"] = shown["serves"].fillna(0).astype(int)
+        st.table(shown.set_index("rule"))
+    else:
+        st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
+    if shares:
+        st.caption("*serves*: individuals needing recourse who are sent to the rule; *works at nearest point*: "
+                   "share of them for whom the model gives the favourable outcome at the rule's nearest point; "
+                   "*works (verified)*: share with a point inside the rule that the model confirms (without "
+                   "falling back to a real example).")
+
+
+def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
+    """An SVG at its natural size inside a scrollable frame (large trees stay readable on a projector), opened
+    centred on the tree's root (``data-root-x`` of :func:`tcrex.figures.dot_to_svg`): a tree tens of thousands
+    of pixels wide would otherwise open at its left edge with the root off-screen."""
+    if not svg:
+        return
+
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    width = re.search(r'width="([0-9.]+)"', svg)
+    height = re.search(r'height="([0-9.]+)"', svg)
+    root = re.search(r'data-root-x="([0-9.]+)"', svg)
+    style = f"width:{float(width.group(1)):.0f}px;max-width:none;" if width else ""
+    frame_h = min(max_height, int(float(height.group(1))) + 24) if height else max_height
+    # centred once the frame has a width: it has none while its tab is hidden, so also on the first resize
+    centre = (f"const f=document.getElementById('f');let done=false;const go=()=>{{if(done||!f.clientWidth)return;"
+              f"f.scrollLeft=Math.max(0,{float(root.group(1)):.0f}-f.clientWidth/2);done=f.scrollLeft>0||"
+              f"f.scrollWidth<=f.clientWidth;}};document.getElementById('t').addEventListener('load',go);"
+              f"window.addEventListener('resize',go);go();") if root else ""
+    # a script runs only in an iframe; the tree is an <img> (an SVG image never runs scripts), its text escaped
+    st.iframe(f'<div id="f" class="tcrex-svg" data-root-x="{float(root.group(1)) if root else 0:.0f}" style="overflow:auto;height:{frame_h - 4}px;border:1px solid #ddd;'
+                f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
+                f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)
+

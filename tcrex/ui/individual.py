@@ -1,0 +1,287 @@
+"""The Individual page's widgets: choosing the individual (by row, search or edited values), the recourse headline
+with the model's verdict, the side-by-side table, the rule and metarule, and where recourse would exist."""
+
+from __future__ import annotations
+
+from copy import copy as _copy
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, TCRExError
+from tcrex.figures import metacounterfactual_table
+from tcrex.text import pluralise
+
+from . import search, session
+from .components import arrow_safe, build, current_individual, display_value, show
+from .state import FitResult, Workspace
+
+
+@dataclass
+class Individual:
+    row: Any  # row label in ws.X, or None for an edited row
+    values: pd.Series
+    output: Any
+    edited: bool = False
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.values.to_frame().T.infer_objects()
+
+
+def individual_picker(ws: Workspace, result: FitResult, key: str = session.INDIVIDUAL_WIDGETS,
+                      allow_edit: bool = True) -> Individual | None:
+    """Pick an individual by row, by search, or by editing its feature values. ``None`` when a search finds nobody
+    or cannot be read: the page then shows no individual (the one chosen before stays chosen for other pages)."""
+    current = current_individual(ws, result)
+    modes = ["row", "search"] + (["edit"] if allow_edit else [])
+    names = {"row": "By row", "search": "Search", "edit": "Edit values"}
+    # no default once the key holds a value ("Try this advice" writes it): Streamlit warns about both at once
+    mode = st.segmented_control("Choose an individual", modes,
+                                                default=None if session.has_widget(f"{key}_mode") else "row",
+                                format_func=names.get, key=f"{key}_mode", required=True)
+    positions = ws.X.index
+    if mode == "search":
+        q = st.text_input("Search", key=f"{key}_query",
+                          placeholder='e.g. Unemployed, or: income > 80 and age < 30, or: `model output` == "approved"',
+                          help=SEARCH_HELP.format(label=search.LABEL, output=search.OUTPUT))
+        try:
+            hits = search.search_rows(ws, q)
+        except search.SearchError as exc:
+            st.error(f"**Search not understood:** {exc}.", icon=":material/search_off:")
+            _stale_note(current)
+            return None
+        if len(hits) == 0:
+            st.warning("No row matches this search; try another.", icon=":material/search_off:")
+            _stale_note(current)
+            return None
+        else:
+            pick = st.selectbox(f"{pluralise(len(hits), 'matching row')} (first 200)", list(hits), key=f"{key}_hit",
+                                format_func=lambda r: f"row {r}: " + ", ".join(f"{v}" for v in ws.X.loc[r].tolist()[:5]))
+            if pick is not None and pick != current:
+                session.choose_individual(pick)
+                current = pick
+    elif mode == "row":
+        lo, hi = int(positions.min()), int(positions.max())
+        row = st.number_input(f"Row ({lo}–{hi})", lo, hi, value=int(current), step=1, key=f"{key}_row_{current}")
+        if row != current and row in positions:
+            session.choose_individual(row)
+            current = row
+    values = ws.X.loc[current]
+    output = ws.y_pred[positions.get_loc(current)]
+    if mode == "edit":
+        edited = _edit_form(ws, values, key)
+        if edited is not None:
+            return edited
+    return Individual(row=current, values=values, output=output)
+
+
+SEARCH_HELP = ("Text (no = < > ! or backticks) finds rows containing it anywhere, label and model output "
+               "included. An expression selects rows: comparisons == != < <= > >=, `in [..]`, joined by and / or / "
+               "not, e.g. `income > 80 and age < 30`. Besides the features: `{label}` (the label column, also under "
+               "its own name) and `` `{output}` `` (backticks for names with spaces); classes by value or name, e.g. "
+               "`{label} == 1`, `` `{output}` == \"approved\" ``. Quote text values.")
+
+
+def _stale_note(current) -> None:
+    st.caption(f"No individual is shown. Row {current}, chosen before, stays selected for the other pages and the "
+               "report until you pick another.")
+
+
+def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
+    if ws.model.predict is None:
+        st.info("Edited values need a model to score them; with a column of outputs only existing rows can be "
+                "explained.", icon=":material/info:")
+        return None
+    stored = session.edited_individual()
+    start = pd.Series(stored) if stored else base
+    with st.form(f"{key}_edit_form"):
+        cols = st.columns(3)
+        new = {}
+        for i, f in enumerate(ws.features):
+            box = cols[i % 3]
+            if f in ws.data.categorical:
+                values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
+                cur = start[f]
+                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}")
+            else:
+                is_int = pd.api.types.is_integer_dtype(ws.X[f])
+                v = start[f]
+                new[f] = box.number_input(f, value=int(v) if is_int else float(v), step=1 if is_int else None,
+                                          key=f"{key}_e_{f}", format=None if is_int else "%.4g")
+        submitted = st.form_submit_button("Explain these values", type="primary")
+    if submitted:
+        session.set_edited_individual(new)
+        stored = new
+    if not stored:
+        st.caption("Change values and press **Explain these values**.")
+        return None
+    row = pd.Series(stored)[ws.features]
+    frame = row.to_frame().T.infer_objects()
+    for f in ws.features:
+        frame[f] = frame[f].astype(ws.X[f].dtype)
+    try:
+        output = np.asarray(ws.model.predict(frame))[0]
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"The model could not score these values ({exc}).")
+        return None
+    return Individual(row=None, values=frame.iloc[0], output=output, edited=True)
+
+
+def guard(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; engine errors become a warning on the page."""
+    try:
+        return fn()
+    except TCRExError as exc:
+        st.warning(str(exc), icon=":material/warning:")
+        return None
+
+
+def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) -> None:
+    """The model's output, the one-sentence recourse and the model's verdict on it, big enough for a projector."""
+    who = "Edited individual" if ind.edited else f"Row {ind.row}"
+    split = ""
+    if not ind.edited:
+        split = " (test split)" if ind.row in ws.data.test_index else " (fit row)"
+    outcome = ws.outcome_name(exp.output)
+    target = ""
+    if exp.target is not None:
+        targets = result.explainer.targets_
+        name = ws.target_name(targets[exp.target].target) if exp.target < len(targets) else exp.target_description
+        target = f" → favourable outcome: **{name}**"
+    st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
+    status = exp.status
+    if exp.recourse == "verified" or (exp.recourse is None and status == OK):
+        st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
+                   icon=":material/alt_route:")
+    elif status == ALREADY_IN_TARGET:
+        st.info(exp.text, icon=":material/check_circle:")
+    elif status == NO_ACTIONABLE_RULE:
+        st.warning(exp.text, icon=":material/block:")
+    else:
+        st.warning(exp.text, icon=":material/warning:")
+    verdict = model_verdict(ws, exp)
+    if verdict:
+        st.markdown(verdict)
+    if exp.paper_text and exp.paper_text != exp.text and exp.status != ALREADY_IN_TARGET:
+        st.caption(f"What the optimal rule alone says (before checking on the model): {exp.paper_text}")
+    if exp.recourse == "verified" and exp.counterfactual:
+        st.button("Try this advice in Edit values", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "try_advice"), icon=":material/edit:",
+                  on_click=_follow_advice, args=(ws, dict(exp.counterfactual)),
+                  help="Opens Edit values with exactly the changes the sentence states (every other feature as it "
+                       "is), so the model's answer can be seen, and the next step if it fails.")
+
+
+def _follow_advice(ws: Workspace, point: dict) -> None:
+    """Fill Edit values with the verified point (a callback: widget keys may be written before the rerun)."""
+    prefix = session.INDIVIDUAL_WIDGETS
+    session.set_edited_individual({f: point[f] for f in ws.features})
+    session.set_widget(session.widget_key(prefix, "mode"), "edit")
+    # the form's widgets start from the stored values, not from what they showed before
+    session.clear_widgets(session.widget_key(prefix, "e_"))
+
+
+def model_verdict(ws: Workspace, exp) -> str | None:
+    """One honest line: does the model give the favourable outcome at the point the sentence states?"""
+    if exp.recourse is None:
+        if exp.rule is None:
+            return None
+        return ("*Not checked on a model: the outputs come from a column of the data. A rule holds for most "
+                "individuals inside it, not necessarily for this one.*")
+    if exp.recourse == "similar_case":
+        return (f":orange[**No verified recourse.**] No point that follows a rule's advice, and no smaller change, "
+                f"is confirmed by the model; the similar real case below gets "
+                f"**{ws.outcome_name(exp.example_output)}** but is not advice to follow.")
+    if exp.recourse != "verified":
+        return (":red[**✗ No verified recourse:** no rule has a point the model confirms and no real case to "
+                "start a smaller change from.]")
+    out = ws.outcome_name(exp.counterfactual_output)
+    check = f":green[**✓ Checked on the model:** making exactly the changes above gives **{out}**.]"
+    if exp.counterfactual_source == "searched":
+        return (check + f" At the rule's nearest values the model still gives {ws.outcome_name(exp.boundary_output)}, "
+                "so the values stated lie further inside the rule.")
+    if exp.counterfactual_source == "next_rule":
+        return (check + f" The optimal rule {exp.rule_id} has no point the model confirms for this individual; "
+                f"the recommendation follows the next rule in cost order, {exp.recommended_rule_id}.")
+    if exp.counterfactual_source == "minimal_change":
+        return (check + " No rule has a point the model confirms here: this is a minimal change found from the "
+                "nearest real case with the favourable outcome, every other feature given back.")
+    return check
+
+
+def recourse_alternatives(exp) -> list[dict]:
+    """Metacounterfactuals whose metarule has a rule the constraints allow (where recourse WOULD exist)."""
+    return [a for a in (exp.alternatives or []) if a.get("rule", -1) is not None and a.get("rule", -1) >= 0]
+
+
+def no_actionable_alternatives(exp) -> None:
+    """For an individual without an actionable rule: the nearby metarules where there would be recourse."""
+    alts = recourse_alternatives(exp)
+    st.subheader("Where there would be recourse")
+    if not alts:
+        st.info("No nearby metarule offers an actionable rule under these constraints; relax a constraint (for "
+                "example make a feature free, or lower its weight) to find recourse.", icon=":material/info:")
+        return
+    st.caption("The nearest metarules with a rule the constraints allow: if this individual's features were "
+               "different in these ways, the rules would recommend this recourse.")
+    for k, a in enumerate(alts, start=1):
+        st.markdown(f"{k}. {a['text']}")
+
+    shown = _copy(exp)
+    shown.alternatives = alts
+    show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
+
+
+def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None) -> None:
+    """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
+    first and highlighted, with the model's output at each point in the first row (``constraints``: the
+    explainer's, so an immutable feature reads "immutable", not "free")."""
+    from tcrex.figures import individual_table  # noqa: PLC0415
+
+    table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name,
+                  constraints=constraints)
+    if table is None:
+        return
+    table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
+    styled = table.style.apply(_highlight_row, axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch")
+    st.caption("Highlighted: the features to change. First row: the model's output at each point (✓ = the "
+               "favourable outcome).")
+
+
+def _highlight_row(row: pd.Series) -> list[str]:
+    if row.get("action") == "change":
+        return ["background-color: #fde7d9; font-weight: 600"] * len(row)
+    if str(row.get("feature")).startswith("⟨"):
+        return ["background-color: #eef3f8; font-weight: 600"] * len(row)
+    return [""] * len(row)
+
+
+def _cond_lines(conds: dict) -> str:
+    return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+
+
+def rule_and_metarule(exp) -> None:
+    """The rule and the metarule side by side (two columns of condition lists)."""
+    if exp.rule is None:
+        return
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
+        st.markdown(_cond_lines(exp.rule_conditions))
+        if exp.changes:
+            st.markdown("**Change:** " + ", ".join(
+                f"`{c['feature']}` from {display_value(c['current'])} to "
+                + (f"{display_value(c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
+                   if "value" in c else str(c["condition"]))
+                for c in exp.changes))
+        if exp.keeps:
+            st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+    with right:
+        st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
+        st.caption("The region of inputs for which this rule is recommended:")
+        st.markdown(_cond_lines(exp.metarule_conditions))
+
