@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import copy
 import math
-import threading
-import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -440,40 +438,14 @@ TABLE_CONFIG = {
 }
 
 
-#: Audit figures already built, per audit result (by identity, released with the result). The default audit of the
-#: bundled sample is one result for every session, and its four figures took 1.1 s of the page to build; a deep
-#: copy of a built figure takes a few hundredths of a second.
-_FIGURES: dict = {}
-_FIGURES_LOCK = threading.Lock()
-
-
 def _figure(builder: Callable[..., Any], result, *args, **kwargs):
-    """``builder(result, *args, **kwargs)``, built once per result and arguments; each call gets its own copy (the
-    caller sets its height, so the cached figure is never drawn or changed itself)."""
+    """``builder(result, *args, **kwargs)``, built once per audit result and arguments (the default audit of the
+    bundled sample is one result for every session, and its four figures took 1.1 s of the page to build; a deep
+    copy takes a few hundredths of a second). Each call gets its own copy: the caller sets its height, so the
+    cached figure is never drawn or changed itself."""
     key = (builder.__module__, builder.__qualname__, tuple(repr(a) for a in args),
            tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-    with _FIGURES_LOCK:
-        entry = _FIGURES.get(id(result))
-        built = entry[1].get(key) if entry is not None and entry[0]() is result else None
-    if built is None:
-        built = builder(result, *args, **kwargs)
-        try:
-            ref = weakref.ref(result)
-        except TypeError:  # not weakly referenceable: nothing to keep
-            return built
-        with _FIGURES_LOCK:
-            entry = _FIGURES.get(id(result))
-            if entry is None or entry[0]() is not result:
-                entry = _FIGURES[id(result)] = (ref, {})
-                weakref.finalize(result, _forget, id(result), ref)
-            entry[1][key] = built
-    return copy.deepcopy(built)
-
-
-def _forget(ident: int, ref) -> None:
-    with _FIGURES_LOCK:
-        if ident in _FIGURES and _FIGURES[ident][0] is ref:
-            del _FIGURES[ident]
+    return copy.deepcopy(caching.derived(result, key, lambda: builder(result, *args, **kwargs)))
 
 
 def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, key: str | None = None,

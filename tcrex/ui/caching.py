@@ -35,11 +35,16 @@ The upload caches are cleared when a session that uploaded is released (:mod:`tc
 * per fit: ``FitResult.cache`` holds what is derived from one fit (every row's feature actions, the verified
   points); it lives and dies with its fit in the ``"results"`` LRU and is computed before a fit is shared.
 
+**Per object** -- :func:`derived`: what is built from one object (the audit's figures from an audit result, which
+may be shared by every session) is kept until that object is collected.
+
 Every hand-made least-recently-used store is an :class:`LRU`.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Collection, Hashable
 
@@ -117,3 +122,34 @@ def session_lru(name: str, state=None) -> LRU:
 def cached(name: str, key: Hashable, build: Callable[[], Any]) -> Any:
     """``build()`` once per session and ``key`` in the session LRU ``name``."""
     return session_lru(name).get_or_build(key, build)
+
+
+_derived: dict[int, tuple[weakref.ref, dict]] = {}
+_derived_lock = threading.Lock()
+
+
+def derived(owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
+    """``build()`` once per ``owner`` object and ``key``, kept until ``owner`` is garbage collected (an owner that
+    cannot be weakly referenced gets ``build()`` every time). The value is shared: treat it as read-only."""
+    with _derived_lock:
+        entry = _derived.get(id(owner))
+        if entry is not None and entry[0]() is owner and key in entry[1]:
+            return entry[1][key]
+    value = build()
+    try:
+        ref = weakref.ref(owner)
+    except TypeError:  # not weakly referenceable: nothing to keep
+        return value
+    with _derived_lock:
+        entry = _derived.get(id(owner))
+        if entry is None or entry[0]() is not owner:
+            entry = _derived[id(owner)] = (ref, {})
+            weakref.finalize(owner, _forget, id(owner), ref)
+        entry[1][key] = value
+    return value
+
+
+def _forget(ident: int, ref: weakref.ref) -> None:
+    with _derived_lock:
+        if ident in _derived and _derived[ident][0] is ref:
+            del _derived[ident]

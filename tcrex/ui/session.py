@@ -22,6 +22,7 @@ from typing import Any, Callable, MutableMapping
 
 import streamlit as st
 
+
 def _ss(state: MutableMapping | None) -> MutableMapping:
     return st.session_state if state is None else state
 
@@ -206,6 +207,13 @@ def set_individual_under_b(under_b: bool, state: MutableMapping | None = None) -
         _set(INDIVIDUAL_UNDER_B, True, state)
     else:
         _pop(INDIVIDUAL_UNDER_B, None, state)
+
+
+def clear_data_dependents(state: MutableMapping | None = None) -> None:
+    """New data: forget what named rows or fits of the old data (the individual, its edits, the model-B view, the
+    fit, the last good fit and the fit error)."""
+    for key in (INDIVIDUAL, EDITED_INDIVIDUAL, INDIVIDUAL_UNDER_B, LAST_FIT, LAST_GOOD_FIT, FIT_ERROR):
+        _pop(key, None, state)
 
 
 # ============================================================================================ favourable outcome
@@ -472,10 +480,3 @@ def clear_widgets(prefix: str, keep: Callable[[str], bool] | str | None = None,
     spare = (lambda k: k == keep) if isinstance(keep, str) else keep or (lambda k: False)
     for k in [k for k in ss if str(k).startswith(prefix) and not spare(str(k))]:
         del ss[k]
-
-
-def clear_data_dependents(state: MutableMapping | None = None) -> None:
-    """New data: forget what named rows or fits of the old data (the individual, its edits, the model-B view, the
-    fit, the last good fit and the fit error)."""
-    for key in (INDIVIDUAL, EDITED_INDIVIDUAL, INDIVIDUAL_UNDER_B, LAST_FIT, LAST_GOOD_FIT, FIT_ERROR):
-        _pop(key, None, state)

@@ -123,7 +123,7 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
     its own copy (a page setting its height never changes another's figure)."""
     import plotly.graph_objects as go
 
-    from tcrex.ui import auditing
+    from tcrex.ui import auditing, caching
 
     calls = []
 
@@ -147,4 +147,4 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
     import gc
 
     gc.collect()
-    assert ident not in auditing._FIGURES  # released with its result
+    assert ident not in caching._derived  # released with its result
