@@ -264,6 +264,24 @@ class FeatureSchema:
             check_no_missing(X, self.names)
         return Encoded(_stack_columns(numbers, len(X), np.float64), _stack_columns(codes, len(X), np.int64))
 
+    def decode(self, enc: Encoded, index, as_categorical: dict | None = None) -> pd.DataFrame:
+        """Encoded rows back to feature values (whole-number columns of integer features as int64).
+        ``as_categorical``: feature name -> (codes of the schema's categories in a pandas CategoricalDtype, or -1
+        where absent; that dtype): those columns come out as that dtype directly, the same column as decoding to
+        values and casting (model calls on data held as pandas categories)."""
+        cols = {}
+        for i, f in enumerate(self.features):
+            slot = self.slot[i]
+            if f.is_categorical and as_categorical and f.name in as_categorical:
+                codes, dtype = as_categorical[f.name]
+                cols[f.name] = pd.Categorical.from_codes(codes[enc.cat[:, slot]], dtype=dtype)
+            elif f.is_categorical:
+                cols[f.name] = np.asarray(f.categories, dtype=object)[enc.cat[:, slot]]
+            else:
+                col = enc.num[:, slot]
+                cols[f.name] = col.astype(np.int64) if f.integer and np.all(col == np.round(col)) else col
+        return pd.DataFrame(cols, index=index)
+
     def _categories_index(self, i: int):
         """Feature i's category -> code lookup, cached (built once per schema, not per encode)."""
         cats = self.features[i].categories
@@ -444,3 +462,61 @@ def _codes(s: pd.Series, f: Feature, index=None) -> np.ndarray:
         raise DataError(f"column {f.name!r} holds categor(ies) {unseen} not seen when the explainer was fitted "
                         f"(known: {f.categories[:20]}); refit on data that includes them")
     return mapping[local]
+
+
+def one_row(x, names, dtypes=None) -> pd.DataFrame:
+    """One input (a one-row frame, a Series, a dict or a sequence of values in feature order) as a one-row frame
+    with the fit data's dtypes where they keep every value (:func:`restore_dtypes`)."""
+    if isinstance(x, pd.DataFrame):
+        if len(x) != 1:
+            raise ParameterError(f"explain_one takes one row, got {len(x)}; use explain() for many")
+        return restore_dtypes(x, dtypes)
+    if isinstance(x, pd.Series):
+        return restore_dtypes(x.to_frame().T.infer_objects(), dtypes)
+    if isinstance(x, dict):
+        return restore_dtypes(pd.DataFrame([x]), dtypes)
+    arr = np.asarray(x, dtype=object).reshape(1, -1)
+    if arr.shape[1] != len(names):
+        raise ParameterError(f"expected {len(names)} values ({names}), got {arr.shape[1]}")
+    return restore_dtypes(pd.DataFrame(arr, columns=names).infer_objects(), dtypes)
+
+
+def restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
+    """Give a one-row frame the column dtypes of the fit data (a Series of a mixed frame holds objects), so a
+    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. The cast never changes
+    a value: a value the fit dtype cannot hold exactly (3.9 in a column fitted as integers, an unseen category)
+    keeps its column as it is, so the row is read exactly as :meth:`tcrex.TCREx.explain` reads it from a frame (and
+    encoding reports what it cannot read by name)."""
+    if not dtypes or len({str(c) for c in X.columns}) != X.shape[1]:  # duplicate names: encoding reports them
+        return X
+    out = None
+    for j, c in enumerate(X.columns):
+        want = dtypes.get(str(c))
+        col = X.iloc[:, j]
+        if want is None or col.dtype == want:
+            continue
+        try:
+            if isinstance(want, pd.CategoricalDtype):
+                if not col.isna().all() and not col.dropna().isin(want.categories).all():
+                    continue
+            cast = col.astype(want)
+        except Exception:  # noqa: BLE001 - a value the dtype cannot hold (too large, text): encoding reports it
+            continue
+        if not isinstance(want, pd.CategoricalDtype) and not same_values(col, cast):
+            continue  # a lossy cast (3.9 -> 3, "3" -> 3, 2**53 + 1 -> float): keep the value as given
+        if out is None:
+            out = X.copy()
+        out.isetitem(j, cast)
+    return X if out is None else out
+
+
+def same_values(before: pd.Series, after: pd.Series) -> bool:
+    """Whether a cast kept every value (missing stays missing; 3.0 -> 3 is kept, 3.9 -> 3 and "3" -> 3 are not)."""
+    a, b = before.to_numpy(dtype=object), after.to_numpy(dtype=object)
+    for u, v in zip(a, b):
+        if pd.isna(u) or pd.isna(v):
+            if not (pd.isna(u) and pd.isna(v)):
+                return False
+        elif not (u == v and v == u):  # Python compares int and float exactly (2**53 + 1 != 2.0**53)
+            return False
+    return True

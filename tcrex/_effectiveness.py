@@ -22,6 +22,8 @@ import pandas as pd
 
 from ._data import as_frame
 from ._errors import ModelError, NotFittedError, SchemaError
+from ._rows import lookup, outputs
+from ._state import FittedState
 from ._verify import recourse_codes, verify_points
 from ._vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
                           SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
@@ -128,29 +130,30 @@ def _frame(records, columns, id_name) -> pd.DataFrame:
     return frame
 
 
-def compute(ex, X=None, model=None, y_pred=None, reference=None) -> Effectiveness:
-    model = model if model is not None else getattr(ex, "model_", None)
+def compute(state: FittedState, X=None, model=None, y_pred=None, reference=None) -> Effectiveness:
+    """The effectiveness on X (the fit rows by default) with ``model`` (default the fitted one)."""
+    model = model if model is not None else state.model
     if model is None:
         raise ModelError("effectiveness checks points on the model: pass model= (or fit with the model)")
     if X is None:
-        if not ex.has_fit_data:
+        if not state.has_fit_data:
             raise NotFittedError("the default population is the fit data, which a JSON export does not hold; "
                                  "pass X (and model=)")
-        X = ex._decode(ex._fit_enc, ex._fit_index)
-        y = ex._fit_y if y_pred is None else ex._outputs(X, y_pred)
+        X = state.schema.decode(state.fit_enc, state.fit_index)
+        y = state.fit_y if y_pred is None else outputs(state, X, y_pred)
         population = "fit rows"
     else:
         X = as_frame(X)
-        y = ex._outputs(X, y_pred, model)
+        y = outputs(state, X, y_pred, model)
         population = "given rows"
-    enc = ex.schema_.encode(X)
-    res = ex._lookup(enc, y, ex.targets_)
-    rec = verify_points(ex, X, enc, res, model, reference)
-    return _summarise(ex, population, res["target"], res["rule"], res["metarule"],
+    enc = state.schema.encode(X)
+    res = lookup(state, enc, y, state.solutions)
+    rec = verify_points(state, X, enc, res, model, reference)
+    return _summarise(state, population, res["target"], res["rule"], res["metarule"],
                       np.where(rec.found, rec.source, -1), recourse_codes(rec))
 
 
-def from_rows(ex, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
+def from_rows(state: FittedState, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
               population: str = "given rows") -> Effectiveness:
     """The same figures from frames already computed for the same rows: ``explanations`` from
     :meth:`TCREx.explain` and ``counterfactuals`` from :meth:`TCREx.counterfactuals` with ``verify=True`` (aligned
@@ -166,11 +169,11 @@ def from_rows(ex, explanations: pd.DataFrame, counterfactuals: pd.DataFrame,
 
     source = pd.Categorical(counterfactuals["source"].astype(object), categories=list(SOURCES)).codes
     recourse = pd.Categorical(counterfactuals["recourse"].astype(object), categories=list(RECOURSE_OUTCOMES)).codes
-    return _summarise(ex, population, ids("target"), ids("rule"), ids("metarule"), np.asarray(source, np.int64),
+    return _summarise(state, population, ids("target"), ids("rule"), ids("metarule"), np.asarray(source, np.int64),
                       np.asarray(recourse, np.int64))
 
 
-def _summarise(ex, population, target, rule, metarule, source, recourse) -> Effectiveness:
+def _summarise(state: FittedState, population, target, rule, metarule, source, recourse) -> Effectiveness:
     """Counts over the population and per-rule / per-metarule shares from per-row codes (see module doc):
     ``source`` indexes SOURCES (-1: nothing found), ``recourse`` RECOURSE_OUTCOMES (-1: not needing)."""
     needing = target >= 0
@@ -180,8 +183,8 @@ def _summarise(ex, population, target, rule, metarule, source, recourse) -> Effe
     via_rule = src[BOUNDARY] | src[SEARCHED]
     res = {"target": target, "rule": rule, "metarule": metarule}
     frames = {}
-    for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in ex.targets_]),
-                                ("metarule", META_COLUMNS, [len(s.metarules) for s in ex.targets_])):
+    for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in state.solutions]),
+                                ("metarule", META_COLUMNS, [len(s.metarules) for s in state.solutions])):
         rows = []
         for t, size in enumerate(sizes):
             sel = has & (res["target"] == t) & (res[key] >= 0)
@@ -204,15 +207,15 @@ def _summarise(ex, population, target, rule, metarule, source, recourse) -> Effe
                          int(src[MINIMAL_CHANGE][needing].sum()), frames["rule"], frames["metarule"])
 
 
-def resolve(ex, effectiveness, X, model, y_pred):
+def resolve(state: FittedState, effectiveness, X, model, y_pred):
     """The Effectiveness a frame should show, or None when nothing asks for it."""
     if isinstance(effectiveness, Effectiveness):
         return effectiveness
     if effectiveness is False or (effectiveness is None and X is None and model is None and y_pred is None):
         return None
-    if effectiveness is True and X is None and model is None and getattr(ex, "effectiveness_", None) is not None:
-        return ex.effectiveness_  # loaded with a JSON export that carries it
-    return compute(ex, X, model, y_pred)
+    if effectiveness is True and X is None and model is None and state.effectiveness is not None:
+        return state.effectiveness  # loaded with a JSON export that carries it
+    return compute(state, X, model, y_pred)
 
 
 def add_columns(frame: pd.DataFrame, eff: Effectiveness | None, key: str) -> pd.DataFrame:

@@ -12,19 +12,19 @@ import pandas as pd
 from ._errors import ParameterError
 
 
-def in_target(ex, outputs, targets) -> np.ndarray:
-    """Per row, whether ``outputs[i]`` lies in target ``targets[i]`` (a target id as in ``explain()['target']``);
-    False where the target id is missing (the row did not need recourse)."""
-    ex._require_fitted()
+def in_target(solutions, outputs, targets) -> np.ndarray:
+    """Per row, whether ``outputs[i]`` lies in target ``targets[i]`` (a target id as in ``explain()['target']``,
+    an index into ``solutions``: the fitted targets, then any solved on demand); False where the target id is
+    missing (the row did not need recourse)."""
     y = np.asarray(outputs.to_numpy() if isinstance(outputs, (pd.Series, pd.Index)) else outputs)
     t = pd.array(targets, dtype="Int64") if not isinstance(targets, pd.arrays.IntegerArray) else targets
     if len(y) != len(t):
         raise ParameterError(f"got {len(y)} outputs for {len(t)} target ids; give one target id per output")
     ids = np.asarray(t.fillna(-1), dtype=np.int64)
-    n_targets = len(ex._all_targets)
+    n_targets = len(solutions)
     if (ids >= n_targets).any():
         raise ParameterError(f"target ids run from 0 to {n_targets - 1}, got {int(ids.max())}")
-    return contained(ex._all_targets, y, ids)
+    return contained(solutions, y, ids)
 
 
 def contained(solutions, outputs: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -5,18 +5,20 @@ for a classifier, per fitted target interval for a regression), over all rows (p
 :class:`CandidateCounts` add up), and re-derive the valid rules (ρ, τ) and metarules from those counts: rules
 sitting near τ on the sample no longer flip.
 
-The explainer keeps the counts (``TCREx.recount_counts_``): every later derivation — ``update(tau=...)``,
+The explainer's state keeps the counts (``TCREx.recount_counts_``): every later derivation — ``update(tau=...)``,
 ``update(target=...)``, ``update(constraints=...)``, targets derived on demand by ``explain(target=...)`` — reads
-them, so a recounted explainer never mixes the sample's counts with all rows' size.
+them (:func:`tcrex._derive.counts_for`), so a recounted explainer never mixes the sample's counts with all rows' size.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ._derive import derive
 from ._errors import ParameterError
 from ._outputs import min_rule_rows
+from ._state import FittedState, rederive
 from ._targets import Target
 from ._vocabulary import CLASSIFICATION
 
@@ -61,19 +63,19 @@ class Recounted:
     min_count: int
 
 
-def count_targets(ex) -> tuple:
-    """What :func:`candidate_counts` counts for ``ex``: one target per class, or the fitted regression targets."""
-    if ex.task_ == CLASSIFICATION:
-        return tuple(Target(classes=(c,)) for c in ex.classes_)
-    return tuple(s.target for s in ex.targets_)
+def count_targets(state: FittedState) -> tuple:
+    """What :func:`candidate_counts` counts for ``state``: one target per class, or the fitted regression targets."""
+    if state.task == CLASSIFICATION:
+        return tuple(Target(classes=(c,)) for c in state.classes)
+    return tuple(s.target for s in state.solutions)
 
 
-def candidate_counts(ex, X, y, chunk: int = 20_000) -> CandidateCounts:
-    """Counts of ``ex``'s candidate rules on the rows X with outputs y (raw model outputs)."""
-    cands = ex.surrogate_.candidates_
-    enc = ex.schema_.encode(X)
+def candidate_counts(state: FittedState, X, y, chunk: int = 20_000) -> CandidateCounts:
+    """Counts of ``state``'s candidate rules on the rows X with outputs y (raw model outputs)."""
+    cands = state.surrogate.candidates_
+    enc = state.schema.encode(X)
     y = np.asarray(y)
-    targets = count_targets(ex)
+    targets = count_targets(state)
     n_inside = np.zeros(len(cands), dtype=np.int64)
     n_target = [np.zeros(len(cands), dtype=np.int64) for _ in targets]
     in_t = [t.contains(y) for t in targets]
@@ -86,39 +88,21 @@ def candidate_counts(ex, X, y, chunk: int = 20_000) -> CandidateCounts:
     return CandidateCounts(len(enc), n_inside, n_target, targets)
 
 
-def counts_for(ex, target: Target):
-    """``(n_inside, n_target, n_rows, min_count)`` every derivation of ``ex`` uses for ``target``: the recounted
-    counts when :func:`recount` ran, else the surrogate's fit counts."""
-    rec = ex.__dict__.get("recount_counts_")
-    if rec is None:
-        n_target = ex.surrogate_.count(target.contains(ex._fit_y).astype(np.float64))
-        return ex.surrogate_.n_inside_, n_target, ex.n_fit_rows_, ex.surrogate_.min_count_
-    n_target = rec.counts.for_target(target)
-    if n_target is None:
-        raise ParameterError(f"the rules were recounted on {rec.counts.n_rows:,} rows for the fitted targets only; "
-                             f"{target.describe()} was not counted there. Fit with this target, then recount.")
-    return rec.counts.n_inside, n_target, rec.counts.n_rows, rec.min_count
-
-
-def recount(ex, counts: CandidateCounts) -> dict:
-    """Re-derive ``ex``'s rules from ``counts`` and keep the counts for later updates; returns a summary (how many
-    rules the recount changed)."""
-    cands = ex.surrogate_.candidates_
-    if len(counts.n_inside) != len(cands) or tuple(counts.targets) != count_targets(ex):
+def recount(state: FittedState, counts: CandidateCounts, spec) -> FittedState:
+    """A new state whose rules (targets of ``spec``) are re-derived from ``counts``, keeping the counts for later
+    updates and a summary of what changed (``recount_summary``). Raises, leaving ``state`` as it was, when no
+    rule is valid on the counted rows."""
+    cands = state.surrogate.candidates_
+    if len(counts.n_inside) != len(cands) or tuple(counts.targets) != count_targets(state):
         raise ParameterError("these counts come from another explainer (other candidate rules or outputs); count "
                              "with this explainer's candidate_counts()")
-    before = [{s.rules.key(r) for r in range(s.n_rules)} for s in ex.targets_]
-    old = (ex.__dict__.get("recount_counts_"), ex.n_fit_rows_, ex.targets_, ex.__dict__.get("_extra_targets", []))
-    ex.recount_counts_ = Recounted(counts, min_rule_rows(counts.n_rows, ex.rho))
-    ex.n_fit_rows_ = counts.n_rows  # supports and the JSON's counts now refer to all counted rows
-    try:
-        ex._derive(ex.target, lambda step, f: None)
-    except Exception:  # no valid rule on all rows: the explainer stays as it was
-        ex.recount_counts_, ex.n_fit_rows_, ex.targets_, ex._extra_targets = old
-        if old[0] is None:
-            del ex.recount_counts_
-        raise
-    after = [{s.rules.key(r) for r in range(s.n_rules)} for s in ex.targets_]
+    before = [{s.rules.key(r) for r in range(s.n_rules)} for s in state.solutions]
+    # supports and the JSON's counts now refer to all counted rows
+    new = rederive(state, recounted=Recounted(counts, min_rule_rows(counts.n_rows, state.rho)),
+                   n_fit_rows=counts.n_rows)
+    solutions = derive(new, spec)
+    after = [{s.rules.key(r) for r in range(s.n_rules)} for s in solutions]
     changed = sum(len(a ^ b) for a, b in zip(before, after))
-    return {"n_rows": counts.n_rows, "rules_before": sum(map(len, before)), "rules_after": sum(map(len, after)),
-            "rules_changed": changed}
+    summary = {"n_rows": counts.n_rows, "rules_before": sum(map(len, before)), "rules_after": sum(map(len, after)),
+               "rules_changed": changed}
+    return replace(new, solutions=solutions, recount_summary=summary)

@@ -37,6 +37,7 @@ from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ._data import Encoded
 from ._local import PercentileScale, nearest_in_interval
 from ._reach import contained
+from ._state import FittedState
 from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
 
 #: Observed values kept nearest to each end of a rule's interval (the nearest points of the rule in the data).
@@ -97,13 +98,17 @@ def compute_rule_values(fit: Encoded, fit_y, sol) -> list[dict]:
     return out
 
 
-def rule_values(ex, sol):
-    """The solution's per-rule values: restored from JSON, or computed once from the fit rows (None when the
-    explainer has neither: the rules' nearest points are then used, see :meth:`Candidates._numeric_options`)."""
-    values = getattr(sol, "rule_values", None)
-    if values is None and ex.has_fit_data:
-        values = sol.rule_values = compute_rule_values(ex._fit_enc, ex._fit_y, sol)
-    return values
+def rule_values(state: FittedState, t: int):
+    """Target ``t``'s per-rule values: restored from JSON, or computed once from the fit rows (kept in the state's
+    declared cache); None when the state has neither (the rules' nearest points are then used, see
+    :meth:`Candidates._numeric_options`)."""
+    if state.rule_values is not None and t < len(state.solutions):
+        return state.rule_values[t]
+    cached = state.cache.rule_values
+    if t not in cached:
+        cached[t] = (compute_rule_values(state.fit_enc, state.fit_y, state.all_solutions()[t])
+                     if state.has_fit_data else None)
+    return cached[t]
 
 
 # ------------------------------------------------------------------------------------------ model calls
@@ -198,15 +203,15 @@ def _ranks(lengths: tuple, joint_only: bool) -> np.ndarray:
 class Candidates:
     """Candidate points of rows for rules: built per group of rows that share a rule and the way they reach it."""
 
-    def __init__(self, ex, enc: Encoded, targets):
-        self.ex, self.enc, self.targets = ex, enc, targets
-        self.schema = ex.schema_
-        cons = ex.constraints_.features if getattr(ex, "constraints_", None) is not None else None
+    def __init__(self, state: FittedState, enc: Encoded, targets):
+        self.state, self.enc, self.targets = state, enc, targets
+        self.schema = state.schema
+        cons = state.constraints.features if state.constraints is not None else None
         self.kind = [c.kind for c in cons] if cons is not None else ["free"] * len(self.schema)
         self.weight = np.array([c.weight_units for c in cons] if cons is not None else [UNIT] * len(self.schema),
                                dtype=np.int64)
-        self.trans = ex._transitions()
-        self.pref = ex._category_preference()
+        self.trans = state.transitions()
+        self.pref = state.category_preference
         self.integer = np.array([self.schema.features[i].integer for i in self.schema.numeric], dtype=bool)
         self.num_kind = np.array([self.kind[i] for i in self.schema.numeric], dtype=object)
         self.cat_kind = np.array([self.kind[i] for i in self.schema.categorical], dtype=object)
@@ -215,7 +220,7 @@ class Candidates:
 
     def _values(self, t: int):
         if t not in self.values:
-            self.values[t] = rule_values(self.ex, self.targets[t])
+            self.values[t] = rule_values(self.state, t)
             if self.values[t] is None:
                 self.notes.append(f"the rules of target {self.targets[t].target.describe()} carry no observed "
                                   "values (a file written before version 4, or no fit rows): their points use "
@@ -322,16 +327,16 @@ class Candidates:
 
 
 # ------------------------------------------------------------------------------------------ the search
-def find_recourse(ex, enc: Encoded, res: dict, model_call, *, reference=None, targets=None) -> Recourse:
+def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, reference=None) -> Recourse:
     """See the module doc. ``res``: the explainer's lookup of the rows; ``model_call(enc) -> outputs``;
     ``reference``: (encoded rows, their model outputs, PercentileScale) for steps 3-4, or None."""
-    targets = ex._all_targets if targets is None else targets
+    targets = state.all_solutions()
     n = len(enc)
-    d = len(ex.schema_)
+    d = len(state.schema)
     tgt, paper_rule = res["target"], res["rule"]
     needing = tgt >= 0
     scorer = Scorer(model_call, targets)
-    cands = Candidates(ex, enc, targets)
+    cands = Candidates(state, enc, targets)
     point = Encoded(enc.num.copy(), enc.cat.copy())
     nearest = Encoded(enc.num.copy(), enc.cat.copy())
     rec = Recourse(point=point, needing=needing, found=np.zeros(n, dtype=bool),
@@ -355,7 +360,7 @@ def find_recourse(ex, enc: Encoded, res: dict, model_call, *, reference=None, ta
 
     # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
     with_rule = np.flatnonzero(needing & (paper_rule >= 0))
-    _search_rules(ex, cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
+    _search_rules(cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
     # 3: beyond the rules, 4: a similar case
     left = np.flatnonzero(needing & ~done)
     if len(left):
@@ -366,18 +371,18 @@ def find_recourse(ex, enc: Encoded, res: dict, model_call, *, reference=None, ta
                              "rules and similar cases need reference rows (reference=), which this explainer "
                              "does not hold")
         else:
-            _beyond_rules(ex, cands, scorer, rec, left, tgt, reference, accept)
+            _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
     rec.notes = cands.notes + rec.notes
     diff = (point.num != enc.num)
-    rec.changed[:, ex.schema_.numeric] = diff
-    rec.changed[:, ex.schema_.categorical] = point.cat != enc.cat
+    rec.changed[:, state.schema.numeric] = diff
+    rec.changed[:, state.schema.categorical] = point.cat != enc.cat
     rec.changed[~rec.found] = False
     point.num[~rec.found], point.cat[~rec.found] = enc.num[~rec.found], enc.cat[~rec.found]
     rec.n_model_calls = scorer.calls
     return rec
 
 
-def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, targets):
+def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targets):
     if not len(rows):
         return
     for s in range(0, len(rows), CHUNK_ROWS):
@@ -491,7 +496,7 @@ def _score_round(rec, scorer, accept, blocks) -> None:
     accept(owner[best], num[best], cat[best], out[best], rule[best], source, near=(near_num, near_cat, near_out))
 
 
-def _beyond_rules(ex, cands, scorer, rec, rows, tgt, reference, accept):
+def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
     """Steps 3-4 for ``rows`` (see the module doc)."""
     ref_enc, ref_out, scale = reference
     enc = cands.enc
@@ -660,14 +665,14 @@ def _give_back_greedy(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, t
     return p.num, p.cat, out
 
 
-def reference_rows(ex, reference_enc: Encoded | None, model_call, fit_outputs=None):
+def reference_rows(state: FittedState, reference_enc: Encoded | None, model_call, fit_outputs=None):
     """(encoded reference rows, their model outputs, percentile scale) for steps 3-4: the given rows, else the fit
     rows in memory, else None. ``fit_outputs``: the fit rows' outputs when they are known to be this model's (the
     model the explainer was fitted with), which saves scoring them again."""
     if reference_enc is None:
-        if not ex.has_fit_data:
+        if not state.has_fit_data:
             return None
-        reference_enc, scale = ex._fit_enc, ex._scale()
+        reference_enc, scale = state.fit_enc, state.scale()
         if fit_outputs is not None and len(reference_enc):
             return reference_enc, np.asarray(fit_outputs, dtype=object), scale
     else:

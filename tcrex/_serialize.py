@@ -21,10 +21,12 @@ import numpy as np
 from ._boxes import Boxes
 from ._constraints import Constraints
 from ._data import FeatureSchema, _native
+from ._effectiveness import Effectiveness
 from ._errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
 from ._params import check_parameter
 from ._recourse import rule_values
+from ._state import FittedState, preference_of
 from ._vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import ORDERED_KEYS, Target
@@ -56,28 +58,30 @@ def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
     return {schema.names[i]: c["bounds"] for i, c in box_conditions(schema, boxes, r, text=False).items()}
 
 
-def to_json(ex, indent=None, effectiveness=None) -> str:
-    schema = ex.schema_
+def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -> str:
+    """The export of ``state``; ``params``: the estimator's parameters (``TCREx.get_params()``)."""
+    schema = state.schema
     doc = {
-        "format": FORMAT, "version": VERSION, "task": ex.task_,
-        "params": {"rho": ex.rho, "tau": ex.tau, "n_trees": ex.n_trees, "max_cells": ex.max_cells,
-                   "grower": ex.grower, "random_state": ex.random_state,
+        "format": FORMAT, "version": VERSION, "task": state.task,
+        "params": {"rho": params["rho"], "tau": params["tau"], "n_trees": params["n_trees"],
+                   "max_cells": params["max_cells"], "grower": params["grower"],
+                   "random_state": params["random_state"],
                    # optional (older exports lack it): the grower "auto" resolved to, "exact" or "hist"
-                   **({"grower_used": ex.grower_} if getattr(ex, "grower_", None) else {}),
-                   "constraints": ex.constraints_.to_dict(), "target": _target_param(ex.target)},
-        "n_fit_rows": int(ex.n_fit_rows_),
+                   **({"grower_used": state.grower} if state.grower else {}),
+                   "constraints": state.constraints.to_dict(), "target": _target_param(params["target"])},
+        "n_fit_rows": int(state.n_fit_rows),
         "features": schema.to_list(),
     }
-    if ex.task_ == CLASSIFICATION:
-        doc["classes"] = [_native(c) for c in ex.classes_]
-    counts = ex._category_counts()
+    if state.task == CLASSIFICATION:
+        doc["classes"] = [_native(c) for c in state.classes]
+    counts = state.category_counts
     if counts is not None:
         doc["category_counts"] = {schema.names[i]: [int(c) for c in counts[j]]
                                   for j, i in enumerate(schema.categorical)}
     targets = []
-    for t, sol in enumerate(ex.targets_):
+    for t, sol in enumerate(state.solutions):
         complexity = sol.rules.complexity()
-        values = rule_values(ex, sol)
+        values = rule_values(state, t)
         targets.append({
             "id": t, "outputs": sol.target.to_dict(), "description": sol.target.describe(),
             "n_cells": int(sol.n_cells),
@@ -94,7 +98,6 @@ def to_json(ex, indent=None, effectiveness=None) -> str:
         })
     doc["targets"] = targets
     if effectiveness is not None:  # optional: version 3 adds it, older readers never see it
-        from ._effectiveness import Effectiveness  # noqa: PLC0415 - _effectiveness imports the explainer, which imports this
         if not isinstance(effectiveness, Effectiveness):
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
         doc["version"] = VERSION_EFFECTIVENESS
@@ -192,6 +195,8 @@ def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
 
 
 def from_json(cls, text, max_grid_bytes: int | None = None):
+    """An estimator of class ``cls`` (made with the export's parameters) holding the :class:`FittedState` the export
+    describes, checked as untrusted input."""
     max_grid_bytes = MAX_GRID_BYTES if max_grid_bytes is None else int(max_grid_bytes)
     try:
         doc = json.loads(text) if isinstance(text, (str, bytes, bytearray)) else text
@@ -216,21 +221,18 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
         params = doc.get("params", {})
         ex = cls(**_params(doc))
         ex.constraints = params.get("constraints") or None
-        ex.constraints_ = Constraints(schema, ex.constraints)
-        ex.schema_, ex.task_, ex.n_fit_rows_ = schema, task, n_fit
-        ex.classes_ = list(_list(doc.get("classes", []), "classes"))
-        if len(ex.classes_) > MAX_TARGET_CLASSES:
-            raise SchemaError(f"classes lists {len(ex.classes_):,} classes; at most {MAX_TARGET_CLASSES:,} are "
+        constraints = Constraints(schema, ex.constraints)
+        classes = list(_list(doc.get("classes", []), "classes"))
+        if len(classes) > MAX_TARGET_CLASSES:
+            raise SchemaError(f"classes lists {len(classes):,} classes; at most {MAX_TARGET_CLASSES:,} are "
                               "supported")
         items = _list(doc["targets"], "targets")
         if len(items) > max(2, MAX_TARGET_CLASSES):
             raise SchemaError(f"targets lists {len(items):,} targets; at most {max(2, MAX_TARGET_CLASSES):,} are "
                               "supported")
-        ex.surrogate_ = None
-        ex.model_ = None
         used = params.get("grower_used", params.get("grower"))
-        ex.grower_ = used if used in ("exact", "hist") else None  # None: the export does not say
-        solutions = []
+        grower = used if used in ("exact", "hist") else None  # None: the export does not say
+        solutions, values = [], []
         for t, item in enumerate(items):
             if not isinstance(item, dict):
                 raise SchemaError(f"targets[{t}] must be an object")
@@ -255,17 +257,20 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
             for i, r in enumerate(rules):
                 if "complexity" in r:
                     _count(r["complexity"], f"targets[{t}].rules[{i}].complexity")
-            if -1 in meta_rule and ex.constraints_.trivial:
+            if -1 in meta_rule and constraints.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
             sol = Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
-                                   ex.constraints_, max_cells=ex.max_cells, max_bytes=max_grid_bytes)
-            sol.rule_values = _rule_values(schema, rules, rule_boxes, t)
+                                   constraints, max_cells=ex.max_cells, max_bytes=max_grid_bytes)
+            values.append(_rule_values(schema, rules, rule_boxes, t))
             solutions.append(sol)
-        ex.targets_ = solutions
-        ex._restore_category_counts(_category_counts(schema, doc.get("category_counts")))
-        if doc.get("effectiveness") is not None:
-            from ._effectiveness import Effectiveness  # noqa: PLC0415 - import cycle, as above
-            ex.effectiveness_ = Effectiveness.from_dict(doc["effectiveness"])
+        counts = _category_counts(schema, doc.get("category_counts"))
+        effectiveness = Effectiveness.from_dict(doc["effectiveness"]) if doc.get("effectiveness") is not None \
+            else None
+        ex.state_ = FittedState(schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=n_fit,
+                                solutions=solutions, tau=ex.tau, rho=ex.rho, max_cells=ex.max_cells,
+                                random_state=ex.random_state, grower=grower, category_counts=counts,
+                                category_preference=preference_of(counts, schema), rule_values=values,
+                                effectiveness=effectiveness)
     except SchemaError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:

@@ -348,9 +348,9 @@ def test_rules_and_metarules_frames_are_built_once_per_solution_set_and_never_st
     first.loc[:, "text"] = "changed by a caller"
     again = ex.metarules_frame()
     assert (again["text"] != "changed by a caller").all()
-    assert ex._memo_frame("metarules", ex._metarules_frame)() is not ex._memo_frame("metarules", ex._metarules_frame)()
+    assert ex.metarules_frame() is not ex.metarules_frame() and "metarules" in ex.state_.cache.frames
     ex.update(tau=0.75)
     fresh = TCREx(rho=0.03, tau=0.75).fit(X, y_pred=y)
     pd.testing.assert_frame_equal(ex.metarules_frame(), fresh.metarules_frame())
     pd.testing.assert_frame_equal(ex.rules_frame(), fresh.rules_frame())
-    assert "_frame_memo" not in pickle.loads(pickle.dumps(ex)).__dict__
+    assert ex.state_.cache.frames and not pickle.loads(pickle.dumps(ex)).state_.cache.frames  # rebuilt on demand

@@ -79,7 +79,7 @@ def test_update_after_recount_keeps_the_recounted_counts():
     _check_on_all_rows(ex, X, y)
     # a target derived on demand by explain(target=...) also reads the recounted counts
     ex.explain(X.iloc[:50], y_pred=y[:50], target=0)
-    for sol in ex._all_targets:
+    for sol in ex.state_.all_solutions():
         inside = sol.rules.contains(ex.schema_.encode(X)) if sol.n_rules else np.zeros((len(X), 0), bool)
         np.testing.assert_array_equal(inside.sum(axis=0), sol.rule_n)
 

@@ -81,7 +81,7 @@ def test_applying_constraints_updates_without_regrowing_and_every_page_shows_the
     # the rules alone offer nothing actionable; a verified change beyond the rules may still exist (issue #24)
     assert any("No actionable recourse" in w.value for w in [*at.warning, *at.caption])
     assert any(s.value == "Where there would be recourse" for s in at.subheader)
-    exp = res.explainer.explain_one(res.explainer._fit_enc and None or _row(at, row), y_pred=[_output(at, row)])
+    exp = res.explainer.explain_one(_row(at, row), y_pred=[_output(at, row)])
     alternatives = [a for a in exp.alternatives if a["rule"] >= 0]
     assert alternatives and any(alternatives[0]["text"] in m.value for m in at.markdown)
     # removing them re-derives again, still without regrowing
