@@ -13,10 +13,11 @@ Packages, precisely (``package_of``):
 
 Fails on (a) import cycles (all imports; and, separately, import-time cycles of module-level imports including a
 package's own ``__init__``), (b) a module importing another package's private module (a dotted part starting with
-``_``) or a private name (``from x import _y``) from another package, (c) a module outside the core reading a
-private attribute (``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another tcrex package defines and
-its own package does not (private attributes of third-party objects, e.g. Streamlit's media store, are not
-tcrex's to police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
+``_``) or a private name (``from x import _y``) from another package, (c) a module reading a private attribute
+(``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another tcrex package defines and its own package
+does not -- within the engine core, that another core module defines and its own module does not: core modules
+pass state explicitly (private attributes of third-party objects, e.g. Streamlit's media store, are not tcrex's to
+police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
 imported from its owner, (e) streamlit imported by anything but the dashboard, (f) a name in an ``__all__`` that
 the module does not define. The checkers run on a mapping ``module -> source`` so that the tests at the end can
 plant violations in tiny synthetic sources and see them caught.
@@ -191,16 +192,21 @@ def _defined_private_names(source: str) -> set[str]:
     return {n for n in out if _private_name(n)}
 
 
+def _owner(mod: str) -> str:
+    """Who may read a private attribute: its package, or within the engine core its module (each core module
+    passes state explicitly, never through another module's objects' private members)."""
+    own = package_of(mod)
+    return mod if own == "tcrex" else own
+
+
 def private_attribute_uses(sources) -> list[str]:
-    """``obj._name`` in a module outside the core where ``_name`` is defined by another tcrex package only."""
+    """``obj._name`` where ``_name`` is defined only by another tcrex package (by another module, in the core)."""
     by_package: dict[str, set[str]] = {}
     for mod, (src, _) in sources.items():
-        by_package.setdefault(package_of(mod), set()).update(_defined_private_names(src))
+        by_package.setdefault(_owner(mod), set()).update(_defined_private_names(src))
     found = []
     for mod, (src, _) in sources.items():
-        own = package_of(mod)
-        if own == "tcrex":
-            continue
+        own = _owner(mod)
         others = set().union(*(names for p, names in by_package.items() if p != own)) if len(by_package) > 1 \
             else set()
         for node in ast.walk(ast.parse(src)):
@@ -209,7 +215,8 @@ def private_attribute_uses(sources) -> list[str]:
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 continue
             if node.attr in others and node.attr not in by_package.get(own, set()):
-                found.append(f"{mod}:{node.lineno} uses {ast.unparse(node)} (private to another package)")
+                where = "module" if own == mod else "package"
+                found.append(f"{mod}:{node.lineno} uses {ast.unparse(node)} (private to another {where})")
     return sorted(found)
 
 
@@ -344,8 +351,11 @@ def test_checker_finds_a_planted_private_attribute_call():
     tree = _synthetic(tcrex___explainer="class TCREx:\n    def _require_fitted(self): pass\n"
                                         "    def f(self): self._require_fitted()\n",
                       tcrex__figures___style="def solution(ex):\n    ex._require_fitted()\n    return ex.mgr._lock\n",
-                      tcrex__ui__page="import threading\n_lock = threading.Lock()\ndef f(m):\n    return m._lock\n")
+                      tcrex__ui__page="import threading\n_lock = threading.Lock()\ndef f(m):\n    return m._lock\n",
+                      # within the core: another module's object's private member
+                      tcrex___verify="def points(ex, enc):\n    return ex._require_fitted()\n")
     assert private_attribute_uses(tree) == [
+        "tcrex._verify:2 uses ex._require_fitted (private to another module)",
         "tcrex.figures._style:2 uses ex._require_fitted (private to another package)",
         "tcrex.figures._style:3 uses ex.mgr._lock (private to another package)"]
 

@@ -42,9 +42,6 @@ class SharedTCREx(TCREx):
     """A fitted explainer shared by every session: reading works, changing raises :class:`SharedObjectError`."""
 
     def __setattr__(self, name, value):
-        if name.startswith("_") and not name.endswith("_"):  # lazily computed private caches (same value for all)
-            object.__setattr__(self, name, value)
-            return
         raise SharedObjectError(f"this explainer is shared by every session and read-only (tried to set {name!r}); "
                                 "work on copy.deepcopy(explainer)")
 

@@ -32,7 +32,11 @@ def test_a_session_cannot_mutate_the_shared_explainer():
         ex.tau = 0.5
     with pytest.raises(shared.SharedObjectError):
         ex.fit(None)
-    arrays = [v for v in vars(ex).values() if isinstance(v, np.ndarray) and v.dtype != object]
+    with pytest.raises(shared.SharedObjectError):  # no private attribute either: reads never write one
+        ex._cache = {}
+    state = ex.state_
+    arrays = [v for v in vars(state).values() if isinstance(v, np.ndarray) and v.dtype != object]
+    arrays += [state.fit_enc.num, state.fit_enc.cat]
     for t in ex.targets_:
         arrays += [v for v in vars(t).values() if isinstance(v, np.ndarray) and v.dtype != object]
     for arr in arrays:
