@@ -1,16 +1,24 @@
-"""Steps b-e of the paper for a fitted state: valid rules, grid and metarules per target, from the surrogate's
-counts (or the counts of :func:`tcrex._recount.recount`)."""
+"""The paper's steps for a fitted state: the surrogate (step a, :func:`fit_state`), then per target the valid
+rules, grid and metarules (steps b-e, :func:`derive`) from the surrogate's counts (or the counts of
+:func:`tcrex._recount.recount`)."""
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
+import pandas as pd
 
-from ._errors import NoValidRuleError, ParameterError
+from ._constraints import Constraints
+from ._data import FeatureSchema
+from ._errors import ModelError, NoValidRuleError, ParameterError
+from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
+                       detect_task, predict)
 from ._solution import Solution
-from ._state import FittedState
+from ._state import FittedState, category_counts, preference_of, rederive
+from ._surrogate import Surrogate
 from ._targets import Target, targets_from_spec
-from ._vocabulary import NO_RULE
+from ._vocabulary import NO_RULE, REGRESSION
 
 
 def _quiet(step, fraction) -> None:
@@ -55,7 +63,7 @@ def derive(state: FittedState, spec, report=_quiet) -> list[Solution]:
     for t, s in enumerate(solutions):
         if s.n_rules == 0:
             warnings.warn(f"target {t} ({s.target.describe()}) has no valid rule at tau={state.tau}; inputs it "
-                          f"serves get status {NO_RULE!r}", stacklevel=3)
+                          f"serves get status {NO_RULE!r}", stacklevel=4)
     return solutions
 
 
@@ -75,3 +83,59 @@ def solutions_for(state: FittedState, spec) -> list[Solution]:
             state.cache.extra_solutions.append(match)
         found.append(match)
     return found
+
+
+def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: float | None = None) -> FittedState:
+    """``TCREx.fit``: the state of a fit on X (``params``: the estimator's parameters, already checked; ``t0``:
+    when the fit started, for ``timings``)."""
+    t0 = time.perf_counter() if t0 is None else t0
+    schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"])
+    enc = schema.encode(X)
+    report("model outputs", 0.02)
+    y = check_outputs(y_pred, len(X)) if y_pred is not None else predict(model, X)
+    task = check_task(params["task"]) or detect_task(y, model if y_pred is None else None)
+    if task == REGRESSION:
+        y = as_regression(y)
+        classes = []
+        y_code = y
+    else:
+        classes_arr, y_code = class_codes(y)
+        classes = [c.item() if isinstance(c, np.generic) else c for c in classes_arr]
+        if len(classes) < 2:
+            raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
+                             "other output to reach — use data on which it predicts at least two classes")
+        check_n_classes(classes)
+    rows_problem = check_rows_for_rho(len(X), params["rho"])
+    if rows_problem:
+        raise ParameterError(rows_problem)
+    constraints = Constraints(schema, params["constraints"])
+    names = set(schema.names)
+    report("surrogate", 0.05)
+    t1 = time.perf_counter()
+    surrogate = Surrogate(schema, task, params["rho"], params["n_trees"], params["random_state"],
+                          params["surrogate_params"], params["grower"]).fit(enc, y_code)
+    t2 = time.perf_counter()
+    counts = category_counts(enc, schema)
+    state = FittedState(
+        schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=len(X), solutions=[],
+        tau=params["tau"], rho=params["rho"], max_cells=params["max_cells"], random_state=params["random_state"],
+        model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
+        n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
+        fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
+        category_counts=counts, category_preference=preference_of(counts, schema))
+    state.solutions = derive(state, params["target"], lambda step, f: report(step, 0.3 + 0.7 * f))
+    state.timings["rules_and_metarules"] = time.perf_counter() - t2
+    state.timings["total"] = time.perf_counter() - t0
+    return state
+
+
+def update_state(state: FittedState, tau, constraints, spec, report=_quiet) -> FittedState:
+    """``TCREx.update``: a new state with the solutions of ``spec`` re-derived for ``tau`` and ``constraints`` (None:
+    keep them) from the same surrogate; ``state`` is left as it was (also when this raises)."""
+    t0 = time.perf_counter()
+    new = rederive(state, tau=tau,
+                   constraints=Constraints(state.schema, constraints) if constraints is not None else state.constraints,
+                   timings=dict(state.timings))
+    new.solutions = derive(new, spec, report)
+    new.timings["rules_and_metarules"] = time.perf_counter() - t0
+    return new

@@ -16,26 +16,21 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from ._boxes import Boxes
-from ._constraints import Constraints
 from ._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
                                real_examples)
-from ._data import FeatureSchema, as_frame, one_row, restore_dtypes
-from ._derive import derive
+from ._data import as_frame, one_row, restore_dtypes
+from ._derive import fit_state, update_state
 from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
-from ._errors import ModelError, NotFittedError, ParameterError
+from ._errors import NotFittedError, ParameterError
 from ._frames import metarules_frame, rules_frame, summary_text
-from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, detect_task,
-                       predict)
 from ._params import check_parameter
 from ._reach import in_target
 from ._recount import candidate_counts, recount
 from ._rows import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
 from ._serialize import from_json, to_json
-from ._state import FittedState, category_counts, metarule_id, preference_of, rederive, rule_id
-from ._surrogate import Surrogate
+from ._state import FittedState, metarule_id, rule_id
 from ._views import metarule_slice, metarule_tree
-from ._vocabulary import REGRESSION
 from .text import box_text
 
 __all__ = ["TCREx", "LocalExplanation"]
@@ -172,47 +167,9 @@ class TCREx(BaseEstimator):
         report = progress or (lambda step, fraction: None)
         self._check_params()
         t0 = time.perf_counter()
-        X = as_frame(X)
         for k in [k for k in self.__dict__ if k not in self._PARAMS]:  # a fit starts from scratch (a failed one
             del self.__dict__[k]  # leaves no old state behind)
-        schema = FeatureSchema.detect(X, self.categorical_features, self.numeric_features)
-        enc = schema.encode(X)
-        report("model outputs", 0.02)
-        y = check_outputs(y_pred, len(X)) if y_pred is not None else predict(model, X)
-        task = check_task(self.task) or detect_task(y, model if y_pred is None else None)
-        if task == REGRESSION:
-            y = as_regression(y)
-            classes = []
-            y_code = y
-        else:
-            classes_arr, y_code = np.unique(y, return_inverse=True)
-            classes = [c.item() if isinstance(c, np.generic) else c for c in classes_arr]
-            if len(classes) < 2:
-                raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
-                                 "other output to reach — use data on which it predicts at least two classes")
-            check_n_classes(classes)
-        rows_problem = check_rows_for_rho(len(X), self.rho)
-        if rows_problem:
-            raise ParameterError(rows_problem)
-        constraints = Constraints(schema, self.constraints)
-        names = set(schema.names)
-        report("surrogate", 0.05)
-        t1 = time.perf_counter()
-        surrogate = Surrogate(schema, task, self.rho, self.n_trees, self.random_state, self.surrogate_params,
-                              self.grower).fit(enc, y_code)
-        t2 = time.perf_counter()
-        counts = category_counts(enc, schema)
-        state = FittedState(
-            schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=len(X), solutions=[],
-            tau=self.tau, rho=self.rho, max_cells=self.max_cells, random_state=self.random_state,
-            model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
-            n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
-            fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
-            category_counts=counts, category_preference=preference_of(counts, schema))
-        state.solutions = derive(state, self.target, lambda step, f: report(step, 0.3 + 0.7 * f))
-        state.timings["rules_and_metarules"] = time.perf_counter() - t2
-        state.timings["total"] = time.perf_counter() - t0
-        self.state_ = state
+        self.state_ = fit_state(as_frame(X), model, y_pred, self.get_params(), report, t0)
         report("done", 1.0)
         return self
 
@@ -231,20 +188,12 @@ class TCREx(BaseEstimator):
         if target is not None:
             new_target = None if isinstance(target, str) and target == "default" else target
         report = progress or (lambda step, fraction: None)
-        t0 = time.perf_counter()
-        # parse everything before changing anything: invalid constraints, no valid rule or a cell limit leave the
-        # explainer as it was
-        new_constraints = Constraints(state.schema, constraints) if constraints is not None else state.constraints
-        new_tau = self.tau if tau is None else tau
-        new = rederive(state, tau=new_tau, constraints=new_constraints,
-                       timings={**state.timings, "rules_and_metarules": 0.0})
-        solutions = derive(new, new_target, report)
-        new.solutions = solutions
-        new.timings["rules_and_metarules"] = time.perf_counter() - t0
-        self.tau, self.target = new_tau, new_target
+        # everything is parsed and derived before anything changes: invalid constraints, no valid rule or a cell
+        # limit leave the explainer as it was
+        self.state_ = update_state(state, self.tau if tau is None else tau, constraints, new_target, report)
+        self.tau, self.target = self.state_.tau, new_target
         if constraints is not None:
             self.constraints = constraints or None
-        self.state_ = new
         report("done", 1.0)
         return self
 

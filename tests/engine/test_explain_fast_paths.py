@@ -114,3 +114,18 @@ def test_numeric_state_equals_searchsorted_with_ties_and_infinities():
         got = numeric_state(bounds, values)
         np.testing.assert_array_equal(got, np.searchsorted(bounds, values, side="left"))
         assert got.dtype.kind == "i"
+
+
+@pytest.mark.parametrize("y", [np.array([1, 0, 1, 1, 0]), np.array([-5, 4, -5, 3], dtype=np.int8),
+                               np.array([7, 7, 7], dtype=np.uint8), np.array([3, 2**62, 3], dtype=np.int64),
+                               np.array([2**63 + 5, 2**63 + 1], dtype=np.uint64), np.array([2.0, 1.0, 2.0]),
+                               np.array(["b", "a", "b"], dtype=object), np.array([True, False, True])])
+def test_class_codes_are_numpy_unique(y):
+    """Integer labels in a small range are counted instead of sorted: the same classes (values and dtype) and the
+    same row codes as ``np.unique(y, return_inverse=True)``; anything else goes through np.unique."""
+    from tcrex._outputs import class_codes
+    classes, codes = class_codes(y)
+    want_classes, want_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == want_classes.dtype and codes.dtype == want_codes.dtype
+    np.testing.assert_array_equal(classes, want_classes)
+    np.testing.assert_array_equal(codes, want_codes)
