@@ -110,12 +110,13 @@ def grow_hist_trees(design, y_code, task, rho, n_trees=1, random_state=0, params
 
 
 def grow_hist_trees_encoded(num, num_columns, groups, group_codes, n_columns, y_code, task, rho, n_trees=1,
-                            random_state=0, params=None) -> list[HistTree]:
+                            random_state=0, params=None, presorted: dict | None = None) -> list[HistTree]:
     """:func:`grow_hist_trees` without materialising the one-hot design matrix (same trees).
 
     ``num`` (N x k) holds the numeric design columns ``num_columns``; ``groups`` lists the design columns of each
     one-hot block and ``group_codes`` (N x blocks) which of them is hot in each row; the design has
     ``n_columns`` columns in all. Thresholds and ``feature`` refer to design columns, as in grow_hist_trees.
+    ``presorted``: column j of ``num`` -> its values sorted, where the caller already sorted them.
     """
     num = np.asarray(num, dtype=np.float64)
     n_rows = num.shape[0] if num.ndim == 2 and num.shape[1] else len(group_codes)
@@ -125,7 +126,8 @@ def grow_hist_trees_encoded(num, num_columns, groups, group_codes, n_columns, y_
         raise ParameterError(f"task must be {CLASSIFICATION!r} or {REGRESSION!r}, got {task!r}")
     opts = _options(dict(params or {}), rho, n_rows, n_columns, n_trees, task)
     num_t = np.ascontiguousarray(num.T)  # one contiguous row per column
-    numeric = [(int(d), num_t[j]) for j, d in enumerate(num_columns)]
+    presorted = presorted or {}
+    numeric = [(int(d), num_t[j], presorted.get(j)) for j, d in enumerate(num_columns)]
     groups = [np.asarray(list(g), dtype=np.int64) for g in groups]
     binned = _Binned(n_rows, n_columns, numeric, groups, np.asarray(group_codes), opts.max_bins)
     return _grow_all(binned, y_code, task, n_trees, random_state, opts)
@@ -214,8 +216,9 @@ class _Binned:
 
     def __init__(self, n_rows: int, n_columns: int, numeric: list, groups: list, group_codes: np.ndarray,
                  max_bins: int):
-        """``numeric``: (design column, values) of the columns binned as ordered features; ``groups``: the design
-        columns of each one-hot block, ``group_codes`` (N x blocks) the position of the hot one in each row."""
+        """``numeric``: (design column, values[, the values sorted or None]) of the columns binned as ordered
+        features; ``groups``: the design columns of each one-hot block, ``group_codes`` (N x blocks) the position of
+        the hot one in each row."""
         self.n_rows, self.n_columns = n_rows, n_columns
         # codes[f, r]: the bin of row r on feature f, one contiguous row per feature (routing reads one feature of
         # a node's rows), in the narrowest unsigned type that holds every bin
@@ -223,8 +226,8 @@ class _Binned:
         dtype = np.uint8 if widest <= 256 else np.uint16 if widest <= 65536 else np.uint32
         codes = np.empty((len(numeric) + len(groups), n_rows), dtype=dtype)
         n_bins, nominal, cand_col, lo, hi = [], [], [], [], []
-        for d, values in numeric:
-            bins, upper, next_low = _bin_column(values, max_bins)
+        for d, values, *srt in numeric:
+            bins, upper, next_low = _bin_column(values, max_bins, *srt)
             if bins is None:
                 continue
             codes[len(n_bins)] = bins
@@ -323,10 +326,11 @@ def _check_groups(design: np.ndarray, groups) -> list:
     return out
 
 
-def _bin_column(col: np.ndarray, max_bins: int):
-    """Bin codes of one column, with each boundary's value below and above; None for a constant column."""
+def _bin_column(col: np.ndarray, max_bins: int, srt: np.ndarray | None = None):
+    """Bin codes of one column, with each boundary's value below and above; None for a constant column.
+    ``srt``: the column's values sorted, when the caller has them."""
     n = len(col)
-    srt = np.sort(col)
+    srt = np.sort(col) if srt is None else srt
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(srt[1:], srt[:-1], out=new[1:])

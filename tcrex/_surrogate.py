@@ -32,7 +32,8 @@ _EXACT_ALIKE = ("max_depth", "min_samples_leaf")  # params both growers read the
 _SKLEARN_GAP = 1e-7  # scikit-learn's FEATURE_THRESHOLD: CART never splits between float32 values closer than this
 
 
-def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None) -> tuple[str, str]:
+def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None, sorted_columns: dict | None = None
+                   ) -> tuple[str, str]:
     """The grower to use and why: ``(grower, reason)``.
 
     "exact" and "hist" resolve to themselves. "auto" resolves to "hist" where the histogram grower provably
@@ -42,7 +43,8 @@ def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None) -> tupl
     histograms whose one-vs-rest splits are CART's one-hot splits. The trees are then scikit-learn's up to
     tie-breaking between equally good splits. Otherwise it chooses by data size (reason "size"): "hist" from
     ``AUTO_HIST_MIN_ROWS`` fit rows on, "exact" below; a parameter only one grower accepts picks that grower
-    (reason "params").
+    (reason "params"). ``sorted_columns``: filled with numeric slot -> the column sorted, for each column the check
+    sorted (the histogram grower bins from them instead of sorting again).
     """
     if grower != "auto":
         return grower, "set"
@@ -52,20 +54,24 @@ def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None) -> tupl
     if set(params) & set(_HIST_ONLY) - {"max_bins"}:
         return "hist", "params"
     if n_trees == 1 and not set(params) - set(_EXACT_ALIKE) - {"max_bins"} and \
-            _hist_is_exact(enc.num, params.get("max_bins", _HIST_DEFAULT_BINS)):
+            _hist_is_exact(enc.num, params.get("max_bins", _HIST_DEFAULT_BINS), sorted_columns):
         return "hist", "hist exact"
     if "max_bins" in params:
         return "hist", "params"
     return ("hist" if len(enc) >= AUTO_HIST_MIN_ROWS else "exact"), "size"
 
 
-def _hist_is_exact(num: np.ndarray, max_bins) -> bool:
+def _hist_is_exact(num: np.ndarray, max_bins, sorted_columns: dict | None = None) -> bool:
     """Whether every numeric column has at most ``max_bins`` distinct values, each exactly a float32 and no two
-    within scikit-learn's 1e-7 (so the histogram grower's one bin per value gives CART's candidates)."""
+    within scikit-learn's 1e-7 (so the histogram grower's one bin per value gives CART's candidates). Each column
+    it sorts is kept in ``sorted_columns`` (slot -> sorted values) when given."""
     if not isinstance(max_bins, (int, np.integer)) or max_bins < 2:
         return False
     for j in range(num.shape[1]):
-        uniq = np.unique(num[:, j])
+        srt = np.sort(num[:, j])  # encoded columns hold no NaN: np.unique's values are the sorted distinct ones
+        if sorted_columns is not None:
+            sorted_columns[j] = srt
+        uniq = srt[np.concatenate(([True], srt[1:] != srt[:-1]))] if len(srt) else srt
         if len(uniq) > max_bins:
             return False
         with np.errstate(over="ignore"):
@@ -108,14 +114,15 @@ class Surrogate:
     def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
         """``y_code``: class codes (classification) or float outputs (regression). ``grower_`` is the grower
         used ("exact" or "hist"; "auto" resolved by :func:`resolve_grower`), ``grower_reason_`` why."""
-        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc, self.n_trees, self.params)
+        presorted = {}  # numeric slot -> its sorted values, when choosing the grower sorted it
+        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc, self.n_trees, self.params, presorted)
         if self.grower_ == "hist":
             # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
             # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
             columns = self.schema.one_hot_columns()
             # column-major copies (enc's rows are contiguous): the grower bins columns, the router gathers from them
             cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
-            trees = self._grow_encoded(cols, columns, y_code)
+            trees = self._grow_encoded(cols, columns, y_code, presorted)
             numeric = (lambda c: cols.num[:, self.schema.slot[columns[c][0]]])  # noqa: E731
             trees = readable_thresholds(trees, lambda c: numeric(c) if columns[c][1] < 0 else None)
             route = (lambda tree: _route_encoded(tree, cols, columns, self.schema))  # noqa: E731
@@ -129,11 +136,11 @@ class Surrogate:
         self._extract(trees, route, columns)
         return self
 
-    def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray) -> list:
+    def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray, presorted: dict | None = None) -> list:
         num_columns = [c for c, (_, code) in enumerate(columns) if code < 0]
         groups = [[c for c, (i, code) in enumerate(columns) if i == f and code >= 0] for f in self.schema.categorical]
         return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
-                                       self.rho, self.n_trees, self.random_state, self.params)
+                                       self.rho, self.n_trees, self.random_state, self.params, presorted)
 
     def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:  # the exact grower (hist: _grow_encoded)
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
