@@ -125,9 +125,8 @@ def real_examples(state: FittedState, X, y_pred, target, model) -> pd.DataFrame:
     found = pos >= 0
     feats = state.schema.decode(state.fit_enc.take(np.maximum(pos, 0)), X.index)
     feats.loc[~found] = np.nan
-    out = pd.DataFrame({"example_index": pd.array(np.where(found, 0, 0), dtype="object"),
-                        "distance": dist}, index=X.index)
-    out["example_index"] = [state.fit_index[p] if p >= 0 else None for p in pos]
+    out = pd.DataFrame({"example_index": [state.fit_index[p] if p >= 0 else None for p in pos], "distance": dist},
+                       index=X.index)
     return pd.concat([out, feats], axis=1)
 
 
