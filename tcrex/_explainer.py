@@ -150,7 +150,8 @@ class TCREx(BaseEstimator):
     def outputs(self, X, *, y_pred=None, model=None) -> np.ndarray:
         """The model outputs on ``X``: ``y_pred`` checked against the rows, else ``model`` (or the fitted model)
         applied to ``X``."""
-        return outputs(self._state(), as_frame(X), y_pred, model)
+        state = self._state() if y_pred is None else self.__dict__.get("state_")  # y_pred needs no fit
+        return outputs(state, as_frame(X), y_pred, model)
 
     def _check_params(self) -> None:
         for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower"):
