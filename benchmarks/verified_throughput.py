@@ -17,6 +17,11 @@ rows of the search beyond the rules). Printed, best of ``--repeat``:
   points into the model's frames (the rest of the model-call time), the rest of the search (candidate building,
   choosing), the sentences and the frame building (the rest of ``counterfactuals``).
 
+``--baseline-tree DIR`` (a checkout of an earlier version, e.g. ``git worktree add /tmp/before <commit>``) loads
+that version's engine in the same process (as ``tcrex_baseline``), checks that its frame equals this one's
+(points, sources, sentences, every column) and times both alternately: the ratio is what a busy machine does
+not blur.
+
 ``--cli`` also runs ``tcrex explain --verified --reference-rows`` in this process on the same rows written as
 Parquet, the model saved as XGBoost JSON (predicted in the CLI's model sandbox), and prints its rows/s.
 
@@ -37,6 +42,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import machine, train_model  # noqa: E402
+from recourse import load_baseline  # noqa: E402
 
 import tcrex._verify as verify_module  # noqa: E402
 from tcrex import TCREx  # noqa: E402
@@ -156,6 +162,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--fit-rows", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline-tree", help="a checkout of an earlier version to compare with and time against")
     ap.add_argument("--cli", action="store_true", help="also time tcrex explain --verified on the same rows")
     args = ap.parse_args()
     print(machine())
@@ -177,6 +184,20 @@ def main() -> None:
     print(f"  counterfactuals(X, model=...) with sentences  {args.rows / with_text:>12,.0f} rows/s ({with_text:.3f} s, "
           f"{with_text / bare:.0f}x the yardstick)")
     print(f"  counterfactuals(..., text=False)              {args.rows / no_text:>12,.0f} rows/s ({no_text:.3f} s)")
+    if args.baseline_tree:
+        old = load_baseline(args.baseline_tree).TCREx(target=1).fit(fit_X, model)
+        same = old.counterfactuals(X, model=model)
+        pd.testing.assert_frame_equal(same, cf)
+        new_t, old_t = [], []
+        for _ in range(args.repeat):
+            for fn, acc in ((lambda: ex.counterfactuals(X, model=model), new_t),
+                            (lambda: old.counterfactuals(X, model=model), old_t)):
+                t = time.perf_counter()
+                fn()
+                acc.append(time.perf_counter() - t)
+        print(f"  baseline {args.baseline_tree}: identical frame; {args.rows / min(old_t):,.0f} rows/s -> "
+              f"{args.rows / min(new_t):,.0f} rows/s ({min(old_t) / min(new_t):.2f}x faster, best of "
+              f"{args.repeat} alternated)")
     breakdown(ex, X, model)
     if args.cli:
         cli_throughput(ex, X, fit_X, model, args.repeat)

@@ -50,8 +50,12 @@ MAX_PRODUCT = 64
 #: rules at a time (a target with hundreds of rules is searched only as far as some row still needs).
 FIRST_NEXT_RULES = 3
 NEXT_RULES_STEP = 8
-#: Rows whose candidates are scored together (bounds memory; one model call per stage and chunk).
-CHUNK_ROWS = 2000
+#: Rows whose candidates are scored together (bounds memory: a few dozen points a row; one model call per stage
+#: and chunk, and a model call has a fixed cost far above scoring a point, so chunks are large).
+CHUNK_ROWS = 20_000
+#: The paper's rule searched deeper in tiers of ranks (in the order points are tried: the first tier is the next
+#: nearest point), one model call each for the rows no earlier tier served: most rows it serves stop early.
+DEEPER_TIERS = (1, 2, 8)
 #: Up to this many rows (a test fold, one row of the dashboard), every round of the rule search is scored in one
 #: model call: candidates of later rounds are built for rows an earlier round repairs (and ignored), which costs
 #: less than another call on batches this small.
@@ -402,9 +406,13 @@ def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, t
         # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
         most = max(order.shape[1] for _, order, _, _, _ in plans.values())
         first = 1 + FIRST_NEXT_RULES
-        rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")] + [
-            (lo, lo + NEXT_RULES_STEP, "joint") for lo in range(first, max(most, first), NEXT_RULES_STEP)]
-        if len(chunk) <= ONE_CALL_ROWS:  # the first four rounds in one call; further rules, for the rows left
+        if len(chunk) <= ONE_CALL_ROWS:  # the first rounds in one call; further rules, for the rows left
+            rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")]
+        else:  # the paper's rule deeper in tiers of ranks: most rows it serves stop at the first tiers
+            rounds = [(0, 1, "nearest")] + [(0, 1, (lo, hi)) for lo, hi in zip(DEEPER_TIERS, DEEPER_TIERS[1:])] + [
+                (0, 1, (DEEPER_TIERS[-1], None)), (1, first, "all")]
+        rounds += [(lo, lo + NEXT_RULES_STEP, "joint") for lo in range(first, max(most, first), NEXT_RULES_STEP)]
+        if len(chunk) <= ONE_CALL_ROWS:
             _score_round(rec, scorer, accept, [b for r in rounds[:4] for b in _round_blocks(cands, plans, done, *r)])
             rounds = rounds[4:]
         for r in rounds:
@@ -415,7 +423,8 @@ def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, t
 
 def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
     """Candidate blocks of the rules at cost positions ``lo`` to ``hi`` of every live row; ``mode``: "nearest"
-    (rank 0 only), "deeper" (rank > 0), "all", or "joint" (the nearest point and joint moves only)."""
+    (rank 0 only), "deeper" (rank > 0), ``(first, stop)`` (ranks from ``first`` to before ``stop``, None: to the
+    last), "all", or "joint" (the nearest point and joint moves only)."""
     blocks = []
     for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
         live = ~done[sel]
@@ -436,7 +445,10 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
                 if b is None:
                     continue
                 num, cat, owner, rank = b
-                keep = rank == 0 if mode == "nearest" else rank > 0 if mode == "deeper" else slice(None)
+                if isinstance(mode, tuple):
+                    keep = (rank >= mode[0]) & (rank < (mode[1] if mode[1] is not None else rank.max() + 1))
+                else:
+                    keep = rank == 0 if mode == "nearest" else rank > 0 if mode == "deeper" else slice(None)
                 num, cat, owner, rank = num[keep], cat[keep], owner[keep], rank[keep]
                 blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
                                np.full(len(owner), r), np.full(len(owner), t)))
@@ -559,54 +571,68 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
 def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
     """From ``start`` (confirmed points, each a real row with the target output), give back the row's own values.
 
-    Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try every subset of those features kept
-    at the start's values, in one model call: the confirmed subset with the fewest features wins (then the
-    nearest, then the earlier subset) — the smallest change that the model confirms, exactly. Rows differing in
-    more features give back one feature at a time (the one whose return shortens the distance most among those
-    the model still confirms) until none can be."""
+    Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try the subsets of those features kept at
+    the start's values: the confirmed subset with the fewest features wins (then the nearest, then the earlier
+    subset) — the smallest change that the model confirms, exactly. Subsets are scored one size at a time (one
+    model call per size, for the rows no smaller subset served), so a row served by one or two changes is not
+    scored on all its 2**k subsets. Rows differing in more features give back one feature at a time (the one
+    whose return shortens the distance most among those the model still confirms) until none can be."""
     num, cat = start.num.copy(), start.cat.copy()
     out = np.asarray(start_out, dtype=object).copy()
-    m = x.num.shape[1]
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
     k = diff.sum(axis=1)
     small = k <= MAX_SUBSET_FEATURES
-    blocks = []
-    for size in np.unique(k[small]):
-        if size <= 1:
-            continue  # one feature apart: the start itself is the smallest change
-        rows = np.flatnonzero(small & (k == size))
-        where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
-        masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1  # (subsets, size), no empty
-        masks = masks[masks.sum(axis=1) < size].astype(bool)  # the full set is the start, already confirmed
-        for r_i, r in enumerate(rows):
-            cn = np.repeat(x.num[r][None], len(masks), axis=0)
-            cc = np.repeat(x.cat[r][None], len(masks), axis=0)
-            for j, slot in enumerate(where[r_i]):
-                take = masks[:, j]
-                if slot < m:
-                    cn[take, slot] = start.num[r, slot]
-                else:
-                    cc[take, slot - m] = start.cat[r, slot - m]
-            blocks.append((cn, cc, np.full(len(masks), r), masks.sum(axis=1)))
-    if blocks:
-        cn, cc, owner, size = (np.concatenate(z) for z in zip(*blocks))
+    live = small & (k > 1)  # one feature apart: the start itself is the smallest change
+    for changes in range(1, int(k[live].max()) if live.any() else 0):
+        blocks = [_subsets(x, start, diff, np.flatnonzero(live & (k == size)), size, changes)
+                  for size in np.unique(k[live]) if size > changes]
+        blocks = [b for b in blocks if b is not None]
+        if not blocks:
+            break
+        cn, cc, owner, order = (np.concatenate(z) for z in zip(*blocks))
         o = scorer.outputs(Encoded(cn, cc))
-        ok = scorer.in_target(o, tgt[owner])
-        good = np.flatnonzero(ok)
-        if len(good):
-            dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
-            good = good[np.lexsort((good, dist, size[good], owner[good]))]
-            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
-            best = good[first]
-            r = owner[best]
-            num[r], cat[r] = cn[best], cc[best]
-            out[r] = _objects(o[best])
+        good = np.flatnonzero(scorer.in_target(o, tgt[owner]))
+        if not len(good):
+            continue
+        dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
+        good = good[np.lexsort((order[good], dist, owner[good]))]
+        best = good[np.r_[True, owner[good][1:] != owner[good][:-1]]]
+        r = owner[best]
+        num[r], cat[r] = cn[best], cc[best]
+        out[r] = _objects(o[best])
+        live[r] = False
     big = np.flatnonzero(~small)
     if len(big):
         n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
                                        tgt[big], out[big])
         num[big], cat[big], out[big] = n_, c_, o_
     return num, cat, out
+
+
+def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, size: int, changes: int):
+    """The points of ``rows`` (each differing from its start in ``size`` features) that keep exactly ``changes``
+    of those features at the start's values and the others at the row's own: (num, cat, owner row, subset
+    order), subsets in the order of their bit masks over the differing features (the tie-break)."""
+    if not len(rows):
+        return None
+    masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1
+    order = np.flatnonzero(masks.sum(axis=1) == changes)
+    masks = masks[order].astype(bool)  # (subsets, size)
+    where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
+    m = x.num.shape[1]
+    n_rows, n_masks = len(rows), len(masks)
+    cn = np.repeat(x.num[rows][:, None, :], n_masks, axis=1)
+    cc = np.repeat(x.cat[rows][:, None, :], n_masks, axis=1)
+    at = np.arange(n_rows)
+    for j in range(size):
+        slot = where[:, j]
+        take = np.flatnonzero(masks[:, j])
+        is_num = slot < m
+        rn, rc = at[is_num], at[~is_num]
+        cn[rn[:, None], take[None, :], slot[is_num][:, None]] = start.num[rows[rn], slot[is_num]][:, None]
+        cc[rc[:, None], take[None, :], (slot[~is_num] - m)[:, None]] = start.cat[rows[rc], slot[~is_num] - m][:, None]
+    return (cn.reshape(n_rows * n_masks, m), cc.reshape(n_rows * n_masks, x.cat.shape[1]),
+            np.repeat(rows, n_masks), np.tile(order, n_rows))
 
 
 def _give_back_greedy(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
