@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ._data import Encoded
@@ -52,7 +53,7 @@ FIRST_NEXT_RULES = 3
 NEXT_RULES_STEP = 8
 #: Rows whose candidates are scored together (bounds memory: a few dozen points a row; one model call per stage
 #: and chunk, and a model call has a fixed cost far above scoring a point, so chunks are large).
-CHUNK_ROWS = 20_000
+CHUNK_ROWS = 32_768
 #: The paper's rule searched deeper in tiers of ranks (in the order points are tried: the first tier is the next
 #: nearest point), one model call each for the rows no earlier tier served: most rows it serves stop early.
 DEEPER_TIERS = (1, 2, 8)
@@ -128,7 +129,43 @@ class Scorer:
 
 
 def _objects(out: np.ndarray) -> np.ndarray:
+    """Model outputs as an object array of Python scalars (numpy scalars become Python ones)."""
+    out = np.asarray(out)
+    if out.dtype != object:  # a numeric, bool or text array: astype gives Python scalars, as .item() would
+        return out.astype(object)
     return np.array([v.item() if isinstance(v, np.generic) else v for v in out] + [None], dtype=object)[:-1]
+
+
+def group_codes(columns) -> np.ndarray:
+    """Per row, the code of its tuple of values in ``columns`` (integer arrays of one length), codes numbered in
+    order of first appearance: a grouping of rows on several columns by hashing, without sorting rows."""
+    code = None
+    for col in columns:
+        col = np.asarray(col, dtype=np.int64)
+        if not len(col):
+            return np.zeros(0, dtype=np.int64)
+        if code is None:
+            code = pd.factorize(col)[0].astype(np.int64)
+        else:  # both stay below the number of rows, so the pair fits an int64
+            code = pd.factorize(code * (int(col.max()) - int(col.min()) + 1) + (col - int(col.min())))[0] \
+                .astype(np.int64)
+    return code
+
+
+def first_rows(code: np.ndarray) -> np.ndarray:
+    """Per group of :func:`group_codes`, its first row."""
+    first = np.full(int(code.max()) + 1 if len(code) else 0, len(code), dtype=np.int64)
+    np.minimum.at(first, code, np.arange(len(code)))
+    return first
+
+
+def group_rows(columns) -> list:
+    """The rows of each group of :func:`group_codes`, ascending, groups in order of first appearance."""
+    code = group_codes(columns)
+    if code is None or not len(code):
+        return []
+    order = np.argsort(code, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(code))[:-1])
 
 
 # ------------------------------------------------------------------------------------------ the result
@@ -282,21 +319,20 @@ class Candidates:
 
     # -------------------------------------------------------------- candidate blocks
     def build(self, rows: np.ndarray, t: int, r: int, num_out: np.ndarray, cat_out: np.ndarray,
-              joint_only: bool = False):
+              joint_only: bool = False, ranks_from: int = 0, ranks_to: int | None = None):
         """Candidate points of ``rows`` (all reaching rule ``r`` of target ``t``; ``num_out``/``cat_out`` their
-        outside masks) as (num, cat, owner position in rows, rank order) with the nearest point at rank 0."""
+        outside masks) as (num, cat, owner position in rows, rank order) with the nearest point at rank 0; only
+        the ranks from ``ranks_from`` to before ``ranks_to`` (None: the last)."""
         x = self.enc.take(rows)
         sol = self.targets[t]
         up = x.num <= sol.rules.low[r][None, :]
         # rows grouped by how they reach the rule: which features change, in which direction, from which category
         sig = np.concatenate([num_out.astype(np.int8) * (1 + up.astype(np.int8)),
                               np.where(cat_out, x.cat + 1, 0)], axis=1)
-        groups, inverse = np.unique(sig, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
         nums, cats, owners, orders = [], [], [], []
         m = x.num.shape[1]
-        for g, key in enumerate(groups):
-            members = np.flatnonzero(inverse == g)
+        for members in group_rows(sig.T):
+            key = sig[members[0]]
             slots, options = [], []
             for j in np.flatnonzero(key[:m]):
                 slots.append(("n", j))
@@ -307,7 +343,11 @@ class Candidates:
             if any(len(o) == 0 for o in options):
                 continue
             ranks = _ranks(tuple(len(o) for o in options), joint_only)
+            rank_ids = np.arange(len(ranks))[ranks_from:ranks_to]
+            ranks = ranks[ranks_from:ranks_to]
             k = len(ranks)
+            if not k:
+                continue
             num = np.repeat(x.num[members][None], k, axis=0)
             cat = np.repeat(x.cat[members][None], k, axis=0)
             for s, ((kind, j), opts) in enumerate(zip(slots, options)):
@@ -319,7 +359,7 @@ class Candidates:
             nums.append(num.reshape(k * len(members), m))
             cats.append(cat.reshape(k * len(members), x.cat.shape[1]))
             owners.append(np.tile(members, k))
-            orders.append(np.repeat(np.arange(k), len(members)))
+            orders.append(np.repeat(rank_ids, len(members)))
         if not nums:
             return None
         return np.concatenate(nums), np.concatenate(cats), np.concatenate(owners), np.concatenate(orders)
@@ -426,6 +466,8 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
     (rank 0 only), "deeper" (rank > 0), ``(first, stop)`` (ranks from ``first`` to before ``stop``, None: to the
     last), "all", or "joint" (the nearest point and joint moves only)."""
     blocks = []
+    ranks = mode if isinstance(mode, tuple) else (0, 1) if mode == "nearest" else (1, None) if mode == "deeper" \
+        else (0, None)
     for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
         live = ~done[sel]
         if not live.any():
@@ -441,15 +483,11 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
             rule_at = order[:, pos]
             for r in np.unique(rule_at[use]):
                 members = np.flatnonzero(use & (rule_at == r))
-                b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], mode == "joint")
+                b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], mode == "joint",
+                                *ranks)
                 if b is None:
                     continue
                 num, cat, owner, rank = b
-                if isinstance(mode, tuple):
-                    keep = (rank >= mode[0]) & (rank < (mode[1] if mode[1] is not None else rank.max() + 1))
-                else:
-                    keep = rank == 0 if mode == "nearest" else rank > 0 if mode == "deeper" else slice(None)
-                num, cat, owner, rank = num[keep], cat[keep], owner[keep], rank[keep]
                 blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
                                np.full(len(owner), r), np.full(len(owner), t)))
     return blocks
@@ -540,28 +578,34 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
         return best
     step = max(1, EXAMPLE_CHUNK // len(pool))
     xp, pp = x_pct.astype(np.float32), pool_pct.astype(np.float32)
+    diff = np.empty((min(step, len(x)), len(pool)), dtype=np.float32)  # reused: no temporary per feature
     for s in range(0, len(x), step):
         e = min(s + step, len(x))
         dist = np.zeros((e - s, len(pool)), dtype=np.float32)
-        for j in range(xp.shape[1]):
-            dist += np.abs(xp[s:e, j][:, None] - pp[:, j][None, :])
+        tmp = diff[:e - s]
+        for j in range(xp.shape[1]):  # the same float32 sums, feature by feature, as a plain expression would give
+            np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
+            np.abs(tmp, out=tmp)
+            dist += tmp
         for j in range(x.cat.shape[1]):
             dist += x.cat[s:e, j][:, None] != pool.cat[:, j][None, :]
         if constrained:
+            barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
                 if kind == INCREASE:
-                    dist[pv < xv] = np.inf
+                    barred |= pv < xv
                 elif kind == DECREASE:
-                    dist[pv > xv] = np.inf
+                    barred |= pv > xv
                 elif kind == IMMUTABLE:
-                    dist[pv != xv] = np.inf
+                    barred |= pv != xv
             for j, kind in enumerate(cands.cat_kind):
                 xc, pc = x.cat[s:e, j][:, None], pool.cat[:, j][None, :]
                 if kind == IMMUTABLE:
-                    dist[xc != pc] = np.inf
+                    barred |= xc != pc
                 elif cands.trans is not None and cands.trans[j] is not None:
-                    dist[~cands.trans[j][xc, pc] & (xc != pc)] = np.inf
+                    barred |= ~cands.trans[j][xc, pc] & (xc != pc)
+            dist[barred] = np.inf
         k = np.argmin(dist, axis=1)
         found = np.isfinite(dist[np.arange(e - s), k])
         best[s:e] = np.where(found, k, -1)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._data import Encoded, _native, as_frame
 from ._outputs import predict
-from ._recourse import Recourse, _objects, find_recourse, reference_rows
+from ._recourse import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
 from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
 from .text import class_label, output_text, status_sentence, verified_sentence
 
@@ -126,18 +126,16 @@ def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, class_names=None) -
     target, rule, paper, source = np.asarray(res["target"])[rows], rec.rule[rows], np.asarray(res["rule"])[rows], \
         rec.source[rows]
     verdict, _ = pd.factorize(np.asarray(rec.nearest_output[rows], dtype=object))  # None -> -1
-    group = np.zeros(len(rows), dtype=np.int64)
-    for col in (target, rule, paper, source, verdict):
-        group = _combine(group, col)
+    columns = [target, rule, paper, source, verdict]
     texts = {}  # (feature, point or nearest) -> (text code per row, -1 where not said; the texts)
     for i, f in enumerate(schema.features):
         for which, enc, said in (("value", rec.point, changed[:, i]), ("nearest", rec.nearest, changed[:, i] & has_rule)):
             if said.any():
                 values = (enc.cat if f.is_categorical else enc.num)[rows, schema.slot[i]]
                 texts[(i, which)] = code, _ = _text_codes(f, values, said)
-                group = _combine(group, code)
-    first = np.full(int(group.max()) + 1, len(group), dtype=np.int64)
-    np.minimum.at(first, group, np.arange(len(group)))
+                columns.append(code)
+    group = group_codes(columns)
+    first = first_rows(group)
     names = schema.names
     conds_of, ids, described = {}, {}, {}
 
@@ -170,12 +168,6 @@ def sentences(ex, rec: Recourse, X: pd.DataFrame, res: dict, class_names=None) -
     return out.tolist()
 
 
-def _combine(group: np.ndarray, col: np.ndarray) -> np.ndarray:
-    """Group codes of the pairs (group, col), numbered in order of first appearance (below the number of rows)."""
-    col = np.asarray(col, dtype=np.int64)
-    return pd.factorize(group * (int(col.max()) + 2) + (col + 1))[0].astype(np.int64)
-
-
 def _text_codes(feature, values: np.ndarray, said: np.ndarray):
     """(per value, the code of its text in a sentence, -1 where not ``said``; the texts): encoded numbers or
     category codes of ``feature``; values printed alike share a code, so rows group exactly as their sentences
@@ -202,6 +194,21 @@ def recourse_codes(rec: Recourse) -> np.ndarray:
     return np.where(rec.needing, code, -1)
 
 
+def changed_names(changed: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Per row, the tuple of the names of its changed features (``changed``: (rows, features) bool), one tuple
+    built per distinct pattern (a batch repeats a few dozen)."""
+    out = np.empty(len(changed), dtype=object)
+    if not changed.shape[1]:
+        out[:] = [()] * len(changed)
+        return out
+    group = group_codes(changed.T)
+    first = first_rows(group)
+    tuples = np.empty(len(first), dtype=object)
+    tuples[:] = [tuple(names[changed[i]]) for i in first]
+    out[:] = tuples[group]
+    return out
+
+
 def _ids_or_missing(values: np.ndarray) -> pd.arrays.IntegerArray:
     values = np.asarray(values, dtype=np.int64)
     return pd.arrays.IntegerArray(np.maximum(values, 0), values < 0)
@@ -217,7 +224,7 @@ def verified_frame(ex, X: pd.DataFrame, enc: Encoded, res: dict, model, referenc
     out["source"] = source_column(np.where(rec.found, rec.source, -1))
     out["recourse"] = pd.Categorical.from_codes(recourse_codes(rec), categories=list(RECOURSE_OUTCOMES))
     names = np.asarray(ex.schema_.names, dtype=object)
-    out["changed"] = [tuple(names[m]) for m in rec.changed]
+    out["changed"] = changed_names(rec.changed, names)
     out["n_changes"] = rec.changed.sum(axis=1).astype(np.int64)
     out["rule"] = _ids_or_missing(np.where(rec.needing, res["rule"], -1))
     out["recommended_rule"] = _ids_or_missing(np.where(rec.verified, rec.rule, -1))
