@@ -22,7 +22,10 @@ module finds, for every row that needs recourse, a point that *is* the advice an
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
-Every candidate point is scored on the model in batches (one call per stage and chunk of rows). Nothing here
+Every candidate point is scored on the model in batches: one call per stage and chunk of ``CHUNK_ROWS`` rows, a
+stage being the candidates every live row tries next (the nearest point, the paper's rule deeper in tiers of
+ranks, the next rules, the subsets of one size beyond the rules), so a row stops being scored once its answer is
+known and the model sees few, large calls; the choice is the same as scoring everything at once. Nothing here
 needs the fit rows except through ``rule_values`` (exported in the JSON) and the reference rows of step 3-4
 (the fit rows by default; ``reference=`` for an explainer restored from JSON), so an explainer restored from JSON
 and given the same model and reference rows returns the same points, sources and flags.
