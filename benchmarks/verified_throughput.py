@@ -130,7 +130,32 @@ def breakdown(ex, X, model) -> None:
           f"({n_points / max(bare_one, 1e-9):,.0f} points/s; {n_points / len(X):.1f} points per row)")
 
 
-def cli_throughput(ex, X, fit_X, model, repeat: int) -> None:
+_CLI_RUN = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from click.testing import CliRunner
+from tcrex.cli import main
+assert __import__("tcrex").__file__.startswith(sys.argv[1])
+times = []
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    r = CliRunner().invoke(main, sys.argv[3:])
+    assert r.exit_code == 0, r.output
+    times.append(time.perf_counter() - t)
+print(min(times))
+"""
+
+
+def cli_seconds(tree, argv, repeat: int) -> float:
+    """Best wall time of ``tcrex`` CLI ``argv`` with the engine of ``tree``, in a fresh interpreter (the model's
+    sandbox worker imports the engine by name, so another version cannot run beside this one)."""
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _CLI_RUN, str(tree), str(repeat), *argv], capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def cli_throughput(ex, X, fit_X, model, repeat: int, baseline_tree=None) -> None:
     from click.testing import CliRunner
 
     from tcrex.cli import main as cli
@@ -147,6 +172,18 @@ def cli_throughput(ex, X, fit_X, model, repeat: int) -> None:
                                          "--out", str(tmp / "out.parquet"), "--verified", "--reference-rows",
                                          str(ref)])
             assert r.exit_code == 0, r.output
+        if baseline_tree is not None:  # each in a fresh interpreter (best of two runs: the model sandbox started), alternated
+            argv = ["explain", "--rules", str(rules), "--data", str(data), "--model", str(mpath), "--verified",
+                    "--reference-rows", str(ref)]
+            here = Path(__file__).resolve().parents[1]
+            new_t, old_t = [], []
+            for _ in range(repeat):
+                new_t.append(cli_seconds(here, argv + ["--out", str(tmp / "out.parquet")], 2))
+                old_t.append(cli_seconds(baseline_tree, argv + ["--out", str(tmp / "old.parquet")], 2))
+            same = pd.read_parquet(tmp / "old.parquet").equals(pd.read_parquet(tmp / "out.parquet"))
+            print(f"  CLI against the baseline (fresh interpreters, alternated): output identical: {same}; "
+                  f"{len(X) / min(old_t):,.0f} rows/s -> {len(X) / min(new_t):,.0f} rows/s "
+                  f"({min(old_t) / min(new_t):.2f}x faster)")
         dt = best(run, repeat)
         bare = best(lambda: model.predict(X), repeat)
         out = pd.read_parquet(tmp / "out.parquet")
@@ -200,7 +237,7 @@ def main() -> None:
               f"{args.repeat} alternated)")
     breakdown(ex, X, model)
     if args.cli:
-        cli_throughput(ex, X, fit_X, model, args.repeat)
+        cli_throughput(ex, X, fit_X, model, args.repeat, args.baseline_tree)
 
 
 if __name__ == "__main__":

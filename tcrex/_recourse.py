@@ -59,7 +59,7 @@ NEXT_RULES_STEP = 8
 CHUNK_ROWS = 32_768
 #: The paper's rule searched deeper in tiers of ranks (in the order points are tried: the first tier is the next
 #: nearest point), one model call each for the rows no earlier tier served: most rows it serves stop early.
-DEEPER_TIERS = (1, 2, 8)
+DEEPER_TIERS = (1, 2, 4, 8, 16)
 #: Up to this many rows (a test fold, one row of the dashboard), every round of the rule search is scored in one
 #: model call: candidates of later rounds are built for rows an earlier round repairs (and ignored), which costs
 #: less than another call on batches this small.
