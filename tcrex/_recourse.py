@@ -22,7 +22,7 @@ module finds, for every row that needs recourse, a point that *is* the advice an
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
-Every candidate point is scored on the model in batches: one call per stage and chunk of ``CHUNK_ROWS`` rows, a
+Every candidate point is scored on the model in batches: one call per stage and chunk of rows (``CHUNK_ROWS``), a
 stage being the candidates every live row tries next (the nearest point, the paper's rule deeper in tiers of
 ranks, the next rules, the subsets of one size beyond the rules), so a row stops being scored once its answer is
 known and the model sees few, large calls; the choice is the same as scoring everything at once. Nothing here
@@ -54,9 +54,12 @@ MAX_PRODUCT = 64
 #: rules at a time (a target with hundreds of rules is searched only as far as some row still needs).
 FIRST_NEXT_RULES = 3
 NEXT_RULES_STEP = 8
-#: Rows whose candidates are scored together (bounds memory: a few dozen points a row; one model call per stage
-#: and chunk, and a model call has a fixed cost far above scoring a point, so chunks are large).
+#: Rows whose candidates are scored together: at most CHUNK_ROWS, and at most CHUNK_CELLS rows x features (a
+#: round's points are a few dozen per row, up to 192 in the worst case, so this bounds its memory at a few hundred
+#: MB). One model call per stage and chunk, and a model call has a fixed cost far above scoring a point, so chunks
+#: are large.
 CHUNK_ROWS = 32_768
+CHUNK_CELLS = 1 << 18
 #: The paper's rule searched deeper in tiers of ranks (in the order points are tried: the first tier is the next
 #: nearest point), one model call each for the rows no earlier tier served: most rows it serves stop early.
 DEEPER_TIERS = (1, 2, 4, 8, 16)
@@ -427,8 +430,9 @@ def find_recourse(ex, enc: Encoded, res: dict, model_call, *, reference=None, ta
 def _search_rules(ex, cands, scorer, rec, rows, tgt, paper_rule, accept, done, targets):
     if not len(rows):
         return
-    for s in range(0, len(rows), CHUNK_ROWS):
-        chunk = rows[s:s + CHUNK_ROWS]
+    step = max(1, min(CHUNK_ROWS, CHUNK_CELLS // max(1, len(ex.schema_))))
+    for s in range(0, len(rows), step):
+        chunk = rows[s:s + step]
         # per row, every reachable rule of its target in cost order (the paper's optimal rule first)
         plans = {}
         for t in np.unique(tgt[chunk]):
