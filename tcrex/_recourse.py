@@ -22,7 +22,10 @@ module finds, for every row that needs recourse, a point that *is* the advice an
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
-Every candidate point is scored on the model in batches (one call per stage and chunk of rows). Nothing here
+Every candidate point is scored on the model in batches: one call per stage and chunk of rows (``CHUNK_ROWS``), a
+stage being the candidates every live row tries next (the nearest point, the paper's rule deeper in tiers of
+ranks, the next rules, the subsets of one size beyond the rules), so a row stops being scored once its answer is
+known and the model sees few, large calls; the choice is the same as scoring everything at once. Nothing here
 needs the fit rows except through ``rule_values`` (exported in the JSON) and the reference rows of step 3-4
 (the fit rows by default; ``reference=`` for an explainer restored from JSON), so an explainer restored from JSON
 and given the same model and reference rows returns the same points, sources and flags.
@@ -32,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ._data import Encoded
@@ -51,8 +55,15 @@ MAX_PRODUCT = 64
 #: rules at a time (a target with hundreds of rules is searched only as far as some row still needs).
 FIRST_NEXT_RULES = 3
 NEXT_RULES_STEP = 8
-#: Rows whose candidates are scored together (bounds memory; one model call per stage and chunk).
-CHUNK_ROWS = 2000
+#: Rows whose candidates are scored together: at most CHUNK_ROWS, and at most CHUNK_CELLS rows x features (a
+#: round's points are a few dozen per row, up to 192 in the worst case, so this bounds its memory at a few hundred
+#: MB). One model call per stage and chunk, and a model call has a fixed cost far above scoring a point, so chunks
+#: are large.
+CHUNK_ROWS = 32_768
+CHUNK_CELLS = 1 << 18
+#: The paper's rule searched deeper in tiers of ranks (in the order points are tried: the first tier is the next
+#: nearest point), one model call each for the rows no earlier tier served: most rows it serves stop early.
+DEEPER_TIERS = (1, 2, 4, 8, 16)
 #: Up to this many rows (a test fold, one row of the dashboard), every round of the rule search is scored in one
 #: model call: candidates of later rounds are built for rows an earlier round repairs (and ignored), which costs
 #: less than another call on batches this small.
@@ -129,7 +140,43 @@ class Scorer:
 
 
 def _objects(out: np.ndarray) -> np.ndarray:
+    """Model outputs as an object array of Python scalars (numpy scalars become Python ones)."""
+    out = np.asarray(out)
+    if out.dtype != object:  # a numeric, bool or text array: astype gives Python scalars, as .item() would
+        return out.astype(object)
     return np.array([v.item() if isinstance(v, np.generic) else v for v in out] + [None], dtype=object)[:-1]
+
+
+def group_codes(columns) -> np.ndarray:
+    """Per row, the code of its tuple of values in ``columns`` (integer arrays of one length), codes numbered in
+    order of first appearance: a grouping of rows on several columns by hashing, without sorting rows."""
+    code = None
+    for col in columns:
+        col = np.asarray(col, dtype=np.int64)
+        if not len(col):
+            return np.zeros(0, dtype=np.int64)
+        if code is None:
+            code = pd.factorize(col)[0].astype(np.int64)
+        else:  # both stay below the number of rows, so the pair fits an int64
+            code = pd.factorize(code * (int(col.max()) - int(col.min()) + 1) + (col - int(col.min())))[0] \
+                .astype(np.int64)
+    return code
+
+
+def first_rows(code: np.ndarray) -> np.ndarray:
+    """Per group of :func:`group_codes`, its first row."""
+    first = np.full(int(code.max()) + 1 if len(code) else 0, len(code), dtype=np.int64)
+    np.minimum.at(first, code, np.arange(len(code)))
+    return first
+
+
+def group_rows(columns) -> list:
+    """The rows of each group of :func:`group_codes`, ascending, groups in order of first appearance."""
+    code = group_codes(columns)
+    if code is None or not len(code):
+        return []
+    order = np.argsort(code, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(code))[:-1])
 
 
 # ------------------------------------------------------------------------------------------ the result
@@ -283,21 +330,20 @@ class Candidates:
 
     # -------------------------------------------------------------- candidate blocks
     def build(self, rows: np.ndarray, t: int, r: int, num_out: np.ndarray, cat_out: np.ndarray,
-              joint_only: bool = False):
+              joint_only: bool = False, ranks_from: int = 0, ranks_to: int | None = None):
         """Candidate points of ``rows`` (all reaching rule ``r`` of target ``t``; ``num_out``/``cat_out`` their
-        outside masks) as (num, cat, owner position in rows, rank order) with the nearest point at rank 0."""
+        outside masks) as (num, cat, owner position in rows, rank order) with the nearest point at rank 0; only
+        the ranks from ``ranks_from`` to before ``ranks_to`` (None: the last)."""
         x = self.enc.take(rows)
         sol = self.targets[t]
         up = x.num <= sol.rules.low[r][None, :]
         # rows grouped by how they reach the rule: which features change, in which direction, from which category
         sig = np.concatenate([num_out.astype(np.int8) * (1 + up.astype(np.int8)),
                               np.where(cat_out, x.cat + 1, 0)], axis=1)
-        groups, inverse = np.unique(sig, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
         nums, cats, owners, orders = [], [], [], []
         m = x.num.shape[1]
-        for g, key in enumerate(groups):
-            members = np.flatnonzero(inverse == g)
+        for members in group_rows(sig.T):
+            key = sig[members[0]]
             slots, options = [], []
             for j in np.flatnonzero(key[:m]):
                 slots.append(("n", j))
@@ -308,7 +354,11 @@ class Candidates:
             if any(len(o) == 0 for o in options):
                 continue
             ranks = _ranks(tuple(len(o) for o in options), joint_only)
+            rank_ids = np.arange(len(ranks))[ranks_from:ranks_to]
+            ranks = ranks[ranks_from:ranks_to]
             k = len(ranks)
+            if not k:
+                continue
             num = np.repeat(x.num[members][None], k, axis=0)
             cat = np.repeat(x.cat[members][None], k, axis=0)
             for s, ((kind, j), opts) in enumerate(zip(slots, options)):
@@ -320,7 +370,7 @@ class Candidates:
             nums.append(num.reshape(k * len(members), m))
             cats.append(cat.reshape(k * len(members), x.cat.shape[1]))
             owners.append(np.tile(members, k))
-            orders.append(np.repeat(np.arange(k), len(members)))
+            orders.append(np.repeat(rank_ids, len(members)))
         if not nums:
             return None
         return np.concatenate(nums), np.concatenate(cats), np.concatenate(owners), np.concatenate(orders)
@@ -385,8 +435,9 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
 def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targets):
     if not len(rows):
         return
-    for s in range(0, len(rows), CHUNK_ROWS):
-        chunk = rows[s:s + CHUNK_ROWS]
+    step = max(1, min(CHUNK_ROWS, CHUNK_CELLS // max(1, len(cands.schema))))
+    for s in range(0, len(rows), step):
+        chunk = rows[s:s + step]
         # per row, every reachable rule of its target in cost order (the paper's optimal rule first)
         plans = {}
         for t in np.unique(tgt[chunk]):
@@ -407,9 +458,13 @@ def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targe
         # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
         most = max(order.shape[1] for _, order, _, _, _ in plans.values())
         first = 1 + FIRST_NEXT_RULES
-        rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")] + [
-            (lo, lo + NEXT_RULES_STEP, "joint") for lo in range(first, max(most, first), NEXT_RULES_STEP)]
-        if len(chunk) <= ONE_CALL_ROWS:  # the first four rounds in one call; further rules, for the rows left
+        if len(chunk) <= ONE_CALL_ROWS:  # the first rounds in one call; further rules, for the rows left
+            rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")]
+        else:  # the paper's rule deeper in tiers of ranks: most rows it serves stop at the first tiers
+            rounds = [(0, 1, "nearest")] + [(0, 1, (lo, hi)) for lo, hi in zip(DEEPER_TIERS, DEEPER_TIERS[1:])] + [
+                (0, 1, (DEEPER_TIERS[-1], None)), (1, first, "all")]
+        rounds += [(lo, lo + NEXT_RULES_STEP, "joint") for lo in range(first, max(most, first), NEXT_RULES_STEP)]
+        if len(chunk) <= ONE_CALL_ROWS:
             _score_round(rec, scorer, accept, [b for r in rounds[:4] for b in _round_blocks(cands, plans, done, *r)])
             rounds = rounds[4:]
         for r in rounds:
@@ -420,8 +475,11 @@ def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targe
 
 def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
     """Candidate blocks of the rules at cost positions ``lo`` to ``hi`` of every live row; ``mode``: "nearest"
-    (rank 0 only), "deeper" (rank > 0), "all", or "joint" (the nearest point and joint moves only)."""
+    (rank 0 only), "deeper" (rank > 0), ``(first, stop)`` (ranks from ``first`` to before ``stop``, None: to the
+    last), "all", or "joint" (the nearest point and joint moves only)."""
     blocks = []
+    ranks = mode if isinstance(mode, tuple) else (0, 1) if mode == "nearest" else (1, None) if mode == "deeper" \
+        else (0, None)
     for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
         live = ~done[sel]
         if not live.any():
@@ -437,12 +495,11 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
             rule_at = order[:, pos]
             for r in np.unique(rule_at[use]):
                 members = np.flatnonzero(use & (rule_at == r))
-                b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], mode == "joint")
+                b = cands.build(sel[members], t, int(r), num_out[members, r], cat_out[members, r], mode == "joint",
+                                *ranks)
                 if b is None:
                     continue
                 num, cat, owner, rank = b
-                keep = rank == 0 if mode == "nearest" else rank > 0 if mode == "deeper" else slice(None)
-                num, cat, owner, rank = num[keep], cat[keep], owner[keep], rank[keep]
                 blocks.append((num, cat, sel[members][owner], rank, np.full(len(owner), pos),
                                np.full(len(owner), r), np.full(len(owner), t)))
     return blocks
@@ -533,28 +590,34 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
         return best
     step = max(1, EXAMPLE_CHUNK // len(pool))
     xp, pp = x_pct.astype(np.float32), pool_pct.astype(np.float32)
+    diff = np.empty((min(step, len(x)), len(pool)), dtype=np.float32)  # reused: no temporary per feature
     for s in range(0, len(x), step):
         e = min(s + step, len(x))
         dist = np.zeros((e - s, len(pool)), dtype=np.float32)
-        for j in range(xp.shape[1]):
-            dist += np.abs(xp[s:e, j][:, None] - pp[:, j][None, :])
+        tmp = diff[:e - s]
+        for j in range(xp.shape[1]):  # the same float32 sums, feature by feature, as a plain expression would give
+            np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
+            np.abs(tmp, out=tmp)
+            dist += tmp
         for j in range(x.cat.shape[1]):
             dist += x.cat[s:e, j][:, None] != pool.cat[:, j][None, :]
         if constrained:
+            barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
                 if kind == INCREASE:
-                    dist[pv < xv] = np.inf
+                    barred |= pv < xv
                 elif kind == DECREASE:
-                    dist[pv > xv] = np.inf
+                    barred |= pv > xv
                 elif kind == IMMUTABLE:
-                    dist[pv != xv] = np.inf
+                    barred |= pv != xv
             for j, kind in enumerate(cands.cat_kind):
                 xc, pc = x.cat[s:e, j][:, None], pool.cat[:, j][None, :]
                 if kind == IMMUTABLE:
-                    dist[xc != pc] = np.inf
+                    barred |= xc != pc
                 elif cands.trans is not None and cands.trans[j] is not None:
-                    dist[~cands.trans[j][xc, pc] & (xc != pc)] = np.inf
+                    barred |= ~cands.trans[j][xc, pc] & (xc != pc)
+            dist[barred] = np.inf
         k = np.argmin(dist, axis=1)
         found = np.isfinite(dist[np.arange(e - s), k])
         best[s:e] = np.where(found, k, -1)
@@ -564,54 +627,68 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
 def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
     """From ``start`` (confirmed points, each a real row with the target output), give back the row's own values.
 
-    Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try every subset of those features kept
-    at the start's values, in one model call: the confirmed subset with the fewest features wins (then the
-    nearest, then the earlier subset) — the smallest change that the model confirms, exactly. Rows differing in
-    more features give back one feature at a time (the one whose return shortens the distance most among those
-    the model still confirms) until none can be."""
+    Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try the subsets of those features kept at
+    the start's values: the confirmed subset with the fewest features wins (then the nearest, then the earlier
+    subset) — the smallest change that the model confirms, exactly. Subsets are scored one size at a time (one
+    model call per size, for the rows no smaller subset served), so a row served by one or two changes is not
+    scored on all its 2**k subsets. Rows differing in more features give back one feature at a time (the one
+    whose return shortens the distance most among those the model still confirms) until none can be."""
     num, cat = start.num.copy(), start.cat.copy()
     out = np.asarray(start_out, dtype=object).copy()
-    m = x.num.shape[1]
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
     k = diff.sum(axis=1)
     small = k <= MAX_SUBSET_FEATURES
-    blocks = []
-    for size in np.unique(k[small]):
-        if size <= 1:
-            continue  # one feature apart: the start itself is the smallest change
-        rows = np.flatnonzero(small & (k == size))
-        where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
-        masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1  # (subsets, size), no empty
-        masks = masks[masks.sum(axis=1) < size].astype(bool)  # the full set is the start, already confirmed
-        for r_i, r in enumerate(rows):
-            cn = np.repeat(x.num[r][None], len(masks), axis=0)
-            cc = np.repeat(x.cat[r][None], len(masks), axis=0)
-            for j, slot in enumerate(where[r_i]):
-                take = masks[:, j]
-                if slot < m:
-                    cn[take, slot] = start.num[r, slot]
-                else:
-                    cc[take, slot - m] = start.cat[r, slot - m]
-            blocks.append((cn, cc, np.full(len(masks), r), masks.sum(axis=1)))
-    if blocks:
-        cn, cc, owner, size = (np.concatenate(z) for z in zip(*blocks))
+    live = small & (k > 1)  # one feature apart: the start itself is the smallest change
+    for changes in range(1, int(k[live].max()) if live.any() else 0):
+        blocks = [_subsets(x, start, diff, np.flatnonzero(live & (k == size)), size, changes)
+                  for size in np.unique(k[live]) if size > changes]
+        blocks = [b for b in blocks if b is not None]
+        if not blocks:
+            break
+        cn, cc, owner, order = (np.concatenate(z) for z in zip(*blocks))
         o = scorer.outputs(Encoded(cn, cc))
-        ok = scorer.in_target(o, tgt[owner])
-        good = np.flatnonzero(ok)
-        if len(good):
-            dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
-            good = good[np.lexsort((good, dist, size[good], owner[good]))]
-            first = np.r_[True, owner[good][1:] != owner[good][:-1]]
-            best = good[first]
-            r = owner[best]
-            num[r], cat[r] = cn[best], cc[best]
-            out[r] = _objects(o[best])
+        good = np.flatnonzero(scorer.in_target(o, tgt[owner]))
+        if not len(good):
+            continue
+        dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
+        good = good[np.lexsort((order[good], dist, owner[good]))]
+        best = good[np.r_[True, owner[good][1:] != owner[good][:-1]]]
+        r = owner[best]
+        num[r], cat[r] = cn[best], cc[best]
+        out[r] = _objects(o[best])
+        live[r] = False
     big = np.flatnonzero(~small)
     if len(big):
         n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
                                        tgt[big], out[big])
         num[big], cat[big], out[big] = n_, c_, o_
     return num, cat, out
+
+
+def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, size: int, changes: int):
+    """The points of ``rows`` (each differing from its start in ``size`` features) that keep exactly ``changes``
+    of those features at the start's values and the others at the row's own: (num, cat, owner row, subset
+    order), subsets in the order of their bit masks over the differing features (the tie-break)."""
+    if not len(rows):
+        return None
+    masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1
+    order = np.flatnonzero(masks.sum(axis=1) == changes)
+    masks = masks[order].astype(bool)  # (subsets, size)
+    where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
+    m = x.num.shape[1]
+    n_rows, n_masks = len(rows), len(masks)
+    cn = np.repeat(x.num[rows][:, None, :], n_masks, axis=1)
+    cc = np.repeat(x.cat[rows][:, None, :], n_masks, axis=1)
+    at = np.arange(n_rows)
+    for j in range(size):
+        slot = where[:, j]
+        take = np.flatnonzero(masks[:, j])
+        is_num = slot < m
+        rn, rc = at[is_num], at[~is_num]
+        cn[rn[:, None], take[None, :], slot[is_num][:, None]] = start.num[rows[rn], slot[is_num]][:, None]
+        cc[rc[:, None], take[None, :], (slot[~is_num] - m)[:, None]] = start.cat[rows[rc], slot[~is_num] - m][:, None]
+    return (cn.reshape(n_rows * n_masks, m), cc.reshape(n_rows * n_masks, x.cat.shape[1]),
+            np.repeat(rows, n_masks), np.tile(order, n_rows))
 
 
 def _give_back_greedy(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):

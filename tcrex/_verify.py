@@ -14,7 +14,7 @@ import pandas as pd
 from ._data import Encoded, _native, as_frame
 from ._errors import ModelError
 from ._outputs import predict
-from ._recourse import Recourse, _objects, find_recourse, reference_rows
+from ._recourse import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
 from ._rows import change_keep, conditions_dict
 from ._state import FittedState, rule_id
 from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
@@ -109,58 +109,77 @@ def _cell(value):
     return output_text(_native(value))
 
 
-def _decoded(state: FittedState, enc: Encoded, index) -> np.ndarray:
-    return state.schema.decode(enc, index).to_numpy(dtype=object)
+def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, class_names=None) -> list:
+    """The sentence of each row: the verified point's changes, exactly (see :func:`tcrex.text.verified_sentence`).
 
-
-def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, rows=None, class_names=None, point=None) -> list:
-    """The sentence of each row (or of ``rows``): the verified point's changes, exactly (see
-    :func:`tcrex.text.verified_sentence`). Rows with the same rule, changes, values and verdict share one sentence,
-    built once (on a batch most rows repeat one of a few hundred)."""
-    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
-    names = state.schema.names
-    if point is None:  # the points as feature values (the caller may have decoded them already)
-        point = _decoded(state, rec.point.take(rows), X.index[rows])
-    nearest = _decoded(state, rec.nearest.take(rows), X.index[rows])
-    conds_of, ids, texts, cells = {}, {}, {}, {}
-
-    def cell(v):
-        key = (type(v), v)
-        if key not in cells:
-            cells[key] = _cell(v)
-        return cells[key]
+    A sentence depends only on the row's target, recommended and paper rules, source, the features its point
+    changes with the texts of their values (and of the rule's nearest values) and the model's verdict at the
+    nearest point; rows equal in all of these share one sentence, built once from the group's first row (on a
+    batch most rows repeat one of a few hundred or thousand). Rows are grouped on integer codes, without a pass
+    of Python over the rows."""
+    n = len(X)
+    out = np.full(n, status_sentence(ALREADY_IN_TARGET), dtype=object)
+    rows = np.flatnonzero(np.asarray(res["target"]) >= 0)
+    if not len(rows):
+        return out.tolist()
+    schema = state.schema
+    changed = rec.changed[rows]
+    has_rule = rec.rule[rows] >= 0
+    target, rule, paper, source = np.asarray(res["target"])[rows], rec.rule[rows], np.asarray(res["rule"])[rows], \
+        rec.source[rows]
+    verdict, _ = pd.factorize(np.asarray(rec.nearest_output[rows], dtype=object))  # None -> -1
+    columns = [target, rule, paper, source, verdict]
+    texts = {}  # (feature, point or nearest) -> (text code per row, -1 where not said; the texts)
+    for i, f in enumerate(schema.features):
+        for which, enc, said in (("value", rec.point, changed[:, i]), ("nearest", rec.nearest, changed[:, i] & has_rule)):
+            if said.any():
+                values = (enc.cat if f.is_categorical else enc.num)[rows, schema.slot[i]]
+                texts[(i, which)] = code, _ = _text_codes(f, values, said)
+                columns.append(code)
+    group = group_codes(columns)
+    first = first_rows(group)
+    names = schema.names
+    conds_of, ids, described = {}, {}, {}
 
     def id_of(t, r):
         if (t, r) not in ids:
             ids[(t, r)] = rule_id(state, t, r) if r >= 0 else None
         return ids[(t, r)]
 
-    out = []
-    for k, i in enumerate(rows):
-        t = int(res["target"][i])
-        if t < 0:
-            out.append(status_sentence(ALREADY_IN_TARGET))
-            continue
-        changed = np.flatnonzero(rec.changed[i])
-        r, paper, src = int(rec.rule[i]), int(res["rule"][i]), int(rec.source[i])
-        values = tuple(cell(point[k, f]) for f in changed)
-        near = tuple(cell(nearest[k, f]) for f in changed) if r >= 0 else None
-        verdict = _named(rec.nearest_output[i], class_names)
-        key = (t, r, paper, src, tuple(changed), values, near, verdict)
-        if key not in texts:
-            sol = state.all_solutions()[t]
-            if r >= 0 and (t, r) not in conds_of:
-                conds_of[(t, r)] = box_conditions(state.schema, sol.rules, r)
-            conds = conds_of.get((t, r), {})
-            changes = [{"feature": names[f], "value": v, "condition": conds[f]["text"] if f in conds else None,
-                        "nearest": near[j] if near is not None else None}
-                       for j, (f, v) in enumerate(zip(changed, values))]
-            keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not rec.changed[i, f]]
-            texts[key] = verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
-                                           rule_id=id_of(t, r), paper_rule_id=id_of(t, paper),
-                                           nearest_output=verdict, target=sol.target.describe(class_names))
-        out.append(texts[key])
-    return out
+    said = []
+    for k in first:
+        t, r, src, i = int(target[k]), int(rule[k]), int(source[k]), rows[k]
+        sol = state.all_solutions()[t]
+        if r >= 0 and (t, r) not in conds_of:
+            conds_of[(t, r)] = box_conditions(state.schema, sol.rules, r)
+        if t not in described:
+            described[t] = sol.target.describe(class_names)
+        conds = conds_of.get((t, r), {})
+        changes = []
+        for f in np.flatnonzero(changed[k]):
+            code, shown = texts[(f, "value")]
+            near = texts.get((f, "nearest"))
+            changes.append({"feature": names[f], "value": shown[code[k]],
+                            "condition": conds[f]["text"] if f in conds else None,
+                            "nearest": near[1][near[0][k]] if r >= 0 else None})
+        keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not changed[k, f]]
+        said.append(verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
+                                      rule_id=id_of(t, r), paper_rule_id=id_of(t, int(paper[k])),
+                                      nearest_output=_named(rec.nearest_output[i], class_names), target=described[t]))
+    out[rows] = np.asarray(said, dtype=object)[group]
+    return out.tolist()
+
+
+def _text_codes(feature, values: np.ndarray, said: np.ndarray):
+    """(per value, the code of its text in a sentence, -1 where not ``said``; the texts): encoded numbers or
+    category codes of ``feature``; values printed alike share a code, so rows group exactly as their sentences
+    read (:func:`tcrex.text.output_text` of the decoded value)."""
+    uniq, inverse = np.unique(values[said], return_inverse=True)
+    shown = [_cell(feature.categories[int(v)] if feature.is_categorical else float(v)) for v in uniq]
+    text_code, distinct = pd.factorize(np.asarray(shown, dtype=object))
+    code = np.full(len(values), -1, dtype=np.int64)
+    code[said] = text_code[inverse.reshape(-1)]
+    return code, list(distinct)
 
 
 def _named(output, class_names):
@@ -175,6 +194,21 @@ def recourse_codes(rec: Recourse) -> np.ndarray:
     similar = rec.found & (rec.source == _SRC[EXAMPLE])
     code = np.where(rec.verified, 0, np.where(similar, 1, 2))
     return np.where(rec.needing, code, -1)
+
+
+def changed_names(changed: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Per row, the tuple of the names of its changed features (``changed``: (rows, features) bool), one tuple
+    built per distinct pattern (a batch repeats a few dozen)."""
+    out = np.empty(len(changed), dtype=object)
+    if not changed.shape[1]:
+        out[:] = [()] * len(changed)
+        return out
+    group = group_codes(changed.T)
+    first = first_rows(group)
+    tuples = np.empty(len(first), dtype=object)
+    tuples[:] = [tuple(names[changed[i]]) for i in first]
+    out[:] = tuples[group]
+    return out
 
 
 def _ids_or_missing(values: np.ndarray) -> pd.arrays.IntegerArray:
@@ -192,14 +226,13 @@ def verified_frame(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict,
     out["source"] = source_column(np.where(rec.found, rec.source, -1))
     out["recourse"] = pd.Categorical.from_codes(recourse_codes(rec), categories=list(RECOURSE_OUTCOMES))
     names = np.asarray(state.schema.names, dtype=object)
-    out["changed"] = [tuple(names[m]) for m in rec.changed]
+    out["changed"] = changed_names(rec.changed, names)
     out["n_changes"] = rec.changed.sum(axis=1).astype(np.int64)
     out["rule"] = _ids_or_missing(np.where(rec.needing, res["rule"], -1))
     out["recommended_rule"] = _ids_or_missing(np.where(rec.verified, rec.rule, -1))
     out["output"] = pd.Series(rec.output, index=X.index, dtype=object)
     if text:
-        out["text"] = sentences(state, rec, X, res, class_names=class_names,
-                                point=out[list(state.schema.names)].to_numpy(dtype=object))
+        out["text"] = sentences(state, rec, X, res, class_names=class_names)
     out.attrs["notes"] = list(rec.notes)
     return out
 
