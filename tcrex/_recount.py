@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._errors import ParameterError
+from .errors import ParameterError
 from ._outputs import min_rule_rows
 from ._targets import Target
-from ._vocabulary import CLASSIFICATION
+from .vocabulary import CLASSIFICATION
 
 
 @dataclass

@@ -8,7 +8,7 @@ The rules' boxes are fixed: each retrained model only has to be asked about the 
 or X for an explainer restored from JSON) and about the verified points of the people in X, in one prediction pass.
 A rule *holds* under a model when the share of its rows the model sends to the target is at least tau; a verified
 point *works* under a model when the model's output there lies in the person's target (the engine's containment,
-:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.is_verified`` on ``counterfactuals(X, model=...)`` of the
+:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.vocabulary.is_verified`` on ``counterfactuals(X, model=...)`` of the
 explainer's own model.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._compare import COMPARED_ROWS, FIT_ROWS_A, _like, _resolve_target, _rules_text, _target_id
+from .compare import COMPARED_ROWS, FIT_ROWS_A, _like, _resolve_target, _rules_text, _target_id
 from ._data import as_frame
-from ._errors import ModelError, ParameterError
+from .errors import ModelError, ParameterError
 from ._params import check_fitted
-from ._vocabulary import is_verified, needs_recourse
+from .vocabulary import is_verified, needs_recourse
 
 KINDS = ("bootstrap", "seed")
 

@@ -14,7 +14,7 @@ import pandas as pd
 from ._data import Encoded, _native, as_frame
 from ._outputs import predict
 from ._recourse import Recourse, _objects, find_recourse, reference_rows
-from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
+from .vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
 from .text import class_label, output_text, status_sentence, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -77,7 +77,7 @@ def wants_verify(ex, verify, model) -> bool:
     if verify is None:
         return known
     if verify and not known:
-        from ._errors import ModelError
+        from .errors import ModelError
         raise ModelError("verify=True needs the model: pass model= (or fit with the model rather than y_pred)")
     return bool(verify)
 

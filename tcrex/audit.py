@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
-from ._errors import DataError, ParameterError
+from .errors import DataError, ParameterError
 from ._params import check_fitted
 from ._targets import targets_from_spec
-from ._vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK,
+from .vocabulary import (ALREADY_IN_RULE, HAS_RECOURSE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           has_recourse, needs_recourse)
-from ._vocabulary import is_verified
+from .vocabulary import is_verified
 from .text import pluralise
 
 __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
@@ -54,7 +54,7 @@ METRICS = {
                       "assigned rule, among individuals with recourse", "share"),
     "effectiveness": ("verified by a point that follows the advice",
                       "share of the individuals needing recourse with verified recourse: a point that changes "
-                      "exactly what their advice names and that the model confirms (tcrex.is_verified; a similar "
+                      "exactly what their advice names and that the model confirms (tcrex.vocabulary.is_verified; a similar "
                       "real case does not count; needs the model)", "share"),
 }
 #: Which way each metric is better for the individuals of a group: "higher" (more of them have recourse, more

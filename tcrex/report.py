@@ -224,7 +224,7 @@ COMPARISON_COLUMNS = {"group": "group", "n": "rows", "n_need_a": "need recourse 
 
 
 def comparison_html(result, title: str | None = None) -> str:
-    """A comparison of recourse across two models (:func:`tcrex.compare_models`): the headline, the findings (in
+    """A comparison of recourse across two models (:func:`tcrex.compare.compare_models`): the headline, the findings (in
     the audit's wording), who keeps, loses or gains recourse, the per-group table with its gaps, and the rules of
     model A that break under model B. Static HTML, no scripts; no individual's values."""
     from .compare import CHANGE_TEXT, CHANGES, COMPARE_METRICS  # noqa: PLC0415 - the comparison is optional

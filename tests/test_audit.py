@@ -14,7 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tcrex import DataError, ParameterError, TCREx, TCRExError, is_verified
+from tcrex import TCREx
+from tcrex.errors import DataError, ParameterError, TCRExError
+from tcrex.vocabulary import is_verified
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
 from tcrex.audit import METRICS, MISSING_GROUP, REST, _bootstrap_group, _quantiles, audit, gap_direction
 from tcrex.datasets import make_loans, make_recourse_groups

@@ -3,10 +3,10 @@
 Packages, precisely (``package_of``):
 
 * the engine core ``tcrex``: ``tcrex/__init__.py``, the private modules ``tcrex/_*.py`` and the public top-level
-  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``audit``,
+  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``compare``,
   ``metrics``, ``datasets``, ``spreadsheet``);
-* every subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
-  ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
+* every subpackage is a package of its own: ``tcrex.audit``, ``tcrex.figures``, ``tcrex.intake``,
+  ``tcrex.distributed``, ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
   public names only (``tcrex``, ``tcrex.errors``, ``tcrex.vocabulary``) like every other outer package;
 * the outer top-level modules ``tcrex.cli``, ``tcrex.report`` and ``tcrex.__main__`` are one package each;
 * ``pages/`` and ``app.py`` form the package ``app``.
@@ -18,8 +18,11 @@ private attribute (``obj._name``, ``obj._name()``; not on ``self``/``cls``) that
 its own package does not (private attributes of third-party objects, e.g. Streamlit's media store, are not
 tcrex's to police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
 imported from its owner, (e) streamlit imported by anything but the dashboard, (f) a name in an ``__all__`` that
-the module does not define. The checkers run on a mapping ``module -> source`` so that the tests at the end can
-plant violations in tiny synthetic sources and see them caught.
+the module does not define, (g) a public name with two import paths: a public module beside a private twin of the
+same name (``x.py`` and ``_x.py``), or one object listed in the ``__all__`` of two public modules (see
+``docs/engine.md``, "One import path per public name"). The checkers run on a mapping ``module -> source`` (or
+``module -> namespace``) so that the tests at the end can plant violations in tiny synthetic sources and see them
+caught.
 """
 from __future__ import annotations
 
@@ -29,14 +32,14 @@ from pathlib import Path
 
 import pytest
 
-from tcrex import FEATURE_KINDS, STATUSES, TASKS
+from tcrex.vocabulary import FEATURE_KINDS, STATUSES, TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: top-level modules of tcrex that are outer packages of their own (everything else at the top level is core)
 OUTER_MODULES = {"tcrex.cli", "tcrex.report", "tcrex.__main__"}
 #: the only module that may spell the vocabulary out
-VOCABULARY_OWNER = "tcrex._vocabulary"
+VOCABULARY_OWNER = "tcrex.vocabulary"
 VOCABULARY = set(STATUSES) | set(TASKS) | set(FEATURE_KINDS)
 
 
@@ -248,6 +251,32 @@ def typed_vocabulary(sources) -> list[str]:
     return sorted(found)
 
 
+# ------------------------------------------------------------------------------------------------ one import path
+def private_twins(sources) -> list[str]:
+    """A public module with a private module of the same name beside it (``pkg.x`` and ``pkg._x``): a shim over a
+    twin gives one name two homes; the owner module is the public one."""
+    return sorted(f"{mod} is the private twin of {mod.rpartition('.')[0]}.{mod.rpartition('.')[2][1:]}"
+                  for mod in sources
+                  if _private_name(mod.rpartition(".")[2])
+                  and f"{mod.rpartition('.')[0]}.{mod.rpartition('.')[2][1:]}" in sources)
+
+
+def duplicate_public_paths(namespaces) -> list[str]:
+    """One object listed under one name in the ``__all__`` of two public modules (``module name -> module``)."""
+    homes: dict[tuple[str, int], list[str]] = {}
+    for mod, namespace in namespaces.items():
+        for name in getattr(namespace, "__all__", ()):
+            homes.setdefault((name, id(getattr(namespace, name))), []).append(mod)
+    return sorted(f"{name} is exported by {', '.join(sorted(mods))}"
+                  for (name, _), mods in homes.items() if len(mods) > 1)
+
+
+def _public_faces() -> dict[str, object]:
+    """``tcrex``, its public top-level modules and the faces (``__init__``) of its subpackages, imported."""
+    names = {m for m in _tree_sources() if m.startswith("tcrex") and m.count(".") <= 1 and not _private(m)}
+    return {m: importlib.import_module(m) for m in sorted(names - {"tcrex.__main__"})}
+
+
 # ------------------------------------------------------------------------------------------------ the tree
 def test_no_import_cycles():
     cycles = find_cycles(_graph(_tree_sources()))
@@ -274,8 +303,19 @@ def test_no_private_attributes_of_other_packages():
 
 def test_vocabulary_is_imported_not_typed():
     found = typed_vocabulary(_tree_sources())
-    assert not found, f"vocabulary typed again (import it from tcrex.vocabulary / {VOCABULARY_OWNER}):\n" + \
+    assert not found, f"vocabulary typed again (import it from {VOCABULARY_OWNER}):\n" + \
         "\n".join(found)
+
+
+def test_no_private_twins_of_public_modules():
+    found = private_twins(_tree_sources())
+    assert not found, "public modules over private twins (make the owner module the public one):\n" + \
+        "\n".join(found)
+
+
+def test_one_public_path_per_name():
+    found = duplicate_public_paths(_public_faces())
+    assert not found, "names with two public import paths (export each from its owner only):\n" + "\n".join(found)
 
 
 def test_only_the_dashboard_imports_streamlit():
@@ -287,7 +327,7 @@ def test_only_the_dashboard_imports_streamlit():
     assert not offenders, f"modules outside the dashboard importing streamlit: {offenders}"
 
 
-@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.text",
+@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare", "tcrex.text",
                                     "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
                                     "tcrex.distributed", "tcrex.datasets"])
 def test_every_name_in_all_exists(module):
@@ -340,6 +380,23 @@ def test_checker_finds_planted_private_imports():
                      "tcrex.report:1 imports private name _helper from tcrex.figures"]
 
 
+def test_checkers_find_a_planted_second_import_path():
+    from types import SimpleNamespace
+
+    tree = _synthetic(tcrex___errors="class E(Exception): pass\n", tcrex__errors="from ._errors import E\n",
+                      tcrex__figures___style="x = 1\n", tcrex__figures__style="", tcrex__figures___tree="y = 1\n")
+    assert private_twins(tree) == ["tcrex._errors is the private twin of tcrex.errors",
+                                   "tcrex.figures._style is the private twin of tcrex.figures.style"]
+
+    class E(Exception):
+        pass
+
+    faces = {"tcrex": SimpleNamespace(__all__=["E", "f"], E=E, f=len),
+             "tcrex.errors": SimpleNamespace(__all__=["E"], E=E),
+             "tcrex.text": SimpleNamespace(__all__=["f"], f=print)}  # same name, another object: not a second path
+    assert duplicate_public_paths(faces) == ["E is exported by tcrex, tcrex.errors"]
+
+
 def test_checker_finds_a_planted_private_attribute_call():
     tree = _synthetic(tcrex___explainer="class TCREx:\n    def _require_fitted(self): pass\n"
                                         "    def f(self): self._require_fitted()\n",
@@ -355,7 +412,7 @@ def test_checker_finds_typed_vocabulary():
                                         'def f(s, ex):\n    return s == "no_rule" or ex.task_ in ["regression"]\n',
                       tcrex__metrics='import numpy as np\ndef g(s, c):\n    return np.isin(s, ["ok"]), c["no_rule"]\n'
                                      'for st in ("ok", "no_rule"):\n    kind = "numeric" if st else "categorical"\n',
-                      tcrex___vocabulary='OK = "ok"\n', tcrex__intake___worker='send({"ok": True})\n')
+                      tcrex__vocabulary='OK = "ok"\n', tcrex__intake___worker='send({"ok": True})\n')
     assert typed_vocabulary(tree) == [
         "tcrex.figures.a:1 types ['already_in_rule', 'ok']", "tcrex.figures.a:3 types ['no_rule']",
         "tcrex.figures.a:3 types ['regression']", "tcrex.metrics:3 types ['no_rule']",

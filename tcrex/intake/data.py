@@ -1,7 +1,7 @@
 """Data intake: read an uploaded CSV or Parquet table and say what is wrong or risky about it.
 
 :func:`read_table` refuses what cannot be used (not a table, too large, too many columns, duplicate column names,
-no rows, a header and rows split by different delimiters) with a :class:`tcrex.DataError`, and returns everything
+no rows, a header and rows split by different delimiters) with a :class:`tcrex.errors.DataError`, and returns everything
 else as a :class:`TableReport`: the DataFrame plus findings (missing values per column, constant columns,
 identifier-like columns, high-cardinality categories, mixed-type columns, a single column, a truncated last line).
 Tables keep their data or say why: every guess (encoding, delimiter, decimal comma, thousands separator) and
@@ -26,12 +26,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError, TCRExError
-from .. import check_rows_for_rho  # noqa: F401 - re-exported: the engine owns this check
 from .. import is_categorical_column
 from ..text import format_value
 from ._base import short_error
 
-__all__ = ["read_table", "TableReport", "Finding", "handle_missing", "check_rows_for_rho", "target_findings",
+__all__ = ["read_table", "TableReport", "Finding", "handle_missing", "target_findings",
            "MAX_TABLE_BYTES", "MAX_COLUMNS", "ENCODINGS", "DECIMALS", "THOUSANDS"]
 
 MB = 1024 * 1024
@@ -127,7 +126,7 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, deci
     """Read CSV or Parquet bytes; see the module docstring.
 
     ``delimiter``, ``decimal``, ``thousands`` (``""``: none) and ``encoding`` override what is detected in a CSV
-    (``None``: detect). Every problem is a :class:`tcrex.DataError` (or a ``ParameterError`` for a bad override);
+    (``None``: detect). Every problem is a :class:`tcrex.errors.DataError` (or a ``ParameterError`` for a bad override);
     any other exception from the parsing libraries is turned into a ``DataError`` too (defence in depth: the causes
     known are handled where they arise, with their own messages)."""
     if isinstance(data, (bytearray, memoryview)):

@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import REGRESSION, TCRExError, is_categorical_column
+from tcrex import is_categorical_column
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import REGRESSION
 from tcrex.audit import REST, audit
 from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
@@ -126,9 +128,9 @@ def _numbers(s: pd.Series) -> bool:
 def default_column(ws: Workspace, columns: list[str]) -> str | None:
     """The column an audit usually groups by, or None (then the page asks): a non-feature column with a few
     values (kept "audit only", e.g. a protected attribute), else a low-cardinality column that looks like a
-    protected attribute (:func:`tcrex.suggest_constraints`: sex, race, marital status, ...), else the first
+    protected attribute (:func:`tcrex.constraints.suggest_constraints`: sex, race, marital status, ...), else the first
     categorical feature with 2-12 values. Never an arbitrary numeric column or the label."""
-    from tcrex import suggest_constraints  # noqa: PLC0415
+    from tcrex.constraints import suggest_constraints  # noqa: PLC0415
 
     frame = ws.data.frame
     features = set(ws.features)

@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import figures as fg
-from tcrex import is_verified, report, spreadsheet
+from tcrex import report, spreadsheet
+from tcrex.vocabulary import is_verified
 from tcrex.audit_threshold import PRACTICAL_DEFAULT
 
 from . import verification

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ModelError, ParameterError, SchemaError, TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import ModelError, ParameterError, SchemaError, TCRExError
 from tcrex._outputs import MAX_TARGET_CLASSES
 from tcrex._params import MAX_CELLS, MAX_TREES, check_parameter
 from tcrex.intake import validate_params

@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError, ParameterError
-from tcrex.intake import check_rows_for_rho, handle_missing, read_table, target_findings
+from tcrex.errors import DataError, ParameterError
+from tcrex import check_rows_for_rho
+from tcrex.intake import handle_missing, read_table, target_findings
 
 from . import builders as b
 

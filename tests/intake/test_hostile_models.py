@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcrex import ModelError, TCRExError
+from tcrex.errors import ModelError, TCRExError
 from tcrex.intake import UnsafeModelError, load_model
 
 from . import builders as b

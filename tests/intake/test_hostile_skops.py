@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcrex import ModelError
+from tcrex.errors import ModelError
 from tcrex.intake import UnsafeModelError, load_model
 
 from . import builders as b

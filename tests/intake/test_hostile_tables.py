@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError, ParameterError
+from tcrex.errors import DataError, ParameterError
 from tcrex.intake import read_table
 from tcrex.intake import data as intake_data
 
