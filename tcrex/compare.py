@@ -30,8 +30,9 @@ from ._outputs import detect_task
 from ._params import check_fitted
 from ._targets import targets_from_spec
 from .vocabulary import CLASSIFICATION, is_verified, needs_recourse, recourse_outcome
-from .audit import (REST, REST_LABEL, _check_params, _fmt_conf, _group_labels, _group_order,
-                    _group_series, _join, _num, _quantiles, _records, _resolve_reference, _snap)
+from .audit import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, confidence_text,
+                    gap_row, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
+                    percentile_interval, resample_sums, resolve_reference)
 from .text import pluralise
 
 __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourable_target", "check_models",
@@ -169,12 +170,12 @@ class ComparisonCounts:
         return {"group_column": self.group_column, "features": list(self.features), "target": self.target,
                 "target_id": self.target_id, "tau": self.tau, "distance_available": self.distance_available,
                 "explainer_b_fit_on": self.explainer_b_fit_on, "rules_measured_on": self.rules_measured_on,
-                "cells": _records(self.cells), "rules": _records(self.rules),
-                "group_values": [_num(v) for v in self.group_values],
-                "group_categories": None if self.group_categories is None else [_num(v) for v in
+                "cells": json_records(self.cells), "rules": json_records(self.rules),
+                "group_values": [json_value(v) for v in self.group_values],
+                "group_categories": None if self.group_categories is None else [json_value(v) for v in
                                                                                 self.group_categories],
                 "has_missing": self.has_missing,
-                "rules_text": None if self.rules_text is None else _records(self.rules_text)}
+                "rules_text": None if self.rules_text is None else json_records(self.rules_text)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ComparisonCounts":
@@ -448,7 +449,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     class_names : readable class names for the findings (``{1: "approved"}``).
     """
     check_fitted(explainer_a)
-    _check_params(n_boot, confidence, min_group_size)
+    check_bootstrap_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
     model_a = model_a if model_a is not None else getattr(explainer_a, "model_", None)
     if model_a is None:
@@ -526,7 +527,7 @@ def check_models(explainer_a, X, model_b, model_a=None) -> None:
 def compare_from_counts(counts: ComparisonCounts, *, n_boot=1000, confidence=0.95, reference=None, random_state=0,
                         min_group_size=30) -> "ComparisonResult":
     """The comparison of all rows whose :func:`compare_counts` were summed into ``counts`` (no ``people``)."""
-    _check_params(n_boot, confidence, min_group_size)
+    check_bootstrap_params(n_boot, confidence, min_group_size)
     return _summarise(counts, _order(counts), n_boot=n_boot, confidence=confidence, reference=reference,
                       random_state=random_state, min_group_size=min_group_size)
 
@@ -543,7 +544,7 @@ def _features(explainer_a, X) -> tuple[list, pd.DataFrame]:
 def _order(counts: ComparisonCounts) -> list:
     if counts.group_column is None:
         return [""]
-    return _group_order(counts.group_values, counts.group_categories, counts.has_missing)
+    return group_order(counts.group_values, counts.group_categories, counts.has_missing)
 
 
 def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fit_on, class_names, known=None):
@@ -558,8 +559,8 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     spec, wanted = _resolve_target(explainer_a, target)
     _check_features("B", model_b, names)
     if groups is not None:
-        series, group_column = _group_series(X, groups)
-        labels, values, categories, missing = _group_labels(series)
+        series, group_column = group_series(X, groups)
+        labels, values, categories, missing = group_labels(series)
     else:
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
     known = known or {}
@@ -655,20 +656,13 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
     table = pd.DataFrame(rows)
     table["n_total"] = table["n"]
     table_for_ref = table.assign(n=table["n_need_a"])  # the audit's rule: the largest group with someone to compare
-    ref = _resolve_reference(reference, order, table_for_ref)
+    ref = resolve_reference(reference, order, table_for_ref)
     table = table.drop(columns=["n_total"])
     table["small_group"] = table["n_need_a"] < min_group_size
     table["is_reference"] = table["group"] == ref
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    boot = {}
-    for g in order:  # every group resampled independently, in display order, from one seeded generator
-        w, m, s = per[g]
-        n = int(w.sum())
-        if n == 0:
-            boot[g] = np.zeros((n_boot, len(_COUNT_COLS)))
-            continue
-        draws = rng.multinomial(n, w / n, size=n_boot).astype(np.float64)
-        boot[g] = draws @ m
+    rng = bootstrap_rng(random_state)
+    # every group resampled independently, in display order, from one seeded generator (the audit's bootstrap)
+    boot = {g: resample_sums(rng, per[g][0], per[g][1], n_boot) for g in order}
     alpha = (1 - confidence) / 2
     intervals, gaps = [], []
     den = {m: COMPARE_METRICS[m][3] for m in COMPARE_METRICS}
@@ -678,10 +672,10 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
         values = boot_values[g]
         point = point_values[g]
         for m in COMPARE_METRICS:
-            lo, hi = _quantiles(values[m], alpha)
+            lo, hi = percentile_interval(values[m], alpha)
             intervals.append({"group": g, "metric": m, "value": float(point[m]), "ci_low": lo, "ci_high": hi,
                               "n": int(per[g][2][_COUNT_COLS.index(den[m])])})
-    pooled = ref == REST and REST not in order
+    pooled = is_rest(ref, order)
     compared = list(order) if pooled else [g for g in order if g != ref]
     refs = {}  # compared group -> (reference sums, the reference's resampled metric values)
     for g in compared:
@@ -698,30 +692,15 @@ def _summarise(c: ComparisonCounts, order, *, n_boot, confidence, reference, ran
             if g not in refs:
                 continue
             ref_sums, ref_point, ref_boot = refs[g]
-            value = float(point_values[g][m])
-            ref_value = float(ref_point[m])
-            diff = _snap(value - ref_value)
-            lo, hi = _quantiles(_snap(boot_values[g][m] - ref_boot[m]), alpha)
-            n_g, n_ref = int(per[g][2][k]), int(ref_sums[k])
-            small = n_g < min_group_size or n_ref < min_group_size
-            excludes = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))
-            gaps.append({"metric": m, "group": g, "reference": ref, "value": value, "reference_value": ref_value,
-                         "difference": diff, "ci_low": lo, "ci_high": hi,
-                         "significant": excludes and not small and bool(np.isfinite(diff)),
-                         "n_group": n_g, "n_reference": n_ref, "small_group": small})
+            gaps.append(gap_row(m, g, ref, float(point_values[g][m]), float(ref_point[m]), boot_values[g][m],
+                                ref_boot[m], alpha=alpha, n_group=int(per[g][2][k]), n_reference=int(ref_sums[k]),
+                                min_group_size=min_group_size))
     res.groups = table
     res.reference = ref
     res.group_labels = list(order)
-    res.gaps = pd.DataFrame(gaps, columns=_GAP_COLUMNS).astype(_GAP_TYPES)
+    res.gaps = pd.DataFrame(gaps, columns=GAP_COLUMNS).astype(GAP_TYPES)
     res.intervals = pd.DataFrame(intervals, columns=["group", "metric", "value", "ci_low", "ci_high", "n"])
     return res
-
-
-_GAP_COLUMNS = ["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
-                "significant", "n_group", "n_reference", "small_group"]
-_GAP_TYPES = {"metric": object, "group": object, "reference": object, "value": float, "reference_value": float,
-              "difference": float, "ci_low": float, "ci_high": float, "significant": bool, "n_group": np.int64,
-              "n_reference": np.int64, "small_group": bool}
 
 
 def _summary_dict(c: ComparisonCounts, cells: pd.DataFrame, totals: np.ndarray) -> dict:
@@ -827,7 +806,7 @@ class ComparisonResult:
 
     @property
     def reference_is_rest(self) -> bool:
-        return self.reference == REST and REST not in self.group_labels
+        return is_rest(self.reference, self.group_labels)
 
     @property
     def reference_display(self) -> str:
@@ -866,16 +845,16 @@ class ComparisonResult:
                "explainer_b_fit_on": self.explainer_b_fit_on, "rules_measured_on": self.rules_measured_on,
                "distance_available": self.distance_available, "changes": {k: CHANGE_TEXT[k] for k in CHANGES},
                "metrics": {k: {"label": v[0], "description": v[1]} for k, v in COMPARE_METRICS.items()},
-               "headline": self.headline(), "summary": _plain(self.summary), "rules": _records(self.rules),
+               "headline": self.headline(), "summary": _plain(self.summary), "rules": json_records(self.rules),
                "reference": self.reference, "group_labels": list(self.group_labels),
-               "groups": None if self.groups is None else _records(self.groups),
-               "gaps": None if self.gaps is None else _records(self.gaps),
-               "intervals": None if self.intervals is None else _records(self.intervals),
+               "groups": None if self.groups is None else json_records(self.groups),
+               "gaps": None if self.gaps is None else json_records(self.gaps),
+               "intervals": None if self.intervals is None else json_records(self.intervals),
                "findings": self.findings(), "counts": self.counts.to_dict() if self.counts is not None else None,
                "people": None}
         if people and self.people is not None:
-            doc["people"] = {"index": [_num(v) for v in self.people.index],
-                             "columns": {str(c): [_num(v) for v in self.people[c].astype(object)]
+            doc["people"] = {"index": [json_value(v) for v in self.people.index],
+                             "columns": {str(c): [json_value(v) for v in self.people[c].astype(object)]
                                          for c in self.people.columns}}
         return doc
 
@@ -904,8 +883,8 @@ class ComparisonResult:
                       group_labels=list(doc.get("group_labels") or []))
             if doc.get("groups") is not None:
                 res.groups = _frame(doc["groups"])
-                res.gaps = pd.DataFrame(doc["gaps"], columns=_GAP_COLUMNS).astype(
-                    {k: v for k, v in _GAP_TYPES.items() if k not in ("value", "reference_value", "difference",
+                res.gaps = pd.DataFrame(doc["gaps"], columns=GAP_COLUMNS).astype(
+                    {k: v for k, v in GAP_TYPES.items() if k not in ("value", "reference_value", "difference",
                                                                       "ci_low", "ci_high")})
                 for col in ("value", "reference_value", "difference", "ci_low", "ci_high"):
                     res.gaps[col] = pd.to_numeric(res.gaps[col], errors="coerce").astype(float)
@@ -948,7 +927,7 @@ def _people_from(d: dict, group_labels: list) -> pd.DataFrame:
 def _plain(d):
     if isinstance(d, dict):
         return {str(k): _plain(v) for k, v in d.items()}
-    return _num(d)
+    return json_value(d)
 
 
 def _unplain(d):
@@ -984,7 +963,7 @@ def _gap_sentence(res: ComparisonResult, row) -> str:
     d = row.difference
     more = d > 0
     lo, hi = (row.ci_low, row.ci_high) if more else (-row.ci_high, -row.ci_low)
-    ci = f"({_fmt_conf(res.confidence)} CI {lo * 100:.1f} to {hi * 100:.1f})"
+    ci = f"({confidence_text(res.confidence)} CI {lo * 100:.1f} to {hi * 100:.1f})"
     template, words = _GAP_SENTENCES[row.metric]
     return template.format(g=res.display(row.group), r=res.reference_display, word=words[0 if more else 1],
                            direction="higher" if more else "lower", amount=f"{abs(d) * 100:.1f} percentage points",
@@ -1014,7 +993,7 @@ def _findings(res: ComparisonResult) -> list[str]:
                            f"{r.rule_id} ({r.accuracy_b:.0%})" for r in below.head(10).itertuples()) + ".")
     if res.groups is None:
         return out
-    conf = _fmt_conf(res.confidence)
+    conf = confidence_text(res.confidence)
     table, gaps = res.groups, res.gaps
     largest = (not res.reference_is_rest and len(res.group_labels) > 1
                and int(table.set_index("group").loc[res.reference, "n"]) == int(table["n"].max()))
@@ -1032,10 +1011,10 @@ def _findings(res: ComparisonResult) -> list[str]:
                    f"{_pts(r.ci_high, False)})" for r in part[~same].itertuples()]
         if unclear:
             out.append(f"No clear difference between {res.display(g)} and {res.reference_display} in "
-                       f"{_join(unclear)}: each {conf} confidence interval covers zero.")
+                       f"{join_words(unclear)}: each {conf} confidence interval covers zero.")
         equal = [f"{COMPARE_METRICS[r.metric][0]} ({r.value:.1%})" for r in part[same].itertuples()]
         if equal:
-            out.append(f"Exactly the same {_join(equal, 'and')} for {res.display(g)} as for {res.reference_display}.")
+            out.append(f"Exactly the same {join_words(equal, 'and')} for {res.display(g)} as for {res.reference_display}.")
     for row in table.itertuples():
         if row.n_need_a < res.min_group_size:
             out.append(f"Small group: only {pluralise(int(row.n_need_a), 'individual')} with {res.display(row.group)} "

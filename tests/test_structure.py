@@ -5,8 +5,10 @@ Packages, precisely (``package_of``):
 * the engine core ``tcrex``: ``tcrex/__init__.py``, the private modules ``tcrex/_*.py`` and the public top-level
   modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``compare``,
   ``metrics``, ``datasets``, ``spreadsheet``);
-* every subpackage is a package of its own: ``tcrex.audit``, ``tcrex.figures``, ``tcrex.intake``,
-  ``tcrex.distributed``, ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
+* the audit, ``tcrex.audit``, is the engine's too: a subpackage only to split it by concern (counting, bootstrap,
+  wording), so its modules belong to the core;
+* every other subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
+  ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
   public names only (``tcrex``, ``tcrex.errors``, ``tcrex.vocabulary``) like every other outer package;
 * the outer top-level modules ``tcrex.cli``, ``tcrex.report`` and ``tcrex.__main__`` are one package each;
 * ``pages/`` and ``app.py`` form the package ``app``.
@@ -38,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: top-level modules of tcrex that are outer packages of their own (everything else at the top level is core)
 OUTER_MODULES = {"tcrex.cli", "tcrex.report", "tcrex.__main__"}
+#: subpackages that are part of the engine core (split by concern, not a package boundary)
+CORE_SUBPACKAGES = {"tcrex.audit"}
 #: the only module that may spell the vocabulary out
 VOCABULARY_OWNER = "tcrex.vocabulary"
 VOCABULARY = set(STATUSES) | set(TASKS) | set(FEATURE_KINDS)
@@ -72,6 +76,8 @@ def package_of(mod: str) -> str:
         return "tcrex"
     if mod in OUTER_MODULES:
         return mod
+    if ".".join(parts[:2]) in CORE_SUBPACKAGES:
+        return "tcrex"
     if len(parts) >= 3 or mod in _subpackages():
         return ".".join(parts[:2])
     return "tcrex"
@@ -338,6 +344,7 @@ def test_every_name_in_all_exists(module):
 
 def test_packages_are_what_the_docstring_says():
     assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
+    assert package_of("tcrex.audit._bootstrap") == "tcrex"
     assert package_of("tcrex.figures._style") == package_of("tcrex.figures") == "tcrex.figures"
     assert package_of("tcrex.intake.data") == "tcrex.intake"
     assert package_of("tcrex.cli") == "tcrex.cli" and package_of("tcrex.report") == "tcrex.report"

@@ -20,8 +20,7 @@ import streamlit as st
 from tcrex import is_categorical_column
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import REGRESSION
-from tcrex.audit import REST, audit
-from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 
 from . import components as ui
@@ -370,7 +369,7 @@ def last_audit(result: FitResult) -> AuditRun | None:
 # ============================================================================================ showing
 def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
     """The plain-language findings as the page's headline: overview, clear gaps (red: interval excludes zero and
-    at least ``practical`` points; the rule is :func:`tcrex.audit_threshold.clear_gaps`), then the rest."""
+    at least ``practical`` points; the rule is :func:`tcrex.audit.clear_gaps`), then the rest."""
     res = run_.result
     found = split_findings(res, practical)
     if found is None:

@@ -16,7 +16,7 @@ import streamlit as st
 from tcrex import figures as fg
 from tcrex import report, spreadsheet
 from tcrex.vocabulary import is_verified
-from tcrex.audit_threshold import PRACTICAL_DEFAULT
+from tcrex.audit import PRACTICAL_DEFAULT
 
 from . import verification
 from .auditing import last_audit
