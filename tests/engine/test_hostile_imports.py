@@ -120,7 +120,8 @@ GRID_SCRIPT = r"""
 import resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, resource.RLIM_INFINITY))
 sys.path.insert(0, sys.argv[1])
-from tcrex import TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import TCRExError
 text = sys.stdin.read()
 t0 = time.perf_counter()
 try:

@@ -345,7 +345,7 @@ def test_a_quoted_field_never_defines_the_delimiter():
 
 
 def test_stray_quotes_count_only_quotes_outside_field_boundaries():
-    from tcrex.intake.data import _stray_quotes
+    from tcrex.intake._dialects import _stray_quotes
 
     text = 'a,"b|c",d\n1,"say ""hi""|x",2\n'
     assert _stray_quotes(text, ",") == 0
