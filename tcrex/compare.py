@@ -203,7 +203,7 @@ def _canonical(frame: pd.DataFrame, keys: list, sums: list) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------- inputs
-def _resolve_target(explainer, target):
+def resolve_target(explainer, target):
     """The favourable outcome: ``target`` or the explainer's; one outcome (who needs recourse depends on it)."""
     spec = target if target is not None else explainer.target
     if spec is None:
@@ -268,7 +268,7 @@ def _outputs(name: str, explainer, X, model) -> np.ndarray:
         raise ModelError(f"model {name}: {exc}") from None
 
 
-def _like(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
+def with_dtypes_of(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
     """Points with the column types of X (a model reading pandas categories gets categories)."""
     out = points.copy()
     for c in X.columns:
@@ -286,7 +286,7 @@ def _like(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _target_id(explainer, wanted) -> int | None:
+def target_id_of(explainer, wanted) -> int | None:
     """Id of the explainer's target equal to ``wanted`` (its rules are the ones re-checked): a fitted one, else one
     derived on demand by ``explain(..., target=...)`` (ids continue after the fitted ones); None when there is
     none (a restored explainer asked about a target it was not fitted with)."""
@@ -325,7 +325,7 @@ def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None) -> t
     cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec)
     ver_a = is_verified(cf_a)
     names = list(ex_a.schema_.names)
-    pts = _like(cf_a.loc[ver_a, names], X[names])
+    pts = with_dtypes_of(cf_a.loc[ver_a, names], X[names])
     if y_b is None:
         both = _outputs("B", ex_a, pd.concat([X[names], pts], ignore_index=True), model_b)
         y_b, y_b_at_a = both[:len(X)], both[len(X):]
@@ -458,13 +458,13 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     known = {}  # model B's outputs already asked for: on X, or on A's fit rows
     if explainer_b is None:
         names, Xf = _features(explainer_a, X)
-        _resolve_target(explainer_a, target)
+        resolve_target(explainer_a, target)
         _check_features("B", model_b, names)
         if explainer_a.has_fit_data:
             rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
         else:
             rows, fit_on = Xf, COMPARED_ROWS
-        y_rows_b = _outputs("B", explainer_a, _like(rows, Xf), model_b)
+        y_rows_b = _outputs("B", explainer_a, with_dtypes_of(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["fit_rows" if explainer_a.has_fit_data else "X"] = y_rows_b
         known["rows"] = rows
@@ -508,7 +508,7 @@ def favourable_target(explainer_a, target=None):
     """The target spec a comparison measures recourse towards (``target`` or the explainer's own), checked: one
     favourable outcome, or a clear message naming what to pass."""
     check_fitted(explainer_a)
-    return _resolve_target(explainer_a, target)[0]
+    return resolve_target(explainer_a, target)[0]
 
 
 def check_models(explainer_a, X, model_b, model_a=None) -> None:
@@ -556,7 +556,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     if explainer_b.task_ != explainer_a.task_:
         raise ModelError(f"explainer B explains a {explainer_b.task_} model but explainer A a {explainer_a.task_} "
                          "model; compare models of the same task")
-    spec, wanted = _resolve_target(explainer_a, target)
+    spec, wanted = resolve_target(explainer_a, target)
     _check_features("B", model_b, names)
     if groups is not None:
         series, group_column = group_series(X, groups)
@@ -567,12 +567,12 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     y_a = _outputs("A", explainer_a, Xf, model_a)
     distance = explainer_a.has_fit_data
     people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"))
-    target_id = _target_id(explainer_a, wanted)
+    target_id = target_id_of(explainer_a, wanted)
     if explainer_a.has_fit_data:
         rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:
-            y_rows = _outputs("B", explainer_a, _like(rows_on, Xf), model_b)
+            y_rows = _outputs("B", explainer_a, with_dtypes_of(rows_on, Xf), model_b)
     else:
         rows_on, measured, y_rows = Xf, COMPARED_ROWS, extra["y_b"]
     rules = _rule_counts(explainer_a, target_id, people, extra, rows_on, y_rows)
@@ -581,13 +581,13 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         tau=float(explainer_a.tau), distance_available=distance, explainer_b_fit_on=fit_on,
         rules_measured_on=measured, cells=_cells(people, labels), rules=rules, group_values=list(values),
         group_categories=None if categories is None else tuple(categories), has_missing=bool(missing),
-        rules_text=_rules_text(explainer_a, target_id))
+        rules_text=rules_of_target(explainer_a, target_id))
     if groups is not None:
         people.insert(0, "group", labels)
     return counts, people
 
 
-def _rules_text(ex, target_id) -> pd.DataFrame | None:
+def rules_of_target(ex, target_id) -> pd.DataFrame | None:
     """Per rule of the target: its id, conditions, accuracy and rows as fitted (targets derived on demand too)."""
     if target_id is None:
         return None
