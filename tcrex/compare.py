@@ -1021,4 +1021,3 @@ def _findings(res: ComparisonResult) -> list[str]:
                        f"need{'s' if row.n_need_a == 1 else ''} recourse under model A (fewer than "
                        f"{res.min_group_size}), so its comparisons are too uncertain to draw conclusions.")
     return out
-

@@ -9,6 +9,7 @@ import numpy as np
 from ..text import pluralise
 from ._metrics import METRICS
 
+
 def confidence_text(c) -> str:
     return f"{c * 100:g}%"
 
