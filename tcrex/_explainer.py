@@ -22,7 +22,7 @@ from ._solution import Solution
 from ._surrogate import Surrogate
 from ._targets import Target, serving_target, targets_from_spec
 from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
-                          REGRESSION, STATUSES)
+                         REGRESSION, STATUSES)
 from .text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, change_keep_sentence, if_sentence,
                    is_trivial_rule, metacounterfactual_sentence, metarule_label, pluralise, rule_label,
                    status_sentence, trivial_rule_note)
@@ -55,14 +55,14 @@ class LocalExplanation:
     # model verification (``verify=True``): the counterfactual above is then the verified point
     counterfactual_valid: bool | None = None  # the model's output at the counterfactual is in the target
     counterfactual_output: object = None
-    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.vocabulary.SOURCES)
+    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.SOURCES)
     boundary_point: dict | None = None  # the nearest point of the rule box (the paper's point)
     boundary_valid: bool | None = None
     boundary_output: object = None
     example_valid: bool | None = None
     example_output: object = None
     # what was verified (issue #24): the text, changes and keeps above then describe the verified point
-    recourse: str | None = None  # verified / similar_case / none (tcrex.vocabulary.RECOURSE_OUTCOMES)
+    recourse: str | None = None  # verified / similar_case / none (tcrex.RECOURSE_OUTCOMES)
     recommended_rule: int | None = None  # the rule whose point the model confirms (index within the target)
     recommended_rule_id: str | None = None
     recommended_rule_conditions: dict = field(default_factory=dict)
@@ -376,7 +376,7 @@ class TCREx(BaseEstimator):
         """:meth:`explain` as a ``pyarrow.Table`` built straight from the engine's arrays (no pandas round trip;
         what the Parquet writers of :mod:`tcrex.distributed` use): ``target``, ``rule`` and ``metarule`` int64,
         null where :meth:`explain` has a missing id, ``changes`` int64, ``status`` and ``text`` dictionary-encoded
-        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.vocabulary.STATUSES`` order, as the
+        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.STATUSES`` order, as the
         categories of :meth:`explain`). Rows in the order of X; X's index is not carried."""
         import pyarrow as pa
         X, res, (codes, sentences) = self._explain_parts(X, y_pred, target, model)
@@ -513,7 +513,7 @@ class TCREx(BaseEstimator):
         * ``valid``: the model confirms the point (missing for rows that do not need recourse);
         * ``source``: ``boundary`` / ``searched`` (the paper's rule) / ``next_rule`` / ``minimal_change`` /
           ``example`` (a similar real case only, never verified recourse);
-        * ``recourse``: ``verified`` / ``similar_case`` / ``none`` (:func:`tcrex.vocabulary.recourse_outcome`, the one
+        * ``recourse``: ``verified`` / ``similar_case`` / ``none`` (:func:`tcrex.recourse_outcome`, the one
           definition every count uses); missing for rows that do not need recourse;
         * ``changed`` (the features the point changes, exactly those the sentence names), ``n_changes``;
         * ``rule`` (the paper's optimal rule) and ``recommended_rule`` (the rule whose point was verified), both
@@ -777,7 +777,7 @@ class TCREx(BaseEstimator):
                       reference=None):
         """Who has recourse that works, on a population (the fit rows by default): of the rows needing recourse,
         how many have verified recourse (by source), a similar real case only, or none — the one definition of
-        :func:`tcrex.vocabulary.recourse_outcome` — and per rule and metarule the share of served inputs whose nearest
+        :func:`tcrex.recourse_outcome` — and per rule and metarule the share of served inputs whose nearest
         point of the rule already flips the model, and whose verified point lies in the rule. Returns a
         plain-data ``Effectiveness`` (counts, ``headline()``, ``rules`` and ``metarules`` frames).
 

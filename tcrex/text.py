@@ -15,7 +15,7 @@ from decimal import Decimal
 import numpy as np
 
 from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
-                          NO_RULE, SEARCHED)
+                         NO_RULE, SEARCHED)
 
 
 def format_number(v) -> str:

@@ -42,7 +42,7 @@ def suggestions(result: FitResult | None) -> dict:
 
 
 def suggestion_details(result: FitResult | None) -> dict:
-    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
+    """:func:`tcrex.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
     if result is None:
         return {}
     return suggest_constraints(result.explainer.schema_)
