@@ -8,8 +8,8 @@ The rules' boxes are fixed: each retrained model only has to be asked about the 
 or X for an explainer restored from JSON) and about the verified points of the people in X, in one prediction pass.
 A rule *holds* under a model when the share of its rows the model sends to the target is at least tau; a verified
 point *works* under a model when the model's output there lies in the person's target (the engine's containment,
-:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.vocabulary.is_verified`` on ``counterfactuals(X, model=...)`` of the
-explainer's own model.
+:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.vocabulary.is_verified`` on
+``counterfactuals(X, model=...)`` of the explainer's own model.
 """
 from __future__ import annotations
 

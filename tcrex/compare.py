@@ -5,10 +5,10 @@
 >>> cmp.headline()                                                             # doctest: +SKIP
 
 Every number reads the engine's one definition of "works": a person has verified recourse under a model when
-``tcrex.vocabulary.is_verified`` holds on that model's explainer's ``counterfactuals(X, model=model)`` frame; who needs
-recourse is ``tcrex.vocabulary.needs_recourse`` of ``explain()``'s status. Model A's advice *holds under B* when model B's output
-at A's verified point (the feature columns of A's counterfactuals frame) lies in A's target for that person
-(:meth:`tcrex.TCREx.in_target`, the engine's own containment).
+``tcrex.vocabulary.is_verified`` holds on that model's explainer's ``counterfactuals(X, model=model)`` frame; who
+needs recourse is ``tcrex.vocabulary.needs_recourse`` of ``explain()``'s status. Model A's advice *holds under B* when
+model B's output at A's verified point (the feature columns of A's counterfactuals frame) lies in A's target for that
+person (:meth:`tcrex.TCREx.in_target`, the engine's own containment).
 
 Like the subgroup audit, everything comes from mergeable counts (:class:`ComparisonCounts`): :func:`compare_counts`
 of partitions, added, give :func:`compare_from_counts` the same summary, groups and rules as :func:`compare_models`
@@ -1014,7 +1014,8 @@ def _findings(res: ComparisonResult) -> list[str]:
                        f"{join_words(unclear)}: each {conf} confidence interval covers zero.")
         equal = [f"{COMPARE_METRICS[r.metric][0]} ({r.value:.1%})" for r in part[same].itertuples()]
         if equal:
-            out.append(f"Exactly the same {join_words(equal, 'and')} for {res.display(g)} as for {res.reference_display}.")
+            out.append(f"Exactly the same {join_words(equal, 'and')} for {res.display(g)} as for "
+                       f"{res.reference_display}.")
     for row in table.itertuples():
         if row.n_need_a < res.min_group_size:
             out.append(f"Small group: only {pluralise(int(row.n_need_a), 'individual')} with {res.display(row.group)} "

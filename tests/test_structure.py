@@ -333,9 +333,9 @@ def test_only_the_dashboard_imports_streamlit():
     assert not offenders, f"modules outside the dashboard importing streamlit: {offenders}"
 
 
-@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare", "tcrex.text",
-                                    "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
-                                    "tcrex.distributed", "tcrex.datasets"])
+@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare",
+                                    "tcrex.text", "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
+                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets"])
 def test_every_name_in_all_exists(module):
     m = importlib.import_module(module)
     missing = [n for n in getattr(m, "__all__", []) if not hasattr(m, n)]

@@ -25,8 +25,8 @@ METRICS = {
                       "assigned rule, among individuals with recourse", "share"),
     "effectiveness": ("verified by a point that follows the advice",
                       "share of the individuals needing recourse with verified recourse: a point that changes "
-                      "exactly what their advice names and that the model confirms (tcrex.vocabulary.is_verified; a similar "
-                      "real case does not count; needs the model)", "share"),
+                      "exactly what their advice names and that the model confirms (tcrex.vocabulary.is_verified; a "
+                      "similar real case does not count; needs the model)", "share"),
 }
 
 #: Which way each metric is better for the individuals of a group: "higher" (more of them have recourse, more

@@ -102,7 +102,8 @@ def findings_text(res) -> list[str]:
                        f"{join_words(unclear)}: each {conf} confidence interval covers zero.")
         equal = [f"{METRICS[r.metric][0]} ({_level(r.metric, r.value)})" for r in part[same].itertuples()]
         if equal:
-            out.append(f"Exactly the same {join_words(equal, 'and')} for {res.display(g)} as for {res.reference_display}.")
+            out.append(f"Exactly the same {join_words(equal, 'and')} for {res.display(g)} as for "
+                       f"{res.reference_display}.")
     # small groups and metrics that cannot be compared
     for g in res.groups:
         if g in empty:

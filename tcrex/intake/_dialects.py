@@ -125,9 +125,9 @@ def choose_delimiter(text: str, chosen: str | None, findings: list | None = None
                    f"{delimiter_name(best)}s give the most consistent rows")
             if findings is not None:
                 findings.append(Finding(
-                    "delimiter", f"the file splits into columns at {delimiter_name(best)}s ({stats[best][0]} columns) and also "
-                    f"at {', '.join(f'{delimiter_name(d)}s ({stats[d][0]} columns)' for d in others)}; the {delimiter_name(best)} was "
-                    f"chosen because {why}. To read it otherwise, choose the delimiter under 'How to read this "
+                    "delimiter", f"the file splits into columns at {delimiter_name(best)}s ({stats[best][0]} columns) "
+                    f"and also at {', '.join(f'{delimiter_name(d)}s ({stats[d][0]} columns)' for d in others)}; the "
+                    f"{delimiter_name(best)} was chosen because {why}. To read it otherwise, choose the delimiter under 'How to read this "
                     "file'", severity="info"))
     if best not in stats:
         return best
@@ -141,8 +141,8 @@ def choose_delimiter(text: str, chosen: str | None, findings: list | None = None
                         f"{stats[o][2]} fields split at {delimiter_name(o)}s: the header and the rows use different "
                         "delimiters. Make them the same (re-save the file) and upload it again")
     if width != header:
-        raise DataError(f"with the {delimiter_name(best)} delimiter the header has {header} column(s) but most rows have "
-                        f"{width} field(s); check the delimiter (choose it under 'How to read this file') and the "
+        raise DataError(f"with the {delimiter_name(best)} delimiter the header has {header} column(s) but most rows "
+                        f"have {width} field(s); check the delimiter (choose it under 'How to read this file') and the "
                         "quoting")
     return best
 

@@ -123,8 +123,9 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
         named = sep_line.group(1)
         used = delimiter or named
         findings.append(Finding("sep_line", f"the first line 'sep={named}' (written by Excel) names the delimiter "
-                                f"({delimiter_name(named)}); " + ("it was used and skipped" if used == named else
-                                                         f"it was skipped, and the {delimiter_name(used)} you chose was used"),
+                                f"({delimiter_name(named)}); " + (
+                                    "it was used and skipped" if used == named else
+                                    f"it was skipped, and the {delimiter_name(used)} you chose was used"),
                                 severity="info"))
         delimiter = used
     delimiter = choose_delimiter(text, delimiter, findings)
