@@ -123,7 +123,8 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
     import numpy as np
     import pandas as pd
 
-    from tcrex import TCREx, TCRExError
+    from tcrex import TCREx
+    from tcrex.errors import TCRExError
     from tcrex.intake import handle_missing, read_table
     from tcrex.report import build_report, fingerprint_frame
     from tcrex.spreadsheet import to_csv
@@ -181,7 +182,8 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
 
 
 def _rules_case(c, data: bytes) -> tuple[str, str]:
-    from tcrex import TCREx, TCRExError
+    from tcrex import TCREx
+    from tcrex.errors import TCRExError
 
     try:
         ex = TCREx.from_json(data)
@@ -192,7 +194,7 @@ def _rules_case(c, data: bytes) -> tuple[str, str]:
 
 
 def _model_case(c, data: bytes) -> tuple[str, str]:
-    from tcrex import TCRExError
+    from tcrex.errors import TCRExError
     from tcrex.intake import ModelFaultError, check_compatibility, load_model
     from tests.intake.hostile_corpus import model_table
 

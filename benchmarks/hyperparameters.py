@@ -32,7 +32,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tcrex import CellLimitError, NoValidRuleError, TCREx  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.errors import CellLimitError, NoValidRuleError  # noqa: E402
 from tcrex.metrics import evaluate  # noqa: E402
 
 TREES = [1, 2, 3, 5, 10, 20]

@@ -33,7 +33,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tcrex import CellLimitError, NoValidRuleError, TCREx  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.errors import CellLimitError, NoValidRuleError  # noqa: E402
 from tcrex.metrics import evaluate  # noqa: E402
 
 PAPER_TOTAL = {0.9: 4.16, 0.99: 4.52}  # s, all inputs of all folds of nine datasets (incl. HELOC), 2 vCPUs

@@ -44,7 +44,9 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # DiCE draws a progress bar per inst
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tcrex import SOURCES, CellLimitError, TCREx, is_verified  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.errors import CellLimitError  # noqa: E402
+from tcrex.vocabulary import SOURCES, is_verified  # noqa: E402
 from tcrex._data import FeatureSchema  # noqa: E402
 from tcrex._local import PercentileScale  # noqa: E402
 

@@ -31,7 +31,9 @@ import pandas as pd
 
 from common import dataset_arguments, dataset_paths, fold_models, load, machine, md_table
 
-from tcrex import CellLimitError, TCREx, is_verified
+from tcrex import TCREx
+from tcrex.errors import CellLimitError
+from tcrex.vocabulary import is_verified
 
 SOURCES_SHOWN = [("boundary", "searched"), ("next_rule",), ("minimal_change",)]
 

@@ -28,7 +28,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tcrex import CellLimitError, NoValidRuleError, TCREx  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.errors import CellLimitError, NoValidRuleError  # noqa: E402
 
 ROWS = [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000]
 

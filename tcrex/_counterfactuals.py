@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 
 from ._data import Encoded, _native, as_frame, one_row
-from ._errors import NotFittedError, ParameterError
+from .errors import NotFittedError, ParameterError
 from ._local import PercentileScale, move_into, nearest_rows
 from ._rows import change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside, sentence
 from ._solution import Solution
 from ._derive import solutions_for
 from ._state import FittedState, metarule_id, rule_id
 from ._verify import verified_frame, verify_one, wants_verify
-from ._vocabulary import STATUSES
+from .vocabulary import STATUSES
 from .text import box_conditions, metacounterfactual_sentence
 
 

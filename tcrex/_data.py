@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._errors import DataError, ParameterError, SchemaError
-from ._vocabulary import CATEGORICAL, NUMERIC
+from .errors import DataError, ParameterError, SchemaError
+from .vocabulary import CATEGORICAL, NUMERIC
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _ROWS_PER_BLOCK = 8192  # rows written per pass when building a row-major matrix from columns (_stack_columns)

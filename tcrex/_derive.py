@@ -9,16 +9,16 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._constraints import Constraints
+from .constraints import Constraints
 from ._data import FeatureSchema
-from ._errors import ModelError, NoValidRuleError, ParameterError
+from .errors import ModelError, NoValidRuleError, ParameterError
 from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
 from ._solution import Solution
 from ._state import FittedState, category_counts, preference_of, rederive
 from ._surrogate import Surrogate
 from ._targets import Target, targets_from_spec
-from ._vocabulary import NO_RULE, REGRESSION
+from .vocabulary import NO_RULE, REGRESSION
 
 
 def _quiet(step, fraction) -> None:

@@ -1,6 +1,6 @@
 """Effectiveness of rules and metarules on a population (issues #11, #24).
 
-Every figure here reads the one definition of "works" (:func:`tcrex.recourse_outcome`: a model-confirmed point
+Every figure here reads the one definition of "works" (:func:`tcrex.vocabulary.recourse_outcome`: a model-confirmed point
 that changes exactly the features its sentence names). Over the rows that need recourse it counts who has
 verified recourse, split by where the point came from (the paper's optimal rule, the next rule in cost order, a
 minimal change beyond the rules), who has only a similar real case, and who has none. For the inputs a rule (or
@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
-from ._errors import ModelError, NotFittedError, SchemaError
+from .errors import ModelError, NotFittedError, SchemaError
 from ._rows import lookup, outputs
 from ._state import FittedState
 from ._verify import recourse_codes, verify_points
-from ._vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
-                          SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
+from .vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
+                         SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
 
 RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
 META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
@@ -43,7 +43,7 @@ class Effectiveness:
     n_needing: int  # rows needing recourse (tcrex.needs_recourse)
     n_with_rule: int  # of those, rows with an optimal rule (status ok or already_in_rule)
     n_boundary_valid: int  # ... whose optimal rule's nearest point already works
-    n_verified: int  # rows needing recourse with verified recourse (tcrex.recourse_outcome == "verified")
+    n_verified: int  # rows needing recourse with verified recourse (tcrex.vocabulary.recourse_outcome == "verified")
     n_similar: int  # ... with a similar real case only
     n_none: int  # ... with neither
     n_optimal_rule: int = 0  # verified through the paper's optimal rule (nearest point or deeper inside it)

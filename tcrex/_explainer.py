@@ -22,7 +22,7 @@ from ._data import as_frame, one_row, restore_dtypes
 from ._derive import fit_state, update_state
 from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
-from ._errors import NotFittedError, ParameterError
+from .errors import NotFittedError, ParameterError
 from ._frames import metarules_frame, rules_frame, summary_text
 from ._params import check_parameter
 from ._reach import in_target
@@ -248,7 +248,7 @@ class TCREx(BaseEstimator):
         * ``valid``: the model confirms the point (missing for rows that do not need recourse);
         * ``source``: ``boundary`` / ``searched`` (the paper's rule) / ``next_rule`` / ``minimal_change`` /
           ``example`` (a similar real case only, never verified recourse);
-        * ``recourse``: ``verified`` / ``similar_case`` / ``none`` (:func:`tcrex.recourse_outcome`, the one
+        * ``recourse``: ``verified`` / ``similar_case`` / ``none`` (:func:`tcrex.vocabulary.recourse_outcome`, the one
           definition every count uses); missing for rows that do not need recourse;
         * ``changed`` (the features the point changes, exactly those the sentence names), ``n_changes``;
         * ``rule`` (the paper's optimal rule) and ``recommended_rule`` (the rule whose point was verified), both
@@ -321,7 +321,7 @@ class TCREx(BaseEstimator):
                       reference=None):
         """Who has recourse that works, on a population (the fit rows by default): of the rows needing recourse,
         how many have verified recourse (by source), a similar real case only, or none — the one definition of
-        :func:`tcrex.recourse_outcome` — and per rule and metarule the share of served inputs whose nearest
+        :func:`tcrex.vocabulary.recourse_outcome` — and per rule and metarule the share of served inputs whose nearest
         point of the rule already flips the model, and whose verified point lies in the rule. Returns a
         plain-data ``Effectiveness`` (counts, ``headline()``, ``rules`` and ``metarules`` frames).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._errors import ParameterError
+from .errors import ParameterError
 from ._rows import change_keep
 from ._solution import Solution
 from ._state import FittedState, metarule_id, rule_id

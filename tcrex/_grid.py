@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from ._boxes import Boxes
-from ._constraints import DECREASE, IMMUTABLE, INCREASE
+from .constraints import DECREASE, IMMUTABLE, INCREASE
 from ._data import Encoded, FeatureSchema
-from ._errors import CellLimitError
+from .errors import CellLimitError
 
 #: Up to this many bounds a numeric state is counted with one vectorised comparison per bound, which is several
 #: times faster than numpy's binary search on a column (measured: 3-15x for 1-16 bounds on 131k values).

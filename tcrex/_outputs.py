@@ -8,9 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from ._errors import ModelError, ParameterError
+from .errors import ModelError, ParameterError
 
-from ._vocabulary import CLASSIFICATION, REGRESSION, TASKS
+from .vocabulary import CLASSIFICATION, REGRESSION, TASKS
 #: Whole-number outputs with more distinct values than this are a regression, not classes (one limit for the
 #: engine, intake and the dashboard).
 MAX_CLASSES = 20
@@ -158,7 +158,7 @@ def _rows(n: int) -> str:
 
 
 def check_n_classes(classes) -> None:
-    """Raise :class:`tcrex.ModelError` when the outputs hold more classes than T-CREx explains."""
+    """Raise :class:`tcrex.errors.ModelError` when the outputs hold more classes than T-CREx explains."""
     if len(classes) > MAX_TARGET_CLASSES:
         raise ModelError(f"the model's outputs hold {len(classes):,} classes; T-CREx explains at most "
                          f"{MAX_TARGET_CLASSES:,} (each class is a target with its own rules and grid). Group the "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from ._errors import NotFittedError, ParameterError
+from .errors import NotFittedError, ParameterError
 from ._outputs import check_task
 from .text import shown
 
@@ -16,7 +16,7 @@ MAX_CELLS = 50_000_000
 
 
 def check_parameter(name: str, value) -> None:
-    """Raise :class:`tcrex.ParameterError` with a clear message when ``value`` is not usable for the TCREx
+    """Raise :class:`tcrex.errors.ParameterError` with a clear message when ``value`` is not usable for the TCREx
     parameter ``name``; the one owner of these rules (TCREx.fit and the intake both call it)."""
     if name == "rho":
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value <= 1:
@@ -41,7 +41,7 @@ def check_parameter(name: str, value) -> None:
 
 
 def check_fitted(explainer) -> None:
-    """Raise :class:`tcrex.NotFittedError` (a clear message) unless ``explainer`` is fitted or restored."""
+    """Raise :class:`tcrex.errors.NotFittedError` (a clear message) unless ``explainer`` is fitted or restored."""
     fitted = getattr(explainer, "__sklearn_is_fitted__", None)
     if fitted is None or not fitted():
         raise NotFittedError(f"this {type(explainer).__name__} explainer is not fitted yet; call fit(X, model) or "

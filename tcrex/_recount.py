@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ._derive import derive
-from ._errors import ParameterError
+from .errors import ParameterError
 from ._outputs import min_rule_rows
 from ._state import FittedState, rederive
 from ._targets import Target
-from ._vocabulary import CLASSIFICATION
+from .vocabulary import CLASSIFICATION
 
 
 @dataclass

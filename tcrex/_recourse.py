@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
+from .constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ._data import Encoded
 from ._local import PercentileScale, nearest_in_interval
 from ._reach import contained
 from ._state import FittedState
-from ._vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
+from .vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
 
 #: Observed values kept nearest to each end of a rule's interval (the nearest points of the rule in the data).
 NEAR_VALUES = 4

@@ -8,12 +8,12 @@ import pandas as pd
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema, as_frame
 from ._derive import solutions_for
-from ._errors import ModelError
+from .errors import ModelError
 from ._outputs import as_regression, check_outputs, model_feature_names, model_frame, predict
 from ._solution import Solution
 from ._state import FittedState
 from ._targets import serving_target
-from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
+from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           STATUSES)
 from .text import box_conditions, status_sentence
 

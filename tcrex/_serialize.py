@@ -19,15 +19,15 @@ import math
 import numpy as np
 
 from ._boxes import Boxes
-from ._constraints import Constraints
+from .constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._effectiveness import Effectiveness
-from ._errors import DataError, SchemaError, TCRExError
+from .errors import DataError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
 from ._params import check_parameter
 from ._recourse import rule_values
 from ._state import FittedState, preference_of
-from ._vocabulary import CLASSIFICATION, TASKS
+from .vocabulary import CLASSIFICATION, TASKS
 from ._solution import Solution
 from ._targets import ORDERED_KEYS, Target
 from .text import box_conditions, shown

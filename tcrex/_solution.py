@@ -14,8 +14,8 @@ from sklearn.tree import DecisionTreeRegressor
 
 from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
-from ._errors import SchemaError
-from ._constraints import UNIT
+from .errors import SchemaError
+from .constraints import UNIT
 from ._grid import Grid, cost_tables, optimal_rules, optimal_rules_weighted
 from ._targets import Target
 

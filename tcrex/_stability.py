@@ -8,8 +8,8 @@ The rules' boxes are fixed: each retrained model only has to be asked about the 
 or X for an explainer restored from JSON) and about the verified points of the people in X, in one prediction pass.
 A rule *holds* under a model when the share of its rows the model sends to the target is at least tau; a verified
 point *works* under a model when the model's output there lies in the person's target (the engine's containment,
-:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.is_verified`` on ``counterfactuals(X, model=...)`` of the
-explainer's own model.
+:meth:`tcrex.TCREx.in_target`). Verified points are ``tcrex.vocabulary.is_verified`` on
+``counterfactuals(X, model=...)`` of the explainer's own model.
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._compare import COMPARED_ROWS, FIT_ROWS_A, _like, _resolve_target, _rules_text, _target_id
+from .compare import COMPARED_ROWS, FIT_ROWS_A, resolve_target, rules_of_target, target_id_of, with_dtypes_of
 from ._data import as_frame
-from ._errors import ModelError, ParameterError
+from .errors import ModelError, ParameterError
 from ._params import check_fitted
-from ._vocabulary import is_verified, needs_recourse
+from .vocabulary import is_verified, needs_recourse
 
 KINDS = ("bootstrap", "seed")
 
@@ -86,14 +86,14 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
     model = model if model is not None else getattr(explainer, "model_", None)
     if model is None:
         raise ModelError("the explainer holds no model; pass model= (the model it explains) to verify its points")
-    spec, wanted = _resolve_target(explainer, target)
+    spec, wanted = resolve_target(explainer, target)
     seconds = {}
     t0 = time.perf_counter()
     y_model = explainer.outputs(Xf, model=model)
     exp = explainer.explain(Xf, y_pred=y_model, target=spec)
     cf = explainer.counterfactuals(Xf, model=model, y_pred=y_model, target=spec)
     seconds["verify"] = time.perf_counter() - t0
-    t_id = _target_id(explainer, wanted)  # after explain(): a target derived on demand has an id now
+    t_id = target_id_of(explainer, wanted)  # after explain(): a target derived on demand has an id now
     if t_id is None:
         raise ParameterError(f"the explainer has no target {wanted.describe()}; fit it with target={spec!r}")
     ver = is_verified(cf)
@@ -105,8 +105,8 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
     inside = sol.rules.contains(explainer.schema_.encode(rows[names])) if sol.n_rules else \
         np.zeros((len(rows), 0), dtype=bool)
     boxed = inside.any(axis=1)  # only rows inside some rule box are asked
-    rows_boxed, inside = _like(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
-    points = _like(cf.loc[ver, names], Xf)
+    rows_boxed, inside = with_dtypes_of(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
+    points = with_dtypes_of(cf.loc[ver, names], Xf)
     targets = exp["target"][ver]
     rec = cf["recommended_rule"].to_numpy(dtype=np.float64, na_value=np.nan)[ver]
     own = (exp["target"].to_numpy(dtype=np.float64, na_value=np.nan)[ver] == t_id) & ~np.isnan(rec)
@@ -142,7 +142,7 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
         good = np.bincount(rule_of_point[rule_of_point >= 0], weights=point_ok[k][rule_of_point >= 0],
                            minlength=sol.n_rules)[:sol.n_rules]
         pts_share[k] = np.where(n_points > 0, good / np.maximum(n_points, 1), np.nan)
-    rf = _rules_text(explainer, t_id)
+    rf = rules_of_target(explainer, t_id)
     with np.errstate(invalid="ignore"):
         mean_pts = np.where(n_points > 0, np.nanmean(np.where(n_points > 0, pts_share, 0.0), axis=0), np.nan)
     rules = pd.DataFrame({"target": t_id, "rule": np.arange(sol.n_rules), "rule_id": rf["rule_id"].to_numpy(),

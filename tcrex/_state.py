@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ._constraints import Constraints
+from .constraints import Constraints
 from ._data import Encoded, FeatureSchema
-from ._errors import NotFittedError
+from .errors import NotFittedError
 from ._local import PercentileScale, category_preference
 from ._solution import Solution
 from .text import metarule_label, rule_label

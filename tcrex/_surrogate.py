@@ -17,7 +17,7 @@ from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
 from ._hist import grow_hist_trees, grow_hist_trees_encoded
 from ._outputs import min_rule_rows
-from ._vocabulary import CLASSIFICATION
+from .vocabulary import CLASSIFICATION
 
 _ROWS_PER_BLOCK = 4096  # rows per block when copying a row-major matrix to column-major (_column_major)
 

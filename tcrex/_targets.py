@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from ._data import _native
-from ._errors import ModelError, ParameterError, SchemaError
+from .errors import ModelError, ParameterError, SchemaError
 from ._outputs import check_n_classes
 from ._surrogate import readable_cut
-from ._vocabulary import CLASSIFICATION
+from .vocabulary import CLASSIFICATION
 from .text import format_number, outcome_text
 
 

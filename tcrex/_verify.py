@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ._data import Encoded, _native, as_frame
-from ._errors import ModelError
+from .errors import ModelError
 from ._outputs import predict
 from ._recourse import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
 from ._rows import change_keep, conditions_dict
 from ._state import FittedState, rule_id
-from ._vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
+from .vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
 from .text import box_conditions, class_label, output_text, status_sentence, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}

@@ -103,7 +103,8 @@ def _model_features(model, columns, drop, data) -> list[str] | None:
 def _check_model_kinds(model, X, data) -> None:
     """Text in a column the model takes as a number is refused (it would be parsed value by value, or make the
     explainer treat a number as a category)."""
-    from . import NUMERIC, is_categorical_column
+    from . import is_categorical_column
+    from .vocabulary import NUMERIC
     kinds = getattr(model, "feature_kinds", None) or {}
     bad = [c for c in X.columns if kinds.get(str(c)) == NUMERIC and is_categorical_column(X[c])
            and not _is_bool(X[c])]
@@ -295,7 +296,7 @@ def suggest_constraints_command(data, drop, with_reasons, out):
     """Suggest actionability constraints for the features of DATA (protected attributes and past events
     immutable, time that has passed increase only), as JSON for `tcrex fit --constraints`. The reason for each
     suggestion goes to stderr; review them before using the file."""
-    from . import constraints_from_suggestions, suggest_constraints
+    from .constraints import constraints_from_suggestions, suggest_constraints
     frame = _read_all(data)
     missing = [c for c in drop if c not in frame.columns]
     if missing:

@@ -1,15 +1,304 @@
-"""Actionability constraints, public: parse, describe, suggest and pack them (see :mod:`tcrex._constraints`).
+"""Actionability constraints: what a person can actually change, and at what cost.
 
->>> from tcrex.constraints import describe_constraints
->>> describe_constraints({"age": "increase_only", "sex": "immutable"})
-'age: increase only; sex: immutable'
+Per feature:
+
+* ``"free"`` (default) — any change, cost 1;
+* ``"immutable"`` — a rule that needs this feature changed is not allowed for that input;
+* ``"increase_only"`` / ``"decrease_only"`` (numeric) — only rules above / below the input's value are allowed;
+* ``{"weight": w}`` — a change costs ``w`` instead of 1 (combinable with a direction: ``{"direction":
+  "increase_only", "weight": 2}``);
+* ``{"transitions": {from_category: [to_categories]}}`` (categorical) — the allowed category moves; a category
+  not listed may move anywhere (combinable with a weight).
+
+Each constraint depends only on whether an input lies below, inside or above a rule on a feature (for
+categoricals: on its category), which is constant on a grid cell, so the metarules stay exact. Weights are held
+in integer units of 1/1000 so that the cost ``weighted changes - feasibility`` compares exactly as the integer key
+``W * N - 1000 * n``.
 """
-from ._constraints import (CATEGORICAL_KINDS, DECREASE, FREE, IMMUTABLE, INCREASE, KIND_LABELS, KINDS, Constraints,
-                           FeatureConstraint, constraint_parts, constraint_spec, describe_constraint,
-                           describe_constraints, kinds_for, pack_constraints, suggest_constraints, unpack_constraints,
-                           constraints_from_suggestions)
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._data import FeatureSchema, _native
+from .errors import ParameterError
 
 __all__ = ["Constraints", "FeatureConstraint", "KINDS", "CATEGORICAL_KINDS", "KIND_LABELS", "FREE", "IMMUTABLE",
            "INCREASE", "DECREASE", "kinds_for", "constraint_parts", "constraint_spec", "describe_constraint",
            "describe_constraints", "suggest_constraints", "constraints_from_suggestions", "pack_constraints",
            "unpack_constraints"]
+
+FREE, IMMUTABLE, INCREASE, DECREASE = "free", "immutable", "increase_only", "decrease_only"
+KINDS = (FREE, IMMUTABLE, INCREASE, DECREASE)
+#: The kinds a categorical feature may take (a direction has no meaning without an order; use transitions).
+CATEGORICAL_KINDS = (FREE, IMMUTABLE)
+#: Each kind in words ("increase only").
+KIND_LABELS = {k: k.replace("_", " ") for k in KINDS}
+UNIT = 1000  # weight resolution: 0.001
+
+
+def kinds_for(categorical: bool) -> tuple:
+    """The kinds a feature may take: all of :data:`KINDS` for a numeric one, :data:`CATEGORICAL_KINDS` else."""
+    return CATEGORICAL_KINDS if categorical else KINDS
+
+
+@dataclass
+class FeatureConstraint:
+    kind: str = FREE
+    weight: float = 1.0
+    transitions: dict = field(default_factory=dict)  # categorical: from category -> allowed target categories
+
+    @property
+    def weight_units(self) -> int:
+        return int(round(self.weight * UNIT))
+
+    def is_free(self) -> bool:
+        return self.kind == FREE and self.weight_units == UNIT and not self.transitions
+
+    def to_dict(self) -> dict:
+        out = {}
+        if self.kind != FREE:
+            out["kind"] = self.kind
+        if self.weight_units != UNIT:
+            out["weight"] = self.weight
+        if self.transitions:
+            out["transitions"] = {str(k): [_native(c) for c in v] for k, v in self.transitions.items()}
+        return out
+
+
+class Constraints:
+    """Parsed constraints for a schema; ``None`` or ``{}`` means every feature is free."""
+
+    def __init__(self, schema: FeatureSchema, spec=None):
+        self.schema = schema
+        self.features = [FeatureConstraint() for _ in schema.features]
+        for name, value in (spec or {}).items():
+            i = schema.index(name) if name in schema.names else None
+            if i is None:
+                raise ParameterError(f"constraint names unknown feature {name!r}; features are {schema.names}")
+            self.features[i] = _parse(schema.features[i], value)
+
+    @property
+    def trivial(self) -> bool:
+        return all(c.is_free() for c in self.features)
+
+    def to_dict(self) -> dict:
+        return {self.schema.names[i]: c.to_dict() for i, c in enumerate(self.features) if not c.is_free()}
+
+    def describe(self) -> str:
+        return describe_constraints(self.to_dict())
+
+    def transition_matrix(self, i: int) -> np.ndarray:
+        """(k, k) bool: may a category move to another? (identity always allowed)."""
+        f = self.schema.features[i]
+        k = len(f.categories)
+        c = self.features[i]
+        if c.kind == IMMUTABLE:
+            return np.eye(k, dtype=bool)
+        m = np.ones((k, k), dtype=bool)
+        for src, targets in c.transitions.items():
+            s = f.categories.index(src)
+            m[s] = False
+            m[s, s] = True
+            for t in targets:
+                m[s, f.categories.index(t)] = True
+        return m
+
+
+def _parse(feature, value) -> FeatureConstraint:
+    if isinstance(value, FeatureConstraint):
+        value = value.to_dict()
+    if isinstance(value, str):
+        value = {"kind": value}
+    if not isinstance(value, dict):
+        raise ParameterError(f"constraint on {feature.name!r} must be a string ({', '.join(KINDS)}) or a dict, "
+                             f"got {value!r}")
+    unknown = set(value) - {"kind", "direction", "weight", "transitions"}
+    if unknown:
+        raise ParameterError(f"constraint on {feature.name!r} has unknown key(s) {sorted(unknown)}")
+    kind = value.get("kind", value.get("direction", FREE))
+    if kind in ("increase", "decrease"):
+        kind += "_only"
+    if kind not in KINDS:
+        raise ParameterError(f"constraint on {feature.name!r}: kind must be one of {KINDS}, got {kind!r}")
+    if kind not in kinds_for(feature.is_categorical):
+        raise ParameterError(f"{feature.name!r} is categorical: use 'transitions' to restrict its moves, "
+                             "not a direction")
+    weight = value.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight <= 0:
+        raise ParameterError(f"constraint on {feature.name!r}: weight must be a positive number, got {weight!r}")
+    if weight > 1e4:
+        raise ParameterError(f"constraint on {feature.name!r}: weight {weight} is above the maximum 10000; use "
+                             "'immutable' to forbid changing it")
+    if int(round(weight * UNIT)) < 1:
+        raise ParameterError(f"constraint on {feature.name!r}: weight {weight} is below the resolution 1/{UNIT}")
+    transitions = value.get("transitions") or {}
+    if transitions:
+        if not feature.is_categorical:
+            raise ParameterError(f"{feature.name!r} is numeric: use a direction, not 'transitions'")
+        cats = {str(c): c for c in feature.categories}
+        parsed = {}
+        for src, targets in transitions.items():
+            if str(src) not in cats:
+                raise ParameterError(f"transitions of {feature.name!r} name unknown category {src!r}")
+            bad = [t for t in targets if str(t) not in cats]
+            if bad:
+                raise ParameterError(f"transitions of {feature.name!r} name unknown categor(ies) {bad}")
+            parsed[cats[str(src)]] = [cats[str(t)] for t in targets]
+        transitions = parsed
+    return FeatureConstraint(kind=kind, weight=float(weight), transitions=transitions)
+
+
+def constraint_parts(spec) -> tuple[str, float, dict]:
+    """``(kind, weight, transitions)`` of one feature's constraint spec (``None`` and ``"free"`` are free)."""
+    if spec is None:
+        return FREE, 1.0, {}
+    if isinstance(spec, str):
+        return spec, 1.0, {}
+    if isinstance(spec, FeatureConstraint):
+        spec = spec.to_dict()
+    kind = spec.get("kind", spec.get("direction", FREE))
+    return kind, float(spec.get("weight", 1.0)), dict(spec.get("transitions") or {})
+
+
+def constraint_spec(kind: str = FREE, weight: float = 1.0, transitions: dict | None = None):
+    """The simplest spec of one feature's constraint (the inverse of :func:`constraint_parts`): ``None`` when
+    free, the kind alone (``"immutable"``) when there is no weight or transition, else a dict. The weight is
+    kept at the engine's resolution (1/1000)."""
+    units = int(round(float(weight) * UNIT))
+    out = {}
+    if kind != FREE:
+        out["kind"] = kind
+    if units != UNIT:
+        out["weight"] = units / UNIT
+    if transitions:
+        out["transitions"] = dict(transitions)
+    if not out:
+        return None
+    return kind if list(out) == ["kind"] else out
+
+
+def describe_constraint(spec) -> str:
+    """One feature's constraint spec in words: "increase only, weight 2", "immutable", "free"."""
+    if isinstance(spec, str):
+        return spec.replace("_", " ")
+    if isinstance(spec, FeatureConstraint):
+        spec = spec.to_dict()
+    bits = []
+    kind = spec.get("kind", spec.get("direction", FREE))
+    if kind != FREE:
+        bits.append(str(kind).replace("_", " "))
+    if spec.get("weight", 1) != 1:
+        bits.append(f"weight {spec['weight']:g}")
+    if spec.get("transitions"):
+        bits.append("limited category moves")
+    return ", ".join(bits) or "free"
+
+
+def describe_constraints(spec: dict | None) -> str:
+    """A constraints dict in words, one ``feature: constraint`` per constrained feature; "none" when empty."""
+    parts = [f"{name}: {describe_constraint(value)}" for name, value in (spec or {}).items()
+             if describe_constraint(value) != "free"]
+    return "; ".join(parts) if parts else "none"
+
+
+#: Name words of protected attributes: a person cannot (or must not be asked to) change them.
+PROTECTED_WORDS = frozenset({"sex", "gender", "race", "racial", "ethnicity", "ethnic", "nationality", "citizenship",
+                             "citizen", "country", "birth", "born", "male", "female", "religion", "religious", "marital", "married",
+                             "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste"})
+#: Category values that mark a protected attribute whatever the column is called.
+PROTECTED_VALUES = frozenset({"male", "female", "man", "woman", "men", "women", "non-binary", "nonbinary", "white",
+                              "black", "asian", "hispanic", "latino", "latina", "caucasian", "african-american",
+                              "amer-indian-eskimo", "asian-pac-islander", "married", "divorced", "widowed",
+                              "never-married", "single", "christian", "muslim", "jewish", "hindu", "buddhist"})
+#: Name words of quantities that only grow with time (waiting is the only way to change them).
+GROWING_WORDS = frozenset({"age", "seniority", "tenure", "history", "infile", "oldest", "since", "elapsed",
+                           "vintage", "membership"})
+#: Name words of past adverse events: counts and worst values of the past cannot be undone.
+PAST_EVENT_WORDS = frozenset({"late", "delinquent", "delinquency", "delq", "delinq", "derog", "derogatory",
+                              "bankruptcy", "bankrupt", "default", "defaults", "overdue", "arrears", "chargeoff",
+                              "collection", "collections", "missed", "foreclosure", "convictions", "priors",
+                              "recid", "arrests"})
+
+
+def _name_words(name: str) -> set:
+    """The words of a column name, split on case changes, digits and separators ("MSinceMostRecentDelq" ->
+    {"m", "since", "most", "recent", "delq"}; "n_late_payments" -> {"n", "late", "payments"})."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", str(name))}
+
+
+def suggest_constraints(X) -> dict:
+    """Actionability constraints to suggest for the features of ``X``, each with the reason, for a person to
+    confirm (nothing is applied by this function).
+
+    ``X`` is a DataFrame of the features (columns typed as the engine types them) or a fitted explainer's
+    ``schema_``. Returns plain data, ``{feature: {"constraint": spec, "reason": text}}`` for the features a rule
+    suggests something for (:func:`constraints_from_suggestions` turns it into a ``constraints=`` dict). The
+    heuristics, on whole words of the column name (so "wage" is not "age") and on category values:
+
+    * **protected attributes** -- names such as sex, gender, race, ethnicity, nationality, country of birth,
+      religion, marital status, disability; or categories such as "male"/"female", "white"/"black",
+      "married"/"divorced" -> ``"immutable"``;
+    * **the worst or count "ever"** -- MaxDelqEver, NumTrades60Ever2DerogPubRec -> ``"immutable"`` (the past
+      cannot be rewritten);
+    * **quantities that only grow with time** -- age, tenure, seniority, credit history length ("history",
+      "InFile", "oldest"), "months since" / "years since" (even since a delinquency) -> ``"increase_only"``
+      (numeric features; a categorical one is ``"immutable"``);
+    * **other past events** -- names of late payments, delinquencies, derogatory records, defaults,
+      bankruptcies (counts of them: n_late_payments, PercentTradesNeverDelq) -> ``"immutable"``.
+    """
+    if not isinstance(X, FeatureSchema):
+        X = FeatureSchema.detect(X)
+    out = {}
+    for f in X.features:
+        words = _name_words(f.name)
+        joined = "".join(ch for ch in str(f.name).lower() if ch.isalnum())
+        words |= {w for w in ("infile", "history") if w in joined}  # "AverageMInFile", "CreditHistoryYears"
+        values = {str(c).strip().lower() for c in (f.categories or [])} if f.is_categorical else set()
+        protected = words & PROTECTED_WORDS
+        protected_values = values & PROTECTED_VALUES
+        if protected:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({', '.join(sorted(protected))}) looks like "
+                           "a protected attribute: a person cannot, and must not be asked to, change it"}
+        elif len(protected_values) >= 2:
+            shown = ", ".join(sorted(protected_values)[:3])
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"its values ({shown}) look like a protected "
+                           "attribute: a person cannot, and must not be asked to, change it"}
+        elif "ever" in words:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": "the name (ever) describes past events: a count or "
+                           "worst value of the past cannot be undone"}
+        elif words & GROWING_WORDS and not f.is_categorical:
+            what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
+            out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
+                           "it only grows, by waiting"}
+        elif words & PAST_EVENT_WORDS:
+            what = ", ".join(sorted(words & PAST_EVENT_WORDS))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "
+                           "worst value of the past cannot be undone"}
+        elif words & GROWING_WORDS:  # categorical: no direction to move in
+            what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
+            out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes time that has passed, "
+                           "which no action changes"}
+    return out
+
+
+def constraints_from_suggestions(suggestions: dict) -> dict:
+    """The ``constraints=`` dict of :func:`suggest_constraints`'s suggestions (their reasons left out)."""
+    return {f: s["constraint"] for f, s in suggestions.items()}
+
+
+def pack_constraints(spec: dict | None) -> tuple:
+    """A constraints dict as a hashable, order-independent tuple of ``(feature, JSON of its spec)`` pairs (for
+    cache keys and frozen settings); :func:`unpack_constraints` is its inverse. Free features are dropped."""
+
+    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in (spec or {}).items()
+                        if describe_constraint(v) != "free"))
+
+
+def unpack_constraints(packed: tuple) -> dict:
+    """The constraints dict of a :func:`pack_constraints` tuple (``{}`` when every feature is free)."""
+
+    return {name: json.loads(spec) for name, spec in packed}

@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
-from ._errors import ModelError, NotFittedError
+from .errors import ModelError, NotFittedError
 from ._outputs import predict
-from ._vocabulary import HAS_RECOURSE, STATUSES, has_recourse
+from .vocabulary import HAS_RECOURSE, STATUSES, has_recourse
 
 __all__ = ["evaluate", "DESIDERATA", "SCORED_STATUSES"]
 

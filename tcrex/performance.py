@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._errors import ParameterError
+from .errors import ParameterError
 from ._outputs import CLASSIFICATION, REGRESSION
 from .text import class_label
 

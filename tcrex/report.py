@@ -25,7 +25,7 @@ import pandas as pd
 from . import __version__, check_fitted
 from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
-from .audit_threshold import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
+from .audit import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
 from .text import class_label, is_trivial_rule, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
@@ -191,7 +191,7 @@ AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_r
 
 
 def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT) -> str:
-    """Findings (clear gaps first, by :func:`tcrex.audit_threshold.split_findings`), per-group table and the gap
+    """Findings (clear gaps first, by :func:`tcrex.audit.split_findings`), per-group table and the gap
     forest plot as static SVG (no scripts)."""
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
     found = split_findings(result, practical)
@@ -224,7 +224,7 @@ COMPARISON_COLUMNS = {"group": "group", "n": "rows", "n_need_a": "need recourse 
 
 
 def comparison_html(result, title: str | None = None) -> str:
-    """A comparison of recourse across two models (:func:`tcrex.compare_models`): the headline, the findings (in
+    """A comparison of recourse across two models (:func:`tcrex.compare.compare_models`): the headline, the findings (in
     the audit's wording), who keeps, loses or gains recourse, the per-group table with its gaps, and the rules of
     model A that break under model B. Static HTML, no scripts; no individual's values."""
     from .compare import CHANGE_TEXT, CHANGES, COMPARE_METRICS  # noqa: PLC0415 - the comparison is optional
@@ -557,7 +557,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     :data:`SUMMARY_METARULES` that advise the most individuals; all of them collapsed), the **metarule trees** as
     static outlines (opened fully up to 60 metarules, else at the root; ``trees=False`` for none; a ``dot`` dict
     instead draws those DOT graphs as SVG sized to fit), the subgroup ``audit`` (its gaps called clear by
-    :func:`tcrex.audit_threshold.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), the
+    :func:`tcrex.audit.clear_gaps` at ``audit_practical`` points; its forest plot as static SVG), the
     aggregates (``explanations``: how many features to change; ``actions`` from ``feature_actions``: change/keep
     per feature), the model's performance, the caller's ``figures`` (plotly; plotly.js is embedded once, and only
     then) and ``tables``, and parameters with the data and model fingerprints (the text summary collapsed).

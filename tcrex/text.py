@@ -14,8 +14,8 @@ from decimal import Decimal
 
 import numpy as np
 
-from ._vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
-                          NO_RULE, SEARCHED)
+from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
+                         NO_RULE, SEARCHED)
 
 
 def format_number(v) -> str:
@@ -248,7 +248,7 @@ def change_keep_sentence(changes: list, keeps: list) -> str:
 
 def status_sentence(status: str, *, changes: list = (), keeps: list = (), target: str = "", tau=None,
                     constraints: str = "") -> str:
-    """The sentence of an explanation with ``status`` (see :data:`tcrex.STATUSES`).
+    """The sentence of an explanation with ``status`` (see :data:`tcrex.vocabulary.STATUSES`).
 
     ``changes`` / ``keeps`` are the rule's change and keep entries (statuses ``ok`` and ``already_in_rule``),
     ``target`` and ``tau`` describe what no rule reaches (``no_rule``), ``constraints`` the constraints that
@@ -316,7 +316,7 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
 
     ``changes``: ``{"feature", "value" (text), "condition" (the rule's, text or None), "nearest" (the rule's
     nearest value, text or None)}`` in feature order; ``keeps``: the rule's keep entries. ``source`` is one of
-    :data:`tcrex.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
+    :data:`tcrex.vocabulary.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
     point, said when the point had to go further inside ("at 13 the model still gives rejected")."""
     if source is None:
         return (f"No verified recourse found: no rule has a point the model confirms and no reference row reaches "

@@ -1,4 +1,4 @@
-"""One rule for a clear audit gap (tcrex.audit_threshold), applied alike by the dashboard, the forest plot and the
+"""One rule for a clear audit gap (tcrex.audit.clear_gaps), applied alike by the dashboard, the forest plot and the
 report; and the report's audit drawn as static SVG (no plotly.js)."""
 import re
 
@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 
 from tcrex import TCREx
-from tcrex.audit import METRICS, audit, gap_direction
-from tcrex.audit_threshold import (PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps, practical_gaps,
-                                   split_findings)
+from tcrex.audit import (METRICS, PRACTICAL_DEFAULT, audit, below_threshold_gaps, clear_gaps, gap_direction,
+                         practical_gaps, split_findings)
 from tcrex.datasets import make_recourse_groups
 from tcrex.figures import _audit as figs
 from tcrex.figures import gap_forest_plot, gap_forest_svg

@@ -1,4 +1,4 @@
-"""Recourse across models (tcrex.compare_models, rule_stability, `tcrex compare`) against a brute-force
+"""Recourse across models (tcrex.compare.compare_models, rule_stability, `tcrex compare`) against a brute-force
 recomputation with the public API: two explainers, their verified points, model B asked about A's points one by one.
 """
 import json
@@ -9,8 +9,10 @@ import pytest
 import xgboost as xgb
 from click.testing import CliRunner
 
-from tcrex import (CHANGES, ComparisonResult, DataError, ModelError, ParameterError, SchemaError, TCREx,
-                   compare_counts, compare_from_counts, compare_models, is_verified, needs_recourse, rule_stability)
+from tcrex import TCREx, rule_stability
+from tcrex.compare import CHANGES, ComparisonResult, compare_counts, compare_from_counts, compare_models
+from tcrex.errors import DataError, ModelError, ParameterError, SchemaError
+from tcrex.vocabulary import is_verified, needs_recourse
 from tcrex.datasets import make_loans
 
 N = 700

@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tcrex import ParameterError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ParameterError
 from tcrex import figures as F
 from tcrex.figures import _tree
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from tcrex import ParameterError
+from tcrex.errors import ParameterError
 from tcrex import figures as F
 from tcrex.performance import ModelPerformance, model_performance
 

@@ -3,9 +3,11 @@
 Packages, precisely (``package_of``):
 
 * the engine core ``tcrex``: ``tcrex/__init__.py``, the private modules ``tcrex/_*.py`` and the public top-level
-  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``audit``,
+  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``compare``,
   ``metrics``, ``datasets``, ``spreadsheet``);
-* every subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
+* the audit, ``tcrex.audit``, is the engine's too: a subpackage only to split it by concern (counting, bootstrap,
+  wording), so its modules belong to the core;
+* every other subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
   ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
   public names only (``tcrex``, ``tcrex.errors``, ``tcrex.vocabulary``) like every other outer package;
 * the outer top-level modules ``tcrex.cli``, ``tcrex.report`` and ``tcrex.__main__`` are one package each;
@@ -19,8 +21,11 @@ does not -- within the engine core, that another core module defines and its own
 pass state explicitly (private attributes of third-party objects, e.g. Streamlit's media store, are not tcrex's to
 police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
 imported from its owner, (e) streamlit imported by anything but the dashboard, (f) a name in an ``__all__`` that
-the module does not define. The checkers run on a mapping ``module -> source`` so that the tests at the end can
-plant violations in tiny synthetic sources and see them caught.
+the module does not define, (g) a public name with two import paths: a public module beside a private twin of the
+same name (``x.py`` and ``_x.py``), or one object listed in the ``__all__`` of two public modules (see
+``docs/engine.md``, "One import path per public name"). The checkers run on a mapping ``module -> source`` (or
+``module -> namespace``) so that the tests at the end can plant violations in tiny synthetic sources and see them
+caught.
 """
 from __future__ import annotations
 
@@ -30,14 +35,16 @@ from pathlib import Path
 
 import pytest
 
-from tcrex import FEATURE_KINDS, STATUSES, TASKS
+from tcrex.vocabulary import FEATURE_KINDS, STATUSES, TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: top-level modules of tcrex that are outer packages of their own (everything else at the top level is core)
 OUTER_MODULES = {"tcrex.cli", "tcrex.report", "tcrex.__main__"}
+#: subpackages that are part of the engine core (split by concern, not a package boundary)
+CORE_SUBPACKAGES = {"tcrex.audit"}
 #: the only module that may spell the vocabulary out
-VOCABULARY_OWNER = "tcrex._vocabulary"
+VOCABULARY_OWNER = "tcrex.vocabulary"
 VOCABULARY = set(STATUSES) | set(TASKS) | set(FEATURE_KINDS)
 
 
@@ -70,6 +77,8 @@ def package_of(mod: str) -> str:
         return "tcrex"
     if mod in OUTER_MODULES:
         return mod
+    if ".".join(parts[:2]) in CORE_SUBPACKAGES:
+        return "tcrex"
     if len(parts) >= 3 or mod in _subpackages():
         return ".".join(parts[:2])
     return "tcrex"
@@ -255,6 +264,32 @@ def typed_vocabulary(sources) -> list[str]:
     return sorted(found)
 
 
+# ------------------------------------------------------------------------------------------------ one import path
+def private_twins(sources) -> list[str]:
+    """A public module with a private module of the same name beside it (``pkg.x`` and ``pkg._x``): a shim over a
+    twin gives one name two homes; the owner module is the public one."""
+    return sorted(f"{mod} is the private twin of {mod.rpartition('.')[0]}.{mod.rpartition('.')[2][1:]}"
+                  for mod in sources
+                  if _private_name(mod.rpartition(".")[2])
+                  and f"{mod.rpartition('.')[0]}.{mod.rpartition('.')[2][1:]}" in sources)
+
+
+def duplicate_public_paths(namespaces) -> list[str]:
+    """One object listed under one name in the ``__all__`` of two public modules (``module name -> module``)."""
+    homes: dict[tuple[str, int], list[str]] = {}
+    for mod, namespace in namespaces.items():
+        for name in getattr(namespace, "__all__", ()):
+            homes.setdefault((name, id(getattr(namespace, name))), []).append(mod)
+    return sorted(f"{name} is exported by {', '.join(sorted(mods))}"
+                  for (name, _), mods in homes.items() if len(mods) > 1)
+
+
+def _public_faces() -> dict[str, object]:
+    """``tcrex``, its public top-level modules and the faces (``__init__``) of its subpackages, imported."""
+    names = {m for m in _tree_sources() if m.startswith("tcrex") and m.count(".") <= 1 and not _private(m)}
+    return {m: importlib.import_module(m) for m in sorted(names - {"tcrex.__main__"})}
+
+
 # ------------------------------------------------------------------------------------------------ the tree
 def test_no_import_cycles():
     cycles = find_cycles(_graph(_tree_sources()))
@@ -281,8 +316,19 @@ def test_no_private_attributes_of_other_packages():
 
 def test_vocabulary_is_imported_not_typed():
     found = typed_vocabulary(_tree_sources())
-    assert not found, f"vocabulary typed again (import it from tcrex.vocabulary / {VOCABULARY_OWNER}):\n" + \
+    assert not found, f"vocabulary typed again (import it from {VOCABULARY_OWNER}):\n" + \
         "\n".join(found)
+
+
+def test_no_private_twins_of_public_modules():
+    found = private_twins(_tree_sources())
+    assert not found, "public modules over private twins (make the owner module the public one):\n" + \
+        "\n".join(found)
+
+
+def test_one_public_path_per_name():
+    found = duplicate_public_paths(_public_faces())
+    assert not found, "names with two public import paths (export each from its owner only):\n" + "\n".join(found)
 
 
 def test_only_the_dashboard_imports_streamlit():
@@ -294,9 +340,9 @@ def test_only_the_dashboard_imports_streamlit():
     assert not offenders, f"modules outside the dashboard importing streamlit: {offenders}"
 
 
-@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.text",
-                                    "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
-                                    "tcrex.distributed", "tcrex.datasets"])
+@pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare",
+                                    "tcrex.text", "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
+                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets"])
 def test_every_name_in_all_exists(module):
     m = importlib.import_module(module)
     missing = [n for n in getattr(m, "__all__", []) if not hasattr(m, n)]
@@ -305,6 +351,7 @@ def test_every_name_in_all_exists(module):
 
 def test_packages_are_what_the_docstring_says():
     assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
+    assert package_of("tcrex.audit._bootstrap") == "tcrex"
     assert package_of("tcrex.figures._style") == package_of("tcrex.figures") == "tcrex.figures"
     assert package_of("tcrex.intake.data") == "tcrex.intake"
     assert package_of("tcrex.cli") == "tcrex.cli" and package_of("tcrex.report") == "tcrex.report"
@@ -336,7 +383,7 @@ def test_checker_finds_a_planted_cycle():
 
 
 def test_checker_finds_planted_private_imports():
-    tree = _synthetic(tcrex___errors="class E(Exception): pass\n", tcrex__errors="from ._errors import E\n",
+    tree = _synthetic(tcrex___errors="class E(Exception): pass\n", tcrex__errors="from .errors import E\n",
                       tcrex__figures___style="from .._errors import E\n_helper = 1\n",
                       tcrex__figures__init="from ._style import _helper\n",  # its own package: allowed
                       tcrex__cli="from .figures._style import _helper\nfrom .errors import E\n",
@@ -345,6 +392,23 @@ def test_checker_finds_planted_private_imports():
     assert found == ["tcrex.cli:1 imports private module tcrex.figures._style",
                      "tcrex.figures._style:1 imports private module tcrex._errors",
                      "tcrex.report:1 imports private name _helper from tcrex.figures"]
+
+
+def test_checkers_find_a_planted_second_import_path():
+    from types import SimpleNamespace
+
+    tree = _synthetic(tcrex___errors="class E(Exception): pass\n", tcrex__errors="from .errors import E\n",
+                      tcrex__figures___style="x = 1\n", tcrex__figures__style="", tcrex__figures___tree="y = 1\n")
+    assert private_twins(tree) == ["tcrex._errors is the private twin of tcrex.errors",
+                                   "tcrex.figures._style is the private twin of tcrex.figures.style"]
+
+    class E(Exception):
+        pass
+
+    faces = {"tcrex": SimpleNamespace(__all__=["E", "f"], E=E, f=len),
+             "tcrex.errors": SimpleNamespace(__all__=["E"], E=E),
+             "tcrex.text": SimpleNamespace(__all__=["f"], f=print)}  # same name, another object: not a second path
+    assert duplicate_public_paths(faces) == ["E is exported by tcrex, tcrex.errors"]
 
 
 def test_checker_finds_a_planted_private_attribute_call():
@@ -365,7 +429,7 @@ def test_checker_finds_typed_vocabulary():
                                         'def f(s, ex):\n    return s == "no_rule" or ex.task_ in ["regression"]\n',
                       tcrex__metrics='import numpy as np\ndef g(s, c):\n    return np.isin(s, ["ok"]), c["no_rule"]\n'
                                      'for st in ("ok", "no_rule"):\n    kind = "numeric" if st else "categorical"\n',
-                      tcrex___vocabulary='OK = "ok"\n', tcrex__intake___worker='send({"ok": True})\n')
+                      tcrex__vocabulary='OK = "ok"\n', tcrex__intake___worker='send({"ok": True})\n')
     assert typed_vocabulary(tree) == [
         "tcrex.figures.a:1 types ['already_in_rule', 'ok']", "tcrex.figures.a:3 types ['no_rule']",
         "tcrex.figures.a:3 types ['regression']", "tcrex.metrics:3 types ['no_rule']",

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ParameterError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ParameterError
 from tcrex.intake import read_table, target_findings
 from tcrex.text import change_phrase, format_value, is_trivial_rule, pluralise
 
@@ -113,7 +114,7 @@ def test_trivial_rule_is_left_out_of_the_report_top_rules(trivial):
 def test_row_sent_to_a_trivial_rule_is_not_told_it_is_inside_the_recommended_rule(trivial):
     """A row whose model output is 0 but whose recommended rule is "any input" has nothing to change by the rule:
     its sentence says so instead of "already inside the recommended rule" (which reads as advice)."""
-    from tcrex import ALREADY_IN_RULE
+    from tcrex.vocabulary import ALREADY_IN_RULE
 
     ex, X, y = trivial
     exp = ex.explain(X, y_pred=y)

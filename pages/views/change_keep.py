@@ -4,7 +4,7 @@ import streamlit as st
 
 from tcrex.figures import change_keep_bars, changes_histogram
 
-from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
+from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
 from tcrex.ui import analysis, change_keep
 from tcrex.ui import components as ui
 from tcrex.ui import page, state, verification

@@ -4,7 +4,7 @@ import streamlit as st
 
 from tcrex.figures import rules_overview
 
-from tcrex import NO_ACTIONABLE_RULE, REGRESSION
+from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
 
 from tcrex.ui import components as ui
 from tcrex.ui import page, verification

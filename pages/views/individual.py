@@ -4,7 +4,7 @@ import streamlit as st
 
 from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 
-from tcrex import NO_ACTIONABLE_RULE
+from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
 from tcrex.ui import comparing, individual, page, session

@@ -16,8 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..errors import ParameterError
-from ..audit import METRICS, AuditResult, gap_direction
-from ..audit_threshold import PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps
+from ..audit import PRACTICAL_DEFAULT, METRICS, AuditResult, below_threshold_gaps, clear_gaps, gap_direction
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
            "BAR_METRICS"]
@@ -114,7 +113,7 @@ def group_comparison_bars(result: AuditResult, metric: str = "recourse_share") -
 # ---------------------------------------------------------------------------------------------------- forest
 def _forest_parts(result: AuditResult, metrics, practical: float) -> list[dict]:
     """Per metric: title, group labels, gaps and interval ends (percentage points for shares) and each gap's kind:
-    "clear" (:func:`tcrex.audit_threshold.clear_gaps`), "below" (interval excludes zero, gap under the practical
+    "clear" (:func:`tcrex.audit.clear_gaps`), "below" (interval excludes zero, gap under the practical
     threshold), "small" (a small group) or "unclear"."""
     metrics = list(METRICS) if metrics is None else list(metrics)
     for m in metrics:
@@ -156,7 +155,7 @@ def _forest_subtitle(result: AuditResult, practical: float) -> str:
 def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTICAL_DEFAULT) -> go.Figure:
     """Each group's difference from the reference, per metric, with its bootstrap interval as whiskers and a
     zero line. Coloured by direction (:func:`tcrex.audit.gap_direction`): a clear gap
-    (:func:`tcrex.audit_threshold.clear_gaps`: the interval excludes zero and the gap reaches the ``practical``
+    (:func:`tcrex.audit.clear_gaps`: the interval excludes zero and the gap reaches the ``practical``
     threshold) is vermillion when the group fares worse than the reference, green when it fares better; pale
     versions when the interval excludes zero but the gap is below the threshold; slate: no clear difference;
     grey: a small group. Share metrics are in percentage points."""

@@ -1,4 +1,4 @@
-"""Figures for a comparison of recourse across two models (:func:`tcrex.compare_models`).
+"""Figures for a comparison of recourse across two models (:func:`tcrex.compare.compare_models`).
 
 Pure functions: each takes a :class:`~tcrex.compare.ComparisonResult` and returns a plotly ``go.Figure``,
 deterministically. No Streamlit here; the dashboard and the report call these.
@@ -35,7 +35,7 @@ _FLOWS = {KEPT: (_VERIFIED, _VERIFIED), LOST: (_VERIFIED, _UNVERIFIED), GAINED: 
 
 def _check(result) -> None:
     if not isinstance(result, ComparisonResult):
-        raise ParameterError(f"expected the ComparisonResult returned by tcrex.compare_models, got "
+        raise ParameterError(f"expected the ComparisonResult returned by tcrex.compare.compare_models, got "
                              f"{type(result).__name__}")
 
 

@@ -137,7 +137,7 @@ class LoadedModel:
     warnings : things the user should know that do not stop the model from being used
 
     ``predict(X)`` returns one output per row (class labels for classifiers, numbers for regressors); every
-    failure is a :class:`tcrex.ModelError` naming the problem. A loaded model is also callable, so it can be
+    failure is a :class:`tcrex.errors.ModelError` naming the problem. A loaded model is also callable, so it can be
     passed to ``TCREx.fit`` directly.
     """
 

@@ -41,7 +41,7 @@ class _Bad(Exception):
 def check_trees(obj) -> int:
     """Check every tree inside ``obj`` (any loaded estimator, pipeline, ...); return how many were checked.
 
-    Raises :class:`tcrex.ModelError` naming the first problem found.
+    Raises :class:`tcrex.errors.ModelError` naming the first problem found.
     """
     try:
         return _walk(obj)

@@ -3,7 +3,7 @@
 :func:`check_compatibility` never raises for a mismatch: it returns a :class:`CompatibilityReport` whose
 ``problems`` list every blocking mismatch (each names the column and what to change) and whose ``warnings`` list
 what the user should know but can proceed with. ``report.ok`` is True when there are no problems;
-``report.raise_if_problems()`` raises one :class:`tcrex.ModelError` listing all of them (for code paths that want
+``report.raise_if_problems()`` raises one :class:`tcrex.errors.ModelError` listing all of them (for code paths that want
 an exception). The checks: feature names and count, duplicate columns, column types against what the model
 expects, categorical levels the model has not seen, and a trial prediction on a few rows whose outputs must be
 class labels (classifiers) or finite numbers (regressors).

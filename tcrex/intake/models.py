@@ -16,8 +16,8 @@ Pickle and joblib (``.pkl``, ``.pickle``, ``.joblib``, ...) run arbitrary code w
 ``allow_pickle = true`` from ``.streamlit/secrets.toml`` and passes it here). Content is sniffed, so a pickle
 renamed to ``.json`` or ``.onnx`` is still recognised and refused.
 
-Every failure is a :class:`tcrex.ModelError` (or its subclass :class:`UnsafeModelError`) with a message for people;
-library exceptions never escape. See ``docs/security.md``.
+Every failure is a :class:`tcrex.errors.ModelError` (or its subclass :class:`UnsafeModelError`) with a message for
+people; library exceptions never escape. See ``docs/security.md``.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse, needs_recourse
+from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse, needs_recourse
 
 
 def population_metrics(explanations: pd.DataFrame) -> dict:

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import REGRESSION, TCRExError, is_categorical_column
-from tcrex.audit import REST, audit
-from tcrex.audit_threshold import PRACTICAL_DEFAULT, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex import is_categorical_column
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import REGRESSION
+from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 
 from . import components as ui
@@ -126,9 +127,9 @@ def _numbers(s: pd.Series) -> bool:
 def default_column(ws: Workspace, columns: list[str]) -> str | None:
     """The column an audit usually groups by, or None (then the page asks): a non-feature column with a few
     values (kept "audit only", e.g. a protected attribute), else a low-cardinality column that looks like a
-    protected attribute (:func:`tcrex.suggest_constraints`: sex, race, marital status, ...), else the first
+    protected attribute (:func:`tcrex.constraints.suggest_constraints`: sex, race, marital status, ...), else the first
     categorical feature with 2-12 values. Never an arbitrary numeric column or the label."""
-    from tcrex import suggest_constraints  # noqa: PLC0415
+    from tcrex.constraints import suggest_constraints  # noqa: PLC0415
 
     frame = ws.data.frame
     features = set(ws.features)
@@ -368,7 +369,7 @@ def last_audit(result: FitResult) -> AuditRun | None:
 # ============================================================================================ showing
 def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
     """The plain-language findings as the page's headline: overview, clear gaps (red: interval excludes zero and
-    at least ``practical`` points; the rule is :func:`tcrex.audit_threshold.clear_gaps`), then the rest."""
+    at least ``practical`` points; the rule is :func:`tcrex.audit.clear_gaps`), then the rest."""
     res = run_.result
     found = split_findings(res, practical)
     if found is None:

@@ -1,5 +1,5 @@
 """The Compare models page's pieces: choose the new model B (the bundled retrained model, a model trained in the
-app, or an upload), run :func:`tcrex.compare_models` against the active model A (cached per session), and show the
+app, or an upload), run :func:`tcrex.compare.compare_models` against the active model A (cached per session), and show the
 headline, flows, group gaps, broken rules and the people behind every number.
 
 Model B comes from the same code as the active model (:mod:`tcrex.ui.sources`, :mod:`tcrex.ui.training`): an upload
@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import CLASSIFICATION, TCRExError, datasets
+from tcrex import datasets
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import CLASSIFICATION
 from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, compare_models
 from tcrex.spreadsheet import to_csv
 

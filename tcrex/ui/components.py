@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import OK, REGRESSION, TCRExError
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import OK, REGRESSION
 
 from . import session
 from .state import FitResult, Workspace

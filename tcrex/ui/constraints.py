@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex.errors import TCRExError
 from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
                                constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
                                kinds_for, suggest_constraints)
@@ -42,7 +42,7 @@ def suggestions(result: FitResult | None) -> dict:
 
 
 def suggestion_details(result: FitResult | None) -> dict:
-    """:func:`tcrex.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
+    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
     if result is None:
         return {}
     return suggest_constraints(result.explainer.schema_)

@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import figures as fg
-from tcrex import is_verified, report, spreadsheet
-from tcrex.audit_threshold import PRACTICAL_DEFAULT
+from tcrex import report, spreadsheet
+from tcrex.vocabulary import is_verified
+from tcrex.audit import PRACTICAL_DEFAULT
 
 from . import verification
 from .auditing import last_audit

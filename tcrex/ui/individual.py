@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, TCRExError
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
 from tcrex.figures import metacounterfactual_table
 from tcrex.text import pluralise
 

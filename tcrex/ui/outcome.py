@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from tcrex import REGRESSION, ordered_labels
+from tcrex import ordered_labels
+from tcrex.vocabulary import REGRESSION
 from tcrex.text import format_number
 
 from . import state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tcrex import CellLimitError, NoValidRuleError
+from tcrex.errors import CellLimitError, NoValidRuleError
 from tcrex.text import pluralise
 
 from .state import FitResult, Workspace, allow_pickle, constraints_summary, current, fit_error, last_good_result

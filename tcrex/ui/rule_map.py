@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tcrex import OK
+from tcrex.vocabulary import OK
 from tcrex.text import pluralise
 
 from . import session

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcrex import REGRESSION
+from tcrex.vocabulary import REGRESSION
 
 from .state import Workspace
 

@@ -11,7 +11,8 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from tcrex import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION, TCRExError
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 
 from . import session, sources, state
 from .sources import DataSpec, InputProblem, ModelSpec

@@ -10,7 +10,8 @@ import streamlit as st
 
 import json
 
-from tcrex import NO_ACTIONABLE_RULE, REGRESSION, intake, ordered_labels
+from tcrex import intake, ordered_labels
+from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
 from tcrex.text import pluralise
 
 from . import constraints, outcome, session, sources

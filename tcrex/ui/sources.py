@@ -19,7 +19,9 @@ import pandas as pd
 
 from tcrex import datasets
 
-from tcrex import CLASSIFICATION, REGRESSION, TCRExError, categorical_columns, detect_task, intake, is_categorical_column
+from tcrex import categorical_columns, detect_task, intake, is_categorical_column
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 
 from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
 

@@ -28,13 +28,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import CLASSIFICATION, TCREx, TCRExError, ordered_labels, suggest_favourable
+from tcrex import TCREx, ordered_labels, suggest_favourable
+from tcrex.errors import TCRExError
+from tcrex.vocabulary import CLASSIFICATION
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 from tcrex.text import class_label, format_number
 
 from . import caching, session, shared, sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
-from tcrex import REGRESSION
+from tcrex.vocabulary import REGRESSION
 
 #: Data and model of each bundled sample.
 SAMPLE_MODELS = {"loans": ModelSpec("bundled"), "wine": ModelSpec("train", "xgboost"),

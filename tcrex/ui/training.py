@@ -16,7 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from tcrex import CLASSIFICATION, REGRESSION, detect_task
+from tcrex import detect_task
+from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 from tcrex.datasets import model_frame
 
 

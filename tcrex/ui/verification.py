@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import TCRExError
+from tcrex.errors import TCRExError
 
 from . import session, shared
 from .state import FitResult, Workspace

@@ -346,7 +346,7 @@ def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):
     """Issue #24: a rules JSON holds no rows, so the search beyond the rules needs reference rows; with
     --reference-rows (the rows the rules were fitted on) `audit` and `explain --verified` count and write exactly
     what the explainer in memory does."""
-    from tcrex import recourse_outcome
+    from tcrex.vocabulary import recourse_outcome
     from tcrex.audit import audit
     from tcrex.datasets import LOANS_MODEL, SAMPLE_DATA_DIR
     from tcrex.intake import load_model

@@ -12,7 +12,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from tcrex import ComparisonResult, TCREx, compare_models  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.compare import ComparisonResult, compare_models  # noqa: E402
 from tcrex.cli import main  # noqa: E402
 from tcrex.datasets import LOANS_MODEL, LOANS_MODEL_B, SAMPLE_DATA_DIR, load_bundled_loans  # noqa: E402
 

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcrex import CellLimitError, NoValidRuleError, ParameterError, TCREx, is_verified
-from tcrex._constraints import suggest_constraints
-from tcrex import constraints_from_suggestions
+from tcrex import TCREx
+from tcrex.errors import CellLimitError, NoValidRuleError, ParameterError
+from tcrex.vocabulary import is_verified
+from tcrex.constraints import constraints_from_suggestions, suggest_constraints
 from tcrex._data import FeatureSchema
 
 from .helpers import figure1, mixed
@@ -122,7 +123,7 @@ def test_suggestions_cover_protected_attributes_past_events_and_elapsed_time():
         "grp": ["Male", "Female"], "colour": ["red", "blue"], "percentage": [0.1, 0.2], "wage": [10, 20],
         "marital_status": ["x", "y"], "AgeBand": ["18-25", "26-40"], "isMale": ["yes", "no"],
         "HasHistoryOfOverduePayments": ["yes", "no"]})
-    found = tcrex.suggest_constraints(X)
+    found = tcrex.constraints.suggest_constraints(X)
     kinds = constraints_from_suggestions(found)
     assert kinds == {"MSinceOldestTradeOpen": "increase_only", "AverageMInFile": "increase_only",
                      "MaxDelqEver": "immutable", "NumTrades60Ever2DerogPubRec": "immutable",

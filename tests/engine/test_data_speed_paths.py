@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError
+from tcrex.errors import DataError
 from tcrex._data import _ROWS_PER_BLOCK, FeatureSchema, _to_float
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError, TCREx
+from tcrex import TCREx
+from tcrex.errors import DataError
 from tcrex._data import _codes
 
 from .helpers import mixed

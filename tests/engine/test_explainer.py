@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
-                   SchemaError, TCREx)
+from tcrex import TCREx
+from tcrex.errors import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
+                          SchemaError)
 
 from .helpers import figure1, mixed
 

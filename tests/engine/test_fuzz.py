@@ -1,4 +1,4 @@
-"""Fuzzing the engine's entry points: only documented errors (subclasses of tcrex.TCRExError) may escape.
+"""Fuzzing the engine's entry points: only documented errors (subclasses of tcrex.errors.TCRExError) may escape.
 
 ``TCREx.fit``, ``explain`` (and the other per-row outputs) and ``TCREx.from_json`` get random frames (random
 dtypes, NaN, inf, empty tables, huge values, duplicate and odd column names, object columns with mixed types,
@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from tcrex import TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import TCRExError
 
 pytestmark = pytest.mark.slow  # many generated cases: left out of `make test-fast`
 

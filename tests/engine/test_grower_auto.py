@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ParameterError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ParameterError
 from tcrex._surrogate import AUTO_HIST_MIN_ROWS
 
 from .helpers import figure1, mixed

@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ParameterError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ParameterError
 from tcrex._data import Encoded, FeatureSchema
 from tcrex._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
 from tcrex._surrogate import Surrogate, _column_major, _route_encoded
@@ -267,7 +268,7 @@ def test_pure_and_constant_data_give_a_single_leaf():
 # ---------------------------------------------------------------- the encoding fast paths the hist surrogate relies on
 def test_category_dtype_and_object_columns_encode_alike():
     """FeatureSchema's fast path for pandas categoricals (codes, cached lookups) must agree with the generic one."""
-    from tcrex import DataError
+    from tcrex.errors import DataError
     values = ["b", "a", "c", "a", "b"] * 20
     as_object = pd.DataFrame({"k": values, "x": np.arange(100.0)})
     dtype = pd.CategoricalDtype(["z", "c", "b", "a"])  # "z" never occurs: it must not become a category

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ModelError, ParameterError, SchemaError, TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import ModelError, ParameterError, SchemaError, TCRExError
 from tcrex._outputs import MAX_TARGET_CLASSES
 from tcrex._params import MAX_CELLS, MAX_TREES, check_parameter
 from tcrex.intake import validate_params
@@ -119,7 +120,8 @@ GRID_SCRIPT = r"""
 import resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (2 * 1024 ** 3, resource.RLIM_INFINITY))
 sys.path.insert(0, sys.argv[1])
-from tcrex import TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import TCRExError
 text = sys.stdin.read()
 t0 = time.perf_counter()
 try:

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ParameterError, SchemaError, TCREx, ordered_labels, suggest_favourable
+from tcrex import TCREx, ordered_labels, suggest_favourable
+from tcrex.errors import ParameterError, SchemaError
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import tcrex
-from tcrex import TCREx, min_rule_rows
+from tcrex import TCREx, min_rule_rows, vocabulary
 from tcrex.constraints import (CATEGORICAL_KINDS, KIND_LABELS, KINDS, Constraints, constraint_parts, constraint_spec,
                                describe_constraint, kinds_for)
 from tcrex.text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, format_difference, format_number,
@@ -30,13 +30,11 @@ def test_fitted_minimum_leaf_and_the_rows_message_use_the_same_count():
 
 
 def test_vocabulary_is_one_object_everywhere():
-    from tcrex import vocabulary
     from tcrex.intake import _base
 
-    assert vocabulary.STATUSES is tcrex.STATUSES
-    assert vocabulary.needs_recourse is tcrex.needs_recourse
     assert _base.CLASSIFICATION is vocabulary.CLASSIFICATION  # intake imports, not redefines
-    assert tcrex.FEATURE_KINDS == (tcrex.NUMERIC, tcrex.CATEGORICAL)
+    assert vocabulary.FEATURE_KINDS == (vocabulary.NUMERIC, vocabulary.CATEGORICAL)
+    assert not hasattr(tcrex, "STATUSES")  # one import path: tcrex.vocabulary
 
 
 @pytest.mark.parametrize("spec", [None, "immutable", "increase_only", {"weight": 2.5}, {"kind": "decrease_only",
@@ -62,7 +60,7 @@ def test_categorical_direction_is_refused_by_the_kinds_rule():
     cat = tcrex.categorical_columns(X)[0]
     ex = TCREx().fit(X, y_pred=y)
     for kind in set(KINDS) - set(kinds_for(True)):
-        with pytest.raises(tcrex.ParameterError, match="categorical"):
+        with pytest.raises(tcrex.errors.ParameterError, match="categorical"):
             Constraints(ex.schema_, {cat: kind})
 
 
@@ -93,11 +91,11 @@ def test_box_conditions_is_what_the_explainer_and_the_export_print():
 def test_status_sentences():
     keep = [{"feature": "age", "condition": "≥ 30"}]
     change = [{"feature": "income", "condition": "> 20"}]
-    assert status_sentence(tcrex.ALREADY_IN_TARGET) == "The model output is already in the target; no change needed"
-    assert status_sentence(tcrex.OK, changes=change, keeps=keep) == "Change income to > 20, while keeping age ≥ 30"
-    assert status_sentence(tcrex.ALREADY_IN_RULE, keeps=keep).endswith(", keeping age ≥ 30")
-    assert "tau=0.9" in status_sentence(tcrex.NO_RULE, target="class 1", tau=0.9)
-    assert "(age: immutable)" in status_sentence(tcrex.NO_ACTIONABLE_RULE, constraints="age: immutable")
+    assert status_sentence(vocabulary.ALREADY_IN_TARGET) == "The model output is already in the target; no change needed"
+    assert status_sentence(vocabulary.OK, changes=change, keeps=keep) == "Change income to > 20, while keeping age ≥ 30"
+    assert status_sentence(vocabulary.ALREADY_IN_RULE, keeps=keep).endswith(", keeping age ≥ 30")
+    assert "tau=0.9" in status_sentence(vocabulary.NO_RULE, target="class 1", tau=0.9)
+    assert "(age: immutable)" in status_sentence(vocabulary.NO_ACTIONABLE_RULE, constraints="age: immutable")
     assert metacounterfactual_sentence(change, [], [], actionable=False) == \
         "If income were > 20: " + NO_ACTIONABLE_RECOURSE[0].lower() + NO_ACTIONABLE_RECOURSE[1:]
 
@@ -107,6 +105,6 @@ def test_explain_texts_come_from_the_status_sentences():
     ex = TCREx(rho=0.05).fit(X, y_pred=y)
     e = ex.explain(X, y_pred=y)
     for status, text in zip(e.status.astype(str), e.text.astype(str)):
-        if status == tcrex.ALREADY_IN_TARGET:
+        if status == tcrex.vocabulary.ALREADY_IN_TARGET:
             assert text == status_sentence(status)
-    assert pd.Series(e.status.astype(str)).isin(tcrex.STATUSES).all()
+    assert pd.Series(e.status.astype(str)).isin(tcrex.vocabulary.STATUSES).all()

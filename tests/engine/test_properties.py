@@ -24,7 +24,8 @@ import pytest
 from hypothesis import given, note, reject, settings
 from hypothesis import strategies as st
 
-from tcrex import CellLimitError, NoValidRuleError, TCREx, TCRExError
+from tcrex import TCREx
+from tcrex.errors import CellLimitError, NoValidRuleError, TCRExError
 
 from .oracle import ALREADY_IN_TARGET, NO_RULE, Oracle, interval_has_integer
 

@@ -95,7 +95,7 @@ def test_recount_multiclass_targets_come_from_per_class_counts():
 
 
 def test_recount_regression_refuses_an_uncounted_target():
-    from tcrex import ParameterError
+    from tcrex.errors import ParameterError
     Xf, _ = _data(6000, 6)
     y = Xf["income"].to_numpy() * 1.0
     ex = TCREx(rho=0.05, tau=0.8, grower="exact").fit(Xf.iloc[:1000], y_pred=y[:1000])
@@ -108,7 +108,7 @@ def test_recount_regression_refuses_an_uncounted_target():
 
 
 def test_counts_of_another_explainer_are_refused():
-    from tcrex import ParameterError
+    from tcrex.errors import ParameterError
     X, y = _data(3000, 7)
     a = TCREx(rho=0.05, tau=0.9).fit(X.iloc[:1000], y_pred=y[:1000])
     b = TCREx(rho=0.1, tau=0.9).fit(X.iloc[:1000], y_pred=y[:1000])

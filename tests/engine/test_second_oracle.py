@@ -22,7 +22,7 @@ def _fitted(**kw):
 def test_update_with_invalid_constraints_leaves_tau_and_params_unchanged():
     X, y, ex = _fitted(tau=0.9)
     before = ex.rules_frame()
-    with pytest.raises(tcrex.ParameterError):
+    with pytest.raises(tcrex.errors.ParameterError):
         ex.update(tau=0.8, constraints={"no_such_column": "immutable"})
     assert ex.tau == 0.9 and ex.get_params()["tau"] == 0.9
     pd.testing.assert_frame_equal(ex.rules_frame(), before)

@@ -13,7 +13,7 @@ import tcrex._verify as verify
 from tcrex._data import Encoded
 from tcrex.datasets import make_loans
 from tcrex import TCREx
-from tcrex._vocabulary import ALREADY_IN_TARGET, SOURCES
+from tcrex.vocabulary import ALREADY_IN_TARGET, SOURCES
 from tcrex.text import box_conditions, status_sentence, verified_sentence
 
 from .helpers import mixed

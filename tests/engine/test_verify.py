@@ -9,8 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcrex import (BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES, ModelError,
-                   ParameterError, SchemaError, TCREx, is_verified, needs_recourse, recourse_outcome)
+from tcrex import TCREx
+from tcrex.errors import ModelError, ParameterError, SchemaError
+from tcrex.vocabulary import (BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES,
+                              is_verified, needs_recourse, recourse_outcome)
 from tcrex.text import output_text
 
 from .helpers import mixed

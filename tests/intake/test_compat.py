@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ModelError
+from tcrex.errors import ModelError
 from tcrex.intake import check_compatibility, load_model
 
 from . import builders as b

@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError, ParameterError
-from tcrex.intake import check_rows_for_rho, handle_missing, read_table, target_findings
+from tcrex.errors import DataError, ParameterError
+from tcrex import check_rows_for_rho
+from tcrex.intake import handle_missing, read_table, target_findings
 
 from . import builders as b
 
@@ -344,7 +345,7 @@ def test_a_quoted_field_never_defines_the_delimiter():
 
 
 def test_stray_quotes_count_only_quotes_outside_field_boundaries():
-    from tcrex.intake.data import _stray_quotes
+    from tcrex.intake._dialects import _stray_quotes
 
     text = 'a,"b|c",d\n1,"say ""hi""|x",2\n'
     assert _stray_quotes(text, ",") == 0

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcrex import ModelError, TCRExError
+from tcrex.errors import ModelError, TCRExError
 from tcrex.intake import UnsafeModelError, load_model
 
 from . import builders as b
@@ -491,7 +491,7 @@ FUZZ_SCRIPT = r"""
 import copy, json, random, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from tcrex import TCRExError
+from tcrex.errors import TCRExError
 from tcrex.intake import load_model
 from tests.intake import builders as b
 data, _, Xc = b.xgb_classifier(n_estimators=4)
@@ -600,7 +600,7 @@ import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 * 1024 ** 3, resource.RLIM_INFINITY))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 sys.path.insert(0, sys.argv[1])
-from tcrex import TCRExError
+from tcrex.errors import TCRExError
 from tcrex.intake import load_model
 from tests.intake import builders as b
 values = json.loads(sys.argv[2])

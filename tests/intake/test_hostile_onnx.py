@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-from tcrex import ModelError
+from tcrex.errors import ModelError
 from tcrex.intake import SandboxLimits, load_model
 from tcrex.intake._onnx import ALLOW_DYNAMIC_ENV, MAX_FACTOR, MAX_STATIC_ELEMENTS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcrex import ModelError
+from tcrex.errors import ModelError
 from tcrex.intake import UnsafeModelError, load_model
 
 from . import builders as b
@@ -199,7 +199,7 @@ resource.setrlimit(resource.RLIMIT_AS, (3 * 1024 ** 3, resource.RLIM_INFINITY))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 sys.path.insert(0, sys.argv[1])
 import pandas as pd
-from tcrex import TCRExError
+from tcrex.errors import TCRExError
 from tcrex.intake import load_model
 X = pd.read_pickle(sys.argv[2])
 for line in sys.stdin:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import DataError, ParameterError
+from tcrex.errors import DataError, ParameterError
 from tcrex.intake import read_table
 from tcrex.intake import data as intake_data
 
@@ -263,7 +263,7 @@ def test_any_library_exception_becomes_a_data_error(monkeypatch):
     def boom(*args, **kwargs):
         raise KeyError("internal detail")
 
-    monkeypatch.setattr(intake_data, "_check_frame", boom)
+    monkeypatch.setattr(intake_data, "check_frame", boom)
     with pytest.raises(DataError, match="'t.csv' could not be read: an unexpected KeyError in the table reader"):
         read_table(b"a,b\n1,2\n", "t.csv")
 

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from tcrex import ParameterError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ParameterError
 from tcrex.intake import validate_params
 
 

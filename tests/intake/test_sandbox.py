@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ModelError
+from tcrex.errors import ModelError
 from tcrex.intake import SandboxedModel, SandboxLimits, load_model
 
 pytestmark = pytest.mark.slow  # sandboxed workers, crashes and timeouts: `make test`, not `make test-fast`

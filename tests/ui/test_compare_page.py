@@ -8,7 +8,8 @@ import pytest
 
 from apptest_kit import assert_clean, charts, goto, new_app
 
-from tcrex import compare_models, datasets
+from tcrex import datasets
+from tcrex.compare import compare_models
 from tcrex.ui import session
 
 

@@ -7,7 +7,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from tcrex import ALREADY_IN_TARGET, datasets
+from tcrex import datasets
+from tcrex.vocabulary import ALREADY_IN_TARGET
 from tcrex.ui import session
 
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, outputs_from_a_column,

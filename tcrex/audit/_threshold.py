@@ -8,7 +8,7 @@ A gap between a group and the reference (a row of :meth:`tcrex.audit.AuditResult
 
 A significant gap below the threshold is reported as such ("below the practical threshold"), never in red.
 
->>> from tcrex.audit_threshold import clear_gaps, split_findings            # doctest: +SKIP
+>>> from tcrex.audit import clear_gaps, split_findings                      # doctest: +SKIP
 >>> clear_gaps(result.gaps(), practical=5.0)                                 # doctest: +SKIP
 """
 from __future__ import annotations
@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .audit import METRICS, _gap_sentence, gap_direction
-
-__all__ = ["PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
-           "split_findings", "threshold_text"]
+from ._metrics import METRICS, gap_direction
+from ._wording import gap_sentence
 
 #: Default practical threshold: percentage points for shares, percent of the reference value for means.
 PRACTICAL_DEFAULT = 5.0
@@ -89,7 +87,7 @@ def split_findings(result, practical: float = PRACTICAL_DEFAULT) -> AuditFinding
     gaps = result.gaps()
     sig = gaps[_significant(gaps)] if len(gaps) else gaps
     big = practical_gaps(sig, practical)
-    gap_sentences = [_gap_sentence(result, row) for row in sig.itertuples()]
+    gap_sentences = [gap_sentence(result, row) for row in sig.itertuples()]
     direction = gap_direction(sig)
     clear = [s for s, b in zip(gap_sentences, big) if b]
     clear_worse = [s for s, b, d in zip(gap_sentences, big, direction) if b and d == "worse"]

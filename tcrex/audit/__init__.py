@@ -1,0 +1,42 @@
+"""Subgroup recourse audit: does recourse under a fitted T-CREx explainer differ between groups of people?
+
+>>> from tcrex.audit import audit
+>>> result = audit(explainer, X, groups=df["sex"], y_pred=model.predict(X), target=1)   # doctest: +SKIP
+>>> result.findings()                                                                     # doctest: +SKIP
+
+Only individuals that *need* recourse (model output not in the target, i.e. status != ``already_in_target``) are
+audited. Per group the audit reports whether they have recourse at all (status ``ok`` or ``already_in_rule``)
+and, for those who do, how costly it is: number of changes, total percentile shift to the counterfactual point,
+and the feasibility and accuracy of the rule they are given. Each group is compared with a reference (by default
+the largest group, or ``reference="rest"`` for everyone else) with percentile-bootstrap confidence intervals.
+See ``docs/audit.md`` for what every number means and its caveats.
+
+Every number comes from mergeable per-group counts (:class:`AuditCounts`): :func:`audit` counts its rows, and
+:func:`audit_counts` of partitions, added, give the same counts to :func:`audit_from_counts` (files, a process
+pool, Dask; see ``tcrex.distributed``). A gap is *clear* when its interval excludes zero and it reaches the
+practical threshold (:func:`clear_gaps`).
+
+The package by concern: ``_counting`` (what the explainer says about every row, the per-group counts and the
+result), ``_groups`` (who is compared with whom), ``_bootstrap`` (confidence intervals from counts), ``_metrics``
+(what is compared), ``_wording`` (the findings in English) and ``_threshold`` (when a gap is clear). Import every
+name from ``tcrex.audit``.
+"""
+from ._bootstrap import bootstrap_rng, check_bootstrap_params, gap_row, percentile_interval, resample_sums
+from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts, json_records, json_value
+from ._groups import (COLUMN_JOIN, MISSING_GROUP, REST, REST_LABEL, VALUE_JOIN, group_labels, group_order,
+                      group_series, is_rest, resolve_reference)
+from ._metrics import BETTER_WHEN, GAP_COLUMNS, GAP_TYPES, METRICS, gap_direction
+from ._threshold import (PRACTICAL_DEFAULT, AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps,
+                         split_findings, threshold_text)
+from ._wording import confidence_text, join_words
+
+__all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
+           "MISSING_GROUP", "BETTER_WHEN", "gap_direction", "COLUMN_JOIN", "VALUE_JOIN",
+           # when a gap is clear: the one rule the dashboard, the figures and the report apply
+           "PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
+           "split_findings", "threshold_text",
+           # the building blocks the comparison of recourse across models (tcrex.compare) shares with the audit:
+           # the grouping and its reference, the bootstrap, the gaps frame, the wording and the JSON export
+           "REST_LABEL", "group_series", "group_labels", "group_order", "is_rest", "resolve_reference",
+           "check_bootstrap_params", "bootstrap_rng", "resample_sums", "percentile_interval", "gap_row",
+           "GAP_COLUMNS", "GAP_TYPES", "confidence_text", "join_words", "json_value", "json_records"]

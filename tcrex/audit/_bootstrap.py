@@ -1,0 +1,257 @@
+"""Confidence intervals from counts: a group's individuals as counts of distinct outcomes, their point values and
+their percentile bootstrap, exact and vectorised.
+
+Resampling n individuals with replacement gives Multinomial(n, p) counts over their distinct outcomes, so a
+resample costs draws over a few dozen combinations, never over the rows (:func:`resample_sums`). The comparison of
+recourse across models (:mod:`tcrex.compare`) resamples its count cells and forms its gaps the same way
+(:func:`resample_sums`, :func:`gap_row`).
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from ._metrics import METRICS
+
+_MEANS = {"mean_changes": "changes", "mean_distance": "distance", "mean_feasibility": "feasibility",
+          "mean_accuracy": "accuracy"}
+
+
+def check_bootstrap_params(n_boot, confidence, min_group_size) -> None:
+    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or n_boot < 1:
+        raise ParameterError(f"n_boot must be a whole number >= 1, got {n_boot!r} (1000 is a good default)")
+    if not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise ParameterError(f"confidence must be a fraction in (0, 1), got {confidence!r} (e.g. 0.95)")
+    if not isinstance(min_group_size, numbers.Integral) or isinstance(min_group_size, bool) or min_group_size < 0:
+        raise ParameterError(f"min_group_size must be a whole number >= 0, got {min_group_size!r}")
+
+
+def ratio(a, b) -> float:
+    return a / b if b else np.nan
+
+
+@dataclass
+class CountedGroup:
+    """A group's individuals needing recourse, as counts: everything its point values and bootstrap need.
+
+    ``combos``: the distinct (has recourse, changes, feasibility, accuracy, verified) rows among them, sorted
+    (no recourse: zeros, with the verified flag), ``weights`` how many individuals have each; ``distances`` the
+    distinct distances of those with recourse, sorted, ``dist_n`` how many have each.
+    """
+
+    n: int
+    combos: np.ndarray
+    weights: np.ndarray
+    distances: np.ndarray
+    dist_n: np.ndarray
+    works_known: bool
+
+    @classmethod
+    def build(cls, combos, weights, distances, dist_n, works_known) -> "CountedGroup":
+        combos = np.asarray(combos, dtype=np.float64).reshape(-1, 5)
+        weights = np.asarray(weights, dtype=np.int64)
+        if len(combos):
+            combos, inv = np.unique(combos, axis=0, return_inverse=True)
+            weights = np.rint(np.bincount(inv.reshape(-1), weights=weights, minlength=len(combos))).astype(np.int64)
+        distances = np.asarray(distances, dtype=np.float64)
+        dist_n = np.asarray(dist_n, dtype=np.int64)
+        if len(distances):
+            distances, inv = np.unique(distances, return_inverse=True)
+            dist_n = np.rint(np.bincount(inv.reshape(-1), weights=dist_n, minlength=len(distances))).astype(np.int64)
+        return cls(int(weights.sum()), combos, weights, distances, dist_n, bool(works_known))
+
+    @classmethod
+    def from_values(cls, vals: dict) -> "CountedGroup":
+        """From per-individual arrays (``has``, ``changes``, ``distance``, ``feasibility``, ``accuracy``, optional
+        ``works``), as counted from rows."""
+        h = np.asarray(vals["has"], dtype=bool)
+        works = np.asarray(vals.get("works", np.full(len(h), np.nan)), dtype=np.float64)
+        combos = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
+                                                           ("changes", "feasibility", "accuracy")]
+                                 + [np.nan_to_num(works)])
+        dist = np.asarray(vals["distance"], dtype=np.float64)[h]
+        return cls.build(combos, np.ones(len(h), np.int64), dist, np.ones(len(dist), np.int64),
+                         not np.isnan(works).any())
+
+    @classmethod
+    def from_cells(cls, need: pd.DataFrame, dist: pd.DataFrame, works_known: bool) -> "CountedGroup":
+        """From count cells of individuals needing recourse and their distance counts (:class:`AuditCounts`)."""
+        h = need["has_recourse"].to_numpy(dtype=bool)
+        combos = np.column_stack([h.astype(np.float64),
+                                  np.where(h, need["changes"].to_numpy(dtype=np.float64), 0.0),
+                                  np.where(h, need["feasibility"].to_numpy(dtype=np.float64), 0.0),
+                                  np.where(h, need["accuracy"].to_numpy(dtype=np.float64), 0.0),
+                                  np.maximum(need["works"].to_numpy(dtype=np.float64), 0.0)])
+        return cls.build(combos, need["n"].to_numpy(), dist["distance"].to_numpy(), dist["n"].to_numpy(),
+                         works_known)
+
+    @classmethod
+    def pool(cls, parts) -> "CountedGroup":
+        return cls.build(np.concatenate([p.combos for p in parts]), np.concatenate([p.weights for p in parts]),
+                         np.concatenate([p.distances for p in parts]), np.concatenate([p.dist_n for p in parts]),
+                         all(p.works_known for p in parts))
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(with recourse, sum of changes, of feasibility, of accuracy, verified) over the individuals."""
+        return self.weights.astype(np.float64) @ self.combos if len(self.combos) else np.zeros(5)
+
+    @property
+    def n_rec(self) -> int:
+        return int(self.weights[self.combos[:, 0] == 1].sum()) if len(self.combos) else 0
+
+    @property
+    def n_works(self) -> float:
+        return float(self.sums[4]) if self.works_known else np.nan
+
+
+def metric_n(grp: CountedGroup, metric) -> int:
+    return grp.n if metric in ("recourse_share", "effectiveness") else grp.n_rec
+
+
+def point_values(grp: CountedGroup, distance_available=True) -> dict:
+    if isinstance(grp, dict):
+        grp = CountedGroup.from_values(grp)
+    n_rec, sums = grp.n_rec, grp.sums
+    out = {"recourse_share": ratio(float(n_rec), grp.n)}
+    for k, (metric, col) in enumerate(_MEANS.items()):
+        if col == "distance":
+            out[metric] = ratio(float(grp.dist_n.astype(np.float64) @ grp.distances), n_rec) \
+                if distance_available and n_rec else np.nan
+        else:
+            out[metric] = ratio(float(sums[{"changes": 1, "feasibility": 2, "accuracy": 3}[col]]), n_rec)
+    out["effectiveness"] = ratio(grp.n_works, grp.n) if grp.works_known else np.nan  # NaN without a model
+    return out
+
+
+def pool_groups(parts) -> CountedGroup:
+    return CountedGroup.pool(parts)
+
+
+def bootstrap_group(rng, grp, n_boot, distance_available) -> dict:
+    """Bootstrap sums of one group (a :class:`CountedGroup`, or per-individual arrays): per resample the number with
+    recourse and the sums of each metric.
+
+    Exact and vectorised, from counts alone. Resampling n individuals with replacement gives Multinomial(n, p)
+    counts over the distinct (has recourse, changes, feasibility, accuracy, verified) combinations, so those
+    metrics need only B x K draws (K distinct combinations, a few dozen). Given the number with recourse in a
+    resample, its distances are that many draws with replacement from the group's distances with recourse (drawn
+    from their distinct values and counts: the same as drawing from the sorted list of all of them).
+    Returns per-resample metric values (NaN where a resample has nobody with recourse) and the raw sums, so
+    that pooled references ("rest") can be formed.
+    """
+    if isinstance(grp, dict):
+        grp = CountedGroup.from_values(grp)
+    n = grp.n
+    nan = np.full(n_boot, np.nan)
+    if n == 0:
+        return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), "n_works": np.zeros(n_boot),
+                **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
+                **{m: nan.copy() for m in METRICS}}
+    sums = resample_sums(rng, grp.weights, grp.combos, n_boot)  # (B, 5): n_rec, sums of changes, feasibility,
+    # accuracy, n verified
+    n_rec = sums[:, 0]
+    out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "sum_changes": sums[:, 1],
+           "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3],
+           "n_works": sums[:, 4] if grp.works_known else nan.copy()}
+    if distance_available:
+        out["sum_distance"] = _bootstrap_sums(rng, grp.distances, grp.dist_n, n_rec.astype(np.int64))
+    else:
+        out["sum_distance"] = nan.copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["recourse_share"] = n_rec / n
+        out["effectiveness"] = out["n_works"] / n
+        for metric, col in _MEANS.items():
+            out[metric] = np.where(n_rec > 0, out[f"sum_{col}"] / np.maximum(n_rec, 1), np.nan)
+    return out
+
+
+def bootstrap_rng(random_state) -> np.random.Generator:
+    """The bootstrap's generator: ``random_state`` itself when it is a numpy Generator, else one seeded by it."""
+    return random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+
+
+def resample_sums(rng, weights, rows, n_boot) -> np.ndarray:
+    """Per resample (``n_boot`` rows), the column sums of ``rows`` (K x m) over n = sum(weights) individuals drawn
+    with replacement, ``weights[k]`` of them having the values ``rows[k]``: Multinomial(n, weights / n) counts
+    times ``rows``. Zeros, and no draw from ``rng``, when there is nobody (n = 0)."""
+    n = int(np.sum(weights))
+    if n == 0:
+        return np.zeros((n_boot, np.shape(rows)[1]))
+    return rng.multinomial(n, weights / n, size=n_boot).astype(np.float64) @ rows
+
+
+def gap_row(metric, group, reference, value, reference_value, resampled, reference_resampled, *, alpha, n_group,
+            n_reference, min_group_size) -> dict:
+    """One row of a gaps frame (:data:`~tcrex.audit.GAP_COLUMNS`): ``difference`` = value - reference value, its
+    percentile interval from the paired resamples, and ``significant``: the interval excludes zero and neither
+    side is a small group (fewer than ``min_group_size`` individuals)."""
+    diff = snap_zero(value - reference_value)
+    lo, hi = percentile_interval(snap_zero(resampled - reference_resampled), alpha)
+    small = n_group < min_group_size or n_reference < min_group_size
+    excludes = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))
+    return {"metric": metric, "group": group, "reference": reference, "value": value,
+            "reference_value": reference_value, "difference": diff, "ci_low": lo, "ci_high": hi,
+            "significant": excludes and not small and bool(np.isfinite(diff)),
+            "n_group": n_group, "n_reference": n_reference, "small_group": small}
+
+
+def _bootstrap_sums(rng, values, counts, sizes, max_chunk=4_000_000) -> np.ndarray:
+    """For each resample b, the sum of ``sizes[b]`` draws with replacement from the multiset of ``values``
+    (sorted, distinct) each present ``counts`` times.
+
+    A draw is a uniform position in the sorted multiset, mapped to its value by the cumulative counts; all draws
+    of a chunk of resamples are one flat index vector, summed per resample with ``add.reduceat``.
+    """
+    out = np.zeros(len(sizes))
+    total = int(np.sum(counts))
+    if not total or not len(sizes) or sizes.max() == 0:
+        return out
+    cum = np.cumsum(counts)
+    dtype = np.int32 if total < 2**31 else np.int64
+    step = max(1, max_chunk // int(sizes.max()))
+    for s in range(0, len(sizes), step):
+        sz = sizes[s:s + step]
+        idx = rng.integers(0, total, size=int(sz.sum()), dtype=dtype)
+        starts = np.concatenate([[0], np.cumsum(sz)[:-1]])
+        nonempty = sz > 0
+        if nonempty.any():  # reduceat needs valid start offsets: only resamples that drew something
+            drawn = values[np.searchsorted(cum, idx, side="right")]
+            out[s:s + step][nonempty] = np.add.reduceat(drawn, starts[nonempty])
+    return out
+
+
+def pooled_resamples(parts, metric) -> np.ndarray:
+    """Per-resample value of ``metric`` for several groups pooled (their resamples are independent)."""
+    n = sum(p["n"] for p in parts)
+    n_rec = sum(p["n_rec"] for p in parts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if metric == "recourse_share":
+            return np.where(n > 0, n_rec / np.maximum(n, 1), np.nan)
+        if metric == "effectiveness":
+            return np.where(n > 0, sum(p["n_works"] for p in parts) / np.maximum(n, 1), np.nan)
+        total = sum(p[f"sum_{_MEANS[metric]}"] for p in parts)
+        return np.where(n_rec > 0, total / np.maximum(n_rec, 1), np.nan)
+
+
+def snap_zero(x, tol=1e-12):
+    """Rounding noise to exact zero: equal means computed over different counts differ by ~1e-17, which must
+    neither look like a gap nor make an interval exclude zero."""
+    if np.ndim(x) == 0:
+        return 0.0 if abs(x) < tol else float(x)
+    x = np.array(x, dtype=np.float64)
+    x[np.abs(x) < tol] = 0.0
+    return x
+
+
+def percentile_interval(x, alpha) -> tuple[float, float]:
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return np.nan, np.nan
+    lo, hi = np.quantile(x, [alpha, 1 - alpha])
+    return float(lo), float(hi)
