@@ -44,14 +44,14 @@ class LocalExplanation:
     # model verification (``verify=True``): the counterfactual above is then the verified point
     counterfactual_valid: bool | None = None  # the model's output at the counterfactual is in the target
     counterfactual_output: object = None
-    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.SOURCES)
+    counterfactual_source: str | None = None  # boundary / searched / example (tcrex.vocabulary.SOURCES)
     boundary_point: dict | None = None  # the nearest point of the rule box (the paper's point)
     boundary_valid: bool | None = None
     boundary_output: object = None
     example_valid: bool | None = None
     example_output: object = None
     # what was verified (issue #24): the text, changes and keeps above then describe the verified point
-    recourse: str | None = None  # verified / similar_case / none (tcrex.RECOURSE_OUTCOMES)
+    recourse: str | None = None  # verified / similar_case / none (tcrex.vocabulary.RECOURSE_OUTCOMES)
     recommended_rule: int | None = None  # the rule whose point the model confirms (index within the target)
     recommended_rule_id: str | None = None
     recommended_rule_conditions: dict = field(default_factory=dict)

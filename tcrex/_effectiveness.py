@@ -40,7 +40,7 @@ class Effectiveness:
 
     population: str  # "fit rows" or "given rows"
     n: int  # rows in the population
-    n_needing: int  # rows needing recourse (tcrex.needs_recourse)
+    n_needing: int  # rows needing recourse (tcrex.vocabulary.needs_recourse)
     n_with_rule: int  # of those, rows with an optimal rule (status ok or already_in_rule)
     n_boundary_valid: int  # ... whose optimal rule's nearest point already works
     n_verified: int  # rows needing recourse with verified recourse (tcrex.vocabulary.recourse_outcome == "verified")

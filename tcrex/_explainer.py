@@ -221,7 +221,7 @@ class TCREx(BaseEstimator):
         """:meth:`explain` as a ``pyarrow.Table`` built straight from the engine's arrays (no pandas round trip;
         what the Parquet writers of :mod:`tcrex.distributed` use): ``target``, ``rule`` and ``metarule`` int64,
         null where :meth:`explain` has a missing index, ``changes`` int64, ``status`` and ``text`` dictionary-encoded
-        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.STATUSES`` order, as the
+        strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.vocabulary.STATUSES`` order, as the
         categories of :meth:`explain`). Rows in the order of X; X's index is not carried."""
         return explain_table(self._state(), X, y_pred, target, model)
 

@@ -1,4 +1,4 @@
-"""Model comparison (``tcrex.compare_counts``) of Parquet/CSV files batch by batch, for ``tcrex compare``.
+"""Model comparison (``tcrex.compare.compare_counts``) of Parquet/CSV files batch by batch, for ``tcrex compare``.
 
 Both explainers travel as JSON and both models as file paths, as for the audit: each worker rebuilds them once and
 counts its own rows; the counts add up on the driver. People-level results go to one Parquet file per input file,

@@ -128,7 +128,7 @@ LAST_FIT = "tcrex.last_fit"
 #: good result of the same data and model on every page. Written by :func:`tcrex.ui.state.current`; cleared when the
 #: data changes.
 LAST_GOOD_FIT = "tcrex.last_good_fit"
-#: The :class:`tcrex.TCRExError` of the last fit when it failed. Written and cleared by :func:`tcrex.ui.state.current`.
+#: The :class:`tcrex.errors.TCRExError` of the last fit when it failed. Written and cleared by :func:`tcrex.ui.state.current`.
 FIT_ERROR = "tcrex.fit_error"
 
 
