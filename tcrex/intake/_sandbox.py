@@ -171,11 +171,17 @@ class _Child:
 
 #: What the worker process runs first: take this process's import path from the pipe (so it imports the same
 #: tcrex), then serve. Only the app writes to that pipe before the worker answers, so unpickling it is safe.
-_BOOT = ("import sys\n"
+#: ``tcrex`` and ``tcrex.intake`` are registered without running their ``__init__`` (which import the whole engine
+#: and, through the explainer, scikit-learn: ~1 s of CPU); :func:`._worker.import_on_demand` then gives them their
+#: names one module at a time, so the worker imports only what loading and calling the model needs.
+_BOOT = ("import importlib.util, sys\n"
          "from multiprocessing.connection import Connection\n"
          "conn = Connection(int(sys.argv[1]))\n"
          "sys.path[:] = conn.recv()\n"
-         "from tcrex.intake._worker import serve\n"
+         "for name in ('tcrex', 'tcrex.intake'):\n"
+         "    sys.modules[name] = importlib.util.module_from_spec(importlib.util.find_spec(name))\n"
+         "from tcrex.intake._worker import import_on_demand, serve\n"
+         "import_on_demand(sys.modules['tcrex'], sys.modules['tcrex.intake'])\n"
          "serve(conn)\n")
 
 

@@ -21,6 +21,12 @@ _FORMAT_MODULES = {"onnx": ("onnx", "onnxruntime"), "xgboost-json": ("xgboost",)
                    "sklearn": ("sklearn.ensemble", "skops.io"), "pickle": ("joblib", "sklearn.ensemble")}
 
 
+#: Libraries a format's library imports only for features the worker never uses, kept out while it is imported:
+#: XGBoost imports scikit-learn (~0.9 s of CPU, most of a started worker's imports) only to define its
+#: scikit-learn wrappers; the worker calls the bare ``Booster``.
+_NOT_NEEDED = {"xgboost": ("sklearn",)}
+
+
 def _preload(fmt: str | None) -> None:
     """Import the libraries the file's format needs before the memory limit applies. RLIMIT_AS counts address
     space, and importing them reserves far more than they use (pyarrow's allocator and OpenBLAS's buffers ~1.6 GB
@@ -28,12 +34,62 @@ def _preload(fmt: str | None) -> None:
     with "failed to map segment" at ``import onnx``. Importing runs no code from the file. ``fmt`` is the format the
     app detected (``load_model`` passes it with the loader's options)."""
     import importlib
+    import sys
 
     for name in _FORMAT_MODULES.get(fmt or "", ()):
+        # a module set to None in sys.modules cannot be imported: the library takes its "not installed" path
+        blocked = [m for m in _NOT_NEEDED.get(name, ()) if m not in sys.modules]
+        sys.modules.update(dict.fromkeys(blocked))
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the loader reports a missing library in its own words
             pass
+        finally:
+            for m in blocked:
+                sys.modules.pop(m, None)
+
+
+def import_on_demand(*packages) -> None:
+    """Give packages that the worker's boot registered without running their ``__init__`` (``_sandbox._BOOT``)
+    their names when first asked for: a name the ``__init__`` imports from one of the package's own modules
+    (``from ._data import as_frame``) imports that module only; a submodule is imported as usual; any other name
+    runs the whole ``__init__`` once. So ``from .. import as_frame`` in the intake costs pandas, not the engine's
+    explainer and scikit-learn, while every name still means what it means in the app."""
+    import sys
+
+    for package in packages:
+        parent, _, child = package.__name__.rpartition(".")
+        if parent in sys.modules:
+            setattr(sys.modules[parent], child, package)
+        package.__getattr__ = _on_demand(package)
+
+
+def _on_demand(package):
+    import ast
+    import importlib
+    from importlib.machinery import PathFinder
+
+    with open(package.__spec__.origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    sources = {alias.asname or alias.name: (node.module, alias.name) for node in tree.body
+               if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module for alias in node.names}
+    ran = []
+
+    def __getattr__(name: str):
+        if PathFinder.find_spec(name, package.__path__) is not None:
+            raise AttributeError(name)  # a submodule: the import system then imports it
+        if name in sources:
+            module, attr = sources[name]
+            value = getattr(importlib.import_module(f"{package.__name__}.{module}"), attr)
+        elif not ran:
+            ran.append(True)
+            package.__spec__.loader.exec_module(package)
+            return getattr(package, name)
+        else:
+            raise AttributeError(f"module {package.__name__!r} has no attribute {name!r}")
+        setattr(package, name, value)
+        return value
+    return __getattr__
 
 
 def address_space() -> int:
@@ -175,13 +231,14 @@ def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: 
                 "n_features": model.n_features, "classes": model.classes, "categories": model.categories,
                 "feature_kinds": model.feature_kinds, "description": model.description,
                 "warnings": model.warnings, "has_proba": callable(getattr(model, "predict_proba", None))}
-        conn.send_bytes(json.dumps({"ok": True, "meta": meta}, default=_plain).encode())
+        answer = json.dumps({"ok": True, "meta": meta}, default=_plain).encode()
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a message
         _send_error(conn, exc, loading=loading)
         return
     del data
     if memory_bytes:
         _set_limits(mapped + memory_bytes)  # soft limit raised back (the hard limit never changed)
+    conn.send_bytes(answer)  # after the limit is raised: a prediction sent at once gets the full limit
     while True:
         try:
             request = conn.recv()

@@ -95,3 +95,49 @@ def test_predict_later_answers_in_order_and_frees_the_worker(monkeypatch):
     monkeypatch.delenv("TCREX_SANDBOX_FAULT")
     m._worker = None
     assert m.predict(X).tolist() == want.tolist()
+
+
+def _mapped_files(pid: int) -> str:
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+def test_a_started_worker_imports_only_what_its_model_needs(monkeypatch):
+    """Issue 27: the worker (a fresh interpreter in batch runs) no longer imports the whole engine and, through
+    XGBoost's scikit-learn wrappers, scikit-learn: ~1 s of CPU per worker, paid by every pool and Dask worker."""
+    m, X = _model(monkeypatch)
+    try:
+        assert len(m.predict(X)) == len(X)
+        maps = _mapped_files(m._worker.proc.pid)
+        assert "/xgboost/" in maps
+        assert "/sklearn/" not in maps and "/scipy/stats/" not in maps.replace("\\", "/")
+    finally:
+        m.close()
+
+
+def test_the_workers_packages_give_their_names_on_demand(tmp_path):
+    """The worker's ``tcrex`` is registered without its ``__init__`` (``_sandbox._BOOT``): a name imports only
+    the module that defines it; a name it does not know runs the whole ``__init__`` once, so every name still
+    works and means what it means in the app."""
+    import subprocess
+    import sys
+
+    code = ("import importlib.util, sys\n"
+            "for name in ('tcrex', 'tcrex.intake'):\n"
+            "    sys.modules[name] = importlib.util.module_from_spec(importlib.util.find_spec(name))\n"
+            "from tcrex.intake._worker import import_on_demand\n"
+            "import_on_demand(sys.modules['tcrex'], sys.modules['tcrex.intake'])\n"
+            "import tcrex\n"
+            "from tcrex import as_frame\n"
+            "from tcrex.intake import _base\n"
+            "assert as_frame.__module__ == 'tcrex._data' and tcrex.intake._base is _base\n"
+            "assert 'tcrex._explainer' not in sys.modules and 'sklearn' not in sys.modules\n"
+            "from tcrex import TCREx\n"
+            "assert TCREx.__module__ == 'tcrex._explainer' and 'tcrex._compare' not in sys.modules\n"
+            "assert tcrex.__version__ and tcrex.compare_models.__module__ == 'tcrex._compare'\n"
+            "print('ok')\n")
+    import tcrex
+    root = str(__import__("pathlib").Path(tcrex.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": root})
+    assert out.stdout.strip() == "ok", out.stderr
