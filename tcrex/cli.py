@@ -237,20 +237,25 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         out):
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
-    from .distributed import count_rows, expand_paths, iter_frames, located, sample_rows
+    from .distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
+                              sample_rows, start_outputs)
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     model = _model(model_path, _cores()) if model_path else None
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
+    features = None
     if sample and sample < sum(totals):
-        frame, total = sample_rows(srcs, sample, seed, batch_size=batch_size, totals=totals)
+        if model is not None:  # the sampling pass reads only the model's inputs (when its file names them)
+            features = _model_features(model, column_names(srcs[0]), [y_col, *drop], data)
+        frame, total = sample_rows(srcs, sample, seed, batch_size=batch_size, totals=totals, columns=features)
         _say(f"fitting on a uniform sample of {sample:,} of {total:,} rows (streamed)")
     else:
         frame, sample = _read_all(data), None
         _say(f"read {len(frame):,} rows")
-    features = _model_features(model, list(frame.columns), [y_col, *drop], data) if model is not None else None
+        if model is not None:
+            features = _model_features(model, list(frame.columns), [y_col, *drop], data)
     X, y = _split(frame, y_col, features, drop)
     if model is not None:
         _check_model_kinds(model, X, data)
@@ -259,21 +264,27 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
     if sample:
         counts = None
-        cols = list(ex.schema_.names) + ([y_col] if y_col else [])
+        names = list(ex.schema_.names)
+        cols = names + ([y_col] if y_col else [])
         for src in srcs:  # one streamed pass: the counts of every batch add up
-            start, rows = 0, None
+
+            def start(df, src=src):  # the batch's outputs: its column, or the model (predicting the next batch
+                Xb, yb = _split(df, y_col, names)  # while this one is counted)
+                if model is None:
+                    return lambda: yb
+                _check_model_kinds(model, Xb, src)
+                return start_outputs(ex, Xb, model)
+
+            run = Overlapped(numbered(iter_frames(src, batch_size=batch_size, columns=cols, dictionary=names)),
+                             start)
             try:
-                for df in iter_frames(src, batch_size=batch_size, columns=cols,
-                                      dictionary=[c for c in ex.schema_.names]):
-                    rows = (start, start + len(df))
-                    Xb, yb = _split(df, y_col, list(ex.schema_.names))
-                    if model is not None:
-                        _check_model_kinds(model, Xb, src)
-                    c = ex.candidate_counts(Xb, y_pred=yb, model=model)
+                for (_, df), yb in run:
+                    c = ex.candidate_counts(df[names], y_pred=yb)
                     counts = c if counts is None else counts + c
-                    start += len(df)
             except (TCRExError, OSError, ValueError, KeyError) as exc:
-                raise located(exc, src, rows) from None
+                raise located(exc, src, run.rows) from None
+            finally:
+                run.close()
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")

@@ -191,6 +191,16 @@ def _check_columns(src, available, wanted) -> None:
         raise TCRExError(f"columns missing from {src}: {', '.join(map(str, missing))}")
 
 
+def column_names(src: str) -> list[str]:
+    """The columns of one Parquet or CSV file (local or fsspec URL), from its schema or header; no row is read."""
+    import fsspec
+    import pyarrow.parquet as pq
+    with fsspec.open(src, "rb") as fh:
+        if _is_csv(src):
+            return [str(c) for c in pd.read_csv(fh, nrows=0).columns]
+        return list(pq.read_schema(fh).names)
+
+
 def count_rows(src: str, batch_size: int = 1_000_000) -> int:
     """Rows of one file: Parquet from its footer, CSV by one streaming pass over its first column."""
     import fsspec
@@ -204,9 +214,10 @@ def count_rows(src: str, batch_size: int = 1_000_000) -> int:
 
 
 def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144,
-                totals: list[int] | None = None) -> tuple[pd.DataFrame, int]:
+                totals: list[int] | None = None, columns=None) -> tuple[pd.DataFrame, int]:
     """A uniform sample of ``n`` rows of all the files (and the total row count), streamed: the same rows, in
-    the same order, as ``pandas.concat(all files).sample(n=n, random_state=seed)`` without holding all rows."""
+    the same order, as ``pandas.concat(all files).sample(n=n, random_state=seed)`` without holding all rows.
+    ``columns``: read only these (the rows drawn do not depend on them)."""
     total = sum(count_rows(s) for s in srcs) if totals is None else sum(totals)
     if n >= total:
         raise ValueError(f"the sample ({n:,} rows) is not smaller than the data ({total:,} rows)")
@@ -217,7 +228,7 @@ def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144
     for src in srcs:
         start = offset
         try:
-            for df in iter_frames(src, batch_size=batch_size):
+            for df in iter_frames(src, batch_size=batch_size, columns=columns):
                 lo, hi = np.searchsorted(wanted, [offset, offset + len(df)])
                 if hi > lo:
                     pieces.append(df.iloc[wanted[lo:hi] - offset])
@@ -257,6 +268,61 @@ def start_outputs(ex, df: pd.DataFrame, model, keep=()):
         y = ex.outputs(X, model=model)
         return lambda: y
     return later(X)
+
+
+class Overlapped:
+    """Batches with the model's outputs, the model predicting batch k+1 while the caller works on batch k.
+
+    ``batches`` yields ``(rows, frame)``; ``start(frame)`` sends the frame to the model and returns a function
+    giving its outputs (:func:`start_outputs`, or ``model.predict_later``). Iterating yields ``((rows, frame),
+    outputs)``: batch k is yielded once batch k+1 has been sent, so a sandboxed model (its own process) predicts
+    while the caller explains or counts — one request at a time, as its worker serves them. :attr:`rows` is the
+    batch a failure belongs to (sending, predicting or the caller's work), for :func:`located`. When the caller
+    stops early, the answer the model owes is still read (it frees the model's worker)."""
+
+    def __init__(self, batches, start):
+        self.batches, self.start = batches, start
+        self.rows = None
+        self._running = None
+
+    def __iter__(self):
+        self._running = self._iterate()
+        return self._running
+
+    def close(self) -> None:
+        """Stop early (also after a failure in the caller's work): reads the answer the model still owes."""
+        if self._running is not None:
+            self._running.close()
+
+    def _iterate(self):
+        done = None
+        for rows, frame in self.batches:
+            self.rows = rows
+            answer = self.start(frame)
+            try:
+                if done is not None:
+                    self.rows = done[0][0]
+                    yield done
+            except BaseException:
+                try:
+                    answer()
+                except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to report
+                    pass
+                raise
+            self.rows = rows
+            done = ((rows, frame), answer())
+        if done is not None:
+            self.rows = done[0][0]
+            yield done
+        self.rows = None
+
+
+def numbered(frames):
+    """``(rows, frame)`` for each frame: rows ``(start, stop)`` counted from 0 in the file."""
+    start = 0
+    for frame in frames:
+        yield (start, start + len(frame)), frame
+        start += len(frame)
 
 
 @functools.lru_cache(maxsize=8)
@@ -304,17 +370,11 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     if verified and not model_path:
         raise TCRExError("verified counterfactuals are checked on the model: give the model file")
     reference = load_reference(reference_rows, tuple(ex.schema_.names)) if verified and reference_rows else None
-    n, rows = 0, None
+    n, rows, run = 0, None, None
     writer = metadata = None
     try:
         model = load_model_file(model_path, model_threads) if model_path else None
         with fsspec.open(dst, "wb") as fout:
-            # with a model, batch k is explained and written while the model predicts batch k+1 in its sandbox
-            # worker (one request at a time: k+1 is sent, k explained, then k+1's answer read)
-            pending = None  # the answer the model owes (a function to call once)
-            done = None  # (rows, batch, outputs) predicted, to explain
-            read = 0
-
             def write(table):
                 nonlocal writer, n
                 if writer is None:
@@ -324,36 +384,26 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                 writer.write_table(table)
                 n += table.num_rows
 
-            def explain_done():
-                nonlocal done, rows, metadata
-                rows, df, outputs = done
-                done = None
-                if metadata is None:
-                    metadata = _pandas_metadata(rules, df, keep)
-                write(explain_table(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
-
             try:
-                for df in iter_frames(src, batch_size=batch_size, dictionary=True):
-                    batch_rows = rows = (read, read + len(df))
-                    read += len(df)
-                    if model is not None and not verified:
-                        pending = start_outputs(ex, df, model, keep)
-                        if done is not None:
-                            explain_done()
-                        rows = batch_rows
-                        answer, pending = pending, None
-                        done = (batch_rows, df, answer())
-                        continue
-                    if verified:
-                        write(counterfactual_table(ex, df, model, keep, None if writer is None else writer.schema,
-                                                   reference=reference))
-                    else:
+                frames = numbered(iter_frames(src, batch_size=batch_size, dictionary=True))
+                if model is not None and not verified:
+                    # batch k is explained and written while the model predicts batch k+1 in its sandbox worker
+                    run = Overlapped(frames, lambda df: start_outputs(ex, df, model, keep))
+                    for (rows, df), outputs in run:
                         if metadata is None:
                             metadata = _pandas_metadata(rules, df, keep)
-                        write(explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
-                if done is not None:
-                    explain_done()
-                rows = None
+                        write(explain_table(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
+                else:
+                    for rows, df in frames:
+                        if verified:
+                            write(counterfactual_table(ex, df, model, keep,
+                                                       None if writer is None else writer.schema,
+                                                       reference=reference))
+                        else:
+                            if metadata is None:
+                                metadata = _pandas_metadata(rules, df, keep)
+                            write(explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
+                rows = run = None
                 if writer is None:  # empty input: still one (empty) output with the right columns
                     empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
                                           + keep})
@@ -362,11 +412,8 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                         metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema)
             finally:
-                if pending is not None:  # stopped early: read the answer the model owes (frees its worker)
-                    try:
-                        pending()
-                    except Exception:  # noqa: BLE001 - the error that stopped the run is the one to report
-                        pass
+                if run is not None:  # stopped by a failure: the model's pending answer is read first
+                    run.close()
                 if writer is not None:
                     writer.close()
     except BaseException as exc:  # no partial output that would read as a complete, shorter file
@@ -374,7 +421,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
         if fs.exists(path):
             fs.rm(path)
         if isinstance(exc, Exception):
-            raise located(exc, src, rows) from None
+            raise located(exc, src, run.rows if run is not None else rows) from None
         raise
     return n
 
