@@ -159,12 +159,27 @@ def _model_threads(workers: int, scheduler) -> int | None:
     return None if scheduler else max(1, _cores() // max(1, workers))
 
 
-def _run_files(fn, jobs, kw, workers, scheduler, verb):
+def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
     """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
     ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order. Whatever goes
     wrong with a job (a bad file, a model fault, a worker lost by the pool or the cluster) stops the run with a
-    message naming its file."""
-    from .distributed import FileError, located
+    message naming its file.
+
+    ``model_path``: the model file is loaded first, before any job is submitted, so a refused file stops the run
+    with one message naming it. On a pool or a cluster it is loaded by one of the workers (its jobs then reuse
+    that model): the driver starts no model sandbox of its own, which on a pool of two on two cores was a third
+    sandbox start competing with the workers'."""
+    from .distributed import FileError, check_model_file, located
+
+    threads = kw.get("model_threads")
+
+    def check(get):
+        try:
+            get()
+        except TCRExError as exc:
+            raise type(exc)(f"{model_path}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a worker lost by the pool or the cluster
+            raise _Fail(f"{model_path}: {type(exc).__name__}: {exc}") from None
 
     def result(job, get):
         try:
@@ -184,6 +199,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb):
         except (OSError, TimeoutError) as exc:
             raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
         with client:
+            if model_path:
+                check(client.submit(check_model_file, model_path, threads, pure=False).result)
             futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
             try:
                 for job, f in zip(jobs, futs):
@@ -194,6 +211,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb):
     elif workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(workers) as pool:
+            if model_path:
+                check(pool.submit(check_model_file, model_path, threads).result)
             futs = [pool.submit(fn, *job, **kw) for job in jobs]
             try:
                 for job, f in zip(jobs, futs):
@@ -203,6 +222,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb):
                 for f in futs:
                     f.cancel()
     else:
+        if model_path:
+            check(lambda: check_model_file(model_path, threads))
         for job in jobs:
             yield result(job, lambda: fn(*job, **kw))
             _say(f"{verb} {job[1]}")
@@ -357,10 +378,6 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
-    if model_path:  # a refused file stops here, before any worker starts
-        checked = _model(model_path, _model_threads(1, None))
-        if (workers > 1 or scheduler) and hasattr(checked, "close"):
-            checked.close()  # the workers load their own; its sandbox would only hold memory
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     fs, _, (root,) = fsspec.get_fs_token_paths(out)
@@ -373,7 +390,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
               model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
     t0 = time.perf_counter()
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
-                           "explained"))
+                           "explained", model_path=model_path))  # a refused model stops the run before any file
     dt = time.perf_counter() - t0
     _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s)")
 

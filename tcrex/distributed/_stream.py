@@ -32,6 +32,13 @@ def load_model_file(path: str, threads: int | None = None):
     return _load_model_in(path, os.getpid(), threads if threads is not None else _dask_worker_threads())
 
 
+def check_model_file(path: str, threads: int | None = None) -> str:
+    """Load the model file at ``path`` as :func:`load_model_file` does (once per process: jobs that run later in
+    this process reuse it) and return its description. ``tcrex explain`` runs it first, on one of its workers, so
+    a refused file stops the run before any input file is read."""
+    return str(load_model_file(path, threads).description)
+
+
 def _dask_worker_threads() -> int | None:
     """The thread count of the Dask worker this runs on (None outside a Dask worker)."""
     try:
