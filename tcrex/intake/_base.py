@@ -42,6 +42,20 @@ def _size(n: float) -> str:
     return f"{int(n)} bytes"
 
 
+#: The model's share of the cores, set by the sandbox in its worker's environment (``_sandbox.worker_env``).
+THREADS_ENV = "TCREX_MODEL_THREADS"
+
+
+def threads_given() -> int | None:
+    """Threads the model may use when the sandbox said so (:data:`THREADS_ENV`), else None (the library's default):
+    each loader gives its library this number (XGBoost and OpenMP code read ``OMP_NUM_THREADS``; ONNX Runtime's
+    session options, scikit-learn's ``n_jobs`` are set by the loaders)."""
+    import os
+
+    value = os.environ.get(THREADS_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 class UnsafeModelError(ModelError):
     """The file was refused because loading it could run code or read files (see docs/security.md)."""
 

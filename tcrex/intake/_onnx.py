@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
-from ._base import LoadedModel, UnsafeModelError, numeric_column, short_error
+from ._base import LoadedModel, UnsafeModelError, numeric_column, short_error, threads_given
 
 ALLOWED_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml"})
 _NUMERIC_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
@@ -112,8 +112,6 @@ def dynamic_allowed(allow: bool | None = None) -> bool:
     """The operator switch for ONNX loops and data-sized allocations: the argument, else the environment."""
     if allow is not None:
         return bool(allow)
-    import os
-
     return os.environ.get(ALLOW_DYNAMIC_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
@@ -299,9 +297,9 @@ def load(data: bytes, allow_dynamic: bool | None = None) -> "OnnxModel":
                 f"({ALLOW_DYNAMIC_ENV}=1), where the sandbox's time and memory limits still apply.")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    threads = os.environ.get("TCREX_MODEL_THREADS")  # the sandbox worker's share of the cores (_sandbox.worker_env)
-    if threads and threads.isdigit() and int(threads) > 0:
-        opts.intra_op_num_threads, opts.inter_op_num_threads = int(threads), 1
+    threads = threads_given()  # the sandbox worker's share of the cores
+    if threads is not None:
+        opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
     try:
         session = ort.InferenceSession(data, sess_options=opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own Fail/InvalidGraph/... types

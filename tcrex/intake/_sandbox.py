@@ -23,14 +23,14 @@ import numpy as np
 
 from ..errors import DataError, ModelError
 from ..vocabulary import TASKS
-from ._base import LoadedModel, ModelFaultError, UnsafeModelError
+from ._base import THREADS_ENV, LoadedModel, ModelFaultError, UnsafeModelError
 from ._wire import decode
 
 ENV_ENABLED = "TCREX_SANDBOX"
 ENV_MEMORY = "TCREX_SANDBOX_MEMORY_GB"
 ENV_LOAD_SECONDS = "TCREX_SANDBOX_LOAD_SECONDS"
 ENV_PREDICT_SECONDS = "TCREX_SANDBOX_PREDICT_SECONDS"
-ENV_THREADS = "TCREX_MODEL_THREADS"
+ENV_THREADS = THREADS_ENV
 GB = 1024 ** 3
 #: Serialises starting the fork server and the workers (page scripts run in several threads).
 _START_LOCK = threading.Lock()

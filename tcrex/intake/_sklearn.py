@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
-from ._base import LoadedModel, UnsafeModelError, budget_words, memory_budget, short_error
+from ._base import LoadedModel, UnsafeModelError, budget_words, memory_budget, short_error, threads_given
 
 MAX_ZIP_ENTRIES = 100_000
 MAX_SCHEMA_DEPTH = 200
@@ -426,6 +426,7 @@ def load(data: bytes, max_unpacked: int) -> "SklearnModel":
     from ._sktrees import check_trees
 
     check_trees(obj)  # before anything predicts: scikit-learn's Cython code trusts the node arrays
+    _share_cores(obj)
     notes = sorted({short_error(w.message, 200) for w in caught
                     if "version" in str(w.message).lower() or issubclass(w.category, UserWarning)})
     return SklearnModel(obj, kind="sklearn", notes=notes)
@@ -507,6 +508,22 @@ def _numeric_transformer(t) -> bool:
     if isinstance(t, SimpleImputer):
         return t.strategy in ("mean", "median")
     return isinstance(t, (StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler))
+
+
+def _share_cores(obj) -> None:
+    """Every ``n_jobs`` of the model (a forest's, a pipeline step's) set to the sandbox worker's share of the cores
+    (:func:`._base.threads_given`) instead of what the file says: a forest saved with ``n_jobs=-1`` would take
+    every core of the machine in each pool or Dask worker. Left as saved when the sandbox gave no number."""
+    threads = threads_given()
+    get = getattr(obj, "get_params", None)
+    if threads is None or not callable(get):
+        return
+    try:
+        jobs = [k for k in get(deep=True) if k == "n_jobs" or k.endswith("__n_jobs")]
+        if jobs:
+            obj.set_params(**dict.fromkeys(jobs, threads))
+    except Exception:  # noqa: BLE001 - an estimator whose parameters cannot be set keeps its own
+        pass
 
 
 class SklearnModel(LoadedModel):

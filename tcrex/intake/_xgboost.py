@@ -461,14 +461,20 @@ class XGBoostModel(LoadedModel):
                 raise ModelError(f"categorical column {name!r}: the model stores no category names, so values must "
                                  f"be integer codes >= 0; got {values[~ok][0]!r}")
             return values
-        local, uniques = pd.factorize(s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s,
-                                      use_na_sentinel=True)
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            # the column's own codes (-1: missing) and its few categories (a Parquet dictionary, a pandas category):
+            # no per-row hashing of values; categories no row holds are not checked
+            local, uniques = s.cat.codes.to_numpy(), s.cat.categories
+            held = np.bincount(local[local >= 0], minlength=len(uniques)) > 0
+        else:
+            local, uniques = pd.factorize(s, use_na_sentinel=True)
+            held = np.ones(len(uniques), dtype=bool)
         mapped = np.empty(len(uniques) + 1, dtype=np.float64)
         mapped[-1] = np.nan
         unknown = []
         for u, value in enumerate(np.asarray(uniques, dtype=object)):
             code = _lookup(cmap, value)
-            if code is None:
+            if code is None and held[u]:
                 unknown.append(value)
             mapped[u] = np.nan if code is None else code
         if unknown:

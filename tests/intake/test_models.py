@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import TCREx
+from tcrex import ModelError, TCREx
 from tcrex.intake import LoadedModel, check_compatibility, detect_format, load_model
 
 from . import builders as b
@@ -38,6 +38,14 @@ def test_xgboost_categorical_classifier(fmt, name):
     reordered = Xc.assign(job=Xc.job.cat.reorder_categories(["nurse", "clerk", "manager"]))
     assert np.array_equal(model.predict(reordered), expected)
     assert np.array_equal(model.predict(X_obj[["job", "income", "age"]]), expected)
+    # a category no row holds (a Parquet dictionary of the whole file) is not an unknown value; one a row holds is
+    wider = Xc.assign(job=Xc.job.cat.add_categories(["pilot"]))
+    assert np.array_equal(model.predict(wider), expected)
+    with_nan = wider.assign(job=wider.job.where(np.arange(len(wider)) % 7 != 0))
+    assert np.array_equal(model.predict(with_nan), model.predict(_object_frame(with_nan).assign(
+        job=with_nan.job.astype(object))))
+    with pytest.raises(ModelError, match=r"holds value\(s\) \['pilot'\]"):
+        model.predict(wider.assign(job=wider.job.where(np.arange(len(wider)) != 3, "pilot")))
     assert check_compatibility(model, X_obj).ok
     ex = TCREx(rho=0.05).fit(X_obj, model)
     assert len(ex.rules_frame()) >= 1
@@ -278,3 +286,22 @@ def test_xgboost_class_scores_where_the_objective_gives_them(objective):
             np.testing.assert_allclose(proba, m.predict_proba(X), rtol=1e-5, atol=1e-6)
         if multi:  # the class predicted is the most probable one
             assert np.array_equal(np.asarray(model.classes)[proba.argmax(axis=1)], model.predict(X))
+
+
+def test_a_skops_models_n_jobs_is_the_share_of_cores_the_sandbox_gives(monkeypatch):
+    """Issue 27: a forest saved with n_jobs=-1 would take every core in each pool or Dask worker; the loader sets
+    every n_jobs to TCREX_MODEL_THREADS (what the sandbox gives its worker) and leaves it alone otherwise."""
+    import skops.io as sio
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = b.numeric()
+    pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=3, n_jobs=-1)).fit(X, X.a > 0)
+    data = sio.dumps(pipe)
+    monkeypatch.delenv("TCREX_MODEL_THREADS", raising=False)
+    assert load_model(data, "m.skops", sandbox=False)._est.get_params()["randomforestclassifier__n_jobs"] == -1
+    monkeypatch.setenv("TCREX_MODEL_THREADS", "1")
+    model = load_model(data, "m.skops", sandbox=False)
+    assert model._est.get_params()["randomforestclassifier__n_jobs"] == 1
+    assert np.array_equal(model.predict(X), pipe.predict(X))
