@@ -10,7 +10,15 @@ files with two columns no model takes (label, id), and per model: the yardstick 
 and call the bare model, in this process), `tcrex fit --model --sample`, `tcrex explain --model` in one process,
 a pool and a nanny `LocalCluster(processes=True)`, and `explain --verified` on --verified-rows rows. Wall time and
 the CPU-seconds of every process involved, each as a multiple of the yardstick's; peak RSS per kind of process.
-Figures: docs/scale.md, "With a model".
+Figures: docs/scale.md, "With a model". Flags to iterate on one part: ``--models xgboost``, ``--skip-dask``,
+``--verified-rows 0``.
+
+With a model, 2026-11-27 (``--model --rows 2000000 --files 8 --verified-rows 0``, code before and after the sandbox
+start-up work run alternately, load average 5-12 on 2 cores, so CPU-seconds are the measure): XGBoost explain in
+one process 1.20-1.30x the yardstick's CPU (was 1.29-1.33x; wall 1.08-1.47x, was 1.27-1.77x), ``fit --sample``
+1.93-2.09x (was 2.21-2.44x), pool x2 1.56-1.66x (was 2.03-2.24x: still above one process, which already keeps
+both cores busy), Dask nanny x2 2.24x (was 3.32x). A started model sandbox: 0.5 s of CPU for XGBoost and ONNX
+(was 1.3-1.5 s), ~2 s for skops.
 
 CPU-seconds sum the driver and its worker processes (psutil, read before the workers exit); peak memory is the
 driver's ru_maxrss plus the largest worker RSS seen at the end (not a true peak of the workers). The pool's
