@@ -178,6 +178,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
             get()
         except TCRExError as exc:
             raise type(exc)(f"{model_path}: {exc}") from None
+        except (OSError, ValueError, KeyError):
+            raise  # a file that cannot be read: said as for any other input
         except Exception as exc:  # noqa: BLE001 - a worker lost by the pool or the cluster
             raise _Fail(f"{model_path}: {type(exc).__name__}: {exc}") from None
 

@@ -379,3 +379,18 @@ def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):
     refused = _run("explain", "--rules", str(tmp_path / "r.json"), "--data", str(tmp_path / "rows.parquet"),
                    "--model", model_path, "--reference-rows", str(tmp_path / "fit.csv"), "--out", str(tmp_path / "x"))
     assert refused.exit_code == 2 and "--verified" in refused.output
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_refused_model_stops_explain_before_any_file_in_one_process_and_a_pool(data, workers, tmp_path):
+    """Issue 27: on a pool the model file is checked by a worker (no sandbox of the driver's own), still before any
+    input is read: one line naming the model file, no output file."""
+    d, X, parts = data
+    _fit(d)
+    bad = tmp_path / "model.json"
+    bad.write_text('{"not": "a model"}')
+    res = CliRunner().invoke(main, ["explain", "--rules", str(d / "rules.json"), "--data", str(d / "*.parquet"),
+                                    "--model", str(bad), "--out", str(tmp_path / "out"), "--workers", workers])
+    assert res.exit_code == 2
+    assert res.output.startswith(f"error: {bad}: not an XGBoost model") and "Traceback" not in res.output
+    assert not list((tmp_path / "out").glob("*.parquet"))
