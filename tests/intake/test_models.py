@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex import ModelError, TCREx
+from tcrex import TCREx
+from tcrex.errors import ModelError
 from tcrex.intake import LoadedModel, check_compatibility, detect_format, load_model
 
 from . import builders as b
