@@ -1,7 +1,7 @@
 """Run an uploaded model in a separate worker process with a wall-clock and a memory limit.
 
 A segfault, an endless loop or a memory bomb in a native predictor (XGBoost, ONNX Runtime, scikit-learn's
-Cython) then ends the worker, not the app: the caller gets a :class:`tcrex.ModelError` ("the model crashed",
+Cython) then ends the worker, not the app: the caller gets a :class:`tcrex.errors.ModelError` ("the model crashed",
 "did not answer in N s", "needed more than M GB while predicting") and the next call starts a fresh worker.
 The worker is kept alive between predictions. See docs/security.md.
 """

@@ -38,9 +38,9 @@ def test_cli_compare_on_a_dask_cluster_equals_in_memory(tmp_path):
     ex = TCREx(rho=0.05, target=1).fit(frame, load_model(model_a.read_bytes(), LOANS_MODEL))
     (tmp_path / "rules.json").write_text(ex.to_json())
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           # a nanny starts its worker as a daemonic process, which may not start the model sandbox's process
-           "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    # a plain nanny worker, as deployed: its worker process is daemonic, and the model sandbox starts anyway
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)
     sched = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
                               ":0", "--no-show"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     worker = subprocess.Popen([DASK, "worker", f"tcp://127.0.0.1:{port}", "--nworkers", "1", "--nthreads", "1",
