@@ -26,7 +26,7 @@ not blur.
 Parquet, the model saved as XGBoost JSON (predicted in the CLI's model sandbox), and prints its rows/s.
 
 The breakdown wraps the engine's functions with timers (``tcrex._verify.predict``, ``sentences`` and
-``verify_points``, ``TCREx._lookup`` and ``_outputs``); the headline figures are measured without them.
+``verify_points``, and the ``lookup`` and ``outputs`` that ``tcrex._counterfactuals`` calls); the headline figures are measured without them.
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import machine, train_model  # noqa: E402
 from recourse import load_baseline  # noqa: E402
 
+import tcrex._counterfactuals as counterfactuals_module  # noqa: E402
 import tcrex._verify as verify_module  # noqa: E402
 from tcrex import TCREx  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
@@ -92,8 +93,8 @@ class Timers:
         self.wrap(verify_module._Model, "outputs", "search model calls")
         self.wrap(verify_module, "sentences", "sentences")
         self.wrap(verify_module, "verify_points", "search")
-        self.wrap(TCREx, "_lookup", "lookup")
-        self.wrap(TCREx, "_outputs", "outputs on X")  # calls predict too, not through tcrex._verify
+        self.wrap(counterfactuals_module, "lookup", "lookup")
+        self.wrap(counterfactuals_module, "outputs", "outputs on X")  # calls predict too, not through tcrex._verify
         return self
 
     def __exit__(self, *exc):
@@ -213,7 +214,7 @@ def main() -> None:
     needing = cf["recourse"].notna().mean()
     src = cf["source"].value_counts(normalize=True)
     print(f"{args.rows:,} make_loans rows, {needing:.0%} needing recourse; sources "
-          + ", ".join(f"{k} {v:.1%}" for k, v in src.items() if v) + f"; {sum(s.n_rules for s in ex._all_targets)} rules")
+          + ", ".join(f"{k} {v:.1%}" for k, v in src.items() if v) + f"; {sum(s.n_rules for s in ex.targets_)} rules")
     bare = best(lambda: model.predict(X), args.repeat)
     with_text = best(lambda: ex.counterfactuals(X, model=model), args.repeat)
     no_text = best(lambda: ex.counterfactuals(X, model=model, text=False), args.repeat)
