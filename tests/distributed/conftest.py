@@ -1,8 +1,18 @@
 """Every test here starts a real cluster (Dask scheduler and nanny workers on loopback, or Spark): marked ``cluster``
-so the fast tier (``make test-fast``) leaves them out."""
+so the fast tier (``make test-fast``) leaves them out.
+
+``dask_programs`` starts the cluster as it is deployed: ``dask scheduler`` and ``dask worker`` programs."""
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+DASK = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -10,3 +20,47 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.cluster)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _start_dask_programs(workdir, nthreads: int = 1):
+    """`dask scheduler` and `dask worker` (a nanny and one worker of ``nthreads`` threads) as programs on loopback;
+    yields the scheduler's address. As deployed: the nanny's worker process is daemonic (no
+    ``DASK_DISTRIBUTED__WORKER__DAEMON`` setting), so a model sandbox started there must cope with it."""
+    import distributed
+    if DASK is None:
+        pytest.skip("the `dask` command is not installed")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)
+    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sched = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
+                              ":0", "--no-show"], **quiet)
+    worker = subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", str(nthreads),
+                               "--no-dashboard", "--local-directory", str(workdir)], **quiet)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            c.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for p in (worker, sched):
+            p.terminate()
+        for p in (worker, sched):
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@pytest.fixture(scope="session")
+def dask_programs():
+    """``with dask_programs(workdir, nthreads=1) as address:`` a scheduler and a worker started as programs."""
+    return _start_dask_programs

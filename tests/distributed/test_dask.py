@@ -1,9 +1,4 @@
 """tcrex.distributed on Dask: every mode equals the in-process TCREx.from_json(...).explain."""
-import os
-import shutil
-import socket
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -113,52 +108,25 @@ def test_audit_files_in_a_process_pool_equal_in_memory(fitted, tmp_path):
     assert_counts_equal(serial, want.counts)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.mark.skipif(shutil.which("dask", path=os.path.dirname(sys.executable)) is None
-                    and shutil.which("dask") is None, reason="the `dask` command is not installed")
-def test_cli_explain_and_audit_on_separate_scheduler_and_worker(fitted, tmp_path):
+def test_cli_explain_and_audit_on_separate_scheduler_and_worker(fitted, tmp_path, dask_programs):
     from click.testing import CliRunner
     X, rules = fitted
     (tmp_path / "rules.json").write_text(rules)
     parts = [X.iloc[:900], X.iloc[900:]]
     for i, p in enumerate(parts):
         p.to_parquet(tmp_path / f"p{i}.parquet", index=False)
-    dask_cmd = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    sched = subprocess.Popen([dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                              "--dashboard-address", ":0", "--no-show"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worker = subprocess.Popen([dask_cmd, "worker", f"tcp://127.0.0.1:{port}", "--nworkers", "1", "--nthreads", "1",
-                               "--no-dashboard", "--local-directory", str(tmp_path / "w")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with distributed.Client(f"tcp://127.0.0.1:{port}", timeout=30) as c:
-            c.wait_for_workers(1, timeout=30)
+    with dask_programs(tmp_path / "w") as address:
         res = CliRunner().invoke(main, ["explain", "--rules", str(tmp_path / "rules.json"), "--data",
                                         str(tmp_path / "p*.parquet"), "--y-pred-column", "score",
-                                        "--out", str(tmp_path / "out"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                                        "--out", str(tmp_path / "out"), "--scheduler", address],
                                  catch_exceptions=False)
         assert res.exit_code == 0, res.output
         audited = CliRunner().invoke(main, ["audit", "--rules", str(tmp_path / "rules.json"), "--data",
                                             str(tmp_path / "p*.parquet"), "--y-pred-column", "score", "--group-column",
                                             "home_ownership", "--target", "1", "--n-boot", "50", "--out",
-                                            str(tmp_path / "audit.json"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                                            str(tmp_path / "audit.json"), "--scheduler", address],
                                      catch_exceptions=False)
         assert audited.exit_code == 0, audited.output
-    finally:
-        for p in (worker, sched):
-            p.terminate()
-        for p in (worker, sched):
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
     import json
     got = json.loads((tmp_path / "audit.json").read_text())
     want = _in_memory_audit(X, rules)

@@ -5,9 +5,6 @@ in one message naming the file, never a traceback."""
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -225,39 +222,11 @@ def test_a_model_crashing_on_a_nanny_worker_is_one_line_naming_file_and_rows(fil
     assert not (tmp_path / "out" / "part1.parquet").exists()
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def dask_cli_cluster(tmp_path_factory):
+def dask_cli_cluster(tmp_path_factory, dask_programs):
     """`dask scheduler` and `dask worker` (a nanny and its worker, 2 threads) started as programs on loopback."""
-    dask_cmd = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
-    if dask_cmd is None:
-        pytest.skip("the `dask` command is not installed")
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    sched = subprocess.Popen([dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                              "--dashboard-address", ":0", "--no-show"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worker = subprocess.Popen([dask_cmd, "worker", f"tcp://127.0.0.1:{port}", "--nworkers", "1", "--nthreads", "2",
-                               "--no-dashboard", "--local-directory", str(tmp_path_factory.mktemp("w"))], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with distributed.Client(f"tcp://127.0.0.1:{port}", timeout=30) as c:
-            c.wait_for_workers(1, timeout=60)
-        yield f"tcp://127.0.0.1:{port}"
-    finally:
-        for p in (worker, sched):
-            p.terminate()
-        for p in (worker, sched):
-            try:
-                p.wait(15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+    with dask_programs(tmp_path_factory.mktemp("w"), nthreads=2) as address:
+        yield address
 
 
 @pytest.mark.parametrize("name", list(MODELS))
