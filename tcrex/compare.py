@@ -31,7 +31,7 @@ from ._params import check_fitted
 from ._targets import targets_from_spec
 from .vocabulary import CLASSIFICATION, is_verified, needs_recourse, recourse_outcome
 from .audit import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, confidence_text,
-                    gap_row, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
+                    gap_row, group_display, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
                     percentile_interval, resample_sums, resolve_reference)
 from .text import pluralise
 
@@ -802,7 +802,7 @@ class ComparisonResult:
                 f"{n_gained:,} gain{'s' if n_gained == 1 else ''} it; {held}.")
 
     def display(self, group) -> str:
-        return f"{self.group_column} = {group}"
+        return group_display(self.group_column, group)
 
     @property
     def reference_is_rest(self) -> bool:

@@ -19,7 +19,7 @@ from ..vocabulary import (ALREADY_IN_RULE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, N
                           needs_recourse)
 from ._bootstrap import (CountedGroup, bootstrap_group, bootstrap_rng, check_bootstrap_params, gap_row, metric_n,
                          percentile_interval, point_values, pool_groups, pooled_resamples, ratio)
-from ._groups import (COLUMN_JOIN, REST_LABEL, VALUE_JOIN, group_labels, group_order, group_series, is_rest,
+from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest,
                       resolve_groups, resolve_reference)
 from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS
 from ._wording import findings_text
@@ -107,13 +107,8 @@ class AuditResult:
 
     # ------------------------------------------------------------------ text
     def display(self, group) -> str:
-        """How a group is named in sentences: ``"<column> = <label>"``; an intersection of several columns
-        ``"sex = F and race = B"``."""
-        columns = str(self.group_column).split(COLUMN_JOIN)
-        values = str(group).split(VALUE_JOIN)
-        if len(columns) > 1 and len(values) == len(columns):
-            return " and ".join(f"{c} = {v}" for c, v in zip(columns, values))
-        return f"{self.group_column} = {group}"
+        """How a group is named in sentences (:func:`group_display`)."""
+        return group_display(self.group_column, group)
 
     @property
     def reference_is_rest(self) -> bool:

@@ -28,6 +28,16 @@ REST_LABEL = "the rest of the population"
 MAX_GROUPS = 50
 
 
+def group_display(group_column, group) -> str:
+    """How a group is named in sentences: ``"<column> = <label>"``; an intersection of several columns
+    ``"sex = F and race = B"``."""
+    columns = str(group_column).split(COLUMN_JOIN)
+    values = str(group).split(VALUE_JOIN)
+    if len(columns) > 1 and len(values) == len(columns):
+        return " and ".join(f"{c} = {v}" for c, v in zip(columns, values))
+    return f"{group_column} = {group}"
+
+
 def resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
     """Group label (text) of every row of X, the labels in display order, and the grouping column's name."""
     series, name = group_series(X, groups)
