@@ -282,12 +282,3 @@ def track() -> None:
     if note:
         st.toast(f"Memory budget of this session ({budget_bytes() // MB} MB) reached: dropped the least recently "
                  f"used {', '.join(note)}. They are recomputed if you come back to them.", icon=":material/memory:")
-
-
-def rss_bytes(pid: int | None = None) -> int:
-    """Resident set size of a process (Linux ``/proc``)."""
-    with open(f"/proc/{pid or 'self'}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0

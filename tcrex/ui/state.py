@@ -530,11 +530,6 @@ def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
     session.clear_widgets(session.TARGET_WIDGETS)  # the sidebar's outcome widgets restart from the answer
 
 
-def needs_favourable_choice(ws: Workspace, p: Params) -> bool:
-    """The favourable outcome is only suggested so far: the Data & model page asks which one is favourable."""
-    return not outcome_confirmed(ws)
-
-
 def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
     categorical = ws.categorical
     numeric = [c for c in ws.X.columns if c not in categorical]
