@@ -259,3 +259,24 @@ def test_the_allow_list_lets_a_named_fixed_wait_through(monkeypatch):
     assert timing_violations(source, "planted.py")
     monkeypatch.setitem(SLEEP_ALLOWED, "planted.py::test_x", "a reason of four words or more")
     assert timing_violations(source, "planted.py") == []
+
+
+def test_hypothesis_settings_that_depend_on_time_are_refused():
+    """tests/conftest.py fails a Hypothesis test whose own settings bring back a deadline or the too_slow check
+    (a loaded machine fails those by the clock); the profiles themselves pass."""
+    import importlib.util
+
+    from hypothesis import HealthCheck, settings
+
+    # by path: several conftest.py files of this suite are importable as "conftest"
+    spec = importlib.util.spec_from_file_location("tests_root_conftest", TESTS / "conftest.py")
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    hypothesis_timing_problem = root_conftest.hypothesis_timing_problem
+
+    assert hypothesis_timing_problem(settings()) is None  # the loaded profile
+    for name in ("ci", "thorough"):
+        assert hypothesis_timing_problem(settings.get_profile(name)) is None, name
+    assert "deadline" in hypothesis_timing_problem(settings(deadline=200))
+    assert "too_slow" in hypothesis_timing_problem(settings(suppress_health_check=[HealthCheck.filter_too_much]))
+    assert hypothesis_timing_problem(settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow])) is None
