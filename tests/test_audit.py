@@ -6,7 +6,6 @@ than a rejected A applicant unless their income is already high (10% of B): the 
 null data set draws groups independently of everything, so every interval must cover zero.
 """
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -389,16 +388,17 @@ def test_to_dict_is_json(planted):
 
 
 @pytest.mark.slow  # 30k rows: `make test`, not `make test-fast`
-def test_speed_on_30k_rows():
+def test_audit_on_30k_rows_counts_everyone_needing_recourse_once():
+    """How fast (the audit against the explainer's own fit, in one process) is printed by
+    ``benchmarks/suite_timings.py``; this test checks what the audit counts on the same data."""
     df = make_loans(30_000, random_state=0)
     X, y = df.drop(columns=["approved"]), df["approved"].to_numpy()
     ex = TCREx(rho=0.02, tau=0.9, target=1).fit(X, y_pred=y)
     groups = np.random.default_rng(0).choice(["a", "b", "c", "d"], len(X))
-    start = time.process_time()
     res = audit(ex, X, groups, y_pred=y)
-    spent = time.process_time() - start
-    assert res.table()["n"].sum() > 10_000
-    assert spent < 2.0, spent  # CPU time: about 0.5 s on one core; a loop over resamples would take minutes
+    table = res.table()
+    assert sorted(table["group"]) == ["a", "b", "c", "d"]
+    assert table["n"].sum() == int((y != 1).sum()) > 10_000  # each person without the favourable outcome, once
 
 
 # ---------------------------------------------------------------------------------------------------- figures

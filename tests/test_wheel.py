@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
-import time
 import urllib.request
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from servers import answers, serve_on_free_port, stop  # tests/ is on sys.path
 
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: left out of `make test-fast`
 
@@ -32,12 +32,6 @@ BUNDLED = ["tcrex/_app/app.py", "tcrex/_app/pages/views/home.py", "tcrex/_app/pa
 _COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
                                       ".hypothesis", "test-artifacts", "results")
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, even with http_proxy set
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _clean_env(**extra) -> dict:
@@ -84,29 +78,13 @@ def test_installed_wheel_starts_the_dashboard_on_the_bundled_sample(wheel, tmp_p
     assert Path(where[1]) == Path(where[0]).parent / "_app" / "sample_data"
     assert int(where[2]) > 0
 
-    port = _free_port()
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen([str(env_dir / "bin" / "tcrex"), "ui", "--server.port", str(port),
-                               "--server.address", "127.0.0.1"],
-                              cwd=work, env=_clean_env(), stdout=log, stderr=subprocess.STDOUT)
+    command = lambda port: [str(env_dir / "bin" / "tcrex"), "ui", "--server.port", str(port),  # noqa: E731
+                            "--server.address", "127.0.0.1"]
+    server, port = serve_on_free_port(command, tmp_path / "server.log", cwd=work, env=_clean_env(),
+                                      ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health", "ok"))
     try:
-        deadline = time.monotonic() + 120
-        health = None
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                health = _DIRECT.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().decode()
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert health == "ok", (tmp_path / "server.log").read_text()[-3000:]
-        page = _DIRECT.open(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+        page = _DIRECT.open(f"http://127.0.0.1:{port}/", timeout=30).read().decode()
         assert "<title>" in page.lower() or "streamlit" in page.lower()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+        stop(server)
     assert "is not supported" not in (tmp_path / "server.log").read_text()

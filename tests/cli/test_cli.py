@@ -310,36 +310,16 @@ def test_ui_help_says_how_to_start_the_dashboard():
 def test_tcrex_ui_starts_the_dashboard_from_the_checkout(tmp_path):
     """`tcrex ui` from another folder runs the checkout's app.py (with its .streamlit settings) to the health check."""
     import os
-    import socket
-    import time
-    import urllib.request
+
+    from servers import answers, serve_on_free_port, stop
 
     root = Path(__file__).resolve().parents[2]
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "tcrex", "ui", "--server.port", str(port),
-                               "--server.address", "127.0.0.1"], cwd=tmp_path, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        health, deadline = None, time.monotonic() + 90
-        while health is None and time.monotonic() < deadline and server.poll() is None:
-            try:
-                health = opener.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().decode()
-            except OSError:
-                time.sleep(0.5)
-        assert health == "ok", (tmp_path / "server.log").read_text()[-3000:]
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+    command = lambda port: [sys.executable, "-m", "tcrex", "ui", "--server.port", str(port),  # noqa: E731
+                            "--server.address", "127.0.0.1"]
+    server, _ = serve_on_free_port(command, tmp_path / "server.log", cwd=tmp_path, env=env,
+                                   ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health", "ok"))
+    stop(server)  # serving: its health check answered "ok"
 
 
 def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):

@@ -5,12 +5,14 @@ so the fast tier (``make test-fast``) leaves them out.
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from servers import serve_on_free_port  # tests/ is on sys.path
 
 DASK = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
 
@@ -22,12 +24,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.cluster)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def _start_dask_programs(workdir, nthreads: int = 1):
     """`dask scheduler` and `dask worker` (a nanny and one worker of ``nthreads`` threads) as programs on loopback;
@@ -36,15 +32,15 @@ def _start_dask_programs(workdir, nthreads: int = 1):
     import distributed
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)
-    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sched = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
-                              ":0", "--no-show"], **quiet)
+    log = Path(tempfile.mkdtemp(prefix="dask-scheduler-")) / "scheduler.log"
+    sched, port = serve_on_free_port(lambda port: [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                                   "--dashboard-address", ":0", "--no-show"], log, env=env)
+    address = f"tcp://127.0.0.1:{port}"
     worker = subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", str(nthreads),
-                               "--no-dashboard", "--local-directory", str(workdir)], **quiet)
+                               "--no-dashboard", "--local-directory", str(workdir)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with distributed.Client(address, timeout=30) as c:
             c.wait_for_workers(1, timeout=60)

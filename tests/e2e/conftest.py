@@ -26,16 +26,13 @@ the server is started once per session.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+
+from servers import answers, serve_on_free_port, stop
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -52,10 +49,8 @@ CHROMIUM_ARGS = [
 ]
 # How the server is started: the launcher behind `make run` (options are appended).
 SERVER_COMMAND = [sys.executable, "-m", "tcrex.ui.launch"]
-SERVER_START_TIMEOUT = 60.0  # seconds until /_stcore/health must answer
+SERVER_START_LIMIT = 180.0  # seconds: only bounds a hang (a server that never answers), not a speed target
 APP_TIMEOUT_MS = 90_000  # page load + first script run
-# Talk to the local server directly, even if http_proxy is set.
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -66,78 +61,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.e2e)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no server log)"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=15)
-
-
 def start_server(request: pytest.FixtureRequest, log_name: str) -> str:
-    """Start ``SERVER_COMMAND`` on a free port, stopped by a finaliser of ``request``; return its base URL."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    """Start ``SERVER_COMMAND`` on a free port (retried on a clash, :func:`servers.serve_on_free_port`), stopped by
+    a finaliser of ``request``; return its base URL once ``/_stcore/health`` answers."""
     log_path = ARTIFACTS / log_name
-    log = open(log_path, "w", encoding="utf-8")
-    request.addfinalizer(log.close)
     env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen(
-        [
-            *SERVER_COMMAND,
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    request.addfinalizer(lambda: _stop(proc))  # registered before anything can fail
-
-    base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(
-                f"streamlit exited with code {proc.returncode} during start-up:\n{_tail(log_path)}"
-            )
-        try:
-            with _DIRECT.open(f"{base_url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(
-                f"streamlit did not answer {base_url}/_stcore/health within "
-                f"{SERVER_START_TIMEOUT:.0f} s:\n{_tail(log_path)}"
-            )
-        time.sleep(0.25)
-    return base_url
+    command = lambda port: [*SERVER_COMMAND, "--server.headless", "true", "--server.port", str(port),  # noqa: E731
+                            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    proc, port = serve_on_free_port(command, log_path, limit_s=SERVER_START_LIMIT, cwd=REPO_ROOT, env=env,
+                                    ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health"))
+    request.addfinalizer(lambda: stop(proc))
+    return f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="session")
@@ -209,6 +143,32 @@ def wait_for_app_idle(page) -> None:
     )
 
 
+#: Resolves once the sizes of the page's charts, tables, frames and main containers have stayed the same over
+#: ``STILL_FRAMES`` consecutive animation frames: the layout after a resize, a new chart or a tab switch has
+#: settled. An event of the browser's rendering loop, not a fixed wait.
+STILL_FRAMES = 8
+_LAYOUT_SETTLED_JS = """(frames) => new Promise(resolve => {
+    const boxes = () => JSON.stringify([...document.querySelectorAll(
+        '[data-testid="stPlotlyChart"], [data-testid="stDataFrame"], [data-testid="stMain"], [role="dialog"], '
+        + '.js-plotly-plot, .modebar, iframe, img')].map(e => { const r = e.getBoundingClientRect();
+            return [r.x, r.y, r.width, r.height]; }));
+    let last = boxes(), still = 0;
+    const tick = () => {
+        const now = boxes();
+        still = now === last ? still + 1 : 0;
+        last = now;
+        if (still >= frames) resolve(true); else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+})"""
+
+
+def wait_for_layout(target) -> None:
+    """Wait until the layout of ``target`` (a Playwright page or frame) has settled: what is drawn after a script
+    run, a resize or a hover is on screen when this returns (see ``_LAYOUT_SETTLED_JS``)."""
+    target.evaluate(_LAYOUT_SETTLED_JS, STILL_FRAMES)
+
+
 @pytest.fixture
 def open_app(streamlit_server: str) -> Callable:
     """``open_app(page, path="/")``: load a dashboard page and wait until idle."""
@@ -237,8 +197,8 @@ def save_screenshot() -> Callable[..., Path]:
         )
         width = page.viewport_size["width"] if page.viewport_size else 1400
         page.set_viewport_size({"width": width, "height": int(min(max(height + 40, 800), 8000))})
-        page.wait_for_timeout(500)  # let charts re-layout
         wait_for_app_idle(page)
+        wait_for_layout(page)  # charts re-layout to the new height
         path = SCREENSHOTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
         return path

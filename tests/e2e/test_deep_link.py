@@ -10,6 +10,7 @@ server cannot show this: it has already answered other requests.
 from __future__ import annotations
 
 import pytest
+from conftest import wait_for_layout
 
 pytestmark = pytest.mark.e2e
 
@@ -21,7 +22,7 @@ def test_first_request_of_a_fresh_server_to_a_sub_page(page, fresh_server, wait_
     page.locator('[data-testid="stMain"] h1', has_text="Global rules").first.wait_for(state="visible")
     page.locator('[data-testid="stTable"]').first.wait_for(state="visible")
     wait_idle(page)
-    page.wait_for_timeout(500)  # a modal sent with the run would be drawn by now
+    wait_for_layout(page)  # a modal sent with the run is drawn once the run is over and the layout has settled
     save_screenshot(page, "deep_link_fresh_server")
     dialogs = page.locator('[role="dialog"]')
     assert dialogs.count() == 0, dialogs.all_inner_texts()

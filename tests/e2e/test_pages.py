@@ -10,6 +10,8 @@ import pytest
 
 from tcrex import datasets
 
+from e2e.conftest import wait_for_layout  # tests/ is on sys.path
+
 pytestmark = pytest.mark.e2e
 
 # url path -> (screenshot name, heading, what must be drawn)
@@ -150,7 +152,7 @@ def test_plotly_toolbar_never_covers_a_chart_title(page, open_app, save_screensh
         chart.hover(position={"x": 40, "y": 120})
         bar = chart.locator(".modebar")
         bar.first.wait_for(state="visible")
-        page.wait_for_timeout(300)
+        wait_for_layout(page)  # the toolbar has faded in where it stays
         box_bar, box_title = bar.first.bounding_box(), title.first.bounding_box()
         shots.mkdir(parents=True, exist_ok=True)
         chart.screenshot(path=str(shots / f"toolbar{path.replace('/', '_')}_{i}.png"))

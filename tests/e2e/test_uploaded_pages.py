@@ -67,17 +67,17 @@ def credit_page(browser, streamlit_server, tmp_path):
 
 
 def _open(page, label: str) -> None:
-    from e2e.conftest import wait_for_app_idle
+    from e2e.conftest import wait_for_app_idle, wait_for_layout
 
     page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
     wait_for_app_idle(page)
     page.locator(PAGE_CHARTS[label]).first.wait_for(state="visible")
-    page.wait_for_timeout(400)  # grids and charts size themselves after they appear
     wait_for_app_idle(page)
+    wait_for_layout(page)  # grids and charts size themselves after they appear
 
 
 def _shot(page, name: str):
-    from e2e.conftest import SCREENSHOTS
+    from e2e.conftest import SCREENSHOTS, wait_for_layout
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
@@ -86,7 +86,7 @@ def _shot(page, name: str):
         'stAppViewContainer', 'stMainBlockContainer'].map(id => document.querySelector(`[data-testid="${id}"]`))
         .filter(el => el !== null).map(el => el.scrollHeight))""")
     page.set_viewport_size({"width": WIDTH, "height": int(min(max(height + 40, HEIGHT), 9000))})
-    page.wait_for_timeout(300)
+    wait_for_layout(page)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     return path
@@ -116,17 +116,17 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
     page = credit_page
     _open(page, "Global rules")
     page.get_by_role("tab", name="Diagram").click()
-    page.wait_for_timeout(300)
+    from e2e.conftest import wait_for_app_idle, wait_for_layout
+
+    wait_for_layout(page)
     full = page.get_by_text("Full size (scroll to pan)")
     if not page.locator('iframe').count():
         full.click()
-    from e2e.conftest import wait_for_app_idle
-
     wait_for_app_idle(page)
     page.locator("iframe").first.wait_for(state="visible")
     frame = next(f for f in page.frames if f != page.main_frame and f.query_selector("#f"))
     frame.wait_for_function("() => document.getElementById('t').complete")
-    frame.wait_for_timeout(300)
+    wait_for_layout(frame)
     view = frame.evaluate("""() => { const f = document.getElementById('f'), t = document.getElementById('t');
         return {left: f.scrollLeft, width: f.clientWidth, content: t.getBoundingClientRect().width,
                 root: Number(f.dataset.rootX)}; }""")

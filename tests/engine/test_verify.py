@@ -117,7 +117,8 @@ def _check(ex, X, cf, model, reference=None):
 numeric_kinds = st.sampled_from(["free", "immutable", "increase_only", "decrease_only"])
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(age=numeric_kinds, income=numeric_kinds, job=st.sampled_from(["free", "immutable", "transitions"]),
        tau=st.sampled_from([0.8, 0.9, 0.95]), model=st.sampled_from([diagonal_model, owner_model]),
        target=st.sampled_from([None, 1]))

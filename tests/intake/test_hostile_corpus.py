@@ -5,6 +5,8 @@ import pytest
 from benchmarks.hostile_corpus import BAD, MEMORY_BUDGET_MB, SMALL_FILE_BYTES, run
 from tests.intake.hostile_corpus import cases
 
+from servers import wait_until  # tests/ is on sys.path
+
 pytestmark = pytest.mark.slow  # the hostile corpus, file by file: `make test`, not `make test-fast`
 
 QUICK = [c for c in cases() if c.quick]
@@ -72,7 +74,14 @@ def test_the_memory_measure_sees_this_process_and_its_children():
     del block
     assert 190 <= own < 260, own
     rss0 = memory.start()
-    subprocess.run([sys.executable, "-c", "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); "
-                    "time.sleep(0.3)"], check=True)
+    # the child holds its 200 MB until the sampler has seen them (an event, not a sleep the sampler must win)
+    child = subprocess.Popen([sys.executable, "-c", "import sys; b = bytearray(200 * 2**20); "
+                              "b[::4096] = b'x' * len(b[::4096]); print('touched', flush=True); sys.stdin.read()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "touched"
+    wait_until(lambda: any(kb >= 200 * 1024 for kb in dict(memory.peaks).values()),
+               "the memory sampler to see the child's 200 MB")
+    child.communicate("")
+    assert child.returncode == 0
     both = memory.above_baseline(rss0, None)
     assert 190 <= both < 300, both
