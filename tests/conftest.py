@@ -5,6 +5,7 @@ Hypothesis profiles: "ci" (the default: reproducible, no deadline, ~40 examples 
 ``HYPOTHESIS_PROFILE`` environment variable.
 """
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,6 +17,11 @@ settings.register_profile("ci", deadline=None, derandomize=True, max_examples=40
 settings.register_profile("thorough", deadline=None, derandomize=False, max_examples=500, print_blob=True,
                           suppress_health_check=_SLOW_OK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Dashboards started by the tests (AppTest and real servers inherit the environment) save their workspaces in a
+# folder of this run, never in the user's own state folder (tcrex.workspace.default_state_dir).
+os.environ["TCREX_STATE_DIR"] = tempfile.mkdtemp(prefix="tcrex-test-state-")
+os.environ.pop("TCREX_STORE", None)
 
 
 @pytest.fixture(scope="module")

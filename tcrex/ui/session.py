@@ -480,3 +480,29 @@ def clear_widgets(prefix: str, keep: Callable[[str], bool] | str | None = None,
     spare = (lambda k: k == keep) if isinstance(keep, str) else keep or (lambda k: False)
     for k in [k for k in ss if str(k).startswith(prefix) and not spare(str(k))]:
         del ss[k]
+
+
+# ============================================================================================ workspace
+#: The session's workspace (:class:`tcrex.ui.workspace.Binding`: link ids, read-only or not, what was saved last).
+#: Written by :func:`tcrex.ui.workspace.attach` on the session's first run (and by Duplicate / Delete / New on the
+#: Workspaces page); never cleared.
+WORKSPACE = "tcrex.workspace"
+#: The page open when the workspace was last saved (its URL path). Written by :func:`tcrex.ui.workspace.save`;
+#: restored with the workspace.
+WORKSPACE_PAGE = "tcrex.workspace_page"
+
+
+def workspace_binding(state: MutableMapping | None = None) -> Any:
+    return _get(WORKSPACE, None, state)
+
+
+def set_workspace_binding(binding, state: MutableMapping | None = None) -> None:
+    _set(WORKSPACE, binding, state)
+
+
+def workspace_page(state: MutableMapping | None = None) -> str | None:
+    return _get(WORKSPACE_PAGE, None, state)
+
+
+def set_workspace_page(path: str, state: MutableMapping | None = None) -> None:
+    _set(WORKSPACE_PAGE, path, state)
