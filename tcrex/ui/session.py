@@ -506,3 +506,20 @@ def workspace_page(state: MutableMapping | None = None) -> str | None:
 
 def set_workspace_page(path: str, state: MutableMapping | None = None) -> None:
     _set(WORKSPACE_PAGE, path, state)
+
+
+def read_keys(keys, state: MutableMapping | None = None) -> dict:
+    """The values of those of ``keys`` the session holds (a workspace's snapshot, :mod:`tcrex.ui.workspace`)."""
+    ss = _ss(state)
+    return {key: ss[key] for key in keys if key in ss}
+
+
+def write_keys(values: dict, keys, state: MutableMapping | None = None) -> None:
+    """Set ``keys`` from ``values``; a key ``values`` lacks is removed, so it takes its default (restoring a
+    workspace must not keep another workspace's choice)."""
+    ss = _ss(state)
+    for key in keys:
+        if key in values:
+            ss[key] = values[key]
+        elif key in ss:
+            del ss[key]

@@ -103,8 +103,7 @@ def _hashable(key):
 
 def snapshot(ss=None) -> dict:
     """The session's saved choices as workspace settings (JSON-ready)."""
-    ss = st.session_state if ss is None else ss
-    values = {key: encode(ss[key]) for key in PERSISTED if key in ss}
+    values = {key: encode(value) for key, value in session.read_keys(PERSISTED, ss).items()}
     uploads = session.uploads(ss, create=False)
     files = {}
     for slot in SLOTS:
@@ -115,28 +114,23 @@ def snapshot(ss=None) -> dict:
             entries.append((latest[0], latest[1]))
         if entries:
             files[slot] = {"latest": latest[0] if latest else None, "kept": [list(e) for e in entries]}
-    title = _title(ss)
+    title = _title(session.data_spec(ss))
     return {"version": SETTINGS_VERSION, "title": title, "session": values, "files": files,
             "page": session.workspace_page(ss)}
 
 
-def _title(ss) -> str:
-    spec = ss.get(session.DATA_SPEC)
+def _title(spec) -> str:
     return f"{spec.name}" if spec is not None else "Untitled workspace"
 
 
 def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
     """Put saved settings back into a (new) session: choices first, then the uploads they point at."""
-    ss = st.session_state if ss is None else ss
     version = settings.get("version", 1)
     if not isinstance(version, int) or version > SETTINGS_VERSION:
         raise WorkspaceError("this workspace was saved by a newer version of the dashboard")
     saved = settings.get("session", {})
-    for key in PERSISTED:
-        if key in saved:
-            ss[key] = decode(saved[key])
-        elif key in ss:  # not chosen in that workspace: its default, not this session's leftover
-            del ss[key]
+    # A choice that workspace never made takes its default, not this session's leftover.
+    session.write_keys({key: decode(saved[key]) for key in PERSISTED if key in saved}, PERSISTED, ss)
     uploads = session.uploads(ss)
     for slot, info in (settings.get("files") or {}).items():
         if slot not in SLOTS:
@@ -150,7 +144,7 @@ def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
         if latest in kept:
             uploads[slot] = kept[latest]
     if settings.get("page"):
-        ss[session.WORKSPACE_PAGE] = settings["page"]
+        session.set_workspace_page(settings["page"], ss)
 
 
 # ============================================================================================ binding

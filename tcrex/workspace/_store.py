@@ -167,9 +167,9 @@ class _SQLite:
         mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # pragma: no cover - a file system without shared memory
             raise sqlite3.DatabaseError(f"journal mode {mode}")
-        bad = con.execute("PRAGMA quick_check").fetchone()[0]
-        if bad != "ok":
-            raise sqlite3.DatabaseError(bad)
+        answer = con.execute("PRAGMA quick_check(1)").fetchone()[0]  # SQLite answers "ok" or the first problem
+        if str(answer).upper() != "OK":
+            raise sqlite3.DatabaseError(answer)
         with con:
             for stmt in _SCHEMA:
                 con.execute(stmt)
