@@ -18,7 +18,7 @@ VENV := .venv
 VENV_PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements.stamp
 
-.PHONY: help venv lock browser run test test-fast lint sample-data clean-venv
+.PHONY: help venv lock browser postgres run test test-fast lint sample-data clean-venv
 
 help:
 	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
@@ -28,6 +28,7 @@ help:
 	@echo "make venv   - only create/update $(VENV) from requirements.txt, pinned by requirements.lock"
 	@echo "make lock   - rewrite requirements.lock from what $(VENV) has installed (after changing requirements.txt)"
 	@echo "make browser     - only install Debian's chromium if missing (needs root + apt-get)"
+	@echo "make postgres    - only install Debian's postgresql if missing (the shared-workspace tests start one)"
 	@echo "make sample-data - rebuild sample_data/ (CSV + bundled model)"
 
 # The stamp is newer than requirements.txt once pip has installed it; pip runs
@@ -66,13 +67,26 @@ browser:
 		echo "browser: install it with 'sudo apt-get install chromium'; until then the e2e tests are skipped."; \
 	fi
 
+# Debian's PostgreSQL server binaries for the shared-workspace tests (tests/test_workspace_store.py starts its own
+# server in a temporary folder as the postgres user; nothing is left running). Without root/apt-get they skip.
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "postgres: $$(ls /usr/lib/postgresql/*/bin/initdb | head -1) present"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "postgres: installing Debian's postgresql with apt-get"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update && apt-get install -y postgresql || { echo "postgres: ERROR: apt-get install postgresql failed" >&2; exit 1; }; \
+	else \
+		echo "postgres: NOTE: PostgreSQL is missing and cannot be installed here; the shared-workspace test is skipped."; \
+	fi
+
 # tcrex.ui.launch is `streamlit run app.py` without the spurious "Page not found"
 # modal on a fresh server's first deep link (see its docstring).
 run: venv
 	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT)
 
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
-test: venv browser
+test: venv browser postgres
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 # Everything but the browser, cluster, slow (property/fuzz, sandboxed workers, wheel install) and AppTest tests:

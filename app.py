@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui import memory, sidebar, verification
+from tcrex.ui import memory, sidebar, verification, workspace
 from tcrex.ui.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
@@ -18,30 +18,39 @@ PAGES = ROOT / "pages" / "views"
 st.set_page_config(page_title="T-CREx", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 st.logo(str(ROOT / "assets" / "logo.svg"), size="large")
 
-page = st.navigation(
-    {
-        "Start": [
-            st.Page(PAGES / "home.py", title="Overview", icon=":material/home:", default=True),
-            st.Page(PAGES / "data_model.py", title="Data & model", icon=":material/dataset:"),
-        ],
-        "Explain": [
-            st.Page(PAGES / "global_rules.py", title="Global rules", icon=":material/account_tree:"),
-            st.Page(PAGES / "rule_plot.py", title="Rule map (2-D)", icon=":material/scatter_plot:"),
-            st.Page(PAGES / "change_keep.py", title="Change & keep", icon=":material/bar_chart:"),
-            st.Page(PAGES / "individual.py", title="Individual", icon=":material/person_search:"),
-        ],
-        "Audit": [
-            st.Page(PAGES / "audit.py", title="Subgroup audit", icon=":material/balance:"),
-            st.Page(PAGES / "compare.py", title="Compare models", icon=":material/compare_arrows:"),
-        ],
-        "Share": [
-            st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
-        ],
-    }
-)
+PAGE_GROUPS = {
+    "Start": [
+        st.Page(PAGES / "home.py", title="Overview", icon=":material/home:", default=True),
+        st.Page(PAGES / "data_model.py", title="Data & model", icon=":material/dataset:"),
+    ],
+    "Explain": [
+        st.Page(PAGES / "global_rules.py", title="Global rules", icon=":material/account_tree:"),
+        st.Page(PAGES / "rule_plot.py", title="Rule map (2-D)", icon=":material/scatter_plot:"),
+        st.Page(PAGES / "change_keep.py", title="Change & keep", icon=":material/bar_chart:"),
+        st.Page(PAGES / "individual.py", title="Individual", icon=":material/person_search:"),
+    ],
+    "Audit": [
+        st.Page(PAGES / "audit.py", title="Subgroup audit", icon=":material/balance:"),
+        st.Page(PAGES / "compare.py", title="Compare models", icon=":material/compare_arrows:"),
+    ],
+    "Share": [
+        st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
+        st.Page(PAGES / "workspaces.py", title="Workspaces", icon=":material/folder_shared:"),
+    ],
+}
+page = st.navigation(PAGE_GROUPS)
+# The session's workspace: restored from the link (?ws=ID), else a new one; what changed is saved before the page
+# draws and again after it (tcrex/ui/workspace.py).
+workspace.attach(page.url_path)
+saved_page = workspace.restored_page()
+by_path = {p.url_path: p for group in PAGE_GROUPS.values() for p in group}
+if saved_page in by_path and page.url_path == "" and saved_page != "":  # a link without a page opens where the work was
+    st.switch_page(by_path[saved_page])
 with memory.timed_run(page.title):  # the server's share of a page time, logged for load tests
     memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
     sidebar.render_sidebar(setup_page=page.url_path == "data_model")
     pickle_banner()
+    workspace.banner()
     page.run()
+workspace.save(page.url_path)
 verification.check_in_background()  # the page is drawn: the model check later pages show starts now

@@ -580,5 +580,40 @@ def ui(streamlit_options):
     launch(list(streamlit_options))
 
 
+@main.group("workspace")
+def workspace_group():
+    """Move dashboard workspaces between servers: export one as a zip, import a zip as a new workspace.
+
+    The store is the one the dashboard uses: TCREX_STORE (a PostgreSQL URL or an SQLite folder), else
+    TCREX_STATE_DIR (docs/deployment.md, "Workspaces")."""
+
+
+@workspace_group.command("export")
+@click.argument("workspace_id")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="The zip file to write (settings and uploads, versioned).")
+@_guard
+def workspace_export(workspace_id, out):
+    """Write the workspace WORKSPACE_ID (its editing or read-only link id) to a zip file."""
+    from .workspace import WorkspaceStore, export_workspace
+    data = export_workspace(WorkspaceStore.from_env(), workspace_id)
+    with open(out, "wb") as fh:
+        fh.write(data)
+    _say(f"wrote {os.path.abspath(out)} ({len(data):,} bytes)")
+
+
+@workspace_group.command("import")
+@click.argument("zip_path", type=click.Path(exists=True, dir_okay=False))
+@_guard
+def workspace_import(zip_path):
+    """Import a workspace zip as a new workspace; prints its editing id and its read-only id."""
+    from .workspace import WorkspaceStore, import_workspace
+    with open(zip_path, "rb") as fh:
+        ws = import_workspace(WorkspaceStore.from_env(), fh.read())
+    click.echo(f"id: {ws.id}")
+    click.echo(f"read-only id: {ws.view_id}")
+    _say("open it with ?ws=<id> on the dashboard's address")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

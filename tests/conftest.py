@@ -7,6 +7,7 @@ that sets a deadline, or that replaces the suppressed health checks without keep
 runs (:func:`hypothesis_timing_problem`), since a loaded machine would fail it by the clock.
 """
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,6 +19,11 @@ settings.register_profile("ci", deadline=None, derandomize=True, max_examples=40
 settings.register_profile("thorough", deadline=None, derandomize=False, max_examples=500, print_blob=True,
                           suppress_health_check=_SLOW_OK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Dashboards started by the tests (AppTest and real servers inherit the environment) save their workspaces in a
+# folder of this run, never in the user's own state folder (tcrex.workspace.default_state_dir).
+os.environ["TCREX_STATE_DIR"] = tempfile.mkdtemp(prefix="tcrex-test-state-")
+os.environ.pop("TCREX_STORE", None)
 
 
 def hypothesis_timing_problem(test_settings) -> str | None:

@@ -480,3 +480,46 @@ def clear_widgets(prefix: str, keep: Callable[[str], bool] | str | None = None,
     spare = (lambda k: k == keep) if isinstance(keep, str) else keep or (lambda k: False)
     for k in [k for k in ss if str(k).startswith(prefix) and not spare(str(k))]:
         del ss[k]
+
+
+# ============================================================================================ workspace
+#: The session's workspace (:class:`tcrex.ui.workspace.Binding`: link ids, read-only or not, what was saved last).
+#: Written by :func:`tcrex.ui.workspace.attach` on the session's first run (and by Duplicate / Delete / New on the
+#: Workspaces page); never cleared.
+WORKSPACE = "tcrex.workspace"
+#: The page open when the workspace was last saved (its URL path). Written by :func:`tcrex.ui.workspace.save`;
+#: restored with the workspace.
+WORKSPACE_PAGE = "tcrex.workspace_page"
+
+
+def workspace_binding(state: MutableMapping | None = None) -> Any:
+    return _get(WORKSPACE, None, state)
+
+
+def set_workspace_binding(binding, state: MutableMapping | None = None) -> None:
+    _set(WORKSPACE, binding, state)
+
+
+def workspace_page(state: MutableMapping | None = None) -> str | None:
+    return _get(WORKSPACE_PAGE, None, state)
+
+
+def set_workspace_page(path: str, state: MutableMapping | None = None) -> None:
+    _set(WORKSPACE_PAGE, path, state)
+
+
+def read_keys(keys, state: MutableMapping | None = None) -> dict:
+    """The values of those of ``keys`` the session holds (a workspace's snapshot, :mod:`tcrex.ui.workspace`)."""
+    ss = _ss(state)
+    return {key: ss[key] for key in keys if key in ss}
+
+
+def write_keys(values: dict, keys, state: MutableMapping | None = None) -> None:
+    """Set ``keys`` from ``values``; a key ``values`` lacks is removed, so it takes its default (restoring a
+    workspace must not keep another workspace's choice)."""
+    ss = _ss(state)
+    for key in keys:
+        if key in values:
+            ss[key] = values[key]
+        elif key in ss:
+            del ss[key]

@@ -1,0 +1,58 @@
+"""Workspaces: this analysis's links (editing and read-only), Duplicate and Delete, and recent workspaces."""
+
+import datetime as dt
+
+import streamlit as st
+
+from tcrex.ui import workspace
+from tcrex.workspace import size_text
+
+st.title("Workspaces")
+bound = workspace.binding()
+if not workspace.enabled() or bound is None or not bound.id:
+    st.info("Workspaces are off on this server: this session is not saved and is lost with its tab.",
+            icon=":material/cloud_off:")
+    st.stop()
+
+st.caption("Everything you do — uploads, outcome, class names, parameters, constraints, the chosen person, the "
+           "audit's settings — is saved as you go. A link reopens it in any browser, after a restart or on another "
+           "server process of the same deployment. Whoever holds the editing link can change it; keep it private.")
+if bound.read_only:
+    st.subheader("Read-only link")
+    st.code(workspace.link(bound.view_id), language=None)
+    st.markdown("You opened this analysis through its read-only link: every page shows it, nothing is saved. "
+                "Duplicate it to make a copy you can change.")
+else:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Editing link")
+        st.code(workspace.link(bound.id), language=None)
+        st.caption("Reopens this workspace with every change allowed.")
+    with right:
+        st.subheader("Read-only link")
+        st.code(workspace.link(bound.view_id), language=None)
+        st.caption("For viewers (a board member): every page, no change saved.")
+
+c1, c2, c3 = st.columns(3)
+if c1.button("Duplicate", icon=":material/content_copy:", key="ws_duplicate",
+             help="A new workspace with the same settings and uploads; this session moves to the copy."):
+    workspace.duplicate()
+    st.success("You now work on a copy; the original is unchanged. Its links are above.")
+    st.rerun()
+if not bound.read_only:
+    sure = c3.checkbox("I want to delete this workspace", key="ws_delete_sure")
+    if c2.button("Delete", icon=":material/delete:", key="ws_delete", disabled=not sure,
+                 help="Removes the saved settings and every upload no other workspace holds; links stop working."):
+        workspace.delete_current()
+        st.success("Deleted. Its links no longer open anything; this session continues in a new workspace.")
+        st.rerun()
+
+spaces = workspace.recent()
+if spaces:
+    st.subheader("Recent workspaces on this server")
+    for item in spaces:
+        when = dt.datetime.fromtimestamp(item.updated).strftime("%Y-%m-%d %H:%M")
+        mark = " (this one)" if item.id == bound.id else ""
+        st.markdown(f"[{item.title}]({workspace.link(item.id)}){mark} — saved {when}, uploads {size_text(item.size)}")
+elif workspace.listing_allowed() is False:
+    st.caption("This is a shared server: workspaces are reached only through their links.")

@@ -1,0 +1,317 @@
+"""The dashboard's workspace: the session's choices saved to the store as they change, restored from ``?ws=ID``.
+
+A workspace holds what the user *chose* — the data and model choices with their uploaded files, the favourable
+outcome and class names, the applied parameters and constraints, the chosen individual and its edited values, the
+audit's settings and the page — never what is derived from them (fits and audits are recomputed, or found in the
+caches). Which session keys those are is declared once, in :data:`PERSISTED` (the keys themselves are declared in
+:mod:`tcrex.ui.session`).
+
+Every run :func:`attach` binds the session to a workspace (the link's, else a new one) and saves what changed since
+the last save before the page draws (callbacks and widget changes of the last interaction), and :func:`save` runs
+again after the page (choices the page itself made); each save is committed when it returns. A read-only (view)
+link restores the same workspace and saves nothing: a viewer can look at every page, and what they change stays in
+their browser tab. The store is :class:`tcrex.workspace.WorkspaceStore` (SQLite under ``TCREX_STATE_DIR`` by
+default, PostgreSQL with ``TCREX_STORE``); ``TCREX_WORKSPACES=0`` turns saving off (every session is then as
+before: lost with its tab).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+
+import numpy as np
+import streamlit as st
+
+from ..workspace import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceStore,
+                         WorkspaceTooLarge)
+from . import caching, session, sources, state
+
+#: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
+#: upload is kept under the spec that points at it).
+PERSISTED = (session.DATA_SPEC, session.MODEL_SPEC, session.PARAMS, session.CLASS_NAMES, session.OUTCOME_CONFIRMED,
+             session.FAVOURABLE_FOR, session.CONSTRAINTS_CONFIRMED, session.INDIVIDUAL, session.EDITED_INDIVIDUAL,
+             session.AUDIT_PREFS, session.SETUP_DATA_CHOICE, session.SETUP_MODEL_CHOICE)
+#: Upload slots saved with the workspace (data, model, comparison model B).
+SLOTS = ("data", "model", "model_b")
+#: The version of the settings' JSON layout (a newer one is refused with a message, never half-read).
+SETTINGS_VERSION = 1
+
+_TYPES = {"DataSpec": sources.DataSpec, "ModelSpec": sources.ModelSpec, "Params": state.Params}
+
+
+def enabled() -> bool:
+    return os.environ.get("TCREX_WORKSPACES", "1") not in ("0", "false", "no")
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> WorkspaceStore:
+    """The server's one store (thread-safe: one database connection per thread)."""
+    return WorkspaceStore.from_env()
+
+
+# ============================================================================================ encoding
+def encode(value):
+    """A session value as plain JSON: dataclasses by name (only those of :data:`_TYPES`), tuples, sets, dicts
+    with non-string keys, numpy scalars and non-finite floats tagged so that :func:`decode` gives them back."""
+    if dataclasses.is_dataclass(value) and type(value).__name__ in _TYPES:
+        return {"__type__": type(value).__name__,
+                "fields": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"__float__": repr(value)}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": sorted((encode(v) for v in value), key=repr)}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot save a {type(value).__name__} in a workspace")
+
+
+def decode(value):
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__type__" in value:
+        cls = _TYPES.get(value["__type__"])
+        if cls is None:
+            raise WorkspaceError(f"unknown saved type {value['__type__']!r}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: decode(v) for k, v in value["fields"].items() if k in names})
+    if "__float__" in value:
+        return float(value["__float__"])
+    if "__tuple__" in value:
+        return tuple(decode(v) for v in value["__tuple__"])
+    if "__set__" in value:
+        return {decode(v) for v in value["__set__"]}
+    if "__dict__" in value:
+        return {_hashable(decode(k)): decode(v) for k, v in value["__dict__"]}
+    raise WorkspaceError("the saved settings hold a value this version cannot read")
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
+
+
+def snapshot(ss=None) -> dict:
+    """The session's saved choices as workspace settings (JSON-ready)."""
+    values = {key: encode(value) for key, value in session.read_keys(PERSISTED, ss).items()}
+    uploads = session.uploads(ss, create=False)
+    files = {}
+    for slot in SLOTS:
+        latest = uploads.get(slot)
+        kept = uploads.get(f"{slot}@") or {}
+        entries = [(d, name) for d, (_, name, _) in kept.items()]
+        if latest is not None and latest[0] not in {d for d, _ in entries}:
+            entries.append((latest[0], latest[1]))
+        if entries:
+            files[slot] = {"latest": latest[0] if latest else None, "kept": [list(e) for e in entries]}
+    title = _title(session.data_spec(ss))
+    return {"version": SETTINGS_VERSION, "title": title, "session": values, "files": files,
+            "page": session.workspace_page(ss)}
+
+
+def _title(spec) -> str:
+    return f"{spec.name}" if spec is not None else "Untitled workspace"
+
+
+def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
+    """Put saved settings back into a (new) session: choices first, then the uploads they point at."""
+    version = settings.get("version", 1)
+    if not isinstance(version, int) or version > SETTINGS_VERSION:
+        raise WorkspaceError("this workspace was saved by a newer version of the dashboard")
+    saved = settings.get("session", {})
+    # A choice that workspace never made takes its default, not this session's leftover.
+    session.write_keys({key: decode(saved[key]) for key in PERSISTED if key in saved}, PERSISTED, ss)
+    uploads = session.uploads(ss)
+    for slot, info in (settings.get("files") or {}).items():
+        if slot not in SLOTS:
+            continue
+        kept = caching.LRU(caching.KEPT_UPLOADS)
+        for digest, name in info.get("kept", []):
+            if digest in blobs:
+                kept[digest] = (digest, name, blobs[digest])
+        uploads[f"{slot}@"] = kept
+        latest = info.get("latest")
+        if latest in kept:
+            uploads[slot] = kept[latest]
+    if settings.get("page"):
+        session.set_workspace_page(settings["page"], ss)
+
+
+# ============================================================================================ binding
+@dataclasses.dataclass
+class Binding:
+    """The session's workspace: its link id, whether it is read-only, and what was saved last."""
+
+    id: str
+    view_id: str
+    read_only: bool
+    saved: str = ""  # the JSON text of the last saved settings
+    files: frozenset = frozenset()  # digests already in the store
+    problem: str | None = None  # shown once (a bad link, a full store)
+    restored_page: str | None = None  # the saved page, until the app has switched to it
+
+
+def binding() -> Binding | None:
+    return session.workspace_binding()
+
+
+def restored_page() -> str | None:
+    """The page a workspace opened from a link was on, once (the app switches there when the link named none)."""
+    bound = binding()
+    if bound is None or not bound.restored_page:
+        return None
+    path, bound.restored_page = bound.restored_page, None
+    return path
+
+
+def attach(page_path: str | None = None) -> Binding | None:
+    """Bind this session to the workspace of its link (restoring it), or to a new one; then save what changed.
+
+    Returns None when workspaces are off or the store cannot be opened (the dashboard then works as a plain
+    session, and says so once)."""
+    if not enabled():
+        return None
+    bound = binding()
+    link = st.query_params.get("ws")
+    if bound is not None and link in (bound.id, bound.view_id):
+        save(page_path)
+        return bound
+    if bound is not None and link is None:  # a page switch dropped the query string: put it back
+        st.query_params["ws"] = bound.view_id if bound.read_only else bound.id
+        save(page_path)
+        return bound
+    try:
+        db = store()
+    except Exception as exc:  # noqa: BLE001 - any store failure leaves a working (unsaved) dashboard
+        session.set_notice(f"Workspaces are unavailable on this server ({type(exc).__name__}); this session will not "
+                           "be saved.")
+        session.set_workspace_binding(Binding("", "", True, problem="unavailable"))
+        return None
+    problem = None
+    if link:
+        try:
+            ws = db.open(link)
+            blobs = {d: db.get_blob(link, d) for d in ws.blobs}
+            restore(ws.settings, blobs)
+            bound = Binding(ws.id, ws.view_id, ws.read_only, saved=json.dumps(ws.settings, sort_keys=True),
+                            files=frozenset(ws.blobs), restored_page=ws.settings.get("page"))
+            session.set_workspace_binding(bound)
+            return bound
+        except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
+            problem = f"{exc} A new workspace was started."
+    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    bound = Binding(ws.id, ws.view_id, False, problem=problem)
+    session.set_workspace_binding(bound)
+    st.query_params["ws"] = ws.id
+    save(page_path)
+    return bound
+
+
+def save(page_path: str | None = None) -> None:
+    """Save the session's choices if they changed since the last save (committed when this returns)."""
+    bound = binding()
+    if bound is None or bound.read_only or not bound.id:
+        return
+    if page_path is not None:
+        session.set_workspace_page(page_path)
+    settings = snapshot()
+    db = store()
+    try:
+        uploads = session.uploads(create=False)
+        fresh = {d: (name, raw) for slot in SLOTS for d, (_, name, raw) in (uploads.get(f"{slot}@") or {}).items()
+                 if d not in bound.files}
+        for slot in SLOTS:
+            latest = uploads.get(slot)
+            if latest is not None and latest[0] not in bound.files:
+                fresh[latest[0]] = (latest[1], latest[2])
+        for digest, (name, raw) in fresh.items():
+            db.put_blob(bound.id, raw, name)
+        bound.files = bound.files | frozenset(fresh)
+        text = json.dumps(settings, sort_keys=True)
+        if text != bound.saved:
+            db.save(bound.id, settings)
+            bound.saved = text
+    except WorkspaceTooLarge as exc:
+        bound.problem = f"This workspace cannot save its uploads: {exc}."
+    except (UnknownWorkspace, ReadOnlyWorkspace) as exc:  # deleted elsewhere, or a view id
+        bound.problem = str(exc)
+        bound.read_only = True
+
+
+def banner() -> None:
+    """What the reader must know about this workspace: a read-only link, a bad link, a store problem."""
+    bound = binding()
+    if bound is not None and bound.read_only and bound.id:
+        st.info("**Read-only link.** You can look at every page; nothing you change here is saved. To work on this "
+                "analysis, use *Duplicate* on the Workspaces page.", icon=":material/visibility:")
+    problem = take_problem()
+    if problem:
+        st.warning(problem, icon=":material/warning:")
+
+
+def take_problem() -> str | None:
+    bound = binding()
+    if bound is None or not bound.problem:
+        return None
+    problem, bound.problem = bound.problem, None
+    return problem
+
+
+# ============================================================================================ Workspaces page
+def listing_allowed() -> bool:
+    """Whether the Workspaces page lists recent workspaces: on a local single-user server (the default) yes; on a
+    shared server (``TCREX_SHARED_SERVER=1``) no — there a user sees only the workspaces whose links they hold."""
+    return os.environ.get("TCREX_SHARED_SERVER", "0") in ("0", "", "false", "no")
+
+
+def base_url() -> str:
+    """The dashboard's address as this browser reached it (scheme, host and port), for links to copy."""
+    url = st.context.url or ""
+    if "://" not in url:
+        return ""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def link(ws_id: str, page_path: str = "") -> str:
+    return f"{base_url()}/{page_path}?ws={ws_id}"
+
+
+def _switch_to(bound: Binding) -> None:
+    session.set_workspace_binding(bound)
+    st.query_params["ws"] = bound.view_id if bound.read_only else bound.id
+
+
+def duplicate() -> Binding:
+    """A copy of this workspace (settings and uploads) that this session now edits; the original is untouched."""
+    bound = binding()
+    save()
+    copy = store().duplicate(bound.view_id if bound.read_only else bound.id)
+    new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True),
+                  files=frozenset(copy.blobs))
+    _switch_to(new)
+    return new
+
+
+def delete_current() -> None:
+    """Delete this workspace for good (its settings and every upload no other workspace holds), then start a new
+    one; the session keeps what it shows until the next change."""
+    bound = binding()
+    store().delete(bound.id)
+    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    _switch_to(Binding(ws.id, ws.view_id, False))
+    save()
+
+
+def recent(limit: int = 20):
+    return store().recent(limit) if listing_allowed() else []

@@ -1,0 +1,16 @@
+"""Workspaces: everything a user did in the dashboard, stored as it changes, reopened from a link.
+
+:class:`WorkspaceStore` owns the store (SQLite by default, PostgreSQL for a team; uploads in a content-addressed
+blob folder or fsspec URL); :func:`export_workspace` / :func:`import_workspace` move a workspace as one zip
+(``tcrex workspace export|import``). What a workspace's settings hold is the dashboard's business
+(:mod:`tcrex.ui.workspace`); this package stores them as plain JSON and never imports Streamlit. See
+docs/deployment.md, "Workspaces".
+"""
+from ._archive import export_workspace, import_workspace
+from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
+from ._ids import is_id, new_id
+from ._store import Health, Limits, Workspace, WorkspaceStore, WorkspaceSummary, default_state_dir, size_text
+
+__all__ = ["WorkspaceStore", "Workspace", "WorkspaceSummary", "Limits", "Health", "default_state_dir", "size_text",
+           "export_workspace", "import_workspace", "is_id", "new_id",
+           "WorkspaceError", "UnknownWorkspace", "ReadOnlyWorkspace", "DamagedWorkspace", "WorkspaceTooLarge"]

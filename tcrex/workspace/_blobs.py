@@ -1,0 +1,95 @@
+"""Uploaded files of workspaces, stored once per content under their SHA-256.
+
+A blob's name is its digest, so the same upload in two workspaces is stored once, a file is never named after
+anything a user typed, and every read is checked against its name (a damaged or replaced file is reported, never
+handed to the model sandbox as if it were the upload). Local folders are written atomically (a temporary file,
+``fsync``, then ``os.replace``): a process killed mid-write leaves either no blob or the whole blob. Any other
+fsspec URL (``s3://…``, ``memory://…``) goes through fsspec's ``pipe``/``cat``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+
+from ._errors import DamagedWorkspace
+from ._ids import is_digest
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class BlobFolder:
+    """Content-addressed files under ``root`` (a local folder or an fsspec URL)."""
+
+    def __init__(self, root: str):
+        self.root = str(root)
+        self._local = "://" not in self.root or self.root.startswith("file://")
+        if self._local:
+            self._dir = self.root[len("file://"):] if self.root.startswith("file://") else self.root
+            os.makedirs(self._dir, exist_ok=True)
+            self._fs = None
+        else:
+            import fsspec  # noqa: PLC0415 - only a blob URL needs it; local folders stay dependency-free
+            self._fs, self._dir = fsspec.core.url_to_fs(self.root)
+            self._fs.makedirs(self._dir, exist_ok=True)
+
+    def _path(self, digest: str) -> str:
+        if not is_digest(digest):  # never a path from anything but a digest
+            raise ValueError("not a blob digest")
+        if self._local:
+            return os.path.join(self._dir, digest[:2], digest)
+        return f"{self._dir.rstrip('/')}/{digest[:2]}/{digest}"
+
+    def put(self, data: bytes) -> str:
+        digest = digest_of(data)
+        path = self._path(digest)
+        if self.exists(digest):
+            return digest
+        if self._local:
+            folder = os.path.dirname(path)
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+        else:
+            self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            self._fs.pipe_file(path, data)
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        path = self._path(digest)
+        try:
+            if self._local:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            else:
+                data = self._fs.cat_file(path)
+        except FileNotFoundError:
+            raise DamagedWorkspace("an uploaded file of this workspace is missing from the store") from None
+        if digest_of(data) != digest:
+            raise DamagedWorkspace("an uploaded file of this workspace is damaged in the store")
+        return data
+
+    def exists(self, digest: str) -> bool:
+        path = self._path(digest)
+        return os.path.exists(path) if self._local else self._fs.exists(path)
+
+    def delete(self, digest: str) -> None:
+        path = self._path(digest)
+        try:
+            if self._local:
+                os.unlink(path)
+            else:
+                self._fs.rm_file(path)
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,522 @@
+"""The workspace store: settings rows in SQLite or PostgreSQL, uploads in a content-addressed blob folder.
+
+One module owns the store; the dashboard and the CLI call :class:`WorkspaceStore` and never write SQL.
+
+* **SQLite** (the default, zero set-up): ``<state dir>/workspaces.sqlite`` in WAL mode with ``synchronous=FULL``, so
+  a change is on disk when :meth:`~WorkspaceStore.save` returns and a process killed at any moment loses at most
+  the change in flight. Several processes on one machine may share it (SQLite's own locking).
+* **PostgreSQL** (``TCREX_STORE=postgresql://…``, psycopg): the same tables, so several dashboard processes behind
+  a load balancer serve the same workspaces; blobs then belong on a shared fsspec URL (``TCREX_BLOBS``).
+
+Every row keeps the SHA-256 of its settings text; a row whose text no longer matches is reported as damaged and
+skipped (:meth:`~WorkspaceStore.check`, :meth:`~WorkspaceStore.open`), never loaded. An SQLite file that SQLite
+itself cannot read (truncated mid-write, overwritten) is moved aside at start (``…damaged-<time>``, kept for
+inspection) and a fresh store begins; :attr:`WorkspaceStore.notes` says so.
+
+Each workspace has two ids: the editing id and a read-only *view* id. Both are 192-bit random tokens; the view id
+opens the same workspace with every write refused (:class:`ReadOnlyWorkspace`). Nothing of a workspace's content is
+logged by this module.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ._blobs import BlobFolder, digest_of
+from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
+from ._ids import is_digest, is_id, new_id
+
+MB = 2 ** 20
+
+#: The settings of one workspace as JSON text, at most (they are choices, not data: uploads are blobs).
+MAX_SETTINGS_BYTES = 2 * MB
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS workspaces (
+        id TEXT PRIMARY KEY,
+        view_id TEXT UNIQUE NOT NULL,
+        settings TEXT NOT NULL,
+        checksum TEXT NOT NULL,
+        revision BIGINT NOT NULL,
+        created DOUBLE PRECISION NOT NULL,
+        updated DOUBLE PRECISION NOT NULL,
+        opened DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS workspace_blobs (
+        ws_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        PRIMARY KEY (ws_id, digest))""",
+    "CREATE INDEX IF NOT EXISTS workspace_blobs_digest ON workspace_blobs (digest)",
+)
+
+
+def size_text(n: int) -> str:
+    """A byte count for people: "600 MB", "1,000 bytes"."""
+    return f"{n / MB:,.0f} MB" if n >= MB else f"{n:,} bytes"
+
+
+def _checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _settings_text(settings: dict) -> str:
+    if not isinstance(settings, dict):
+        raise TypeError("workspace settings must be a dict")
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    if len(text.encode("utf-8")) > MAX_SETTINGS_BYTES:
+        raise WorkspaceTooLarge(f"the workspace's settings exceed {size_text(MAX_SETTINGS_BYTES)}")
+    return text
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size budgets and retention (docs/deployment.md, "Workspaces")."""
+
+    #: Uploaded files of one workspace, at most (data, model, comparison model, codebook).
+    workspace_bytes: int = 600 * MB
+    #: Uploaded files of all workspaces, at most (a file shared by several workspaces counts once).
+    total_bytes: int = 20 * 1024 * MB
+    #: A workspace nobody opened for this long is deleted by :meth:`WorkspaceStore.expire` (None: never).
+    expire_after_s: float | None = 90 * 86400.0
+
+    @classmethod
+    def from_env(cls, env=os.environ) -> "Limits":
+        def number(name, default, scale):
+            raw = env.get(name)
+            if raw in (None, ""):
+                return default
+            value = float(raw)
+            if value <= 0:
+                return None if name.endswith("DAYS") else default
+            return value * scale
+        days = number("TCREX_WORKSPACE_EXPIRE_DAYS", cls.expire_after_s, 86400.0)
+        return cls(workspace_bytes=int(number("TCREX_WORKSPACE_MAX_MB", cls.workspace_bytes, MB)),
+                   total_bytes=int(number("TCREX_STORE_MAX_MB", cls.total_bytes, MB)),
+                   expire_after_s=days)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """One workspace as opened: its ids, its settings and whether this opening may change it."""
+
+    id: str
+    view_id: str
+    settings: dict
+    revision: int
+    created: float
+    updated: float
+    read_only: bool = False
+    #: ``{digest: (name, size)}`` of its uploaded files.
+    blobs: dict = field(default_factory=dict)
+
+    @property
+    def link_id(self) -> str:
+        """The id this opening came through (the view id for a read-only opening)."""
+        return self.view_id if self.read_only else self.id
+
+
+@dataclass(frozen=True)
+class WorkspaceSummary:
+    id: str
+    view_id: str
+    title: str
+    updated: float
+    size: int
+
+
+@dataclass
+class Health:
+    """What :meth:`WorkspaceStore.check` found: damaged workspaces (skipped) and notes about the store."""
+
+    damaged: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged and not self.notes
+
+
+class _SQLite:
+    placeholder = "?"
+
+    def __init__(self, path: str, notes: list[str]):
+        self.path = path
+        os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+        self._local = threading.local()
+        try:
+            self._init()
+        except sqlite3.DatabaseError as exc:
+            self._close_thread()
+            aside = f"{path}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    os.replace(path + suffix, aside + suffix)
+            notes.append(f"The workspace store could not be read ({exc}); it was moved aside to {aside} and a new, "
+                         "empty store was started.")
+            self._init()
+
+    def _init(self):
+        con = self.connect()
+        mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # pragma: no cover - a file system without shared memory
+            raise sqlite3.DatabaseError(f"journal mode {mode}")
+        answer = con.execute("PRAGMA quick_check(1)").fetchone()[0]  # SQLite answers "ok" or the first problem
+        if str(answer).upper() != "OK":
+            raise sqlite3.DatabaseError(answer)
+        with con:
+            for stmt in _SCHEMA:
+                con.execute(stmt)
+
+    def connect(self):
+        con = getattr(self._local, "con", None)
+        if con is None:
+            # One connection per thread: Streamlit runs each session's script in its own thread.
+            con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
+            con.execute("PRAGMA synchronous=FULL")
+            con.execute("PRAGMA busy_timeout=30000")
+            self._local.con = con
+        return con
+
+    def _close_thread(self):
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    def transaction(self):
+        return _SQLiteTransaction(self.connect())
+
+
+class _SQLiteTransaction:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN IMMEDIATE")
+        return self
+
+    def execute(self, sql, args=()):
+        return self.con.execute(sql, args)
+
+    def __exit__(self, kind, exc, tb):
+        self.con.execute("COMMIT" if kind is None else "ROLLBACK")
+        return False
+
+
+class _Postgres:
+    placeholder = "%s"
+
+    def __init__(self, url: str):
+        try:
+            import psycopg  # noqa: PLC0415 - optional: only a PostgreSQL store needs it
+        except ImportError:  # pragma: no cover - an optional dependency
+            raise UnknownWorkspace("TCREX_STORE names PostgreSQL but psycopg is not installed "
+                                   "(pip install 'psycopg[binary]')") from None
+        self._psycopg = psycopg
+        self.url = url
+        self._local = threading.local()
+        with self.transaction() as tx:
+            # Two processes starting at once would race on CREATE TABLE IF NOT EXISTS; the advisory lock orders them.
+            tx.execute("SELECT pg_advisory_xact_lock(74137)")
+            for stmt in _SCHEMA:
+                tx.execute(stmt)
+
+    def connect(self):
+        con = getattr(self._local, "con", None)
+        if con is None or con.closed:
+            con = self._psycopg.connect(self.url, autocommit=False)
+            self._local.con = con
+        return con
+
+    def transaction(self):
+        return _PostgresTransaction(self.connect())
+
+
+class _PostgresTransaction:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.cur = self.con.cursor()
+        return self
+
+    def execute(self, sql, args=()):
+        self.cur.execute(sql.replace("?", "%s"), args)
+        return self.cur
+
+    def __exit__(self, kind, exc, tb):
+        try:
+            if kind is None:
+                self.con.commit()
+            else:
+                self.con.rollback()
+        finally:
+            self.cur.close()
+        return False
+
+
+def default_state_dir(env=os.environ) -> str:
+    """``TCREX_STATE_DIR``, else ``$XDG_STATE_HOME/tcrex``, else ``~/.local/state/tcrex``."""
+    if env.get("TCREX_STATE_DIR"):
+        return env["TCREX_STATE_DIR"]
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "tcrex")
+
+
+class WorkspaceStore:
+    """Workspaces: create, open (by editing or view id), save settings, keep uploads, duplicate, delete, expire.
+
+    ``url``: ``None`` or a path for SQLite (a folder: ``workspaces.sqlite`` inside it), or ``postgresql://…``.
+    ``blobs``: a folder or fsspec URL for uploads (default: ``blobs/`` beside the SQLite file; required for
+    PostgreSQL unless ``TCREX_BLOBS`` is set). ``clock``: seconds since the epoch (tests set it to check expiry).
+    """
+
+    def __init__(self, url: str | None = None, blobs: str | None = None, limits: Limits | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.notes: list[str] = []
+        self.limits = limits or Limits()
+        self.clock = clock
+        if url and str(url).startswith(("postgresql://", "postgres://")):
+            self.kind = "postgresql"
+            self._db = _Postgres(str(url))
+            if not blobs:
+                raise ValueError("a PostgreSQL store needs a shared blob location (TCREX_BLOBS or blobs=)")
+        else:
+            self.kind = "sqlite"
+            folder = str(url) if url else default_state_dir()
+            path = folder if folder.endswith((".sqlite", ".db")) else os.path.join(folder, "workspaces.sqlite")
+            self._db = _SQLite(path, self.notes)
+            blobs = blobs or os.path.join(os.path.dirname(os.path.abspath(path)), "blobs")
+        self.blobs = BlobFolder(blobs)
+
+    @classmethod
+    def from_env(cls, env=os.environ) -> "WorkspaceStore":
+        """The store the environment names: ``TCREX_STORE`` (PostgreSQL URL or SQLite path), ``TCREX_BLOBS``,
+        ``TCREX_STATE_DIR`` and the budgets of :meth:`Limits.from_env`."""
+        url = env.get("TCREX_STORE") or default_state_dir(env)
+        return cls(url, blobs=env.get("TCREX_BLOBS") or None, limits=Limits.from_env(env))
+
+    # ------------------------------------------------------------------ reading
+    def _row(self, tx, any_id: str):
+        if not is_id(any_id):
+            raise UnknownWorkspace("This link does not name a workspace (it is not a workspace id).")
+        row = tx.execute("SELECT id, view_id, settings, checksum, revision, created, updated FROM workspaces "
+                         "WHERE id = ? OR view_id = ?", (any_id, any_id)).fetchone()
+        if row is None:
+            raise UnknownWorkspace("No workspace has this link: it was deleted, it expired, or the link is "
+                                   "mistyped.")
+        return row
+
+    def _build(self, tx, row, any_id: str) -> Workspace:
+        ws_id, view_id, text, checksum, revision, created, updated = row
+        if _checksum(text) != checksum:
+            raise DamagedWorkspace("This workspace's saved settings are damaged in the store; it cannot be "
+                                   "opened.")
+        try:
+            settings = json.loads(text)
+        except ValueError:
+            raise DamagedWorkspace("This workspace's saved settings are not readable.") from None
+        blobs = {d: (n, int(s)) for d, n, s in
+                 tx.execute("SELECT digest, name, size FROM workspace_blobs WHERE ws_id = ?", (ws_id,)).fetchall()}
+        return Workspace(ws_id, view_id, settings, int(revision), float(created), float(updated),
+                         read_only=(any_id == view_id and any_id != ws_id), blobs=blobs)
+
+    def open(self, any_id: str, touch: bool = True) -> Workspace:
+        """The workspace of an editing or view id (read-only through the view id). Raises
+        :class:`UnknownWorkspace` for a malformed, unknown or deleted id and :class:`DamagedWorkspace` for one whose
+        stored settings fail their checksum."""
+        with self._db.transaction() as tx:
+            row = self._row(tx, any_id)
+            ws = self._build(tx, row, any_id)
+            if touch:
+                tx.execute("UPDATE workspaces SET opened = ? WHERE id = ?", (self.clock(), ws.id))
+        return ws
+
+    def exists(self, any_id: str) -> bool:
+        try:
+            self.open(any_id, touch=False)
+        except UnknownWorkspace:
+            return False
+        except DamagedWorkspace:
+            return True
+        return True
+
+    def get_blob(self, any_id: str, digest: str) -> bytes:
+        """An uploaded file of the workspace (checked against its digest). Only a file the workspace holds is
+        handed out: knowing a digest is not enough."""
+        if not is_digest(digest):
+            raise UnknownWorkspace("not an uploaded file of this workspace")
+        with self._db.transaction() as tx:
+            ws_id = self._row(tx, any_id)[0]
+            held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
+                              (ws_id, digest)).fetchone()
+        if held is None:
+            raise UnknownWorkspace("not an uploaded file of this workspace")
+        return self.blobs.get(digest)
+
+    def recent(self, limit: int = 20) -> list[WorkspaceSummary]:
+        """The most recently changed workspaces (for a local single-user server's Workspaces page only: a shared
+        server must not list other people's links)."""
+        out = []
+        with self._db.transaction() as tx:
+            rows = tx.execute("SELECT w.id, w.view_id, w.settings, w.checksum, w.updated, "
+                              "(SELECT COALESCE(SUM(size), 0) FROM workspace_blobs b WHERE b.ws_id = w.id) "
+                              "FROM workspaces w ORDER BY w.updated DESC LIMIT ?", (int(limit),)).fetchall()
+        for ws_id, view_id, text, checksum, updated, size in rows:
+            if _checksum(text) != checksum:
+                continue
+            try:
+                title = str(json.loads(text).get("title") or "Untitled workspace")
+            except (ValueError, AttributeError):
+                continue
+            out.append(WorkspaceSummary(ws_id, view_id, title, float(updated), int(size)))
+        return out
+
+    # ------------------------------------------------------------------ writing
+    def _editable(self, tx, any_id: str) -> str:
+        ws_id, view_id = self._row(tx, any_id)[:2]
+        if any_id == view_id:
+            raise ReadOnlyWorkspace("This is a read-only link: the workspace cannot be changed through it. "
+                                    "Duplicate it to make changes of your own.")
+        return ws_id
+
+    def create(self, settings: dict | None = None) -> Workspace:
+        text = _settings_text(settings or {})
+        now = self.clock()
+        ws_id, view_id = new_id(), new_id()
+        with self._db.transaction() as tx:
+            tx.execute("INSERT INTO workspaces (id, view_id, settings, checksum, revision, created, updated, opened) "
+                       "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
+        return Workspace(ws_id, view_id, json.loads(text), 0, now, now)
+
+    def save(self, ws_id: str, settings: dict, base_revision: int | None = None) -> int:
+        """Replace the workspace's settings; committed (on disk) when this returns. Returns the new revision.
+
+        ``base_revision``: refuse (``False`` is never returned; :class:`WorkspaceError` is raised) when another
+        writer saved since that revision. Without it the last writer wins (two tabs of one workspace)."""
+        text = _settings_text(settings)
+        with self._db.transaction() as tx:
+            real = self._editable(tx, ws_id)
+            if base_revision is None:
+                tx.execute("UPDATE workspaces SET settings = ?, checksum = ?, revision = revision + 1, updated = ?, "
+                           "opened = ? WHERE id = ?", (text, _checksum(text), self.clock(), self.clock(), real))
+            else:
+                cur = tx.execute("UPDATE workspaces SET settings = ?, checksum = ?, revision = revision + 1, "
+                                 "updated = ?, opened = ? WHERE id = ? AND revision = ?",
+                                 (text, _checksum(text), self.clock(), self.clock(), real, int(base_revision)))
+                if cur.rowcount == 0:
+                    raise WorkspaceError("The workspace was changed elsewhere since it was opened; reload it.")
+            revision = tx.execute("SELECT revision FROM workspaces WHERE id = ?", (real,)).fetchone()[0]
+        return int(revision)
+
+    def put_blob(self, ws_id: str, data: bytes, name: str) -> str:
+        """Keep an uploaded file in the workspace; returns its digest. Refused over the workspace's or the store's
+        budget (:class:`WorkspaceTooLarge`)."""
+        data = bytes(data)
+        name = str(name)[:255]
+        digest = digest_of(data)
+        with self._db.transaction() as tx:
+            real = self._editable(tx, ws_id)
+            held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
+                              (real, digest)).fetchone()
+            if held is None:
+                used = tx.execute("SELECT COALESCE(SUM(size), 0) FROM workspace_blobs WHERE ws_id = ?",
+                                  (real,)).fetchone()[0]
+                if int(used) + len(data) > self.limits.workspace_bytes:
+                    raise WorkspaceTooLarge(
+                        f"this workspace's uploads would exceed {size_text(self.limits.workspace_bytes)}; delete or "
+                        "duplicate-and-trim the workspace, or raise TCREX_WORKSPACE_MAX_MB")
+                known = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
+                if known is None:
+                    total = tx.execute("SELECT COALESCE(SUM(size), 0) FROM (SELECT digest, MAX(size) AS size "
+                                       "FROM workspace_blobs GROUP BY digest) AS d").fetchone()[0]
+                    if int(total) + len(data) > self.limits.total_bytes:
+                        raise WorkspaceTooLarge("the workspace store is full; ask the operator to free space or "
+                                                "raise TCREX_STORE_MAX_MB")
+                # The row first, then the file: a concurrent delete that checks references after this commit
+                # keeps the file.
+                tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) VALUES (?, ?, ?, ?)",
+                           (real, digest, len(data), name))
+        self.blobs.put(data)
+        return digest
+
+    def drop_blob(self, ws_id: str, digest: str) -> None:
+        """Let the workspace forget an uploaded file (deleted from disk when no workspace holds it)."""
+        with self._db.transaction() as tx:
+            real = self._editable(tx, ws_id)
+            tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ? AND digest = ?", (real, digest))
+        self._collect([digest])
+
+    def duplicate(self, any_id: str, settings: dict | None = None) -> Workspace:
+        """A new workspace (new ids) with the same settings and uploads; works from a view link too, so a viewer
+        can make a copy of their own."""
+        source = self.open(any_id, touch=False)
+        text = _settings_text(source.settings if settings is None else settings)
+        now = self.clock()
+        ws_id, view_id = new_id(), new_id()
+        with self._db.transaction() as tx:
+            tx.execute("INSERT INTO workspaces (id, view_id, settings, checksum, revision, created, updated, opened) "
+                       "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
+            tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) SELECT ?, digest, size, name "
+                       "FROM workspace_blobs WHERE ws_id = ?", (ws_id, source.id))
+        return self.open(ws_id, touch=False)
+
+    def delete(self, ws_id: str) -> None:
+        """Remove the workspace, its settings and every uploaded file no other workspace holds."""
+        with self._db.transaction() as tx:
+            real = self._editable(tx, ws_id)
+            digests = [d for (d,) in tx.execute("SELECT digest FROM workspace_blobs WHERE ws_id = ?",
+                                                (real,)).fetchall()]
+            tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ?", (real,))
+            tx.execute("DELETE FROM workspaces WHERE id = ?", (real,))
+        self._collect(digests)
+
+    def _collect(self, digests) -> None:
+        for digest in digests:
+            with self._db.transaction() as tx:
+                still = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
+            if still is None:
+                self.blobs.delete(digest)
+
+    def expire(self, now: float | None = None) -> list[str]:
+        """Delete the workspaces nobody opened within :attr:`Limits.expire_after_s`; returns their ids."""
+        if self.limits.expire_after_s is None:
+            return []
+        cutoff = (self.clock() if now is None else now) - self.limits.expire_after_s
+        with self._db.transaction() as tx:
+            old = [r[0] for r in tx.execute("SELECT id FROM workspaces WHERE opened < ?", (cutoff,)).fetchall()]
+        for ws_id in old:
+            try:
+                self.delete(ws_id)
+            except UnknownWorkspace:  # deleted meanwhile by another process
+                pass
+        return old
+
+    # ------------------------------------------------------------------ health
+    def check(self) -> Health:
+        """Every workspace's settings against its checksum and every upload against its digest; damaged ones are
+        listed (and skipped by :meth:`recent`), never deleted."""
+        health = Health(notes=list(self.notes))
+        with self._db.transaction() as tx:
+            rows = tx.execute("SELECT id, settings, checksum FROM workspaces").fetchall()
+            blob_rows = tx.execute("SELECT ws_id, digest FROM workspace_blobs").fetchall()
+        for ws_id, text, checksum in rows:
+            if _checksum(text) != checksum:
+                health.damaged.append(ws_id)
+        missing = {d for _, d in blob_rows if not self.blobs.exists(d)}
+        for ws_id, digest in blob_rows:
+            if digest in missing and ws_id not in health.damaged:
+                health.damaged.append(ws_id)
+        return health
+
+    def size_of(self, any_id: str) -> int:
+        """Bytes of the workspace's uploads plus its settings text."""
+        ws = self.open(any_id, touch=False)
+        return sum(size for _, size in ws.blobs.values()) + len(_settings_text(ws.settings))

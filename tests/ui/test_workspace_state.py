@@ -1,0 +1,90 @@
+"""What a dashboard workspace saves and restores (tcrex.ui.workspace): every persisted choice and upload comes back
+equal, through the JSON text the store keeps; saved values are decoded by an allow-list, never by class name."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tcrex.ui import caching, session, sources, state, workspace
+from tcrex.workspace import WorkspaceError
+
+
+def _session_with_everything() -> dict:
+    ss: dict = {}
+    data = b"age,income,approved\n30,40.5,1\n41,20.0,0\n"
+    model = b'{"learner": {}}'
+    ss[session.DATA_SPEC] = sources.DataSpec("upload", "loans.csv", digest=sources.sha256(data), label="approved",
+                                             drop=("id",), categorical=("region",), extra=("sex",),
+                                             sentinels=("months",), reading=(("delimiter", ";"),))
+    ss[session.MODEL_SPEC] = sources.ModelSpec("upload", "model.json", digest=sources.sha256(model))
+    ss[session.PARAMS] = state.Params(rho=0.05, tau=0.95, n_trees=3, target={"at_least": 7}, grower="exact",
+                                      constraints=(("age", '"increase_only"'), ("sex", '"immutable"')))
+    ss[session.CLASS_NAMES] = {"key1": {0: "Bad", 1: "Good"}}
+    ss[session.OUTCOME_CONFIRMED] = {"ws1": 1, "ws2": (0.5, None)}
+    ss[session.FAVOURABLE_FOR] = "ws1"
+    ss[session.CONSTRAINTS_CONFIRMED] = {"scope-a", "scope-b"}
+    ss[session.SETUP_MODEL_CHOICE] = "upload"
+    ss[session.INDIVIDUAL] = np.int64(17)
+    ss[session.EDITED_INDIVIDUAL] = {"age": np.float64(31.0), "region": "north", "income": float("nan")}
+    ss[session.AUDIT_PREFS] = {"key1": {"column": "sex", "reference": None}}
+    ss[session.SETUP_DATA_CHOICE] = "upload"
+    session.set_workspace_page("audit", ss)
+    uploads = session.uploads(ss)
+    for slot, name, raw in (("data", "loans.csv", data), ("model", "model.json", model)):
+        digest = sources.sha256(raw)
+        uploads[slot] = (digest, name, raw)
+        kept = caching.LRU(caching.KEPT_UPLOADS)
+        kept[digest] = (digest, name, raw)
+        uploads[f"{slot}@"] = kept
+    return ss
+
+
+def test_every_persisted_choice_and_upload_comes_back_equal():
+    ss = _session_with_everything()
+    settings = json.loads(json.dumps(workspace.snapshot(ss), allow_nan=False))  # what the store keeps
+    blobs = {d: raw for slot in workspace.SLOTS for d, (_, _, raw) in (ss.get(session.UPLOADS, {}).get(f"{slot}@")
+                                                                       or {}).items()}
+    fresh: dict = {session.INDIVIDUAL: 3}
+    workspace.restore(settings, blobs, fresh)
+    for key in workspace.PERSISTED:
+        if key == session.EDITED_INDIVIDUAL:
+            continue
+        assert fresh[key] == ss[key], key
+    edited = fresh[session.EDITED_INDIVIDUAL]
+    assert edited["age"] == 31.0 and edited["region"] == "north" and np.isnan(edited["income"])
+    assert isinstance(fresh[session.PARAMS], state.Params) and fresh[session.PARAMS].constraint_spec == {
+        "age": "increase_only", "sex": "immutable"}
+    assert fresh[session.CLASS_NAMES]["key1"] == {0: "Bad", 1: "Good"}  # integer class labels stay integers
+    assert session.workspace_page(fresh) == "audit"
+    for slot in ("data", "model"):
+        assert fresh[session.UPLOADS][slot] == ss[session.UPLOADS][slot]
+        assert dict(fresh[session.UPLOADS][f"{slot}@"]) == dict(ss[session.UPLOADS][f"{slot}@"])
+
+
+def test_a_choice_the_workspace_never_made_is_not_kept_from_the_session():
+    ss = _session_with_everything()
+    settings = workspace.snapshot({session.PARAMS: ss[session.PARAMS]})
+    other = dict(ss)
+    workspace.restore(settings, {}, other)
+    assert session.INDIVIDUAL not in other and session.DATA_SPEC not in other
+    assert other[session.PARAMS] == ss[session.PARAMS]
+
+
+@pytest.mark.parametrize("tampered", [
+    {"__type__": "Popen", "fields": {"args": ["rm", "-rf", "/"]}},
+    {"__type__": "os.system", "fields": {}},
+    {"__weird__": 1},
+])
+def test_saved_values_are_decoded_by_an_allow_list(tampered):
+    settings = {"version": 1, "session": {session.PARAMS: tampered}}
+    with pytest.raises(WorkspaceError):
+        workspace.restore(settings, {}, {})
+
+
+def test_a_workspace_saved_by_a_newer_version_is_refused_whole():
+    ss: dict = {}
+    with pytest.raises(WorkspaceError, match="newer version"):
+        workspace.restore({"version": 99, "session": {session.INDIVIDUAL: 5}}, {}, ss)
+    assert ss == {}
