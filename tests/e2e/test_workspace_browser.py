@@ -5,37 +5,24 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import urllib.request
 
 import pytest
 
-from conftest import REPO_ROOT, SERVER_COMMAND, _free_port, wait_for_app_idle
+from conftest import REPO_ROOT, SERVER_COMMAND, wait_for_app_idle
+from servers import answers, serve_on_free_port, stop
 
 pytestmark = pytest.mark.slow
 
 
 def _serve(state_dir, log_path):
     """A dashboard on a free port with its workspaces in ``state_dir``; returns (process, base URL)."""
-    port = _free_port()
     env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                TCREX_STATE_DIR=str(state_dir))
-    log = open(log_path, "a", encoding="utf-8")
-    proc = subprocess.Popen([*SERVER_COMMAND, "--server.headless", "true", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-                            cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    url = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    while True:  # until the server answers (or dies): the event itself, no deadline of ours
-        if proc.poll() is not None:
-            pytest.fail(f"the dashboard exited during start-up: {open(log_path).read()[-2000:]}")
-        try:
-            with opener.open(f"{url}/_stcore/health", timeout=5) as resp:
-                if resp.status == 200:
-                    return proc, url
-        except OSError:
-            subprocess.run(["sleep", "0.2"])  # poll interval, not a deadline
+    command = lambda port: [*SERVER_COMMAND, "--server.headless", "true", "--server.port", str(port),  # noqa: E731
+                            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    proc, port = serve_on_free_port(command, log_path, cwd=REPO_ROOT, env=env,
+                                    ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health"))
+    return proc, f"http://127.0.0.1:{port}"
 
 
 def _open(page, url):
@@ -66,8 +53,8 @@ def _individual_text(page) -> str:
 
 
 def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
-    state, log = tmp_path / "state", tmp_path / "server.log"
-    proc, url = _serve(state, log)
+    state, first_log, log = tmp_path / "state", tmp_path / "first-server.log", tmp_path / "server.log"
+    proc, url = _serve(state, first_log)
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -100,8 +87,8 @@ def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
         assert _individual_text(page) == before
         # The read-only link: the same page and numbers, a banner, and nothing saved.
         _open(page, f"{url}/workspaces?ws={ws_id}")
-        page.wait_for_selector("text=Editing link")
-        wait_for_app_idle(page)
+        page.wait_for_function("() => [...document.querySelectorAll('code')]"
+                               ".filter(c => c.innerText.includes('?ws=')).length >= 2")
         links = {t.strip() for t in page.locator("code").all_inner_texts() if "?ws=" in t}
         assert f"{url}/?ws={ws_id}" in links and len(links) == 2
         view_id = next(link for link in links if ws_id not in link).rsplit("=", 1)[1]
@@ -116,6 +103,5 @@ def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
         assert _ws_id(page) != "A" * 32
         context.close()
     finally:
-        proc.terminate()
-        proc.wait()
-    assert "Traceback" not in log.read_text()
+        stop(proc)
+    assert "Traceback" not in first_log.read_text() + log.read_text()
