@@ -121,19 +121,13 @@ def main() -> None:
         print(f"disk per workspace (settings only, 100 workspaces): {disk(os.path.join(tmp, 'd')) / 1024:.1f} kB")
     if args.postgres:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        import pytest  # noqa: F401 - the fixture module imports it
-        from test_workspace_store import postgres_url
-        gen = postgres_url.__wrapped__(Path(tempfile.mkdtemp()))
-        url = next(gen)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                store = WorkspaceStore(url, blobs=tmp)
-                times = save_cost(store)
-                print(f"PostgreSQL save: median {1000 * statistics.median(times):.1f} ms, max "
-                      f"{1000 * max(times):.1f} ms")
-                print(f"PostgreSQL, 8 sessions saving at once: {concurrent(store):.0f} saves/s in all")
-        finally:
-            next(gen, None)
+        from servers import postgres_server  # the server the tests start
+        with postgres_server() as url, tempfile.TemporaryDirectory() as tmp:
+            store = WorkspaceStore(url, blobs=tmp)
+            times = save_cost(store)
+            print(f"PostgreSQL save: median {1000 * statistics.median(times):.1f} ms, max "
+                  f"{1000 * max(times):.1f} ms")
+            print(f"PostgreSQL, 8 sessions saving at once: {concurrent(store):.0f} saves/s in all")
 
 
 if __name__ == "__main__":

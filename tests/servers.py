@@ -12,8 +12,13 @@ generous bound on a hang, not a speed expectation.
 """
 from __future__ import annotations
 
+import contextlib
+import glob
+import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -128,3 +133,48 @@ def answers(url: str, expect: str | None = None) -> bool:
             return resp.status == 200 and (expect is None or resp.read().decode() == expect)
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
         return False
+
+
+@contextlib.contextmanager
+def postgres_server():
+    """A PostgreSQL server of the test's own (Debian's binaries; run as the ``postgres`` user when the tests run as
+    root, since initdb refuses root) in a temporary folder on a free loopback port; yields its URL and removes
+    everything afterwards. Skips (fails under ``TCREX_REQUIRE_POSTGRES=1``, set by .ci/run) when PostgreSQL is
+    not installed: ``make test`` installs it."""
+    import pytest
+
+    initdb = shutil.which("initdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))), None)
+    if initdb is None:
+        message = "PostgreSQL is not installed (make test installs Debian's postgresql when run as root)"
+        if os.environ.get("TCREX_REQUIRE_POSTGRES"):
+            pytest.fail(message + "; TCREX_REQUIRE_POSTGRES=1 forbids skipping")
+        pytest.skip(message)
+    initdb = os.path.realpath(initdb)
+    pg_ctl = os.path.join(os.path.dirname(initdb), "pg_ctl")
+    # Not under pytest's tmp_path: that folder is private to root, and the server runs as another user.
+    home = Path(tempfile.mkdtemp(prefix="tcrex-pg-"))
+    home.chmod(0o755)
+    data = home / "data"
+    data.mkdir()
+    run_as = []
+    if os.geteuid() == 0:
+        shutil.chown(data, "postgres")
+        run_as = ["runuser", "-u", "postgres", "--"]
+    try:
+        subprocess.run(run_as + [initdb, "-D", str(data), "-A", "trust", "-U", "postgres"], check=True,
+                       capture_output=True)
+        for _ in range(5):  # a port taken between the probe and the server's bind: start again on another
+            port = free_port()
+            started = subprocess.run(run_as + [pg_ctl, "-D", str(data), "-w", "-l", str(data / "log"), "-o",
+                                               f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"],
+                                     capture_output=True)
+            if started.returncode == 0:
+                break
+        else:
+            raise AssertionError(f"PostgreSQL did not start: {started.stderr.decode()[-500:]}")
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run(run_as + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

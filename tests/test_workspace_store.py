@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +16,7 @@ import threading
 import zipfile
 
 import pytest
+from servers import postgres_server
 
 from tcrex.workspace import (DamagedWorkspace, Limits, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError,
                              WorkspaceStore, WorkspaceTooLarge, export_workspace, import_workspace, is_id)
@@ -300,50 +300,10 @@ def test_a_zip_bomb_is_refused_from_its_directory(tmp_path):
 
 
 # ------------------------------------------------------------------ PostgreSQL: two "servers" on one database
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def postgres_url(tmp_path):
-    initdb = shutil.which("initdb") or next(iter(sorted(__import__("glob").glob("/usr/lib/postgresql/*/bin/initdb"))),
-                                            None)
-    if initdb is None:
-        if os.environ.get("TCREX_REQUIRE_POSTGRES"):
-            pytest.fail("PostgreSQL's initdb is missing (make test installs Debian's postgresql as root)")
-        pytest.skip("PostgreSQL is not installed (make test installs Debian's postgresql when run as root)")
-    pg_ctl = os.path.join(os.path.dirname(os.path.realpath(initdb)), "pg_ctl")
-    # Not under tmp_path: pytest's base folder is private to root, and the server runs as another user.
-    import pathlib
-    import tempfile
-    home = pathlib.Path(tempfile.mkdtemp(prefix="tcrex-pg-"))
-    home.chmod(0o755)
-    data = home / "data"
-    data.mkdir()
-    run_as = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres user
-        shutil.chown(data, "postgres")
-        run_as = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(run_as + [os.path.realpath(initdb), "-D", str(data), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    for attempt in range(5):  # a port taken between the probe and the start: try another
-        port = _free_port()
-        started = subprocess.run(run_as + [pg_ctl, "-D", str(data), "-w", "-l", str(data / "log"), "-o",
-                                           f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"],
-                                 capture_output=True)
-        if started.returncode == 0:
-            break
-    else:
-        shutil.rmtree(home, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {started.stderr.decode()[-500:]}")
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(run_as + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(home, ignore_errors=True)
+def postgres_url():
+    with postgres_server() as url:
+        yield url
 
 
 @pytest.mark.cluster
