@@ -32,10 +32,21 @@ MAX_GROUPS = 50  # the audit refuses more
 BIN_ABOVE = 12  # numeric columns with more distinct values are split into quartiles
 CONFIDENCES = [0.90, 0.95, 0.99]
 N_BOOT = 1000
+#: The per-group table's columns with a model: recourse is verified recourse, the costs are the verified advice's
+#: (the report's table, :data:`tcrex.report.AUDIT_COLUMNS`).
 TABLE_COLUMNS = {
-    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
-    "recourse_share": "share with recourse", "effectiveness": "verified by a point that follows the advice",
-    "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
+    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have verified recourse",
+    "recourse_share": "share with verified recourse", "n_next_rule": "verified through the next rule",
+    "n_minimal_change": "verified beyond the rules", "n_similar": "similar case only", "n_none": "no verified recourse",
+    "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes",
+    "mean_distance": "mean distance", "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy",
+    "small_group": "small group", "is_reference": "reference",
+}
+#: Without a model: the paper's rules, not checked on a model (:data:`tcrex.report.AUDIT_RULE_COLUMNS`).
+RULE_TABLE_COLUMNS = {
+    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have a rule",
+    "recourse_share": "share with a rule", "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule",
+    "mean_changes": "mean changes (rules)", "mean_distance": "mean distance (rules)",
     "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy", "small_group": "small group",
     "is_reference": "reference",
 }
@@ -421,19 +432,30 @@ def top_rules_table(res, result: FitResult, ws: Workspace) -> pd.DataFrame:
 
 
 def table(run_: AuditRun) -> pd.DataFrame:
+    """The per-group table in the words of the audit's basis (verified on the model, or rules only)."""
     t = run_.result.table()
-    return t[[c for c in TABLE_COLUMNS if c in t.columns]].rename(columns=TABLE_COLUMNS)
+    columns = TABLE_COLUMNS if run_.result.verified else RULE_TABLE_COLUMNS
+    return t[[c for c in columns if c in t.columns]].rename(columns=columns)
 
 
 TABLE_CONFIG = {
-    "share with recourse": st.column_config.ProgressColumn("share with recourse", format="percent", min_value=0.0,
-                                                           max_value=1.0),
-    "verified by a point that follows the advice": st.column_config.ProgressColumn(
-        "verified by a point that follows the advice", format="percent", min_value=0.0, max_value=1.0,
-        help="Share of the group's individuals needing recourse whose recommended point the model confirms"),
-    "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f"),
+    "share with verified recourse": st.column_config.ProgressColumn(
+        "share with verified recourse", format="percent", min_value=0.0, max_value=1.0,
+        help="Share of the group's individuals needing recourse with a point that changes exactly what their advice "
+             "names and that the model confirms"),
+    "share with a rule": st.column_config.ProgressColumn(
+        "share with a rule", format="percent", min_value=0.0, max_value=1.0,
+        help="Rules only — not checked on a model: share of the group's individuals needing recourse to whom a rule "
+             "applies"),
+    "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f",
+                                                  help="Features the verified advice changes"),
+    "mean changes (rules)": st.column_config.NumberColumn("mean changes (rules)", format="%.2f",
+                                                          help="Features the rule asks to change (not checked on a "
+                                                               "model; 0 for someone already inside the rule)"),
     "mean distance": st.column_config.NumberColumn("mean distance", format="%.3f",
-                                                   help="Total percentile shift to the counterfactual point"),
+                                                   help="Total percentile shift to the verified point"),
+    "mean distance (rules)": st.column_config.NumberColumn("mean distance (rules)", format="%.3f",
+                                                           help="Total percentile shift to the rule's nearest point"),
     "mean feasibility": st.column_config.NumberColumn("mean feasibility", format="percent"),
     "mean accuracy": st.column_config.NumberColumn("mean accuracy", format="percent"),
 }
@@ -464,9 +486,11 @@ def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, k
     ui.show(fig, height=height, key=key)
 
 
-def metric_choice(key: str) -> str:
+def metric_choice(key: str, res=None) -> str:
+    """The metric of the bar chart, named in the words of the audit ``res``'s basis (verified or rules only)."""
     from tcrex.figures import BAR_METRICS  # noqa: PLC0415
 
+    labels = {**BAR_METRICS, **({m: v[0] for m, v in res.metrics.items()} if res is not None else {})}
     options = [m for m in BAR_METRICS]
     return st.segmented_control("Compare", options, default="recourse_share", key=key, required=True,
-                                format_func=BAR_METRICS.get) or "recourse_share"
+                                format_func=labels.get) or "recourse_share"
