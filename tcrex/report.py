@@ -287,18 +287,19 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     n, n_need, n_has = len(status), int(need.sum()), int((has & need).sum())
     changes = explanations.loc[has & need, "changes"]
     median = _cell(float(changes.median())) if len(changes) else "–"
+    # the paper's rule-based figures say so: beside the verified count they must not read as checked recourse
     cards = [("individuals explained", f"{n:,}"),
              ("need a change to reach the favourable outcome", f"{n_need:,} ({_pct(n_need, n)})"),
-             ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
-             ("median features to change", median)]
+             ("of them have a rule (the paper's, not checked on a model)", f"{n_has:,} ({_pct(n_has, n_need)})"),
+             ("median features the rule asks to change", median)]
     if effectiveness is not None and effectiveness.n_needing:
         cards.append(("verified by a point that follows the advice (checked on the model)",
                       f"{effectiveness.n_verified:,} ({_pct(effectiveness.n_verified, effectiveness.n_needing)})"))
     html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
     no_rule = n_need - n_has
-    words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
-             f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} "
-             f"feature{'' if median == '1' else 's'}."]
+    words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; by the rules alone (not checked "
+             f"on a model) {n_has:,} of them ({_pct(n_has, n_need)}) have an actionable rule, typically asking to "
+             f"change {median} feature{'' if median == '1' else 's'}."]
     if no_rule:
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
     if effectiveness is not None and effectiveness.n_needing:
