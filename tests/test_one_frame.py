@@ -283,3 +283,22 @@ def test_the_cli_audit_on_parquet_prints_the_aggregates_of_the_frame(case, tmp_p
     assert all(len(top[g]) == min(10, len(want[g]["rules"])) for g in want)
     _check_audit_doc(doc["group_labels"], table, changes, change, keep, top,
                      {g: {**w, "rules": Counter(want_top[g])} for g, w in want.items()}, features)
+
+
+def test_an_audit_of_the_frame_given_is_the_audit_that_verifies(case):
+    """``audit(counterfactuals=frame)`` aggregates a frame computed once (a dashboard's) and gives exactly the audit
+    that verifies the rows itself; a frame of other rows or another target is refused."""
+    from tcrex.errors import ParameterError
+
+    from tests.audit_checks import assert_same_audit
+
+    ex, X, cf = case["ex"], case["X"], case["cf"]
+    want = audit(ex, X, case["group"], model=case["model"], n_boot=N_BOOT)
+    got = audit(ex, X, case["group"], y_pred=ex.outputs(X[case["features"]], model=case["model"]),
+                counterfactuals=cf.sample(frac=1.0, random_state=0), n_boot=N_BOOT)  # any row order
+    assert_same_audit(got, want)
+    with pytest.raises(ParameterError, match="every row"):
+        audit(ex, X, case["group"], model=case["model"], counterfactuals=cf.iloc[1:], n_boot=N_BOOT)
+    other = ex.counterfactuals(X[case["features"]], model=case["model"], target=0)
+    with pytest.raises(ParameterError, match="other people"):
+        audit(ex, X, case["group"], model=case["model"], counterfactuals=other, n_boot=N_BOOT)

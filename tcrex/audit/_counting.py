@@ -208,7 +208,8 @@ class AuditResult:
 
 
 def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=1000, confidence=0.95,
-          reference=None, random_state=0, min_group_size=30, class_names=None, reference_rows=None) -> AuditResult:
+          reference=None, random_state=0, min_group_size=30, class_names=None, reference_rows=None,
+          counterfactuals=None) -> AuditResult:
     """Compare recourse between groups of individuals under a fitted :class:`~tcrex.TCREx` explainer.
 
     Parameters
@@ -232,12 +233,16 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
         "(target: approved)" instead of "(target: output = 1)".
     reference_rows : rows for the search beyond the rules when verifying recourse (``counterfactuals(...,
         reference=)``); default the explainer's fit rows. An explainer restored from JSON needs them to count the
-        same verified recourse as the one it was exported from.
+        same verified recourse as the one it was exported from, and takes the distances' percentiles from them.
+    counterfactuals : the verified frame of these rows, already computed (``explainer.counterfactuals(X,
+        verify=True, ...)`` with the same outputs and target; every row of X in its index), e.g. once per fit by a
+        dashboard: the audit then aggregates it instead of asking the model again. Checked against the rows: a
+        frame of other rows or another target is refused.
     """
     check_bootstrap_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
     labels, order, group_column = resolve_groups(X, groups)
-    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows)
+    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows, counterfactuals)
     counts = _count(outcomes, labels, group_column, order)
     return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
                       random_state=random_state, min_group_size=min_group_size, outcomes=outcomes, labels=labels)
@@ -364,12 +369,15 @@ class _Outcomes:
         return self.effectiveness_available
 
 
-def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_rows=None) -> _Outcomes:
+def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_rows=None,
+              counterfactuals=None) -> _Outcomes:
     """Per row, the advice the audit counts: with a model the verified advice of ``counterfactuals(verify=True)``
     (the one per-person frame every population figure aggregates), without one the paper's rule."""
     target_spec = _resolve_target(explainer, target)
     y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for every call below
     model = model if model is not None else getattr(explainer, "model_", None)
+    if counterfactuals is not None and model is None:
+        model = _GIVEN  # the verification was done by the caller
     exp = explainer.explain(X, y_pred=y, target=target_spec)
     n = len(X)
     status = exp["status"].astype(str).to_numpy()
@@ -383,7 +391,10 @@ def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_r
     if model is None:
         advice = _rule_advice(explainer, X, y, target_spec, exp, status, features)
     else:
-        advice = _verified_advice(explainer, X, y, model, target_spec, need, tgt, features, reference_rows)
+        cf = _given_frame(counterfactuals, X, exp, need) if counterfactuals is not None else \
+            explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True,
+                                      reference=reference_rows, text=False)
+        advice = _verified_advice(explainer, cf, need, tgt, features)
     has, rule, changes, points = advice["has"], advice["rule"], advice["changes"], advice["points"]
     feas = np.full(n, np.nan)
     acc = np.full(n, np.nan)
@@ -426,13 +437,34 @@ def _rule_advice(explainer, X, y, target_spec, exp, status, features) -> dict:
             "change": change, "keep": keep, "points": points, "works": np.full(len(X), np.nan)}
 
 
-def _verified_advice(explainer, X, y, model, target_spec, need, tgt, features, reference_rows) -> dict:
+#: Stands for "a model": the caller verified the rows and passed the frame (``counterfactuals=``).
+_GIVEN = object()
+
+
+def _given_frame(cf, X, exp, need) -> pd.DataFrame:
+    """A caller's verified frame for the rows X, checked: it must hold every row, come from
+    ``counterfactuals(verify=True)`` and describe the same people (who needs recourse, their paper rule)."""
+    missing = [c for c in ("recourse", "source", "changed", "n_changes", "rule", "recommended_rule")
+               if c not in getattr(cf, "columns", ())]
+    if missing:
+        raise ParameterError(f"counterfactuals must be a frame from counterfactuals(verify=True); it lacks {missing}")
+    if not X.index.isin(cf.index).all() or cf.index.has_duplicates:
+        raise ParameterError("counterfactuals must hold every row of X once (matched on the index)")
+    cf = cf.loc[X.index]
+    paper = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    theirs = cf["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    if not np.array_equal(cf["recourse"].notna().to_numpy(), need) or not np.array_equal(paper[need], theirs[need]):
+        raise ParameterError("counterfactuals describe other people than X with these outputs and this target "
+                             "(who needs recourse, or their rule, differs): compute them with the same y_pred and "
+                             "target")
+    return cf
+
+
+def _verified_advice(explainer, cf, need, tgt, features) -> dict:
     """The verified advice (``counterfactuals(verify=True)``): who has it (:func:`tcrex.vocabulary.is_verified`),
     the features it changes (``changed``), the features its recommended rule constrains and it keeps, the rule
     (``recommended_rule``; none for a minimal change beyond the rules) and the point."""
-    n = len(X)
-    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True,
-                                   reference=reference_rows, text=False)
+    n = len(cf)
     has = is_verified(cf) & need  # the one definition of "works" (issue #24)
     rule = np.where(has, cf["recommended_rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
     index = {f: i for i, f in enumerate(features)}

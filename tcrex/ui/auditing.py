@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import is_categorical_column
-from tcrex.errors import TCRExError
+from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
 from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
@@ -350,13 +350,28 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
         kwargs = dict(y_pred=y, model=verification.checker(ws), target=settings.target, n_boot=N_BOOT,
                       confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0,
                       class_names=ws.class_names)
+        # the page's own check of every row (the "verified" headline's frame): the audit aggregates it rather than
+        # asking the model again, so both speak of the same people and the same advice
+        checked = verification.verified_rows(ws, result) if kwargs["model"] is not None else None
+        if checked is not None and not checked.sampled and index.isin(checked.frame.index).all():
+            kwargs["counterfactuals"] = checked.frame.loc[index]
+
+        def run_audit():
+            try:
+                return audit(result.explainer, X, groups.loc[index], reference=settings.reference, **kwargs)
+            except TCRExError:
+                if settings.reference is None:
+                    raise
+                # the chosen group is not in this population: the largest instead
+                return audit(result.explainer, X, groups.loc[index], **kwargs)
+
         try:
-            res = audit(result.explainer, X, groups.loc[index], reference=settings.reference, **kwargs)
-        except TCRExError:
-            if settings.reference is None:
+            res = run_audit()
+        except ParameterError as exc:  # the check was of another favourable outcome: verify the audit's own rows
+            if kwargs.pop("counterfactuals", None) is None or "counterfactuals" not in str(exc):
                 raise
-            res = audit(result.explainer, X, groups.loc[index], **kwargs)  # the chosen group is not in this
-        return AuditRun(result=res, fit_key=result.key, column=column,  # population: the largest instead
+            res = run_audit()
+        return AuditRun(result=res, fit_key=result.key, column=column,
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
 
     try:
