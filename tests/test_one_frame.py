@@ -30,6 +30,9 @@ from tcrex.vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARC
 
 from tests.credit_like import german_like, german_model
 
+#: Real XGBoost models, a verification of every row per dataset, the CLI on files: `make test`, not `make test-fast`.
+pytestmark = pytest.mark.slow
+
 N_BOOT = 60
 
 
