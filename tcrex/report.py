@@ -25,7 +25,7 @@ import pandas as pd
 from . import __version__, check_fitted
 from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
-from .audit import PRACTICAL_DEFAULT, clear_gaps, split_findings, threshold_text
+from .audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
 from .text import class_label, is_trivial_rule, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
@@ -183,11 +183,20 @@ def _slug(prefix: str, i: int) -> str:
     return f"{prefix}-{i}"
 
 
-AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
-                 "recourse_share": "share with recourse", "n_no_rule": "no valid rule",
+AUDIT_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have verified recourse",
+                 "recourse_share": "share with verified recourse", "n_next_rule": "verified through the next rule",
+                 "n_minimal_change": "verified beyond the rules", "n_similar": "similar case only",
+                 "n_none": "no verified recourse", "n_no_rule": "no valid rule",
                  "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes",
                  "mean_distance": "mean distance", "mean_feasibility": "mean feasibility",
                  "mean_accuracy": "mean accuracy", "small_group": "small group", "is_reference": "reference"}
+#: The per-group table of an audit without a model (the paper's rules, never checked on a model).
+AUDIT_RULE_COLUMNS = {"group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have a rule",
+                      "recourse_share": "share with a rule", "n_no_rule": "no valid rule",
+                      "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes (rules)",
+                      "mean_distance": "mean distance (rules)", "mean_feasibility": "mean feasibility",
+                      "mean_accuracy": "mean accuracy", "small_group": "small group", "is_reference": "reference"}
+
 
 
 def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT) -> str:
@@ -206,14 +215,16 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
                  + [f"<li>{_e(s)}</li>" for s in found.other])
         items.insert(0, f"<li>{_e(found.overview)}</li>")
     table = result.table()
-    table = table[[c for c in AUDIT_COLUMNS if c in table.columns]].rename(columns=AUDIT_COLUMNS)
+    columns = AUDIT_COLUMNS if result.verified else AUDIT_RULE_COLUMNS
+    table = table[[c for c in columns if c in table.columns]].rename(columns=columns)
     n_clear = int(clear_gaps(result.gaps(), practical).sum())
     note = (f"{pluralise(n_clear, 'clear gap')}: at least {threshold_text(practical)}, with a "
             f"{result.confidence:.0%} interval excluding zero ({result.n_boot} bootstrap resamples; reference: "
             f"{result.reference_display}).")
     svg = gap_forest_svg(result, practical=practical)
     return (f"{head}<h3>Findings</h3><ul>{''.join(items)}</ul><p class=\"note\">{_e(note)}</p>"
-            f"<h3>Per group</h3>{_table(table)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
+            f"<h3>Per group</h3><p class=\"note\" id=\"audit-basis\">{_e(basis_sentence(result))}</p>"
+            f"{_table(table)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
             f"reference group</h3><div class=\"tree\">{svg}</div></div>")
 
 
@@ -276,18 +287,19 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     n, n_need, n_has = len(status), int(need.sum()), int((has & need).sum())
     changes = explanations.loc[has & need, "changes"]
     median = _cell(float(changes.median())) if len(changes) else "–"
+    # the paper's rule-based figures say so: beside the verified count they must not read as checked recourse
     cards = [("individuals explained", f"{n:,}"),
              ("need a change to reach the favourable outcome", f"{n_need:,} ({_pct(n_need, n)})"),
-             ("of them have recourse", f"{n_has:,} ({_pct(n_has, n_need)})"),
-             ("median features to change", median)]
+             ("of them have a rule (the paper's, not checked on a model)", f"{n_has:,} ({_pct(n_has, n_need)})"),
+             ("median features the rule asks to change", median)]
     if effectiveness is not None and effectiveness.n_needing:
         cards.append(("verified by a point that follows the advice (checked on the model)",
                       f"{effectiveness.n_verified:,} ({_pct(effectiveness.n_verified, effectiveness.n_needing)})"))
     html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
     no_rule = n_need - n_has
-    words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; {n_has:,} of them "
-             f"({_pct(n_has, n_need)}) get an actionable recourse, typically changing {median} "
-             f"feature{'' if median == '1' else 's'}."]
+    words = [f"Of {n:,} individuals, {n_need:,} are not in the favourable outcome; by the rules alone (not checked "
+             f"on a model) {n_has:,} of them ({_pct(n_has, n_need)}) have an actionable rule, typically asking to "
+             f"change {median} feature{'' if median == '1' else 's'}."]
     if no_rule:
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
     if effectiveness is not None and effectiveness.n_needing:

@@ -76,7 +76,8 @@ def test_planted_disparity_is_detected(planted):
     hit = [f for f in text if "more changes" in f]
     assert len(hit) == 1
     assert hit[0].startswith("Individuals with group = B need on average 0.9")
-    assert "than group = A (95% CI 0.8" in hit[0]
+    assert "than group = A to reach a point the model confirms (95% CI 0.8" in hit[0]
+    assert "verified on the model" in text[0] and res.verified
     assert not any("No clear difference" in f and "mean changes" in f for f in text)
     shares = res.feature_change_shares()
     assert shares.loc["B", "savings"] == 1.0 and shares.loc["A", "savings"] == 0.0
@@ -100,8 +101,9 @@ def test_planted_matches_the_generating_rule(planted):
         assert table.loc[g, "n_already_in_target"] == ((df.group == g) & (y == 1)).sum()
         assert table.loc[g, "mean_changes"] == pytest.approx(truth[sel].mean())
     assert table.loc["A", "mean_changes"] == 1.0
-    dist = res.changes_distribution()
-    assert dist.loc["A"].tolist() == [0, table.loc["A", "n"], 0]
+    dist = res.changes_distribution()  # verified advice: nobody the model rejects is counted at 0 changes
+    assert list(dist.columns) == [1, 2]
+    assert dist.loc["A"].tolist() == [table.loc["A", "n"], 0]
     assert dist.loc["B", 1] + dist.loc["B", 2] == table.loc["B", "n"]
     top = res.top_rules("B")
     assert len(top) == 1 and top.share.iloc[0] == 1.0 and "savings" in top.conditions.iloc[0]
@@ -183,7 +185,8 @@ def test_immutable_feature_shows_in_the_recourse_share():
     changes = _gap(res, "mean_changes", "B")
     assert np.isnan(changes.difference) and not changes.significant
     text = res.findings()
-    assert any("have it less often than group = A: 0% against 100%" in f for f in text)
+    assert any("have a rule less often than group = A: 0% against 100%" in f for f in text)
+    assert text[0].count("Rules only — not checked on a model") == 1  # no model: the paper's rule-based audit
     assert any(f"{t.loc['B', 'n']} without an actionable one" in f for f in text)
     assert res.feature_change_shares().loc["B"].isna().all()  # nobody in B has recourse
 
@@ -452,7 +455,7 @@ def test_changes_distribution_and_heatmap_spec(planted):
     fig = figs.changes_distribution_by_group(res)
     assert [t.name for t in fig.data] == ["A", "B"] and fig.layout.barmode == "group"
     for trace in fig.data:
-        assert list(trace.x) == ["0", "1", "2"] and sum(trace.y) == pytest.approx(1.0)
+        assert list(trace.x) == ["1", "2"] and sum(trace.y) == pytest.approx(1.0)  # verified: never 0 changes
     counts = figs.changes_distribution_by_group(res, normalize=False)
     assert list(counts.data[0].y) == res.changes_distribution().loc["A"].tolist()
     heat = figs.feature_change_heatmap(res)
@@ -484,7 +487,9 @@ def test_audit_modules_do_not_import_streamlit():
 
 
 def test_effectiveness_per_group_counts_verified_recourse(planted):
-    """Share of a group's members needing recourse whose counterfactual point the model confirms, with intervals."""
+    """With a model, "has recourse" is verified recourse: the recourse share of a group is the share of its members
+    needing recourse whose counterfactual point the model confirms, with intervals (``effectiveness`` and
+    ``n_verified`` are the same figures under their earlier names)."""
     df, X, y, ex, res = planted
     cf = ex.counterfactuals(X, y_pred=y, model=_generating_rule)
     works = is_verified(cf)  # the one definition of "works" (issue #24)
@@ -492,25 +497,32 @@ def test_effectiveness_per_group_counts_verified_recourse(planted):
     need = y == 0
     for g in ("A", "B"):
         sel = need & (df.group == g).to_numpy()
-        assert table.loc[g, "effectiveness"] == pytest.approx(works[sel].mean())
-        assert table.loc[g, "n_verified"] == works[sel].sum()
-    row = _gap(res, "effectiveness", "B")
+        assert table.loc[g, "recourse_share"] == table.loc[g, "effectiveness"] == pytest.approx(works[sel].mean())
+        assert table.loc[g, "n_recourse"] == table.loc[g, "n_verified"] == works[sel].sum()
+    row = _gap(res, "recourse_share", "B")
     assert np.isfinite(row.ci_low) and row.ci_low <= row.difference <= row.ci_high
     assert row.n_group == table.loc["B", "n"]
+    assert "effectiveness" not in set(res.gaps().metric)  # the same number as recourse_share: compared once
     assert res.individuals["recourse_works"][need].notna().all()
     assert res.individuals["recourse_works"][~need].isna().all()
 
 
 def test_every_metric_has_its_own_gap_sentence(planted):
     """A clear gap is told in the words of its metric (the effectiveness gap once read as one of rule accuracy)."""
-    from tcrex.audit._wording import _GAP_SENTENCES, gap_sentence
+    from tcrex.audit._wording import _GAP_SENTENCES, _RULE_GAP_SENTENCES, gap_sentence
 
     df, X, y, ex, res = planted
-    assert set(_GAP_SENTENCES) == set(METRICS)
+    assert set(_GAP_SENTENCES) == set(_RULE_GAP_SENTENCES) == set(METRICS)
     rows = {r.metric: r for r in res.gaps().itertuples() if r.group == "B"}
-    assert "confirms" in gap_sentence(res, rows["effectiveness"])
-    assert "accurate" not in gap_sentence(res, rows["effectiveness"])
+    assert "confirms" in gap_sentence(res, rows["recourse_share"])
+    assert "accurate" not in gap_sentence(res, rows["recourse_share"])
     assert "accurate" in gap_sentence(res, rows["mean_accuracy"])
+    rules_only = audit(ex, X, df["group"], y_pred=y, n_boot=50)  # no model: the paper's rules, and says so
+    assert not rules_only.verified
+    for r in rules_only.gaps().itertuples():
+        if r.group == "B" and np.isfinite(r.difference):
+            assert "rules only — not checked on a model" in gap_sentence(rules_only, r)
+            assert "confirms" not in gap_sentence(rules_only, r)
 
 
 # ---------------------------------------------------------------------------------------------------- mergeable counts

@@ -4,6 +4,7 @@ import streamlit as st
 
 from tcrex.figures import (changes_distribution_by_group, feature_change_heatmap, gap_forest_plot,
                                   group_comparison_bars)
+from tcrex.audit import basis_sentence
 from tcrex.ui import auditing
 from tcrex.ui import page, verification
 
@@ -28,12 +29,13 @@ auditing.findings(run, settings.practical)
 auditing.hints(ws, result, run, key="audit")
 
 st.subheader("Groups compared")
-metric = auditing.metric_choice(key="audit_metric")
+metric = auditing.metric_choice(key="audit_metric", res=res)
 left, right = st.columns([3, 2])
 with left:
     auditing.audit_chart(group_comparison_bars, res, metric, height=420, key="audit_bars")
 with right:
     auditing.audit_chart(changes_distribution_by_group, res, height=420, key="audit_changes")
+st.caption(basis_sentence(res))
 st.dataframe(auditing.table(run), hide_index=True, width="stretch", column_config=auditing.TABLE_CONFIG)
 
 st.subheader("Gaps from the reference group")

@@ -5,9 +5,11 @@
 >>> result.findings()                                                                     # doctest: +SKIP
 
 Only individuals that *need* recourse (model output not in the target, i.e. status != ``already_in_target``) are
-audited. Per group the audit reports whether they have recourse at all (status ``ok`` or ``already_in_rule``)
-and, for those who do, how costly it is: number of changes, total percentile shift to the counterfactual point,
-and the feasibility and accuracy of the rule they are given. Each group is compared with a reference (by default
+audited. With a model, every figure is an aggregate of the per-person verified frame of
+``TCREx.counterfactuals(verify=True)``: per group, who has verified recourse and, for those who do, how costly the
+verified advice is (the features it changes, the total percentile shift to its point, the feasibility and accuracy
+of the rule it follows). Without a model it is the paper's rule-based audit (a rule applies; the rule's own
+changes), and every table, chart and finding says "rules only — not checked on a model". Each group is compared with a reference (by default
 the largest group, or ``reference="rest"`` for everyone else) with percentile-bootstrap confidence intervals.
 See ``docs/audit.md`` for what every number means and its caveats.
 
@@ -25,12 +27,15 @@ from ._bootstrap import bootstrap_rng, check_bootstrap_params, gap_row, percenti
 from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts, json_records, json_value
 from ._groups import (COLUMN_JOIN, MISSING_GROUP, REST, REST_LABEL, VALUE_JOIN, group_display, group_labels,
                       group_order, group_series, is_rest, resolve_reference)
-from ._metrics import BETTER_WHEN, GAP_COLUMNS, GAP_TYPES, METRICS, gap_direction
+from ._metrics import (BETTER_WHEN, GAP_COLUMNS, GAP_TYPES, METRICS, RULE_METRICS, RULES_ONLY, VERIFIED_ON_MODEL,
+                       gap_direction, metric_labels)
 from ._threshold import (PRACTICAL_DEFAULT, AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps,
                          split_findings, threshold_text)
-from ._wording import confidence_text, join_words
+from ._wording import basis_sentence, confidence_text, join_words
 
 __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
+           # the audit's basis: verified on the model, or the paper's rules only
+           "RULE_METRICS", "RULES_ONLY", "VERIFIED_ON_MODEL", "metric_labels", "basis_sentence",
            "MISSING_GROUP", "BETTER_WHEN", "gap_direction", "COLUMN_JOIN", "VALUE_JOIN",
            # when a gap is clear: the one rule the dashboard, the figures and the report apply
            "PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",

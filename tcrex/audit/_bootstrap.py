@@ -19,6 +19,10 @@ from ._metrics import METRICS
 
 _MEANS = {"mean_changes": "changes", "mean_distance": "distance", "mean_feasibility": "feasibility",
           "mean_accuracy": "accuracy"}
+#: Means of the rule the recourse follows: over the individuals whose recourse follows a rule.
+_RULE_MEANS = ("mean_feasibility", "mean_accuracy")
+#: Columns of a :class:`CountedGroup`'s combinations.
+_WIDTH = 6
 
 
 def check_bootstrap_params(n_boot, confidence, min_group_size) -> None:
@@ -38,9 +42,11 @@ def ratio(a, b) -> float:
 class CountedGroup:
     """A group's individuals needing recourse, as counts: everything its point values and bootstrap need.
 
-    ``combos``: the distinct (has recourse, changes, feasibility, accuracy, verified) rows among them, sorted
-    (no recourse: zeros, with the verified flag), ``weights`` how many individuals have each; ``distances`` the
-    distinct distances of those with recourse, sorted, ``dist_n`` how many have each.
+    ``combos``: the distinct (has recourse, changes, feasibility, accuracy, verified, through a rule) rows among
+    them, sorted (no recourse: zeros, with the verified flag), ``weights`` how many individuals have each;
+    ``distances`` the distinct distances of those with recourse, sorted, ``dist_n`` how many have each. "Through a
+    rule" marks recourse that follows a rule (all of it in a rules-only audit; verified advice that is a minimal
+    change beyond the rules has none): feasibility and accuracy are means over those.
     """
 
     n: int
@@ -52,7 +58,7 @@ class CountedGroup:
 
     @classmethod
     def build(cls, combos, weights, distances, dist_n, works_known) -> "CountedGroup":
-        combos = np.asarray(combos, dtype=np.float64).reshape(-1, 5)
+        combos = np.asarray(combos, dtype=np.float64).reshape(-1, _WIDTH)
         weights = np.asarray(weights, dtype=np.int64)
         if len(combos):
             combos, inv = np.unique(combos, axis=0, return_inverse=True)
@@ -67,12 +73,13 @@ class CountedGroup:
     @classmethod
     def from_values(cls, vals: dict) -> "CountedGroup":
         """From per-individual arrays (``has``, ``changes``, ``distance``, ``feasibility``, ``accuracy``, optional
-        ``works``), as counted from rows."""
+        ``works`` and ``with_rule``, default ``has``), as counted from rows."""
         h = np.asarray(vals["has"], dtype=bool)
         works = np.asarray(vals.get("works", np.full(len(h), np.nan)), dtype=np.float64)
-        combos = np.column_stack([h.astype(np.float64)] + [np.where(h, vals[c], 0.0) for c in
-                                                           ("changes", "feasibility", "accuracy")]
-                                 + [np.nan_to_num(works)])
+        rule = h & np.asarray(vals.get("with_rule", h), dtype=bool)
+        combos = np.column_stack([h.astype(np.float64)] + [np.where(h, vals["changes"], 0.0)]
+                                 + [np.where(rule, vals[c], 0.0) for c in ("feasibility", "accuracy")]
+                                 + [np.nan_to_num(works), rule.astype(np.float64)])
         dist = np.asarray(vals["distance"], dtype=np.float64)[h]
         return cls.build(combos, np.ones(len(h), np.int64), dist, np.ones(len(dist), np.int64),
                          not np.isnan(works).any())
@@ -81,11 +88,13 @@ class CountedGroup:
     def from_cells(cls, need: pd.DataFrame, dist: pd.DataFrame, works_known: bool) -> "CountedGroup":
         """From count cells of individuals needing recourse and their distance counts (:class:`AuditCounts`)."""
         h = need["has_recourse"].to_numpy(dtype=bool)
+        rule = h & (need["rule"].to_numpy(dtype=np.int64) >= 0)
         combos = np.column_stack([h.astype(np.float64),
                                   np.where(h, need["changes"].to_numpy(dtype=np.float64), 0.0),
-                                  np.where(h, need["feasibility"].to_numpy(dtype=np.float64), 0.0),
-                                  np.where(h, need["accuracy"].to_numpy(dtype=np.float64), 0.0),
-                                  np.maximum(need["works"].to_numpy(dtype=np.float64), 0.0)])
+                                  np.where(rule, need["feasibility"].to_numpy(dtype=np.float64), 0.0),
+                                  np.where(rule, need["accuracy"].to_numpy(dtype=np.float64), 0.0),
+                                  np.maximum(need["works"].to_numpy(dtype=np.float64), 0.0),
+                                  rule.astype(np.float64)])
         return cls.build(combos, need["n"].to_numpy(), dist["distance"].to_numpy(), dist["n"].to_numpy(),
                          works_known)
 
@@ -97,12 +106,18 @@ class CountedGroup:
 
     @property
     def sums(self) -> np.ndarray:
-        """(with recourse, sum of changes, of feasibility, of accuracy, verified) over the individuals."""
-        return self.weights.astype(np.float64) @ self.combos if len(self.combos) else np.zeros(5)
+        """(with recourse, sum of changes, of feasibility, of accuracy, verified, through a rule) over the
+        individuals."""
+        return self.weights.astype(np.float64) @ self.combos if len(self.combos) else np.zeros(_WIDTH)
 
     @property
     def n_rec(self) -> int:
         return int(self.weights[self.combos[:, 0] == 1].sum()) if len(self.combos) else 0
+
+    @property
+    def n_rule(self) -> int:
+        """Individuals whose recourse follows a rule (the denominator of feasibility and accuracy)."""
+        return int(round(self.sums[5]))
 
     @property
     def n_works(self) -> float:
@@ -110,7 +125,11 @@ class CountedGroup:
 
 
 def metric_n(grp: CountedGroup, metric) -> int:
-    return grp.n if metric in ("recourse_share", "effectiveness") else grp.n_rec
+    """How many individuals ``metric`` averages over: all needing recourse for shares of them, those whose recourse
+    follows a rule for the rule's feasibility and accuracy, those with recourse for the other means."""
+    if metric in ("recourse_share", "effectiveness"):
+        return grp.n
+    return grp.n_rule if metric in _RULE_MEANS else grp.n_rec
 
 
 def point_values(grp: CountedGroup, distance_available=True) -> dict:
@@ -123,7 +142,8 @@ def point_values(grp: CountedGroup, distance_available=True) -> dict:
             out[metric] = ratio(float(grp.dist_n.astype(np.float64) @ grp.distances), n_rec) \
                 if distance_available and n_rec else np.nan
         else:
-            out[metric] = ratio(float(sums[{"changes": 1, "feasibility": 2, "accuracy": 3}[col]]), n_rec)
+            out[metric] = ratio(float(sums[{"changes": 1, "feasibility": 2, "accuracy": 3}[col]]),
+                                grp.n_rule if metric in _RULE_MEANS else n_rec)
     out["effectiveness"] = ratio(grp.n_works, grp.n) if grp.works_known else np.nan  # NaN without a model
     return out
 
@@ -141,8 +161,8 @@ def bootstrap_group(rng, grp, n_boot, distance_available) -> dict:
     metrics need only B x K draws (K distinct combinations, a few dozen). Given the number with recourse in a
     resample, its distances are that many draws with replacement from the group's distances with recourse (drawn
     from their distinct values and counts: the same as drawing from the sorted list of all of them).
-    Returns per-resample metric values (NaN where a resample has nobody with recourse) and the raw sums, so
-    that pooled references ("rest") can be formed.
+    Returns per-resample metric values (NaN where a resample has nobody with recourse, or for feasibility and
+    accuracy nobody through a rule) and the raw sums, so that pooled references ("rest") can be formed.
     """
     if isinstance(grp, dict):
         grp = CountedGroup.from_values(grp)
@@ -150,12 +170,12 @@ def bootstrap_group(rng, grp, n_boot, distance_available) -> dict:
     nan = np.full(n_boot, np.nan)
     if n == 0:
         return {"n": np.zeros(n_boot), "n_rec": np.zeros(n_boot), "n_works": np.zeros(n_boot),
-                **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
-                **{m: nan.copy() for m in METRICS}}
-    sums = resample_sums(rng, grp.weights, grp.combos, n_boot)  # (B, 5): n_rec, sums of changes, feasibility,
-    # accuracy, n verified
+                "n_rule": np.zeros(n_boot), **{f"sum_{c}": np.zeros(n_boot) for c in _MEANS},
+                **{m: nan.copy() for m in (*METRICS, "effectiveness")}}
+    sums = resample_sums(rng, grp.weights, grp.combos, n_boot)  # (B, 6): n_rec, sums of changes, feasibility,
+    # accuracy, n verified, n through a rule
     n_rec = sums[:, 0]
-    out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "sum_changes": sums[:, 1],
+    out = {"n": np.full(n_boot, float(n)), "n_rec": n_rec, "n_rule": sums[:, 5], "sum_changes": sums[:, 1],
            "sum_feasibility": sums[:, 2], "sum_accuracy": sums[:, 3],
            "n_works": sums[:, 4] if grp.works_known else nan.copy()}
     if distance_available:
@@ -166,7 +186,8 @@ def bootstrap_group(rng, grp, n_boot, distance_available) -> dict:
         out["recourse_share"] = n_rec / n
         out["effectiveness"] = out["n_works"] / n
         for metric, col in _MEANS.items():
-            out[metric] = np.where(n_rec > 0, out[f"sum_{col}"] / np.maximum(n_rec, 1), np.nan)
+            over = out["n_rule"] if metric in _RULE_MEANS else n_rec
+            out[metric] = np.where(over > 0, out[f"sum_{col}"] / np.maximum(over, 1), np.nan)
     return out
 
 
@@ -235,7 +256,8 @@ def pooled_resamples(parts, metric) -> np.ndarray:
         if metric == "effectiveness":
             return np.where(n > 0, sum(p["n_works"] for p in parts) / np.maximum(n, 1), np.nan)
         total = sum(p[f"sum_{_MEANS[metric]}"] for p in parts)
-        return np.where(n_rec > 0, total / np.maximum(n_rec, 1), np.nan)
+        over = sum(p["n_rule"] for p in parts) if metric in _RULE_MEANS else n_rec
+        return np.where(over > 0, total / np.maximum(over, 1), np.nan)
 
 
 def snap_zero(x, tol=1e-12):

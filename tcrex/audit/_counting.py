@@ -15,13 +15,14 @@ from .._data import as_frame
 from .._params import check_fitted
 from .._targets import targets_from_spec
 from ..errors import ParameterError
-from ..vocabulary import (ALREADY_IN_RULE, NEEDS_RECOURSE, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse, is_verified,
-                          needs_recourse)
+from ..vocabulary import (ALREADY_IN_RULE, BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEEDS_RECOURSE, NEXT_RULE,
+                          NO_ACTIONABLE_RULE, NO_RULE, OK, SEARCHED, SOURCES, has_recourse, is_verified,
+                          needs_recourse, recourse_outcome)
 from ._bootstrap import (CountedGroup, bootstrap_group, bootstrap_rng, check_bootstrap_params, gap_row, metric_n,
                          percentile_interval, point_values, pool_groups, pooled_resamples, ratio)
 from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest,
                       resolve_groups, resolve_reference)
-from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS
+from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS, RULES_ONLY, VERIFIED_ON_MODEL, metric_labels
 from ._wording import findings_text
 
 _STATUS_COUNTS = NEEDS_RECOURSE
@@ -55,11 +56,31 @@ class AuditResult:
     _outcomes: object = field(repr=False, default=None)
     counts: "AuditCounts" = field(repr=False, default=None)  # the mergeable counts every number comes from
 
+    # ------------------------------------------------------------------ basis
+    @property
+    def verified(self) -> bool:
+        """True when a model was known: "recourse" is verified recourse and every cost describes the verified
+        advice (``counterfactuals(verify=True)``). False: the paper's rule-based audit, not checked on a model."""
+        return bool(self.counts is not None and self.counts.verified)
+
+    @property
+    def basis(self) -> str:
+        """"verified on the model", or "rules only — not checked on a model" (shown wherever the audit is)."""
+        return VERIFIED_ON_MODEL if self.verified else RULES_ONLY
+
+    @property
+    def metrics(self) -> dict:
+        """The compared metrics' (label, description, kind) in the words of this audit's basis."""
+        return metric_labels(self.verified)
+
     # ------------------------------------------------------------------ frames
     def table(self) -> pd.DataFrame:
         """One row per group: counts per status, recourse share and the mean cost metrics (among those with
-        recourse), ``small_group`` and ``is_reference``."""
-        return self._table.copy()
+        recourse), the split by verified outcome (with a model), ``small_group`` and ``is_reference``.
+        ``attrs["basis"]`` says whether the numbers are verified on the model or rules only."""
+        out = self._table.copy()
+        out.attrs["basis"] = self.basis
+        return out
 
     def gaps(self) -> pd.DataFrame:
         """One row per (metric, group): ``difference`` = group value - reference value, its percentile-bootstrap
@@ -72,8 +93,9 @@ class AuditResult:
         return self._intervals.copy()
 
     def feature_change_shares(self, kind: str = "change") -> pd.DataFrame:
-        """Groups x features: share of the group's individuals with recourse whose rule asks them to change
-        (``kind="change"``) or keep (``kind="keep"``) the feature."""
+        """Groups x features: share of the group's individuals with recourse whose advice changes
+        (``kind="change"``) or keeps (``kind="keep"``: its rule constrains the feature, which they already satisfy)
+        the feature. With a model, the verified advice (its ``changed`` features and its recommended rule)."""
         if kind == "change":
             return self._change_shares.copy()
         if kind == "keep":
@@ -81,8 +103,9 @@ class AuditResult:
         raise ParameterError(f"kind must be 'change' or 'keep', got {kind!r}")
 
     def changes_distribution(self, normalize: bool = False) -> pd.DataFrame:
-        """Groups x number of changes (0, 1, 2, ...): how many individuals with recourse need that many changes
-        (``normalize=True``: as a share of the group's individuals with recourse)."""
+        """Groups x number of changes: how many individuals with recourse need that many changes
+        (``normalize=True``: as a share of the group's individuals with recourse). A rules-only audit starts at 0
+        (already inside the rule); verified advice changes at least one feature, so its columns start at 1."""
         counts = self._changes_dist.copy()
         if not normalize:
             return counts
@@ -169,7 +192,9 @@ class AuditResult:
             "random_state": int(self.random_state) if isinstance(self.random_state, numbers.Integral) else None,
             "group_is_feature": self.group_is_feature,
             "distance_available": self.distance_available,
-            "metrics": {k: {"label": v[0], "description": v[1], "kind": v[2]} for k, v in METRICS.items()},
+            "verified": self.verified,
+            "basis": self.basis,
+            "metrics": {k: {"label": v[0], "description": v[1], "kind": v[2]} for k, v in self.metrics.items()},
             "table": json_records(self._table),
             "gaps": json_records(self._gaps),
             "metric_intervals": json_records(self._intervals),
@@ -183,7 +208,8 @@ class AuditResult:
 
 
 def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=1000, confidence=0.95,
-          reference=None, random_state=0, min_group_size=30, class_names=None, reference_rows=None) -> AuditResult:
+          reference=None, random_state=0, min_group_size=30, class_names=None, reference_rows=None,
+          counterfactuals=None) -> AuditResult:
     """Compare recourse between groups of individuals under a fitted :class:`~tcrex.TCREx` explainer.
 
     Parameters
@@ -207,12 +233,16 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
         "(target: approved)" instead of "(target: output = 1)".
     reference_rows : rows for the search beyond the rules when verifying recourse (``counterfactuals(...,
         reference=)``); default the explainer's fit rows. An explainer restored from JSON needs them to count the
-        same verified recourse as the one it was exported from.
+        same verified recourse as the one it was exported from, and takes the distances' percentiles from them.
+    counterfactuals : the verified frame of these rows, already computed (``explainer.counterfactuals(X,
+        verify=True, ...)`` with the same outputs and target; every row of X in its index), e.g. once per fit by a
+        dashboard: the audit then aggregates it instead of asking the model again. Checked against the rows: a
+        frame of other rows or another target is refused.
     """
     check_bootstrap_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
     labels, order, group_column = resolve_groups(X, groups)
-    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows)
+    outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows, counterfactuals)
     counts = _count(outcomes, labels, group_column, order)
     return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
                       random_state=random_state, min_group_size=min_group_size, outcomes=outcomes, labels=labels)
@@ -245,19 +275,22 @@ def audit_from_counts(counts: "AuditCounts", *, n_boot=1000, confidence=0.95, re
 
 #: The key of a count cell: individuals with equal values of all of these are counted together.
 _CELL_KEYS = ["group", "status", "needs_recourse", "has_recourse", "target", "rule", "changes", "feasibility",
-              "accuracy", "works"]
+              "accuracy", "works", "source"]
 
 
 @dataclass
 class AuditCounts:
     """Everything the audit reports, as counts that add up across partitions of the rows.
 
-    ``cells``: individuals per (group, status, needs/has recourse, target, rule, number of changes, the rule's
-    feasibility and accuracy, verified by the model 1/0/-1 unknown); rule, changes, feasibility and accuracy are
-    -1, -1, 0, 0 without recourse. ``distances``: individuals with recourse per (group, exact distance) — one bin
-    per distinct value, so sums and resamples are exact. ``change`` / ``keep``: per group and feature, individuals
-    with recourse told to change / keep it. The rest describes the grouping (raw values seen, categories, missing)
-    and the audit (features, target, rule conditions, what is available).
+    ``cells``: individuals per (group, the paper's status, needs/has recourse, target, the rule the counted advice
+    follows, its number of changes, the rule's feasibility and accuracy, verified by the model 1/0/-1 unknown, the
+    verified frame's source as an index of :data:`tcrex.vocabulary.SOURCES` or -1); rule, changes, feasibility and
+    accuracy are -1, -1, 0, 0 without recourse (rule -1 and 0, 0 for verified advice beyond the rules).
+    ``distances``: individuals with recourse per (group, exact distance) — one bin per distinct value, so sums and
+    resamples are exact. ``change`` / ``keep``: per group and feature, individuals with recourse whose advice
+    changes / keeps it. The rest describes the grouping (raw values seen, categories, missing) and the audit
+    (features, target, rule conditions, what is available). With a model (``verified``) "recourse" is verified
+    recourse and the advice is the verified advice; without one it is the paper's rule.
     """
 
     group_column: str
@@ -277,6 +310,11 @@ class AuditCounts:
     @property
     def n_rows(self) -> int:
         return int(self.cells["n"].sum())
+
+    @property
+    def verified(self) -> bool:
+        """The counts are of verified recourse (a model was known), not of the paper's rules alone."""
+        return self.effectiveness_available
 
     def __add__(self, other: "AuditCounts") -> "AuditCounts":
         if (self.group_column, self.features, self.target, self.distance_available, self.effectiveness_available) \
@@ -309,52 +347,150 @@ def _canonical(frame: pd.DataFrame, keys: list) -> pd.DataFrame:
 
 @dataclass
 class _Outcomes:
-    """What the explainer says about every row, independent of the grouping (so a result can be regrouped)."""
+    """What the explainer says about every row, independent of the grouping (so a result can be regrouped).
 
-    frame: pd.DataFrame  # status, needs_recourse, has_recourse, target, rule, changes, distance, feasibility, accuracy
-    change: np.ndarray  # (n, n_features) bool: the rule asks to change the feature
-    keep: np.ndarray  # (n, n_features) bool: the rule asks to keep it
+    ``frame`` has one row per input row: the paper's ``status``, ``needs_recourse``, ``has_recourse`` (with a
+    model: verified recourse), ``target``, the paper's optimal ``rule``, ``recommended_rule`` (the rule the counted
+    advice follows; missing for a minimal change beyond the rules), ``changes``, ``distance``, ``feasibility``,
+    ``accuracy``, ``recourse_works`` and, with a model, ``recourse``, ``source`` and ``changed`` (the verified
+    frame's columns)."""
+
+    frame: pd.DataFrame
+    change: np.ndarray  # (n, n_features) bool: the counted advice changes the feature
+    keep: np.ndarray  # (n, n_features) bool: the counted advice's rule constrains it and it is kept
     features: list
     rules_text: dict  # (target, rule) -> conditions
     target: str
     distance_available: bool
-    effectiveness_available: bool = False
+    effectiveness_available: bool = False  # a model was known: the audit counts verified recourse
+
+    @property
+    def verified(self) -> bool:
+        return self.effectiveness_available
 
 
-def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_rows=None) -> _Outcomes:
+def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_rows=None,
+              counterfactuals=None) -> _Outcomes:
+    """Per row, the advice the audit counts: with a model the verified advice of ``counterfactuals(verify=True)``
+    (the one per-person frame every population figure aggregates), without one the paper's rule."""
     target_spec = _resolve_target(explainer, target)
-    y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for the three calls below
+    y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for every call below
+    model = model if model is not None else getattr(explainer, "model_", None)
+    if counterfactuals is not None and model is None:
+        model = _GIVEN  # the verification was done by the caller
     exp = explainer.explain(X, y_pred=y, target=target_spec)
-    actions = explainer.feature_actions(X, y_pred=y, target=target_spec)
     n = len(X)
     status = exp["status"].astype(str).to_numpy()
     need = needs_recourse(status)
-    has = has_recourse(status)
     tgt = exp["target"].fillna(-1).to_numpy(dtype=np.int64)
-    rule = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
-    changes = np.where(has, exp["changes"].to_numpy(dtype=np.float64), np.nan)
+    paper_rule = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    features = list(explainer.schema_.names)
+    # percentiles of the fit data, or of the reference rows for an explainer restored from JSON
+    scale_rows = None if explainer.has_fit_data else reference_rows
+    distance_available = explainer.has_fit_data or reference_rows is not None
+    if model is None:
+        advice = _rule_advice(explainer, X, y, target_spec, exp, status, features)
+    else:
+        cf = _given_frame(counterfactuals, X, exp, need) if counterfactuals is not None else \
+            explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True,
+                                      reference=reference_rows, text=False)
+        advice = _verified_advice(explainer, cf, need, tgt, features)
+    has, rule, changes, points = advice["has"], advice["rule"], advice["changes"], advice["points"]
     feas = np.full(n, np.nan)
     acc = np.full(n, np.nan)
-    for t in np.unique(tgt[has]):
-        rows = np.flatnonzero(has & (tgt == t))
+    with_rule = has & (rule >= 0)
+    for t in np.unique(tgt[with_rule]):
+        rows = np.flatnonzero(with_rule & (tgt == t))
         sol = explainer.solution(t)
         feas[rows] = np.asarray(sol.feasibility, dtype=np.float64)[rule[rows]]
         acc[rows] = np.asarray(sol.accuracy, dtype=np.float64)[rule[rows]]
-    dist, distance_available = _distances(explainer, X, y, target_spec, has)
-    works, effectiveness_available = _works(explainer, X, y, model, target_spec, need, reference_rows)
-    features = list(explainer.schema_.names)
-    empty = np.zeros((n, 0), dtype=bool)
-    change = np.column_stack([(actions[f] == "change").to_numpy() for f in features]) if features else empty
-    keep = np.column_stack([(actions[f] == "keep").to_numpy() for f in features]) if features else empty
+    dist = np.full(n, np.nan)
+    if distance_available and has.any():
+        pos = np.flatnonzero(has)
+        dist[pos] = explainer.percentile_distance(X.iloc[pos], points.iloc[pos], reference=scale_rows)
     frame = pd.DataFrame({
         "status": status, "needs_recourse": need, "has_recourse": has,
         "target": pd.array(np.where(tgt >= 0, tgt, None), dtype="Int64"),
-        "rule": pd.array(np.where(has, rule, None), dtype="Int64"), "changes": changes, "distance": dist,
-        "feasibility": feas, "accuracy": acc, "recourse_works": works}, index=X.index)
+        "rule": pd.array(np.where(need & (paper_rule >= 0), paper_rule, None), dtype="Int64"),
+        "recommended_rule": pd.array(np.where(with_rule, rule, None), dtype="Int64"),
+        "changes": changes, "distance": dist, "feasibility": feas, "accuracy": acc,
+        "recourse_works": advice["works"],
+        **{k: pd.Series(v, dtype=v.dtype if isinstance(v, pd.Categorical) else object, index=X.index)
+           for k, v in advice.get("extra", {}).items()}}, index=X.index)
     target_desc = explainer.solution(int(tgt[need][0])).target.describe(class_names) if need.any() else \
         _describe_target(explainer, target_spec, class_names)
-    return _Outcomes(frame, change, keep, features, _rules_text(explainer), target_desc, distance_available,
-                     effectiveness_available)
+    return _Outcomes(frame, advice["change"], advice["keep"], features, _rules_text(explainer), target_desc,
+                     distance_available, model is not None)
+
+
+def _rule_advice(explainer, X, y, target_spec, exp, status, features) -> dict:
+    """The paper's rule-based advice (no model): a rule applies (status ``ok`` or ``already_in_rule``), its own
+    change count, its change / keep features and its nearest point."""
+    has = has_recourse(status)
+    rule = np.where(has, exp["rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
+    actions = explainer.feature_actions(X, y_pred=y, target=target_spec)
+    empty = np.zeros((len(X), 0), dtype=bool)
+    change = np.column_stack([(actions[f] == "change").to_numpy() for f in features]) if features else empty
+    keep = np.column_stack([(actions[f] == "keep").to_numpy() for f in features]) if features else empty
+    points = explainer.counterfactuals(X, y_pred=y, target=target_spec, verify=False) if has.any() else None
+    return {"has": has, "rule": rule, "changes": np.where(has, exp["changes"].to_numpy(dtype=np.float64), np.nan),
+            "change": change, "keep": keep, "points": points, "works": np.full(len(X), np.nan)}
+
+
+#: Stands for "a model": the caller verified the rows and passed the frame (``counterfactuals=``).
+_GIVEN = object()
+
+
+def _given_frame(cf, X, exp, need) -> pd.DataFrame:
+    """A caller's verified frame for the rows X, checked: it must hold every row, come from
+    ``counterfactuals(verify=True)`` and describe the same people (who needs recourse, their paper rule)."""
+    missing = [c for c in ("recourse", "source", "changed", "n_changes", "rule", "recommended_rule")
+               if c not in getattr(cf, "columns", ())]
+    if missing:
+        raise ParameterError(f"counterfactuals must be a frame from counterfactuals(verify=True); it lacks {missing}")
+    if not X.index.isin(cf.index).all() or cf.index.has_duplicates:
+        raise ParameterError("counterfactuals must hold every row of X once (matched on the index)")
+    cf = cf.loc[X.index]
+    paper = exp["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    theirs = cf["rule"].fillna(-1).to_numpy(dtype=np.int64)
+    if not np.array_equal(cf["recourse"].notna().to_numpy(), need) or not np.array_equal(paper[need], theirs[need]):
+        raise ParameterError("counterfactuals describe other people than X with these outputs and this target "
+                             "(who needs recourse, or their rule, differs): compute them with the same y_pred and "
+                             "target")
+    return cf
+
+
+def _verified_advice(explainer, cf, need, tgt, features) -> dict:
+    """The verified advice (``counterfactuals(verify=True)``): who has it (:func:`tcrex.vocabulary.is_verified`),
+    the features it changes (``changed``), the features its recommended rule constrains and it keeps, the rule
+    (``recommended_rule``; none for a minimal change beyond the rules) and the point."""
+    n = len(cf)
+    has = is_verified(cf) & need  # the one definition of "works" (issue #24)
+    rule = np.where(has, cf["recommended_rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
+    index = {f: i for i, f in enumerate(features)}
+    change = np.zeros((n, len(features)), dtype=bool)
+    codes, patterns = pd.factorize(cf["changed"].to_numpy(dtype=object))
+    for k, names in enumerate(patterns):  # a few dozen distinct patterns
+        rows = np.flatnonzero((codes == k) & has)
+        if len(rows) and len(names):
+            change[np.ix_(rows, [index[f] for f in names])] = True
+    keep = np.zeros((n, len(features)), dtype=bool)
+    with_rule = has & (rule >= 0)
+    pair = tgt * (int(rule.max()) + 2) + rule  # one code per (target, rule)
+    for code in np.unique(pair[with_rule]):
+        rows = np.flatnonzero(with_rule & (pair == code))
+        t, r = int(tgt[rows[0]]), int(rule[rows[0]])
+        constrained = np.zeros(len(features), dtype=bool)
+        constrained[[index[f] for f in explainer.rule_conditions(t, r)]] = True
+        keep[rows] = constrained & ~change[rows]
+    works = np.full(n, np.nan)
+    works[need] = has[need]
+    source = np.asarray(pd.Categorical(cf["source"].astype(object), categories=list(SOURCES)).codes, np.int64)
+    return {"has": has, "rule": rule, "changes": np.where(has, cf["n_changes"].to_numpy(dtype=np.float64), np.nan),
+            "change": change, "keep": keep, "points": cf[features], "works": works,
+            "extra": {"recourse": recourse_outcome(cf).array,
+                      "source": pd.Categorical.from_codes(np.where(need, source, -1), categories=list(SOURCES)),
+                      "changed": cf["changed"].to_numpy(dtype=object)}}
 
 
 def _count(oc: _Outcomes, labels, group_column, order, *, values=None, categories=None,
@@ -370,13 +506,14 @@ def _count(oc: _Outcomes, labels, group_column, order, *, values=None, categorie
     need = f["needs_recourse"].to_numpy(dtype=bool)
     has = f["has_recourse"].to_numpy(dtype=bool)
     target = f["target"].fillna(-1).to_numpy(dtype=np.int64)
-    rule = np.where(has, f["rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
+    rule = np.where(has, f["recommended_rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
     changes = np.where(has, np.nan_to_num(f["changes"].to_numpy(dtype=np.float64), nan=-1), -1).astype(np.int64)
     works = f["recourse_works"].to_numpy(dtype=np.float64) if "recourse_works" in f else np.full(n, np.nan)
     works = np.where(np.isnan(works), -1, works).astype(np.int64)
+    source = np.asarray(f["source"].cat.codes, dtype=np.int64) if "source" in f else np.full(n, -1, np.int64)
     key = np.zeros(n, dtype=np.int64)
     for part, size in ((gcode, len(gnames)), (scode, len(snames)), (need, 2), (has, 2), (target + 1, None),
-                       (rule + 1, None), (changes + 1, None), (works + 1, 3)):
+                       (rule + 1, None), (changes + 1, None), (works + 1, 3), (source + 1, len(SOURCES) + 1)):
         size = size or (int(part.max()) + 1 if n else 1)
         key = key * max(size, 1) + part
     inv, uniq = pd.factorize(key)
@@ -387,9 +524,10 @@ def _count(oc: _Outcomes, labels, group_column, order, *, values=None, categorie
         "status": np.asarray(snames, dtype=object)[scode[first]],
         "needs_recourse": need[first], "has_recourse": has[first], "target": target[first], "rule": rule[first],
         "changes": changes[first],
-        "feasibility": np.where(has[first], f["feasibility"].to_numpy(dtype=np.float64)[first], 0.0),
-        "accuracy": np.where(has[first], f["accuracy"].to_numpy(dtype=np.float64)[first], 0.0),
-        "works": works[first], "n": np.bincount(inv, minlength=len(uniq)).astype(np.int64)})
+        "feasibility": np.where(rule[first] >= 0, f["feasibility"].to_numpy(dtype=np.float64)[first], 0.0),
+        "accuracy": np.where(rule[first] >= 0, f["accuracy"].to_numpy(dtype=np.float64)[first], 0.0),
+        "works": works[first], "source": source[first],
+        "n": np.bincount(inv, minlength=len(uniq)).astype(np.int64)})
     use = has if oc.distance_available else np.zeros(n, dtype=bool)
     dist = pd.DataFrame({"g": gcode[use], "distance": f["distance"].to_numpy(dtype=np.float64)[use]})
     dist = dist.groupby(["g", "distance"], sort=False).size().reset_index(name="n")
@@ -424,6 +562,10 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
     empty_cells, empty_dist = cells.iloc[:0], c.distances.iloc[:0]
     with_recourse = cells[cells["has_recourse"]]
     max_changes = int(with_recourse["changes"].max()) if len(with_recourse) else 0
+    # a rules-only audit counts 0 changes for people already inside their rule; verified advice changes at least
+    # one feature (the model rejects the person as they are), so 0 is shown only if it occurs
+    min_changes = 0 if not c.verified or not len(with_recourse) else min(1, int(with_recourse["changes"].min()))
+    metrics = list(METRICS)
 
     # ---- per group
     rows, change_sh, keep_sh, dist_rows, top = [], {}, {}, {}, {}
@@ -435,6 +577,7 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
         n_total, n_need, n_rec = int(gc["n"].sum()), int(need["n"].sum()), int(rec["n"].sum())
         by_status = need.groupby("status")["n"].sum()
         counts = {s: int(by_status.get(s, 0)) for s in _STATUS_COUNTS}
+        by_source = need.groupby("source")["n"].sum() if c.verified else None
         grp = values[g] = CountedGroup.from_cells(need, dist_by_group.get(g, empty_dist), c.effectiveness_available)
         point = point_values(grp, distance_available)
         rows.append({
@@ -446,12 +589,13 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
             "no_actionable_rule_share": ratio(counts[NO_ACTIONABLE_RULE], n_need),
             "mean_changes": point["mean_changes"], "mean_distance": point["mean_distance"],
             "mean_feasibility": point["mean_feasibility"], "mean_accuracy": point["mean_accuracy"],
-            "n_verified": grp.n_works, "effectiveness": point["effectiveness"]})
+            "n_verified": grp.n_works, "effectiveness": point["effectiveness"],
+            **_source_counts(by_source)})
         change_sh[g] = _shares(c.change, g, features, n_rec)
         keep_sh[g] = _shares(c.keep, g, features, n_rec)
         dist_rows[g] = np.rint(np.bincount(rec["changes"].to_numpy(dtype=np.int64), weights=rec["n"].to_numpy(),
-                                           minlength=max_changes + 1)).astype(np.int64) if n_rec else \
-            np.zeros(max_changes + 1, dtype=np.int64)
+                                           minlength=max_changes + 1)).astype(np.int64)[min_changes:] if n_rec \
+            else np.zeros(max_changes + 1 - min_changes, dtype=np.int64)
         top[g] = _top_rules(rec, c.rules_text, n_rec)
     table = pd.DataFrame(rows)
     ref = resolve_reference(reference, order, table)
@@ -462,17 +606,17 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
     rng = bootstrap_rng(random_state)
     boot = {g: bootstrap_group(rng, values[g], n_boot, distance_available) for g in order}
     points = {g: point_values(values[g], distance_available) for g in order}
-    sizes = {g: {mt: metric_n(values[g], mt) for mt in METRICS} for g in order}
+    sizes = {g: {mt: metric_n(values[g], mt) for mt in metrics} for g in order}
     alpha = (1 - confidence) / 2
     intervals, gaps = [], []
     for g in order:
-        for metric in METRICS:
+        for metric in metrics:
             lo, hi = percentile_interval(boot[g][metric], alpha)
             intervals.append({"group": g, "metric": metric, "value": points[g][metric], "ci_low": lo,
                               "ci_high": hi, "n": sizes[g][metric]})
     pooled = is_rest(ref, order)
     compared = list(order) if pooled else [g for g in order if g != ref]
-    for metric in METRICS:
+    for metric in metrics:
         for g in compared:
             if pooled:
                 others = [o for o in order if o != g]
@@ -489,7 +633,7 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
 
     change_frame = pd.DataFrame.from_dict(change_sh, orient="index", columns=features)
     keep_frame = pd.DataFrame.from_dict(keep_sh, orient="index", columns=features)
-    dist_frame = pd.DataFrame.from_dict(dist_rows, orient="index", columns=list(range(max_changes + 1)))
+    dist_frame = pd.DataFrame.from_dict(dist_rows, orient="index", columns=list(range(min_changes, max_changes + 1)))
     for frame in (change_frame, keep_frame, dist_frame):
         frame.index.name = group_column
         frame.columns.name = None
@@ -505,6 +649,23 @@ def _summarise(c: AuditCounts, order, *, n_boot, confidence, reference, random_s
         _change_shares=change_frame, _keep_shares=keep_frame, _changes_dist=dist_frame, _top_rules=top,
         group_is_feature=group_column in features, distance_available=distance_available, _outcomes=outcomes,
         counts=c)
+
+
+#: The table's split of the individuals needing recourse by the verified frame's outcome (columns named as in
+#: :class:`tcrex.Effectiveness`): verified through the paper's optimal rule, the next rule, a minimal change beyond
+#: the rules; a similar real case only; none. Missing (None) in a rules-only audit.
+SOURCE_COLUMNS = ("n_optimal_rule", "n_next_rule", "n_minimal_change", "n_similar", "n_none")
+
+
+def _source_counts(by_source) -> dict:
+    if by_source is None:
+        return dict.fromkeys(SOURCE_COLUMNS)
+    code = {s: i for i, s in enumerate(SOURCES)}
+
+    def n(*sources):
+        return int(sum(int(by_source.get(code[s], 0)) for s in sources))
+    return {"n_optimal_rule": n(BOUNDARY, SEARCHED), "n_next_rule": n(NEXT_RULE),
+            "n_minimal_change": n(MINIMAL_CHANGE), "n_similar": n(EXAMPLE), "n_none": int(by_source.get(-1, 0))}
 
 
 def _shares(frame: pd.DataFrame, g, features, n_rec) -> np.ndarray:
@@ -535,44 +696,16 @@ def _describe_target(explainer, spec, class_names=None) -> str:
     return targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)[0].describe(class_names)
 
 
-def _distances(explainer, X, y, target_spec, has) -> tuple[np.ndarray, bool]:
-    """Total percentile shift from each row with recourse to its counterfactual point (NaN elsewhere).
-
-    Percentiles come from the fit data (``TCREx.percentile_distance``); a categorical change counts 1.
-    """
-    dist = np.full(len(X), np.nan)
-    if not explainer.has_fit_data:  # restored from JSON: no fit data, no percentiles
-        return dist, False
-    if not has.any():
-        return dist, True
-    cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, verify=False)
-    pos = np.flatnonzero(has)
-    dist[pos] = explainer.percentile_distance(X.iloc[pos], cf.iloc[pos])
-    return dist, True
-
-
-def _works(explainer, X, y, model, target_spec, need, reference_rows=None) -> tuple[np.ndarray, bool]:
-    """1.0 where an individual needing recourse has a counterfactual point the model confirms (verified point,
-    see ``TCREx.counterfactuals(verify=True)``), 0.0 where not (no rule included); NaN without a model."""
-    works = np.full(len(X), np.nan)
-    model = model if model is not None else getattr(explainer, "model_", None)
-    if model is None:
-        return works, False
-    if need.any():
-        cf = explainer.counterfactuals(X, y_pred=y, target=target_spec, model=model, verify=True,
-                                       reference=reference_rows, text=False)
-        works[need] = is_verified(cf)[need]  # the one definition of "works" (issue #24)
-    return works, True
-
-
 def _rules_text(explainer) -> dict:
     return {(int(r.target), int(r.rule)): r.conditions for r in explainer.rules_frame().itertuples()}
 
 
 def _top_rules(rec: pd.DataFrame, rules_text, n_rec) -> pd.DataFrame:
-    """Rules by how many of the group's individuals with recourse get them (``rec``: their count cells)."""
+    """Rules by how many of the group's individuals with recourse get them (``rec``: their count cells); the share
+    is of all of them, so verified advice beyond the rules (no rule) is the shares' remainder."""
     cols = ["target", "rule", "conditions", "n", "share"]
-    if not n_rec:
+    rec = rec[rec["rule"] >= 0]
+    if not n_rec or not len(rec):
         return pd.DataFrame(columns=cols)
     per = rec.groupby(["target", "rule"], sort=True)["n"].sum()
     pairs = np.array(list(per.index), dtype=np.int64).reshape(-1, 2)

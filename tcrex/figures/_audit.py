@@ -1,7 +1,9 @@
 """Figures for a subgroup recourse audit (:func:`tcrex.audit.audit`).
 
 Pure functions: each takes an :class:`~tcrex.audit.AuditResult` and returns a plotly ``go.Figure``,
-deterministically. No Streamlit here; the dashboard calls these.
+deterministically. No Streamlit here; the dashboard calls these. Every figure names its basis in its subtitle:
+"verified on the model" (with a model: verified recourse and the verified advice's changes) or "rules only — not
+checked on a model" (the paper's rule-based audit).
 
 >>> from tcrex.figures import gap_forest_plot               # doctest: +SKIP
 >>> gap_forest_plot(result).show()                          # doctest: +SKIP
@@ -69,6 +71,16 @@ def _check(result) -> None:
         raise ParameterError(f"expected the AuditResult returned by tcrex.audit.audit, got {type(result).__name__}")
 
 
+def _label(result: AuditResult, metric: str) -> str:
+    """A metric's short label in the words of the audit's basis (verified, or rules only)."""
+    return result.metrics[metric][0] if metric in result.metrics else BAR_METRICS[metric]
+
+
+def _with_basis(result: AuditResult, subtitle: str | None) -> str:
+    """The subtitle led by the audit's basis, so no chart of a rules-only audit reads as checked on a model."""
+    return result.basis.capitalize() + (f" · {subtitle}" if subtitle else "")
+
+
 # ---------------------------------------------------------------------------------------------------- bars
 def group_comparison_bars(result: AuditResult, metric: str = "recourse_share") -> go.Figure:
     """One bar per group for ``metric``, with the group's own bootstrap interval as error bars (compared
@@ -95,19 +107,21 @@ def group_comparison_bars(result: AuditResult, metric: str = "recourse_share") -
     fmt = (lambda v: f"{v:.0%}") if _is_share(metric) else (lambda v: f"{v:.2f}")
     text = ["–" if not np.isfinite(v) else fmt(v) + (" (small)" if s else "") for v, s in zip(values, small)]
     custom = np.column_stack([n, lo, hi]).tolist()
+    label = _label(result, metric)
     fig = go.Figure(go.Bar(
         x=[_safe(g) for g in groups], y=np.where(np.isfinite(values), values, 0.0).tolist(), error_y=error,
         marker=dict(color=colors, pattern=dict(shape=["/" if s else "" for s in small])),
-        text=text, textposition="outside", customdata=custom, name=BAR_METRICS[metric], showlegend=False,
-        hovertemplate=("%{x}<br>" + BAR_METRICS[metric] + ": %{y:" + (".1%" if _is_share(metric) else ".3f")
+        text=text, textposition="outside", customdata=custom, name=label, showlegend=False,
+        hovertemplate=("%{x}<br>" + label + ": %{y:" + (".1%" if _is_share(metric) else ".3f")
                        + "}<br>n = %{customdata[0]}" + ("<br>interval %{customdata[1]:.3g} to %{customdata[2]:.3g}"
                                                          if metric in METRICS else "") + "<extra></extra>")))
     fig.update_xaxes(title_text=_safe(result.group_column), type="category")
-    fig.update_yaxes(title_text=BAR_METRICS[metric], tickformat=".0%" if _is_share(metric) else None,
+    fig.update_yaxes(title_text=label, tickformat=".0%" if _is_share(metric) else None,
                      rangemode="tozero")
     conf = f"{result.confidence * 100:g}%"
     sub = f"{conf} bootstrap intervals; grey: reference" if metric in METRICS else None
-    return _layout(fig, f"{BAR_METRICS[metric].capitalize()} by {_safe(result.group_column)}", 420, sub)
+    return _layout(fig, f"{label[0].upper()}{label[1:]} by {_safe(result.group_column)}", 420,
+                   _with_basis(result, sub))
 
 
 # ---------------------------------------------------------------------------------------------------- forest
@@ -130,7 +144,7 @@ def _forest_parts(result: AuditResult, metrics, practical: float) -> list[dict]:
         kinds = ["small" if s else ("worse" if w else "better") if c else ("below_worse" if w else "below_better")
                  if b else "unclear"
                  for s, c, b, w in zip(part["small_group"], clear[part.index], below[part.index], worse[part.index])]
-        out.append(dict(metric=m, title=METRICS[m][0] + (" (percentage points)" if _is_share(m) else ""),
+        out.append(dict(metric=m, title=_label(result, m) + (" (percentage points)" if _is_share(m) else ""),
                         scale=scale, groups=[str(g) for g in part["group"]],
                         d=part["difference"].to_numpy(dtype=np.float64) * scale,
                         lo=part["ci_low"].to_numpy(dtype=np.float64) * scale,
@@ -167,7 +181,7 @@ def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTI
         d, lo, hi = p["d"], p["lo"], p["hi"]
         labels = [_safe(g) for g in p["groups"]]
         fig.add_trace(go.Scatter(
-            x=d.tolist(), y=labels, mode="markers", name=METRICS[p["metric"]][0], showlegend=False,
+            x=d.tolist(), y=labels, mode="markers", name=_label(result, p["metric"]), showlegend=False,
             marker=dict(color=[KIND_COLORS[k] for k in p["kinds"]], size=10, symbol="diamond"),
             error_x=dict(type="data", symmetric=False, array=np.nan_to_num(hi - d).tolist(),
                          arrayminus=np.nan_to_num(d - lo).tolist(), color="#333333", thickness=1.5),
@@ -187,7 +201,8 @@ def gap_forest_plot(result: AuditResult, metrics=None, practical: float = PRACTI
     if not any(len(p["groups"]) for p in parts):
         fig.add_annotation(text="Only one group: nothing to compare", showarrow=False, xref="paper", yref="paper",
                            x=0.5, y=0.5)
-    fig = _layout(fig, title, 150 + len(parts) * (90 + 28 * n_groups), _forest_subtitle(result, practical))
+    fig = _layout(fig, title, 150 + len(parts) * (90 + 28 * n_groups),
+                  _with_basis(result, _forest_subtitle(result, practical)))
     fig.update_layout(margin=dict(t=115))  # the subtitle sits clear of the first panel's title
     return fig
 
@@ -201,7 +216,7 @@ def gap_forest_svg(result: AuditResult, metrics=None, practical: float = PRACTIC
     label_w, right_pad, row_h, head_h, gap_h = 230, 24, 26, 44, 18
     plot_w = width - label_w - right_pad
     conf = f"{result.confidence * 100:g}%"
-    heading = f"Gaps vs {result.reference_display} ({conf} bootstrap intervals)"
+    heading = f"Gaps vs {result.reference_display} ({conf} bootstrap intervals) · {result.basis}"
     out = [f'<text x="4" y="18" font-size="14" fill="#555555">{_safe(heading)}</text>']
     y = 30
     for p in parts:
@@ -285,7 +300,8 @@ def _tick_text(v: float) -> str:
 # ---------------------------------------------------------------------------------------------------- changes
 def changes_distribution_by_group(result: AuditResult, normalize: bool = True) -> go.Figure:
     """Grouped bars: for each number of changes, the share (or count) of each group's individuals with recourse
-    who need that many changes."""
+    who need that many changes. With a model these are the changes of the verified advice (never 0 for someone the
+    model rejects); without one, the rule's own changes (0 for someone already inside the rule)."""
     _check(result)
     counts = result.changes_distribution()
     shares = result.changes_distribution(normalize=True)
@@ -300,16 +316,18 @@ def changes_distribution_by_group(result: AuditResult, normalize: bool = True) -
             hovertemplate="%{fullData.name}: %{customdata[0]} individuals (%{customdata[1]:.1%}); changes needed: "
                           "%{x}<extra></extra>"))
     fig.update_layout(barmode="group", legend=dict(title=dict(text=_safe(result.group_column))))
+    who = "with verified recourse" if result.verified else "with a rule"
     fig.update_xaxes(title_text="number of changes", type="category")
-    fig.update_yaxes(title_text="share of individuals with recourse" if normalize else "individuals with recourse",
+    fig.update_yaxes(title_text=f"share of individuals {who}" if normalize else f"individuals {who}",
                      tickformat=".0%" if normalize else None)
-    return _layout(fig, f"Number of changes by {_safe(result.group_column)}", 420)
+    what = "features the verified advice changes" if result.verified else "features the rule asks to change"
+    return _layout(fig, f"Number of changes by {_safe(result.group_column)}", 420, _with_basis(result, what))
 
 
 # ---------------------------------------------------------------------------------------------------- heatmap
 def feature_change_heatmap(result: AuditResult, kind: str = "change") -> go.Figure:
-    """Groups x features: the share of each group's individuals with recourse asked to change (or keep) each
-    feature. Empty cells: the group has nobody with recourse. Features no group is asked to change (or keep) are
+    """Groups x features: the share of each group's individuals with recourse whose advice changes (or keeps) each
+    feature (with a model the verified advice). Empty cells: the group has nobody with recourse. Features no group is asked to change (or keep) are
     left out and named in the subtitle, so the columns that differ stay readable."""
     _check(result)
     shares = result.feature_change_shares(kind).loc[result.groups]
@@ -331,5 +349,6 @@ def feature_change_heatmap(result: AuditResult, kind: str = "change") -> go.Figu
     if dropped:
         names = ", ".join(_safe(f) for f in dropped[:6]) + (f" and {len(dropped) - 6} more" if len(dropped) > 6 else "")
         subtitle = f"not shown: {len(dropped)} feature{'s' if len(dropped) != 1 else ''} no group is asked to {verb} ({names})"
-    return _layout(fig, f"Share of individuals with recourse asked to {verb} each feature",
-                   160 + 40 * len(result.groups), subtitle)
+    who = "with verified recourse" if result.verified else "with a rule"
+    return _layout(fig, f"Share of individuals {who} asked to {verb} each feature",
+                   160 + 40 * len(result.groups), _with_basis(result, subtitle))

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import is_categorical_column
-from tcrex.errors import TCRExError
+from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
 from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
@@ -32,10 +32,21 @@ MAX_GROUPS = 50  # the audit refuses more
 BIN_ABOVE = 12  # numeric columns with more distinct values are split into quartiles
 CONFIDENCES = [0.90, 0.95, 0.99]
 N_BOOT = 1000
+#: The per-group table's columns with a model: recourse is verified recourse, the costs are the verified advice's
+#: (the report's table, :data:`tcrex.report.AUDIT_COLUMNS`).
 TABLE_COLUMNS = {
-    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have recourse",
-    "recourse_share": "share with recourse", "effectiveness": "verified by a point that follows the advice",
-    "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes", "mean_distance": "mean distance",
+    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have verified recourse",
+    "recourse_share": "share with verified recourse", "n_next_rule": "verified through the next rule",
+    "n_minimal_change": "verified beyond the rules", "n_similar": "similar case only", "n_none": "no verified recourse",
+    "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule", "mean_changes": "mean changes",
+    "mean_distance": "mean distance", "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy",
+    "small_group": "small group", "is_reference": "reference",
+}
+#: Without a model: the paper's rules, not checked on a model (:data:`tcrex.report.AUDIT_RULE_COLUMNS`).
+RULE_TABLE_COLUMNS = {
+    "group": "group", "n_total": "rows", "n": "need recourse", "n_recourse": "have a rule",
+    "recourse_share": "share with a rule", "n_no_rule": "no valid rule", "n_no_actionable_rule": "no actionable rule",
+    "mean_changes": "mean changes (rules)", "mean_distance": "mean distance (rules)",
     "mean_feasibility": "mean feasibility", "mean_accuracy": "mean accuracy", "small_group": "small group",
     "is_reference": "reference",
 }
@@ -339,13 +350,28 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
         kwargs = dict(y_pred=y, model=verification.checker(ws), target=settings.target, n_boot=N_BOOT,
                       confidence=settings.confidence, min_group_size=settings.min_group_size, random_state=0,
                       class_names=ws.class_names)
+        # the page's own check of every row (the "verified" headline's frame): the audit aggregates it rather than
+        # asking the model again, so both speak of the same people and the same advice
+        checked = verification.verified_rows(ws, result) if kwargs["model"] is not None else None
+        if checked is not None and not checked.sampled and index.isin(checked.frame.index).all():
+            kwargs["counterfactuals"] = checked.frame.loc[index]
+
+        def run_audit():
+            try:
+                return audit(result.explainer, X, groups.loc[index], reference=settings.reference, **kwargs)
+            except TCRExError:
+                if settings.reference is None:
+                    raise
+                # the chosen group is not in this population: the largest instead
+                return audit(result.explainer, X, groups.loc[index], **kwargs)
+
         try:
-            res = audit(result.explainer, X, groups.loc[index], reference=settings.reference, **kwargs)
-        except TCRExError:
-            if settings.reference is None:
+            res = run_audit()
+        except ParameterError as exc:  # the check was of another favourable outcome: verify the audit's own rows
+            if kwargs.pop("counterfactuals", None) is None or "counterfactuals" not in str(exc):
                 raise
-            res = audit(result.explainer, X, groups.loc[index], **kwargs)  # the chosen group is not in this
-        return AuditRun(result=res, fit_key=result.key, column=column,  # population: the largest instead
+            res = run_audit()
+        return AuditRun(result=res, fit_key=result.key, column=column,
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
 
     try:
@@ -421,19 +447,30 @@ def top_rules_table(res, result: FitResult, ws: Workspace) -> pd.DataFrame:
 
 
 def table(run_: AuditRun) -> pd.DataFrame:
+    """The per-group table in the words of the audit's basis (verified on the model, or rules only)."""
     t = run_.result.table()
-    return t[[c for c in TABLE_COLUMNS if c in t.columns]].rename(columns=TABLE_COLUMNS)
+    columns = TABLE_COLUMNS if run_.result.verified else RULE_TABLE_COLUMNS
+    return t[[c for c in columns if c in t.columns]].rename(columns=columns)
 
 
 TABLE_CONFIG = {
-    "share with recourse": st.column_config.ProgressColumn("share with recourse", format="percent", min_value=0.0,
-                                                           max_value=1.0),
-    "verified by a point that follows the advice": st.column_config.ProgressColumn(
-        "verified by a point that follows the advice", format="percent", min_value=0.0, max_value=1.0,
-        help="Share of the group's individuals needing recourse whose recommended point the model confirms"),
-    "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f"),
+    "share with verified recourse": st.column_config.ProgressColumn(
+        "share with verified recourse", format="percent", min_value=0.0, max_value=1.0,
+        help="Share of the group's individuals needing recourse with a point that changes exactly what their advice "
+             "names and that the model confirms"),
+    "share with a rule": st.column_config.ProgressColumn(
+        "share with a rule", format="percent", min_value=0.0, max_value=1.0,
+        help="Rules only — not checked on a model: share of the group's individuals needing recourse to whom a rule "
+             "applies"),
+    "mean changes": st.column_config.NumberColumn("mean changes", format="%.2f",
+                                                  help="Features the verified advice changes"),
+    "mean changes (rules)": st.column_config.NumberColumn("mean changes (rules)", format="%.2f",
+                                                          help="Features the rule asks to change (not checked on a "
+                                                               "model; 0 for someone already inside the rule)"),
     "mean distance": st.column_config.NumberColumn("mean distance", format="%.3f",
-                                                   help="Total percentile shift to the counterfactual point"),
+                                                   help="Total percentile shift to the verified point"),
+    "mean distance (rules)": st.column_config.NumberColumn("mean distance (rules)", format="%.3f",
+                                                           help="Total percentile shift to the rule's nearest point"),
     "mean feasibility": st.column_config.NumberColumn("mean feasibility", format="percent"),
     "mean accuracy": st.column_config.NumberColumn("mean accuracy", format="percent"),
 }
@@ -464,9 +501,11 @@ def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, k
     ui.show(fig, height=height, key=key)
 
 
-def metric_choice(key: str) -> str:
+def metric_choice(key: str, res=None) -> str:
+    """The metric of the bar chart, named in the words of the audit ``res``'s basis (verified or rules only)."""
     from tcrex.figures import BAR_METRICS  # noqa: PLC0415
 
+    labels = {**BAR_METRICS, **({m: v[0] for m, v in res.metrics.items()} if res is not None else {})}
     options = [m for m in BAR_METRICS]
     return st.segmented_control("Compare", options, default="recourse_share", key=key, required=True,
-                                format_func=BAR_METRICS.get) or "recourse_share"
+                                format_func=labels.get) or "recourse_share"
