@@ -3,6 +3,7 @@ with the model's verdict, the side-by-side table, the rule and metarule, and whe
 
 from __future__ import annotations
 
+import hashlib
 from copy import copy as _copy
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -231,8 +232,10 @@ def alternatives_section(ws: Workspace, exp) -> None:
     confirmed = [(k, a) for k, a in enumerate(exp.alternatives, start=1) if a.get("verified") and a.get("point")]
     if not confirmed:
         return
-    key = session.widget_key(session.INDIVIDUAL_WIDGETS, "alternative")
     labels = {k: f"{k}. {a['text']}" for k, a in confirmed}
+    # a key of these alternatives: another individual gets a fresh choice, never a label left from the last one
+    digest = hashlib.sha1("\n".join(labels.values()).encode("utf-8")).hexdigest()[:12]
+    key = session.widget_key(session.INDIVIDUAL_WIDGETS, f"alternative_{digest}")
     choice = st.selectbox("Alternative the model confirms", list(labels), format_func=labels.get, key=key)
     point = dict(confirmed)[choice]["point"] if choice in labels else confirmed[0][1]["point"]
     st.button("Try this alternative in Edit values", key=session.widget_key(session.INDIVIDUAL_WIDGETS,
