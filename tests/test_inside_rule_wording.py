@@ -87,3 +87,38 @@ def test_report_counts_what_verifies_the_people_each_metarule_serves(loans):
             r = rules.loc[rid]
             if int(r["n_next_rule"]):
                 assert f"{int(r['n_next_rule']):,} through the next rule" in s
+
+
+def test_tree_and_outline_count_what_verifies_the_people_each_metarule_serves(loans):
+    ex, X, model = loans
+    metas, inside = _inside_metarules(ex)
+    explained = ex.explain(X)
+    cf = ex.counterfactuals(X, model=model)
+    population = explained.assign(source=cf["source"].astype(object))
+    eff = ex.metarules_frame(effectiveness=ex.effectiveness(X, model=model)).set_index("metarule_id")
+    for t in range(len(ex.targets_)):
+        outline = metarule_outline(ex, t, population=population, max_leaves=10_000)
+        leaves = []
+
+        def walk(node):
+            if node["kind"] == "leaf":
+                leaves.append(node)
+            for child in node.get("children", []):
+                walk(child)
+
+        walk(outline["root"])
+        for leaf in leaves:
+            row = eff.loc[leaf["metarule_id"]]
+            if not int(row["n_served"]):
+                assert not leaf["checked"]
+                continue
+            # the same counts as the effectiveness frame, in words
+            expected = [f"{int(row['n_this_rule'])} verified through this rule" if int(row["n_this_rule"]) else None,
+                        f"{int(row['n_next_rule'])} through the next rule" if int(row["n_next_rule"]) else None,
+                        f"{int(row['n_not_verified'])} not verified" if int(row["n_not_verified"]) else None]
+            for part in filter(None, expected):
+                assert part in leaf["checked"], (leaf["metarule_id"], leaf["checked"])
+            if leaf["metarule_id"] in set(inside["metarule_id"]):
+                assert "verified through this rule" not in leaf["checked"]
+        dot = metarule_tree_dot(ex, t, population=population, max_label=400)
+        assert "through the next rule" in dot or not any(leaf["checked"] for leaf in leaves)

@@ -196,6 +196,16 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) ->
     return f"Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
 
 
+def with_sources(ws: Workspace, result: FitResult, population: pd.DataFrame) -> pd.DataFrame:
+    """``population`` (rows of ``explain()``) with the ``source`` of each row's verified point, when every row
+    was checked (the tree, outline and icicle then say what verifies the people each metarule serves); as it is
+    while the check runs, without a model, or when only a sample was checked (counts would not add up)."""
+    rows = verified_rows(ws, result, wait=False)
+    if rows is None or rows.sampled or not population.index.isin(rows.frame.index).all():
+        return population
+    return population.assign(source=rows.frame["source"].reindex(population.index).astype(object))
+
+
 #: The rules table's column of the share whose verified point follows the rule's own advice.
 OWN_ADVICE = "own advice verified"
 
