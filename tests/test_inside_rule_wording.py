@@ -122,3 +122,26 @@ def test_tree_and_outline_count_what_verifies_the_people_each_metarule_serves(lo
                 assert "verified through this rule" not in leaf["checked"]
         dot = metarule_tree_dot(ex, t, population=population, max_label=400)
         assert "through the next rule" in dot or not any(leaf["checked"] for leaf in leaves)
+
+
+def test_report_heads_a_person_with_the_recommended_rule_and_flags_the_alternatives(loans):
+    from tcrex.report import _individual_html
+
+    ex, X, model = loans
+    rejected = np.flatnonzero(np.asarray(model.predict(X)) == 0)
+    for i in rejected[:400]:
+        exp = ex.explain_one(X.iloc[[i]], model=model)
+        if exp.recommended_rule_id and exp.recommended_rule_id != exp.rule_id:
+            break
+    else:
+        pytest.fail("some rejected row of the loans sample is served by the next rule")
+    html = _individual_html(ex, "Row", exp, X.iloc[i])
+    head = (f"Rule {exp.recommended_rule_id} — the paper&#x27;s optimal rule {exp.rule_id} is not confirmed by the "
+            "model here")
+    assert head in html or head.replace("&#x27;", "'") in html
+    assert f"<th>rule</th><td>{exp.recommended_rule_id}</td>" in html
+    assert f"{exp.rule_id}, not confirmed by the model here" in html
+    for alt in exp.alternatives:
+        mark = "✓ " if alt["verified"] else "✗ "
+        assert mark in html
+    assert "no change needed" not in html.lower()
