@@ -14,7 +14,7 @@ not give class 1 (the test rows; the loans sample's own rows). Printed:
   loaded in this process as ``tcrex_baseline``, fitted on the same rows and timed alternately row by row (median
   of ``--repeat`` passes), and the ratio (target: at most 2).
 
-    .venv/bin/python benchmarks/alternatives.py [--datasets adult credit] [--rows 30] [--repeat 3]
+    .venv/bin/python benchmarks/alternatives.py [--datasets adult credit] [--rows 30] [--repeat 3] [--trees 5]
 """
 from __future__ import annotations
 
@@ -93,14 +93,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rho", type=float, default=0.02)
     parser.add_argument("--tau", type=float, default=0.9)
+    parser.add_argument("--trees", type=int, default=1, help="surrogate trees (more trees, more rules and metarules)")
     parser.add_argument("--baseline-tree", default="/work/main")
     args = parser.parse_args()
     baseline = load_baseline(args.baseline_tree)
     print(machine())
     out = []
     for name, fit_X, X, model in datasets([n.lower() for n in args.datasets]):
-        new = TCREx(rho=args.rho, tau=args.tau).fit(fit_X, model)
-        old = baseline.TCREx(rho=args.rho, tau=args.tau).fit(fit_X, model)
+        new = TCREx(rho=args.rho, tau=args.tau, n_trees=args.trees).fit(fit_X, model)
+        old = baseline.TCREx(rho=args.rho, tau=args.tau, n_trees=args.trees).fit(fit_X, model)
         rejected = np.flatnonzero(np.asarray(model.predict(X)) != 1)
         rows = np.random.default_rng(0).choice(rejected, size=min(args.rows, len(rejected)), replace=False)
         counts = check(new, X, rows, model)
