@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._alternatives import check_alternatives
 from ._data import Encoded, _native, as_frame, one_row
 from .errors import NotFittedError, ParameterError
 from ._local import PercentileScale, move_into, nearest_rows
@@ -40,7 +41,8 @@ class LocalExplanation:
     counterfactual: dict | None = None  # nearest point of the rule box
     example: dict | None = None  # nearest fit row inside the rule whose output is in the target
     example_index: object = None
-    alternatives: list = field(default_factory=list)  # metacounterfactuals, nearest first
+    alternatives: list = field(default_factory=list)  # metacounterfactuals, nearest first; with a model each
+    # carries ``verified`` and, when verified, ``point`` (the model confirms it), ``if_point``, ``output``, ``changed``
     # model verification (``verify=True``): the counterfactual above is then the verified point
     counterfactual_valid: bool | None = None  # the model's output at the counterfactual is in the target
     counterfactual_output: object = None
@@ -172,7 +174,7 @@ def metacounterfactuals(state: FittedState, enc: Encoded, sol: Solution, rule: i
         change, keep = change_keep(schema, sol, int(r2[a]), o2[a]) if r2[a] >= 0 else ([], [])
         result.append({"metarule": m, "metarule_id": metarule_id(state, t, m), "rule": int(r2[a]),
                        "rule_id": rule_id(state, t, int(r2[a])),
-                       "n_metachanges": int(n_meta[a]),
+                       "n_metachanges": int(n_meta[a]), "verified": None,
                        "metachanges": meta_changes, "n_changes": int(c2[a]), "changes": change, "keeps": keep,
                        "text": metacounterfactual_sentence(meta_changes, change, keep, actionable=r2[a] >= 0)})
     return result
@@ -206,6 +208,7 @@ def explain_one(state: FittedState, x, y_pred, target, model, n_alternatives, ve
             exp.alternatives = metacounterfactuals(state, enc, sol, r, n_alternatives)
         if verify:  # no rule: a minimal change beyond the rules may still work
             verify_one(state, exp, X, enc, res, model, reference, class_names)
+            check_alternatives(state, X, enc, t, exp.alternatives, model)
         return exp
     exp.rule, exp.rule_id = r, rule_id(state, t, r)
     exp.rule_conditions = conditions_dict(state.schema, sol.rules, r)
@@ -224,4 +227,5 @@ def explain_one(state: FittedState, x, y_pred, target, model, n_alternatives, ve
     exp.alternatives = metacounterfactuals(state, enc, sol, r, n_alternatives)
     if verify:
         verify_one(state, exp, X, enc, res, model, reference, class_names)
+        check_alternatives(state, X, enc, t, exp.alternatives, model)
     return exp

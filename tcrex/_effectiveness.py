@@ -11,6 +11,10 @@ metarule) serves — rows needing recourse whose optimal rule it is — two shar
 * ``effectiveness``: the share whose verified point lies in that rule (nearest or deeper inside it): the rule's
   own advice works for them.
 
+and what happens to all of them, counted (``OUTCOME_COUNTS``): verified through this rule, through the next rule,
+by a minimal change beyond the rules, or not verified. A rule whose own advice works for 0 % may still leave
+everyone it serves with verified recourse through the next rule; the counts say so.
+
 The population is the fit rows by default; any rows can be given with the model (or the model and their outputs).
 """
 from __future__ import annotations
@@ -28,10 +32,14 @@ from ._verify import recourse_codes, verify_points
 from .vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
                          SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
 
-RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness"]
-META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness"]
+#: What happens to the people a rule (metarule) serves, counted: verified through this rule's own advice, through
+#: the next rule in cost order, by a minimal change beyond the rules, or not verified (a similar case or none).
+#: They add up to ``n_served``; ``effectiveness`` is ``n_this_rule / n_served``.
+OUTCOME_COUNTS = ["n_this_rule", "n_next_rule", "n_minimal_change", "n_not_verified"]
+RULE_COLUMNS = ["target", "rule", "n_served", "boundary_effectiveness", "effectiveness", *OUTCOME_COUNTS]
+META_COLUMNS = ["target", "metarule", "n_served", "boundary_effectiveness", "effectiveness", *OUTCOME_COUNTS]
 #: Columns that rules_frame / metarules_frame gain.
-ADDED = ["n_served", "boundary_effectiveness", "effectiveness"]
+ADDED = ["n_served", "boundary_effectiveness", "effectiveness", *OUTCOME_COUNTS]
 
 
 @dataclass
@@ -114,7 +122,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     out = []
     for row in frame.itertuples(index=False):
         rec = row._asdict()
-        out.append({k: (None if isinstance(v, float) and np.isnan(v) else
+        out.append({k: (None if v is pd.NA or (isinstance(v, float) and np.isnan(v)) else
                         int(v) if isinstance(v, (np.integer, int)) else float(v)) for k, v in rec.items()})
     return out
 
@@ -123,6 +131,8 @@ def _frame(records, columns, id_name) -> pd.DataFrame:
     frame = pd.DataFrame(list(records), columns=columns)
     for c in ("target", id_name, "n_served"):
         frame[c] = frame[c].astype(np.int64)
+    for c in OUTCOME_COUNTS:  # missing (None) in files written before issue #34: unknown, never 0
+        frame[c] = pd.array(frame[c].astype(object).where(frame[c].notna(), None), dtype="Int64")
     for c in ("boundary_effectiveness", "effectiveness"):
         frame[c] = frame[c].astype(np.float64)
         if ((frame[c] < 0) | (frame[c] > 1)).any():
@@ -192,10 +202,15 @@ def _summarise(state: FittedState, population, target, rule, metarule, source, r
             n = np.bincount(ids, minlength=size)
             nb = np.bincount(ids, weights=boundary_valid[sel], minlength=size)
             nv = np.bincount(ids, weights=via_rule[sel], minlength=size)
+            nn = np.bincount(ids, weights=src[NEXT_RULE][sel], minlength=size)
+            nm = np.bincount(ids, weights=src[MINIMAL_CHANGE][sel], minlength=size)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rows.append(pd.DataFrame({"target": t, key: np.arange(size), "n_served": n,
                                           "boundary_effectiveness": np.where(n > 0, nb / np.maximum(n, 1), np.nan),
-                                          "effectiveness": np.where(n > 0, nv / np.maximum(n, 1), np.nan)}))
+                                          "effectiveness": np.where(n > 0, nv / np.maximum(n, 1), np.nan),
+                                          "n_this_rule": nv.astype(np.int64), "n_next_rule": nn.astype(np.int64),
+                                          "n_minimal_change": nm.astype(np.int64),
+                                          "n_not_verified": (n - nv - nn - nm).astype(np.int64)}))
         frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
         frames[key] = _frame(frame.to_dict("records"), columns, key)
     code = {k: i for i, k in enumerate(RECOURSE_OUTCOMES)}

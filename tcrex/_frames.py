@@ -8,13 +8,13 @@ from .errors import ParameterError
 from ._rows import change_keep
 from ._solution import Solution
 from ._state import FittedState, metarule_id, rule_id
-from .text import (NO_ACTIONABLE_RECOURSE, box_text, change_keep_sentence, if_sentence, is_trivial_rule, pluralise,
-                   trivial_rule_note)
+from .text import (NO_ACTIONABLE_RECOURSE, box_text, change_keep_sentence, if_sentence, inside_rule_sentence,
+                   is_trivial_rule, pluralise, trivial_rule_note)
 
 RULE_COLUMNS = ["target", "target_description", "rule", "rule_id", "conditions", "n", "feasibility", "accuracy",
                 "complexity", "n_metarules"]
 METARULE_COLUMNS = ["target", "metarule", "metarule_id", "rule", "rule_id", "conditions", "sparsity", "n_cells",
-                    "change", "keep", "text"]
+                    "change", "keep", "text", "paper_text"]
 
 
 def _cached(state: FittedState, name: str, build) -> pd.DataFrame:
@@ -57,13 +57,16 @@ def _metarules_frame(state: FittedState) -> pd.DataFrame:
         for m in range(len(sol.metarules)):
             r = int(sol.metarule_rule[m])
             change, keep = metarule_change_keep(state, sol, m) if r >= 0 else ([], [])
-            text = change_keep_sentence(change, keep) if r >= 0 else NO_ACTIONABLE_RECOURSE
+            paper = change_keep_sentence(change, keep) if r >= 0 else NO_ACTIONABLE_RECOURSE
+            # inside its rule everywhere: the people it serves are in the rule and not in the target, so the
+            # paper's "no change needed" is not what they read (it stays in paper_text)
+            text = inside_rule_sentence(rule_id(state, t, r), keep) if r >= 0 and not change else paper
             rows.append({"target": t, "metarule": m, "metarule_id": metarule_id(state, t, m),
                          "rule": r if r >= 0 else None,
                          "rule_id": rule_id(state, t, r), "conditions": box_text(state.schema, sol.metarules, m),
                          "sparsity": int(sol.metarule_sparsity[m]), "n_cells": int(sol.metarule_cells[m]),
                          "change": [c["feature"] for c in change], "keep": [k["feature"] for k in keep],
-                         "text": text})
+                         "text": text, "paper_text": paper})
     return pd.DataFrame(rows, columns=METARULE_COLUMNS)
 
 

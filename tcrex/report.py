@@ -26,7 +26,7 @@ from . import __version__, check_fitted
 from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
 from .vocabulary import has_recourse, needs_recourse
 from .audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
-from .text import class_label, is_trivial_rule, pluralise, trivial_rule_note
+from .text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
 
@@ -342,14 +342,31 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
             works = ""
             if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
-                # effectiveness leaves out the real-example fallback, which is also a point inside the rule
-                works = (f" Checked on the model, a change found inside it works for {float(r.effectiveness):.0%} "
-                         "of those it is recommended to; for the others only a real example from the data, if "
-                         "any, does.")
+                works = " " + _rule_outcome_sentence(r)
             out.append(f"To reach {outcome}: have {r.conditions}. Rule {r.rule_id} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
                        f"{float(r.feasibility):.0%} of the data{who}.{works}")
     return out
+
+
+def _rule_outcome_sentence(r) -> str:
+    """What happens, checked on the model, to the individuals a rule is the optimal rule for: the same counts as
+    the summary's (verified through this rule, the next rule, a minimal change; not verified)."""
+    text = (f"Checked on the model, its own advice is verified for {float(r.effectiveness):.0%} of the "
+            f"{int(r.n_served):,} it is the optimal rule for")
+    counts = [getattr(r, c, None) for c in ("n_this_rule", "n_next_rule", "n_minimal_change", "n_not_verified")]
+    if any(c is None or c is pd.NA or c != c for c in counts):  # an export written before the counts existed
+        return text + "."
+    here, nxt, minimal, none = (int(c) for c in counts)
+    others = int(r.n_served) - here
+    if not others:
+        return text + "."
+    parts = [f"{nxt:,} through the next rule in cost order"] if nxt else []
+    parts += [f"{minimal:,} by a minimal change beyond the rules"] if minimal else []
+    said = (f"; of the other {others:,}, " + join_and(parts) + " verified" if parts else "")
+    if none:
+        said += (", and " if parts else f"; of the other {others:,}, ") + f"{none:,} have no verified recourse"
+    return text + said + "."
 
 
 def _bars(counts: pd.DataFrame) -> str:
@@ -403,16 +420,22 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
         if getattr(exp, "recourse", None) == "similar_case":
             facts.append(("note", "no verified recourse: only a similar real case gets the favourable outcome; "
                                   "it is shown, not advised"))
-        elif getattr(exp, "recommended_rule_id", None) and exp.recommended_rule_id != getattr(exp, "rule_id", None):
-            facts.append(("note", f"the optimal rule {exp.rule_id} has no point the model confirms here; the "
-                                  f"advice follows the next rule in cost order, {exp.recommended_rule_id}"))
         elif getattr(exp, "counterfactual_source", None) == "minimal_change":
             facts.append(("note", "no rule has a point the model confirms here; the advice is a minimal change "
                                   "found from the nearest real case with the favourable outcome"))
     if exp.rule is not None:
-        facts += [("rule", getattr(exp, "rule_id", None) or exp.rule),
-                  ("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
+        # the rule whose changes are shown heads the facts; the paper's optimal rule is a secondary line
+        recommended = getattr(exp, "recommended_rule_id", None)
+        if getattr(exp, "counterfactual_source", None) == "minimal_change":
+            facts.append(("rule", "none: a change beyond the rules"))
+        else:
+            facts.append(("rule", recommended or getattr(exp, "rule_id", None) or exp.rule))
+        if exp.counterfactual_valid is not None and recommended != getattr(exp, "rule_id", None):
+            facts.append(("the paper's optimal rule", f"{exp.rule_id}, not confirmed by the model here"))
+        facts += [("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
                   ("features to change", exp.n_changes)]
+    if exp.rule is not None:
+        parts.insert(1, f"<p class=\"rule-heading\"><b>{_e(_rule_heading(exp))}</b></p>")
     parts.append(_kv(facts))
     table = individual_table(exp, x, changes_first=True, outcome_name=lambda v: _outcome(v, class_names),
                              constraints=getattr(ex, "constraints_", None))
@@ -430,9 +453,26 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
     else:
         parts.append(_table(table, widths=widths))
     if exp.alternatives:
-        alts = "".join(f"<li>{_e(a['text'])}</li>" for a in exp.alternatives)
-        parts.append(f"<p>Nearby metarules (if this individual were slightly different):</p><ul>{alts}</ul>")
+        marks = {True: "✓ ", False: "✗ "}
+        alts = "".join(f"<li>{_e(marks.get(a.get('verified'), ''))}{_e(a['text'])}</li>" for a in exp.alternatives)
+        checked = any(a.get("verified") is not None for a in exp.alternatives)
+        parts.append("<p>Nearby metarules (if this individual were slightly different)"
+                     + ("; ✓ the model confirms a point of the alternative, ✗ it confirms none" if checked else
+                        "; not checked on a model") + f":</p><ul>{alts}</ul>")
     return f'<div class="figure">{"".join(parts)}</div>'
+
+
+def _rule_heading(exp) -> str:
+    """The line under an individual's name: the rule whose changes are shown (the recommended rule), then the
+    paper's optimal rule when the model does not confirm it."""
+    recommended = getattr(exp, "recommended_rule_id", None)
+    if getattr(exp, "counterfactual_source", None) == "minimal_change":
+        head = "A change beyond the rules"
+    else:
+        head = f"Rule {recommended or exp.rule_id}"
+    if exp.counterfactual_valid is not None and recommended != exp.rule_id:
+        head += f" — the paper's optimal rule {exp.rule_id} is not confirmed by the model here"
+    return head
 
 
 def _performance_html(perf) -> str:
@@ -463,11 +503,15 @@ def _ids_first(frame: pd.DataFrame) -> pd.DataFrame:
 RULE_COLUMNS = {"rule_id": "rule", "target_description": "outcome it reaches", "conditions": "conditions",
                 "n": "individuals inside", "feasibility": "share of the data", "accuracy": "reach the outcome",
                 "complexity": "number of conditions", "n_metarules": "metarules using it",
-                "n_served": "recommended to", "effectiveness": "advice works (checked on the model)",
+                "n_served": "recommended to", "effectiveness": "its own advice verified (checked on the model)",
+                "n_next_rule": "verified through the next rule", "n_minimal_change": "verified by a minimal change",
+                "n_not_verified": "not verified",
                 "boundary_effectiveness": "works at the rule's nearest point"}
 METARULE_COLUMNS = {"metarule_id": "metarule", "conditions": "where (the region)", "rule_id": "recommended rule",
                     "text": "advice", "sparsity": "changes at most", "n_cells": "grid cells",
-                    "n_served": "advised (individuals)", "effectiveness": "advice works (checked on the model)",
+                    "n_served": "advised (individuals)", "n_this_rule": "verified through this rule",
+                    "n_next_rule": "verified through the next rule", "n_minimal_change": "verified by a minimal change",
+                    "n_not_verified": "not verified", "effectiveness": "its own advice verified (checked on the model)",
                     "boundary_effectiveness": "works at the rule's nearest point"}
 _SHARES = ("feasibility", "accuracy", "effectiveness", "boundary_effectiveness")
 #: Rules and metarules shown in the reading flow; the rest are in a collapsed full table.
@@ -484,8 +528,11 @@ def _rules_html(rules: pd.DataFrame, multi_target: bool) -> str:
     widths = {"conditions": "34%"}
     intro = ('<p class="note">"Share of the data": the rows inside the rule; "reach the outcome": the share of '
              "them the model puts in the favourable outcome (the rule's accuracy)"
-             + ('; "advice works": the share of individuals it is recommended to whose recommended point the model '
-                "confirms" if "effectiveness" in rules.columns else "") + ".</p>")
+             + ('; "its own advice verified": of the individuals a rule is the optimal rule for (needing '
+                "recourse), the share whose verified point follows this rule; the others are counted by what "
+                "verifies them instead (the next rule in cost order, a minimal change) or as not verified. The "
+                "headline's verified share counts everyone verified by any of these" if "effectiveness"
+                in rules.columns else "") + ".</p>")
     if len(rules) <= SUMMARY_RULES:
         return intro + _table(_readable(rules, columns, _SHARES), widths=widths)
     head = _readable(ranked.head(SUMMARY_RULES), columns, _SHARES)
@@ -516,9 +563,12 @@ def _metarules_html(metas: pd.DataFrame, explanations: pd.DataFrame | None, mult
     frame = metas.assign(n_served=advised) if advised is not None else metas
     widths = {"where (the region)": "30%", "advice": "30%"}
     intro = (f"<p>{pluralise(len(metas), 'metarule')} split the inputs into regions; in each region one rule is "
-             "recommended, with the advice it gives there (the change and what to keep).</p>")
+             "recommended, with the advice it gives there (the change and what to keep)."
+             + (" Checked on the model, the counts say what happens to the individuals each metarule serves: "
+                "verified through its rule, through the next rule in cost order, by a minimal change, or not "
+                "verified." if "n_this_rule" in metas.columns else "") + "</p>")
     full_columns = dict(METARULE_COLUMNS)
-    full_columns.update({"change": "change", "keep": "keep"})
+    full_columns.update({"change": "change", "keep": "keep", "paper_text": "the paper's statement"})
     full = _table(_readable(frame, full_columns, _SHARES), widths={"where (the region)": "24%", "advice": "24%"})
     if len(metas) <= SUMMARY_METARULES:
         return intro + _table(_readable(frame, METARULE_COLUMNS, _SHARES), widths=widths)

@@ -345,6 +345,39 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
     return text
 
 
+def inside_rule_sentence(rule_id: str | None, keeps: list) -> str:
+    """A metarule that lies inside its rule (the paper: "No change needed; keep …"), as people it serves read
+    it: everyone it serves is inside the rule already and the model does not put them in the target, so no
+    change is *not* their recourse (issue #34)."""
+    rule = f"rule {rule_id}" if rule_id else "its rule"
+    where = f" ({join_and([keep_phrase(k) for k in keeps])})" if keeps else ""
+    return (f"Inside {rule} already{where}: the rule asks no change, but anyone here the model does not put in "
+            "the target needs another rule's advice")
+
+
+def checked_metacounterfactual_sentence(metamoves: list, changes: list, keeps: list, *, verified: bool,
+                                        rule_id: str | None = None, paper_changes: list = ()) -> str:
+    """A metacounterfactual as checked on the model (issue #34).
+
+    Verified: "If A were 1820: change C to 5, while keeping D ≤ 4 (checked on the model)" — ``metamoves`` and
+    ``changes`` are ``{"feature", "value"}`` with the values of the confirmed point. Not verified: "If A were ≥
+    1820: the model does not confirm this alternative (rule R5 would ask to change C to ≥ 5)" — ``metamoves``
+    then carry ``"condition"`` and ``paper_changes`` the rule's change entries; never "no change needed"."""
+    if verified:
+        condition = join_and([f"{c['feature']} were {c['value']}" for c in metamoves])
+        then = ("change " + _moves(changes)) if changes else "no other change"
+        if keeps:
+            then += (", while keeping " if changes else ", keeping ") + join_and([keep_phrase(k) for k in keeps])
+        return f"If {condition}: {then} (checked on the model)"
+    condition = join_and([change_phrase(c["feature"], c["condition"], verb="were") for c in metamoves])
+    text = f"If {condition}: the model does not confirm this alternative"
+    if paper_changes:
+        rule = f"rule {rule_id}" if rule_id else "the rule"
+        text += f" ({rule} would ask to change " + join_and([change_phrase(c["feature"], c["condition"])
+                                                            for c in paper_changes]) + ")"
+    return text
+
+
 def shown(value) -> str:
     """``value`` for a message: its repr, except that a number too long to read (10**400 has 401 digits; a float
     cannot hold it, so the message must not convert it) is named by its digit count."""

@@ -207,8 +207,18 @@ def test_rule_effectiveness_sentence_says_what_the_share_leaves_out():
     assert sentences
     for s in sentences:
         rid = re.search(r"Rule (R\d+)", s).group(1)
-        assert f"works for {rules.loc[rid, 'effectiveness']:.0%} of those it is recommended to" in s
-        assert "only a real example from the data, if any, does" in s and "a point inside it works" not in s
+        r = rules.loc[rid]
+        assert f"its own advice is verified for {r['effectiveness']:.0%} of the {int(r['n_served']):,} it is " \
+               "the optimal rule for" in s
+        # issue #34: the sentence agrees with the summary's counts: the others are counted by what verifies them
+        assert "only a real example from the data" not in s
+        others = int(r["n_served"]) - int(r["n_this_rule"])
+        if int(r["n_next_rule"]):
+            assert f"of the other {others:,}, {int(r['n_next_rule']):,} through the next rule" in s
+        if int(r["n_not_verified"]):
+            assert f"{int(r['n_not_verified']):,} have no verified recourse" in s
+        if not others:
+            assert "of the other" not in s
 
 
 def test_report_built_from_the_api_does_not_speak_for_the_dashboard():

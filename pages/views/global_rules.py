@@ -32,7 +32,8 @@ c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
 with c1:
     pop = ui.population(ws, key="tree_pop", choices=("all", "fit", "test", "filter"), default="all")
 collapse = c2.toggle("Hide empty branches", value=True, key="tree_collapse")
-population = None if pop.label == "all rows" and not collapse else result.explanations.loc[pop.index]
+population = None if pop.label == "all rows" and not collapse else \
+    verification.with_sources(ws, result, result.explanations.loc[pop.index])
 tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"])
 with tab_outline:
     tree.metarule_tree_panel(ws, result, target, population=population)
@@ -45,7 +46,8 @@ with tab_tree:
         ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse,
                  class_names=ws.class_names)
 with tab_icicle:
-    ui.chart(metarule_icicle, ex, target, population=result.explanations.loc[pop.index], height=520,
+    ui.chart(metarule_icicle, ex, target,
+             population=verification.with_sources(ws, result, result.explanations.loc[pop.index]), height=520,
              class_names=ws.class_names)
 with tab_text:
     st.caption(f"The rules and metarules of the target chosen above ({ws.target_name(sol.target)}) in words.")

@@ -2,11 +2,8 @@
 
 import streamlit as st
 
-from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
-
 from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
-from tcrex.ui import components as ui
 from tcrex.ui import comparing, individual, page, session
 
 st.title("Individual")
@@ -30,9 +27,4 @@ if exp is not None:
         individual.no_actionable_alternatives(exp)
     elif exp.alternatives:
         st.subheader("Metacounterfactuals")
-        st.caption("The nearest other metarules: if this individual's features were slightly different, which "
-                   "recourse would the rules recommend instead?")
-        ui.chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
-        # the figure above draws the counts; the table says what would differ and the advice there, and fits
-        ui.static_table(metacounterfactual_table, exp, index="alternative",
-                        drop=["text", "features that would differ", "difference from now"])
+        individual.alternatives_section(ws, exp)

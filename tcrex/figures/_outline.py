@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..text import pluralise
-from ._style import population_counts, rule_color, solution, tint
+from ._style import breakdown_text, population_counts, rule_color, solution, tint, verified_breakdown
 
 #: About this many leaves are drawn; branches beyond the budget are drawn collapsed, with their counts. Large
 #: enough for any tree a person reads; the dashboard uses a smaller budget.
@@ -73,7 +73,9 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     through, or None) and ``on_path``. Splits add ``feature``, ``children`` and ``advice_group`` (the group
     letter when all their leaves share one advice, else None); leaves add ``metarule``, ``rule`` (None when no
     rule is actionable), ``metarule_id`` / ``rule_id`` (the public ids, "M4" / "R3"), ``conditions`` (the metarule's full box), ``advice``, ``sparsity``, ``group`` (a
-    letter shared by the leaves with identical advice) and ``color``. ``groups`` lists
+    letter shared by the leaves with identical advice), ``color`` and ``checked`` (when ``population`` carries
+    the ``source`` column of ``counterfactuals(verify=True)``: what verifies the people the metarule serves,
+    "3 verified through this rule, 13 through the next rule"; else None). ``groups`` lists
     ``{"group", "advice", "n_leaves", "metarules", "color"}``, largest first.
 
     ``highlight_row`` (a Series, one-row DataFrame or dict of feature values) or ``highlight_metarule`` marks one
@@ -93,6 +95,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
         return out
     tree = tree if tree is not None else ex.metarule_tree(target)
     counts, _ = population_counts(ex, target, population)
+    checked = verified_breakdown(ex, target, population)
     metas = ex.metarules_frame()
     metas = metas[metas.target == target].set_index("metarule")
 
@@ -149,6 +152,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
                     "rule_id": ex.rule_id(target, rule),
                     "conditions": str(metas.loc[m, "conditions"]), "advice": advice,
                     "sparsity": int(node["sparsity"]), "group": group_of_advice[advice],
+                    "checked": breakdown_text(checked.get(m)) if checked is not None else None,
                     "color": rule_color(target, rule) if rule is not None else "#9E9E9E"}
         n_left = len(leaves(node["left"]))
         left = min(max(int(round(budget * n_left / len(ms))), 1), max(budget - 1, 1))
@@ -237,6 +241,9 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
                 same_txt = f' <span class="same">(same advice as {same} other {"leaf" if same == 1 else "leaves"})</span>'
             you = f' <span class="you">◀ {marker}</span>' if n["on_path"] else ""
             here = f' <span class="count">{n["here"]} here</span>' if n["here"] is not None else ""
+            if n.get("checked"):  # what verifies the people it serves
+                here += f' <span class="count">({_e(n["checked"])})</span>'
+
             return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
                     f'data-metarule="{n["metarule"]}" data-metarule-id="{_e(n["metarule_id"])}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
                     f'{_e(n["advice"])}{same_txt}{you}{here}<br><span class="box">{_e(head)} · if '

@@ -18,7 +18,8 @@ import pandas as pd
 
 from .. import check_fitted
 from ..errors import ParameterError
-from ..vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, needs_recourse
+from ..vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
+                          NO_RULE, OK, SEARCHED, needs_recourse)
 
 # Okabe & Ito (2008) blue, orange, green and reddish purple, then Paul Tol's indigo, red, cyan, wine, olive, green,
 # sand and purple: chosen greedily for the largest smallest CIEDE2000 distance, also under simulated deuteranopia
@@ -183,6 +184,41 @@ def population_counts(ex, target: int, population: pd.DataFrame | None) -> tuple
             NO_RULE: int(((status == NO_RULE) & (tgt == target)).sum()),
             "other_target": int(((tgt != target) & ~np.isnan(tgt) & needs_recourse(status)).sum())}
     return counts, info
+
+
+def verified_breakdown(ex, target: int, population: pd.DataFrame | None) -> dict | None:
+    """Per metarule of ``target``, what verifies the people it serves (issue #34), when ``population`` carries
+    the ``source`` column of ``counterfactuals(verify=True)`` beside the ``explain()`` columns: ``{metarule:
+    (through this rule, through the next rule, by a minimal change, not verified)}`` over the rows needing
+    recourse; None when the population was not checked on a model."""
+    if population is None or "source" not in population.columns:
+        return None
+    sol = solution(ex, target)
+    tgt = pd.to_numeric(population["target"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    meta = pd.to_numeric(population["metarule"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    here = (tgt == target) & ~np.isnan(meta) & needs_recourse(population["status"].astype(str).to_numpy())
+    source = population["source"].astype(object).to_numpy()
+    m = meta[here].astype(np.int64)
+    src = source[here]
+    size = len(sol.metarules)
+    this = np.bincount(m, weights=np.isin(src, [BOUNDARY, SEARCHED]), minlength=size)
+    nxt = np.bincount(m, weights=src == NEXT_RULE, minlength=size)
+    minimal = np.bincount(m, weights=src == MINIMAL_CHANGE, minlength=size)
+    total = np.bincount(m, minlength=size)
+    return {k: (int(this[k]), int(nxt[k]), int(minimal[k]), int(total[k] - this[k] - nxt[k] - minimal[k]))
+            for k in range(size) if total[k]}
+
+
+def breakdown_text(counts: tuple | None) -> str:
+    """"3 verified through this rule, 13 through the next rule, 1 not verified" (parts that are 0 left out)."""
+    if not counts:
+        return ""
+    this, nxt, minimal, none = counts
+    parts = [f"{this} verified through this rule"] if this else []
+    parts += [f"{nxt} through the next rule"] if nxt else []
+    parts += [f"{minimal} by a minimal change"] if minimal else []
+    parts += [f"{none} not verified"] if none else []
+    return ", ".join(parts)
 
 
 #: Height of one row of a legend placed above the plot (``legend_top``), in pixels.

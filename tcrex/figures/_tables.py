@@ -17,7 +17,9 @@ OUTPUT_ROW = "⟨model output⟩"
 _ACTION_ORDER = {"change": 0, "keep": 1, "free": 2, "immutable": 3}
 #: Columns of :func:`metacounterfactual_table`, as a reader sees them.
 META_COLUMNS = ["alternative", "metarule", "rule", "if", "features that would differ", "then change", "then keep",
-                "changes needed there", "difference from now", "text"]
+                "changes needed there", "difference from now", "checked on the model", "text"]
+#: What "checked on the model" says of an alternative: confirmed, not confirmed, or not checked (no model).
+CHECK_MARKS = {True: "✓ the model confirms it", False: "✗ the model does not confirm it", None: "not checked"}
 
 
 def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, constraints=None) -> pd.DataFrame:
@@ -102,12 +104,15 @@ def metacounterfactual_table(exp) -> pd.DataFrame:
     """The nearest alternative metarules, as given (nearest first): what would have to differ to fall into each
     ("if", "features that would differ") and the recourse there ("then change", "then keep", "changes needed
     there"), with the difference in number of changes from the current recourse ("difference from now", e.g.
-    +1). "rule" is the rule's id ("R2", as everywhere; "none" where no rule is actionable)."""
+    +1). "rule" is the rule's id ("R2", as everywhere; "none" where no rule is actionable). "checked on the
+    model" is ✓ where the model confirms a point of the alternative (``explain_one(..., model=...)``), ✗ where it
+    confirms none ("then change" then says what the rule would ask, not what works), "not checked" without a
+    model."""
     rows = []
     for k, a in enumerate(exp.alternatives, start=1):
         rows.append([k, _metarule_name(a.get("metarule_id"), a["metarule"]), _rule_name(a), _conds_text(a["metachanges"]), a["n_metachanges"],
                      _conds_text(a["changes"]), _conds_text(a["keeps"]), a["n_changes"],
-                     a["n_changes"] - exp.n_changes, a["text"]])
+                     a["n_changes"] - exp.n_changes, CHECK_MARKS[a.get("verified")], a["text"]])
     return pd.DataFrame(rows, columns=META_COLUMNS)
 
 
@@ -143,7 +148,8 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
     names = {exp.rule: current_rule, **{a["rule"]: _rule_name(a) for a in exp.alternatives}}
     for k, a in enumerate(exp.alternatives, start=1):
         cond = "; ".join(f"{c['feature']} {c['condition']}" for c in a["metachanges"])
-        labels.append("<br>".join(esc(s) for s in wrap(f"{k}. if {cond}", 38)[:3]))
+        mark = {True: "✓ ", False: "✗ "}.get(a.get("verified"), "")  # the model's verdict, when checked
+        labels.append("<br>".join(esc(s) for s in wrap(f"{mark}{k}. if {cond}", 38)[:3]))
         hover.append(f"<b>Alternative {k}</b>: metarule {_metarule_name(a.get('metarule_id'), a['metarule'])} → "
                      f"{esc(_rule_name(a))}<br>"
                      + "<br>".join(esc(s) for s in wrap(a["text"], 70)))
@@ -166,7 +172,9 @@ def metacounterfactual_figure(exp, *, title: str | None = None) -> go.Figure:
     fig.add_vline(x=exp.n_changes, line=dict(dash="dash", color="#333333"))
     head = esc(title) if title is not None else "Metacounterfactuals: if you were different, the recourse would be"
     note = "no alternative metarule (every metarule uses this rule)" if not exp.alternatives else \
-        "nearest alternatives first; hover a bar for the recourse"
+        "nearest alternatives first; hover a bar for the recourse" + (
+            "; ✓ the model confirms a point of the alternative, ✗ it confirms none (its bar is what the rule asks)"
+            if any(a.get("verified") is not None for a in exp.alternatives) else "")
     rows = sum(max(lab.count("<br>") + 1, 2) for lab in labels)  # a row holds two bars or its label's lines
     base_layout(fig, head, [esc(note)], legend_top=True, height=210 + 26 * rows + 14 * len(labels),
                 barmode="group", yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels),

@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 from ..text import pluralise
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE
 from ._svg import DotError, dot_to_svg, parse_dot  # noqa: F401 (re-exported)
-from ._style import (EMPTY_FILL, EMPTY_LINE, NEUTRAL, base_layout, clip_text, esc, population_counts, rule_color,
-                     rule_dash, solution, tint, wrap)
+from ._style import (EMPTY_FILL, EMPTY_LINE, NEUTRAL, base_layout, breakdown_text, clip_text, esc, population_counts,
+                     rule_color, rule_dash, solution, tint, verified_breakdown, wrap)
 
 SPLIT_FILL = "#F2F2F2"
 SPLIT_LINE = "#666666"
@@ -50,6 +50,7 @@ def _leaves(node) -> list:
 def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: int, class_names=None) -> _Graph:
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
+    checked = verified_breakdown(ex, target, population)
     desc = sol.target.describe(class_names)
     title = [("b", f"Toward {desc}"),
              ("", f"{pluralise(sol.n_rules, 'rule')}, {pluralise(len(sol.metarules), 'metarule')}")]
@@ -110,6 +111,8 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
                                f"{pluralise(int(node['sparsity']), 'change')}"))
             if here is not None:
                 lines.append(("b", f"{here} here"))
+            if checked is not None and checked.get(m):  # what verifies the people it serves
+                lines += [("i", s) for s in wrap(breakdown_text(checked[m]), max_label)]
             graph.nodes.append(_Node(nid, "leaf", lines, color, tint(color, 0.6),
                                      dashed=rule_dash(target, r) != "solid",
                                      tooltip=f"If {mrow['conditions']}: {rrow['rule_id']} ({rrow['conditions']})",
@@ -215,6 +218,7 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
     how many metarules it holds (the outline view shows them all). ``class_names`` names the target."""
     sol = solution(ex, target)
     counts, info = population_counts(ex, target, population)
+    checked = verified_breakdown(ex, target, population)
     desc = sol.target.describe(class_names)
     fig = go.Figure()
     if sol.n_rules == 0 or sol.grid is None:
@@ -264,7 +268,8 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
             hover.append(f"<b>Metarule {ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "
                          f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, up to "
-                         f"{pluralise(node['sparsity'], 'change')}</i>")
+                         f"{pluralise(node['sparsity'], 'change')}</i>"
+                         + (f"<br>{esc(breakdown_text(checked[m]))}" if checked is not None and checked.get(m) else ""))
             return
         labels.append(esc(label))
         colors.append(NEUTRAL if parent == "" else "#E0E0E0")

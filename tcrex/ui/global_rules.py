@@ -39,8 +39,8 @@ RULE_COLUMNS = {
     "conditions": st.column_config.TextColumn("conditions", width="large"),
     "works at nearest point": st.column_config.ProgressColumn("works at nearest point", format="percent",
                                                               min_value=0.0, max_value=1.0),
-    "works (verified)": st.column_config.ProgressColumn("works (verified)", format="percent", min_value=0.0,
-                                                        max_value=1.0),
+    verification.OWN_ADVICE: st.column_config.ProgressColumn(verification.OWN_ADVICE, format="percent",
+                                                             min_value=0.0, max_value=1.0),
 }
 
 
@@ -59,7 +59,7 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
         for _, r in table[trivial].iterrows():
             st.warning(f"**Rule {r['rule']}** — {trivial_rule_note(outcome, r['accuracy'])}.",
                        icon=":material/info:")
-    shares = [c for c in ("works at nearest point", "works (verified)") if c in table.columns]
+    shares = [c for c in ("works at nearest point", verification.OWN_ADVICE) if c in table.columns]
     if len(table) <= max_static:
         shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),
                              feasibility=table["feasibility"].map("{:.3f}".format),
@@ -70,10 +70,13 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
     else:
         st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
     if shares:
-        st.caption("*serves*: individuals needing recourse who are sent to the rule; *works at nearest point*: "
-                   "share of them for whom the model gives the favourable outcome at the rule's nearest point; "
-                   "*works (verified)*: share with a point inside the rule that the model confirms (without "
-                   "falling back to a real example).")
+        st.caption("Each figure counts the individuals needing recourse for whom the rule is the paper's optimal "
+                   "rule (*serves*). *works at nearest point*: share of them for whom the model gives the "
+                   "favourable outcome at the rule's nearest point; *own advice verified*: share whose verified "
+                   "point follows this rule's own advice; the others are counted by what verifies them instead "
+                   "(*verified via next rule*, *verified by minimal change*) or as *not verified*. The headline's "
+                   "verified share counts everyone verified by any of these, so a rule at 0 % may still leave "
+                   "everyone it serves with verified recourse.")
 
 
 def scrolling_svg(svg: str | None, max_height: int = 900) -> None:

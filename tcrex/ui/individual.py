@@ -3,6 +3,7 @@ with the model's verdict, the side-by-side table, the rule and metarule, and whe
 
 from __future__ import annotations
 
+import hashlib
 from copy import copy as _copy
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -13,11 +14,11 @@ import streamlit as st
 
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
-from tcrex.figures import metacounterfactual_table
+from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
 from tcrex.text import pluralise
 
 from . import search, session
-from .components import arrow_safe, build, current_individual, display_value, show
+from .components import arrow_safe, build, chart, current_individual, display_value, show, static_table
 from .state import FitResult, Workspace
 
 
@@ -213,6 +214,37 @@ def model_verdict(ws: Workspace, exp) -> str | None:
     return check
 
 
+def alternatives_section(ws: Workspace, exp) -> None:
+    """The metacounterfactuals: the figure, the table with the model's verdict per alternative (✓/✗), and for
+    an alternative the model confirms, a button that loads its point into Edit values."""
+    checked = any(a.get("verified") is not None for a in exp.alternatives)
+    st.caption("The nearest other metarules: if this individual's features were slightly different, which "
+               "recourse would the rules recommend instead?"
+               + (" ✓: the model confirms a point of the alternative (the \"if\" features at values the data "
+                  "holds inside that metarule, the advice applied there); ✗: the model confirms none, so the "
+                  "alternative is what the rules say, not recourse that works." if checked else
+                  " Not checked on a model (the outputs come from a column of the data)."))
+    chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
+    # the figure above draws the counts; the table says what would differ, the advice there and the verdict
+    static_table(metacounterfactual_table, exp, index="alternative",
+                 drop=["text", "features that would differ", "difference from now"]
+                 + (["checked on the model"] if not checked else []))
+    confirmed = [(k, a) for k, a in enumerate(exp.alternatives, start=1) if a.get("verified") and a.get("point")]
+    if not confirmed:
+        return
+    labels = {k: f"{k}. {a['text']}" for k, a in confirmed}
+    # a key of these alternatives: another individual gets a fresh choice, never a label left from the last one
+    digest = hashlib.sha1("\n".join(labels.values()).encode("utf-8")).hexdigest()[:12]
+    key = session.widget_key(session.INDIVIDUAL_WIDGETS, f"alternative_{digest}")
+    choice = st.selectbox("Alternative the model confirms", list(labels), format_func=labels.get, key=key)
+    point = dict(confirmed)[choice]["point"] if choice in labels else confirmed[0][1]["point"]
+    st.button("Try this alternative in Edit values", key=session.widget_key(session.INDIVIDUAL_WIDGETS,
+                                                                            "try_alternative"),
+              icon=":material/edit:", on_click=_follow_advice, args=(ws, dict(point)),
+              help="Opens Edit values at the alternative's point: the \"if\" features and the changes it names, "
+                   "every other feature as it is, so the model's answer can be seen.")
+
+
 def recourse_alternatives(exp) -> list[dict]:
     """Metacounterfactuals whose metarule has a rule the constraints allow (where recourse WOULD exist)."""
     return [a for a in (exp.alternatives or []) if a.get("rule", -1) is not None and a.get("rule", -1) >= 0]
@@ -261,6 +293,27 @@ def _highlight_row(row: pd.Series) -> list[str]:
     return [""] * len(row)
 
 
+def rule_heading(exp) -> str:
+    """The heading over the changes shown: the rule they follow (the recommended rule when the model confirmed
+    another rule's point; the paper's optimal rule otherwise)."""
+    if getattr(exp, "counterfactual_source", None) == "minimal_change":
+        return "A change beyond the rules"
+    rid = getattr(exp, "recommended_rule_id", None) or getattr(exp, "rule_id", None) or exp.rule
+    return f"Rule {rid}"
+
+
+def paper_rule_note(exp) -> str | None:
+    """The secondary line naming the paper's optimal rule when the changes shown follow another rule."""
+    recommended = getattr(exp, "recommended_rule_id", None)
+    if exp.recourse is None or exp.rule is None:
+        return None
+    if recommended and recommended != exp.rule_id:
+        return f"The paper's optimal rule {exp.rule_id} is not confirmed by the model here."
+    if exp.recourse != "verified" or exp.counterfactual_source == "minimal_change":
+        return f"The paper's optimal rule {exp.rule_id} is not confirmed by the model here, nor is any other rule."
+    return None
+
+
 def _cond_lines(conds: dict) -> str:
     return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
 
@@ -271,8 +324,12 @@ def rule_and_metarule(exp) -> None:
         return
     left, right = st.columns(2)
     with left:
-        st.subheader(f"Rule {getattr(exp, 'rule_id', None) or exp.rule}")
-        st.markdown(_cond_lines(exp.rule_conditions))
+        st.subheader(rule_heading(exp))
+        paper = paper_rule_note(exp)
+        if paper:
+            st.caption(paper)
+        if getattr(exp, "counterfactual_source", None) != "minimal_change":  # no rule's conditions apply
+            st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions))
         if exp.changes:
             st.markdown("**Change:** " + ", ".join(
                 f"`{c['feature']}` from {display_value(c['current'])} to "
@@ -283,6 +340,7 @@ def rule_and_metarule(exp) -> None:
             st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
     with right:
         st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
-        st.caption("The region of inputs for which this rule is recommended:")
+        st.caption(f"The region of inputs for which the rules' optimum is {exp.rule_id or 'this rule'} (the "
+                   "paper's optimal rule):")
         st.markdown(_cond_lines(exp.metarule_conditions))
 

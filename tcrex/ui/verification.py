@@ -196,12 +196,30 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None) ->
     return f"Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
 
 
+def with_sources(ws: Workspace, result: FitResult, population: pd.DataFrame) -> pd.DataFrame:
+    """``population`` (rows of ``explain()``) with the ``source`` of each row's verified point, when every row
+    was checked (the tree, outline and icicle then say what verifies the people each metarule serves); as it is
+    while the check runs, without a model, or when only a sample was checked (counts would not add up)."""
+    rows = verified_rows(ws, result, wait=False)
+    if rows is None or rows.sampled or not population.index.isin(rows.frame.index).all():
+        return population
+    return population.assign(source=rows.frame["source"].reindex(population.index).astype(object))
+
+
+#: The rules table's column of the share whose verified point follows the rule's own advice.
+OWN_ADVICE = "own advice verified"
+
+
 def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
     """``rules`` (rows of ``rules_frame`` with target and rule) with each rule's effectiveness on every row it
-    serves: ``works at nearest point`` and ``works (verified)`` (shares; empty where it serves no one)."""
+    serves: ``works at nearest point`` and ``own advice verified`` (shares; empty where it serves no one), then
+    what verifies the others, counted: ``verified via next rule``, ``verified by minimal change``, ``not verified``
+    (issue #34: a rule whose own advice is verified for 0 % may leave everyone it serves verified elsewhere)."""
     eff = effectiveness(ws, result, wait=False)  # while the points are checked: the table without these columns
     if eff is None:
         return rules
-    table = eff.rules.rename(columns={"n_served": "serves", "boundary_effectiveness": "works at nearest point",
-                                      "effectiveness": "works (verified)"})
+    table = eff.rules.drop(columns=["n_this_rule"]).rename(columns={
+        "n_served": "serves", "boundary_effectiveness": "works at nearest point",
+        "effectiveness": OWN_ADVICE, "n_next_rule": "verified via next rule",
+        "n_minimal_change": "verified by minimal change", "n_not_verified": "not verified"})
     return rules.merge(table, on=["target", "rule"], how="left")

@@ -349,7 +349,12 @@ def test_effectiveness_counts_are_the_recourse_column(data):
         sel = ((expl["target"] == row.target) & (expl["rule"] == row.rule)).fillna(False).to_numpy() & has
         assert row.boundary_effectiveness == pytest.approx((cf["source"] == BOUNDARY).to_numpy()[sel].mean())
         assert row.effectiveness == pytest.approx(via_rule[sel].mean())
-    assert list(ex.rules_frame().columns) == list(rules.columns[:-3])  # nothing asked: today's columns
+        # issue #34: what verifies everyone it serves, counted (adds up to n_served)
+        src = cf["source"].astype(object).to_numpy()[sel]
+        assert row.n_this_rule == via_rule[sel].sum() and row.n_next_rule == (src == NEXT_RULE).sum()
+        assert row.n_minimal_change == (src == MINIMAL_CHANGE).sum()
+        assert row.n_this_rule + row.n_next_rule + row.n_minimal_change + row.n_not_verified == row.n_served
+    assert list(ex.rules_frame().columns) == list(rules.columns[:-7])  # nothing asked: today's columns
     other = ex.effectiveness(data.iloc[:100], model=owner_model)
     assert other.population == "given rows" and other.n == 100
 

@@ -51,7 +51,9 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
     assert_clean(at)
     assert _metric(at, "Target") == "approved"
     rules = at.table[0].value
-    assert {"serves", "works at nearest point", "works (verified)"} <= set(rules.columns)
+    assert {"serves", "works at nearest point", "own advice verified", "verified via next rule",
+            "not verified"} <= set(rules.columns)
+    # issue #34: every individual a rule serves is counted by what verifies them (or as not verified)
 
 
 def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check():
