@@ -29,6 +29,25 @@ class _Fail(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+#: The engine's keyword arguments and the options that set them: the engine's messages say what to pass in
+#: Python ("pass target= ..."), which a CLI user reads as the option (:func:`cli_words`).
+_OPTIONS = {"target": "--target", "reference_rows": "--reference-rows", "reference": "--reference",
+            "y_pred": "--y-pred-column", "model": "--model", "groups": "--group-column", "n_boot": "--n-boot",
+            "constraints": "--constraints", "rho": "--rho", "tau": "--tau", "grower": "--grower"}
+
+
+def cli_words(message: str) -> str:
+    """An engine message in the CLI's words: ``pass target= the favourable class, e.g. target=1`` becomes ``give
+    --target the favourable class, e.g. --target 1`` (and a regression interval ``(threshold, None)`` the JSON
+    that --target reads)."""
+    import re
+    names = "|".join(map(re.escape, _OPTIONS))
+    out = re.sub(rf"\bpass ({names})=\s*", lambda m: f"give {_OPTIONS[m.group(1)]} ", message)
+    out = re.sub(rf"(?<![\w.-])({names})=(?=\S)", lambda m: f"{_OPTIONS[m.group(1)]} ", out)
+    out = re.sub(rf"(?<![\w.-])({names})=", lambda m: _OPTIONS[m.group(1)], out)
+    return out.replace("(threshold, None)", "'[threshold, null]'")
+
+
 def _guard(fn):
     import functools
 
@@ -40,7 +59,7 @@ def _guard(fn):
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
             from .intake import short_error
-            raise _Fail(short_error(exc)) from None
+            raise _Fail(cli_words(short_error(exc))) from None
     return run
 
 
@@ -98,6 +117,17 @@ def _model_features(model, columns, drop, data) -> list[str] | None:
                     f"{', '.join(map(str, columns))}; leave out the columns that are not inputs (a label, an id) "
                     "with --drop-column")
     return None
+
+
+def _warn_non_features(X) -> None:
+    """One stderr line naming the columns about to become features that look like an id or a label (the intake's
+    rule, :func:`tcrex.intake.non_feature_columns`): they are kept (the user may mean them), never silently."""
+    from .intake import non_feature_columns
+    odd = non_feature_columns(X)
+    if odd:
+        listed = "; ".join(f"{c!r} {why}" for c, why in odd.items())
+        flags = " ".join(f"--drop-column {c}" for c in odd)
+        _say(f"warning: used as feature(s): {listed}; rules about them are meaningless — leave them out with {flags}")
 
 
 def _check_model_kinds(model, X, data) -> None:
@@ -279,7 +309,12 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _say(f"read {len(frame):,} rows")
         if model is not None:
             features = _model_features(model, list(frame.columns), [y_col, *drop], data)
+    missing = [c for c in drop if c not in frame.columns]
+    if features is None and missing:  # (with the model's inputs the frame holds only those)
+        raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
     X, y = _split(frame, y_col, features, drop)
+    if features is None:
+        _warn_non_features(X)
     if model is not None:
         _check_model_kinds(model, X, data)
     cons = json.load(open(constraints_path)) if constraints_path else None
@@ -547,10 +582,15 @@ def audit_json(res) -> dict:
 
 @main.command("check-model")
 @click.argument("model_path")
-@click.option("--data", help="Sample table to check the model against.")
+@click.option("--data", help="Sample table to check the model against (as `tcrex fit --model` reads it).")
+@click.option("--drop-column", "drop", multiple=True,
+              help="Column that is not an input (a label, an id; repeatable), as for `tcrex fit`.")
 @_guard
-def check_model(model_path, data):
-    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data)."""
+def check_model(model_path, data, drop):
+    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data).
+
+    The data's columns are taken as `tcrex fit --model` takes them: the model's own inputs when its file names
+    them (every other column left out, said in one line), else every column but the --drop-column ones."""
     from .errors import ModelError
     try:
         m = _model(model_path)
@@ -560,9 +600,24 @@ def check_model(model_path, data):
     click.echo(f"accepted: {m.description}" if hasattr(m, "description") else "accepted")
     if data:
         from .intake import check_compatibility
-        rep = check_compatibility(m, _read_all(data))
+        frame = _read_all(data)
+        missing = [c for c in drop if c not in frame.columns]
+        if missing:
+            raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
+        X = frame.drop(columns=list(drop))
+        names = m.feature_names
+        if names is not None:  # as fit: the model's inputs; the others left out (a missing input is a problem below)
+            left = [c for c in X.columns if c not in set(names)]
+            if left:
+                _say(f"features: the model's {len(names)} input(s); left out: {', '.join(map(str, left))}")
+                X = X.drop(columns=left)
+        else:
+            _warn_non_features(X)
+        rep = check_compatibility(m, X)
         click.echo(rep.message)
         if not rep.ok:
+            if names is None and m.n_features is not None and X.shape[1] != m.n_features:
+                click.echo("leave out the columns that are not inputs (a label, an id) with --drop-column")
             sys.exit(1)
 
 

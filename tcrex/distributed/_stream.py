@@ -9,7 +9,7 @@ import posixpath
 import numpy as np
 import pandas as pd
 
-from ..errors import TCRExError
+from ..errors import ParameterError, SchemaError, TCRExError
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
 
@@ -65,10 +65,14 @@ class FileError(TCRExError):
     """A problem in one input file; the message names the file (and the batch of rows) it came from."""
 
 
-def located(exc: BaseException, src: str, rows: tuple[int, int] | None = None) -> FileError:
+def located(exc: BaseException, src: str, rows: tuple[int, int] | None = None) -> TCRExError:
     """``exc`` as a :class:`FileError` naming ``src`` and, when given, the rows ``[start, stop)`` of the batch
-    (counted from 0 in the file, printed from 1): what a CLI user needs to find the bad input among many files."""
-    if isinstance(exc, FileError):
+    (counted from 0 in the file, printed from 1): what a CLI user needs to find the bad input among many files.
+
+    A problem of the run's settings rather than of the file (a :class:`tcrex.errors.ParameterError`: no favourable
+    target, a bad option value; a :class:`tcrex.errors.SchemaError`: the rules file) is returned as it is: naming
+    the file and its rows would blame them for what no change of the file would fix."""
+    if isinstance(exc, (FileError, ParameterError, SchemaError)):
         return exc
     from ..intake import short_error
     what = str(exc) if isinstance(exc, TCRExError) else f"{type(exc).__name__}: {short_error(exc)}"
