@@ -568,7 +568,9 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         totals = [count_rows(s) for s in b_srcs] if fit_b_sample else None
         if fit_b_sample and fit_b_sample < sum(totals):
             frame, total = sample_rows(b_srcs, fit_b_sample, seed, batch_size=batch_size, totals=totals)
-            fit_on = f"a uniform sample of {fit_b_sample:,} of the {total:,} rows of {what}"
+            rows_of = (f"rows of {fit_rows_b} (--fit-rows-b)" if fit_rows_b else "reference rows" if reference_rows
+                       else "compared rows")
+            fit_on = f"a uniform sample of {fit_b_sample:,} of the {total:,} {rows_of}"
         else:
             frame, fit_on = _read_all(b_spec), what
         missing = [n for n in names if n not in frame.columns]
