@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent
 # lists the same files so a wheel built from the sdist carries them too.
 BUNDLED = ["app.py", "pages/README.md", "pages/views/*.py", "assets/*.svg", "assets/*.png",
            "sample_data/loans.csv", "sample_data/loans_model.json", "sample_data/loans_model.meta.json",
+           "sample_data/loans_model_b.json", "sample_data/loans_model_b.meta.json",  # docs/compare.md's model B
            "sample_data/README.md", ".streamlit/config.toml"]
 
 

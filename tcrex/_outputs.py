@@ -66,8 +66,16 @@ def predict(model, X: pd.DataFrame) -> np.ndarray:
     fn = getattr(model, "predict", None)
     if fn is None and callable(model):
         fn = model
+    if fn is None and isinstance(model, (pd.Series, pd.DataFrame, np.ndarray, list, tuple)):
+        # a label array passed where the model goes: the outputs have their own argument
+        kind = {pd.Series: "a pandas Series", pd.DataFrame: "a pandas DataFrame", np.ndarray: "a NumPy array",
+                list: "a list", tuple: "a tuple"}.get(type(model), f"a {type(model).__name__}")
+        raise ModelError(f"the model argument is {kind} of {len(model):,} values, not a model; "
+                         "to give the model's outputs instead of the model, pass them as y_pred= (e.g. "
+                         "fit(X, y_pred=y))")
     if fn is None:
-        raise ModelError(f"{type(model).__name__} has no predict() method and is not callable")
+        raise ModelError(f"{type(model).__name__} has no predict() method and is not callable; pass the model, or "
+                         "its outputs on X as y_pred=")
     try:
         out = fn(X)
     except Exception as exc:  # the model is foreign code: report what it said, in our terms

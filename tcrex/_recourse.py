@@ -198,6 +198,9 @@ class Recourse:
     boundary_valid: np.ndarray  # bool
     boundary_output: np.ndarray  # object
     notes: list = field(default_factory=list)  # what could not be done (e.g. no reference rows)
+    #: False when rows needed the search beyond the rules but no reference rows were held (a restored explainer
+    #: given none): their sentence says so instead of "no reference row reaches ..."
+    searched_beyond: bool = True
     n_model_calls: int = 0
     n_candidates: int = 0
 
@@ -417,6 +420,7 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
         if callable(reference):  # computed only when some row needs it (it scores every reference row)
             reference = reference()
         if reference is None:
+            rec.searched_beyond = False
             rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond the "
                              "rules and similar cases need reference rows (reference=), which this explainer "
                              "does not hold")

@@ -29,6 +29,25 @@ class _Fail(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+#: The engine's keyword arguments and the options that set them: the engine's messages say what to pass in
+#: Python ("pass target= ..."), which a CLI user reads as the option (:func:`cli_words`).
+_OPTIONS = {"target": "--target", "reference_rows": "--reference-rows", "reference": "--reference",
+            "y_pred": "--y-pred-column", "model": "--model", "groups": "--group-column", "n_boot": "--n-boot",
+            "constraints": "--constraints", "rho": "--rho", "tau": "--tau", "grower": "--grower"}
+
+
+def cli_words(message: str) -> str:
+    """An engine message in the CLI's words: ``pass target= the favourable class, e.g. target=1`` becomes ``give
+    --target the favourable class, e.g. --target 1`` (and a regression interval ``(threshold, None)`` the JSON
+    that --target reads)."""
+    import re
+    names = "|".join(map(re.escape, _OPTIONS))
+    out = re.sub(rf"\bpass ({names})=\s*", lambda m: f"give {_OPTIONS[m.group(1)]} ", message)
+    out = re.sub(rf"(?<![\w.-])({names})=(?=\S)", lambda m: f"{_OPTIONS[m.group(1)]} ", out)
+    out = re.sub(rf"(?<![\w.-])({names})=", lambda m: _OPTIONS[m.group(1)], out)
+    return out.replace("(threshold, None)", "'[threshold, null]'")
+
+
 def _guard(fn):
     import functools
 
@@ -40,7 +59,7 @@ def _guard(fn):
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
             from .intake import short_error
-            raise _Fail(short_error(exc)) from None
+            raise _Fail(cli_words(short_error(exc))) from None
     return run
 
 
@@ -98,6 +117,17 @@ def _model_features(model, columns, drop, data) -> list[str] | None:
                     f"{', '.join(map(str, columns))}; leave out the columns that are not inputs (a label, an id) "
                     "with --drop-column")
     return None
+
+
+def _warn_non_features(X) -> None:
+    """One stderr line naming the columns about to become features that look like an id or a label (the intake's
+    rule, :func:`tcrex.intake.non_feature_columns`): they are kept (the user may mean them), never silently."""
+    from .intake import non_feature_columns
+    odd = non_feature_columns(X)
+    if odd:
+        listed = "; ".join(f"{c!r} {why}" for c, why in odd.items())
+        flags = " ".join(f"--drop-column {c}" for c in odd)
+        _say(f"warning: used as feature(s): {listed}; rules about them are meaningless — leave them out with {flags}")
 
 
 def _check_model_kinds(model, X, data) -> None:
@@ -279,7 +309,12 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _say(f"read {len(frame):,} rows")
         if model is not None:
             features = _model_features(model, list(frame.columns), [y_col, *drop], data)
+    missing = [c for c in drop if c not in frame.columns]
+    if features is None and missing:  # (with the model's inputs the frame holds only those)
+        raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
     X, y = _split(frame, y_col, features, drop)
+    if features is None:
+        _warn_non_features(X)
     if model is not None:
         _check_model_kinds(model, X, data)
     cons = json.load(open(constraints_path)) if constraints_path else None
@@ -394,7 +429,22 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
                            "explained", model_path=model_path))  # a refused model stops the run before any file
     dt = time.perf_counter() - t0
+    if verified and not reference_rows:  # each output's metadata says how many of its rows it affected
+        from .distributed import NO_REFERENCE_NOT_DONE
+        _verification(None, {"rows": sum(_rows_affected(dst) for _, dst in jobs)},
+                      "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s)")
+
+
+def _rows_affected(dst: str) -> int:
+    """The rows an ``explain --verified`` output's metadata counts as affected by the missing reference rows."""
+    import fsspec
+    import pyarrow.parquet as pq
+
+    from .distributed import VERIFICATION_KEY
+    with fsspec.open(dst, "rb") as fh:
+        meta = pq.read_metadata(fh).metadata or {}
+    return int(json.loads(meta.get(VERIFICATION_KEY, b"{}")).get("rows_affected") or 0)
 
 
 @main.command()
@@ -440,6 +490,12 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted"))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)
+    if model_path:
+        from .distributed import NO_REFERENCE_NOT_DONE
+        cells = counts.cells
+        doc["verification"] = _verification(reference_rows, {"rows": int(cells.loc[
+            cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
+            "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     with fsspec.open(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
     _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
@@ -450,9 +506,17 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @click.option("--model", "model_path", required=True, help="Model A file (XGBoost JSON/UBJ, skops, ONNX).")
 @click.option("--model-b", "model_b_path", required=True, help="Model B file, on the same features and task.")
 @click.option("--rules-b", "rules_b_path",
-              help="Rules JSON of model B; default: fitted here with A's parameters on model B over the data.")
+              help="Rules JSON of model B; default: fitted here with A's parameters on model B (see --fit-rows-b).")
+@click.option("--reference-rows", "reference_rows",
+              help="Parquet/CSV file(s) of the rows model A's rules were fitted on: both models' searches beyond the "
+                   "rules, the distances and the re-check of A's rules use them, and B's rules are fitted on them by "
+                   "default (compare_models(reference_rows=); in memory, an explainer's own fit rows). A rules JSON "
+                   "holds no rows: without them people whose rules have no confirmed point count as 'none'.")
+@click.option("--fit-rows-b", "fit_rows_b",
+              help="Without --rules-b: Parquet/CSV file(s) to fit B's rules on; default the --reference-rows, else "
+                   "the compared rows (as compare_models).")
 @click.option("--fit-b-sample", type=click.IntRange(min=1),
-              help="Without --rules-b: fit B's rules on a uniform sample of N rows instead of all rows.")
+              help="Without --rules-b: fit B's rules on a uniform sample of N of those rows instead of all of them.")
 @click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
 @click.option("--group-column", help="Column grouping the people (per-group gaps with bootstrap intervals).")
 @click.option("--target", help="Favourable class (or regression interval); default: the target in the rules.")
@@ -465,18 +529,19 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @click.option("--out", required=True, help="Where to write the comparison JSON.")
 @click.option("--people-out", help="Directory for people-level Parquet files (one per input file).")
 @_guard
-def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, data, group_column, target, reference,
-            n_boot, seed, workers, scheduler, batch_size, out, people_out):
+def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
+            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
     Every file is counted apart (per group and change: verified under each model, A's advice holding under B;
     per rule of A: its rows and points under B) and the counts are added; the summary, the per-group bootstrap and
-    the findings run from these counts.
+    the findings run from these counts. With the same rules, models, rows and --reference-rows (A's fit rows) the
+    answer is compare_models' in memory.
     """
     import fsspec
 
     from . import TCREx
-    from .compare import COMPARED_ROWS, check_models, compare_from_counts, favourable_target
+    from .compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
     from .distributed import count_rows, expand_paths, iter_frames, load_rules, sample_rows
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
@@ -489,25 +554,34 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, da
     if head is not None:  # other features, another task or unknown classes: said before any file is compared
         check_models(ex_a, head, model_b, model_a)
     if rules_b_path:
+        if fit_rows_b or fit_b_sample:
+            raise _Fail("--fit-rows-b and --fit-b-sample say how to fit B's rules; with --rules-b they are given")
         with fsspec.open(rules_b_path, "r") as fh:
             rules_b = fh.read()
         load_rules(rules_b)
-        fit_on = "given (--rules-b)"
-    else:
-        totals = [count_rows(s) for s in srcs] if fit_b_sample else None
+        fit_on = f"given (--rules-b {rules_b_path})"
+    else:  # as compare_models: A's fit rows (the reference rows) when known, else the compared rows
+        b_spec = fit_rows_b or reference_rows or data
+        what = (f"the rows of {fit_rows_b} (--fit-rows-b)" if fit_rows_b else REFERENCE_ROWS if reference_rows
+                else COMPARED_ROWS)
+        b_srcs = expand_paths(b_spec)
+        totals = [count_rows(s) for s in b_srcs] if fit_b_sample else None
         if fit_b_sample and fit_b_sample < sum(totals):
-            frame, total = sample_rows(srcs, fit_b_sample, seed, batch_size=batch_size, totals=totals)
-            fit_on = f"a uniform sample of {fit_b_sample:,} of the {total:,} compared rows"
+            frame, total = sample_rows(b_srcs, fit_b_sample, seed, batch_size=batch_size, totals=totals)
+            rows_of = (f"rows of {fit_rows_b} (--fit-rows-b)" if fit_rows_b else "reference rows" if reference_rows
+                       else "compared rows")
+            fit_on = f"a uniform sample of {fit_b_sample:,} of the {total:,} {rows_of}"
         else:
-            frame, fit_on = _read_all(data), COMPARED_ROWS
+            frame, fit_on = _read_all(b_spec), what
         missing = [n for n in names if n not in frame.columns]
         if missing:
-            raise _Fail(f"the data lacks column(s) {missing[:20]} that the rules of model A explain")
+            raise _Fail(f"{b_spec} lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
         # as compare_models does: A's parameters and task, model B asked once about the rows
         ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_}).fit(X, y_pred=ex_a.outputs(X, model=model_b))
         rules_b = ex_b.to_json()
-        _say(f"fitted model B's rules on {len(X):,} rows with A's parameters ({len(ex_b.rules_frame())} rules)")
+        _say(f"fitted model B's rules on {fit_on} ({len(X):,} rows of {b_spec}) with A's parameters "
+             f"({len(ex_b.rules_frame())} rules)")
     people_jobs = [None] * len(srcs)
     if people_out:
         fs, _, (root,) = fsspec.get_fs_token_paths(people_out)
@@ -515,14 +589,37 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, da
         base = people_out.rstrip("/")
         people_jobs = [f"{base}/{name}" for name in _output_names(srcs)]
     kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
-              explainer_b_fit_on=fit_on, batch_size=batch_size)
+              explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows)
     counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
                             scheduler, "compared"))
     res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
+    cells = counts.cells
+    doc = json.loads(res.to_json(people=False))
+    doc["verification"] = _verification(reference_rows, {
+        "model_a": int(cells.loc[cells["needs_a"] & ~cells["verified_a"], "n"].sum()),
+        "model_b": int(cells.loc[cells["needs_b"] & ~cells["verified_b"], "n"].sum())},
+        "{model_a} people needing recourse under model A and {model_b} under model B",
+        "no search beyond the rules and no distances were done")
     with fsspec.open(out, "w") as fh:
-        fh.write(res.to_json(indent=1, people=False))
+        json.dump(doc, fh, indent=1)
     _say(res.headline())
     _say(f"compared {counts.n_rows:,} rows -> {out}")
+
+
+def _verification(reference_rows, affected: dict, counted: str, not_done: str) -> dict:
+    """What verifying recourse on the model used and, without reference rows, what it could not do and how many
+    rows that affected (``affected``: counts by name; ``counted``: the sentence naming them, with ``{name}``
+    fields): said in ONE stderr line and returned for the output's metadata (``"verification"``), so a lower
+    verified share never differs silently from the in-memory answer (which uses the explainer's fit rows)."""
+    if reference_rows:
+        return {"reference_rows": reference_rows, "not_done": None, "rows_affected": None}
+    counts = {k: f"{v:,}" for k, v in affected.items()}
+    _say(f"note: no --reference-rows, so {not_done}: {counted.format(**counts)} have no rule point the model "
+         "confirms and count as 'none' (give the rows the rules were fitted on with --reference-rows for the "
+         "in-memory answer)")
+    return {"reference_rows": None, "not_done": not_done,
+            "rows_affected": affected["rows"] if list(affected) == ["rows"] else affected,
+            "rows_affected_are": "people needing recourse left without verified recourse (recourse 'none')"}
 
 
 def _compare_job(rules_a, src, rules_b, people_dst, **kw):
@@ -547,10 +644,15 @@ def audit_json(res) -> dict:
 
 @main.command("check-model")
 @click.argument("model_path")
-@click.option("--data", help="Sample table to check the model against.")
+@click.option("--data", help="Sample table to check the model against (as `tcrex fit --model` reads it).")
+@click.option("--drop-column", "drop", multiple=True,
+              help="Column that is not an input (a label, an id; repeatable), as for `tcrex fit`.")
 @_guard
-def check_model(model_path, data):
-    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data)."""
+def check_model(model_path, data, drop):
+    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data).
+
+    The data's columns are taken as `tcrex fit --model` takes them: the model's own inputs when its file names
+    them (every other column left out, said in one line), else every column but the --drop-column ones."""
     from .errors import ModelError
     try:
         m = _model(model_path)
@@ -560,9 +662,24 @@ def check_model(model_path, data):
     click.echo(f"accepted: {m.description}" if hasattr(m, "description") else "accepted")
     if data:
         from .intake import check_compatibility
-        rep = check_compatibility(m, _read_all(data))
+        frame = _read_all(data)
+        missing = [c for c in drop if c not in frame.columns]
+        if missing:
+            raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
+        X = frame.drop(columns=list(drop))
+        names = m.feature_names
+        if names is not None:  # as fit: the model's inputs; the others left out (a missing input is a problem below)
+            left = [c for c in X.columns if c not in set(names)]
+            if left:
+                _say(f"features: the model's {len(names)} input(s); left out: {', '.join(map(str, left))}")
+                X = X.drop(columns=left)
+        else:
+            _warn_non_features(X)
+        rep = check_compatibility(m, X)
         click.echo(rep.message)
         if not rep.ok:
+            if names is None and m.n_features is not None and X.shape[1] != m.n_features:
+                click.echo("leave out the columns that are not inputs (a label, an id) with --drop-column")
             sys.exit(1)
 
 

@@ -38,7 +38,7 @@ from .text import pluralise
 __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourable_target", "check_models",
            "ComparisonResult", "ComparisonCounts", "CHANGES", "CHANGE_TEXT", "COMPARE_METRICS", "PEOPLE_COLUMNS",
            "FORMAT", "VERSION", "KEPT", "LOST", "GAINED", "STILL_NONE", "NEWLY_NEEDED", "NO_LONGER_NEEDED",
-           "NOT_NEEDED", "FIT_ROWS_A", "COMPARED_ROWS", "GIVEN"]
+           "NOT_NEEDED", "FIT_ROWS_A", "COMPARED_ROWS", "REFERENCE_ROWS", "GIVEN"]
 
 FORMAT = "tcrex-comparison"
 VERSION = 1
@@ -99,6 +99,10 @@ _RULE_SUMS = ["n_rows", "n_rows_in_target_b", "n_points", "n_points_hold"]
 
 FIT_ROWS_A = "the fit rows of explainer A"
 COMPARED_ROWS = "the compared rows X"
+#: The rows given as ``reference_rows=`` (``--reference-rows``): A's fit rows for an explainer restored from JSON.
+REFERENCE_ROWS = "the reference rows (reference_rows=)"
+#: Rows every partition measures A's rules on in full (their counts are not added across partitions).
+_WHOLE_ROWS = (FIT_ROWS_A, REFERENCE_ROWS)
 GIVEN = "given (explainer_b=)"
 
 #: Columns of :attr:`ComparisonResult.people` and their dtypes (the JSON round trip restores them).
@@ -151,7 +155,7 @@ class ComparisonCounts:
         values = list(pd.unique(pd.Series(list(self.group_values) + list(other.group_values), dtype=object)))
         cats = self.group_categories if self.group_categories == other.group_categories else None
         rules = pd.concat([self.rules, other.rules], ignore_index=True)
-        if self.rules_measured_on == FIT_ROWS_A:  # the fit rows' counts are whole in each part: not added
+        if self.rules_measured_on in _WHOLE_ROWS:  # the fit rows' counts are whole in each part: not added
             fit = self.rules.set_index(_RULE_KEYS)[["n_rows", "n_rows_in_target_b"]]
             pts = rules.groupby(_RULE_KEYS, sort=True)[["n_points", "n_points_hold"]].sum()
             merged = fit.join(pts, how="outer").fillna(0).astype(np.int64).reset_index()
@@ -318,11 +322,12 @@ def _default_explainer_b(explainer_a, rows, y_rows_b, on):
 
 
 # ---------------------------------------------------------------------------------------------------- people
-def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None) -> tuple[pd.DataFrame, dict]:
+def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None, reference=None) -> tuple[pd.DataFrame, dict]:
     """Per row: what each model's explainer says and whether A's verified point holds under B (``y_a``, ``y_b``:
-    the models' outputs on X; without ``y_b``, model B is asked about X and A's verified points in one call)."""
+    the models' outputs on X; without ``y_b``, model B is asked about X and A's verified points in one call).
+    ``reference``: rows for both searches beyond the rules and for the distances (None: the explainers' own)."""
     exp_a = ex_a.explain(X, y_pred=y_a, target=spec)
-    cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec)
+    cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec, reference=reference)
     ver_a = is_verified(cf_a)
     names = list(ex_a.schema_.names)
     pts = with_dtypes_of(cf_a.loc[ver_a, names], X[names])
@@ -333,7 +338,7 @@ def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None) -> t
         y_b_at_a = _outputs("B", ex_a, pts, model_b) if len(pts) else np.zeros(0)
     _check_model("B", model_b, names, ex_a, y_b)  # another task or unknown classes: said before B is explained
     exp_b = ex_b.explain(X, y_pred=y_b, target=spec)
-    cf_b = ex_b.counterfactuals(X, model=model_b, y_pred=y_b, target=spec)
+    cf_b = ex_b.counterfactuals(X, model=model_b, y_pred=y_b, target=spec, reference=reference)
     need_a, need_b = needs_recourse(exp_a["status"]), needs_recourse(exp_b["status"])
     ver_b = is_verified(cf_b)
     holds = np.zeros(len(X), dtype=bool)
@@ -351,7 +356,7 @@ def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None) -> t
     def cost(cf, ver):
         out = np.full(len(X), np.nan)
         if distance and ver.any():
-            out[ver] = ex_a.percentile_distance(X.loc[ver, names], cf.loc[ver, names])
+            out[ver] = ex_a.percentile_distance(X.loc[ver, names], cf.loc[ver, names], reference=reference)
         return out
 
     def ids(ex, targets, rules):
@@ -431,7 +436,7 @@ def _cells(people: pd.DataFrame, labels) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------- public API
 def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups=None, explainer_b=None,
                    n_boot=1000, confidence=0.95, random_state=0, reference=None, min_group_size=30,
-                   class_names=None) -> "ComparisonResult":
+                   class_names=None, reference_rows=None) -> "ComparisonResult":
     """Compare recourse under model A (explained by ``explainer_a``) and model B on the people ``X``.
 
     Parameters
@@ -447,6 +452,10 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
         case B's explainer keeps only its JSON form, like A's, so both models' points are verified the same way.
     n_boot, confidence, random_state, reference, min_group_size : the per-group bootstrap, as in the audit.
     class_names : readable class names for the findings (``{1: "approved"}``).
+    reference_rows : the rows explainer A was fitted on, for an explainer restored from JSON (which holds no rows):
+        both models' searches beyond the rules, the distances and the re-check of A's rules use them, and the
+        default explainer B is fitted on them; with A's fit rows this gives the answer of the explainer before
+        its export. ``tcrex compare --reference-rows`` passes them.
     """
     check_fitted(explainer_a)
     check_bootstrap_params(n_boot, confidence, min_group_size)
@@ -460,19 +469,22 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
         names, Xf = _features(explainer_a, X)
         resolve_target(explainer_a, target)
         _check_features("B", model_b, names)
-        if explainer_a.has_fit_data:
+        if reference_rows is not None:
+            rows, fit_on = _features(explainer_a, as_frame(reference_rows))[1], REFERENCE_ROWS
+        elif explainer_a.has_fit_data:
             rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
         else:
             rows, fit_on = Xf, COMPARED_ROWS
         y_rows_b = _outputs("B", explainer_a, with_dtypes_of(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
-        known["fit_rows" if explainer_a.has_fit_data else "X"] = y_rows_b
+        known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
         explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on)
     else:
         fit_on = GIVEN
     counts, people = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
-                             explainer_b=explainer_b, fit_on=fit_on, class_names=class_names, known=known)
+                             explainer_b=explainer_b, fit_on=fit_on, class_names=class_names, known=known,
+                             reference_rows=reference_rows)
     labels = people.pop("group").astype(object).to_numpy() if "group" in people else None
     order = _order(counts)
     result = _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
@@ -485,7 +497,8 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
 
 
 def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target=None, groups=None,
-                   class_names=None, explainer_b_fit_on: str = GIVEN, return_people: bool = False):
+                   class_names=None, explainer_b_fit_on: str = GIVEN, return_people: bool = False,
+                   reference_rows=None):
     """The comparison's mergeable counts for the rows X (one partition, file or batch).
 
     ``explainer_b`` is required: every partition must be compared with the same explainer of model B. Counts of
@@ -493,6 +506,7 @@ def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target
     :func:`compare_models` computes on all rows at once with the same explainers. ``explainer_b_fit_on`` says
     in words which rows explainer B was fitted on (reported with the result). ``return_people=True`` returns
     ``(counts, people)``: the people-level frame of these rows too (with a ``group`` column when grouped).
+    ``reference_rows``: as for :func:`compare_models` (the same rows for every partition).
     """
     check_fitted(explainer_a)
     X = as_frame(X)
@@ -500,7 +514,8 @@ def compare_counts(explainer_a, X, model_b, *, explainer_b, model_a=None, target
     if model_a is None:
         raise ModelError("explainer A holds no model; pass model_a= so that A's points can be verified")
     counts, people = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
-                             explainer_b=explainer_b, fit_on=str(explainer_b_fit_on), class_names=class_names)
+                             explainer_b=explainer_b, fit_on=str(explainer_b_fit_on), class_names=class_names,
+                             reference_rows=reference_rows)
     return (counts, people) if return_people else counts
 
 
@@ -547,7 +562,8 @@ def _order(counts: ComparisonCounts) -> list:
     return group_order(counts.group_values, counts.group_categories, counts.has_missing)
 
 
-def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fit_on, class_names, known=None):
+def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fit_on, class_names, known=None,
+            reference_rows=None):
     check_fitted(explainer_b)
     names, Xf = _features(explainer_a, X)
     if list(explainer_b.schema_.names) != names:
@@ -565,10 +581,16 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
     known = known or {}
     y_a = _outputs("A", explainer_a, Xf, model_a)
-    distance = explainer_a.has_fit_data
-    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"))
+    ref = None if reference_rows is None else with_dtypes_of(_features(explainer_a, as_frame(reference_rows))[1], Xf)
+    distance = explainer_a.has_fit_data or ref is not None
+    people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"),
+                            reference=ref)
     target_id = target_id_of(explainer_a, wanted)
-    if explainer_a.has_fit_data:
+    if ref is not None:
+        rows_on, measured, y_rows = ref, REFERENCE_ROWS, known.get("fit_rows")
+        if y_rows is None and target_id is not None:
+            y_rows = _outputs("B", explainer_a, ref, model_b)
+    elif explainer_a.has_fit_data:
         rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:

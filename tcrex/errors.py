@@ -1,12 +1,13 @@
 """Exception types raised by the engine.
 
 Every error a user can trigger derives from :class:`TCRExError` (itself a ``ValueError``), so a UI can catch
-one type and show the message. Messages say what to change, not only what went wrong. Import them from here
+one type and show the message. :class:`NotFittedError` is also scikit-learn's ``sklearn.exceptions.NotFittedError``
+(``except`` clauses written for scikit-learn estimators catch ours). Messages say what to change, not only what went wrong. Import them from here
 (``from tcrex.errors import ParameterError``).
 """
 
 __all__ = ["TCRExError", "DataError", "ModelError", "ParameterError", "NoValidRuleError", "CellLimitError",
-           "NotFittedError", "SchemaError"]
+           "NotFittedError", "SchemaError"]  # noqa: F822 - NotFittedError is built on first use (__getattr__)
 
 
 class TCRExError(ValueError):
@@ -33,9 +34,25 @@ class CellLimitError(TCRExError):
     """The metarule grid would exceed ``max_cells``; raised before the grid is built."""
 
 
-class NotFittedError(TCRExError, AttributeError):
-    """The explainer has not been fitted (or restored) yet."""
-
-
 class SchemaError(TCRExError):
     """A JSON document is not a valid ``tcrex-rules`` export."""
+
+
+def _not_fitted_error():
+    # scikit-learn's NotFittedError is the base, so ``except sklearn.exceptions.NotFittedError`` catches ours. Importing
+    # sklearn.exceptions runs sklearn/__init__ (scipy, about 1.5 s), so the class is built on first use (module
+    # __getattr__ below): importing this module, e.g. for TCRExError in the CLI, does not load scikit-learn.
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError  # noqa: PLC0415 - on first use
+
+    class NotFittedError(TCRExError, SklearnNotFittedError):
+        """The explainer has not been fitted (or restored) yet."""
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"  # pickles by name
+    return NotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":
+        cls = globals()["NotFittedError"] = _not_fitted_error()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

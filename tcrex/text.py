@@ -311,13 +311,20 @@ def _moves(changes: list) -> str:
 
 
 def verified_sentence(source: str | None, changes: list, keeps: list = (), *, rule_id: str | None = None,
-                      paper_rule_id: str | None = None, nearest_output=None, target: str = "") -> str:
+                      paper_rule_id: str | None = None, nearest_output=None, target: str = "",
+                      reference_rows: bool = True) -> str:
     """The sentence of a verified point, naming every feature the point changes and the value it states.
 
     ``changes``: ``{"feature", "value" (text), "condition" (the rule's, text or None), "nearest" (the rule's
     nearest value, text or None)}`` in feature order; ``keeps``: the rule's keep entries. ``source`` is one of
     :data:`tcrex.vocabulary.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
-    point, said when the point had to go further inside ("at 13 the model still gives rejected")."""
+    point, said when the point had to go further inside ("at 13 the model still gives rejected").
+    ``reference_rows=False``: the explainer held no reference rows (restored from JSON and given none), so nothing
+    was searched beyond the rules, and the sentence says that rather than that no reference row reaches the target."""
+    if source is None and not reference_rows:
+        return ("No verified recourse found: no rule has a point the model confirms, and this explainer holds no "
+                "reference rows to search beyond the rules (it was restored from JSON; give it the rows it was "
+                "fitted on as reference rows)")
     if source is None:
         return (f"No verified recourse found: no rule has a point the model confirms and no reference row reaches "
                 f"{target or 'the target'}")

@@ -369,7 +369,7 @@ def test_cli_compare_bad_inputs_are_messages(setup, tmp_path):
     args = ["compare", "--rules", str(tmp_path / "rules.json"), "--model", str(model_path), "--data",
             str(tmp_path / "a.parquet"), "--out", str(tmp_path / "o.json")]
     res = CliRunner().invoke(main, args + ["--model-b", str(model_path)])
-    assert res.exit_code == 2 and "error: " in res.output and "target=" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "error: " in res.output and "--target" in res.output and "target=" not in res.output and "Traceback" not in res.output
     X = frame.drop(columns=["age"]).copy()
     for c in X.columns:
         if not pd.api.types.is_numeric_dtype(X[c]):
@@ -446,7 +446,7 @@ def test_cli_compare_with_given_rules_b_and_a_fit_sample(tmp_path):
     want = compare_models(TCREx.from_json(ex_a.to_json()), frame, load_model(model_b.read_bytes(), LOANS_MODEL_B),
                           model_a=load_model(model_a.read_bytes(), LOANS_MODEL),
                           explainer_b=TCREx.from_json(ex_b.to_json()), n_boot=20)
-    assert got.explainer_b_fit_on == "given (--rules-b)"
+    assert got.explainer_b_fit_on == f"given (--rules-b {tmp_path / 'b.json'})"
     assert got.summary["changes"] == want.summary["changes"] and got.groups is None
     res = CliRunner().invoke(main, base + ["--fit-b-sample", "300", "--out", str(tmp_path / "s.json")],
                              catch_exceptions=False)

@@ -58,6 +58,24 @@ def test_wheel_carries_the_app_and_the_sample(wheel):
     assert not any(n.startswith(("tests/", "benchmarks/", "app.py", "pages/")) for n in names)  # only inside tcrex/
 
 
+def test_wheel_carries_every_sample_file_the_docs_and_the_package_offer(wheel):
+    """Issue 33: docs/compare.md offers the bundled model B; every ``sample_data/`` file that README.md or docs/
+    name, and every file name tcrex.datasets defines (LOANS_MODEL_B, ...), is in the wheel. The sample's build
+    script is the repository's provenance record (it trains the models), not something the package runs."""
+    import re
+
+    from tcrex import datasets
+    names = set(zipfile.ZipFile(wheel).namelist())
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    offered = {m for p in docs for m in re.findall(r"sample_data/([\w.-]+\w)", p.read_text(encoding="utf-8"))}
+    offered |= {v for k, v in vars(datasets).items() if k.startswith("LOANS") and isinstance(v, str)
+                and (ROOT / "sample_data" / v).is_file()}
+    offered -= {"build.py"}
+    assert "loans_model_b.json" in offered
+    missing = sorted(f for f in offered if f"tcrex/_app/sample_data/{f}" not in names)
+    assert not missing, missing
+
+
 def test_installed_wheel_starts_the_dashboard_on_the_bundled_sample(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

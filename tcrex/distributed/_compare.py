@@ -8,39 +8,44 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._stream import _require_columns, iter_frames, load_model_file, load_rules
+from ._stream import _require_columns, iter_frames, load_model_file, load_reference, load_rules
 
 
 def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None, target=None,
-                  explainer_b_fit_on=None, people=False):
+                  explainer_b_fit_on=None, people=False, reference=None):
     """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
-    people frame when ``people`` is true."""
+    people frame when ``people`` is true; ``reference``: the reference rows (``compare_counts(reference_rows=)``)."""
     from ..compare import GIVEN, compare_counts
     names = list(ex_a.schema_.names)
     _require_columns(df, names + ([groups] if groups else []))
     counts, frame = compare_counts(ex_a, df, model_b, explainer_b=ex_b, model_a=model_a, target=target,
                                    groups=groups, explainer_b_fit_on=explainer_b_fit_on or GIVEN,
-                                   return_people=True)
+                                   return_people=True, reference_rows=reference)
     return counts, (frame if people else None)
 
 
 def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, model_b_path: str, groups=None,
-                 target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144):
+                 target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144,
+                 reference_rows: str | None = None):
     """The comparison counts of one Parquet or CSV file, batch by batch (they add up); with ``people_dst`` the
-    people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them)."""
+    people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them).
+    ``reference_rows``: file(s) of the rows explainer A was fitted on (:func:`load_reference`, read once per
+    process), for both searches beyond the rules, the distances and the re-check of A's rules."""
     import fsspec
     import pyarrow.parquet as pq
 
     ex_a, ex_b = load_rules(rules_a), load_rules(rules_b)
     model_a, model_b = load_model_file(model_a_path), load_model_file(model_b_path)
     names = list(ex_a.schema_.names)
+    reference = load_reference(reference_rows, tuple(names)) if reference_rows else None
     cols = list(dict.fromkeys(names + ([groups] if groups else [])))
     total, writer, offset = None, None, 0
     fout = fsspec.open(people_dst, "wb").open() if people_dst else None
     try:
         for df in iter_frames(src, batch_size=batch_size, columns=cols):
             c, people = compare_frame(ex_a, ex_b, df, model_a=model_a, model_b=model_b, groups=groups, target=target,
-                                      explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None)
+                                      explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None,
+                                      reference=reference)
             total = c if total is None else total + c
             if fout is not None:
                 table = _people_table(people, offset)
@@ -50,7 +55,8 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
         if total is None:  # no rows: the counts of an empty frame
             total, people = compare_frame(ex_a, ex_b, pd.DataFrame({c: [] for c in cols}), model_a=model_a,
                                           model_b=model_b, groups=groups, target=target,
-                                          explainer_b_fit_on=explainer_b_fit_on, people=fout is not None)
+                                          explainer_b_fit_on=explainer_b_fit_on, people=fout is not None,
+                                          reference=reference)
             if fout is not None:
                 table = _people_table(people, 0)
                 writer = pq.ParquetWriter(fout, table.schema)

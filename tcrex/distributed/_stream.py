@@ -9,9 +9,14 @@ import posixpath
 import numpy as np
 import pandas as pd
 
-from ..errors import TCRExError
+from ..errors import ParameterError, SchemaError, TCRExError
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
+#: Key of the Parquet metadata of ``explain --verified`` outputs saying what verification used (JSON: reference_rows,
+#: not_done, rows_affected).
+VERIFICATION_KEY = b"tcrex.verification"
+#: What verifying recourse cannot do without reference rows (said by the CLI and written to output metadata).
+NO_REFERENCE_NOT_DONE = "no search beyond the rules was done"
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,10 +70,14 @@ class FileError(TCRExError):
     """A problem in one input file; the message names the file (and the batch of rows) it came from."""
 
 
-def located(exc: BaseException, src: str, rows: tuple[int, int] | None = None) -> FileError:
+def located(exc: BaseException, src: str, rows: tuple[int, int] | None = None) -> TCRExError:
     """``exc`` as a :class:`FileError` naming ``src`` and, when given, the rows ``[start, stop)`` of the batch
-    (counted from 0 in the file, printed from 1): what a CLI user needs to find the bad input among many files."""
-    if isinstance(exc, FileError):
+    (counted from 0 in the file, printed from 1): what a CLI user needs to find the bad input among many files.
+
+    A problem of the run's settings rather than of the file (a :class:`tcrex.errors.ParameterError`: no favourable
+    target, a bad option value; a :class:`tcrex.errors.SchemaError`: the rules file) is returned as it is: naming
+    the file and its rows would blame them for what no change of the file would fix."""
+    if isinstance(exc, (FileError, ParameterError, SchemaError)):
         return exc
     from ..intake import short_error
     what = str(exc) if isinstance(exc, TCRExError) else f"{type(exc).__name__}: {short_error(exc)}"
@@ -378,6 +387,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
         raise TCRExError("verified counterfactuals are checked on the model: give the model file")
     reference = load_reference(reference_rows, tuple(ex.schema_.names)) if verified and reference_rows else None
     n, rows, run = 0, None, None
+    n_none = 0  # rows needing recourse left without verified recourse (what reference rows could have changed)
     writer = metadata = None
     try:
         model = load_model_file(model_path, model_threads) if model_path else None
@@ -403,9 +413,11 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                 else:
                     for rows, df in frames:
                         if verified:
-                            write(counterfactual_table(ex, df, model, keep,
-                                                       None if writer is None else writer.schema,
-                                                       reference=reference))
+                            table = counterfactual_table(ex, df, model, keep,
+                                                         None if writer is None else writer.schema,
+                                                         reference=reference)
+                            n_none += _count_none(table)
+                            write(table)
                         else:
                             if metadata is None:
                                 metadata = _pandas_metadata(rules, df, keep)
@@ -418,6 +430,10 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                         ex, empty, y_pred=y_pred, model=model, keep=keep,
                         metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema)
+                if verified:
+                    writer.add_key_value_metadata({VERIFICATION_KEY: json.dumps(
+                        {"reference_rows": reference_rows, "not_done": None if reference_rows else
+                         NO_REFERENCE_NOT_DONE, "rows_affected": None if reference_rows else n_none})})
             finally:
                 if run is not None:  # stopped by a failure: the model's pending answer is read first
                     run.close()
@@ -431,6 +447,14 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
             raise located(exc, src, run.rows if run is not None else rows) from None
         raise
     return n
+
+
+def _count_none(table) -> int:
+    """Rows of a :func:`counterfactual_table` that need recourse and have none verified nor a similar case."""
+    import pyarrow.compute as pc
+    from ..vocabulary import NO_VERIFIED_RECOURSE
+    col = table.column("recourse").cast("string")
+    return int(pc.sum(pc.equal(col, NO_VERIFIED_RECOURSE)).as_py() or 0)
 
 
 def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None, reference=None):

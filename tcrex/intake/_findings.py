@@ -16,6 +16,11 @@ from ._sentinels import sentinel_finding
 
 HIGH_CARDINALITY = 50  # categorical columns with more distinct values than this are flagged
 _ID_NAME = re.compile(r"(^|[_\s-])(id|uuid|guid|key|index)$|^unnamed: ?\d+$", re.IGNORECASE)
+#: Names that only ever mean a label (a feature is never called that).
+GENERIC_LABEL_NAMES = ("target", "label", "y", "class", "outcome")
+#: Column names taken as the label column when one of them is present (case-insensitive, first match wins): the
+#: generic ones, then the labels of well-known data sets, which may be features elsewhere (income in a loans table).
+LABEL_NAMES = GENERIC_LABEL_NAMES + ("approved", "income", "default")
 
 
 def is_text(s: pd.Series) -> bool:
@@ -92,6 +97,31 @@ def _id_like(s: pd.Series, col: str, n: int, n_unique: int) -> bool:
     if is_text(s):
         return True
     return bool(_ID_NAME.search(str(col)))
+
+
+def label_column(columns, names=LABEL_NAMES) -> str | None:
+    """The column named like a label (``names``, case-insensitive, first name in that list wins), or None."""
+    lowered = {str(c).lower(): c for c in reversed(list(columns))}
+    return next((lowered[n] for n in names if n in lowered), None)
+
+
+def non_feature_columns(frame: pd.DataFrame) -> dict:
+    """Columns of ``frame`` that look like something other than a feature, with why: identifier-like ones (the
+    ``id_like`` finding of :func:`tcrex.intake.read_table`) and one named like nothing but a label
+    (:data:`GENERIC_LABEL_NAMES`).
+    The CLI names them when they would become features (rules about an id or the label itself are meaningless)."""
+    out = {}
+    n = len(frame)
+    for col in frame.columns:
+        s = frame[col]
+        if s.isna().all():
+            continue
+        if _id_like(s, col, n, int(s.nunique(dropna=False))):
+            out[col] = "looks like an identifier (a different value in every row)"
+    label = label_column(frame.columns, GENERIC_LABEL_NAMES)
+    if label is not None and label not in out:
+        out[label] = "is named like a label (the true outcome)"
+    return out
 
 
 def target_findings(frame: pd.DataFrame, target: str) -> list[Finding]:

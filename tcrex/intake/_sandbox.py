@@ -280,7 +280,8 @@ class _Worker:
                 os.close(fd)
             self.proc = _Child(popen)
             forked = False
-        self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn)
+        self._grace = [STOP_GRACE_SECONDS]  # read by the finalizer: 0 for a worker known to be hung or broken
+        self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn, self._grace)
         try:
             if not forked:  # a started program learns this process's import path first (see _BOOT)
                 self.conn.send(list(sys.path))
@@ -288,13 +289,16 @@ class _Worker:
         except (OSError, ValueError):  # the worker died at start-up: reported when the answer is awaited
             pass
 
-    def stop(self) -> None:
+    def stop(self, grace: bool = True) -> None:
+        """Close the pipe and let the worker end (``grace``), else kill it at once (hung, or already broken)."""
+        if not grace:
+            self._grace[0] = 0
         self._finalizer()
 
     def _died(self, what: str) -> ModelError:
         self.proc.join(1)
         code = self.proc.exitcode
-        self.stop()
+        self.stop(grace=False)
         if code is not None and code < 0:
             return ModelFaultError(f"the model crashed while {what} ({_signal_name(code)}); the app is unaffected, "
                               "but this model cannot be used on this data")
@@ -304,7 +308,7 @@ class _Worker:
         if not self.conn.poll(seconds):
             if not self.proc.is_alive():
                 raise self._died(what)
-            self.stop()
+            self.stop(grace=False)
             raise ModelFaultError(f"the model did not answer in {seconds:g} s while {what}; it was stopped")
         try:
             return self.conn.recv_bytes(1 << 31)
@@ -317,7 +321,7 @@ class _Worker:
             msg = json.loads(raw)
             assert isinstance(msg, dict)
         except (ValueError, AssertionError):
-            self.stop()
+            self.stop(grace=False)
             raise ModelError("the model worker sent a malformed answer") from None
         if not msg.get("ok"):
             kind, text = msg.get("kind"), str(msg.get("message", ""))[:2000]
@@ -336,11 +340,21 @@ class _Worker:
         return msg
 
 
-def _kill(proc, conn) -> None:
+#: Seconds a worker is given to end by itself once its pipe is closed, before it is killed.
+STOP_GRACE_SECONDS = 5.0
+
+
+def _kill(proc, conn, grace) -> None:
     try:
         conn.close()
     except OSError:
         pass
+    # A worker waiting for a request reads the closed pipe and returns, so its interpreter shuts down cleanly:
+    # killed at once, a model that ran joblib's process pool (a ColumnTransformer with n_jobs) leaves semaphores and
+    # memmapping folders behind, and loky's resource tracker prints "leaked semlock/folder objects" warnings on
+    # the user's terminal. A busy or hung worker is killed once the grace period is over.
+    if grace[0] > 0:
+        proc.join(grace[0])
     if proc.is_alive():
         proc.kill()
     proc.join(5)

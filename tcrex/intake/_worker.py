@@ -49,6 +49,20 @@ def _preload(fmt: str | None) -> None:
                 sys.modules.pop(m, None)
 
 
+def _threads_not_processes() -> None:
+    """Make threads joblib's default backend in this worker (when the format's libraries loaded joblib): a model's
+    ``n_jobs`` (a ColumnTransformer's, set to the worker's share of the cores by the loader) then runs in this
+    process's threads. Its default, loky, starts processes that escape this worker's memory limit, and the
+    semaphores and memmapping folders they share were reported as "leaked" by loky's resource tracker on the
+    user's terminal when the worker ended."""
+    import sys
+
+    if "joblib" not in sys.modules:
+        return
+    from joblib.parallel import ThreadingBackend, register_parallel_backend
+    register_parallel_backend("threading", ThreadingBackend, make_default=True)
+
+
 def import_on_demand(*packages) -> None:
     """Give packages that the worker's boot registered without running their ``__init__`` (``_sandbox._BOOT``)
     their names when first asked for: a name the ``__init__`` imports from one of the package's own modules
@@ -217,6 +231,7 @@ def main(conn, loader, data: bytes, filename: str, options: dict, memory_bytes: 
                 del os.environ[key]
         os.environ.update(env)
     _preload(options.get("fmt"))
+    _threads_not_processes()
     # the model may use ``memory_bytes`` beyond what the libraries have mapped (docs/security.md); while loading, only
     # the file's own budget (``load_limit``), raised to the full limit for predictions once it has loaded
     mapped = address_space()

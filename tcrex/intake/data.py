@@ -29,7 +29,7 @@ from ..errors import DataError, ParameterError, TCRExError
 from ._base import short_error
 from ._dialects import SEP_LINE, choose_delimiter, delimiter_name, parse_csv, read_header
 from ._encodings import ENCODINGS, decode_text, looks_binary
-from ._findings import HIGH_CARDINALITY, check_frame, target_findings
+from ._findings import HIGH_CARDINALITY, LABEL_NAMES, check_frame, label_column, non_feature_columns, target_findings
 from ._numbers import DECIMALS, THOUSANDS, keep_exact_values, read_numbers
 from ._parquet import PARQUET_UNPACK_FACTOR, read_parquet
 from ._report import MB, Finding, TableReport, size_text
@@ -37,7 +37,7 @@ from ._sentinels import sentinel_codes, sentinels_to_missing
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "target_findings", "sentinel_codes",
            "sentinels_to_missing", "MAX_TABLE_BYTES", "MAX_COLUMNS", "HIGH_CARDINALITY", "PARQUET_UNPACK_FACTOR",
-           "ENCODINGS", "DECIMALS", "THOUSANDS"]
+           "ENCODINGS", "DECIMALS", "THOUSANDS", "LABEL_NAMES", "label_column", "non_feature_columns"]
 
 MAX_TABLE_BYTES = 200 * MB
 MAX_COLUMNS = 2000

@@ -233,8 +233,8 @@ DROP_KINDS = {"id_like": "ID-like (a different value in almost every row; rules 
               "high_cardinality": "high cardinality (very many categories; rules about them are fragile)"}
 #: Of those, the kinds whose drop box starts ticked (high-cardinality columns may still be useful).
 PRETICKED_DROP_KINDS = ("id_like", "constant")
-#: Column names taken as the label column when one of them is present (case-insensitive, first match wins).
-LABEL_NAMES = ("target", "label", "y", "class", "outcome", "approved", "income", "default")
+#: Column names taken as the label column (case-insensitive, first match wins): one owner, the intake's.
+LABEL_NAMES = intake.LABEL_NAMES
 
 
 def label_candidate(frame: pd.DataFrame, drop: Sequence = ()) -> str | None:
@@ -362,8 +362,7 @@ def summarise_table(report: intake.TableReport) -> TableFindings:
             reasons.setdefault(f.column, f"{DROP_KINDS[f.kind]}: {f.message}")
             if f.kind in PRETICKED_DROP_KINDS:
                 drop.append(f.column)
-    lowered = {str(c).lower(): c for c in reversed(list(frame.columns))}
-    label = next((lowered[n] for n in LABEL_NAMES if n in lowered), None)
+    label = intake.label_column(frame.columns)
     return TableFindings(report=report, column_notes={c: "; ".join(dict.fromkeys(v)) for c, v in notes.items()},
                          suggested_drop=list(dict.fromkeys(drop)), suggested_label=label,
                          categorical=categorical_columns(frame), drop_reasons=reasons)
