@@ -32,6 +32,8 @@ and given the same model and reference rows returns the same points, sources and
 """
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,6 +73,9 @@ ONE_CALL_ROWS = 200
 #: A minimal change beyond the rules tries every subset of the differing features up to this many (2**8 points a
 #: row, one model call); rows further from their nearest real case give features back one at a time.
 MAX_SUBSET_FEATURES = 8
+#: With ``max_changes``, rows differing from their nearest real case in more features still try every subset of
+#: at most max_changes of them when there are at most this many (12 features and max_changes 3: 298).
+MAX_SUBSETS = 512
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -200,6 +205,7 @@ class Recourse:
     notes: list = field(default_factory=list)  # what could not be done (e.g. no reference rows)
     n_model_calls: int = 0
     n_candidates: int = 0
+    n_beyond_max: int = 0  # rows whose change that works (beyond the rules) needs more than max_changes features
 
     @property
     def verified(self) -> np.ndarray:
@@ -235,6 +241,21 @@ def _rank_vectors(lengths: tuple) -> np.ndarray:
 _RANKS: dict = {}
 
 
+def value_class(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per value, 0 for an ordinary value and ``1 + c`` for the special code ``codes[c]``."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros(values.shape, dtype=np.int64)
+    for c, code in enumerate(codes):
+        out[values == code] = 1 + c
+    return out
+
+
+def _default_moves(feature) -> tuple[np.ndarray, np.ndarray]:
+    """A feature's codes and the moves allowed without constraints: none into or out of a code."""
+    codes = np.asarray(feature.special_codes, dtype=np.float64)
+    return codes, np.eye(len(codes) + 1, dtype=bool)
+
+
 def _ranks(lengths: tuple, joint_only: bool) -> np.ndarray:
     key = (lengths, joint_only)
     if key not in _RANKS:
@@ -264,6 +285,18 @@ class Candidates:
         self.cat_kind = np.array([self.kind[i] for i in self.schema.categorical], dtype=object)
         self.values = {}
         self.notes = []
+        self.max_changes = state.max_changes
+        # special codes: per numeric slot with codes, (codes, allowed moves between value classes) and each row's
+        # class (0: an ordinary value, 1 + c: the code codes[c]); a point keeps a feature's class unless allowed
+        self.codes = {}
+        self.origin = {}
+        for j, i in enumerate(self.schema.numeric):
+            if self.schema.features[i].special_codes:
+                codes, moves = (state.constraints.code_moves(i) if state.constraints is not None
+                                else _default_moves(self.schema.features[i]))
+                self.codes[j] = (codes, moves)
+                self.origin[j] = value_class(enc.num[:, j], codes)
+        self.has_option = {}
 
     def _values(self, t: int):
         if t not in self.values:
@@ -287,6 +320,11 @@ class Candidates:
         for j, kind in enumerate(self.num_kind):
             if kind == IMMUTABLE:
                 forbidden |= num_out[:, :, j]
+            elif j in self.codes:  # the direction and the code moves both decide which options a rule has
+                has = self._has_option(t, j)[rules]  # (R, classes, 2: down / up)
+                origin = self.origin[j][rows]
+                reachable = has[np.arange(len(rules))[None, :], origin[:, None], below[:, :, j].astype(np.int64)]
+                forbidden |= num_out[:, :, j] & ~reachable
             elif kind == INCREASE:
                 forbidden |= above[:, :, j]
             elif kind == DECREASE:
@@ -303,21 +341,48 @@ class Candidates:
         w_num = self.weight[self.schema.numeric] if len(self.schema.numeric) else np.zeros(0, dtype=np.int64)
         w_cat = self.weight[self.schema.categorical] if len(self.schema.categorical) else np.zeros(0, np.int64)
         cost = num_out.astype(np.int64) @ w_num + cat_out.astype(np.int64) @ w_cat
+        if self.max_changes is not None:  # advice beyond max_changes features is not given
+            forbidden |= (num_out.sum(axis=2) + cat_out.sum(axis=2)) > self.max_changes
         key = cost * sol.n_fit_rows - UNIT * sol.rule_n[rules][None, :]
         return num_out, cat_out, forbidden, cost, key
 
+    def _has_option(self, t: int, j: int) -> np.ndarray:
+        """(rules, value classes, 2) bool: does rule r of target t offer numeric slot j a value a row of that
+        class may move to, moving down (0) or up (1)?"""
+        if (t, j) not in self.has_option:
+            n_classes = len(self.codes[j][0]) + 1
+            has = np.zeros((self.targets[t].n_rules, n_classes, 2), dtype=bool)
+            for r in range(self.targets[t].n_rules):
+                for o in range(n_classes):
+                    for up in (0, 1):
+                        has[r, o, up] = len(self._numeric_options(t, r, j, bool(up), o)) > 0
+            self.has_option[(t, j)] = has
+        return self.has_option[(t, j)]
+
     # -------------------------------------------------------------- options of one changed feature
-    def _numeric_options(self, t: int, r: int, j: int, up: bool) -> np.ndarray:
+    def _numeric_options(self, t: int, r: int, j: int, up: bool, origin: int = 0) -> np.ndarray:
+        """The values numeric slot j may take inside rule r, nearest first; for a feature with special codes only
+        those a row of value class ``origin`` may move to (a code only where a transition allows it; an ordinary
+        value in the feature's direction)."""
         values = self._values(t)
         vals = values[r].get(j) if values is not None else None
         sol = self.targets[t]
         low, high = sol.rules.low[r, j], sol.rules.high[r, j]
         if vals is None or not len(vals):  # no data to draw values from: the rule's nearest point
             start = low if up else high
-            edge = nearest_in_interval(np.array([start - 1.0 if up else start + 1.0]) if np.isfinite(start)
+            vals = nearest_in_interval(np.array([start - 1.0 if up else start + 1.0]) if np.isfinite(start)
                                        else np.array([0.0]), low, high, self.integer[j])
-            return edge
-        return vals if up else vals[::-1]
+        elif not up:
+            vals = vals[::-1]
+        if j not in self.codes:
+            return vals
+        codes, moves = self.codes[j]
+        cls = value_class(vals, codes)
+        keep = moves[origin][cls]
+        kind = self.num_kind[j]
+        if origin == 0 and ((kind == INCREASE and not up) or (kind == DECREASE and up)):
+            keep &= cls > 0  # an ordinary value against the direction: only a code a transition allows
+        return vals[keep]
 
     def _category_options(self, t: int, r: int, j: int, frm: int) -> np.ndarray:
         allowed = self.targets[t].rules.allowed[j][r].copy()
@@ -338,7 +403,10 @@ class Candidates:
         sol = self.targets[t]
         up = x.num <= sol.rules.low[r][None, :]
         # rows grouped by how they reach the rule: which features change, in which direction, from which category
-        sig = np.concatenate([num_out.astype(np.int8) * (1 + up.astype(np.int8)),
+        origin = np.zeros(x.num.shape, dtype=np.int64)
+        for j in self.codes:
+            origin[:, j] = self.origin[j][rows]
+        sig = np.concatenate([num_out.astype(np.int64) * (1 + up.astype(np.int64) + 2 * origin),
                               np.where(cat_out, x.cat + 1, 0)], axis=1)
         nums, cats, owners, orders = [], [], [], []
         m = x.num.shape[1]
@@ -347,7 +415,8 @@ class Candidates:
             slots, options = [], []
             for j in np.flatnonzero(key[:m]):
                 slots.append(("n", j))
-                options.append(self._numeric_options(t, r, j, key[j] == 2))
+                options.append(self._numeric_options(t, r, j, bool(up[members[0], j]),
+                                                     int(origin[members[0], j])))
             for j in np.flatnonzero(key[m:]):
                 slots.append(("c", j))
                 options.append(self._category_options(t, r, j, key[m + j] - 1))
@@ -422,6 +491,9 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
                              "does not hold")
         else:
             _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
+    if rec.n_beyond_max:
+        rec.notes.append(f"{rec.n_beyond_max:,} row(s) have a change the model confirms only with more than "
+                         f"{cands.max_changes} features (max_changes): they get no verified recourse, a similar case")
     rec.notes = cands.notes + rec.notes
     diff = (point.num != enc.num)
     rec.changed[:, state.schema.numeric] = diff
@@ -449,14 +521,16 @@ def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targe
             key = key.astype(np.float64)
             key[forbidden] = np.inf
             key[cost == 0] = np.inf  # the row is inside that rule and the model says no there
-            key[np.arange(len(sel)), pr] = -np.inf  # the paper's optimal rule first
+            # the paper's optimal rule first; it is searched only where allowed (special codes, max_changes)
+            paper_ok = ~forbidden[np.arange(len(sel)), pr]
+            key[np.arange(len(sel)), pr] = -np.inf
             order = np.argsort(key, axis=1, kind="stable")
             n_ok = np.isfinite(key).sum(axis=1) + 1  # + the paper rule (-inf counts as not finite)
-            plans[t] = (sel, order, n_ok, num_out, cat_out)
+            plans[t] = (sel, order, n_ok, num_out, cat_out, paper_ok)
         # rounds, in cost order: the paper's rule at its nearest point, then deeper; the next FIRST_NEXT_RULES rules
         # (every combination); the rest (joint moves). A small chunk scores every round in one model call (each
         # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
-        most = max(order.shape[1] for _, order, _, _, _ in plans.values())
+        most = max(plan[1].shape[1] for plan in plans.values())
         first = 1 + FIRST_NEXT_RULES
         if len(chunk) <= ONE_CALL_ROWS:  # the first rounds in one call; further rules, for the rows left
             rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")]
@@ -480,15 +554,15 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
     blocks = []
     ranks = mode if isinstance(mode, tuple) else (0, 1) if mode == "nearest" else (1, None) if mode == "deeper" \
         else (0, None)
-    for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
+    for t, (sel, order, n_ok, num_out, cat_out, paper_ok) in plans.items():
         live = ~done[sel]
         if not live.any():
             continue
         top = order.shape[1] if hi is None else min(hi, order.shape[1])
         for pos in range(lo, top):
             use = live & (pos < n_ok)
-            if pos == 0:  # the paper rule of rows inside it (already_in_rule) has nothing to try
-                use &= ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
+            if pos == 0:  # the paper rule of rows inside it (already_in_rule), or barred, has nothing to try
+                use &= paper_ok & ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
                          & (~cat_out[np.arange(len(sel)), order[:, 0]]).all(axis=1))
             if not use.any():
                 continue
@@ -571,20 +645,25 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
         if have.any():
             start = pool.take(allowed_pos[have])
             r_rows = rows[sel[have]]
-            num, cat, out = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[have]], start,
-                                       scale, np.full(have.sum(), t), _objects(ref_out[in_t[allowed_pos[have]]]))
-            accept(r_rows, num, cat, out, -1, _SRC[MINIMAL_CHANGE])
-        if (~have).any():  # a similar case only: the nearest row with the target output, constraints aside
-            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=False)
+            num, cat, out, within = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[have]], start, scale,
+                                               np.full(have.sum(), t), _objects(ref_out[in_t[allowed_pos[have]]]))
+            accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
+            if not within.all():  # the change that works needs more than max_changes features
+                have[np.flatnonzero(have)[~within]] = False
+                rec.n_beyond_max += int((~within).sum())
+        if (~have).any():  # a similar case only: the nearest row with the target output that keeps the person's
+            # immutable features (other constraints aside)
+            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=IMMUTABLE)
             ok = any_pos >= 0
             if ok.any():
                 e = pool.take(any_pos[ok])
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
 
 
-def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: bool) -> np.ndarray:
+def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained) -> np.ndarray:
     """Per row of ``x``, the position in ``pool`` of its nearest row (total percentile shift, a category change
-    counting 1) that the constraints allow the row to reach (any row when not ``constrained``), -1 when none."""
+    counting 1) that the constraints allow the row to reach (``constrained=True``: every constraint and the
+    special codes; ``"immutable"``: the same value of every immutable feature; False: any row), -1 when none."""
     best = np.full(len(x), -1, dtype=np.int64)
     if not len(pool) or not len(x):
         return best
@@ -601,14 +680,27 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
             dist += tmp
         for j in range(x.cat.shape[1]):
             dist += x.cat[s:e, j][:, None] != pool.cat[:, j][None, :]
-        if constrained:
+        if constrained is IMMUTABLE:
+            barred = np.zeros(dist.shape, dtype=bool)
+            for j in np.flatnonzero(cands.num_kind == IMMUTABLE):
+                barred |= pool.num[:, j][None, :] != x.num[s:e, j][:, None]
+            for j in np.flatnonzero(cands.cat_kind == IMMUTABLE):
+                barred |= pool.cat[:, j][None, :] != x.cat[s:e, j][:, None]
+            dist[barred] = np.inf
+        elif constrained:
             barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
+                ordinary = True
+                if j in cands.codes and kind != IMMUTABLE:  # moves into / out of a code: the transitions decide
+                    codes, moves = cands.codes[j]
+                    ox, op = value_class(xv[:, 0], codes), value_class(pv[0], codes)
+                    barred |= ~moves[ox[:, None], op[None, :]]
+                    ordinary = (ox == 0)[:, None] & (op == 0)[None, :]  # a direction holds between values
                 if kind == INCREASE:
-                    barred |= pv < xv
+                    barred |= (pv < xv) & ordinary
                 elif kind == DECREASE:
-                    barred |= pv > xv
+                    barred |= (pv > xv) & ordinary
                 elif kind == IMMUTABLE:
                     barred |= pv != xv
             for j, kind in enumerate(cands.cat_kind):
@@ -637,9 +729,13 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     out = np.asarray(start_out, dtype=object).copy()
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
     k = diff.sum(axis=1)
+    most = cands.max_changes
     small = k <= MAX_SUBSET_FEATURES
+    if most is not None:  # rows further away still try every subset of at most max_changes features if few
+        small |= np.array([_n_subsets(int(size), most) <= MAX_SUBSETS for size in k], dtype=bool)
     live = small & (k > 1)  # one feature apart: the start itself is the smallest change
-    for changes in range(1, int(k[live].max()) if live.any() else 0):
+    top = int(k[live].max()) if live.any() else 0
+    for changes in range(1, top if most is None else min(top, most + 1)):
         blocks = [_subsets(x, start, diff, np.flatnonzero(live & (k == size)), size, changes)
                   for size in np.unique(k[live]) if size > changes]
         blocks = [b for b in blocks if b is not None]
@@ -662,7 +758,25 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
         n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
                                        tgt[big], out[big])
         num[big], cat[big], out[big] = n_, c_, o_
-    return num, cat, out
+    n_changed = (num != x.num).sum(axis=1) + (cat != x.cat).sum(axis=1)
+    within = np.ones(len(x), dtype=bool) if most is None else n_changed <= most
+    return num, cat, out, within
+
+
+def _n_subsets(size: int, most: int) -> int:
+    """Subsets of 1 to ``most`` of ``size`` features (fewer than all of them)."""
+    return sum(math.comb(size, c) for c in range(1, min(most, size - 1) + 1))
+
+
+def _masks(size: int, changes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The subsets of exactly ``changes`` of ``size`` features as (subsets, size) bool masks in the order of their
+    bit masks, and that order (the bit mask's value - 1: the same tie-break whatever the subset sizes)."""
+    combos = np.array(list(itertools.combinations(range(size), changes)), dtype=np.int64).reshape(-1, changes)
+    bits = (np.int64(1) << combos).sum(axis=1)
+    sort = np.argsort(bits, kind="stable")
+    masks = np.zeros((len(combos), size), dtype=bool)
+    masks[np.arange(len(combos))[:, None], combos] = True
+    return masks[sort], bits[sort] - 1
 
 
 def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, size: int, changes: int):
@@ -671,9 +785,7 @@ def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, siz
     order), subsets in the order of their bit masks over the differing features (the tie-break)."""
     if not len(rows):
         return None
-    masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1
-    order = np.flatnonzero(masks.sum(axis=1) == changes)
-    masks = masks[order].astype(bool)  # (subsets, size)
+    masks, order = _masks(size, changes)  # (subsets, size)
     where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
     m = x.num.shape[1]
     n_rows, n_masks = len(rows), len(masks)

@@ -165,7 +165,8 @@ def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, cla
         keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not changed[k, f]]
         said.append(verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
                                       rule_id=id_of(t, r), paper_rule_id=id_of(t, int(paper[k])),
-                                      nearest_output=_named(rec.nearest_output[i], class_names), target=described[t]))
+                                      nearest_output=_named(rec.nearest_output[i], class_names), target=described[t],
+                                      max_changes=state.max_changes))
     out[rows] = np.asarray(said, dtype=object)[group]
     return out.tolist()
 
