@@ -189,7 +189,7 @@ def main() -> None:
                          "verified (DiCE sample)": on_sample.mean()})
             print(f"  {setting}: verified {ver.mean():.3f}, changes {n[ver].mean():.2f} (max {n[ver].max()}), "
                   f"into/out of codes {into}/{out}, {secs * 1e3:.2f} ms per input", flush=True)
-        if not have_dice:
+        if not have_dice or not args.dice:
             continue
         q = query.iloc[sample]
         points, secs = run_dice(X_train, y_model, model, q)

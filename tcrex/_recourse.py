@@ -18,7 +18,8 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    constraints allow whose model output is in the target (valid by construction), then the person's own values
    given back: every subset of the differing features when they are few (the confirmed one with the fewest
    changes, then the nearest), else one feature at a time (the one whose return keeps the point closest first)
-   for as long as the model still confirms it (``minimal_change``).
+   for as long as the model still confirms it (``minimal_change``). With ``max_changes`` only subsets of at most
+   that many features, and a row whose nearest case needs more tries the next nearest (``MAX_CASES`` in all).
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -76,6 +77,9 @@ MAX_SUBSET_FEATURES = 8
 #: With ``max_changes``, rows differing from their nearest real case in more features still try every subset of
 #: at most max_changes of them when there are at most this many (12 features and max_changes 3: 298).
 MAX_SUBSETS = 512
+#: With ``max_changes``, a row whose nearest allowed real case needs a longer change tries the next nearest ones,
+#: up to this many in all.
+MAX_CASES = 8
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -492,8 +496,9 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
         else:
             _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
     if rec.n_beyond_max:
-        rec.notes.append(f"{rec.n_beyond_max:,} row(s) have a change the model confirms only with more than "
-                         f"{cands.max_changes} features (max_changes): they get no verified recourse, a similar case")
+        rec.notes.append(f"{rec.n_beyond_max:,} row(s) have no change of at most {cands.max_changes} features "
+                         f"(max_changes) that the model confirms, from the rules or from their {MAX_CASES} nearest "
+                         "real cases: they get no verified recourse, a similar case")
     rec.notes = cands.notes + rec.notes
     diff = (point.num != enc.num)
     rec.changed[:, state.schema.numeric] = diff
@@ -640,17 +645,25 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
             continue
         pool = ref_enc.take(in_t)
         pool_pct = scale.transform(pool)
-        allowed_pos = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True)
-        have = allowed_pos >= 0
-        if have.any():
-            start = pool.take(allowed_pos[have])
-            r_rows = rows[sel[have]]
-            num, cat, out, within = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[have]], start, scale,
-                                               np.full(have.sum(), t), _objects(ref_out[in_t[allowed_pos[have]]]))
+        # the nearest allowed real case first; with max_changes, a row whose change that works needs more
+        # features tries the next nearest ones (up to MAX_CASES), each given back as far as the model agrees
+        cases = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True,
+                         k=1 if cands.max_changes is None else MAX_CASES)
+        have = cases[:, 0] >= 0
+        served = np.zeros(len(sel), dtype=bool)
+        for attempt in range(cases.shape[1]):
+            at = np.flatnonzero(have & ~served & (cases[:, attempt] >= 0))
+            if not len(at):
+                break
+            pos = cases[at, attempt]
+            r_rows = rows[sel[at]]
+            num, cat, out, within = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[at]], pool.take(pos),
+                                               scale, np.full(len(at), t), _objects(ref_out[in_t[pos]]))
             accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
-            if not within.all():  # the change that works needs more than max_changes features
-                have[np.flatnonzero(have)[~within]] = False
-                rec.n_beyond_max += int((~within).sum())
+            served[at[within]] = True
+        failed = have & ~served  # every change that works needs more than max_changes features
+        have[failed] = False
+        rec.n_beyond_max += int(failed.sum())
         if (~have).any():  # a similar case only: the nearest row with the target output that keeps the person's
             # immutable features (other constraints aside)
             any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=IMMUTABLE)
@@ -660,11 +673,12 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
 
 
-def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained) -> np.ndarray:
+def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: int | None = None) -> np.ndarray:
     """Per row of ``x``, the position in ``pool`` of its nearest row (total percentile shift, a category change
     counting 1) that the constraints allow the row to reach (``constrained=True``: every constraint and the
-    special codes; ``"immutable"``: the same value of every immutable feature; False: any row), -1 when none."""
-    best = np.full(len(x), -1, dtype=np.int64)
+    special codes; ``"immutable"``: the same value of every immutable feature; False: any row), -1 when none.
+    With ``k``: the positions of its ``k`` nearest such rows, nearest first ((rows, k), -1 beyond the last)."""
+    best = np.full(len(x) if k is None else (len(x), k), -1, dtype=np.int64)
     if not len(pool) or not len(x):
         return best
     step = max(1, EXAMPLE_CHUNK // len(pool))
@@ -710,9 +724,14 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained) -> 
                 elif cands.trans is not None and cands.trans[j] is not None:
                     barred |= ~cands.trans[j][xc, pc] & (xc != pc)
             dist[barred] = np.inf
-        k = np.argmin(dist, axis=1)
-        found = np.isfinite(dist[np.arange(e - s), k])
-        best[s:e] = np.where(found, k, -1)
+        if k is None:
+            near = np.argmin(dist, axis=1)
+            found = np.isfinite(dist[np.arange(e - s), near])
+            best[s:e] = np.where(found, near, -1)
+        else:  # ties in the order of the pool, as argmin breaks them
+            near = np.argsort(dist, axis=1, kind="stable")[:, :k]
+            found = np.isfinite(np.take_along_axis(dist, near, axis=1))
+            best[s:e, :near.shape[1]] = np.where(found, near, -1)
     return best
 
 

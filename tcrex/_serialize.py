@@ -71,7 +71,8 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
                    **({"grower_used": state.grower} if state.grower else {}),
                    "constraints": state.constraints.to_dict(), "target": _target_param(params["target"]),
                    # optional (older exports lack them); the codes themselves are in each feature's "special_codes"
-                   "special_codes": params.get("special_codes", "auto"), "max_changes": state.max_changes},
+                   "special_codes": _special_codes_param(params.get("special_codes", "auto")),
+                   "max_changes": state.max_changes},
         "n_fit_rows": int(state.n_fit_rows),
         "features": schema.to_list(),
     }
@@ -106,6 +107,13 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
         doc["version"] = VERSION_EFFECTIVENESS
         doc["effectiveness"] = effectiveness.to_dict()
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def _special_codes_param(spec):
+    """The ``special_codes`` parameter as JSON: "auto", null, or ``{feature: [codes]}`` with plain numbers."""
+    if isinstance(spec, dict):
+        return {str(k): [_native(c) for c in v] for k, v in spec.items()}
+    return spec
 
 
 def _count(value, field: str, low: int = 0, high: int = 2 ** 53) -> int:
