@@ -20,6 +20,8 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    changes, then the nearest), else one feature at a time (the one whose return keeps the point closest first)
    for as long as the model still confirms it (``minimal_change``). With ``max_changes`` only subsets of at most
    that many features, and a row whose nearest case needs more tries the next nearest (``MAX_CASES`` in all).
+   With ``max_changes`` above ``SHORT_FIRST`` (2), stages 1-3 run first for advice of at most 2 changes, then,
+   for the rows left without verified recourse, up to ``max_changes``: short advice wherever one is verified.
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -77,6 +79,9 @@ MAX_SUBSET_FEATURES = 8
 #: With ``max_changes``, rows differing from their nearest real case in more features still try every subset of
 #: at most max_changes of them when there are at most this many (12 features and max_changes 3: 298).
 MAX_SUBSETS = 512
+#: With ``max_changes`` above this, advice of at most this many changes is searched first (every stage), and the
+#: longer advice up to ``max_changes`` only for the rows left without (docs/benchmarks.md section 11).
+SHORT_FIRST = 2
 #: With ``max_changes``, a row whose nearest allowed real case needs a longer change tries the next nearest ones,
 #: up to this many in all.
 MAX_CASES = 8
@@ -481,20 +486,30 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
             rec.nearest_output[rows] = near[2]
         done[rows] = True
 
-    # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
-    with_rule = np.flatnonzero(needing & (paper_rule >= 0))
-    _search_rules(cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
-    # 3: beyond the rules, 4: a similar case
-    left = np.flatnonzero(needing & ~done)
-    if len(left):
-        if callable(reference):  # computed only when some row needs it (it scores every reference row)
-            reference = reference()
-        if reference is None:
-            rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond the "
-                             "rules and similar cases need reference rows (reference=), which this explainer "
-                             "does not hold")
-        else:
-            _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
+    # short advice first: with max_changes above SHORT_FIRST, every stage is searched for advice of at most
+    # SHORT_FIRST changes, then again up to max_changes for the rows it left without verified recourse
+    most = state.max_changes
+    limits = [most] if most is None or most <= SHORT_FIRST else [SHORT_FIRST, most]
+    for limit in limits:
+        cands.max_changes = limit
+        rec.n_beyond_max = 0
+        again = needing & ~(rec.found & (rec.source != _SRC[EXAMPLE]))  # rows still without verified recourse
+        done[again] = False
+        # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
+        with_rule = np.flatnonzero(again & (paper_rule >= 0))
+        _search_rules(cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
+        # 3: beyond the rules, 4: a similar case
+        left = np.flatnonzero(again & ~done)
+        if len(left):
+            if callable(reference):  # computed only when some row needs it (it scores every reference row)
+                reference = reference()
+            if reference is None:
+                if limit == limits[-1]:
+                    rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond "
+                                     "the rules and similar cases need reference rows (reference=), which this "
+                                     "explainer does not hold")
+            else:
+                _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
     if rec.n_beyond_max:
         rec.notes.append(f"{rec.n_beyond_max:,} row(s) have no change of at most {cands.max_changes} features "
                          f"(max_changes) that the model confirms, from the rules or from their {MAX_CASES} nearest "
