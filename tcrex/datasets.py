@@ -27,6 +27,12 @@ What is here
 ``load_bundled_loans()``
     The bundled CSV ``sample_data/loans.csv`` read back with the documented
     dtypes.
+
+``make_credit_bureau(n_samples, random_state)``
+    A generated credit-bureau-like data set with coded categories (A11…A14
+    style) and the bureau's special codes (−7/−8/−9 "no such record"), with
+    its codebook :data:`CREDIT_BUREAU_CODEBOOK` (``{feature: {value: label}}``,
+    numeric codes keyed as numbers) for ``TCREx(value_labels=...)``.
 """
 
 from __future__ import annotations
