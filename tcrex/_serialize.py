@@ -238,6 +238,8 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
             raise SchemaError(f"classes lists {len(classes):,} classes; at most {MAX_TARGET_CLASSES:,} are "
                               "supported")
         items = _list(doc["targets"], "targets")
+        if not items:  # every fit solves at least one target; with none, nothing could be explained
+            raise SchemaError("targets is empty: a rules export lists at least one target")
         if len(items) > max(2, MAX_TARGET_CLASSES):
             raise SchemaError(f"targets lists {len(items):,} targets; at most {max(2, MAX_TARGET_CLASSES):,} are "
                               "supported")
