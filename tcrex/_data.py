@@ -31,6 +31,12 @@ class Feature:
     kind: str
     categories: list = field(default_factory=list)  # categorical only, in code order
     integer: bool = False  # numeric only: every fit value is a whole number (drives display and counterfactuals)
+    #: numeric only: values that are codes ("no such record": credit-bureau -7/-8/-9), not positions on the number
+    #: line; a verified point never moves the feature into or out of one unless a transition allows it
+    special_codes: list = field(default_factory=list)
+    #: categorical only: the categories are in a declared order (an ordered pandas Categorical), so a direction
+    #: ("increase only") has a meaning for it
+    ordered: bool = False
 
     @property
     def is_categorical(self) -> bool:
@@ -40,8 +46,13 @@ class Feature:
         out = {"name": self.name, "type": self.kind}
         if self.is_categorical:
             out["categories"] = [_native(c) for c in self.categories]
-        elif self.integer:
-            out["integer"] = True
+            if self.ordered:
+                out["ordered"] = True
+        else:
+            if self.integer:
+                out["integer"] = True
+            if self.special_codes:
+                out["special_codes"] = [_native(c) for c in self.special_codes]
         return out
 
     @classmethod
@@ -58,8 +69,78 @@ class Feature:
             if len({(type(c).__name__, c) for c in categories}) != len(categories) or \
                     len(set(categories)) != len(categories):
                 raise SchemaError(f"feature {d.get('name')!r}: categories must be unique")
+        codes = d.get("special_codes") or []
+        if kind == NUMERIC and codes:
+            codes = check_special_codes(str(d.get("name")), codes, SchemaError)
         return cls(name=str(d["name"]), kind=kind, categories=list(categories),
-                   integer=bool(d.get("integer", False)))
+                   integer=bool(d.get("integer", False)), special_codes=list(codes) if kind == NUMERIC else [],
+                   ordered=kind == CATEGORICAL and d.get("ordered") is True)
+
+
+#: Sentinel detection: at most this many distinct codes, each in at least ``SENTINEL_MIN_ROWS`` rows; the other
+#: values must be varied (``SENTINEL_MIN_OTHERS`` distinct values) and hold most rows.
+SENTINEL_MAX_CODES = 4
+SENTINEL_MIN_ROWS = 2
+SENTINEL_MIN_OTHERS = 10
+#: Most special codes a feature may declare (they are categories beside the number line, not a second axis).
+MAX_SPECIAL_CODES = 16
+
+
+def _whole(v: float) -> bool:
+    return bool(np.isfinite(v) and float(v) == int(v))
+
+
+def sentinel_codes(s) -> tuple[list, int, str]:
+    """Values of a numeric column that look like codes for "unknown" / "not applicable" rather than measurements:
+    ``(codes, rows holding them, kind)`` with kind ``"negative"`` or ``"large"``, or ``([], 0, "")``. The one
+    owner of this rule: the intake reports these codes, the explainer treats them as special codes.
+
+    * **negative codes** (credit-bureau data's −7/−8/−9): a few distinct whole negative values, each repeating,
+      in a column whose other values are all ≥ 0 and varied;
+    * **all-nines codes** (99, 999, 9999, …): the column's largest value, repeating, more than twice the largest
+      other value.
+
+    ``s``: a Series or an array of numbers. The data is never changed."""
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(s, pd.Series) else np.asarray(s, np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) < 20:
+        return [], 0, ""
+    low, top = float(v.min()), float(v.max())
+    if low >= 0 and not (top >= 99 and _whole(top) and set(str(int(top))) == {"9"}):
+        return [], 0, ""  # the common case, in two passes over the column and no sort
+    neg = v[v < 0]
+    if len(neg):
+        rest = v[v >= 0]
+        codes, counts = np.unique(neg, return_counts=True)
+        if (len(codes) <= SENTINEL_MAX_CODES and all(_whole(c) for c in codes) and counts.min() >= SENTINEL_MIN_ROWS
+                and len(np.unique(rest)) >= SENTINEL_MIN_OTHERS and len(neg) < len(rest)):
+            return [int(c) for c in codes[::-1]], int(len(neg)), "negative"
+        return [], 0, ""
+    k = int((v == top).sum())
+    others = v[v != top]
+    if k >= SENTINEL_MIN_ROWS and len(np.unique(others)) >= SENTINEL_MIN_OTHERS and len(others) > k \
+            and top > 2 * float(others.max()):
+        return [int(top)], k, "large"
+    return [], 0, ""
+
+
+def check_special_codes(name: str, codes, error=ParameterError) -> list:
+    """The special codes declared for numeric feature ``name``: a list of distinct finite numbers (whole numbers
+    come back as ``int``), else ``error`` with a message naming the feature."""
+    if isinstance(codes, (str, bytes)) or not hasattr(codes, "__iter__"):
+        raise error(f"special codes of {name!r} must be a list of numbers, got {codes!r}"[:200])
+    codes = list(codes)
+    if len(codes) > MAX_SPECIAL_CODES:
+        raise error(f"{name!r} declares {len(codes)} special codes; at most {MAX_SPECIAL_CODES} are supported")
+    out = []
+    for c in codes:
+        c = _native(c)
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not np.isfinite(c):
+            raise error(f"special codes of {name!r} must be finite numbers, got {c!r}"[:200])
+        c = int(c) if float(c) == int(c) and abs(c) < 2 ** 53 else float(c)
+        if c not in out:
+            out.append(c)
+    return sorted(out)
 
 
 @dataclass
@@ -204,9 +285,11 @@ class FeatureSchema:
                     every = s.dtype.categories.tolist()
                     occurs = np.bincount(s.array.codes.astype(np.intp), minlength=len(every))
                     cats = [every[k] for k in np.flatnonzero(occurs)] or every
+                    ordered = bool(s.dtype.ordered)
                 else:
                     cats = _sorted_categories(s.to_numpy())
-                features.append(Feature(name, CATEGORICAL, categories=[_native(c) for c in cats]))
+                    ordered = False
+                features.append(Feature(name, CATEGORICAL, categories=[_native(c) for c in cats], ordered=ordered))
             elif isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
                 # numpy integers as float64 are finite, within ±1.9e19 and whole (exact below 2**53, and every
                 # float64 from there on is whole): the checks below cannot fail, so skip the conversion
@@ -323,6 +406,45 @@ class FeatureSchema:
     @classmethod
     def from_list(cls, items: list[dict]) -> "FeatureSchema":
         return cls([Feature.from_dict(d) for d in items])
+
+
+AUTO = "auto"
+
+
+def check_special_codes_param(spec) -> None:
+    """The ``special_codes`` parameter: ``"auto"``, None, or a dict ``{feature: [codes]}`` (checked further
+    against the features by :func:`resolve_special_codes`)."""
+    if spec is None or (isinstance(spec, str) and spec == AUTO):
+        return
+    if not isinstance(spec, dict):
+        raise ParameterError(f"special_codes must be 'auto', None or a dict {{feature: [codes]}}, got {spec!r}"[:200])
+    for name, codes in spec.items():
+        check_special_codes(str(name), codes)
+
+
+def resolve_special_codes(schema: "FeatureSchema", enc: "Encoded", spec) -> None:
+    """Set each numeric feature's ``special_codes`` (a freshly detected schema) from the ``special_codes``
+    parameter: ``"auto"`` detects them in the fit rows (:func:`sentinel_codes`); a dict declares them for the
+    features it names (an empty list: none) and detects them for the others; None: no feature has any."""
+    check_special_codes_param(spec)
+    declared = {}
+    if isinstance(spec, dict):
+        for name, codes in spec.items():
+            i = schema.index(str(name)) if str(name) in schema.names else None
+            if i is None:
+                raise ParameterError(f"special_codes names unknown feature {name!r}; features are {schema.names}")
+            if schema.features[i].is_categorical:
+                raise ParameterError(f"special_codes: {name!r} is categorical, and its values are categories "
+                                     "already; special codes are for numeric features")
+            declared[i] = check_special_codes(str(name), codes)
+    for j, i in enumerate(schema.numeric):
+        f = schema.features[i]
+        if i in declared:
+            f.special_codes = declared[i]
+        elif spec is not None:
+            f.special_codes = sorted(sentinel_codes(enc.num[:, j])[0])
+        else:
+            f.special_codes = []
 
 
 def _stack_columns(columns: list, n: int, dtype) -> np.ndarray:

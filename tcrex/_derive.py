@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .constraints import Constraints
-from ._data import FeatureSchema
+from ._data import FeatureSchema, resolve_special_codes
 from .errors import ModelError, NoValidRuleError, ParameterError
 from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
@@ -91,6 +91,7 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
     t0 = time.perf_counter() if t0 is None else t0
     schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"])
     enc = schema.encode(X)
+    resolve_special_codes(schema, enc, params["special_codes"])
     report("model outputs", 0.02)
     y = check_outputs(y_pred, len(X)) if y_pred is not None else predict(model, X)
     task = check_task(params["task"]) or detect_task(y, model if y_pred is None else None)
@@ -119,7 +120,7 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
     state = FittedState(
         schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=len(X), solutions=[],
         tau=params["tau"], rho=params["rho"], max_cells=params["max_cells"], random_state=params["random_state"],
-        model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
+        max_changes=params["max_changes"], model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
         n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
         fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
         category_counts=counts, category_preference=preference_of(counts, schema))

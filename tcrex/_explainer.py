@@ -24,7 +24,7 @@ from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
 from .errors import NotFittedError, ParameterError
 from ._frames import metarules_frame, rules_frame, summary_text
-from ._params import check_parameter
+from ._params import MAX_CHANGES, check_parameter
 from ._reach import in_target
 from ._recount import candidate_counts, recount
 from ._rows import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
@@ -84,11 +84,20 @@ class TCREx(BaseEstimator):
         else "hist" from 2,000 fit rows on and "exact" below; ``grower_`` records the choice.
     random_state : int
         Seed of the surrogate and of the metarule tree.
+    special_codes : "auto", None or dict
+        Values of numeric features that are codes ("no such record": credit-bureau -7/-8/-9, 999), not numbers:
+        a verified point never moves a feature into or out of one, unless a transition constraint allows it
+        (``constraints={f: {"transitions": {-9: ["value"]}}}``). "auto" (default) detects them in the fit rows
+        (:func:`tcrex.sentinel_codes`); a dict ``{feature: [codes]}`` declares them for the features it names
+        (``[]``: none) and detects them for the others; None: no feature has any. ``schema_`` lists them.
+    max_changes : int or None
+        No verified advice changes more features than this (default 3); a person whose recourse would need more
+        gets "no verified recourse within k changes" and the nearest similar case. None: no limit.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
                  categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
-                 grower="auto", random_state=0):
+                 grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -101,6 +110,8 @@ class TCREx(BaseEstimator):
         self.constraints = constraints
         self.grower = grower
         self.random_state = random_state
+        self.special_codes = special_codes
+        self.max_changes = max_changes
 
     schema_ = _fitted("schema", "The features (names, kinds, categories).")
     task_ = _fitted("task", '"classification" or "regression".')
@@ -119,7 +130,8 @@ class TCREx(BaseEstimator):
 
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
-               "numeric_features", "surrogate_params", "constraints", "grower", "random_state")
+               "numeric_features", "surrogate_params", "constraints", "grower", "random_state", "special_codes",
+               "max_changes")
 
     def set_params(self, **params) -> "TCREx":
         for k, v in params.items():
@@ -154,7 +166,7 @@ class TCREx(BaseEstimator):
         return outputs(state, as_frame(X), y_pred, model)
 
     def _check_params(self) -> None:
-        for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower"):
+        for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower", "special_codes", "max_changes"):
             check_parameter(name, getattr(self, name))
 
     # ------------------------------------------------------------------ fitting

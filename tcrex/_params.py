@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numbers
 
+from ._data import check_special_codes_param
 from .errors import NotFittedError, ParameterError
 from ._outputs import check_task
 from .text import shown
@@ -13,6 +14,9 @@ from .text import shown
 #: fit would keep a machine busy for hours (trees) or need tens of GB (cells: several int64 arrays per cell).
 MAX_TREES = 1_000
 MAX_CELLS = 50_000_000
+#: The default ``max_changes``: no verified advice changes more features (chosen from measurements: the
+#: benchmark ``benchmarks/short_advice.py``, docs/benchmarks.md "Short advice and special codes").
+MAX_CHANGES = 3
 
 
 def check_parameter(name: str, value) -> None:
@@ -33,6 +37,11 @@ def check_parameter(name: str, value) -> None:
                     else "grid cells would need tens of GB of memory")
             shown_value = f"{value:,}" if value < 10**30 else shown(value)
             raise ParameterError(f"{name} = {shown_value} is above the limit of {cap:,}: that many {what}")
+    elif name == "max_changes":
+        if value is not None and (not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1):
+            raise ParameterError(f"max_changes must be None (no limit) or a whole number >= 1, got {shown(value)}")
+    elif name == "special_codes":
+        check_special_codes_param(value)
     elif name == "task":
         check_task(value)
     elif name == "grower":

@@ -18,7 +18,10 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    constraints allow whose model output is in the target (valid by construction), then the person's own values
    given back: every subset of the differing features when they are few (the confirmed one with the fewest
    changes, then the nearest), else one feature at a time (the one whose return keeps the point closest first)
-   for as long as the model still confirms it (``minimal_change``).
+   for as long as the model still confirms it (``minimal_change``). With ``max_changes`` only subsets of at most
+   that many features, and a row whose nearest case needs more tries the next nearest (``MAX_CASES`` in all).
+   With ``max_changes`` above ``SHORT_FIRST`` (2), stages 1-3 run first for advice of at most 2 changes, then,
+   for the rows left without verified recourse, up to ``max_changes``: short advice wherever one is verified.
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -32,6 +35,8 @@ and given the same model and reference rows returns the same points, sources and
 """
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,6 +76,15 @@ ONE_CALL_ROWS = 200
 #: A minimal change beyond the rules tries every subset of the differing features up to this many (2**8 points a
 #: row, one model call); rows further from their nearest real case give features back one at a time.
 MAX_SUBSET_FEATURES = 8
+#: With ``max_changes``, rows differing from their nearest real case in more features still try every subset of
+#: at most max_changes of them when there are at most this many (12 features and max_changes 3: 298).
+MAX_SUBSETS = 512
+#: With ``max_changes`` above this, advice of at most this many changes is searched first (every stage), and the
+#: longer advice up to ``max_changes`` only for the rows left without (docs/benchmarks.md section 11).
+SHORT_FIRST = 2
+#: With ``max_changes``, a row whose nearest allowed real case needs a longer change tries the next nearest ones,
+#: up to this many in all.
+MAX_CASES = 8
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -203,6 +217,7 @@ class Recourse:
     searched_beyond: bool = True
     n_model_calls: int = 0
     n_candidates: int = 0
+    n_beyond_max: int = 0  # rows whose change that works (beyond the rules) needs more than max_changes features
 
     @property
     def verified(self) -> np.ndarray:
@@ -238,6 +253,21 @@ def _rank_vectors(lengths: tuple) -> np.ndarray:
 _RANKS: dict = {}
 
 
+def value_class(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per value, 0 for an ordinary value and ``1 + c`` for the special code ``codes[c]``."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros(values.shape, dtype=np.int64)
+    for c, code in enumerate(codes):
+        out[values == code] = 1 + c
+    return out
+
+
+def _default_moves(feature) -> tuple[np.ndarray, np.ndarray]:
+    """A feature's codes and the moves allowed without constraints: none into or out of a code."""
+    codes = np.asarray(feature.special_codes, dtype=np.float64)
+    return codes, np.eye(len(codes) + 1, dtype=bool)
+
+
 def _ranks(lengths: tuple, joint_only: bool) -> np.ndarray:
     key = (lengths, joint_only)
     if key not in _RANKS:
@@ -267,6 +297,18 @@ class Candidates:
         self.cat_kind = np.array([self.kind[i] for i in self.schema.categorical], dtype=object)
         self.values = {}
         self.notes = []
+        self.max_changes = state.max_changes
+        # special codes: per numeric slot with codes, (codes, allowed moves between value classes) and each row's
+        # class (0: an ordinary value, 1 + c: the code codes[c]); a point keeps a feature's class unless allowed
+        self.codes = {}
+        self.origin = {}
+        for j, i in enumerate(self.schema.numeric):
+            if self.schema.features[i].special_codes:
+                codes, moves = (state.constraints.code_moves(i) if state.constraints is not None
+                                else _default_moves(self.schema.features[i]))
+                self.codes[j] = (codes, moves)
+                self.origin[j] = value_class(enc.num[:, j], codes)
+        self.has_option = {}
 
     def _values(self, t: int):
         if t not in self.values:
@@ -290,6 +332,11 @@ class Candidates:
         for j, kind in enumerate(self.num_kind):
             if kind == IMMUTABLE:
                 forbidden |= num_out[:, :, j]
+            elif j in self.codes:  # the direction and the code moves both decide which options a rule has
+                has = self._has_option(t, j)[rules]  # (R, classes, 2: down / up)
+                origin = self.origin[j][rows]
+                reachable = has[np.arange(len(rules))[None, :], origin[:, None], below[:, :, j].astype(np.int64)]
+                forbidden |= num_out[:, :, j] & ~reachable
             elif kind == INCREASE:
                 forbidden |= above[:, :, j]
             elif kind == DECREASE:
@@ -306,21 +353,48 @@ class Candidates:
         w_num = self.weight[self.schema.numeric] if len(self.schema.numeric) else np.zeros(0, dtype=np.int64)
         w_cat = self.weight[self.schema.categorical] if len(self.schema.categorical) else np.zeros(0, np.int64)
         cost = num_out.astype(np.int64) @ w_num + cat_out.astype(np.int64) @ w_cat
+        if self.max_changes is not None:  # advice beyond max_changes features is not given
+            forbidden |= (num_out.sum(axis=2) + cat_out.sum(axis=2)) > self.max_changes
         key = cost * sol.n_fit_rows - UNIT * sol.rule_n[rules][None, :]
         return num_out, cat_out, forbidden, cost, key
 
+    def _has_option(self, t: int, j: int) -> np.ndarray:
+        """(rules, value classes, 2) bool: does rule r of target t offer numeric slot j a value a row of that
+        class may move to, moving down (0) or up (1)?"""
+        if (t, j) not in self.has_option:
+            n_classes = len(self.codes[j][0]) + 1
+            has = np.zeros((self.targets[t].n_rules, n_classes, 2), dtype=bool)
+            for r in range(self.targets[t].n_rules):
+                for o in range(n_classes):
+                    for up in (0, 1):
+                        has[r, o, up] = len(self._numeric_options(t, r, j, bool(up), o)) > 0
+            self.has_option[(t, j)] = has
+        return self.has_option[(t, j)]
+
     # -------------------------------------------------------------- options of one changed feature
-    def _numeric_options(self, t: int, r: int, j: int, up: bool) -> np.ndarray:
+    def _numeric_options(self, t: int, r: int, j: int, up: bool, origin: int = 0) -> np.ndarray:
+        """The values numeric slot j may take inside rule r, nearest first; for a feature with special codes only
+        those a row of value class ``origin`` may move to (a code only where a transition allows it; an ordinary
+        value in the feature's direction)."""
         values = self._values(t)
         vals = values[r].get(j) if values is not None else None
         sol = self.targets[t]
         low, high = sol.rules.low[r, j], sol.rules.high[r, j]
         if vals is None or not len(vals):  # no data to draw values from: the rule's nearest point
             start = low if up else high
-            edge = nearest_in_interval(np.array([start - 1.0 if up else start + 1.0]) if np.isfinite(start)
+            vals = nearest_in_interval(np.array([start - 1.0 if up else start + 1.0]) if np.isfinite(start)
                                        else np.array([0.0]), low, high, self.integer[j])
-            return edge
-        return vals if up else vals[::-1]
+        elif not up:
+            vals = vals[::-1]
+        if j not in self.codes:
+            return vals
+        codes, moves = self.codes[j]
+        cls = value_class(vals, codes)
+        keep = moves[origin][cls]
+        kind = self.num_kind[j]
+        if origin == 0 and ((kind == INCREASE and not up) or (kind == DECREASE and up)):
+            keep &= cls > 0  # an ordinary value against the direction: only a code a transition allows
+        return vals[keep]
 
     def _category_options(self, t: int, r: int, j: int, frm: int) -> np.ndarray:
         allowed = self.targets[t].rules.allowed[j][r].copy()
@@ -341,7 +415,10 @@ class Candidates:
         sol = self.targets[t]
         up = x.num <= sol.rules.low[r][None, :]
         # rows grouped by how they reach the rule: which features change, in which direction, from which category
-        sig = np.concatenate([num_out.astype(np.int8) * (1 + up.astype(np.int8)),
+        origin = np.zeros(x.num.shape, dtype=np.int64)
+        for j in self.codes:
+            origin[:, j] = self.origin[j][rows]
+        sig = np.concatenate([num_out.astype(np.int64) * (1 + up.astype(np.int64) + 2 * origin),
                               np.where(cat_out, x.cat + 1, 0)], axis=1)
         nums, cats, owners, orders = [], [], [], []
         m = x.num.shape[1]
@@ -350,7 +427,8 @@ class Candidates:
             slots, options = [], []
             for j in np.flatnonzero(key[:m]):
                 slots.append(("n", j))
-                options.append(self._numeric_options(t, r, j, key[j] == 2))
+                options.append(self._numeric_options(t, r, j, bool(up[members[0], j]),
+                                                     int(origin[members[0], j])))
             for j in np.flatnonzero(key[m:]):
                 slots.append(("c", j))
                 options.append(self._category_options(t, r, j, key[m + j] - 1))
@@ -411,21 +489,35 @@ def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, re
             rec.nearest_output[rows] = near[2]
         done[rows] = True
 
-    # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
-    with_rule = np.flatnonzero(needing & (paper_rule >= 0))
-    _search_rules(cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
-    # 3: beyond the rules, 4: a similar case
-    left = np.flatnonzero(needing & ~done)
-    if len(left):
-        if callable(reference):  # computed only when some row needs it (it scores every reference row)
-            reference = reference()
-        if reference is None:
-            rec.searched_beyond = False
-            rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond the "
-                             "rules and similar cases need reference rows (reference=), which this explainer "
-                             "does not hold")
-        else:
-            _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
+    # short advice first: with max_changes above SHORT_FIRST, every stage is searched for advice of at most
+    # SHORT_FIRST changes, then again up to max_changes for the rows it left without verified recourse
+    most = state.max_changes
+    limits = [most] if most is None or most <= SHORT_FIRST else [SHORT_FIRST, most]
+    for limit in limits:
+        cands.max_changes = limit
+        rec.n_beyond_max = 0
+        again = needing & ~(rec.found & (rec.source != _SRC[EXAMPLE]))  # rows still without verified recourse
+        done[again] = False
+        # 1-2: the paper's optimal rule, then 3: the next rules in cost order (rounds of rules per row)
+        with_rule = np.flatnonzero(again & (paper_rule >= 0))
+        _search_rules(cands, scorer, rec, with_rule, tgt, paper_rule, accept, done, targets)
+        # 3: beyond the rules, 4: a similar case
+        left = np.flatnonzero(again & ~done)
+        if len(left):
+            if callable(reference):  # computed only when some row needs it (it scores every reference row)
+                reference = reference()
+            if reference is None:
+                rec.searched_beyond = False
+                if limit == limits[-1]:
+                    rec.notes.append(f"{len(left):,} row(s) have no rule point the model confirms; a change beyond "
+                                     "the rules and similar cases need reference rows (reference=), which this "
+                                     "explainer does not hold")
+            else:
+                _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
+    if rec.n_beyond_max:
+        rec.notes.append(f"{rec.n_beyond_max:,} row(s) have no change of at most {cands.max_changes} features "
+                         f"(max_changes) that the model confirms, from the rules or from their {MAX_CASES} nearest "
+                         "real cases: they get no verified recourse, a similar case")
     rec.notes = cands.notes + rec.notes
     diff = (point.num != enc.num)
     rec.changed[:, state.schema.numeric] = diff
@@ -453,14 +545,16 @@ def _search_rules(cands, scorer, rec, rows, tgt, paper_rule, accept, done, targe
             key = key.astype(np.float64)
             key[forbidden] = np.inf
             key[cost == 0] = np.inf  # the row is inside that rule and the model says no there
-            key[np.arange(len(sel)), pr] = -np.inf  # the paper's optimal rule first
+            # the paper's optimal rule first; it is searched only where allowed (special codes, max_changes)
+            paper_ok = ~forbidden[np.arange(len(sel)), pr]
+            key[np.arange(len(sel)), pr] = -np.inf
             order = np.argsort(key, axis=1, kind="stable")
             n_ok = np.isfinite(key).sum(axis=1) + 1  # + the paper rule (-inf counts as not finite)
-            plans[t] = (sel, order, n_ok, num_out, cat_out)
+            plans[t] = (sel, order, n_ok, num_out, cat_out, paper_ok)
         # rounds, in cost order: the paper's rule at its nearest point, then deeper; the next FIRST_NEXT_RULES rules
         # (every combination); the rest (joint moves). A small chunk scores every round in one model call (each
         # call has a fixed cost far above scoring a few thousand points); the choice is the same either way.
-        most = max(order.shape[1] for _, order, _, _, _ in plans.values())
+        most = max(plan[1].shape[1] for plan in plans.values())
         first = 1 + FIRST_NEXT_RULES
         if len(chunk) <= ONE_CALL_ROWS:  # the first rounds in one call; further rules, for the rows left
             rounds = [(0, 1, "nearest"), (0, 1, "deeper"), (1, first, "all")]
@@ -484,15 +578,15 @@ def _round_blocks(cands, plans, done, lo, hi, mode) -> list:
     blocks = []
     ranks = mode if isinstance(mode, tuple) else (0, 1) if mode == "nearest" else (1, None) if mode == "deeper" \
         else (0, None)
-    for t, (sel, order, n_ok, num_out, cat_out) in plans.items():
+    for t, (sel, order, n_ok, num_out, cat_out, paper_ok) in plans.items():
         live = ~done[sel]
         if not live.any():
             continue
         top = order.shape[1] if hi is None else min(hi, order.shape[1])
         for pos in range(lo, top):
             use = live & (pos < n_ok)
-            if pos == 0:  # the paper rule of rows inside it (already_in_rule) has nothing to try
-                use &= ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
+            if pos == 0:  # the paper rule of rows inside it (already_in_rule), or barred, has nothing to try
+                use &= paper_ok & ~((~num_out[np.arange(len(sel)), order[:, 0]]).all(axis=1)
                          & (~cat_out[np.arange(len(sel)), order[:, 0]]).all(axis=1))
             if not use.any():
                 continue
@@ -570,26 +664,40 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
             continue
         pool = ref_enc.take(in_t)
         pool_pct = scale.transform(pool)
-        allowed_pos = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True)
-        have = allowed_pos >= 0
-        if have.any():
-            start = pool.take(allowed_pos[have])
-            r_rows = rows[sel[have]]
-            num, cat, out = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[have]], start,
-                                       scale, np.full(have.sum(), t), _objects(ref_out[in_t[allowed_pos[have]]]))
-            accept(r_rows, num, cat, out, -1, _SRC[MINIMAL_CHANGE])
-        if (~have).any():  # a similar case only: the nearest row with the target output, constraints aside
-            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=False)
+        # the nearest allowed real case first; with max_changes, a row whose change that works needs more
+        # features tries the next nearest ones (up to MAX_CASES), each given back as far as the model agrees
+        cases = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True,
+                         k=1 if cands.max_changes is None else MAX_CASES)
+        have = cases[:, 0] >= 0
+        served = np.zeros(len(sel), dtype=bool)
+        for attempt in range(cases.shape[1]):
+            at = np.flatnonzero(have & ~served & (cases[:, attempt] >= 0))
+            if not len(at):
+                break
+            pos = cases[at, attempt]
+            r_rows = rows[sel[at]]
+            num, cat, out, within = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[at]], pool.take(pos),
+                                               scale, np.full(len(at), t), _objects(ref_out[in_t[pos]]))
+            accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
+            served[at[within]] = True
+        failed = have & ~served  # every change that works needs more than max_changes features
+        have[failed] = False
+        rec.n_beyond_max += int(failed.sum())
+        if (~have).any():  # a similar case only: the nearest row with the target output that keeps the person's
+            # immutable features (other constraints aside)
+            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=IMMUTABLE)
             ok = any_pos >= 0
             if ok.any():
                 e = pool.take(any_pos[ok])
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
 
 
-def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: bool) -> np.ndarray:
+def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: int | None = None) -> np.ndarray:
     """Per row of ``x``, the position in ``pool`` of its nearest row (total percentile shift, a category change
-    counting 1) that the constraints allow the row to reach (any row when not ``constrained``), -1 when none."""
-    best = np.full(len(x), -1, dtype=np.int64)
+    counting 1) that the constraints allow the row to reach (``constrained=True``: every constraint and the
+    special codes; ``"immutable"``: the same value of every immutable feature; False: any row), -1 when none.
+    With ``k``: the positions of its ``k`` nearest such rows, nearest first ((rows, k), -1 beyond the last)."""
+    best = np.full(len(x) if k is None else (len(x), k), -1, dtype=np.int64)
     if not len(pool) or not len(x):
         return best
     step = max(1, EXAMPLE_CHUNK // len(pool))
@@ -605,14 +713,27 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
             dist += tmp
         for j in range(x.cat.shape[1]):
             dist += x.cat[s:e, j][:, None] != pool.cat[:, j][None, :]
-        if constrained:
+        if constrained is IMMUTABLE:
+            barred = np.zeros(dist.shape, dtype=bool)
+            for j in np.flatnonzero(cands.num_kind == IMMUTABLE):
+                barred |= pool.num[:, j][None, :] != x.num[s:e, j][:, None]
+            for j in np.flatnonzero(cands.cat_kind == IMMUTABLE):
+                barred |= pool.cat[:, j][None, :] != x.cat[s:e, j][:, None]
+            dist[barred] = np.inf
+        elif constrained:
             barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
+                ordinary = True
+                if j in cands.codes and kind != IMMUTABLE:  # moves into / out of a code: the transitions decide
+                    codes, moves = cands.codes[j]
+                    ox, op = value_class(xv[:, 0], codes), value_class(pv[0], codes)
+                    barred |= ~moves[ox[:, None], op[None, :]]
+                    ordinary = (ox == 0)[:, None] & (op == 0)[None, :]  # a direction holds between values
                 if kind == INCREASE:
-                    barred |= pv < xv
+                    barred |= (pv < xv) & ordinary
                 elif kind == DECREASE:
-                    barred |= pv > xv
+                    barred |= (pv > xv) & ordinary
                 elif kind == IMMUTABLE:
                     barred |= pv != xv
             for j, kind in enumerate(cands.cat_kind):
@@ -622,9 +743,14 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained: boo
                 elif cands.trans is not None and cands.trans[j] is not None:
                     barred |= ~cands.trans[j][xc, pc] & (xc != pc)
             dist[barred] = np.inf
-        k = np.argmin(dist, axis=1)
-        found = np.isfinite(dist[np.arange(e - s), k])
-        best[s:e] = np.where(found, k, -1)
+        if k is None:
+            near = np.argmin(dist, axis=1)
+            found = np.isfinite(dist[np.arange(e - s), near])
+            best[s:e] = np.where(found, near, -1)
+        else:  # ties in the order of the pool, as argmin breaks them
+            near = np.argsort(dist, axis=1, kind="stable")[:, :k]
+            found = np.isfinite(np.take_along_axis(dist, near, axis=1))
+            best[s:e, :near.shape[1]] = np.where(found, near, -1)
     return best
 
 
@@ -641,9 +767,13 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     out = np.asarray(start_out, dtype=object).copy()
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
     k = diff.sum(axis=1)
+    most = cands.max_changes
     small = k <= MAX_SUBSET_FEATURES
+    if most is not None:  # rows further away still try every subset of at most max_changes features if few
+        small |= np.array([_n_subsets(int(size), most) <= MAX_SUBSETS for size in k], dtype=bool)
     live = small & (k > 1)  # one feature apart: the start itself is the smallest change
-    for changes in range(1, int(k[live].max()) if live.any() else 0):
+    top = int(k[live].max()) if live.any() else 0
+    for changes in range(1, top if most is None else min(top, most + 1)):
         blocks = [_subsets(x, start, diff, np.flatnonzero(live & (k == size)), size, changes)
                   for size in np.unique(k[live]) if size > changes]
         blocks = [b for b in blocks if b is not None]
@@ -666,7 +796,25 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
         n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
                                        tgt[big], out[big])
         num[big], cat[big], out[big] = n_, c_, o_
-    return num, cat, out
+    n_changed = (num != x.num).sum(axis=1) + (cat != x.cat).sum(axis=1)
+    within = np.ones(len(x), dtype=bool) if most is None else n_changed <= most
+    return num, cat, out, within
+
+
+def _n_subsets(size: int, most: int) -> int:
+    """Subsets of 1 to ``most`` of ``size`` features (fewer than all of them)."""
+    return sum(math.comb(size, c) for c in range(1, min(most, size - 1) + 1))
+
+
+def _masks(size: int, changes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The subsets of exactly ``changes`` of ``size`` features as (subsets, size) bool masks in the order of their
+    bit masks, and that order (the bit mask's value - 1: the same tie-break whatever the subset sizes)."""
+    combos = np.array(list(itertools.combinations(range(size), changes)), dtype=np.int64).reshape(-1, changes)
+    bits = (np.int64(1) << combos).sum(axis=1)
+    sort = np.argsort(bits, kind="stable")
+    masks = np.zeros((len(combos), size), dtype=bool)
+    masks[np.arange(len(combos))[:, None], combos] = True
+    return masks[sort], bits[sort] - 1
 
 
 def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, size: int, changes: int):
@@ -675,9 +823,7 @@ def _subsets(x: Encoded, start: Encoded, diff: np.ndarray, rows: np.ndarray, siz
     order), subsets in the order of their bit masks over the differing features (the tie-break)."""
     if not len(rows):
         return None
-    masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1
-    order = np.flatnonzero(masks.sum(axis=1) == changes)
-    masks = masks[order].astype(bool)  # (subsets, size)
+    masks, order = _masks(size, changes)  # (subsets, size)
     where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]  # each row's differing slots, in order
     m = x.num.shape[1]
     n_rows, n_masks = len(rows), len(masks)

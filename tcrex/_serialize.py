@@ -43,7 +43,8 @@ READABLE = (1, 2, 3, 4)
 #: Most values a rule may list per feature in a file (the writer keeps at most 2 * NEAR_VALUES + quantiles).
 MAX_RULE_VALUES = 64
 #: Parameters an export restores (what ``to_json`` writes, plus ``task``); other keys are ignored.
-RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task")
+RESTORED_PARAMS = ("rho", "tau", "n_trees", "max_cells", "grower", "random_state", "target", "task", "special_codes",
+                   "max_changes")
 #: Largest rules x (numeric features + categories) an export may ask the loader to allocate boxes for.
 MAX_BOX_ENTRIES = 10_000_000
 #: Memory the grid rebuilt from an export may need (cells x rules tables, :meth:`Grid.solve_bytes`), checked before
@@ -68,7 +69,10 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
                    "random_state": params["random_state"],
                    # optional (older exports lack it): the grower "auto" resolved to, "exact" or "hist"
                    **({"grower_used": state.grower} if state.grower else {}),
-                   "constraints": state.constraints.to_dict(), "target": _target_param(params["target"])},
+                   "constraints": state.constraints.to_dict(), "target": _target_param(params["target"]),
+                   # optional (older exports lack them); the codes themselves are in each feature's "special_codes"
+                   "special_codes": _special_codes_param(params.get("special_codes", "auto")),
+                   "max_changes": state.max_changes},
         "n_fit_rows": int(state.n_fit_rows),
         "features": schema.to_list(),
     }
@@ -105,6 +109,13 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
 
 
+def _special_codes_param(spec):
+    """The ``special_codes`` parameter as JSON: "auto", null, or ``{feature: [codes]}`` with plain numbers."""
+    if isinstance(spec, dict):
+        return {str(k): [_native(c) for c in v] for k, v in spec.items()}
+    return spec
+
+
 def _count(value, field: str, low: int = 0, high: int = 2 ** 53) -> int:
     """A whole number read from the file (an int in the JSON: not "12", not 12.7, not true), in [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -126,7 +137,7 @@ def _params(doc: dict) -> dict:
     if not isinstance(params, dict):
         raise SchemaError("params must be an object")
     out = {k: params[k] for k in RESTORED_PARAMS if k in params}
-    for name in ("rho", "tau", "n_trees", "max_cells", "grower", "task"):
+    for name in ("rho", "tau", "n_trees", "max_cells", "grower", "task", "special_codes", "max_changes"):
         if name in out:
             try:
                 check_parameter(name, out[name])
@@ -227,6 +238,8 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
             raise SchemaError(f"classes lists {len(classes):,} classes; at most {MAX_TARGET_CLASSES:,} are "
                               "supported")
         items = _list(doc["targets"], "targets")
+        if not items:  # every fit solves at least one target; with none, nothing could be explained
+            raise SchemaError("targets is empty: a rules export lists at least one target")
         if len(items) > max(2, MAX_TARGET_CLASSES):
             raise SchemaError(f"targets lists {len(items):,} targets; at most {max(2, MAX_TARGET_CLASSES):,} are "
                               "supported")
@@ -268,7 +281,7 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
             else None
         ex.state_ = FittedState(schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=n_fit,
                                 solutions=solutions, tau=ex.tau, rho=ex.rho, max_cells=ex.max_cells,
-                                random_state=ex.random_state, grower=grower, category_counts=counts,
+                                random_state=ex.random_state, max_changes=ex.max_changes, grower=grower, category_counts=counts,
                                 category_preference=preference_of(counts, schema), rule_values=values,
                                 effectiveness=effectiveness)
     except SchemaError:

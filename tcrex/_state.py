@@ -56,6 +56,7 @@ class FittedState:
     rho: float  #: minimum feasibility (share of rows) the surrogate was grown with
     max_cells: int  #: largest metarule grid allowed when a target is solved
     random_state: object  #: seed of the metarule tree when a target is solved
+    max_changes: int | None = None  #: no verified advice changes more features (None: no limit)
     model: object = None  #: the model given to ``fit`` (None when fitted on ``y_pred`` or restored from JSON)
     surrogate: object = None  #: the grown surrogate (:class:`tcrex._surrogate.Surrogate`); None after from_json
     grower: str | None = None  #: the grower used, "exact" or "hist"; None when a JSON export does not say

@@ -166,7 +166,7 @@ def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, cla
         said.append(verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
                                       rule_id=id_of(t, r), paper_rule_id=id_of(t, int(paper[k])),
                                       nearest_output=_named(rec.nearest_output[i], class_names), target=described[t],
-                                      reference_rows=rec.searched_beyond))
+                                      reference_rows=rec.searched_beyond, max_changes=state.max_changes))
     out[rows] = np.asarray(said, dtype=object)[group]
     return out.tolist()
 

@@ -279,6 +279,8 @@ def main():
               help="Surrogate grower (TCREx(grower=...)): exact CART, histogram, or auto.")
 @click.option("--constraints", "constraints_path", type=click.Path(exists=True, dir_okay=False),
               help="JSON file {feature: constraint}.")
+@click.option("--max-changes", type=click.IntRange(min=0), default=3, show_default=True,
+              help="No verified advice changes more features (TCREx(max_changes=...)); 0: no limit.")
 @click.option("--sample", type=click.IntRange(min=1),
               help="Fit on a uniform sample of N rows, then recount every candidate rule on all rows (streamed).")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -286,8 +288,8 @@ def main():
               help="Rows per batch when streaming the files (sampling and recount).")
 @click.option("--out", required=True, help="Where to write the rules JSON.")
 @_guard
-def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, sample, seed, batch_size,
-        out):
+def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, max_changes, sample, seed,
+        batch_size, out):
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
     from .distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
@@ -318,7 +320,8 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     if model is not None:
         _check_model_kinds(model, X, data)
     cons = json.load(open(constraints_path)) if constraints_path else None
-    ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons)
+    ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons,
+               max_changes=max_changes or None)
     ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
     if sample:
         counts = None

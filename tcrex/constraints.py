@@ -9,6 +9,11 @@ Per feature:
   "increase_only", "weight": 2}``);
 * ``{"transitions": {from_category: [to_categories]}}`` (categorical) — the allowed category moves; a category
   not listed may move anywhere (combinable with a weight).
+* ``{"transitions": {code: [code or "value", ...], "value": [codes]}}`` (a numeric feature with special codes,
+  see ``TCREx(special_codes=...)``) — the moves into and out of its special codes that are allowed: by default a
+  verified point never moves such a feature into or out of a code (-7/-8/-9 "no record" is not a number), so
+  ``{-9: ["value"]}`` lets "no record" become an ordinary value and ``{"value": [-8]}`` an ordinary value become
+  -8. ``"value"`` stands for every ordinary (non-code) value. A direction applies between ordinary values only.
 
 Each constraint depends only on whether an input lies below, inside or above a rule on a feature (for
 categoricals: on its category), which is constant on a grid cell, so the metarules stay exact. Weights are held
@@ -22,12 +27,13 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
-from ._data import FeatureSchema, _native
+from ._data import FeatureSchema, _native, sentinel_codes
 from .errors import ParameterError
 
 __all__ = ["Constraints", "FeatureConstraint", "KINDS", "CATEGORICAL_KINDS", "KIND_LABELS", "FREE", "IMMUTABLE",
-           "INCREASE", "DECREASE", "kinds_for", "constraint_parts", "constraint_spec", "describe_constraint",
+           "INCREASE", "DECREASE", "VALUE", "kinds_for", "constraint_parts", "constraint_spec", "describe_constraint",
            "describe_constraints", "suggest_constraints", "constraints_from_suggestions", "pack_constraints",
            "unpack_constraints"]
 
@@ -38,11 +44,14 @@ CATEGORICAL_KINDS = (FREE, IMMUTABLE)
 #: Each kind in words ("increase only").
 KIND_LABELS = {k: k.replace("_", " ") for k in KINDS}
 UNIT = 1000  # weight resolution: 0.001
+#: In the transitions of a numeric feature with special codes: every ordinary (non-code) value.
+VALUE = "value"
 
 
-def kinds_for(categorical: bool) -> tuple:
-    """The kinds a feature may take: all of :data:`KINDS` for a numeric one, :data:`CATEGORICAL_KINDS` else."""
-    return CATEGORICAL_KINDS if categorical else KINDS
+def kinds_for(categorical: bool, ordered: bool = False) -> tuple:
+    """The kinds a feature may take: all of :data:`KINDS` for a numeric one and for an ordered categorical (its
+    categories in a declared order: ``Feature.ordered``), :data:`CATEGORICAL_KINDS` for another categorical."""
+    return CATEGORICAL_KINDS if categorical and not ordered else KINDS
 
 
 @dataclass
@@ -107,6 +116,23 @@ class Constraints:
                 m[s, f.categories.index(t)] = True
         return m
 
+    def code_moves(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Numeric feature ``i``'s special codes (ascending) and the ``(k + 1, k + 1)`` bool matrix of allowed
+        moves between its value classes: index 0 is every ordinary value, ``1 + c`` the code ``codes[c]``. By
+        default only staying in the class is allowed (an ordinary value may change to another one; a code stays);
+        the feature's transitions add moves; an immutable feature allows none but staying."""
+        f = self.schema.features[i]
+        codes = np.asarray(f.special_codes, dtype=np.float64)
+        m = np.eye(len(codes) + 1, dtype=bool)
+        c = self.features[i]
+        if c.kind == IMMUTABLE:
+            return codes, m
+        where = {VALUE: 0, **{code: 1 + k for k, code in enumerate(f.special_codes)}}
+        for src, targets in c.transitions.items():
+            for t in targets:
+                m[where[src], where[t]] = True
+        return codes, m
+
 
 def _parse(feature, value) -> FeatureConstraint:
     if isinstance(value, FeatureConstraint):
@@ -124,9 +150,9 @@ def _parse(feature, value) -> FeatureConstraint:
         kind += "_only"
     if kind not in KINDS:
         raise ParameterError(f"constraint on {feature.name!r}: kind must be one of {KINDS}, got {kind!r}")
-    if kind not in kinds_for(feature.is_categorical):
-        raise ParameterError(f"{feature.name!r} is categorical: use 'transitions' to restrict its moves, "
-                             "not a direction")
+    if kind not in kinds_for(feature.is_categorical, feature.ordered):
+        raise ParameterError(f"{feature.name!r} is categorical without an order: use 'transitions' to restrict its "
+                             "moves, not a direction (or declare its order: an ordered pandas Categorical)")
     weight = value.get("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight <= 0:
         raise ParameterError(f"constraint on {feature.name!r}: weight must be a positive number, got {weight!r}")
@@ -136,9 +162,9 @@ def _parse(feature, value) -> FeatureConstraint:
     if int(round(weight * UNIT)) < 1:
         raise ParameterError(f"constraint on {feature.name!r}: weight {weight} is below the resolution 1/{UNIT}")
     transitions = value.get("transitions") or {}
-    if transitions:
-        if not feature.is_categorical:
-            raise ParameterError(f"{feature.name!r} is numeric: use a direction, not 'transitions'")
+    if transitions and not feature.is_categorical:
+        transitions = _code_transitions(feature, transitions)
+    elif transitions:
         cats = {str(c): c for c in feature.categories}
         parsed = {}
         for src, targets in transitions.items():
@@ -149,7 +175,50 @@ def _parse(feature, value) -> FeatureConstraint:
                 raise ParameterError(f"transitions of {feature.name!r} name unknown categor(ies) {bad}")
             parsed[cats[str(src)]] = [cats[str(t)] for t in targets]
         transitions = parsed
+    if feature.is_categorical and kind in (INCREASE, DECREASE):  # an ordered categorical: moves along its order
+        cats = list(feature.categories)
+        order = {k: (cats[i:] if kind == INCREASE else cats[:i + 1]) for i, k in enumerate(cats)}
+        transitions = {k: [t for t in v if t in set(transitions.get(k, v))] for k, v in order.items()}
     return FeatureConstraint(kind=kind, weight=float(weight), transitions=transitions)
+
+
+def _code_transitions(feature, transitions) -> dict:
+    """The transitions of a numeric feature: moves into and out of its special codes (``"value"``: every ordinary
+    value), each code as the feature holds it."""
+    if not feature.special_codes:
+        raise ParameterError(f"{feature.name!r} is numeric without special codes: use a direction, not "
+                             "'transitions' (declare its codes with special_codes= to allow moves out of them)")
+    if not isinstance(transitions, dict):
+        raise ParameterError(f"transitions of {feature.name!r} must be a dict {{from: [to, ...]}}")
+    known = {VALUE: VALUE}
+    for c in feature.special_codes:
+        known[str(c)] = c
+        known[repr(float(c))] = c
+
+    def read(v):
+        key = v if isinstance(v, str) else repr(float(v)) if isinstance(v, (int, float)) and not isinstance(
+            v, bool) else None
+        if key not in known:
+            try:
+                key = repr(float(v)) if isinstance(v, str) and v != VALUE else key
+            except ValueError:
+                pass
+        if key not in known:
+            shown_codes = ", ".join(str(c) for c in feature.special_codes)
+            raise ParameterError(f"transitions of {feature.name!r} name {v!r}, which is neither one of its special "
+                                 f"codes ({shown_codes}) nor {VALUE!r} (every ordinary value)"[:300])
+        return known[key]
+
+    out = {}
+    for src, targets in transitions.items():
+        if isinstance(targets, (str, bytes)) or not hasattr(targets, "__iter__"):
+            raise ParameterError(f"transitions of {feature.name!r}: {src!r} must map to a list")
+        out.setdefault(read(src), [])
+        for t in targets:
+            t = read(t)
+            if t not in out[read(src)]:
+                out[read(src)].append(t)
+    return out
 
 
 def constraint_parts(spec) -> tuple[str, float, dict]:
@@ -208,12 +277,23 @@ def describe_constraints(spec: dict | None) -> str:
 #: Name words of protected attributes: a person cannot (or must not be asked to) change them.
 PROTECTED_WORDS = frozenset({"sex", "gender", "race", "racial", "ethnicity", "ethnic", "nationality", "citizenship",
                              "citizen", "country", "birth", "born", "male", "female", "religion", "religious", "marital", "married",
-                             "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste"})
+                             "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste",
+                             # foreign worker, immigration or residence status (issue #35)
+                             "foreign", "foreigner", "immigration", "immigrant", "migrant", "migration", "visa",
+                             "residency", "asylum", "refugee",
+                             # marital or family status
+                             "family", "spouse", "widowed", "divorced", "dependents", "dependants", "children"})
+#: With "age" in the name, a word that makes the column an age band (a protected attribute, not a quantity that
+#: grows by waiting: moving to the next band is not advice).
+AGE_BAND_WORDS = frozenset({"group", "band", "bracket", "range", "class", "category", "bucket", "cohort", "bin"})
 #: Category values that mark a protected attribute whatever the column is called.
 PROTECTED_VALUES = frozenset({"male", "female", "man", "woman", "men", "women", "non-binary", "nonbinary", "white",
                               "black", "asian", "hispanic", "latino", "latina", "caucasian", "african-american",
                               "amer-indian-eskimo", "asian-pac-islander", "married", "divorced", "widowed",
-                              "never-married", "single", "christian", "muslim", "jewish", "hindu", "buddhist"})
+                              "never-married", "single", "christian", "muslim", "jewish", "hindu", "buddhist",
+                              "separated", "widow", "widower", "foreign", "foreigner", "citizen", "non-citizen",
+                              "immigrant", "migrant", "husband", "wife", "unmarried", "own-child",
+                              "not-in-family"})
 #: Name words of quantities that only grow with time (waiting is the only way to change them).
 GROWING_WORDS = frozenset({"age", "seniority", "tenure", "history", "infile", "oldest", "since", "elapsed",
                            "vintage", "membership"})
@@ -230,7 +310,29 @@ def _name_words(name: str) -> set:
     return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", str(name))}
 
 
-def suggest_constraints(X) -> dict:
+def _label_words(labels) -> set:
+    """The words of a feature's value labels ("male: divorced / separated" -> {"male", "divorced", "separated"})."""
+    words = set()
+    for label in (labels or {}).values():
+        words |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", str(label))}
+    return words
+
+
+def _special_codes_of(X) -> dict:
+    """Feature name -> special codes: from a fitted schema, or detected in a DataFrame's numeric columns."""
+    if isinstance(X, FeatureSchema):
+        return {f.name: list(f.special_codes) for f in X.features if f.special_codes}
+    out = {}
+    for col in X.columns:
+        s = X[col]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            codes = sorted(sentinel_codes(s)[0])
+            if codes:
+                out[str(col)] = codes
+    return out
+
+
+def suggest_constraints(X, value_labels: dict | None = None) -> dict:
     """Actionability constraints to suggest for the features of ``X``, each with the reason, for a person to
     confirm (nothing is applied by this function).
 
@@ -249,7 +351,16 @@ def suggest_constraints(X) -> dict:
       (numeric features; a categorical one is ``"immutable"``);
     * **other past events** -- names of late payments, delinquencies, derogatory records, defaults,
       bankruptcies (counts of them: n_late_payments, PercentTradesNeverDelq) -> ``"immutable"``.
+
+    Protected attributes include foreign worker, citizenship, immigration or residence status, marital or family
+    status and **age bands** (``AgeGroup``, ``Age_band``: the band is a protected attribute, not a quantity to
+    wait for). ``value_labels`` (a codebook ``{feature: {value: label}}``) lets the labels of coded values speak
+    too: ``A91`` labelled "male: divorced" marks ``Personal_status_and_sex`` as protected. A direction suggested
+    for a numeric feature with **special codes** (-7/-8/-9, :func:`tcrex.sentinel_codes`) applies to its ordinary
+    values only: the reason says so, and a verified point never moves it into or out of a code unless a
+    transition allows it.
     """
+    codes_of = _special_codes_of(X)
     if not isinstance(X, FeatureSchema):
         X = FeatureSchema.detect(X)
     out = {}
@@ -258,9 +369,14 @@ def suggest_constraints(X) -> dict:
         joined = "".join(ch for ch in str(f.name).lower() if ch.isalnum())
         words |= {w for w in ("infile", "history") if w in joined}  # "AverageMInFile", "CreditHistoryYears"
         values = {str(c).strip().lower() for c in (f.categories or [])} if f.is_categorical else set()
+        values |= _label_words((value_labels or {}).get(f.name))
         protected = words & PROTECTED_WORDS
         protected_values = values & PROTECTED_VALUES
-        if protected:
+        if "age" in words and words & AGE_BAND_WORDS:
+            out[f.name] = {"constraint": IMMUTABLE, "reason": "the name (age " + ", ".join(sorted(
+                words & AGE_BAND_WORDS)) + ") looks like an age band, a protected attribute: a person cannot, and "
+                "must not be asked to, change it"}
+        elif protected:
             out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({', '.join(sorted(protected))}) looks like "
                            "a protected attribute: a person cannot, and must not be asked to, change it"}
         elif len(protected_values) >= 2:
@@ -272,8 +388,12 @@ def suggest_constraints(X) -> dict:
                            "worst value of the past cannot be undone"}
         elif words & GROWING_WORDS and not f.is_categorical:
             what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
-            out[f.name] = {"constraint": INCREASE, "reason": f"the name ({what}) describes time that has passed: "
-                           "it only grows, by waiting"}
+            reason = f"the name ({what}) describes time that has passed: it only grows, by waiting"
+            if codes_of.get(f.name):
+                shown_codes = ", ".join(str(c).replace("-", "−") for c in codes_of[f.name])
+                reason += (f" (its special codes {shown_codes} are not amounts of time: they stay as they are, "
+                           "unless a transition allows a move)")
+            out[f.name] = {"constraint": INCREASE, "reason": reason}
         elif words & PAST_EVENT_WORDS:
             what = ", ".join(sorted(words & PAST_EVENT_WORDS))
             out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes past events: a count or "

@@ -27,6 +27,12 @@ What is here
 ``load_bundled_loans()``
     The bundled CSV ``sample_data/loans.csv`` read back with the documented
     dtypes.
+
+``make_credit_bureau(n_samples, random_state)``
+    A generated credit-bureau-like data set with coded categories (A11…A14
+    style) and the bureau's special codes (−7/−8/−9 "no such record"), with
+    its codebook :data:`CREDIT_BUREAU_CODEBOOK` (``{feature: {value: label}}``,
+    numeric codes keyed as numbers) for ``TCREx(value_labels=...)``.
 """
 
 from __future__ import annotations
@@ -602,3 +608,129 @@ def make_recourse_groups(n_samples: int = 4000, disparity: bool = True,
 
 
 __all__ += ["make_recourse_groups"]
+
+
+# ---------------------------------------------------------------------------
+# A credit-bureau-like data set: coded categories and special codes (issue #35)
+# ---------------------------------------------------------------------------
+
+#: Name of the target column of :func:`make_credit_bureau` ("Good" / "Bad").
+CREDIT_BUREAU_TARGET = "RiskPerformance"
+
+#: The codebook of :func:`make_credit_bureau`: ``{feature: {value: label}}``. Categorical features hold codes in
+#: the style of the German credit data (A11…A14); numeric features hold the credit bureau's special codes
+#: (−7/−8/−9, keyed as numbers), which mean "no such record", not a quantity.
+CREDIT_BUREAU_CODEBOOK: dict[str, dict[Any, str]] = {
+    "Checking_account_status": {"A11": "overdrawn (< 0)", "A12": "0 to 200", "A13": "200 or more",
+                                "A14": "no checking account"},
+    "Credit_history": {"A30": "no credits taken", "A31": "all credits here paid back duly",
+                       "A32": "existing credits paid back duly till now", "A33": "delay in paying off in the past",
+                       "A34": "critical account / other credits existing"},
+    "Savings": {"A61": "under 100", "A62": "100 to 500", "A63": "500 to 1000", "A64": "1000 or more",
+                "A65": "unknown / no savings account"},
+    "Purpose": {"A40": "car (new)", "A41": "car (used)", "A42": "furniture / equipment", "A43": "radio / television",
+                "A46": "education", "A49": "business"},
+    "Personal_status_and_sex": {"A91": "male: divorced / separated", "A92": "female: divorced / separated / married",
+                                "A93": "male: single", "A94": "male: married / widowed", "A95": "female: single"},
+    "Foreign_worker": {"A201": "yes", "A202": "no"},
+    "Age_band": {"A81": "under 25", "A82": "25 to 39", "A83": "40 to 59", "A84": "60 or over"},
+    "ExternalRiskEstimate": {-9: "no bureau record"},
+    "MSinceOldestTradeOpen": {-9: "no bureau record", -8: "no usable trades"},
+    "MSinceMostRecentDelq": {-9: "no bureau record", -8: "no usable trades", -7: "no delinquency on record"},
+    "MSinceMostRecentInqexcl7days": {-9: "no bureau record", -8: "no usable inquiries",
+                                     -7: "no inquiry in the period"},
+    "NetFractionRevolvingBurden": {-9: "no bureau record", -8: "no revolving trades"},
+    "NetFractionInstallBurden": {-9: "no bureau record", -8: "no instalment trades"},
+    "PercentTradesNeverDelq": {-9: "no bureau record"},
+    CREDIT_BUREAU_TARGET: {"Good": "repaid as agreed", "Bad": "90 days or more past due"},
+}
+
+#: The special codes of the numeric features of :func:`make_credit_bureau` (those in the codebook).
+CREDIT_BUREAU_SPECIAL_CODES: dict[str, list[int]] = {
+    f: sorted(k for k in labels) for f, labels in CREDIT_BUREAU_CODEBOOK.items()
+    if labels and all(isinstance(k, int) for k in labels)}
+
+
+def make_credit_bureau(n_samples: int = 6000, random_state: int | None = 0) -> pd.DataFrame:
+    """A generated credit-bureau-like data set with coded categories and special codes, for recourse that has to
+    keep codes as codes. Its codebook is :data:`CREDIT_BUREAU_CODEBOOK`.
+
+    * seven **coded categorical** features (``Checking_account_status`` A11…A14, ``Credit_history`` A30…A34,
+      ``Savings`` A61…A65, ``Purpose``, ``Personal_status_and_sex`` A91…A95, ``Foreign_worker`` A201/A202,
+      ``Age_band`` A81…A84), drawn as in the German credit data;
+    * ten **numeric** features named like the FICO HELOC columns, seven of them with the bureau's **special
+      codes**: −9 "no bureau record" (about 3 % of the rows: every bureau feature of the row is −9), −8 "no
+      usable trades / no instalment trades / no revolving trades", −7 "no delinquency on record" / "no inquiry in
+      the period"; plus ``Duration_months``, ``Credit_amount`` and ``NumInqLast6M``;
+    * ``RiskPerformance``, "Good" or "Bad" (about half "Bad"), from a noisy logistic score in which the codes
+      carry their own effect (never delinquent is good, no record is bad), not their numeric value.
+
+    Deterministic for a given ``random_state``; nothing is read from disk."""
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    rng = np.random.default_rng(random_state)
+    n = int(n_samples)
+    cb = CREDIT_BUREAU_CODEBOOK
+
+    def codes(feature, probs):
+        return _pick(rng, list(cb[feature]), np.tile(np.asarray(probs, dtype=np.float64), (n, 1)))
+
+    no_record = rng.random(n) < 0.03
+    ext = np.clip(np.round(rng.normal(72, 10, n)), 33, 94)
+    oldest = np.clip(np.round(rng.gamma(3.0, 70, n)), 2, 800)
+    no_trades = rng.random(n) < 0.02
+    never_delq = rng.random(n) < 0.45
+    m_delq = np.minimum(np.round(rng.exponential(20, n)), oldest)
+    no_inq = rng.random(n) < 0.2
+    no_inq_data = ~no_inq & (rng.random(n) < 0.02)
+    m_inq = np.clip(np.round(rng.exponential(3, n)), 0, 24)
+    revolving = np.clip(np.round(rng.gamma(1.2, 30, n)), 0, 200)
+    no_install = rng.random(n) < 0.35
+    install = np.clip(np.round(rng.normal(65, 20, n)), 0, 150)
+    pct_never = np.clip(np.round(100 - rng.exponential(7, n)), 0, 100)
+    pct_never[never_delq] = 100
+    frame = pd.DataFrame({
+        "Checking_account_status": codes("Checking_account_status", [0.27, 0.27, 0.07, 0.39]),
+        "Duration_months": np.clip(np.round(rng.gamma(3.0, 7, n)), 4, 72).astype(np.int64),
+        "Credit_history": codes("Credit_history", [0.04, 0.05, 0.53, 0.09, 0.29]),
+        "Purpose": codes("Purpose", [0.25, 0.10, 0.20, 0.30, 0.05, 0.10]),
+        "Credit_amount": np.round(np.exp(rng.normal(7.8, 0.75, n)), -1).astype(np.int64),
+        "Savings": codes("Savings", [0.60, 0.10, 0.06, 0.05, 0.19]),
+        "Personal_status_and_sex": codes("Personal_status_and_sex", [0.05, 0.31, 0.55, 0.09, 0.0]),
+        "Foreign_worker": codes("Foreign_worker", [0.96, 0.04]),
+        "Age_band": codes("Age_band", [0.19, 0.50, 0.25, 0.06]),
+        "ExternalRiskEstimate": ext,
+        "MSinceOldestTradeOpen": np.where(no_trades, -8, oldest),
+        "MSinceMostRecentDelq": np.where(no_trades, -8, np.where(never_delq, -7, m_delq)),
+        "MSinceMostRecentInqexcl7days": np.where(no_inq, -7, np.where(no_inq_data, -8, m_inq)),
+        "NumInqLast6M": np.where(no_inq, 0, rng.poisson(1.5, n)),
+        "NetFractionRevolvingBurden": np.where(no_trades, -8, revolving),
+        "NetFractionInstallBurden": np.where(no_trades | no_install, -8, install),
+        "PercentTradesNeverDelq": pct_never,
+    })
+    bureau = [f for f in CREDIT_BUREAU_SPECIAL_CODES]
+    for f in bureau:
+        frame.loc[no_record, f] = -9
+    for f in bureau + ["NumInqLast6M"]:
+        frame[f] = frame[f].astype(np.int64)
+    # the score: codes carry their own effect, never their numeric value
+    z = (0.08 * (np.where(no_record, 60, ext) - 72)
+         - 0.9 * no_record
+         + np.select([frame.Checking_account_status == "A11", frame.Checking_account_status == "A12",
+                      frame.Checking_account_status == "A14"], [-0.8, -0.3, 0.6], 0.0)
+         + np.select([frame.Credit_history == "A34", frame.Credit_history == "A33",
+                      frame.Credit_history == "A30"], [0.5, -0.6, -0.7], 0.0)
+         + np.select([frame.Savings == "A61", frame.Savings == "A64"], [-0.3, 0.5], 0.0)
+         - 0.025 * (frame.Duration_months - 20) - 0.00004 * (frame.Credit_amount - 2500)
+         + np.where(never_delq & ~no_record & ~no_trades, 0.7, 0.02 * np.minimum(m_delq, 48) - 0.5)
+         - 0.25 * np.where(no_inq, 0, np.maximum(3 - m_inq, 0)) - 0.2 * frame.NumInqLast6M
+         - 0.012 * np.where(no_trades | no_record, 40, revolving - 30)
+         - 0.01 * np.where(no_trades | no_install | no_record, 0, install - 65)
+         + 0.004 * np.where(no_trades, 24, np.minimum(oldest, 300) - 200)
+         + 0.04 * (np.where(no_record, 90, pct_never) - 95)
+         + 0.6 + rng.normal(0, 0.6, n))
+    frame[CREDIT_BUREAU_TARGET] = np.where(z > 0, "Good", "Bad").astype(object)
+    return frame
+
+
+__all__ += ["CREDIT_BUREAU_CODEBOOK", "CREDIT_BUREAU_SPECIAL_CODES", "CREDIT_BUREAU_TARGET", "make_credit_bureau"]

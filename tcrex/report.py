@@ -757,6 +757,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
         section("rows", "Row-level data (included on request)", _table(rows))
 
     settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
+    # None is not the default of these two: it switches them off
+    settings.update({k: "none" for k in ("special_codes", "max_changes") if ex.get_params().get(k, 0) is None})
     settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
                      "features": len(ex.schema_.names)})
     constraints = getattr(ex, "constraints_", None)

@@ -312,7 +312,7 @@ def _moves(changes: list) -> str:
 
 def verified_sentence(source: str | None, changes: list, keeps: list = (), *, rule_id: str | None = None,
                       paper_rule_id: str | None = None, nearest_output=None, target: str = "",
-                      reference_rows: bool = True) -> str:
+                      reference_rows: bool = True, max_changes: int | None = None) -> str:
     """The sentence of a verified point, naming every feature the point changes and the value it states.
 
     ``changes``: ``{"feature", "value" (text), "condition" (the rule's, text or None), "nearest" (the rule's
@@ -320,16 +320,19 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
     :data:`tcrex.vocabulary.SOURCES` (None: nothing found). ``nearest_output``: the model's output at the rule's nearest
     point, said when the point had to go further inside ("at 13 the model still gives rejected").
     ``reference_rows=False``: the explainer held no reference rows (restored from JSON and given none), so nothing
-    was searched beyond the rules, and the sentence says that rather than that no reference row reaches the target."""
+    was searched beyond the rules, and the sentence says that rather than that no reference row reaches the target.
+    ``max_changes``: the most features advice may change, said when nothing was found ("within 3 changes")."""
+    within = f" within {pluralise(max_changes, 'change')}" if max_changes is not None else ""
     if source is None and not reference_rows:
-        return ("No verified recourse found: no rule has a point the model confirms, and this explainer holds no "
-                "reference rows to search beyond the rules (it was restored from JSON; give it the rows it was "
-                "fitted on as reference rows)")
+        return (f"No verified recourse found{within}: no rule has a point the model confirms, and this explainer "
+                "holds no reference rows to search beyond the rules (it was restored from JSON; give it the rows it "
+                "was fitted on as reference rows)")
     if source is None:
-        return (f"No verified recourse found: no rule has a point the model confirms and no reference row reaches "
-                f"{target or 'the target'}")
+        return (f"No verified recourse found{within}: no rule has a point the model confirms and no reference row "
+                f"reaches {target or 'the target'}")
     if source == EXAMPLE:
-        return (f"No verified recourse found; a similar case that gets {target or 'the target outcome'} differs in "
+        return (f"No verified recourse found{within}; a similar case that gets {target or 'the target outcome'} "
+                "differs in "
                 f"{pluralise(len(changes), 'feature')}: "
                 + join_and([f"{c['feature']} = {c['value']}" for c in changes]))
     if source == MINIMAL_CHANGE:

@@ -14,7 +14,7 @@ See ``docs/security.md`` for what is accepted, what is refused and why.
 from ._base import LoadedModel, ModelFaultError, UnsafeModelError, short_error
 from .compat import CompatibilityReport, check_compatibility
 from .data import (LABEL_NAMES, Finding, TableReport, handle_missing, label_column, non_feature_columns, read_table,
-                   sentinel_codes, sentinels_to_missing, target_findings)
+                   sentinels_to_missing, target_findings)
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
 from ._sandbox import SandboxedModel, SandboxLimits, sandbox_enabled
 from ._sandbox import warm_up as warm_sandbox
@@ -22,6 +22,6 @@ from .params import ParamReport, validate_params
 
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
-           "handle_missing", "target_findings", "sentinel_codes", "sentinels_to_missing",
+           "handle_missing", "target_findings", "sentinels_to_missing",
            "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
            "warm_sandbox", "LABEL_NAMES", "label_column", "non_feature_columns"]

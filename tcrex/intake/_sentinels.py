@@ -2,52 +2,11 @@
 99/999/…) rather than measurements. Found and said, never changed unless the user asks."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from tcrex import sentinel_codes
+
 from ._report import Finding
-
-#: Sentinel detection: at most this many distinct codes, each in at least ``SENTINEL_MIN_ROWS`` rows; the other
-#: values must be varied (``SENTINEL_MIN_OTHERS`` distinct values) and hold most rows.
-SENTINEL_MAX_CODES = 4
-SENTINEL_MIN_ROWS = 2
-SENTINEL_MIN_OTHERS = 10
-
-
-def _whole(v: float) -> bool:
-    return bool(np.isfinite(v) and float(v) == int(v))
-
-
-def sentinel_codes(s: pd.Series) -> tuple[list, int, str]:
-    """Values of a numeric column that look like codes for "unknown" / "not applicable" rather than measurements:
-    ``(codes, rows holding them, kind)`` with kind ``"negative"`` or ``"large"``, or ``([], 0, "")``.
-
-    * **negative codes** (credit-bureau data's −7/−8/−9): a few distinct whole negative values, each repeating,
-      in a column whose other values are all ≥ 0 and varied;
-    * **all-nines codes** (99, 999, 9999, …): the column's largest value, repeating, more than twice the largest
-      other value.
-
-    The data is never changed; :func:`read_table` reports the finding and the user decides."""
-    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-    v = v[np.isfinite(v)]
-    if len(v) < 20:
-        return [], 0, ""
-    neg = v[v < 0]
-    rest = v[v >= 0]
-    if len(neg):
-        codes, counts = np.unique(neg, return_counts=True)
-        if (len(codes) <= SENTINEL_MAX_CODES and all(_whole(c) for c in codes) and counts.min() >= SENTINEL_MIN_ROWS
-                and len(np.unique(rest)) >= SENTINEL_MIN_OTHERS and len(neg) < len(rest)):
-            return [int(c) for c in codes[::-1]], int(len(neg)), "negative"
-        return [], 0, ""
-    top = float(v.max())
-    if top >= 99 and _whole(top) and set(str(int(top))) == {"9"}:
-        k = int((v == top).sum())
-        others = v[v != top]
-        if k >= SENTINEL_MIN_ROWS and len(np.unique(others)) >= SENTINEL_MIN_OTHERS and len(others) > k \
-                and top > 2 * float(others.max()):
-            return [int(top)], k, "large"
-    return [], 0, ""
 
 
 def sentinels_to_missing(frame: pd.DataFrame, columns) -> tuple[pd.DataFrame, dict]:

@@ -273,7 +273,7 @@ class TableFindings:
 
     @property
     def sentinels(self) -> dict[str, int]:
-        """Columns with sentinel codes (:func:`tcrex.intake.sentinel_codes`) -> rows holding them."""
+        """Columns with sentinel codes (:func:`tcrex.sentinel_codes`) -> rows holding them."""
         return {f.column: f.count for f in self.report.findings if f.kind == "sentinel"}
 
 

@@ -173,6 +173,20 @@ def test_fit_grower_option(data, grower, tmp_path):
     assert bad.exit_code == 2 and "fast" in bad.output
 
 
+@pytest.mark.parametrize("given, expected", [(None, 3), ("2", 2), ("0", None)])
+def test_fit_max_changes_option(data, given, expected, tmp_path):
+    d, X, _ = data
+    extra = ["--max-changes", given] if given is not None else []
+    res = _run("fit", "--data", str(d / "*.parquet"), "--y-pred-column", "score", "--rho", "0.05", *extra,
+               "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r.json").read_text())["params"]["max_changes"] == expected
+    assert TCREx.from_json((tmp_path / "r.json").read_text()).max_changes == expected
+    bad = CliRunner().invoke(main, ["fit", "--data", str(d / "*.parquet"), "--y-pred-column", "score",
+                                    "--max-changes", "-1", "--out", str(tmp_path / "x.json")])
+    assert bad.exit_code == 2 and "max-changes" in bad.output
+
+
 def test_errors_are_messages_not_tracebacks(data, tmp_path):
     d, _, _ = data
     res = CliRunner().invoke(main, ["explain", "--rules", str(d / "nope.json"), "--data", str(d / "*.parquet"),

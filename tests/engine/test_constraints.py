@@ -106,7 +106,8 @@ def test_suggestions_match_whole_words_only():
     X = pd.DataFrame({"age": [1, 2], "AgeGroup": [1, 2], "percentage": [1.0, 2.0], "wage": [3, 4],
                       "sex": ["f", "m"], "NativeCountry": ["a", "b"]})
     found = suggest_constraints(FeatureSchema.detect(X))
-    assert constraints_from_suggestions(found) == {"age": "increase_only", "AgeGroup": "increase_only",
+    # an age band is a protected attribute, not time to wait for (issue #35); age itself only grows
+    assert constraints_from_suggestions(found) == {"age": "increase_only", "AgeGroup": "immutable",
                                                    "sex": "immutable", "NativeCountry": "immutable"}
     assert suggest_constraints(X) == found  # a DataFrame or a schema
     assert all(isinstance(s["reason"], str) and s["reason"] for s in found.values())

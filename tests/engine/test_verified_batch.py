@@ -4,6 +4,8 @@ the plain way gives — same points, sources, sentences and columns.
 The references live here: the sentence of each row built row by row, the search beyond the rules scoring every
 subset of a row's differing features in one call, and the search inside the rules in small chunks with the
 paper's rule searched deeper in one round (the implementation before the batching)."""
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,7 +46,7 @@ def reference_sentences(ex, rec, X, res, class_names=None) -> list:
                                      rule_id=ex.rule_id(t, r) if r >= 0 else None,
                                      paper_rule_id=ex.rule_id(t, paper) if paper >= 0 else None,
                                      nearest_output=verify._named(rec.nearest_output[i], class_names),
-                                     target=sol.target.describe(class_names)))
+                                     target=sol.target.describe(class_names), max_changes=ex.max_changes))
     return out
 
 
@@ -92,13 +94,18 @@ def test_grouped_sentences_are_the_row_by_row_sentences(case, monkeypatch):
 
 def reference_give_back(cands, scorer, x, x_pct, start, scale, tgt, start_out):
     """Every subset of each row's differing features kept at the start's values, in one model call per row size:
-    the confirmed subset with the fewest features wins, then the nearest, then the earlier subset."""
+    the confirmed subset with the fewest features wins, then the nearest, then the earlier subset; with
+    max_changes, only subsets of at most that many features, and a result beyond it is not within."""
     num, cat = start.num.copy(), start.cat.copy()
     out = np.asarray(start_out, dtype=object).copy()
     m = x.num.shape[1]
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
     k = diff.sum(axis=1)
+    most = cands.max_changes
     small = k <= recourse.MAX_SUBSET_FEATURES
+    if most is not None:
+        small |= np.array([sum(math.comb(int(s), c) for c in range(1, min(most, int(s) - 1) + 1))
+                           <= recourse.MAX_SUBSETS for s in k])
     blocks = []
     for size in np.unique(k[small]):
         if size <= 1:
@@ -106,7 +113,7 @@ def reference_give_back(cands, scorer, x, x_pct, start, scale, tgt, start_out):
         rows = np.flatnonzero(small & (k == size))
         where = np.argsort(~diff[rows], axis=1, kind="stable")[:, :size]
         masks = (np.arange(1, 2 ** size)[:, None] >> np.arange(size)[None, :]) & 1
-        masks = masks[masks.sum(axis=1) < size].astype(bool)
+        masks = masks[(masks.sum(axis=1) < size) & (masks.sum(axis=1) <= (most or size))].astype(bool)
         for r_i, r in enumerate(rows):
             cn = np.repeat(x.num[r][None], len(masks), axis=0)
             cc = np.repeat(x.cat[r][None], len(masks), axis=0)
@@ -131,7 +138,8 @@ def reference_give_back(cands, scorer, x, x_pct, start, scale, tgt, start_out):
         n_, c_, o_ = recourse._give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]),
                                                 scale, tgt[big], out[big])
         num[big], cat[big], out[big] = n_, c_, o_
-    return num, cat, out
+    n_changed = (num != x.num).sum(axis=1) + (cat != x.cat).sum(axis=1)
+    return num, cat, out, n_changed <= (most or n_changed.max(initial=0))
 
 
 def _loans_case(constraints=None, **params):

@@ -249,12 +249,18 @@ def test_rows_without_any_actionable_rule_get_a_minimal_change_or_a_similar_case
     cf = ex.counterfactuals(data)
     no_rule = ex.explain(data)["rule"].isna().to_numpy() & cf["recourse"].notna().to_numpy()
     assert no_rule.any()
-    # every feature is immutable: no change works, the nearest real case is offered as a similar case only
-    assert set(cf["recourse"][no_rule].astype(str)) <= {"similar_case", "none"}
+    # every feature is immutable: no change works, and no real case keeps every immutable feature (issue #35)
+    assert set(cf["recourse"][no_rule].astype(str)) == {"none"}
     assert not is_verified(cf)[no_rule].any()
-    similar = no_rule & (cf["recourse"] == "similar_case").to_numpy()
-    assert similar.any()
-    assert cf["text"][similar].str.startswith("No verified recourse found; a similar case").all()
+    # with income free, the rows still without a rule get a similar case that keeps the immutable features
+    cons3 = {"age": "immutable", "job": "immutable", "owner": "immutable"}
+    ex3 = TCREx(rho=0.03, tau=0.9, constraints=cons3).fit(data, diagonal_model)
+    cf3 = ex3.counterfactuals(data)
+    similar = (cf3["recourse"] == "similar_case").to_numpy()
+    if similar.any():
+        assert cf3["text"][similar].str.startswith("No verified recourse found within 3 changes; a similar case").all()
+        for c in cons3:
+            assert (cf3.loc[similar, c] == data.loc[similar, c]).all()
 
 
 def test_already_in_target_rows_keep_their_values(data):
