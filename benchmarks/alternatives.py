@@ -10,7 +10,7 @@ not give class 1 (the test rows; the loans sample's own rows). Printed:
 * verified points the model does not confirm when asked again, or that change a feature the alternative does not
   name (both must be 0);
 * the time of ``explain_one`` with verified alternatives against the same call of the version in
-  ``--baseline-tree`` (default /work/main: today's ``explain_one(model=...)``, whose alternatives carry no check),
+  ``--baseline-tree`` (a checkout of the code before, e.g. ``git worktree add /tmp/before 1f696d4``: ``explain_one(model=...)`` whose alternatives carry no check),
   loaded in this process as ``tcrex_baseline``, fitted on the same rows and timed alternately row by row (median
   of ``--repeat`` passes), and the ratio (target: at most 2).
 
@@ -94,7 +94,9 @@ def main() -> None:
     parser.add_argument("--rho", type=float, default=0.02)
     parser.add_argument("--tau", type=float, default=0.9)
     parser.add_argument("--trees", type=int, default=1, help="surrogate trees (more trees, more rules and metarules)")
-    parser.add_argument("--baseline-tree", default="/work/main")
+    parser.add_argument("--baseline-tree", required=True,
+                        help="a checkout of the code before verified alternatives, e.g. `git worktree add "
+                             "/tmp/before 1f696d4`")
     args = parser.parse_args()
     baseline = load_baseline(args.baseline_tree)
     print(machine())

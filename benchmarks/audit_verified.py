@@ -12,13 +12,13 @@ model, all 4,000 rows grouped by employment.
   ``len(changed)``) — which the audit reports now. Groups whose two figures differ (by more than 0.0005) are counted.
 * **Time**: ``audit(ex, X, groups, model=model)`` (1000 resamples) in this process against the same call of the code
   before the change, run in a child process with ``PYTHONPATH`` set to a checkout of it (``--before``, default
-  ``/work/main``; the child fits the same explainer on the same rows with the same model file). Each side is timed
+  ``--before``, e.g. ``git worktree add /tmp/before 1f696d4``; the child fits the same explainer on the same rows with the same model file). Each side is timed
   ``--repeats`` times (this process half before and half after the child, as other jobs load the machine) and the
   medians compared. Target: at most 1.5x.
 
 Usage::
 
-    .venv/bin/python benchmarks/audit_verified.py [--datasets adult credit loans] [--repeats 5] [--before /work/main]
+    .venv/bin/python benchmarks/audit_verified.py [--datasets adult credit loans] [--repeats 5] --before /tmp/before
 """
 from __future__ import annotations
 
@@ -151,7 +151,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="*", default=["adult", "credit", "loans"])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--before", default="/work/main", help="checkout of the code before the change")
+    ap.add_argument("--before", required=True,
+                    help="checkout of the code before the change, e.g. `git worktree add /tmp/before 1f696d4`")
     args = ap.parse_args()
     print(machine(), flush=True)
     per_group, summaries = [], []
