@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numbers
 
+from .codebook import check_value_labels
 from .errors import NotFittedError, ParameterError
 from ._outputs import check_task
 from .text import shown
@@ -35,6 +36,8 @@ def check_parameter(name: str, value) -> None:
             raise ParameterError(f"{name} = {shown_value} is above the limit of {cap:,}: that many {what}")
     elif name == "task":
         check_task(value)
+    elif name == "value_labels":
+        check_value_labels(value)  # its shape; fit matches it to the data
     elif name == "grower":
         if value not in ("auto", "exact", "hist"):
             raise ParameterError(f"grower must be 'auto', 'exact' or 'hist', got {value!r}")
