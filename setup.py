@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent
 # lists the same files so a wheel built from the sdist carries them too.
 BUNDLED = ["app.py", "pages/README.md", "pages/views/*.py", "assets/*.svg", "assets/*.png",
            "sample_data/loans.csv", "sample_data/loans_model.json", "sample_data/loans_model.meta.json",
-           "sample_data/README.md", ".streamlit/config.toml"]
+           "sample_data/README.md", "sample_data/loans_codebook.csv", ".streamlit/config.toml"]
 
 
 class BuildWithApp(build_py):
