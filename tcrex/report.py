@@ -403,7 +403,7 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
                   ("features to change", exp.n_changes)]
     parts.append(_kv(facts))
     table = individual_table(exp, x, changes_first=True, outcome_name=lambda v: _outcome(v, class_names),
-                             constraints=getattr(ex, "constraints_", None))
+                             constraints=getattr(ex, "constraints_", None), value_labels=ex.schema_.value_labels)
     table = table.rename(columns={"counterfactual value": "recommended point"})
     if not real_example:
         table = table.drop(columns=[c for c in table.columns if c.startswith("real example")])
@@ -567,8 +567,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
     adds how often the recommended points work on the model, in the summary and the rules table;
     ``outcome_names`` names each target in words (``{0: "approved"}``) instead of ``output = 1``;
-    ``class_names`` (``{label: name}``, e.g. ``{1: "approved", 0: "rejected"}``) names the classes everywhere
-    else: model outputs, the rules and metarules tables and the text summary (and the targets when
+    ``class_names`` (``{label: name}``, e.g. ``{1: "approved", 0: "rejected"}``; default the explainer's own)
+    names the classes everywhere else: model outputs, the rules and metarules tables and the text summary (and the targets when
     ``outcome_names`` is not given). Rules are named by their one id (``rule_id``: "R1", "R2", …).
     ``model_performance`` (a :class:`tcrex.performance.ModelPerformance`, or a sentence saying why there is none)
     adds a small table of the model's own performance and the rows it was measured on. ``comparison`` (a
@@ -576,6 +576,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     (:func:`comparison_html`).
     """
     check_fitted(ex)
+    if class_names is None:  # the explainer's own (TCREx(class_names=...), kept in its JSON)
+        class_names = getattr(ex, "class_names", None) or None
     when = generated_at or datetime.now(timezone.utc)
     figures = figures or {}
     tables = tables or {}
