@@ -83,3 +83,17 @@ def test_the_codebook_table_round_trips(fitted):
     ex2.update(value_labels=book)
     assert ex2.value_text("owner", "no") == "rents a flat (no)" and ex2.value_text("job", "driver") == "driver"
     assert isinstance(rows, pd.DataFrame)
+
+
+def test_the_dashboards_rules_json_keeps_the_codebook_and_the_class_names():
+    from types import SimpleNamespace
+
+    from tcrex.ui.exports import rules_json
+
+    X, y = mixed(n=300)
+    ex = TCREx(rho=0.03, tau=0.85, value_labels={"owner": {"yes": "owns the home"}}).fit(X, y_pred=y)
+    text = rules_json(SimpleNamespace(explainer=ex), {1: "approved", 0: "rejected", "x": "not a class"})()
+    back = TCREx.from_json(text)
+    assert back.class_names == {1: "approved", 0: "rejected"}
+    assert back.value_labels == {"owner": {"yes": "owns the home"}}
+    assert ex.class_names is None  # the fit itself is left as it was
