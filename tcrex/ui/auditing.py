@@ -21,8 +21,7 @@ from tcrex import is_categorical_column
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import REGRESSION
 from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
-from tcrex.codebook import match_feature
-from tcrex.text import format_number, integer_range, value_text
+from tcrex.text import format_number, integer_range
 
 from . import components as ui
 from . import caching, session, shared, sources, state, verification
@@ -165,23 +164,7 @@ def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
         labels = bin_labels(edges, s)
         out = pd.Series(pd.Categorical.from_codes(bins.cat.codes, categories=labels), index=s.index, name=column)
         return out, True
-    return _labelled_groups(s, ws.data.value_labels.get(column)).rename(column), False
-
-
-def _labelled_groups(s: pd.Series, labels: dict | None) -> pd.Series:
-    """A grouping column with the codebook's labels as group names ("tenant (Rent)", :func:`tcrex.text.value_text`:
-    the findings, charts and report then name groups as the sentences name values), in the column's own order."""
-    if not labels:
-        return s
-    values = list(pd.unique(s.dropna()))
-    categorical = not _numbers(s)
-    matched, _ = match_feature(str(s.name), categorical, values, labels)
-    if not matched:
-        return s
-    order = list(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else sorted(values, key=str) \
-        if categorical else sorted(values)
-    names = {v: value_text(v, matched) for v in order}
-    return pd.Series(pd.Categorical(s.map(names), categories=list(dict.fromkeys(names.values()))), index=s.index)
+    return ui.labelled_groups(s, ws.data.value_labels.get(column)).rename(column), False
 
 
 def bin_labels(edges, values: pd.Series) -> list[str]:
