@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex.codebook import check_value_labels, match_feature
-from tcrex.errors import TCRExError
+from tcrex.errors import ParameterError, TCRExError
 from tcrex.intake import fit_codebook, read_codebook
 from tcrex.spreadsheet import to_csv
 from tcrex.text import format_number
@@ -421,6 +421,23 @@ def value_labels_section() -> None:
         else:
             state.set_value_labels(ws.data.key, book)
             st.rerun()
+    numeric = [f.name for f in ex.schema_.features if not f.is_categorical]
+    if numeric:
+        with st.expander("Label a code of a numeric feature (e.g. −7 = no delinquency on record)"):
+            with st.form("value_labels_code_form"):
+                a, b, c = st.columns([2, 1, 3])
+                feature = a.selectbox("Feature", numeric, key="value_labels_code_feature")
+                code = b.text_input("Value", key="value_labels_code_value", placeholder="-7")
+                label = c.text_input("Label", key="value_labels_code_label", max_chars=200)
+                added = st.form_submit_button("Add label")
+            if added:
+                try:
+                    book = add_code_label(found.labels, feature, code, label)
+                except TCRExError as exc:
+                    st.error(f"The label was not added: {exc}", icon=":material/error:")
+                else:
+                    state.set_value_labels(ws.data.key, book)
+                    st.rerun()
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     upload = c1.file_uploader("Upload a codebook (CSV feature,value,label or JSON {feature: {value: label}})",
                               type=["csv", "json"], key="codebook_upload")
@@ -472,6 +489,19 @@ def codebook_from_rows(schema, rows: pd.DataFrame, edited: pd.DataFrame) -> dict
         f = schema.features[schema.index(feature)]
         key = next((c for c in f.categories if str(c) == value), value) if f.is_categorical else float(value)
         book.setdefault(feature, {})[key] = label
+    return book
+
+
+def add_code_label(labels: dict, feature: str, code: str, label: str) -> dict:
+    """The codebook with one more label for a numeric feature's ``code`` (text that reads as a number); raises
+    :class:`tcrex.errors.ParameterError` with the reason when the code is not a number or the label not usable."""
+    matched, unknown = match_feature(feature, False, [], {str(code).strip(): label})
+    if unknown or not str(code).strip():
+        raise ParameterError(f"{feature} is numeric: its codes are numbers, got {str(code).strip()!r}")
+    book = {f: dict(v) for f, v in labels.items()}
+    codes, _ = match_feature(feature, False, [], book.get(feature, {}))  # "0" and 0.0 are one code
+    book[feature] = {**codes, **matched}
+    check_value_labels(book)
     return book
 
 

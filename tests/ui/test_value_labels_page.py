@@ -94,6 +94,25 @@ def test_editing_a_label_changes_it_everywhere_and_the_report_says_it():
     assert "edited " in text and "salaried employee" not in text
 
 
+def test_a_code_of_a_numeric_feature_gets_a_label():
+    at = new_app()
+    goto(at, "data_model")
+    at.selectbox(key="value_labels_code_feature").set_value("n_late_payments")
+    at.text_input(key="value_labels_code_value").input("3")
+    at.text_input(key="value_labels_code_label").input("three late payments")
+    next(b for b in at.button if b.label == "Add label").click()
+    at.run()
+    assert_clean(at)
+    ex = last_result(at).explainer
+    assert ex.value_text("n_late_payments", 3) == "three late payments (3)"
+    assert ex.value_text("n_late_payments", 0) == "no late payments on record (0)"  # the sample's label stays
+    at.text_input(key="value_labels_code_value").input("often")
+    at.text_input(key="value_labels_code_label").input("x")
+    next(b for b in at.button if b.label == "Add label").click()
+    at.run()
+    assert any("codes are numbers" in e.value for e in at.error)
+
+
 @pytest.mark.parametrize("name, data, message", [
     ("huge.csv", b"feature,value,label\n" + b"employment,Salaried,x\n" * 300_000, "at most 5 MB"),
     ("wrong.csv", b"a,b\n1,2\n", "exactly the columns feature,value,label"),
