@@ -439,10 +439,12 @@ def value_labels_section() -> None:
                     state.set_value_labels(ws.data.key, book)
                     st.rerun()
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    upload = c1.file_uploader("Upload a codebook (CSV feature,value,label or JSON {feature: {value: label}})",
-                              type=["csv", "json"], key="codebook_upload")
+    # the uploader shows on demand: the model's file uploader above stays the page's last one until it is asked for
+    opened = c1.toggle("Upload a codebook file", key="codebook_upload_open")
     c2.download_button("Download the codebook (CSV)", data=codebook_download(found.labels),
                        file_name="codebook.csv", mime="text/csv", on_click="ignore", key="codebook_download")
+    upload = st.file_uploader("Upload a codebook (CSV feature,value,label or JSON {feature: {value: label}})",
+                              type=["csv", "json"], key="codebook_upload") if opened else None
     if upload is not None:
         try:
             book = read_codebook(upload.getvalue(), upload.name)

@@ -32,6 +32,8 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     book = tmp_path / "codebook.csv"
     book.write_text(CODEBOOK, encoding="utf-8")
     open_app(page, "/data_model")
+    page.get_by_text("Upload a codebook file").click()
+    wait_idle(page)
     uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="codebook")
     uploader.locator('input[type="file"]').set_input_files(str(book))
     wait_idle(page)

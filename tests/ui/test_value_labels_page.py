@@ -36,6 +36,7 @@ def _individual_text(at) -> str:
 
 def _use_codebook(at, name: str, data: bytes, mime: str = "text/csv"):
     goto(at, "data_model")
+    at.toggle(key="codebook_upload_open").set_value(True).run()
     uploader = next(u for u in at.get("file_uploader") if u.proto.id.endswith("codebook_upload")
                     or "codebook" in str(u.proto.label).lower())
     uploader.set_value((name, data, mime)).run()
