@@ -551,7 +551,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, fit_b_sample, da
             raise _Fail(f"the data lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
         # as compare_models does: A's parameters and task, model B asked once about the rows
-        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_}).fit(X, y_pred=ex_a.outputs(X, model=model_b))
+        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_, "class_names": None}).fit(
+            X, y_pred=ex_a.outputs(X, model=model_b))
         rules_b = ex_b.to_json()
         _say(f"fitted model B's rules on {len(X):,} rows with A's parameters ({len(ex_b.rules_frame())} rules)")
     people_jobs = [None] * len(srcs)

@@ -696,7 +696,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if embed_rows:
         section("rows", "Row-level data (included on request)", _table(rows))
 
-    settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
+    settings = {k: "default" if v is None else v for k, v in ex.get_params().items()
+                if k not in ("value_labels", "class_names")}
+    book = ex.schema_.value_labels  # the codebook in words: how many labels, not every one
+    settings["value labels"] = (f"{pluralise(sum(map(len, book.values())), 'label')} for "
+                                f"{pluralise(len(book), 'feature')}: {', '.join(book)}" if book else "none")
     settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
                      "features": len(ex.schema_.names)})
     constraints = getattr(ex, "constraints_", None)

@@ -41,6 +41,7 @@ def test_labels_are_escaped_in_the_report(fitted):
     for raw in (SCRIPT, "<img src=x", "<b>yes</b>"):
         assert raw not in html
     assert "&lt;script&gt;alert(" in html or "\\u003cscript" in html
+    assert "7 labels for 2 features: job, owner" in html  # the parameters name the codebook, not every label
 
 
 def test_figures_show_labels_with_codes_and_escape_them(fitted):
