@@ -98,3 +98,19 @@ def test_the_dashboards_rules_json_keeps_the_codebook_and_the_class_names():
     assert back.class_names == {1: "approved", 0: "rejected"}
     assert back.value_labels == {"owner": {"yes": "owns the home"}}
     assert ex.class_names is None  # the fit itself is left as it was
+
+
+def test_the_loans_sample_ships_its_codebook():
+    from tcrex.datasets import LOANS_CODEBOOK, LOANS_VALUE_LABELS, SAMPLE_DATA_DIR, SAMPLES, codebook_csv, \
+        load_bundled_loans
+    from tcrex.intake import fit_codebook, read_codebook
+
+    path = SAMPLE_DATA_DIR / LOANS_CODEBOOK
+    assert SAMPLES["loans"].codebook == LOANS_CODEBOOK
+    assert path.read_text(encoding="utf-8") == codebook_csv(LOANS_VALUE_LABELS)  # what build.py writes
+    X = load_bundled_loans().drop(columns=["approved"])
+    ex = TCREx(rho=0.05).fit(X, y_pred=(X.income > 50).astype(int))
+    found = fit_codebook(read_codebook(path.read_bytes(), LOANS_CODEBOOK), ex.schema_)
+    assert not found.notes and found.n_labels == 13  # every category of the sample has a label, none left out
+    cats = {f.name: set(f.categories) for f in ex.schema_.features if f.is_categorical}
+    assert all(set(found.labels[f]) == cats[f] for f in cats)
