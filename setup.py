@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent
 BUNDLED = ["app.py", "pages/README.md", "pages/views/*.py", "assets/*.svg", "assets/*.png",
            "sample_data/loans.csv", "sample_data/loans_model.json", "sample_data/loans_model.meta.json",
            "sample_data/loans_model_b.json", "sample_data/loans_model_b.meta.json",  # docs/compare.md's model B
-           "sample_data/README.md", ".streamlit/config.toml"]
+           "sample_data/README.md", "sample_data/loans_codebook.csv", ".streamlit/config.toml"]
 
 
 class BuildWithApp(build_py):

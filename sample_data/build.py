@@ -49,12 +49,15 @@ if str(REPO_ROOT) not in sys.path:  # run as a script: make `tcrex` importable
 
 from tcrex.datasets import (  # noqa: E402
     LOANS_CATEGORIES,
+    LOANS_CODEBOOK,
     LOANS_CSV,
     LOANS_MODEL,
     LOANS_MODEL_B,
     LOANS_MODEL_B_META,
     LOANS_MODEL_META,
     LOANS_TARGET,
+    LOANS_VALUE_LABELS,
+    codebook_csv,
     load_bundled_loans,
     load_bundled_model,
     make_loans,
@@ -96,6 +99,7 @@ def build(out_dir: Path) -> dict:
 
     # 1. data
     make_loans(n_samples=N_SAMPLES, random_state=RANDOM_STATE).to_csv(csv_path, index=False)
+    (out_dir / LOANS_CODEBOOK).write_text(codebook_csv(LOANS_VALUE_LABELS), encoding="utf-8")
 
     # 2. model, trained on the CSV as read back from disk
     data = load_bundled_loans(csv_path)
@@ -168,7 +172,7 @@ def build(out_dir: Path) -> dict:
         "approved_share": round(float(y.mean()), 4),
         "train_accuracy": round(accuracy, 4),
         "files": {p.name: p.stat().st_size for p in (csv_path, model_path, meta_path, model_b_path,
-                                                     out_dir / LOANS_MODEL_B_META)},
+                                                     out_dir / LOANS_MODEL_B_META, out_dir / LOANS_CODEBOOK)},
         "checks": list(checks),
     }
 

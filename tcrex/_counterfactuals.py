@@ -195,7 +195,7 @@ def explain_one(state: FittedState, x, y_pred, target, model, n_alternatives, ve
     if t < 0:
         return exp
     sol = state.all_solutions()[t]
-    exp.target, exp.target_description = t, sol.target.describe()
+    exp.target, exp.target_description = t, sol.target.describe(state.names(class_names))
     r = int(res["rule"][0])
     if res["metarule"][0] >= 0:
         exp.metarule = int(res["metarule"][0])

@@ -6,11 +6,12 @@ the categorical as a block of one-hot columns (paper, Appendix A).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from .codebook import as_pairs, from_pairs, match_feature, resolve_value_labels
 from .errors import DataError, ParameterError, SchemaError
 from .vocabulary import CATEGORICAL, NUMERIC
 
@@ -37,6 +38,10 @@ class Feature:
     #: categorical only: the categories are in a declared order (an ordered pandas Categorical), so a direction
     #: ("increase only") has a meaning for it
     ordered: bool = False
+    #: the codebook's labels of this feature's values, keyed as the engine reads them (categories; floats for a
+    #: numeric feature's codes), matched by :func:`tcrex.codebook.resolve_value_labels`; read by
+    #: :func:`tcrex.text.value_text`
+    labels: dict = field(default_factory=dict)
 
     @property
     def is_categorical(self) -> bool:
@@ -53,6 +58,8 @@ class Feature:
                 out["integer"] = True
             if self.special_codes:
                 out["special_codes"] = [_native(c) for c in self.special_codes]
+        if self.labels:
+            out["labels"] = as_pairs(self.labels)
         return out
 
     @classmethod
@@ -72,9 +79,16 @@ class Feature:
         codes = d.get("special_codes") or []
         if kind == NUMERIC and codes:
             codes = check_special_codes(str(d.get("name")), codes, SchemaError)
+        labels = {}
+        if d.get("labels") is not None:  # version 5: the codebook's labels, matched as fit matched them
+            pairs = from_pairs(d["labels"], f"feature {d.get('name')!r}: labels")
+            labels, unknown = match_feature(str(d["name"]), kind == CATEGORICAL, list(categories), pairs)
+            if unknown:
+                raise SchemaError(f"feature {d.get('name')!r}: labels name values it does not have: "
+                                  f"{unknown[:5]}")
         return cls(name=str(d["name"]), kind=kind, categories=list(categories),
                    integer=bool(d.get("integer", False)), special_codes=list(codes) if kind == NUMERIC else [],
-                   ordered=kind == CATEGORICAL and d.get("ordered") is True)
+                   ordered=kind == CATEGORICAL and d.get("ordered") is True, labels=labels)
 
 
 #: Sentinel detection: at most this many distinct codes, each in at least ``SENTINEL_MIN_ROWS`` rows; the other
@@ -399,6 +413,17 @@ class FeatureSchema:
         for i in self.categorical:
             columns.extend((i, c) for c in range(len(self.features[i].categories)))
         return columns
+
+    def with_labels(self, value_labels) -> "FeatureSchema":
+        """The same features with the codebook ``value_labels`` (``{feature: {value: label}}``, checked and matched
+        by :func:`tcrex.codebook.resolve_value_labels`; None or {} removes every label)."""
+        matched = resolve_value_labels(self, value_labels)
+        return FeatureSchema([replace(f, labels=matched.get(i, {})) for i, f in enumerate(self.features)])
+
+    @property
+    def value_labels(self) -> dict:
+        """The codebook in force, ``{feature: {value: label}}`` (only the labelled features)."""
+        return {f.name: dict(f.labels) for f in self.features if f.labels}
 
     def to_list(self) -> list[dict]:
         return [f.to_dict() for f in self.features]

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .codebook import check_class_names
 from .constraints import Constraints
 from ._data import FeatureSchema, resolve_special_codes
 from .errors import ModelError, NoValidRuleError, ParameterError
@@ -90,6 +91,7 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
     when the fit started, for ``timings``)."""
     t0 = time.perf_counter() if t0 is None else t0
     schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"])
+    schema = schema.with_labels(params["value_labels"])  # checked before anything is grown
     enc = schema.encode(X)
     resolve_special_codes(schema, enc, params["special_codes"])
     report("model outputs", 0.02)
@@ -106,6 +108,7 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
             raise ModelError(f"the model outputs a single class ({classes[0]!r}) on every row; there is no "
                              "other output to reach — use data on which it predicts at least two classes")
         check_n_classes(classes)
+    class_names = check_class_names(params["class_names"], classes)
     rows_problem = check_rows_for_rho(len(X), params["rho"])
     if rows_problem:
         raise ParameterError(rows_problem)
@@ -123,11 +126,19 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
         max_changes=params["max_changes"], model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
         n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
         fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
-        category_counts=counts, category_preference=preference_of(counts, schema))
+        category_counts=counts, category_preference=preference_of(counts, schema), class_names=class_names)
     state.solutions = derive(state, params["target"], lambda step, f: report(step, 0.3 + 0.7 * f))
     state.timings["rules_and_metarules"] = time.perf_counter() - t2
     state.timings["total"] = time.perf_counter() - t0
     return state
+
+
+def relabel_state(state: FittedState, value_labels, class_names) -> FittedState:
+    """A new state with another codebook and/or other class names (None: keep them; {} removes them): nothing is
+    re-derived (labels change words, never rules), but the cached frames hold sentences, so the cache is fresh."""
+    schema = state.schema if value_labels is None else state.schema.with_labels(value_labels)
+    names = state.class_names if class_names is None else check_class_names(class_names, state.classes)
+    return rederive(state, schema=schema, class_names=names)
 
 
 def update_state(state: FittedState, tau, constraints, spec, report=_quiet) -> FittedState:

@@ -19,7 +19,7 @@ from ._boxes import Boxes
 from ._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
                                real_examples)
 from ._data import as_frame, one_row, restore_dtypes
-from ._derive import fit_state, update_state
+from ._derive import fit_state, relabel_state, update_state
 from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
 from .errors import NotFittedError, ParameterError
@@ -31,7 +31,7 @@ from ._rows import conditions_dict, explain_frame, explain_table, feature_action
 from ._serialize import from_json, to_json
 from ._state import FittedState, metarule_id, rule_id
 from ._views import metarule_slice, metarule_tree
-from .text import box_text
+from .text import box_text, class_label, output_text, value_text
 
 __all__ = ["TCREx", "LocalExplanation"]
 
@@ -93,11 +93,22 @@ class TCREx(BaseEstimator):
     max_changes : int or None
         No verified advice changes more features than this (default 3); a person whose recourse would need more
         gets "no verified recourse within k changes" and the nearest similar case. None: no limit.
+    value_labels : dict, optional
+        A codebook ``{feature: {value: label}}`` ("Checking_account_status": {"A14": "no checking account"}):
+        every sentence, frame and figure then says "no checking account (A14)" where it would say "A14". Values
+        as the data holds them (text for categoricals, numbers for a numeric feature's codes, matched as floats;
+        :mod:`tcrex.codebook`). Checked in ``fit``: an unknown feature or category is an error. Kept in the JSON
+        export; ``update(value_labels=...)`` changes it without refitting.
+    class_names : dict, optional
+        ``{class: name}`` (``{1: "approved", 0: "rejected"}``): the default class names of every text (a method's
+        own ``class_names=`` overrides them); checked against the model's classes in ``fit``, kept in the JSON
+        export.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
                  categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
-                 grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES):
+                 grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES, value_labels=None,
+                 class_names=None):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -112,6 +123,8 @@ class TCREx(BaseEstimator):
         self.random_state = random_state
         self.special_codes = special_codes
         self.max_changes = max_changes
+        self.value_labels = value_labels
+        self.class_names = class_names
 
     schema_ = _fitted("schema", "The features (names, kinds, categories).")
     task_ = _fitted("task", '"classification" or "regression".')
@@ -131,7 +144,7 @@ class TCREx(BaseEstimator):
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
                "numeric_features", "surrogate_params", "constraints", "grower", "random_state", "special_codes",
-               "max_changes")
+               "max_changes", "value_labels", "class_names")
 
     def set_params(self, **params) -> "TCREx":
         for k, v in params.items():
@@ -166,7 +179,8 @@ class TCREx(BaseEstimator):
         return outputs(state, as_frame(X), y_pred, model)
 
     def _check_params(self) -> None:
-        for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower", "special_codes", "max_changes"):
+        for name in ("rho", "tau", "n_trees", "max_cells", "task", "grower", "special_codes", "max_changes",
+                     "value_labels"):
             check_parameter(name, getattr(self, name))
 
     # ------------------------------------------------------------------ fitting
@@ -186,15 +200,26 @@ class TCREx(BaseEstimator):
         report("done", 1.0)
         return self
 
-    def update(self, *, tau=None, target=None, constraints=None, progress=None) -> "TCREx":
+    def update(self, *, tau=None, target=None, constraints=None, value_labels=None, class_names=None,
+               progress=None) -> "TCREx":
         """Re-derive rules and metarules for a new ``tau``, ``target`` and/or ``constraints`` from the grown
-        surrogate (``constraints={}`` removes them).
+        surrogate (``constraints={}`` removes them), and/or change the codebook ``value_labels`` or the
+        ``class_names`` (``{}`` removes them).
 
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
         ``target="default"`` to go back to the default targets. After :meth:`recount`, rules are re-derived from
-        the recounted counts (all rows), not from the fit sample.
+        the recounted counts (all rows), not from the fit sample. Labels and names change only words: they need
+        no surrogate (an explainer restored from JSON takes them too) and re-derive nothing.
         """
+        if value_labels is not None or class_names is not None:
+            relabelled = relabel_state(self._state(), value_labels, class_names)  # checked before anything changes
+            if tau is target is constraints is None:
+                self.state_ = relabelled
+                self._keep_labels(value_labels, class_names)
+                return self
         state = self._surrogate_state("change tau or the target")
+        if value_labels is not None or class_names is not None:
+            state = relabelled
         if tau is not None:
             check_parameter("tau", tau)
         new_target = self.target
@@ -207,8 +232,16 @@ class TCREx(BaseEstimator):
         self.tau, self.target = self.state_.tau, new_target
         if constraints is not None:
             self.constraints = constraints or None
+        self._keep_labels(value_labels, class_names)
         report("done", 1.0)
         return self
+
+    def _keep_labels(self, value_labels, class_names) -> None:
+        """The parameters follow what ``update`` put in force (a later ``fit`` uses them too)."""
+        if value_labels is not None:
+            self.value_labels = value_labels or None
+        if class_names is not None:
+            self.class_names = class_names or None
 
     def solution(self, target: int):
         """The rules, metarules and grid of the target at index ``target`` (as returned in
@@ -236,6 +269,16 @@ class TCREx(BaseEstimator):
         strings (int32 indices; ``status``'s dictionary is every status, in ``tcrex.vocabulary.STATUSES`` order, as the
         categories of :meth:`explain`). Rows in the order of X; X's index is not carried."""
         return explain_table(self._state(), X, y_pred, target, model)
+
+    def value_text(self, feature: str, value) -> str:
+        """``value`` of ``feature`` as every text states it: "no checking account (A14)" when the codebook
+        (``value_labels``) labels it, else the value ("A14", "5"); :func:`tcrex.text.value_text`."""
+        state = self._state()
+        return value_text(value, state.schema.features[state.schema.index(feature)].labels)
+
+    def class_text(self, value) -> str:
+        """A model output (a class) as texts name it: its class name when ``class_names`` has one, else the value."""
+        return class_label(value, self._state().class_names or None) or output_text(value)
 
     def conditions_text(self, boxes: Boxes, r: int) -> str:
         """Box ``r`` of ``boxes`` (a solution's rules or metarules) as text ("age > 30, job in {a, b}")."""
@@ -273,7 +316,8 @@ class TCREx(BaseEstimator):
         ``reference=`` rows for the search beyond the rules). ``verify=False`` returns the paper's boundary points
         only (rows with no actionable rule get missing values).
         """
-        return counterfactuals(self._state(), X, verify, model, y_pred, target, reference, text, class_names)
+        state = self._state()
+        return counterfactuals(state, X, verify, model, y_pred, target, reference, text, state.names(class_names))
 
     def nearest_points(self, X, target: int, rule: int) -> pd.DataFrame:
         """For each row, the nearest point of rule ``rule`` of target ``target`` (features the rule leaves free,
@@ -325,8 +369,9 @@ class TCREx(BaseEstimator):
         ``verify`` (default: True when a model is known) checks the points on the model: ``counterfactual`` is
         then the verified point (see :meth:`counterfactuals`) with ``counterfactual_valid/output/source``, next
         to ``boundary_point`` and the example with their own ``*_valid`` / ``*_output``."""
-        return explain_one(self._state(), x, y_pred, target, model, n_alternatives, verify, reference,
-                           class_names)
+        state = self._state()
+        return explain_one(state, x, y_pred, target, model, n_alternatives, verify, reference,
+                           state.names(class_names))
 
     # ------------------------------------------------------------------ global summary
     def effectiveness(self, X=None, *, model=None, y_pred=None, explanations=None, counterfactuals=None,
@@ -387,7 +432,8 @@ class TCREx(BaseEstimator):
         named by their :meth:`rule_id`. ``target`` (an index into ``targets_``) keeps one target; default every
         target. A rule without any condition (it covers every input) is flagged: it describes the model, it is not
         advice."""
-        return summary_text(self._state(), class_names, target)
+        state = self._state()
+        return summary_text(state, state.names(class_names), target)
 
     # ------------------------------------------------------------------ structured views (figures, reports)
     def rule_conditions(self, target: int, rule: int) -> dict:

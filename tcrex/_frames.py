@@ -43,7 +43,7 @@ def _rules_frame(state: FittedState) -> pd.DataFrame:
         complexity = sol.rules.complexity()
         n_meta = np.bincount(sol.metarule_rule[sol.metarule_rule >= 0], minlength=sol.n_rules)
         for r in range(sol.n_rules):
-            rows.append({"target": t, "target_description": sol.target.describe(), "rule": r,
+            rows.append({"target": t, "target_description": sol.target.describe(state.names()), "rule": r,
                          "rule_id": rule_id(state, t, r),
                          "conditions": box_text(state.schema, sol.rules, r), "n": int(sol.rule_n[r]),
                          "feasibility": float(sol.feasibility[r]), "accuracy": float(sol.accuracy[r]),

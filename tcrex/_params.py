@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 from ._data import check_special_codes_param
+from .codebook import check_value_labels
 from .errors import NotFittedError, ParameterError
 from ._outputs import check_task
 from .text import shown
@@ -44,6 +45,8 @@ def check_parameter(name: str, value) -> None:
         check_special_codes_param(value)
     elif name == "task":
         check_task(value)
+    elif name == "value_labels":
+        check_value_labels(value)  # its shape; fit matches it to the data
     elif name == "grower":
         if value not in ("auto", "exact", "hist"):
             raise ParameterError(f"grower must be 'auto', 'exact' or 'hist', got {value!r}")

@@ -127,7 +127,7 @@ def sentence(state: FittedState, t: int, r: int, status: str, outside: np.ndarra
         return status_sentence(status)
     sol = state.all_solutions()[t]
     if status == NO_RULE:
-        return status_sentence(status, target=sol.target.describe(), tau=state.tau)
+        return status_sentence(status, target=sol.target.describe(state.names()), tau=state.tau)
     if status == NO_ACTIONABLE_RULE:
         return status_sentence(status, constraints=state.constraints.describe())
     change, keep = change_keep(state.schema, sol, r, outside, memo)

@@ -8,7 +8,8 @@ the model confirms, see ``TCREx.effectiveness``); it loads into ``explainer.effe
 Rules and metarules only — never the model or the data. Numeric conditions are ``low < x <= high`` (``null`` =
 unbounded), categorical ones ``x in [...]``; a feature absent from ``conditions`` is unconstrained. The order of
 ``rules`` is the tie-break order. Floats are written with Python's shortest round-trip repr, so bounds survive
-exactly. On import the grid is rebuilt from the rules, and the metarules are checked to partition it and to name
+exactly. Version 5 adds the codebook (per feature ``"labels": [[value, label], ...]``) and ``"class_names"``
+(``[[class, name], ...]``); versions 1-4 load without them. On import the grid is rebuilt from the rules, and the metarules are checked to partition it and to name
 each cell's optimal rule, so a damaged file is refused rather than silently mis-explaining.
 """
 from __future__ import annotations
@@ -19,10 +20,11 @@ import math
 import numpy as np
 
 from ._boxes import Boxes
+from .codebook import as_pairs, check_class_names, from_pairs
 from .constraints import Constraints
 from ._data import FeatureSchema, _native
 from ._effectiveness import Effectiveness
-from .errors import DataError, SchemaError, TCRExError
+from .errors import DataError, ParameterError, SchemaError, TCRExError
 from ._outputs import MAX_TARGET_CLASSES
 from ._params import check_parameter
 from ._recourse import rule_values
@@ -36,10 +38,10 @@ FORMAT = "tcrex-rules"
 #: Version 4 (issue #24) adds what the search for verified recourse needs from the fit data, so an explainer
 #: restored from JSON finds the same points: per rule, the observed values of each feature it constrains that
 #: its points may take (``values``), and the fit rows' count of each category (``category_counts``); never rows.
-VERSION = 4
+VERSION = 5
 #: Kept for readers of older files: version 3 was version 2 plus effectiveness (version 4 carries it optionally).
-VERSION_EFFECTIVENESS = 4
-READABLE = (1, 2, 3, 4)
+VERSION_EFFECTIVENESS = VERSION
+READABLE = (1, 2, 3, 4, 5)
 #: Most values a rule may list per feature in a file (the writer keeps at most 2 * NEAR_VALUES + quantiles).
 MAX_RULE_VALUES = 64
 #: Parameters an export restores (what ``to_json`` writes, plus ``task``); other keys are ignored.
@@ -78,6 +80,8 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
     }
     if state.task == CLASSIFICATION:
         doc["classes"] = [_native(c) for c in state.classes]
+        if state.class_names:  # version 5: [[class, name], ...] (JSON keys are text; a class 1 stays a number)
+            doc["class_names"] = as_pairs(state.class_names)
     counts = state.category_counts
     if counts is not None:
         doc["category_counts"] = {schema.names[i]: [int(c) for c in counts[j]]
@@ -279,11 +283,19 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
         counts = _category_counts(schema, doc.get("category_counts"))
         effectiveness = Effectiveness.from_dict(doc["effectiveness"]) if doc.get("effectiveness") is not None \
             else None
+        class_names = {}
+        if doc.get("class_names") is not None:
+            try:
+                class_names = check_class_names(from_pairs(doc["class_names"], "class_names"), classes)
+            except ParameterError as exc:
+                raise SchemaError(str(exc)) from None
+        ex.value_labels = schema.value_labels or None
+        ex.class_names = dict(class_names) or None
         ex.state_ = FittedState(schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=n_fit,
                                 solutions=solutions, tau=ex.tau, rho=ex.rho, max_cells=ex.max_cells,
                                 random_state=ex.random_state, max_changes=ex.max_changes, grower=grower, category_counts=counts,
                                 category_preference=preference_of(counts, schema), rule_values=values,
-                                effectiveness=effectiveness)
+                                effectiveness=effectiveness, class_names=class_names)
     except SchemaError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:

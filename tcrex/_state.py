@@ -72,6 +72,9 @@ class FittedState:
     recounted: object = None  #: the counts of :meth:`TCREx.recount` (:class:`tcrex._recount.Recounted`), or None
     recount_summary: dict | None = None  #: what the last recount changed, or None
     effectiveness: object = None  #: effectiveness loaded with a JSON export that carries it, or None
+    #: the model's classes' names, class -> name (``TCREx(class_names=)``, matched by
+    #: :func:`tcrex.codebook.check_class_names`); {} when none are given
+    class_names: dict = field(default_factory=dict)
     cache: StateCache = field(default_factory=StateCache)  #: values derived on first use (see StateCache)
 
     # ------------------------------------------------------------------ derived views (no state changes)
@@ -104,6 +107,13 @@ class FittedState:
         if c is None or c.trivial:
             return None
         return [None if c.features[i].is_free() else c.transition_matrix(i) for i in self.schema.categorical]
+
+    def names(self, class_names=None):
+        """The class names a text uses: ``class_names`` when a caller passes some, else the explainer's own (None
+        when it has none)."""
+        if class_names is not None:
+            return class_names
+        return self.class_names or None
 
     def require_surrogate(self, what: str) -> None:
         if self.surrogate is None:

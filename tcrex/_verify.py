@@ -18,7 +18,7 @@ from ._recourse import Recourse, _objects, find_recourse, first_rows, group_code
 from ._rows import change_keep, conditions_dict
 from ._state import FittedState, rule_id
 from .vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
-from .text import box_conditions, class_label, output_text, status_sentence, verified_sentence
+from .text import box_conditions, class_label, status_sentence, value_text, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
 
@@ -105,10 +105,6 @@ def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict, 
     return find_recourse(state, enc, res, m.outputs, reference=ref)
 
 
-def _cell(value):
-    return output_text(_native(value))
-
-
 def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, class_names=None) -> list:
     """The sentence of each row: the verified point's changes, exactly (see :func:`tcrex.text.verified_sentence`).
 
@@ -176,7 +172,8 @@ def _text_codes(feature, values: np.ndarray, said: np.ndarray):
     category codes of ``feature``; values printed alike share a code, so rows group exactly as their sentences
     read (:func:`tcrex.text.output_text` of the decoded value)."""
     uniq, inverse = np.unique(values[said], return_inverse=True)
-    shown = [_cell(feature.categories[int(v)] if feature.is_categorical else float(v)) for v in uniq]
+    shown = [value_text(_native(feature.categories[int(v)] if feature.is_categorical else float(v)), feature.labels)
+             for v in uniq]
     text_code, distinct = pd.factorize(np.asarray(shown, dtype=object))
     code = np.full(len(values), -1, dtype=np.int64)
     code[said] = text_code[inverse.reshape(-1)]

@@ -55,8 +55,8 @@ def _build(sol, schema, ids, masks) -> dict:
         soc = sol.grid.state_of_category[slot]
         left_cat = left[soc]
         node["left_categories"] = [c for c, a in zip(f.categories, left_cat) if a]
-        node["left_text"] = categorical_condition(left_cat, f.categories)
-        node["right_text"] = categorical_condition(~left_cat, f.categories)
+        node["left_text"] = categorical_condition(left_cat, f.categories, f.labels)
+        node["right_text"] = categorical_condition(~left_cat, f.categories, f.labels)
     else:
         last = int(np.flatnonzero(left)[-1])
         low, high = sol.grid.interval(i, 0, last)

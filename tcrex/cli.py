@@ -88,6 +88,44 @@ def _target(text):
         return text
 
 
+#: ``--value-labels FILE`` on every command that writes text (issue #35): a codebook read by tcrex.intake.
+_value_labels_option = click.option(
+    "--value-labels", "value_labels_path", type=click.Path(exists=True, dir_okay=False),
+    help="Codebook: CSV feature,value,label or JSON {feature: {value: label}}; texts then say "
+         "'no checking account (A14)' instead of 'A14' (kept in the rules JSON).")
+
+
+def _codebook(path):
+    """The codebook at ``path`` (None without one), read as untrusted input before any work starts."""
+    if not path:
+        return None
+    from .intake import read_codebook
+    with open(path, "rb") as fh:
+        return read_codebook(fh.read(), os.path.basename(path))
+
+
+def _labelled(ex, path, book=None):
+    """``ex`` with the codebook at ``path`` (or already read, ``book``) in force (labels for features or values
+    the rules do not have are left out, each said on stderr); ``ex`` itself when no file is given."""
+    if not path:
+        return ex
+    from .intake import fit_codebook
+    found = fit_codebook(_codebook(path) if book is None else book, ex.schema_)
+    for note in found.notes:
+        _say(f"value labels: {note}")
+    _say(f"value labels: {found.n_labels} label(s) for {len(found.labels)} feature(s) from {path}")
+    return ex.update(value_labels=found.labels)
+
+
+def _labelled_rules(rules: str, path) -> str:
+    """A rules JSON with the codebook at ``path`` in force (the text itself when no file is given)."""
+    if not path:
+        return rules
+    from . import TCREx
+    ex = _labelled(TCREx.from_json(rules), path)
+    return ex.to_json(effectiveness=ex.effectiveness_)
+
+
 def _model(path, threads=None):
     from .distributed import load_model_file
     try:
@@ -287,9 +325,10 @@ def main():
 @click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True,
               help="Rows per batch when streaming the files (sampling and recount).")
 @click.option("--out", required=True, help="Where to write the rules JSON.")
+@_value_labels_option
 @_guard
 def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, max_changes, sample, seed,
-        batch_size, out):
+        batch_size, out, value_labels_path=None):
     """Fit rules and metarules on DATA and write them as JSON."""
     from . import TCREx
     from .distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
@@ -297,6 +336,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
+    book = _codebook(value_labels_path)
     model = _model(model_path, _cores()) if model_path else None
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
@@ -349,6 +389,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
+    _labelled(ex, value_labels_path, book)
     import fsspec
     with fsspec.open(out, "w") as fh:
         fh.write(ex.to_json())
@@ -404,9 +445,10 @@ def suggest_constraints_command(data, drop, with_reasons, out):
               help="Parquet/CSV file(s) of reference rows (the rows the rules were fitted on) for the search beyond "
                    "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
                    "have no confirmed point count as 'none' (in memory the fit rows are used).")
+@_value_labels_option
 @_guard
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
-            reference_rows):
+            reference_rows, value_labels_path=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
@@ -418,6 +460,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
+    rules = _labelled_rules(rules, value_labels_path)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     fs, _, (root,) = fsspec.get_fs_token_paths(out)
@@ -468,9 +511,10 @@ def _rows_affected(dst: str) -> int:
               help="Parquet/CSV file(s) of reference rows (the rows the rules were fitted on) for the search beyond "
                    "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
                    "have no confirmed point count as 'none' (in memory the fit rows are used).")
+@_value_labels_option
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out, reference_rows):
+          batch_size, out, reference_rows, value_labels_path=None):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
@@ -485,6 +529,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
+    rules = _labelled_rules(rules, value_labels_path)
     srcs = expand_paths(data)
     if reference_rows and not model_path:
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
@@ -531,9 +576,11 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True)
 @click.option("--out", required=True, help="Where to write the comparison JSON.")
 @click.option("--people-out", help="Directory for people-level Parquet files (one per input file).")
+@_value_labels_option
 @_guard
 def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
-            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out):
+            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out,
+            value_labels_path=None):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
     Every file is counted apart (per group and change: verified under each model, A's advice holding under B;
@@ -547,7 +594,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     from .compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
     from .distributed import count_rows, expand_paths, iter_frames, load_rules, sample_rows
     with fsspec.open(rules_path, "r") as fh:
-        rules = fh.read()
+        rules = _labelled_rules(fh.read(), value_labels_path)
     ex_a = load_rules(rules)  # fail early on a bad file
     spec = favourable_target(ex_a, _target(target))
     model_a, model_b = _model(model_path), _model(model_b_path)
@@ -560,7 +607,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         if fit_rows_b or fit_b_sample:
             raise _Fail("--fit-rows-b and --fit-b-sample say how to fit B's rules; with --rules-b they are given")
         with fsspec.open(rules_b_path, "r") as fh:
-            rules_b = fh.read()
+            rules_b = _labelled_rules(fh.read(), value_labels_path)
         load_rules(rules_b)
         fit_on = f"given (--rules-b {rules_b_path})"
     else:  # as compare_models: A's fit rows (the reference rows) when known, else the compared rows
@@ -581,7 +628,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
             raise _Fail(f"{b_spec} lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
         # as compare_models does: A's parameters and task, model B asked once about the rows
-        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_}).fit(X, y_pred=ex_a.outputs(X, model=model_b))
+        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_, "class_names": None}).fit(
+            X, y_pred=ex_a.outputs(X, model=model_b))
         rules_b = ex_b.to_json()
         _say(f"fitted model B's rules on {fit_on} ({len(X):,} rows of {b_spec}) with A's parameters "
              f"({len(ex_b.rules_frame())} rules)")

@@ -310,7 +310,9 @@ def _default_explainer_b(explainer_a, rows, y_rows_b, on):
     ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the same outputs serve the
     re-check of A's rules."""
     from ._explainer import TCREx  # noqa: PLC0415 - _explainer imports _reach, which the comparison shares
-    params = {**explainer_a.get_params(), "task": explainer_a.task_}
+    # A's codebook speaks of the same features; class names are given to the comparison itself (B may not output
+    # every class A names)
+    params = {**explainer_a.get_params(), "task": explainer_a.task_, "class_names": None}
     try:
         fitted = TCREx(**params).fit(rows, y_pred=y_rows_b)
         if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)

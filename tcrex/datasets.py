@@ -54,6 +54,9 @@ __all__ = [
     "LOANS_COLUMNS",
     "LOANS_NUMERIC",
     "LOANS_TARGET",
+    "LOANS_VALUE_LABELS",
+    "LOANS_CODEBOOK",
+    "codebook_csv",
     "SAMPLES",
     "SAMPLE_DATA_DIR",
     "SampleInfo",
@@ -75,6 +78,8 @@ LOANS_MODEL_META = "loans_model.meta.json"
 #: default "new model" of the dashboard's Compare models page (``load_bundled_model(SAMPLE_DATA_DIR / LOANS_MODEL_B)``).
 LOANS_MODEL_B = "loans_model_b.json"
 LOANS_MODEL_B_META = "loans_model_b.meta.json"
+#: The loans sample's codebook (``LOANS_VALUE_LABELS`` as CSV ``feature,value,label``), written by build.py.
+LOANS_CODEBOOK = "loans_codebook.csv"
 
 # ---------------------------------------------------------------------------
 # The loans data set
@@ -103,6 +108,18 @@ LOANS_CATEGORIES: dict[str, list[str]] = {
 
 #: Names of the categorical feature columns of :func:`make_loans`.
 LOANS_CATEGORICAL: list[str] = list(LOANS_CATEGORIES)
+
+#: The loans sample's codebook ``{feature: {value: label}}`` (``TCREx(value_labels=...)``): what each category
+#: means to an applicant, and the one coded number (no late payments). Shipped as ``sample_data/loans_codebook.csv``.
+LOANS_VALUE_LABELS: dict[str, dict] = {
+    "employment": {"Salaried": "salaried employee", "Self-employed": "self-employed, own business",
+                   "Unemployed": "not currently employed", "Retired": "retired, on a pension"},
+    "home_ownership": {"Rent": "rents the home", "Mortgage": "owns the home with a mortgage",
+                       "Own": "owns the home outright"},
+    "purpose": {"Debt consolidation": "paying off other debts", "Car": "buying a car", "Home": "home improvement",
+                "Education": "tuition and courses", "Business": "starting or growing a business"},
+    "n_late_payments": {0: "no late payments on record"},
+}
 
 #: All columns of :func:`make_loans`, in order (features first, target last).
 LOANS_COLUMNS: list[str] = [
@@ -312,6 +329,21 @@ def loans_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def codebook_csv(value_labels: dict) -> str:
+    """A codebook ``{feature: {value: label}}`` as the CSV text ``feature,value,label`` (one line per label; what
+    ``sample_data/build.py`` writes and the intake reads back)."""
+    import csv  # noqa: PLC0415 - only the sample builder and the dashboard's download need it
+    import io  # noqa: PLC0415
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["feature", "value", "label"])
+    for feature, labels in value_labels.items():
+        for value, label in labels.items():
+            writer.writerow([feature, value, label])
+    return out.getvalue()
+
+
 def load_bundled_loans(path: str | Path | None = None) -> pd.DataFrame:
     """Read the bundled ``sample_data/loans.csv`` (or ``path``) with the loans dtypes."""
     path = Path(path) if path is not None else SAMPLE_DATA_DIR / LOANS_CSV
@@ -335,6 +367,8 @@ class SampleInfo:
     favourable: object = None
     #: readable names of the class labels ({} when the labels are their own names)
     class_names: dict = field(default_factory=dict)
+    #: the codebook file in :data:`SAMPLE_DATA_DIR` (value labels, CSV ``feature,value,label``), or None
+    codebook: str | None = None
 
 
 #: The sample data sets :func:`load_sample` knows, by name.
@@ -350,6 +384,7 @@ SAMPLES: dict[str, SampleInfo] = {
         target=LOANS_TARGET,
         favourable=1,
         class_names={1: "approved", 0: "rejected"},
+        codebook=LOANS_CODEBOOK,
     ),
     "wine": SampleInfo(
         name="wine",

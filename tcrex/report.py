@@ -438,7 +438,7 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
         parts.insert(1, f"<p class=\"rule-heading\"><b>{_e(_rule_heading(exp))}</b></p>")
     parts.append(_kv(facts))
     table = individual_table(exp, x, changes_first=True, outcome_name=lambda v: _outcome(v, class_names),
-                             constraints=getattr(ex, "constraints_", None))
+                             constraints=getattr(ex, "constraints_", None), value_labels=ex.schema_.value_labels)
     table = table.rename(columns={"counterfactual value": "recommended point"})
     if not real_example:
         table = table.drop(columns=[c for c in table.columns if c.startswith("real example")])
@@ -629,8 +629,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     ``include_rows=True`` and ``rows`` (first 500 rows). ``effectiveness`` (from :meth:`TCREx.effectiveness`)
     adds how often the recommended points work on the model, in the summary and the rules table;
     ``outcome_names`` names each target in words (``{0: "approved"}``) instead of ``output = 1``;
-    ``class_names`` (``{label: name}``, e.g. ``{1: "approved", 0: "rejected"}``) names the classes everywhere
-    else: model outputs, the rules and metarules tables and the text summary (and the targets when
+    ``class_names`` (``{label: name}``, e.g. ``{1: "approved", 0: "rejected"}``; default the explainer's own)
+    names the classes everywhere else: model outputs, the rules and metarules tables and the text summary (and the targets when
     ``outcome_names`` is not given). Rules are named by their one id (``rule_id``: "R1", "R2", …).
     ``model_performance`` (a :class:`tcrex.performance.ModelPerformance`, or a sentence saying why there is none)
     adds a small table of the model's own performance and the rows it was measured on. ``comparison`` (a
@@ -638,6 +638,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     (:func:`comparison_html`).
     """
     check_fitted(ex)
+    if class_names is None:  # the explainer's own (TCREx(class_names=...), kept in its JSON)
+        class_names = getattr(ex, "class_names", None) or None
     when = generated_at or datetime.now(timezone.utc)
     figures = figures or {}
     tables = tables or {}
@@ -756,9 +758,13 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if embed_rows:
         section("rows", "Row-level data (included on request)", _table(rows))
 
-    settings = {k: "default" if v is None else v for k, v in ex.get_params().items()}
+    params = ex.get_params()
+    settings = {k: "default" if v is None else v for k, v in params.items() if k not in ("value_labels", "class_names")}
     # None is not the default of these two: it switches them off
-    settings.update({k: "none" for k in ("special_codes", "max_changes") if ex.get_params().get(k, 0) is None})
+    settings.update({k: "none" for k in ("special_codes", "max_changes") if params.get(k, 0) is None})
+    book = ex.schema_.value_labels  # the codebook in words: how many labels, not every one
+    settings["value labels"] = (f"{pluralise(sum(map(len, book.values())), 'label')} for "
+                                f"{pluralise(len(book), 'feature')}: {', '.join(book)}" if book else "none")
     settings.update({"task": getattr(ex, "task_", None), "fit rows": getattr(ex, "n_fit_rows_", None),
                      "features": len(ex.schema_.names)})
     constraints = getattr(ex, "constraints_", None)

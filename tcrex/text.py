@@ -46,13 +46,14 @@ def integer_range(low: float, high: float) -> tuple[float, float]:
     return first, last
 
 
-def numeric_condition(low: float, high: float, integer: bool) -> str:
-    """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"."""
+def numeric_condition(low: float, high: float, integer: bool, labels=None) -> str:
+    """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"; a single value
+    through :func:`value_text` ("= no delinquency on record (-7)" when the codebook labels it)."""
     if integer:
         first, last = integer_range(low, high)
         if np.isfinite(first) and np.isfinite(last):
             if first == last:
-                return f"= {format_number(first)}"
+                return f"= {value_text(float(first), labels)}"
             if first < last:
                 return f"in [{format_number(first)}, {format_number(last)}]"
         elif np.isfinite(first):
@@ -68,10 +69,29 @@ def numeric_condition(low: float, high: float, integer: bool) -> str:
     return f"in ({format_number(low)}, {format_number(high)}]"
 
 
-def categorical_condition(allowed: np.ndarray, categories: list) -> str:
-    """An allowed-category mask as text: "= Married", "in {A, B}", "≠ Private", "not in {A, B}"."""
-    yes = [str(c) for c, a in zip(categories, allowed) if a]
-    no = [str(c) for c, a in zip(categories, allowed) if not a]
+def value_text(value, labels=None) -> str:
+    """A data value as advice states it: "no checking account (A14)" when the codebook labels it (the label a
+    person reads, then the code the data holds), else the value itself ("A14", "5"). The one renderer of a value
+    in sentences, frames and figures. ``labels``: value -> label as the engine reads values (a categorical
+    feature's categories, a numeric feature's floats: ``tcrex.codebook`` matches them); None for no labels."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    plain = output_text(value)
+    if labels:
+        try:  # equal numbers hash alike, so -7 finds a numeric feature's key -7.0
+            label = labels.get(value)
+        except TypeError:  # an unhashable value: no label
+            label = None
+        if label is not None and label != plain:
+            return f"{label} ({plain})"
+    return plain
+
+
+def categorical_condition(allowed: np.ndarray, categories: list, labels=None) -> str:
+    """An allowed-category mask as text: "= Married", "in {A, B}", "≠ Private", "not in {A, B}" (each category
+    through :func:`value_text`, so a labelled one reads "no checking account (A14)")."""
+    yes = [value_text(c, labels) for c, a in zip(categories, allowed) if a]
+    no = [value_text(c, labels) for c, a in zip(categories, allowed) if not a]
     if not no:
         return "any value"
     if len(yes) == 1:
@@ -209,7 +229,7 @@ def box_conditions(schema, boxes, r: int, *, text: bool = True) -> dict:
                 continue
             cond = {"bounds": {"in": [c for c, a in zip(f.categories, allowed) if a]}}
             if text:
-                cond["text"] = categorical_condition(allowed, f.categories)
+                cond["text"] = categorical_condition(allowed, f.categories, f.labels)
         else:
             low, high = float(boxes.low[r, slot]), float(boxes.high[r, slot])
             if not (math.isfinite(low) or math.isfinite(high)):
@@ -217,7 +237,7 @@ def box_conditions(schema, boxes, r: int, *, text: bool = True) -> dict:
             cond = {"bounds": {"low": low if math.isfinite(low) else None,
                                "high": high if math.isfinite(high) else None}}
             if text:
-                cond["text"] = numeric_condition(low, high, f.integer)
+                cond["text"] = numeric_condition(low, high, f.integer, f.labels)
         out[i] = cond
     return out
 

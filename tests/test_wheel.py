@@ -28,7 +28,8 @@ pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: left 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ["tcrex/_app/app.py", "tcrex/_app/pages/views/home.py", "tcrex/_app/pages/views/data_model.py",
            "tcrex/_app/assets/logo.svg", "tcrex/_app/sample_data/loans.csv", "tcrex/_app/sample_data/loans_model.json",
-           "tcrex/_app/sample_data/loans_model.meta.json", "tcrex/_app/.streamlit/config.toml"]
+           "tcrex/_app/sample_data/loans_model.meta.json", "tcrex/_app/sample_data/loans_codebook.csv",
+           "tcrex/_app/.streamlit/config.toml"]
 _COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
                                       ".hypothesis", "test-artifacts", "results")
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, even with http_proxy set

@@ -20,9 +20,12 @@ setup.model_panel()
 st.header("3 · Favourable outcome", divider="gray", anchor="favourable-outcome")
 setup.outcome_section()
 
-st.header("4 · Columns in use", divider="gray")
+st.header("4 · Value labels", divider="gray", anchor="value-labels")
+setup.value_labels_section()
+
+st.header("5 · Columns in use", divider="gray")
 setup.label_section()
 setup.active_data_summary()
 
-st.header("5 · Actionability constraints", divider="gray", anchor="actionability-constraints")
+st.header("6 · Actionability constraints", divider="gray", anchor="actionability-constraints")
 setup.constraints_section()

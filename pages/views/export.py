@@ -12,7 +12,7 @@ cols = st.columns(3)
 with cols[0]:
     st.markdown("**Rules and metarules (JSON)**  \nThe fitted explanation as plain data; reload it with "
                 "`TCREx.from_json`.")
-    st.download_button("Download JSON", data=downloads.expiring(exports.rules_json(result), "application/json", "tcrex-rules.json"),
+    st.download_button("Download JSON", data=downloads.expiring(exports.rules_json(result, ws.class_names), "application/json", "tcrex-rules.json"),
                        file_name="tcrex-rules.json",
                        mime="application/json", icon=":material/data_object:", key="dl_json")
 with cols[1]:

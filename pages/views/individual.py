@@ -21,8 +21,9 @@ exp = individual.guard(lambda: ex.explain_one(ind.frame, y_pred=output, model=mo
 if exp is not None:
     individual.recourse_headline(ws, result, ind, exp)
     st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
-    individual.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None))
-    individual.rule_and_metarule(exp)
+    individual.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None),
+                            value_labels=ex.schema_.value_labels)
+    individual.rule_and_metarule(exp, value_labels=ex.schema_.value_labels)
     if exp.status == NO_ACTIONABLE_RULE:
         individual.no_actionable_alternatives(exp)
     elif exp.alternatives:

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ModelError, ParameterError, TCRExError
-from ..text import class_label, format_difference, format_number, pluralise
+from ..text import class_label, format_difference, format_number, pluralise, value_text
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE, REGRESSION
 from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fmt, rgba, rule_color, rule_dash,
                      solution, target_spec, wrap)
@@ -106,7 +106,8 @@ class _Axis:
                    showline=True, linecolor="#444444", mirror=True)
         if self.categorical:
             out.update(tickmode="array", tickvals=list(range(len(self.cats))),
-                       ticktext=[esc(clip_text(c, 18)) for c in self.cats], showgrid=False)
+                       ticktext=[esc(clip_text(value_text(c, self.feature.labels), 28 if self.feature.labels else 18))
+                                 for c in self.cats], showgrid=False)
         return out
 
 
@@ -169,8 +170,8 @@ def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, gre
     custom = None
     hx, hy = "%{x}", "%{y}"
     if ax.categorical or ay.categorical:
-        custom = np.stack([Xs[ax.name].astype(str).map(esc).to_numpy(), Xs[ay.name].astype(str).map(esc).to_numpy()],
-                          axis=1)
+        custom = np.stack([Xs[a.name].map(lambda v, a=a: esc(value_text(v, a.feature.labels))).to_numpy()
+                           for a in (ax, ay)], axis=1)
         hx = "%{customdata[0]}" if ax.categorical else hx
         hy = "%{customdata[1]}" if ay.categorical else hy
     tmpl = f"{_tmpl(ax.name)}: {hx}<br>{_tmpl(ay.name)}: {hy}<extra>%{{fullData.name}}</extra>"

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from ..constraints import constraint_parts
 from ..errors import ParameterError
+from ..text import value_text
 from ._style import NEUTRAL, base_layout, esc, rule_color, wrap
 
 INDIVIDUAL_COLUMNS = ["feature", "current value", "counterfactual value", "real example value", "action",
@@ -22,7 +23,8 @@ META_COLUMNS = ["alternative", "metarule", "rule", "if", "features that would di
 CHECK_MARKS = {True: "✓ the model confirms it", False: "✗ the model does not confirm it", None: "not checked"}
 
 
-def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, constraints=None) -> pd.DataFrame:
+def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, constraints=None,
+                     value_labels=None) -> pd.DataFrame:
     """One row per feature of ``x``: current value, counterfactual value, the real example's value, the action
     ("change" / "keep" / "free" / "immutable") and the rule's condition on it (empty when the rule leaves it free).
     A feature the rule does not name is "free", unless ``constraints`` (the explainer's ``constraints_``, or a
@@ -35,7 +37,8 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, 
     verified point, a column "nearest point of the rule" holds the paper's point where it differs, and a first row
     ``⟨model output⟩`` gives the model's output at each point, so whether the advice works is read off the table.
     ``changes_first`` orders the features changed, kept, then free (else in ``x``'s order); ``outcome_name``
-    turns a model output into words for that row (e.g. ``1`` -> ``"approved"``).
+    turns a model output into words for that row (e.g. ``1`` -> ``"approved"``); ``value_labels`` (the
+    explainer's codebook, ``ex.schema_.value_labels``) shows a labelled value as "no checking account (A14)".
     """
     name = outcome_name or str
     if isinstance(x, pd.DataFrame):
@@ -62,10 +65,14 @@ def individual_table(exp, x, *, changes_first: bool = False, outcome_name=None, 
     for f, v in values.items():
         action = "change" if f in change else "keep" if f in keep else "immutable" if f in fixed else "free"
         cond = conditions.get(f, {}).get("text", "")
-        row = [str(f), v, cf.get(f) if exp.counterfactual else None]
+        labels = (value_labels or {}).get(f)
+
+        def said(value, labels=labels):
+            return value if not labels or value is None else value_text(value, labels)
+        row = [str(f), said(v), said(cf.get(f)) if exp.counterfactual else None]
         if show_boundary:
-            row.append(boundary.get(f))
-        rows.append(row + [example.get(f) if exp.example else None, action, cond])
+            row.append(said(boundary.get(f)))
+        rows.append(row + [said(example.get(f)) if exp.example else None, action, cond])
     if changes_first:
         rows.sort(key=lambda r: _ACTION_ORDER[r[-2]])  # stable: features keep their order within an action
     if verified:

@@ -175,7 +175,7 @@ def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
         labels = bin_labels(edges, s)
         out = pd.Series(pd.Categorical.from_codes(bins.cat.codes, categories=labels), index=s.index, name=column)
         return out, True
-    return s.rename(column), False
+    return ui.labelled_groups(s, ws.data.value_labels.get(column)).rename(column), False
 
 
 def bin_labels(edges, values: pd.Series) -> list[str]:

@@ -6,6 +6,7 @@ when the user clicks.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -25,8 +26,16 @@ from .components import current_individual, used_features
 from .state import FitResult, Workspace, measure_model
 
 
-def rules_json(result: FitResult) -> Callable[[], str]:
-    return lambda: result.explainer.to_json(indent=2)
+def rules_json(result: FitResult, class_names: dict | None = None) -> Callable[[], str]:
+    """The rules JSON, with the codebook (the fit carries it) and the classes' names (``class_names``, the data's
+    as the pages say them) kept in it, so a reload says what the pages said."""
+    def build() -> str:
+        ex = result.explainer
+        names = {c: n for c, n in (class_names or {}).items() if c in set(getattr(ex, "classes_", []))}
+        if names and names != (ex.class_names or {}):
+            ex = copy.deepcopy(ex).update(class_names=names)
+        return ex.to_json(indent=2)
+    return build
 
 
 def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:

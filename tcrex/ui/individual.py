@@ -15,7 +15,7 @@ import streamlit as st
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
 from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
-from tcrex.text import pluralise
+from tcrex.text import pluralise, value_text
 
 from . import search, session
 from .components import arrow_safe, build, chart, current_individual, display_value, show, static_table
@@ -268,14 +268,14 @@ def no_actionable_alternatives(exp) -> None:
     show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
 
 
-def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None) -> None:
+def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None, value_labels=None) -> None:
     """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
     first and highlighted, with the model's output at each point in the first row (``constraints``: the
     explainer's, so an immutable feature reads "immutable", not "free")."""
     from tcrex.figures import individual_table  # noqa: PLC0415
 
     table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name,
-                  constraints=constraints)
+                  constraints=constraints, value_labels=value_labels)
     if table is None:
         return
     table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
@@ -318,8 +318,13 @@ def _cond_lines(conds: dict) -> str:
     return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
 
 
-def rule_and_metarule(exp) -> None:
-    """The rule and the metarule side by side (two columns of condition lists)."""
+def rule_and_metarule(exp, value_labels=None) -> None:
+    """The rule and the metarule side by side (two columns of condition lists); ``value_labels`` (the
+    explainer's codebook) names labelled values as the sentences do."""
+
+    def said(feature, value):
+        labels = (value_labels or {}).get(feature)
+        return value_text(value, labels) if labels else display_value(value)
     if exp.rule is None:
         return
     left, right = st.columns(2)
@@ -332,8 +337,8 @@ def rule_and_metarule(exp) -> None:
             st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions))
         if exp.changes:
             st.markdown("**Change:** " + ", ".join(
-                f"`{c['feature']}` from {display_value(c['current'])} to "
-                + (f"{display_value(c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
+                f"`{c['feature']}` from {said(c['feature'], c['current'])} to "
+                + (f"{said(c['feature'], c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
                    if "value" in c else str(c["condition"]))
                 for c in exp.changes))
         if exp.keeps:

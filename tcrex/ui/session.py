@@ -236,6 +236,26 @@ def set_class_names(data_key: str, names: dict, state: MutableMapping | None = N
     _setdefault(CLASS_NAMES, {}, state)[data_key] = names
 
 
+#: The codebook the user gave, per data content (``{data key: {feature: {value: label}}}``), replacing the data's
+#: own (the loans sample ships one). Written by the Data & model page's value-labels table and codebook upload;
+#: never cleared (coming back to the data restores it).
+VALUE_LABELS = "tcrex.value_labels"
+
+
+def value_labels(data_key: str, state: MutableMapping | None = None) -> dict | None:
+    """The user's codebook of this data, or None when the user has not given one (the data's own is used)."""
+    book = _get(VALUE_LABELS, {}, state).get(data_key)
+    return None if book is None else {f: dict(v) for f, v in book.items()}
+
+
+def set_value_labels(data_key: str, book: dict, state: MutableMapping | None = None) -> None:
+    _setdefault(VALUE_LABELS, {}, state)[data_key] = {f: dict(v) for f, v in book.items()}
+
+
+def clear_value_labels(data_key: str, state: MutableMapping | None = None) -> None:
+    _setdefault(VALUE_LABELS, {}, state).pop(data_key, None)
+
+
 def confirmed_outcomes(state: MutableMapping | None = None) -> dict:
     """``{workspace key: target}`` of the confirmed favourable outcomes (:data:`OUTCOME_CONFIRMED`)."""
     return _setdefault(OUTCOME_CONFIRMED, {}, state)

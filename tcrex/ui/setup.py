@@ -11,7 +11,11 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from tcrex.errors import TCRExError
+from tcrex.codebook import check_value_labels, match_feature
+from tcrex.errors import ParameterError, TCRExError
+from tcrex.intake import fit_codebook, read_codebook
+from tcrex.spreadsheet import to_csv
+from tcrex.text import format_number
 from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 
 from . import session, sources, state
@@ -383,6 +387,131 @@ def constraints_section() -> None:
                    "constraints*, under the parameters).")
         return
     constraints.table_editor(ws, result)
+
+
+def value_labels_section() -> None:
+    """The codebook: one table row per category (and per labelled numeric code) with its label, editable; a
+    codebook file (CSV ``feature,value,label`` or JSON) read through :mod:`tcrex.intake` as untrusted input.
+    Every page, figure, export and the report say the labels once applied (``TCREx(value_labels=...)``)."""
+    ws, result, _ = state.current()
+    if ws is None or result is None:
+        st.caption("Value labels are set once a model is chosen and the rules are fitted.")
+        return
+    ex = result.explainer
+    found = state.codebook_report(ws, ex)
+    st.caption("What each value means to a person (*A14* → *no checking account*): sentences, tables, charts, "
+               "exports and the report then say “no checking account (A14)”. Leave a label empty to show the "
+               "value alone.")
+    if found.notes:
+        st.warning("Some labels of the codebook do not match the data and are not used: " + "; ".join(found.notes),
+                   icon=":material/label_off:")
+    rows = codebook_rows(ex.schema_, found.labels)
+    with st.form("value_labels_form"):
+        edited = st.data_editor(rows, hide_index=True, width="stretch", num_rows="fixed", key="value_labels_table",
+                                column_config={"feature": st.column_config.TextColumn("Feature", disabled=True),
+                                               "value": st.column_config.TextColumn("Value", disabled=True),
+                                               "label": st.column_config.TextColumn("Label", max_chars=200)})
+        applied = st.form_submit_button("Apply labels", type="primary")
+    if applied:
+        book = codebook_from_rows(ex.schema_, rows, edited)
+        try:
+            check_value_labels(book)
+        except TCRExError as exc:
+            st.error(f"The labels were not applied: {exc}", icon=":material/error:")
+        else:
+            state.set_value_labels(ws.data.key, book)
+            st.rerun()
+    numeric = [f.name for f in ex.schema_.features if not f.is_categorical]
+    if numeric:
+        with st.expander("Label a code of a numeric feature (e.g. −7 = no delinquency on record)"):
+            with st.form("value_labels_code_form"):
+                a, b, c = st.columns([2, 1, 3])
+                feature = a.selectbox("Feature", numeric, key="value_labels_code_feature")
+                code = b.text_input("Value", key="value_labels_code_value", placeholder="-7")
+                label = c.text_input("Label", key="value_labels_code_label", max_chars=200)
+                added = st.form_submit_button("Add label")
+            if added:
+                try:
+                    book = add_code_label(found.labels, feature, code, label)
+                except TCRExError as exc:
+                    st.error(f"The label was not added: {exc}", icon=":material/error:")
+                else:
+                    state.set_value_labels(ws.data.key, book)
+                    st.rerun()
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    # the uploader shows on demand: the model's file uploader above stays the page's last one until it is asked for
+    opened = c1.toggle("Upload a codebook file", key="codebook_upload_open")
+    c2.download_button("Download the codebook (CSV)", data=codebook_download(found.labels),
+                       file_name="codebook.csv", mime="text/csv", on_click="ignore", key="codebook_download")
+    upload = st.file_uploader("Upload a codebook (CSV feature,value,label or JSON {feature: {value: label}})",
+                              type=["csv", "json"], key="codebook_upload") if opened else None
+    if upload is not None:
+        try:
+            book = read_codebook(upload.getvalue(), upload.name)
+        except TCRExError as exc:
+            st.error(f"The codebook cannot be used: {exc}", icon=":material/error:")
+            return
+        matched = fit_codebook(book, ex.schema_)
+        for note in matched.notes:
+            st.warning(f"{upload.name}: {note}", icon=":material/label_off:")
+        st.info(f"{upload.name}: {matched.n_labels} label(s) for {len(matched.labels)} feature(s) match the data.",
+                icon=":material/label:")
+        if st.button("Use this codebook", key="codebook_use", disabled=not matched.labels):
+            state.set_value_labels(ws.data.key, matched.labels)
+            st.rerun()
+    if state.user_value_labels(ws.data.key) is not None and st.button("Back to the data's own codebook",
+                                                                       key="codebook_reset"):
+        state.clear_value_labels(ws.data.key)
+        st.rerun()
+
+
+def codebook_rows(schema, labels: dict) -> pd.DataFrame:
+    """The codebook table: every category of every categorical feature, then the labelled codes of numeric
+    features, with their labels ("" where none). Values as text (the table's cells)."""
+    rows = []
+    for f in schema.features:
+        given = labels.get(f.name, {})
+        if f.is_categorical:
+            matched, _ = match_feature(f.name, True, f.categories, given)
+            rows += [(f.name, str(c), matched.get(c, "")) for c in f.categories]
+        else:
+            rows += [(f.name, format_number(float(v)), label)
+                     for v, label in match_feature(f.name, False, [], given)[0].items()]
+    return pd.DataFrame(rows, columns=["feature", "value", "label"], dtype=object)
+
+
+def codebook_from_rows(schema, rows: pd.DataFrame, edited: pd.DataFrame) -> dict:
+    """The codebook of the edited table (rows in the order of :func:`codebook_rows`; empty labels dropped),
+    values as the data holds them."""
+    book: dict = {}
+    for (feature, value, _), label in zip(rows.itertuples(index=False), edited["label"]):
+        label = "" if label is None or (isinstance(label, float) and label != label) else str(label).strip()
+        if not label:
+            continue
+        f = schema.features[schema.index(feature)]
+        key = next((c for c in f.categories if str(c) == value), value) if f.is_categorical else float(value)
+        book.setdefault(feature, {})[key] = label
+    return book
+
+
+def add_code_label(labels: dict, feature: str, code: str, label: str) -> dict:
+    """The codebook with one more label for a numeric feature's ``code`` (text that reads as a number); raises
+    :class:`tcrex.errors.ParameterError` with the reason when the code is not a number or the label not usable."""
+    matched, unknown = match_feature(feature, False, [], {str(code).strip(): label})
+    if unknown or not str(code).strip():
+        raise ParameterError(f"{feature} is numeric: its codes are numbers, got {str(code).strip()!r}")
+    book = {f: dict(v) for f, v in labels.items()}
+    codes, _ = match_feature(feature, False, [], book.get(feature, {}))  # "0" and 0.0 are one code
+    book[feature] = {**codes, **matched}
+    check_value_labels(book)
+    return book
+
+
+def codebook_download(labels: dict) -> bytes:
+    """The codebook as CSV ``feature,value,label``, formula-like cells neutralised (:mod:`tcrex.spreadsheet`)."""
+    frame = pd.DataFrame([(f, str(v), label) for f, values in labels.items() for v, label in values.items()],
+                         columns=["feature", "value", "label"])
+    return to_csv(frame, index=False).encode("utf-8")
 
 
 def label_section() -> None:

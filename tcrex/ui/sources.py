@@ -110,6 +110,8 @@ class ActiveData:
     favourable: Any = None
     #: readable names of label values (bundled samples), e.g. {1: "approved", 0: "rejected"}
     class_names: dict = field(default_factory=dict)
+    #: the codebook, ``{feature: {value: label}}`` (the bundled sample's file, or the one the user gave)
+    value_labels: dict = field(default_factory=dict)
 
     @property
     def features(self) -> list[str]:
@@ -149,6 +151,9 @@ def describe_sample(data: ActiveData, name: str) -> ActiveData:
     data.description = info.description
     if data.label_column == info.target:
         data.favourable, data.class_names = info.favourable, dict(info.class_names)
+    if info.codebook:  # the sample's codebook, read as any codebook file is
+        data.value_labels = intake.read_codebook((datasets.SAMPLE_DATA_DIR / info.codebook).read_bytes(),
+                                                 info.codebook)
     return data
 
 

@@ -30,6 +30,7 @@ import streamlit as st
 
 from tcrex import TCREx, ordered_labels, suggest_favourable
 from tcrex.errors import TCRExError
+from tcrex.intake import CodebookReport, fit_codebook
 from tcrex.vocabulary import CLASSIFICATION
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
 from tcrex.text import class_label, format_number
@@ -224,14 +225,49 @@ def set_class_names(data_key: str, names: dict) -> None:
     session.set_class_names(data_key, clean)
 
 
+def user_value_labels(data_key: str) -> dict | None:
+    """The codebook the user gave this data (None: the data's own, e.g. the loans sample's file)."""
+    return session.value_labels(data_key)
+
+
+def set_value_labels(data_key: str, book: dict) -> None:
+    """The codebook of this data from now on, on every page (``{feature: {value: label}}``; {} for none)."""
+    session.set_value_labels(data_key, book)
+
+
+def clear_value_labels(data_key: str) -> None:
+    """Back to the data's own codebook (the sample's file; none for an upload)."""
+    session.clear_value_labels(data_key)
+
+
 def _with_class_names(data: ActiveData) -> ActiveData:
-    """The data with the user's class names over the metadata's (a copy: cached data is shared)."""
+    """The data with the user's class names over the metadata's, and the user's codebook instead of the data's
+    own (a copy: cached data is shared)."""
     names = user_class_names(data.key)
-    if not names:
+    book = user_value_labels(data.key)
+    if not names and book is None:
         return data
     out = copy.copy(data)
     out.class_names = {**data.class_names, **names}
+    if book is not None:
+        out.value_labels = book
     return out
+
+
+def codebook_report(ws: "Workspace", ex: TCREx) -> CodebookReport:
+    """The data's codebook matched to the explainer's features: the labels in force and what was left out."""
+    return fit_codebook(ws.data.value_labels or {}, ex.schema_)
+
+
+def _with_labels(ex: TCREx, ws: "Workspace", base: TCREx | None = None) -> TCREx:
+    """``ex`` with the data's codebook in force (a copy when ``ex`` is ``base``, a cached explainer other fits
+    start from); labels change words only, so nothing is re-derived."""
+    wanted = codebook_report(ws, ex).labels
+    if (ex.value_labels or {}) == wanted:
+        return ex
+    if ex is base:
+        ex = copy.deepcopy(ex)
+    return ex.update(value_labels=wanted)
 
 
 def active_data() -> ActiveData:
@@ -489,6 +525,13 @@ class FitResult:
         return self.cache["actions"]
 
 
+def labels_key(ws: Workspace) -> str:
+    """The codebook's part of a fit result's key: a new label is a new result (words change, not rules)."""
+    book = ws.data.value_labels or {}
+    return sources.sha256("labels", sorted((f, sorted((repr(k), v) for k, v in labels.items()))
+                                           for f, labels in book.items()))
+
+
 def fit_key(ws: Workspace, p: Params) -> str:
     return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
                           sorted(ws.categorical), list(ws.X.columns))
@@ -539,7 +582,7 @@ def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) 
     fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
     t0 = time.perf_counter()
     ex.fit(ws.X.loc[ws.data.fit_index], y_pred=ws.y_pred[fit_pos], progress=progress)
-    return ex, time.perf_counter() - t0
+    return _with_labels(ex, ws), time.perf_counter() - t0
 
 
 def _shared_build(ws: Workspace, p: Params, key: str) -> FitResult:
@@ -557,7 +600,8 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
     """
     p = p or params()
     fkey = fit_key(ws, p)
-    key = sources.sha256(fkey, p.tau, repr(p.target), p.constraints)
+    unlabelled = sources.sha256(fkey, p.tau, repr(p.target), p.constraints)  # the shared fits' key
+    key = sources.sha256(unlabelled, labels_key(ws))
     results = caching.session_lru("results")
     if key in results:
         session.set_current_fit(results.lookup(key))
@@ -566,7 +610,8 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
     update_seconds = None
     # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/shared.py)
     hit = shared.lookup(ws, p, fkey, default=Params(target=ws.favourable_default()), build=_shared_build)
-    if hit is not None and hit.key == key:
+    if hit is not None and hit.key == unlabelled and (hit.explainer.value_labels or {}) == codebook_report(
+            ws, hit.explainer).labels:  # the shared fit carries the sample's own codebook
         session.set_current_fit(hit)
         return hit
     if hit is not None and fkey not in bases:
@@ -594,6 +639,7 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
             if bar is not None:
                 bar.empty()
         bases.put(fkey, (ex, fit_seconds))
+    ex = _with_labels(ex, ws, base=bases.lookup(fkey)[0] if fkey in bases else None)
     explanations = ex.explain(ws.X, y_pred=ws.y_pred)
     result = FitResult(explainer=ex, explanations=explanations, params=p, fit_key=fkey, key=key,
                        fit_seconds=fit_seconds, update_seconds=update_seconds)

@@ -119,7 +119,7 @@ def test_audit_page(page, open_app, save_screenshot, wait_idle):
     charts.nth(3).wait_for(state="visible")  # bars, changes per group, forest plot, heatmap
     assert charts.count() >= 4
     text = page.locator('[data-testid="stMain"]').inner_text()
-    assert "employment = Salaried" in text and "95% CI" in text  # findings as the headline
+    assert "employment = salaried employee (Salaried)" in text and "95% CI" in text  # findings as the headline
     assert_no_errors(page)
     save_screenshot(page, "audit")
 

@@ -33,7 +33,7 @@ class Oracle:
 
     def __init__(self, doc: dict):
         assert doc["format"] == "tcrex-rules", doc.get("format")
-        assert doc["version"] in (1, 2, 4), doc.get("version")  # 4 adds per-rule values the oracle ignores
+        assert doc["version"] in (1, 2, 4, 5), doc.get("version")  # 4 adds per-rule values, 5 labels: ignored here
         # the unconstrained cost only: actionability constraints (version 2) change the cost and are not modelled
         assert not doc["params"].get("constraints"), "the oracle does not model actionability constraints"
         self.doc = doc

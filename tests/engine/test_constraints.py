@@ -71,7 +71,7 @@ def test_categorical_transitions_are_respected():
 def test_constraints_export_and_old_files_load():
     ex = _fit({"x1": "increase_only", "x2": {"weight": 2}})
     doc = json.loads(ex.to_json())
-    assert doc["version"] == 4
+    assert doc["version"] == 5
     assert doc["params"]["constraints"] == {"x1": {"kind": "increase_only"}, "x2": {"weight": 2}}
     back = TCREx.from_json(ex.to_json())
     X, y = figure1()

@@ -259,7 +259,7 @@ def test_json_follows_schema_and_round_trips():
     X, y = mixed()
     ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
     doc = json.loads(ex.to_json())
-    assert doc["format"] == "tcrex-rules" and doc["version"] == 4
+    assert doc["format"] == "tcrex-rules" and doc["version"] == 5
     assert doc["params"]["rho"] == 0.03 and doc["n_fit_rows"] == len(X)
     assert {f["name"]: f["type"] for f in doc["features"]} == {"age": "numeric", "income": "numeric",
                                                                "job": "categorical", "owner": "categorical"}

@@ -16,7 +16,7 @@ from tcrex._data import Encoded
 from tcrex.datasets import make_loans
 from tcrex import TCREx
 from tcrex.vocabulary import ALREADY_IN_TARGET, SOURCES
-from tcrex.text import box_conditions, status_sentence, verified_sentence
+from tcrex.text import box_conditions, status_sentence, value_text, verified_sentence
 
 from .helpers import mixed
 from .test_properties import make_problem
@@ -38,9 +38,10 @@ def reference_sentences(ex, rec, X, res, class_names=None) -> list:
         r, paper, src = int(rec.rule[i]), int(res["rule"][i]), int(rec.source[i])
         sol = ex.state_.all_solutions()[t]
         conds = box_conditions(ex.schema_, sol.rules, r) if r >= 0 else {}
-        changes = [{"feature": names[f], "value": verify._cell(point[i, f]),
+        labels = [ex.schema_.features[f].labels for f in range(len(names))]
+        changes = [{"feature": names[f], "value": value_text(point[i, f], labels[f]),
                     "condition": conds[f]["text"] if f in conds else None,
-                    "nearest": verify._cell(nearest[i, f]) if r >= 0 else None} for f in changed]
+                    "nearest": value_text(nearest[i, f], labels[f]) if r >= 0 else None} for f in changed]
         keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not rec.changed[i, f]]
         out.append(verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
                                      rule_id=ex.rule_id(t, r) if r >= 0 else None,
@@ -59,6 +60,10 @@ def _cases():
         if p is not None:
             cases.append((f"problem{seed}", lambda p=p: (TCREx(**p.params()).fit(p.X, p.model), p.X, p.model, None)))
     X, _ = mixed(400, seed=2)
+    labels = {"job": {"clerk": "office clerk", "driver": "lorry driver", "nurse": "nurse"}, "owner": {"yes": "owner"},
+              "age": {30: "thirty"}}
+    cases.append(("owner_labelled", lambda: (TCREx(rho=0.03, tau=0.9, target=1, value_labels=labels).fit(
+        X, owner_model), X, owner_model, {0: "rejected", 1: "approved"})))
     for name, model, cons, target in [
             ("diagonal", diagonal_model, None, None),
             ("owner", owner_model, None, 1),

@@ -316,6 +316,10 @@ def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_when
             continue
         sentence = next(s.value for s in at.success if "Recourse" in s.value)
         advice = re.split(r" \(the rule asks|, while keeping| \(rule R", sentence.split("Change ", 1)[1])[0]
+        ex = last_result(at).explainer
+        for feature, labels in ex.schema_.value_labels.items():  # a labelled value is stated "label (code)"
+            for value in labels:
+                advice = advice.replace(ex.value_text(feature, value), ex.value_text(feature, value).rsplit(" (", 1)[1][:-1])
         stated = dict(re.findall(r"(\w+) to ([^ ,()]+)", advice))
         assert stated, sentence
         next(b for b in at.button if b.label == "Try this advice in Edit values").click()

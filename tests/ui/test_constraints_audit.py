@@ -140,7 +140,7 @@ def test_audit_page_on_the_loans_sample_has_content_at_once():
     assert_clean(at)
     assert at.selectbox(key="audit_column").value == "employment"  # no non-feature column: a categorical one
     text = " ".join(m.value for m in at.markdown)
-    assert "Audit of" in text and "employment = Salaried" in text
+    assert "Audit of" in text and "employment = salaried employee (Salaried)" in text
     assert "need on average" in text and "95% CI" in text  # the plain-language findings are the headline
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert len(specs) == 4  # bars, changes distribution, forest plot, heatmap

@@ -1,0 +1,194 @@
+"""Value labels (a codebook) and class names: what they may hold and how a value finds its label.
+
+A codebook is ``{feature: {value: label}}``: per feature, the values as they appear in the data (text for a
+categorical feature, numbers for a numeric feature's codes such as −7/−8/−9) and the words a person reads
+("A14" -> "no checking account"). Class names are ``{class: name}`` (``{1: "approved"}``). Both are parameters of
+:class:`tcrex.TCREx` (``value_labels=``, ``class_names=``), checked in ``fit`` against the data, kept in the JSON
+export and used by every sentence, frame and figure through :func:`tcrex.text.value_text` (the one renderer of a
+value).
+
+Matching (one owner, here): a categorical feature's key names the category equal to it, or else the one whose text
+is the key's text (a codebook read from a CSV holds ``"1"`` for the category ``1``); a numeric feature's key is a
+number (or text that reads as one, ``"-7"``) and labels the values equal to it as floats (``-7``, ``-7.0``).
+Both are untrusted input when they come from a file: sizes are capped and a label is plain, printable text.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import ParameterError, SchemaError
+from .text import shown
+
+#: At most this many labels over all features (a codebook of a wide credit file has a few thousand).
+MAX_LABELS = 100_000
+#: The longest label, in characters (a phrase, not a paragraph).
+MAX_LABEL_CHARS = 200
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def check_label(label, where: str) -> str:
+    """``label`` as a label, or a ParameterError naming ``where``: non-empty text of at most
+    :data:`MAX_LABEL_CHARS` characters without control characters (a line break in a label would break the
+    sentence, the CSV line and the figure)."""
+    if not isinstance(label, str):
+        raise ParameterError(f"{where}: a label must be text, got {shown(label)}")
+    text = label.strip()
+    if not text:
+        raise ParameterError(f"{where}: the label is empty")
+    if len(text) > MAX_LABEL_CHARS:
+        raise ParameterError(f"{where}: the label has {len(text):,} characters; at most {MAX_LABEL_CHARS} are allowed")
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in text):
+        raise ParameterError(f"{where}: the label contains a control character (a line break or tab); "
+                             "write it on one line")
+    return text
+
+
+def check_value_labels(value_labels) -> dict:
+    """The structure of a ``value_labels`` parameter, checked before any data is seen: ``None`` or a mapping
+    feature name -> mapping value -> label. Returns a plain copy (labels stripped); raises ParameterError."""
+    if value_labels is None:
+        return {}
+    if not isinstance(value_labels, dict):
+        raise ParameterError("value_labels must be a mapping {feature: {value: label}}, got "
+                             f"{type(value_labels).__name__}")
+    out, total = {}, 0
+    for feature, labels in value_labels.items():
+        if not isinstance(feature, str):
+            raise ParameterError(f"value_labels: feature names are text, got {shown(feature)}")
+        if not isinstance(labels, dict):
+            raise ParameterError(f"value_labels[{feature!r}] must be a mapping {{value: label}}, got "
+                                 f"{type(labels).__name__}")
+        total += len(labels)
+        if total > MAX_LABELS:
+            raise ParameterError(f"value_labels has more than {MAX_LABELS:,} labels; a codebook that large is not "
+                                 "a codebook (check the file)")
+        checked = {}
+        for value, label in labels.items():
+            value = _plain(value)
+            if not isinstance(value, (str, numbers.Real)) or (isinstance(value, float) and not math.isfinite(value)):
+                raise ParameterError(f"value_labels[{feature!r}]: a value must be text or a finite number, "
+                                     f"got {shown(value)}")
+            checked[value] = check_label(label, f"value_labels[{feature!r}][{shown(value)}]")
+        out[feature] = checked
+    return out
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    try:
+        out = float(str(value).strip().replace("−", "-"))
+    except ValueError:
+        return None
+    return out if math.isfinite(out) else None
+
+
+def match_feature(name: str, categorical: bool, categories: list, labels: dict) -> tuple[dict, list]:
+    """One feature's labels keyed as the engine reads its values: the category objects of a categorical feature,
+    floats for a numeric one. Returns ``(matched, unknown)``: ``unknown`` lists the keys that name no category /
+    are not numbers."""
+    matched, unknown = {}, []
+    if categorical:
+        by_value = {}
+        for c in categories:
+            by_value.setdefault((type(c).__name__, c), c)
+        by_text = {}
+        for c in categories:
+            by_text.setdefault(str(c), c)
+        for key, label in labels.items():
+            cat = by_value.get((type(key).__name__, key))
+            if cat is None:
+                cat = next((c for c in categories if not isinstance(c, str) and c == key), None)
+            if cat is None:
+                cat = by_text.get(str(key))
+            if cat is None:
+                unknown.append(key)
+            else:
+                matched[cat] = label
+    else:
+        for key, label in labels.items():
+            number = _number(key)
+            if number is None:
+                unknown.append(key)
+            else:
+                matched[number] = label
+    return matched, unknown
+
+
+def resolve_value_labels(schema, value_labels) -> dict:
+    """``value_labels`` matched to the features of ``schema``: feature index -> {value as the engine reads it:
+    label}. Unknown features and values that no category is (or a numeric feature's key that is not a number)
+    are a ParameterError that names them."""
+    checked = check_value_labels(value_labels)
+    unknown_features = [f for f in checked if f not in schema.names]
+    if unknown_features:
+        raise ParameterError(f"value_labels names {_few(unknown_features)}, which "
+                             f"{'is not a feature' if len(unknown_features) == 1 else 'are not features'}; the "
+                             f"features are {_few(schema.names, 20)}")
+    out = {}
+    for feature, labels in checked.items():
+        i = schema.index(feature)
+        f = schema.features[i]
+        matched, unknown = match_feature(feature, f.is_categorical, f.categories, labels)
+        if unknown:
+            what = (f"not categories of {feature!r} (its categories: {_few(f.categories, 12)})" if f.is_categorical
+                    else f"not numbers, and {feature!r} is numeric")
+            raise ParameterError(f"value_labels[{feature!r}] labels {_few(unknown)}, which are {what}; remove "
+                                 "them, or fit on data that has them")
+        if matched:
+            out[i] = matched
+    return out
+
+
+def check_class_names(class_names, classes: list, task: str | None = None) -> dict:
+    """``class_names`` matched to the model's classes (class -> name, the class as the engine holds it).
+    A name for a class the model does not output is a ParameterError naming it (and the classes)."""
+    if class_names is None:
+        return {}
+    if not isinstance(class_names, dict):
+        raise ParameterError(f"class_names must be a mapping {{class: name}}, got {type(class_names).__name__}")
+    if len(class_names) > MAX_LABELS:
+        raise ParameterError(f"class_names has more than {MAX_LABELS:,} names")
+    if not classes:
+        raise ParameterError("class_names name classes, but the model is a regressor (no classes)")
+    matched, unknown = match_feature("class", True, list(classes), {_plain(k): v for k, v in class_names.items()})
+    if unknown:
+        raise ParameterError(f"class_names names {_few(unknown)}, which the model never outputs (its classes: "
+                             f"{_few(classes, 20)})")
+    return {c: check_label(name, f"class_names[{shown(c)}]") for c, name in matched.items()}
+
+
+def _few(items, limit: int = 5) -> str:
+    items = list(items)
+    text = ", ".join(repr(_plain(v)) for v in items[:limit])
+    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def as_pairs(labels: dict) -> list:
+    """A mapping as JSON-safe ``[[value, label], ...]`` (JSON object keys are text only; numbers must stay
+    numbers)."""
+    return [[_plain(k), v] for k, v in labels.items()]
+
+
+def from_pairs(pairs, where: str) -> dict:
+    """:func:`as_pairs` read back (from an untrusted export): a list of ``[value, label]`` pairs."""
+    if not isinstance(pairs, list) or len(pairs) > MAX_LABELS:
+        raise SchemaError(f"{where} must be a list of [value, label] pairs (at most {MAX_LABELS:,})")
+    out = {}
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], (str, int, float)) \
+                or isinstance(pair[0], bool):
+            raise SchemaError(f"{where} must be a list of [value, label] pairs, got {shown(pair)}")
+        try:
+            out[pair[0]] = check_label(pair[1], where)
+        except ParameterError as e:
+            raise SchemaError(str(e)) from None
+    return out

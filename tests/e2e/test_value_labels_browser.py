@@ -1,0 +1,66 @@
+"""Value labels in a real browser (issue #35): a codebook uploaded on Data & model is used on the Individual page
+and in the downloaded report, next to the codes ("on a payroll (Salaried)"), with HTML in a label escaped."""
+from __future__ import annotations
+
+from e2e.test_pages import assert_no_errors
+
+CODEBOOK = ("feature,value,label\n"
+            "employment,Salaried,on a payroll\n"
+            "employment,Self-employed,runs own firm\n"
+            "employment,Retired,pensioner\n"
+            "employment,Unemployed,<b>looking for work</b>\n"
+            "home_ownership,Rent,tenant\n"
+            "home_ownership,Mortgage,mortgagor\n"
+            "home_ownership,Own,outright owner\n")
+EMPLOYMENT = {"Salaried": "on a payroll", "Self-employed": "runs own firm", "Retired": "pensioner",
+              "Unemployed": "<b>looking for work</b>"}
+
+
+def _grid_text(page) -> str:
+    """The text of the page, data grids included (their cells are drawn on a canvas; the grid keeps an
+    accessible copy of the visible cells in the DOM)."""
+    return page.evaluate("""() => {
+        const parts = [document.querySelector('[data-testid="stMain"]').innerText];
+        document.querySelectorAll('[data-testid="stDataFrame"] td, [data-testid="stDataFrame"] [role="gridcell"]')
+            .forEach(td => parts.push(td.textContent));
+        return parts.join('\\n');
+    }""")
+
+
+def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open_app, wait_idle, tmp_path,
+                                                                      save_screenshot):
+    book = tmp_path / "codebook.csv"
+    book.write_text(CODEBOOK, encoding="utf-8")
+    open_app(page, "/data_model")
+    page.get_by_text("Upload a codebook file").click()
+    wait_idle(page)
+    uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="codebook")
+    uploader.locator('input[type="file"]').set_input_files(str(book))
+    wait_idle(page)
+    page.get_by_text("7 label(s) for 2 feature(s) match the data").wait_for()
+    page.get_by_role("button", name="Use this codebook").click()
+    wait_idle(page)
+    assert_no_errors(page)
+
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Individual", exact=True).click()
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
+    page.wait_for_timeout(500)
+    wait_idle(page)
+    assert_no_errors(page)
+    text = _grid_text(page)
+    shown = [f"{label} ({code})" for code, label in EMPLOYMENT.items() if f"{label} ({code})" in text]
+    assert shown, text[:3000]
+    save_screenshot(page, "individual_value_labels")
+
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
+    wait_idle(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download report").click()
+    path = tmp_path / "report.html"
+    download.value.save_as(str(path))
+    html = path.read_text(encoding="utf-8")
+    assert "<b>looking for work</b>" not in html  # HTML in a label is text, never markup
+    in_report = [code for code, label in EMPLOYMENT.items()
+                 if f"{label.replace('<', '&lt;').replace('>', '&gt;')} ({code})" in html]
+    assert in_report, "no labelled employment value in the report"

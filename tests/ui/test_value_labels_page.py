@@ -1,0 +1,129 @@
+"""Value labels in the dashboard (issue #35): the loans sample's codebook is in force from the start, a codebook
+file uploaded on Data & model changes what every page says, an edited label changes it again, and a hostile
+codebook gets clear messages."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from apptest_kit import assert_clean, goto, last_result, new_app
+
+pytestmark = pytest.mark.apptest
+
+
+def _page_text(at) -> str:
+    """Everything the page shows as text: markdown, captions, alerts, and every cell of its tables."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [str(a.value) for kind in ("success", "info", "warning", "error") for a in at.get(kind)]
+    for frame in at.dataframe:
+        value = frame.value
+        value = value.data if hasattr(value, "data") and not isinstance(value, pd.DataFrame) else value
+        parts.append(value.to_csv(index=False))
+    for table in at.table:
+        parts.append(table.value.to_csv(index=False))
+    return "\n".join(parts)
+
+
+def _editor(at):
+    return next(d for d in at.data_editor if d.key == "value_labels_table")
+
+
+def _individual_text(at) -> str:
+    goto(at, "individual")
+    assert_clean(at)
+    return _page_text(at)
+
+
+def _use_codebook(at, name: str, data: bytes, mime: str = "text/csv"):
+    goto(at, "data_model")
+    at.toggle(key="codebook_upload_open").set_value(True).run()
+    uploader = next(u for u in at.get("file_uploader") if u.proto.id.endswith("codebook_upload")
+                    or "codebook" in str(u.proto.label).lower())
+    uploader.set_value((name, data, mime)).run()
+    return at
+
+
+def test_the_sample_codebook_is_in_force_and_a_codebook_upload_changes_every_page():
+    at = new_app()
+    assert_clean(at)
+    ex = last_result(at).explainer
+    assert ex.value_labels["employment"]["Salaried"] == "salaried employee"
+    text = _individual_text(at)
+    assert "(Salaried)" in text or "(Self-employed)" in text or "(Retired)" in text or "(Unemployed)" in text
+    # the table on Data & model lists every category with its label
+    goto(at, "data_model")
+    assert_clean(at)
+    table = _editor(at).value
+    row = table[(table.feature == "employment") & (table.value == "Salaried")]
+    assert row.label.tolist() == ["salaried employee"]
+    # upload a codebook: CSV feature,value,label
+    book = ("feature,value,label\n"
+            + "".join(f"employment,{v},job {v.lower()}\n" for v in ["Salaried", "Self-employed", "Retired",
+                                                                    "Unemployed"])
+            + "nowhere,x,y\n").encode()
+    _use_codebook(at, "codebook.csv", book)
+    assert_clean(at)
+    assert any("'nowhere'" in w.value and "not in the data" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Use this codebook").click()
+    at.run()
+    assert_clean(at)
+    assert last_result(at).explainer.value_labels == {
+        "employment": {"Salaried": "job salaried", "Self-employed": "job self-employed", "Retired": "job retired",
+                       "Unemployed": "job unemployed"}}
+    text = _individual_text(at)
+    assert "job " in text and "salaried employee" not in text
+    goto(at, "global_rules")
+    assert_clean(at)
+
+
+def test_editing_a_label_changes_it_everywhere_and_the_report_says_it():
+    at = new_app()
+    goto(at, "data_model")
+    editor = _editor(at)
+    table = editor.value
+    rows = {(f, v): i for i, (f, v) in enumerate(zip(table.feature, table.value))}
+    edits = {rows[("employment", v)]: {"label": f"edited {v}"} for v in ["Salaried", "Self-employed", "Retired",
+                                                                           "Unemployed"]}
+    at.session_state[editor.key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    next(b for b in at.button if b.label == "Apply labels").click()
+    at.run()
+    assert_clean(at)
+    ex = last_result(at).explainer
+    assert ex.value_labels["employment"]["Salaried"] == "edited Salaried"
+    assert ex.value_labels["home_ownership"]["Rent"] == "rents the home"  # the others stay
+    text = _individual_text(at)
+    assert "edited " in text and "salaried employee" not in text
+
+
+def test_a_code_of_a_numeric_feature_gets_a_label():
+    at = new_app()
+    goto(at, "data_model")
+    at.selectbox(key="value_labels_code_feature").set_value("n_late_payments")
+    at.text_input(key="value_labels_code_value").input("3")
+    at.text_input(key="value_labels_code_label").input("three late payments")
+    next(b for b in at.button if b.label == "Add label").click()
+    at.run()
+    assert_clean(at)
+    ex = last_result(at).explainer
+    assert ex.value_text("n_late_payments", 3) == "three late payments (3)"
+    assert ex.value_text("n_late_payments", 0) == "no late payments on record (0)"  # the sample's label stays
+    at.text_input(key="value_labels_code_value").input("often")
+    at.text_input(key="value_labels_code_label").input("x")
+    next(b for b in at.button if b.label == "Add label").click()
+    at.run()
+    assert any("codes are numbers" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("huge.csv", b"feature,value,label\n" + b"employment,Salaried,x\n" * 300_000, "at most 5 MB"),
+    ("wrong.csv", b"a,b\n1,2\n", "exactly the columns feature,value,label"),
+    ("multi.csv", b"feature,value,label\nemployment,Salaried,\"two\nlines\"\n", "control character"),
+    ("bad.json", b'{"employment": "Salaried"}', "a JSON codebook is an object"),
+])
+def test_a_hostile_codebook_gets_a_clear_message(name, data, message):
+    at = new_app()
+    _use_codebook(at, name, data, "application/json" if name.endswith("json") else "text/csv")
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert not [b for b in at.button if b.label == "Use this codebook"]
+    assert last_result(at).explainer.value_labels["employment"]["Salaried"] == "salaried employee"
