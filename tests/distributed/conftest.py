@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 DASK = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
 
 
@@ -36,11 +37,13 @@ def _start_dask_programs(workdir, nthreads: int = 1):
     import distributed
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
+    os.makedirs(workdir, exist_ok=True)
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)
-    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # the programs run in their own folder, as deployed: never the client's (a relative path means nothing there)
+    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(workdir))
     sched = subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address",
                               ":0", "--no-show"], **quiet)
     worker = subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", str(nthreads),
