@@ -100,7 +100,10 @@ def check_run(model_path: str | None = None, threads: int | None = None, referen
     (``"reference_rows"``: ``[{"path", "bytes", "sha256"}, ...]``): the jobs are pinned to these contents."""
     found = {}
     if model_path:
-        found["model"] = model_file(model_path, threads)[1]
+        try:
+            found["model"] = model_file(model_path, threads)[1]
+        except TCRExError as exc:  # the loader's message speaks of the content: say which file it is
+            raise type(exc)(f"{model_path}: {exc}") from None
     if reference_rows:
         found["reference_rows"] = reference_files(reference_rows)
         load_reference(reference_rows, tuple(names), found["reference_rows"])
