@@ -431,11 +431,13 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
-    from .distributed import expand_paths, explain_parquet_file, load_rules
+    from .distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     if verified and not model_path:
         raise _Fail("--verified checks every counterfactual on the model: give --model (not --y-pred-column)")
+    if model_path and workers == 1 and not scheduler:  # its sandbox starts while the engine is imported
+        load_model_file_soon(model_path, _model_threads(workers, scheduler))
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file

@@ -83,6 +83,39 @@ def model_file(path: str, threads: int | None = None, digest: dict | None = None
     return model, got
 
 
+def load_model_file_soon(path: str, threads: int | None = None) -> None:
+    """Start loading the model file at ``path`` in a background thread into the cache :func:`load_model_file`
+    reads: in a one-process run the model's sandbox worker then starts, imports and parses the file while this
+    process imports the engine, instead of after it. A later :func:`load_model_file` of the same content waits for
+    it and reuses the model; a file that fails to load is loaded again there, and refused with its message."""
+    from .. import intake  # noqa: F401 - imported in this thread, never by two threads at once
+    try:
+        data, got = _read_pinned(path, None, "the model file")
+    except (OSError, ValueError):
+        return  # the run's check reads it again and says what is wrong
+    threads = threads if threads is not None else _dask_worker_threads()
+    name = posixpath.basename(path)
+    key = (got["bytes"], got["sha256"], name, os.getpid(), threads)
+    _MODELS_LOCK.acquire()  # held until the model is in the cache: released by the loading thread
+
+    def load():
+        try:
+            if key not in _MODELS:
+                _MODELS[key] = _load_model(data, name, threads)
+                while len(_MODELS) > _MODELS_KEPT:
+                    _MODELS.popitem(last=False)
+        except Exception:  # noqa: BLE001, S110 - reported by the run's own check, which loads the file again
+            pass
+        finally:
+            _MODELS_LOCK.release()
+
+    try:
+        threading.Thread(target=load, name="tcrex-model-load", daemon=True).start()
+    except BaseException:
+        _MODELS_LOCK.release()
+        raise
+
+
 def check_model_file(path: str, threads: int | None = None) -> str:
     """Load the model file at ``path`` as :func:`load_model_file` does (once per process and content: jobs that
     run later in this process reuse it) and return its description."""
