@@ -187,9 +187,21 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, referenc
     folder ``out`` is this client's folder and writable there. ``kw`` then gains the digests of the model file
     (``model_digest``) and of the reference rows (``reference_digests``): every job uses exactly those contents
     (a file replaced during the run is refused), and the caller names them in its outputs."""
+    marker = [_mark_output(out)] if out else []
+    try:
+        yield from _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker)
+    finally:
+        if marker:  # the run stopped before the check confirmed the folder
+            _unmark_output(out, marker.pop(), confirm=False)
+
+
+def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker):
+    """:func:`_run_files` once the output folder is marked (``marker``: its marker, emptied once confirmed)."""
     from .distributed import FileError, check_run, located
 
     threads = kw.get("model_threads")
+    checks = model_path or reference_rows or out
+    run_args = (model_path, threads, reference_rows, tuple(names), out, marker[0] if marker else None)
 
     def check(get):
         try:
@@ -198,6 +210,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, referenc
             raise  # said as for any other input (the message names the file)
         except Exception as exc:  # noqa: BLE001 - a worker lost by the pool or the cluster
             raise _Fail(f"{model_path or reference_rows or out}: {type(exc).__name__}: {exc}") from None
+        if marker:
+            _unmark_output(out, marker.pop())
         if "model" in found:
             kw["model_digest"] = found["model"]
         if "reference_rows" in found:
@@ -211,54 +225,44 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, referenc
         except Exception as exc:  # noqa: BLE001 - Dask/pool failures (KilledWorker, BrokenProcessPool, ...)
             raise located(exc, job[1]) from None
 
-    checks = model_path or reference_rows or out
-    marker = _mark_output(out) if out else None
-    run_args = (model_path, threads, reference_rows, tuple(names), out, marker)
-    try:
-        if scheduler:
-            try:
-                from distributed import Client
-            except ImportError:
-                raise _Fail("--scheduler needs Dask's distributed package (pip install 'tcrex[dask]')") from None
-            try:
-                client = Client(scheduler, timeout=30)
-            except (OSError, TimeoutError) as exc:
-                raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
-            with client:
-                if checks:
-                    check(client.submit(check_run, *run_args, pure=False).result)
-                    marker = marker and _unmark_output(out, marker)  # None: removed
-                futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
-                try:
-                    for job, f in zip(jobs, futs):
-                        yield result(job, f.result)
-                        _say(f"{verb} {job[1]}")
-                finally:
-                    client.cancel(futs)
-        elif workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
-            with ProcessPoolExecutor(workers) as pool:
-                if checks:
-                    check(pool.submit(check_run, *run_args).result)
-                    marker = marker and _unmark_output(out, marker)  # None: removed
-                futs = [pool.submit(fn, *job, **kw) for job in jobs]
-                try:
-                    for job, f in zip(jobs, futs):
-                        yield result(job, f.result)
-                        _say(f"{verb} {job[1]}")
-                finally:
-                    for f in futs:
-                        f.cancel()
-        else:
+    if scheduler:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise _Fail("--scheduler needs Dask's distributed package (pip install 'tcrex[dask]')") from None
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
+        with client:
             if checks:
-                check(lambda: check_run(*run_args))
-                marker = marker and _unmark_output(out, marker)  # None: removed
-            for job in jobs:
-                yield result(job, lambda: fn(*job, **kw))
-                _say(f"{verb} {job[1]}")
-    finally:
-        if marker:
-            _unmark_output(out, marker, confirm=False)
+                check(client.submit(check_run, *run_args, pure=False).result)
+            futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
+            try:
+                for job, f in zip(jobs, futs):
+                    yield result(job, f.result)
+                    _say(f"{verb} {job[1]}")
+            finally:
+                client.cancel(futs)
+    elif workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers) as pool:
+            if checks:
+                check(pool.submit(check_run, *run_args).result)
+            futs = [pool.submit(fn, *job, **kw) for job in jobs]
+            try:
+                for job, f in zip(jobs, futs):
+                    yield result(job, f.result)
+                    _say(f"{verb} {job[1]}")
+            finally:
+                for f in futs:
+                    f.cancel()
+    else:
+        if checks:
+            check(lambda: check_run(*run_args))
+        for job in jobs:
+            yield result(job, lambda: fn(*job, **kw))
+            _say(f"{verb} {job[1]}")
 
 
 def _mark_output(out: str) -> str:
@@ -277,7 +281,7 @@ def _mark_output(out: str) -> str:
 def _unmark_output(out: str, marker: str, confirm: bool = True) -> None:
     """Remove the marker of :func:`_mark_output` and the file the worker wrote beside it; ``confirm``: refuse the
     run when that file is not there (the worker wrote into a folder this client does not see, e.g. its own copy
-    of ``memory://``). Returns None: no marker is left to remove."""
+    of ``memory://``)."""
     import fsspec
     fs, root = fsspec.core.url_to_fs(out)
     seen = f"{root.rstrip('/')}/{marker}.seen"
