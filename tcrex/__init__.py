@@ -8,23 +8,45 @@ One import path per public name. A name defined in a public module is imported f
 :mod:`tcrex.vocabulary` (tasks, feature kinds, statuses, who needs recourse, point sources), :mod:`tcrex.errors`,
 :mod:`tcrex.constraints`, :mod:`tcrex.compare`, :mod:`tcrex.audit`, :mod:`tcrex.text`, :mod:`tcrex.metrics`, ...
 This package re-exports only what the engine's private modules define: the estimator and its helpers below.
+
+The names are loaded on first use (PEP 562): ``import tcrex`` alone, or ``import tcrex.cli`` for ``tcrex --help``,
+loads neither scikit-learn nor pandas; ``from tcrex import TCREx`` works exactly as an eager import would.
 """
-from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
-from ._explainer import LocalExplanation, TCREx
-from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
-from ._params import check_fitted, check_parameter
-from ._stability import RuleStability, rule_stability
-from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+#: public name -> the private module that defines it (imported on first access)
+_LAZY = {
+    "as_frame": "._data", "categorical_columns": "._data", "is_categorical_column": "._data",
+    "sentinel_codes": "._data",
+    "LocalExplanation": "._explainer", "TCREx": "._explainer",
+    "MAX_CLASSES": "._outputs", "MAX_TARGET_CLASSES": "._outputs", "check_rows_for_rho": "._outputs",
+    "detect_task": "._outputs", "min_rule_rows": "._outputs",
+    "check_fitted": "._params", "check_parameter": "._params",
+    "RuleStability": "._stability", "rule_stability": "._stability",
+    "FavourableSuggestion": "._targets", "favourable_class": "._targets", "ordered_labels": "._targets",
+    "suggest_favourable": "._targets",
+}
+
+if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
+    from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
+    from ._explainer import LocalExplanation, TCREx
+    from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+    from ._params import check_fitted, check_parameter
+    from ._stability import RuleStability, rule_stability
+    from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
 
 __all__ = ["TCREx", "LocalExplanation",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
-           # which values of a numeric column are special codes (-7/-8/-9, 999): the intake reports them, the
-           # explainer keeps them as codes (issue #35)
+           # which values of a numeric column are codes ("no such record"), not numbers: the intake reports them,
+           # the explainer keeps them apart (special_codes)
            "sentinel_codes",
            # the favourable outcome to start from and why (the dashboard asks the user to confirm it)
            "suggest_favourable", "FavourableSuggestion", "ordered_labels",
@@ -32,3 +54,17 @@ __all__ = ["TCREx", "LocalExplanation",
            "rule_stability", "RuleStability",
            # scikit-learn conventions: the fitted check (issue #10)
            "check_fitted", "check_parameter", "__version__"]
+
+
+def __getattr__(name: str):
+    """Import the module defining ``name`` on first access and keep the name here (later lookups are plain)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -48,11 +48,26 @@ def cli_words(message: str) -> str:
     return out.replace("(threshold, None)", "'[threshold, null]'")
 
 
+#: Parameters of the commands that name files or folders: resolved against the user's folder before anything runs
+#: (a pool's or a Dask worker's folder is another one).
+PATH_PARAMETERS = ("data", "out", "people_out", "model_path", "model_b_path", "rules_path", "rules_b_path",
+                   "reference_rows", "constraints_path", "value_labels_path", "fit_rows_b")
+
+
+def _absolute(path: str | None) -> str | None:
+    """``path`` as an absolute local path (globs kept), or unchanged when it is a URL (``s3://``, ``memory://``,
+    ``simplecache::s3://``): what the user typed means the same on every worker."""
+    if not path or "://" in path or "::" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def _guard(fn):
     import functools
 
     @functools.wraps(fn)
     def run(*a, **k):
+        k = {name: _absolute(v) if name in PATH_PARAMETERS else v for name, v in k.items()}
         try:
             return fn(*a, **k)
         except click.ClickException:
@@ -227,29 +242,48 @@ def _model_threads(workers: int, scheduler) -> int | None:
     return None if scheduler else max(1, _cores() // max(1, workers))
 
 
-def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
+def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, reference_rows=None, names=(), out=None):
     """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
     ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order. Whatever goes
     wrong with a job (a bad file, a model fault, a worker lost by the pool or the cluster) stops the run with a
     message naming its file.
 
-    ``model_path``: the model file is loaded first, before any job is submitted, so a refused file stops the run
-    with one message naming it. On a pool or a cluster it is loaded by one of the workers (its jobs then reuse
-    that model): the driver starts no model sandbox of its own, which on a pool of two on two cores was a third
-    sandbox start competing with the workers'."""
-    from .distributed import FileError, check_model_file, located
+    Before any job, one of the workers checks the run (:func:`tcrex.distributed.check_run`): the model file
+    ``model_path`` loads (a refused file stops the run with one message naming it; the worker's later jobs reuse
+    the model: the driver starts no model sandbox of its own, which on a pool of two on two cores was a third
+    sandbox start competing with the workers'), the ``reference_rows`` (features ``names``) read, and the output
+    folder ``out`` is this client's folder and writable there. ``kw`` then gains the digests of the model file
+    (``model_digest``) and of the reference rows (``reference_digests``): every job uses exactly those contents
+    (a file replaced during the run is refused), and the caller names them in its outputs."""
+    marker = [_mark_output(out)] if out else []
+    try:
+        yield from _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker)
+    finally:
+        if marker:  # the run stopped before the check confirmed the folder
+            _unmark_output(out, marker.pop(), confirm=False)
+
+
+def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker):
+    """:func:`_run_files` once the output folder is marked (``marker``: its marker, emptied once confirmed)."""
+    from .distributed import FileError, check_run, located
 
     threads = kw.get("model_threads")
+    checks = model_path or reference_rows or out
+    run_args = (model_path, threads, reference_rows, tuple(names), out, marker[0] if marker else None)
 
     def check(get):
         try:
-            get()
-        except TCRExError as exc:
-            raise type(exc)(f"{model_path}: {exc}") from None
-        except (OSError, ValueError, KeyError):
-            raise  # a file that cannot be read: said as for any other input
+            found = get()
+        except (TCRExError, OSError, ValueError, KeyError):
+            raise  # said as for any other input (the message names the file)
         except Exception as exc:  # noqa: BLE001 - a worker lost by the pool or the cluster
-            raise _Fail(f"{model_path}: {type(exc).__name__}: {exc}") from None
+            raise _Fail(f"{model_path or reference_rows or out}: {type(exc).__name__}: {exc}") from None
+        if marker:
+            _unmark_output(out, marker.pop())
+        if "model" in found:
+            kw["model_digest"] = found["model"]
+        if "reference_rows" in found:
+            kw["reference_digests"] = found["reference_rows"]
 
     def result(job, get):
         try:
@@ -269,8 +303,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
         except (OSError, TimeoutError) as exc:
             raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
         with client:
-            if model_path:
-                check(client.submit(check_model_file, model_path, threads, pure=False).result)
+            if checks:
+                check(client.submit(check_run, *run_args, pure=False).result)
             futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
             try:
                 for job, f in zip(jobs, futs):
@@ -281,8 +315,8 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
     elif workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(workers) as pool:
-            if model_path:
-                check(pool.submit(check_model_file, model_path, threads).result)
+            if checks:
+                check(pool.submit(check_run, *run_args).result)
             futs = [pool.submit(fn, *job, **kw) for job in jobs]
             try:
                 for job, f in zip(jobs, futs):
@@ -292,11 +326,40 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None):
                 for f in futs:
                     f.cancel()
     else:
-        if model_path:
-            check(lambda: check_model_file(model_path, threads))
+        if checks:
+            check(lambda: check_run(*run_args))
         for job in jobs:
             yield result(job, lambda: fn(*job, **kw))
             _say(f"{verb} {job[1]}")
+
+
+def _mark_output(out: str) -> str:
+    """Create the output folder ``out`` and a marker file in it that a worker must see (:func:`check_run`): a
+    worker on another machine, or one resolving a path in its own folder, does not."""
+    import uuid
+
+    import fsspec
+    fs, root = fsspec.core.url_to_fs(out)
+    fs.makedirs(root, exist_ok=True)
+    marker = f".tcrex-check-{uuid.uuid4().hex}"
+    fs.touch(f"{root.rstrip('/')}/{marker}")
+    return marker
+
+
+def _unmark_output(out: str, marker: str, confirm: bool = True) -> None:
+    """Remove the marker of :func:`_mark_output` and the file the worker wrote beside it; ``confirm``: refuse the
+    run when that file is not there (the worker wrote into a folder this client does not see, e.g. its own copy
+    of ``memory://``)."""
+    import fsspec
+    fs, root = fsspec.core.url_to_fs(out)
+    seen = f"{root.rstrip('/')}/{marker}.seen"
+    written = fs.exists(seen)
+    for path in (f"{root.rstrip('/')}/{marker}", seen):
+        if fs.exists(path):
+            fs.rm(path)
+    if confirm and not written:
+        raise _Fail(f"the output folder {out} is not the one the workers write to (a file a worker wrote there "
+                    "cannot be seen from here); give a folder or URL every worker and this client share")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -452,19 +515,19 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
-    from .distributed import expand_paths, explain_parquet_file, load_rules
+    from .distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     if verified and not model_path:
         raise _Fail("--verified checks every counterfactual on the model: give --model (not --y-pred-column)")
+    if model_path and workers == 1 and not scheduler:  # its sandbox starts while the engine is imported
+        load_model_file_soon(model_path, _model_threads(workers, scheduler))
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
     rules = _labelled_rules(rules, value_labels_path)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
-    fs, _, (root,) = fsspec.get_fs_token_paths(out)
-    fs.makedirs(root, exist_ok=True)
     base = out.rstrip("/")
     jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]
     if reference_rows and not verified:
@@ -473,13 +536,14 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
               model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
     t0 = time.perf_counter()
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
-                           "explained", model_path=model_path))  # a refused model stops the run before any file
+                           "explained", model_path=model_path, reference_rows=reference_rows,
+                           names=load_rules(rules).schema_.names, out=out))  # a refused model stops it before any file
     dt = time.perf_counter() - t0
     if verified and not reference_rows:  # each output's metadata says how many of its rows it affected
         from .distributed import NO_REFERENCE_NOT_DONE
         _verification(None, {"rows": sum(_rows_affected(dst) for _, dst in jobs)},
                       "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
-    _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s)")
+    _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s) -> {base}/")
 
 
 def _rows_affected(dst: str) -> int:
@@ -523,7 +587,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     import fsspec
 
     from .audit import audit_from_counts
-    from .distributed import audit_file, expand_paths, load_rules
+    from .distributed import audit_file, expand_paths, load_rules, provenance
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     with fsspec.open(rules_path, "r") as fh:
@@ -535,7 +599,9 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
               batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
-    counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted"))
+    counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted",
+                            model_path=model_path, reference_rows=reference_rows,
+                            names=load_rules(rules).schema_.names))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)
     if model_path:
@@ -544,6 +610,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
         doc["verification"] = _verification(reference_rows, {"rows": int(cells.loc[
             cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
             "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
+    doc["used"] = provenance(rules, model_path, kw.get("model_digest"), kw.get("reference_digests"))
     with fsspec.open(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
     _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
@@ -592,7 +659,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
 
     from . import TCREx
     from .compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
-    from .distributed import count_rows, expand_paths, iter_frames, load_rules, sample_rows
+    from .distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
+                              reference_files, sample_rows)
     with fsspec.open(rules_path, "r") as fh:
         rules = _labelled_rules(fh.read(), value_labels_path)
     ex_a = load_rules(rules)  # fail early on a bad file
@@ -639,10 +707,12 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         fs.makedirs(root, exist_ok=True)
         base = people_out.rstrip("/")
         people_jobs = [f"{base}/{name}" for name in _output_names(srcs)]
+    digest_a, digest_b = model_file(model_path)[1], model_file(model_b_path)[1]  # the models loaded above (cached)
     kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
-              explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows)
+              explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows,
+              model_a_digest=digest_a, model_b_digest=digest_b)
     counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
-                            scheduler, "compared"))
+                            scheduler, "compared", out=people_out))
     res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     cells = counts.cells
     doc = json.loads(res.to_json(people=False))
@@ -651,10 +721,13 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         "model_b": int(cells.loc[cells["needs_b"] & ~cells["verified_b"], "n"].sum())},
         "{model_a} people needing recourse under model A and {model_b} under model B",
         "no search beyond the rules and no distances were done")
+    reference_digests = reference_files(reference_rows) if reference_rows else None
+    doc["used"] = {"a": provenance(rules, model_path, digest_a, reference_digests),
+                   "b": provenance(rules_b, model_b_path, digest_b, reference_digests)}
     with fsspec.open(out, "w") as fh:
-        json.dump(doc, fh, indent=1)
+        json.dump(doc, fh, indent=1, allow_nan=False, default=str)
     _say(res.headline())
-    _say(f"compared {counts.n_rows:,} rows -> {out}")
+    _say(f"compared {counts.n_rows:,} rows -> {out}" + (f" (people: {people_out.rstrip('/')}/)" if people_out else ""))
 
 
 def _verification(reference_rows, affected: dict, counted: str, not_done: str) -> dict:

@@ -349,6 +349,35 @@ def test_every_name_in_all_exists(module):
     assert not missing, f"{module}.__all__ names what it does not define: {missing}"
 
 
+def test_the_package_face_loads_its_names_on_demand_from_their_owners():
+    """``tcrex/__init__.py`` loads its names lazily (PEP 562): each name of ``__all__`` is one its lazy table or the
+    module defines, is the object of the private module the table names (as the eager imports gave), and the
+    table says the same as the ``TYPE_CHECKING`` imports the import graph above is built from."""
+    import tcrex
+    lazy = tcrex._LAZY  # noqa: SLF001 - the face's own table, checked here
+    assert set(tcrex.__all__) == set(lazy) | {"__version__"}
+    for name, module in lazy.items():
+        owner = importlib.import_module(module, "tcrex")
+        assert getattr(tcrex, name) is getattr(owner, name), name
+    declared = {}
+    for node in _import_nodes(ast.parse((ROOT / "tcrex" / "__init__.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            declared.update({a.name: f".{node.module}" for a in node.names})
+    assert declared == lazy
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        tcrex.not_a_name  # noqa: B018
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """``tcrex --help`` imports ``tcrex.cli``: that must not load scikit-learn, pandas or numpy (issue #38: 2 s and
+    215 MB before any command ran); commands import what they need inside their bodies."""
+    import subprocess
+    import sys
+    code = ("import sys, tcrex.cli, tcrex.__main__; "
+            "print(sorted(m for m in ('sklearn', 'pandas', 'numpy', 'scipy', 'pyarrow', 'fsspec') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
 def test_packages_are_what_the_docstring_says():
     assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
     assert package_of("tcrex.audit._bootstrap") == "tcrex"

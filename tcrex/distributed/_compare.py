@@ -6,9 +6,11 @@ rows in input order.
 """
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
-from ._stream import _require_columns, iter_frames, load_model_file, load_reference, load_rules
+from ._stream import _require_columns, iter_frames, load_reference, load_rules, model_file, provenance, reference_files
 
 
 def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None, target=None,
@@ -26,18 +28,29 @@ def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None
 
 def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, model_b_path: str, groups=None,
                  target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144,
-                 reference_rows: str | None = None):
+                 reference_rows: str | None = None, model_a_digest: dict | None = None,
+                 model_b_digest: dict | None = None, reference_digests: list[dict] | None = None):
     """The comparison counts of one Parquet or CSV file, batch by batch (they add up); with ``people_dst`` the
-    people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them).
-    ``reference_rows``: file(s) of the rows explainer A was fitted on (:func:`load_reference`, read once per
-    process), for both searches beyond the rules, the distances and the re-check of A's rules."""
+    people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them; its
+    key-value metadata ``tcrex`` names the digests of both rules, both model files and the reference rows,
+    :func:`provenance`). ``reference_rows``: file(s) of the rows explainer A was fitted on (:func:`load_reference`,
+    kept per content), for both searches beyond the rules, the distances and the re-check of A's rules.
+    ``model_a_digest``, ``model_b_digest``, ``reference_digests``: the contents the run started with (a replaced
+    file is refused)."""
     import fsspec
     import pyarrow.parquet as pq
 
     ex_a, ex_b = load_rules(rules_a), load_rules(rules_b)
-    model_a, model_b = load_model_file(model_a_path), load_model_file(model_b_path)
+    model_a, model_a_digest = model_file(model_a_path, None, model_a_digest)
+    model_b, model_b_digest = model_file(model_b_path, None, model_b_digest)
     names = list(ex_a.schema_.names)
-    reference = load_reference(reference_rows, tuple(names)) if reference_rows else None
+    if reference_rows:
+        reference_digests = reference_digests or reference_files(reference_rows)
+        reference = load_reference(reference_rows, tuple(names), reference_digests)
+    else:
+        reference, reference_digests = None, None
+    used = {b"tcrex": json.dumps({"a": provenance(rules_a, model_a_path, model_a_digest, reference_digests),
+                                  "b": provenance(rules_b, model_b_path, model_b_digest, reference_digests)}).encode()}
     cols = list(dict.fromkeys(names + ([groups] if groups else [])))
     total, writer, offset = None, None, 0
     fout = fsspec.open(people_dst, "wb").open() if people_dst else None
@@ -49,7 +62,8 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
             total = c if total is None else total + c
             if fout is not None:
                 table = _people_table(people, offset)
-                writer = writer or pq.ParquetWriter(fout, table.schema)
+                writer = writer or pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata
+                                                                                          or {}), **used}))
                 writer.write_table(table.cast(writer.schema))
             offset += len(df)
         if total is None:  # no rows: the counts of an empty frame
@@ -59,7 +73,8 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                           reference=reference)
             if fout is not None:
                 table = _people_table(people, 0)
-                writer = pq.ParquetWriter(fout, table.schema)
+                writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
+                                                                            **used}))
         if writer is not None:
             writer.close()
     finally:

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import io
 import json
 import os
 import posixpath
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -26,22 +30,147 @@ def load_rules(text: str):
     return TCREx.from_json(text)
 
 
-def load_model_file(path: str, threads: int | None = None):
+def file_digest(data: bytes) -> dict:
+    """What identifies a file's content: its size in bytes and its SHA-256 (what caches are keyed by and what the
+    outputs name, never the path: a file replaced under the same name is another file)."""
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _read_pinned(path: str, digest: dict | None, what: str) -> tuple[bytes, dict]:
+    """The bytes of ``path`` (local or fsspec URL) and their digest; with ``digest`` (the one the run started
+    with) a file whose content has changed since is refused: a run uses one version of each input."""
+    import fsspec
+    with fsspec.open(path, "rb") as fh:
+        data = fh.read()
+    got = file_digest(data)
+    if digest is not None and got != digest:
+        raise TCRExError(f"{what} {path} was replaced while the run was going on (it had {digest['bytes']:,} bytes, "
+                         f"sha256 {digest['sha256'][:12]}…; now {got['bytes']:,} bytes, sha256 "
+                         f"{got['sha256'][:12]}…); run again")
+    return data, got
+
+
+#: Loaded models of this process by content: (size, sha256, file name, process id, threads) -> model. A Dask worker
+#: or a long-lived process serves many runs: a model file replaced under the same path is a new key, read again.
+_MODELS: OrderedDict = OrderedDict()
+_MODELS_KEPT = 4
+_MODELS_LOCK = threading.Lock()
+
+
+def load_model_file(path: str, threads: int | None = None, digest: dict | None = None):
     """The model file at ``path`` (local or an fsspec URL), loaded through :func:`tcrex.intake.load_model` once per
-    process: a forked pool worker must not reuse its parent's model, whose sandbox worker process belongs to the
-    parent.
+    process and content: the file is read and hashed at every call, and a model already loaded from the same
+    bytes is reused (its sandbox worker kept); a forked pool worker never reuses its parent's model, whose sandbox
+    worker process belongs to the parent.
 
     ``threads``: threads the model may use in its sandbox worker; None gives a Dask worker's own thread count
-    (its share of the host's cores, ``dask worker --nthreads``), else ``TCREX_MODEL_THREADS`` or 1. Works in any
-    process, daemonic ones included (Dask nanny workers, pool workers): see docs/security.md."""
-    return _load_model_in(path, os.getpid(), threads if threads is not None else _dask_worker_threads())
+    (its share of the host's cores, ``dask worker --nthreads``), else ``TCREX_MODEL_THREADS`` or 1. ``digest``
+    (:func:`file_digest`): the content the run started with; another content is refused. Works in any process,
+    daemonic ones included (Dask nanny workers, pool workers): see docs/security.md."""
+    return model_file(path, threads, digest)[0]
+
+
+def model_file(path: str, threads: int | None = None, digest: dict | None = None):
+    """:func:`load_model_file` and the digest of the bytes it was loaded from."""
+    data, got = _read_pinned(path, digest, "the model file")
+    threads = threads if threads is not None else _dask_worker_threads()
+    name = posixpath.basename(path)  # the loader reads the format from its extension
+    key = (got["bytes"], got["sha256"], name, os.getpid(), threads)
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            model = _load_model(data, name, threads)
+            _MODELS[key] = model
+            while len(_MODELS) > _MODELS_KEPT:
+                _MODELS.popitem(last=False)
+        else:
+            _MODELS.move_to_end(key)
+    return model, got
+
+
+def load_model_file_soon(path: str, threads: int | None = None) -> None:
+    """Start loading the model file at ``path`` in a background thread into the cache :func:`load_model_file`
+    reads: in a one-process run the model's sandbox worker then starts, imports and parses the file while this
+    process imports the engine, instead of after it. A later :func:`load_model_file` of the same content waits for
+    it and reuses the model; a file that fails to load is loaded again there, and refused with its message."""
+    from .. import intake  # noqa: F401 - imported in this thread, never by two threads at once
+    try:
+        data, got = _read_pinned(path, None, "the model file")
+    except (OSError, ValueError):
+        return  # the run's check reads it again and says what is wrong
+    threads = threads if threads is not None else _dask_worker_threads()
+    name = posixpath.basename(path)
+    key = (got["bytes"], got["sha256"], name, os.getpid(), threads)
+    _MODELS_LOCK.acquire()  # held until the model is in the cache: released by the loading thread
+
+    def load():
+        try:
+            if key not in _MODELS:
+                _MODELS[key] = _load_model(data, name, threads)
+                while len(_MODELS) > _MODELS_KEPT:
+                    _MODELS.popitem(last=False)
+        except Exception:  # noqa: BLE001, S110 - reported by the run's own check, which loads the file again
+            pass
+        finally:
+            _MODELS_LOCK.release()
+
+    try:
+        threading.Thread(target=load, name="tcrex-model-load", daemon=True).start()
+    except BaseException:
+        _MODELS_LOCK.release()
+        raise
 
 
 def check_model_file(path: str, threads: int | None = None) -> str:
-    """Load the model file at ``path`` as :func:`load_model_file` does (once per process: jobs that run later in
-    this process reuse it) and return its description. ``tcrex explain`` runs it first, on one of its workers, so
-    a refused file stops the run before any input file is read."""
+    """Load the model file at ``path`` as :func:`load_model_file` does (once per process and content: jobs that
+    run later in this process reuse it) and return its description."""
     return str(load_model_file(path, threads).description)
+
+
+def check_run(model_path: str | None = None, threads: int | None = None, reference_rows: str | None = None,
+              names=(), out: str | None = None, marker: str | None = None) -> dict:
+    """What a worker checks before any input file is read (``tcrex explain``, ``audit`` and ``compare`` run it on
+    one of their workers): the model file loads (refused files stop the run with one message naming them), the
+    reference rows read, and the output folder ``out`` is the client's (the file ``marker`` the client put there
+    is seen) and writable (a file is written beside it, ``marker + ".seen"``).
+
+    Returns the digests (:func:`file_digest`) of the model file (``"model"``) and of each reference file
+    (``"reference_rows"``: ``[{"path", "bytes", "sha256"}, ...]``): the jobs are pinned to these contents."""
+    found = {}
+    if model_path:
+        try:
+            found["model"] = model_file(model_path, threads)[1]
+        except TCRExError as exc:  # the loader's message speaks of the content: say which file it is
+            raise type(exc)(f"{model_path}: {exc}") from None
+    if reference_rows:
+        found["reference_rows"] = reference_files(reference_rows)
+        load_reference(reference_rows, tuple(names), found["reference_rows"])
+    if out is not None:
+        _check_out(out, marker)
+    return found
+
+
+def _check_out(out: str, marker: str | None) -> None:
+    import fsspec
+    fs, root = fsspec.core.url_to_fs(out)
+    if marker is not None and not fs.exists(f"{root.rstrip('/')}/{marker}"):
+        raise TCRExError(f"the output folder {out} is not the same folder on the worker (the worker runs in "
+                         f"{os.getcwd()} on {_host()}); give a folder or URL every worker and this client share")
+    probe = f"{root.rstrip('/')}/{marker or '.tcrex-write-check'}.seen"
+    try:
+        fs.makedirs(root, exist_ok=True)
+        with fs.open(probe, "wb") as fh:
+            fh.write(b"")
+    except (OSError, ValueError) as exc:
+        raise TCRExError(f"the output folder {out} is not writable from the worker ({type(exc).__name__}: "
+                         f"{exc})") from None
+    if marker is None:
+        fs.rm(probe)
+
+
+def _host() -> str:
+    import socket
+    return socket.gethostname()
 
 
 def _dask_worker_threads() -> int | None:
@@ -53,14 +182,8 @@ def _dask_worker_threads() -> int | None:
         return None
 
 
-@functools.lru_cache(maxsize=4)
-def _load_model_in(path: str, pid: int, threads: int | None):
-    import fsspec
-
+def _load_model(data: bytes, name: str, threads: int | None):
     from ..intake import SandboxLimits, load_model, sandbox_enabled
-    with fsspec.open(path, "rb") as fh:
-        data = fh.read()
-    name = posixpath.basename(path)
     if threads is not None and sandbox_enabled():
         return load_model(data, name, sandbox=SandboxLimits(threads=threads))
     return load_model(data, name)
@@ -101,21 +224,50 @@ def check_number_columns(ex, df: pd.DataFrame) -> None:
                          "text)")
 
 
-@functools.lru_cache(maxsize=2)
-def load_reference(spec: str, names: tuple) -> pd.DataFrame:
+def reference_files(spec: str) -> list[dict]:
+    """The digest (:func:`file_digest`, plus ``"path"``) of each file of the reference rows ``spec``."""
+    return [{"path": src, **_read_pinned(src, None, "the reference rows")[1]} for src in expand_paths(spec)]
+
+
+#: Reference rows of this process by content: (names, ((size, sha256), ...)) -> frame
+_REFERENCES: OrderedDict = OrderedDict()
+_REFERENCES_LOCK = threading.Lock()
+
+
+def load_reference(spec: str, names: tuple, digests: list[dict] | None = None) -> pd.DataFrame:
     """The reference rows of the search beyond the rules (``counterfactuals(..., reference=)``): every row of the
-    Parquet/CSV file(s) ``spec``, the features ``names`` only; read once per process (each pool or Dask worker
-    reads its own). An explainer restored from its JSON, given the rows it was fitted on, verifies exactly as the
-    one that was exported (docs/engine.md)."""
+    Parquet/CSV file(s) ``spec``, the features ``names`` only; read once per process and content (each pool or
+    Dask worker reads its own; a file replaced under the same path is read again). ``digests``
+    (:func:`reference_files`): the files and contents the run started with; anything else is refused. An explainer
+    restored from its JSON, given the rows it was fitted on, verifies exactly as the one that was exported
+    (docs/engine.md)."""
+    srcs = expand_paths(spec)
+    if digests is not None and [d["path"] for d in digests] != srcs:
+        raise TCRExError(f"--reference-rows {spec}: the files changed while the run was going on "
+                         f"({len(digests)} then, now {len(srcs)}); run again")
+    contents = []
+    for i, src in enumerate(srcs):
+        pinned = None if digests is None else {k: digests[i][k] for k in ("bytes", "sha256")}
+        contents.append((src, *_read_pinned(src, pinned, "the reference rows")))
+    key = (tuple(names), tuple((d["bytes"], d["sha256"]) for _, _, d in contents))
+    with _REFERENCES_LOCK:
+        frame = _REFERENCES.get(key)
+    if frame is not None:
+        return frame
     frames = []
-    for src in expand_paths(spec):
+    for src, data, _ in contents:
         try:
-            frames.extend(iter_frames(src, columns=list(names)))
+            frames.extend(_frames_of(io.BytesIO(data), src, columns=list(names)))
         except Exception as exc:  # noqa: BLE001 - re-raised naming the reference file
             raise located(exc, src, None) from None
     if not frames:
         raise TCRExError(f"--reference-rows {spec}: no rows")
-    return pd.concat(frames, ignore_index=True)[list(names)]
+    frame = pd.concat(frames, ignore_index=True)[list(names)]
+    with _REFERENCES_LOCK:
+        _REFERENCES[key] = frame
+        while len(_REFERENCES) > 2:
+            _REFERENCES.popitem(last=False)
+    return frame
 
 
 def expand_paths(spec: str) -> list[str]:
@@ -178,27 +330,32 @@ def iter_frames(src: str, *, batch_size: int = 262_144, columns=None, dictionary
     (the same parser as ``pandas.read_csv``; each chunk infers its own column types).
     """
     import fsspec
-    import pyarrow.parquet as pq
     with fsspec.open(src, "rb") as fh:
-        if _is_csv(src):
-            if columns is not None:
-                head = pd.read_csv(fh, nrows=0)
-                _check_columns(src, head.columns, columns)
-                fh.seek(0)
-            reader = pd.read_csv(fh, chunksize=batch_size, usecols=None if columns is None else list(columns))
-            with reader:
-                for chunk in reader:
-                    yield chunk.reset_index(drop=True)
-            return
-        schema = pq.read_schema(fh)
+        yield from _frames_of(fh, src, batch_size=batch_size, columns=columns, dictionary=dictionary)
+
+
+def _frames_of(fh, src: str, *, batch_size: int = 262_144, columns=None, dictionary=False):
+    """:func:`iter_frames` of the open binary file ``fh`` (``src`` gives its kind and names it in messages)."""
+    import pyarrow.parquet as pq
+    if _is_csv(src):
         if columns is not None:
-            _check_columns(src, schema.names, columns)
-        strings = _string_columns(schema)
-        if dictionary is not True:
-            strings = [c for c in strings if c in set(dictionary or ())]
-        pf = pq.ParquetFile(fh, read_dictionary=strings or None)
-        for batch in pf.iter_batches(batch_size=batch_size, columns=None if columns is None else list(columns)):
-            yield batch.to_pandas()
+            head = pd.read_csv(fh, nrows=0)
+            _check_columns(src, head.columns, columns)
+            fh.seek(0)
+        reader = pd.read_csv(fh, chunksize=batch_size, usecols=None if columns is None else list(columns))
+        with reader:
+            for chunk in reader:
+                yield chunk.reset_index(drop=True)
+        return
+    schema = pq.read_schema(fh)
+    if columns is not None:
+        _check_columns(src, schema.names, columns)
+    strings = _string_columns(schema)
+    if dictionary is not True:
+        strings = [c for c in strings if c in set(dictionary or ())]
+    pf = pq.ParquetFile(fh, read_dictionary=strings or None)
+    for batch in pf.iter_batches(batch_size=batch_size, columns=None if columns is None else list(columns)):
+        yield batch.to_pandas()
 
 
 def _check_columns(src, available, wanted) -> None:
@@ -364,7 +521,8 @@ def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
 
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144, verified: bool = False,
-                         model_threads: int | None = None, reference_rows: str | None = None) -> int:
+                         model_threads: int | None = None, reference_rows: str | None = None,
+                         model_digest: dict | None = None, reference_digests: list[dict] | None = None) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
@@ -377,6 +535,9 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     ``recourse``, ``changed``, ``recommended_rule``, ...); it needs ``model_path``. Any failure is a
     :class:`FileError` naming ``src`` and the batch's rows. ``model_threads``: see :func:`load_model_file`.
     ``reference_rows``: file(s) of reference rows for the search beyond the rules (:func:`load_reference`).
+    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`); a file
+    replaced since is refused. The output's key-value metadata ``tcrex`` names what was used: the digests of the
+    rules, the model file and the reference rows (:func:`provenance`).
     """
     import fsspec
     import pyarrow.parquet as pq
@@ -385,17 +546,23 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     keep = list(keep)
     if verified and not model_path:
         raise TCRExError("verified counterfactuals are checked on the model: give the model file")
-    reference = load_reference(reference_rows, tuple(ex.schema_.names)) if verified and reference_rows else None
     n, rows, run = 0, None, None
     n_none = 0  # rows needing recourse left without verified recourse (what reference rows could have changed)
     writer = metadata = None
     try:
-        model = load_model_file(model_path, model_threads) if model_path else None
+        if verified and reference_rows:
+            reference_digests = reference_digests or reference_files(reference_rows)
+            reference = load_reference(reference_rows, tuple(ex.schema_.names), reference_digests)
+        else:
+            reference, reference_digests = None, None
+        model, model_digest = model_file(model_path, model_threads, model_digest) if model_path else (None, None)
+        used = {b"tcrex": json.dumps(provenance(rules, model_path, model_digest, reference_digests)).encode()}
         with fsspec.open(dst, "wb") as fout:
             def write(table):
                 nonlocal writer, n
                 if writer is None:
-                    writer = pq.ParquetWriter(fout, table.schema)
+                    writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
+                                                                                **used}))
                 elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
                     table = _conform(table, writer.schema, src)
                 writer.write_table(table)
@@ -429,7 +596,8 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                     table = counterfactual_table(ex, empty, model, keep, reference=reference) if verified else explain_table(
                         ex, empty, y_pred=y_pred, model=model, keep=keep,
                         metadata=_pandas_metadata(rules, empty, keep))
-                    writer = pq.ParquetWriter(fout, table.schema)
+                    writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
+                                                                                **used}))
                 if verified:
                     writer.add_key_value_metadata({VERIFICATION_KEY: json.dumps(
                         {"reference_rows": reference_rows, "not_done": None if reference_rows else
@@ -455,6 +623,20 @@ def _count_none(table) -> int:
     from ..vocabulary import NO_VERIFIED_RECOURSE
     col = table.column("recourse").cast("string")
     return int(pc.sum(pc.equal(col, NO_VERIFIED_RECOURSE)).as_py() or 0)
+
+
+def provenance(rules: str, model_path: str | None = None, model_digest: dict | None = None,
+               reference_digests: list[dict] | None = None) -> dict:
+    """What a run used, by content (:func:`file_digest`): the rules JSON, the model file (with its path as
+    given) and each file of reference rows. Written into every output (Parquet key-value metadata ``tcrex``, a
+    ``"used"`` entry of the JSON outputs), so an output says which model produced it even after the file named
+    by the path was replaced."""
+    used = {"rules": file_digest(rules.encode())}
+    if model_path:
+        used["model"] = {"path": model_path, **(model_digest or {})}
+    if reference_digests:
+        used["reference_rows"] = list(reference_digests)
+    return used
 
 
 def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None, reference=None):
@@ -532,17 +714,20 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
 
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
                target=None, batch_size: int = 262_144, model_threads: int | None = None,
-               reference_rows: str | None = None):
+               reference_rows: str | None = None, model_digest: dict | None = None,
+               reference_digests: list[dict] | None = None):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
-    its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows."""
+    its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows.
+    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`)."""
     ex = load_rules(rules)
     names = list(ex.schema_.names)
     cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
-    reference = load_reference(reference_rows, tuple(names)) if reference_rows and model_path else None
     total, rows, n = None, None, 0
     try:
-        model = load_model_file(model_path, model_threads) if model_path else None
+        reference = load_reference(reference_rows, tuple(names), reference_digests) \
+            if reference_rows and model_path else None
+        model = load_model_file(model_path, model_threads, model_digest) if model_path else None
         for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
             rows = (n, n + len(df))
             c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target, reference=reference)

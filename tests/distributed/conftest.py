@@ -14,6 +14,7 @@ import pytest
 
 from servers import serve_on_free_port  # tests/ is on sys.path
 
+ROOT = Path(__file__).resolve().parents[2]
 DASK = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
 
 
@@ -32,15 +33,18 @@ def _start_dask_programs(workdir, nthreads: int = 1):
     import distributed
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    os.makedirs(workdir, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)
+    # the programs run in their own folder, as deployed: never the client's (a relative path means nothing there)
     log = Path(tempfile.mkdtemp(prefix="dask-scheduler-")) / "scheduler.log"
     sched, port = serve_on_free_port(lambda port: [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                                   "--dashboard-address", ":0", "--no-show"], log, env=env)
+                                                   "--dashboard-address", ":0", "--no-show"], log, env=env,
+                                     cwd=str(workdir))
     address = f"tcp://127.0.0.1:{port}"
     worker = subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", str(nthreads),
                                "--no-dashboard", "--local-directory", str(workdir)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(workdir))
     try:
         with distributed.Client(address, timeout=30) as c:
             c.wait_for_workers(1, timeout=60)
