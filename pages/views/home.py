@@ -4,7 +4,7 @@ import streamlit as st
 
 from tcrex.figures import rules_overview
 
-from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
+from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
 from tcrex.ui import page, verification
@@ -23,9 +23,7 @@ ex = result.explainer
 cols = st.columns(6)
 cols[0].metric("Rows", f"{ws.data.n_rows:,}")
 cols[1].metric("Features", len(ws.features))
-cols[2].metric("Model accuracy" if ws.task != REGRESSION else "Model R²",
-               "n/a" if ws.model.score is None else f"{ws.model.score:.1%}" if ws.task != REGRESSION
-               else f"{ws.model.score:.3f}", help=f"{ws.model.label}: {ws.model.description}")
+ui.model_score_metric(cols[2], ws)
 cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
