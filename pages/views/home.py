@@ -10,15 +10,16 @@ from tcrex.ui import components as ui
 from tcrex.ui import page, verification
 
 st.title("T-CREx — counterfactual rules and metarules")
-st.markdown(
+intro = st.empty()  # filled once the fit is known: its example rule is one of this data's own
+ws, result = page.require_result()
+ex = result.explainer
+example = ui.example_rule_sentence(ws, result)
+intro.markdown(
     "**Counterfactual rules** say what would have to be true for a group of inputs to get another outcome from "
-    "the model (*“with `debt_to_income` ≤ 0.38 and at most one late payment, the loan is approved”*). "
+    "the model" + (f" ({example})" if example else "") + ". "
     "**Metarules** say *which* rule applies where, so one compact rule set explains the model globally and every "
     "individual decision locally (Bewley et al., ICML 2024)."
 )
-
-ws, result = page.require_result()
-ex = result.explainer
 
 cols = st.columns(6)
 cols[0].metric("Rows", f"{ws.data.n_rows:,}")

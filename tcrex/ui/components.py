@@ -339,3 +339,17 @@ def model_score_metric(column, ws: Workspace) -> None:
                   help=f"{ws.model.label}, measured on {perf.rows} ({_ROWS_CAVEAT[perf.holdout]}).")
     caveat = _ROWS_CAVEAT[perf.holdout]
     column.caption(caveat[0].upper() + caveat[1:] if perf.holdout else f":material/warning: {caveat.capitalize()}")
+
+
+def example_rule_sentence(ws: Workspace, result: FitResult) -> str | None:
+    """One rule of the current fit in words, to show what a counterfactual rule is on *this* data (the Overview
+    quoted the bundled sample's rule on any data): the rule serving the most rows, toward the favourable outcome
+    when one is chosen. None when the fit has no rule."""
+    ex = result.explainer
+    rules = ex.rules_frame()
+    if rules.empty:
+        return None
+    best = rules.sort_values(["n", "accuracy"], ascending=False).iloc[0]
+    outcome = ws.target_name(ex.targets_[int(best["target"])].target)
+    return (f"on this data, *“with {best['conditions']}, the model gives {outcome}”* (rule {best['rule_id']}: "
+            f"{float(best['accuracy']):.0%} of the {int(best['n']):,} fit rows it covers get that outcome)")

@@ -4,14 +4,15 @@ measured, and page texts use the current data's own rules and names."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_uploaded_model, new_app, upload_bundled_model,
-                         upload_data, use_this_data)
+from apptest_kit import (assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
+                         upload_bundled_model, upload_data, use_this_data)
 
 from tcrex import datasets
 from tcrex.constraints import pack_constraints
-from tcrex.ui import session
+from tcrex.ui import auditing, session
 
 
 def _texts(at, kind: str) -> list[str]:
@@ -65,3 +66,55 @@ def test_the_headline_accuracy_says_where_it_was_measured():
     assert "training rows" in score.help and "optimistic" in score.help
     captions = " ".join(c.value for c in at.main.caption)
     assert "training rows" in captions and "optimistic" in captions, captions
+
+
+def test_the_reference_box_and_the_coverage_chart_name_the_current_grouping_and_target():
+    at = goto(new_app(), "audit")
+    first = at.selectbox(key=auditing.reference_key("audit", "employment"))
+    assert first.options[0] == "the largest group (employment = Salaried)"
+    at.selectbox(key="audit_column").set_value("age").run()
+    assert_clean(at)
+    # a new grouping is a new widget: the browser keeps a widget's chosen text, and one key across groupings showed
+    # "the largest group (Foreign_worker = A201)" while grouping by age
+    box = at.selectbox(key=auditing.reference_key("audit", "age"))
+    assert box.options[0].startswith("the largest group (age = ") and box.value == auditing.LARGEST
+    goto(at, "global_rules")
+    icicle = next(c.proto.spec for c in at.get("plotly_chart") if "metarule_icicle" in c.proto.spec)
+    title = json.loads(icicle)["layout"]["title"]["text"]
+    assert "Metarules toward approved" in title and "target 0" not in title, title  # the index is never shown
+
+
+def test_an_edited_constraints_table_says_not_applied_yet():
+    from test_page_content import _wide
+
+    at = new_app()
+    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    use_this_data(at)
+    goto(at, "data_model")
+    next(b for b in at.button if b.label == "Apply constraints").click()  # the suggestion (age) confirmed
+    at.run()
+    assert not any("Not applied yet" in w for w in _texts(at, "warning"))
+    editor = next(d for d in at.data_editor if str(d.key).startswith("con_table_"))
+    row = list(editor.value.feature).index("f03")
+    at.session_state[editor.key] = {"edited_rows": {row: {"constraint": "immutable"}}, "added_rows": [],
+                                    "deleted_rows": []}
+    at.run()
+    assert_clean(at)
+    pending = [w for w in _texts(at, "warning") if "Not applied yet" in w]
+    assert pending and "f03: immutable" in pending[0] and "age: increase only" in pending[0], _texts(at, "warning")
+    assert session.params(at.session_state).constraint_spec == {"age": "increase_only"}  # nothing applied
+
+
+def test_the_overview_quotes_a_rule_of_the_current_data():
+    from test_page_content import _wide
+
+    at = new_app()
+    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    use_this_data(at)
+    goto(at, "home")
+    assert_clean(at)
+    intro = next(m.value for m in at.markdown if "Counterfactual rules" in m.value)
+    assert "debt_to_income" not in intro  # the bundled sample's rule, quoted on any data before
+    rules = last_result(at).explainer.rules_frame()
+    best = rules.sort_values(["n", "accuracy"], ascending=False).iloc[0]
+    assert f"with {best['conditions']}, the model gives" in intro and best["rule_id"] in intro, intro
