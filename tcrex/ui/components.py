@@ -351,5 +351,5 @@ def example_rule_sentence(ws: Workspace, result: FitResult) -> str | None:
         return None
     best = rules.sort_values(["n", "accuracy"], ascending=False).iloc[0]
     outcome = ws.target_name(ex.targets_[int(best["target"])].target)
-    return (f"on this data, *“with {best['conditions']}, the model gives {outcome}”* (rule {best['rule_id']}: "
-            f"{float(best['accuracy']):.0%} of the {int(best['n']):,} fit rows it covers get that outcome)")
+    return (f"on this data, *“with {best['conditions']}, the model gives {outcome}”* — rule {best['rule_id']}: "
+            f"{float(best['accuracy']):.0%} of the {int(best['n']):,} fit rows it covers get that outcome")
