@@ -77,6 +77,17 @@ def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) ->
     return spec
 
 
+def edited_not_applied(ws: Workspace, result: FitResult | None) -> bool:
+    """Whether the sidebar editor's widgets (once drawn) describe other constraints than the applied ones: the
+    sidebar's summary says so even while the editor is folded away."""
+    scope = scope_of(ws)
+    if uses_table(ws) or not all(session.has_widget(widget_key(scope, "kind", f)) for f in ws.features):
+        return False
+    categorical = set(ws.categorical)
+    categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
+    return draft_spec(scope, ws, categorical, categories) != state.params().constraint_spec
+
+
 def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
     """Apply-button callback (runs before the rerun, so every page sees the new constraints)."""
     spec = draft_spec(scope, ws, categorical, categories)

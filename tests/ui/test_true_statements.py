@@ -118,3 +118,20 @@ def test_the_overview_quotes_a_rule_of_the_current_data():
     rules = last_result(at).explainer.rules_frame()
     best = rules.sort_values(["n", "accuracy"], ascending=False).iloc[0]
     assert f"with {best['conditions']}, the model gives" in intro and best["rule_id"] in intro, intro
+
+
+def test_edited_parameters_and_constraints_say_not_applied_in_the_summary():
+    at = new_app()
+    next(w for w in at.sidebar.get("slider") if w.key == session.PARAM_TAU).set_value(0.8)
+    kind = next(s for s in at.sidebar.selectbox if str(s.key).startswith("con_kind_") and s.key.endswith("_age"))
+    kind.set_value("immutable")
+    at.run()
+    goto(at, "global_rules")  # another page: the editors' widgets keep their edits
+    assert_clean(at)
+    summary = " ".join(c.value for c in at.sidebar.caption)
+    params_line = summary.split("**Parameters:**")[1].split("**Constraints:**")[0]
+    constraints_line = summary.split("**Constraints:**")[1]
+    assert "τ = 0.90" in params_line and "changes not applied yet" in params_line, params_line
+    assert "changes not applied yet" in constraints_line, constraints_line
+    assert any("Not applied yet" in w.value and "τ 0.90 → 0.80" in w.value for w in at.sidebar.warning)
+    assert session.params(at.session_state).tau == 0.9 and session.params(at.session_state).constraints == ()
