@@ -24,8 +24,7 @@ session, removed it before the browser fetched it when a few sessions were busy.
 spinning button (a "Download JSON" span 2.5 minutes without a file, issue 33). The build runs on this module's
 own pool (:data:`BUILDERS` threads) and is waited for at most ``TCREX_DOWNLOAD_BUILD_S`` seconds (default 90); a
 build that fails or runs longer gives the browser an error under the button at once, and the page says why next
-to the button (:func:`button`: while a build of this session runs, a small fragment waits for it and then
-reruns the page, so the message shows without another click).
+to the button at its next run (:func:`button`).
 """
 
 from __future__ import annotations
@@ -189,8 +188,12 @@ def _finish(record: _Build | None, problem: str | None) -> None:
 
 def button(label: str, build: Callable[[], object], *, file_name: str, mime: str, key: str, **kwargs) -> None:
     """``st.download_button`` for an export built on click (:func:`expiring`), with what became of this session's
-    last click on it: a failed or timed-out build is said in words next to the button. ``kwargs`` go to the
-    button (``icon``, ``help``, ...)."""
+    last click on it: a failed or timed-out build is said in words next to the button at the page's next run (the
+    browser shows an error under the button at once). ``kwargs`` go to the button (``icon``, ``help``, ...).
+
+    The click does not rerun the page (``on_click="ignore"``): a rerun gives the button a new id in Streamlit's
+    media store and drops the old one at the next sweep, and with the server busy the download's own request,
+    still waiting for a thread, then found its callable gone ("Deferred file ... not found", no file)."""
     sid = st_compat.session_id_of_this_run()
     owner = None if sid is None else (sid, key)
     if owner is not None:
@@ -198,21 +201,7 @@ def button(label: str, build: Callable[[], object], *, file_name: str, mime: str
             record = _builds.get(owner)
             if record is not None and not record.running:
                 del _builds[owner]  # said once
-        if record is not None and record.running:
-            _until_built(owner)
-        elif record is not None and record.problem:
+        if record is not None and not record.running and record.problem:
             st.error(record.problem, icon=":material/error:")
     st.download_button(label, data=expiring(build, mime, file_name, owner), file_name=file_name, mime=mime,
-                       key=key, **kwargs)
-
-
-@st.fragment(run_every=1.0)
-def _until_built(owner: tuple[str, str]) -> None:
-    """While this session's download is being built: a line saying so; when it ends, the page runs again to
-    show what became of it (its time limit bounds how long this polls)."""
-    with _lock:
-        record = _builds.get(owner)
-    if record is not None and record.running:
-        st.caption(f"Building {record.file_name} … (at most {build_seconds():.0f} s)")
-        return
-    st.rerun()
+                       key=key, on_click="ignore", **kwargs)

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from tcrex.ui import caching, downloads, memory
+from tcrex.ui import caching, downloads, memory, session
 
 WRITES = 20_000  # bounded by count
 
@@ -36,7 +36,7 @@ def _writer(target: dict, stop: threading.Event) -> threading.Thread:
 
 def test_the_accounting_walks_a_cache_another_thread_is_writing():
     fit = _Fit()
-    state = {"tcrex.cache": {"results": caching.LRU(6, {"a": fit})}}
+    state = {session.CACHES: {"results": caching.LRU(6, {"a": fit})}}
     stop = threading.Event()
     writer = _writer(fit.cache, stop)
     interval = sys.getswitchinterval()
