@@ -279,7 +279,9 @@ def _upload_model(data) -> None:
         problem = state.model_problem(candidate)
         if problem is not None:  # refused before switching: constraints, parameters and the person stay
             kept = "the model in use" if spec is not None else "the data"
-            st.error(f"**This model file cannot be used.** {_cap(problem)}  \nNothing else changed: {kept}, the "
+            what = ("The model file cannot be used." if isinstance(problem, sources.ModelFileProblem) else
+                    "The model cannot be used with this data.")
+            st.error(f"**{what}** {_cap(str(problem))}  \nNothing else changed: {kept}, the "
                      "parameters, the actionability constraints and the chosen person stay as they were.",
                      icon=":material/error:")
             return

@@ -318,14 +318,15 @@ def active_model(data: ActiveData | None = None, spec: ModelSpec | None = None) 
     return _uploaded(data.key, stored[0], stored[1], allow_pickle(), data, stored[2])
 
 
-def model_problem(spec: ModelSpec) -> str | None:
-    """Why the model ``spec`` cannot be used with the active data (None: it can), found without switching to it:
+def model_problem(spec: ModelSpec) -> Exception | None:
+    """Why the model ``spec`` cannot be used with the active data (the exception; None: it can), found without
+    switching to it:
     a file that fails to load or does not match the data must change nothing else (issue 33: a wrong upload
     wiped every constraint, as switching models does)."""
     try:
         active_model(spec=spec)
     except (InputProblem, TCRExError) as exc:
-        return str(exc)
+        return exc
     return None
 
 

@@ -53,7 +53,7 @@ def test_a_wrong_model_file_changes_nothing_else():
     after = session.params(at.session_state)
     assert after.constraints == applied and after.tau == 0.85  # before: every constraint wiped
     errors = " ".join(_texts(at, "error"))
-    assert "This model file cannot be used" in errors and "Nothing else changed" in errors, errors
+    assert "The model file cannot be used" in errors and "Nothing else changed" in errors, errors
     assert session.model_spec(at.session_state) == spec_before
     assert session.individual(at.session_state) == 7
     goto(at, "home")
