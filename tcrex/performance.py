@@ -120,7 +120,44 @@ def model_performance(y_true, y_pred, *, task: str, scores=None, classes=None, p
         raise ParameterError("there are no labelled rows to measure the model on")
     if task == REGRESSION:
         return _regression(t, p, rows, holdout)
+    mismatch = label_mismatch(t, p, classes)
+    if mismatch:  # before any metric: figures of labels the model cannot output would be false
+        raise ParameterError(mismatch)
     return _classification(t, p, scores, classes, positive, class_names, rows, holdout)
+
+
+def label_mismatch(y_true, y_pred, classes=None) -> str | None:
+    """Why a classifier's outputs cannot be compared with these labels, or None when they can.
+
+    The labels must be values the model outputs (compared as :func:`model_performance` compares them: 1, 1.0 and
+    "1" are one class): every label one of the model's ``classes`` when they are known, else at least one label
+    among the outputs seen. Otherwise accuracy and the confusion matrix compare different things ("good"/"bad"
+    labels against outputs 0/1 gave "accuracy 0.000" and a 4x4 matrix). The sentence names both sets."""
+    t = _labels(y_true)
+    t = t[pd.notna(t)]
+    known = classes is not None and len(classes) > 0
+    produced = _labels(classes if known else y_pred)
+    produced = produced[pd.notna(produced)]
+    if not len(t) or not len(produced):
+        return None
+    kt, kp = _common_keys(t, produced)
+    labels, outputs = set(kt.tolist()), set(kp.tolist())
+    if labels <= outputs or (not known and labels & outputs):
+        return None
+    shown = {k: v for k, v in zip(kt.tolist(), t.tolist())}
+    made = {k: v for k, v in zip(kp.tolist(), produced.tolist())}
+    strays = labels - outputs
+    how = ("none of them is a value the model outputs" if not labels & outputs else
+           f"{_values_text([shown[k] for k in strays])} {'is not one' if len(strays) == 1 else 'are not any'} of them")
+    return (f"the labels hold {_values_text(shown.values())} but the model outputs "
+            f"{_values_text(made.values())}: {how}, so accuracy and the other figures would compare different "
+            "things")
+
+
+def _values_text(values, most: int = 8) -> str:
+    items = sorted({str(v) for v in values}, key=lambda v: (len(v), v))
+    text = ", ".join(repr(v) if not v.lstrip("-").replace(".", "", 1).isdigit() else v for v in items[:most])
+    return text + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
 def _regression(t, p, rows, holdout) -> ModelPerformance:

@@ -56,10 +56,10 @@ st.subheader("People")
 comparing.people_section(ws, result, run, target, key="compare")
 
 c1, c2 = st.columns(2)
-c1.download_button("Download the comparison (JSON)", data=downloads.expiring(
-    comparing.comparison_json(run), "application/json", "tcrex-comparison.json"), file_name="tcrex-comparison.json",
-    mime="application/json", icon=":material/data_object:", key="compare_dl_json")
-c2.download_button("Download people (CSV)", data=downloads.expiring(
-    comparing.people_csv(run), "text/csv", "tcrex-comparison-people.csv"), file_name="tcrex-comparison-people.csv",
-    mime="text/csv", icon=":material/table:", key="compare_dl_csv")
+with c1:
+    downloads.button("Download the comparison (JSON)", comparing.comparison_json(run), file_name="tcrex-comparison.json",
+                     mime="application/json", icon=":material/data_object:", key="compare_dl_json")
+with c2:
+    downloads.button("Download people (CSV)", comparing.people_csv(run), file_name="tcrex-comparison-people.csv",
+                     mime="text/csv", icon=":material/table:", key="compare_dl_csv")
 st.caption("The last comparison is included in the HTML report on the Export page.")

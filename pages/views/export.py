@@ -12,37 +12,34 @@ cols = st.columns(3)
 with cols[0]:
     st.markdown("**Rules and metarules (JSON)**  \nThe fitted explanation as plain data; reload it with "
                 "`TCREx.from_json`.")
-    st.download_button("Download JSON", data=downloads.expiring(exports.rules_json(result, ws.class_names), "application/json", "tcrex-rules.json"),
-                       file_name="tcrex-rules.json",
-                       mime="application/json", icon=":material/data_object:", key="dl_json")
+    downloads.button("Download JSON", exports.rules_json(result, ws.class_names), file_name="tcrex-rules.json",
+                     mime="application/json", icon=":material/data_object:", key="dl_json")
 with cols[1]:
     st.markdown(f"**Explanations (CSV)**  \nOne row per individual ({ws.data.n_rows:,} rows): model output, "
                 "target, rule, metarule, number of changes and the recourse text.")
-    st.download_button("Download CSV", data=downloads.expiring(exports.explanations_csv(ws, result), "text/csv",
-                                               "tcrex-explanations.csv"), file_name="tcrex-explanations.csv",
-                       mime="text/csv", icon=":material/table:", key="dl_csv")
+    downloads.button("Download CSV", exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
+                     mime="text/csv", icon=":material/table:", key="dl_csv")
 with cols[2]:
     st.markdown("**Report (HTML)**  \nFor stakeholders: an executive summary, the individual chosen on the "
                 "Individual page, the metarule trees, rules, aggregates, fingerprints and, once you have run them, "
                 "the subgroup audit and the comparison with another model. No row-level data unless you tick it.")
     opts = exports.report_options()
-    st.download_button("Download report", data=downloads.expiring(exports.html_report(ws, result, **opts), "text/html",
-                                                                "tcrex-report.html"),
-                       file_name="tcrex-report.html",
-                       mime="text/html", icon=":material/description:", key="dl_html")
+    downloads.button("Download report", exports.html_report(ws, result, **opts), file_name="tcrex-report.html",
+                     mime="text/html", icon=":material/description:", key="dl_html")
 
 comparison = comparing.last_comparison(result)
 if comparison is not None:
     st.markdown(f"**Comparison with another model**  \n{comparison.title}: the comparison as JSON, and one row per "
                 "person (change, verified under each model, whether A's advice holds under B) as CSV.")
     c1, c2 = st.columns(2)
-    c1.download_button("Download comparison (JSON)", data=downloads.expiring(
-        comparing.comparison_json(comparison), "application/json", "tcrex-comparison.json"),
-        file_name="tcrex-comparison.json", mime="application/json", icon=":material/data_object:",
-        key="dl_compare_json")
-    c2.download_button("Download comparison people (CSV)", data=downloads.expiring(
-        comparing.people_csv(comparison), "text/csv", "tcrex-comparison-people.csv"),
-        file_name="tcrex-comparison-people.csv", mime="text/csv", icon=":material/table:", key="dl_compare_csv")
+    with c1:
+        downloads.button("Download comparison (JSON)", comparing.comparison_json(comparison),
+                         file_name="tcrex-comparison.json", mime="application/json", icon=":material/data_object:",
+                         key="dl_compare_json")
+    with c2:
+        downloads.button("Download comparison people (CSV)", comparing.people_csv(comparison),
+                         file_name="tcrex-comparison-people.csv", mime="text/csv", icon=":material/table:",
+                         key="dl_compare_csv")
 
 st.subheader("What the report records")
 st.dataframe(exports.provenance_table(ws, result, auditing.last_audit(result)), hide_index=True, width="stretch")

@@ -4,28 +4,27 @@ import streamlit as st
 
 from tcrex.figures import rules_overview
 
-from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
+from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
 from tcrex.ui import components as ui
 from tcrex.ui import page, verification
 
 st.title("T-CREx — counterfactual rules and metarules")
-st.markdown(
+intro = st.empty()  # filled once the fit is known: its example rule is one of this data's own
+ws, result = page.require_result()
+ex = result.explainer
+example = ui.example_rule_sentence(ws, result)
+intro.markdown(
     "**Counterfactual rules** say what would have to be true for a group of inputs to get another outcome from "
-    "the model (*“with `debt_to_income` ≤ 0.38 and at most one late payment, the loan is approved”*). "
+    "the model" + (f" ({example})" if example else "") + ". "
     "**Metarules** say *which* rule applies where, so one compact rule set explains the model globally and every "
     "individual decision locally (Bewley et al., ICML 2024)."
 )
 
-ws, result = page.require_result()
-ex = result.explainer
-
 cols = st.columns(6)
 cols[0].metric("Rows", f"{ws.data.n_rows:,}")
 cols[1].metric("Features", len(ws.features))
-cols[2].metric("Model accuracy" if ws.task != REGRESSION else "Model R²",
-               "n/a" if ws.model.score is None else f"{ws.model.score:.1%}" if ws.task != REGRESSION
-               else f"{ws.model.score:.3f}", help=f"{ws.model.label}: {ws.model.description}")
+ui.model_score_metric(cols[2], ws)
 cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")

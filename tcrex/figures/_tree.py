@@ -226,7 +226,7 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=18))
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False)
-        return base_layout(fig, esc(f"Metarules of target {target}: {desc}"), height=300)
+        return base_layout(fig, esc(f"Metarules toward {desc}"), height=300)
     tree = ex.metarule_tree(target)
     metas = ex.metarules_frame()
     metas = metas[metas.target == target].set_index("metarule")
@@ -290,5 +290,5 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
     if counts is not None and info["here"] == 0:
         fig.add_annotation(text="No one in this population is served by this target", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=16))
-    return base_layout(fig, esc(f"Metarules of target {target}: {desc}"), [sub], height=520,
+    return base_layout(fig, esc(f"Metarules toward {desc}"), [sub], height=520,
                        margin=dict(l=10, r=10, b=10))

@@ -293,12 +293,25 @@ def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSetti
                                      "its confidence interval excludes zero. Red: worse for the group than for the "
                                      "reference; green: better.")
     prefs.update(confidence=float(confidence), min_size=int(min_size), practical=float(practical))
-    if session.has_widget(f"{key}_reference"):  # the reference widget (below the run) was just changed
-        chosen = session.widget_value(f"{key}_reference")
+    ref_key = reference_key(key, grouping_name(column, None if second == NO_SECOND else second))
+    if session.has_widget(ref_key):  # the reference widget (below the run) was just changed
+        chosen = session.widget_value(ref_key)
         prefs["reference"] = None if chosen == LARGEST else chosen
     return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
                          confidence=float(confidence), min_group_size=int(min_size), practical=float(practical),
                          second=None if second == NO_SECOND else second, reference=prefs.get("reference"))
+
+
+def grouping_name(column, second) -> str:
+    """A grouping in words: ``column``, or ``column × second`` for intersections (:attr:`AuditRun.column`)."""
+    return str(column) if second is None else f"{column} × {second}"
+
+
+def reference_key(key: str, grouping: str) -> str:
+    """The reference widget's key: one per grouping. Streamlit 1.67 keys a selectbox by its ``key`` alone and the
+    browser keeps the chosen option's *text*, so one key across groupings showed "the largest group
+    (Foreign_worker = A201)" while grouping by age (issue 33); a new grouping is a new widget."""
+    return f"{key}_reference:{grouping}"
 
 
 def reference_control(ws: Workspace, run_: "AuditRun", key: str = "audit") -> str | None:
@@ -309,7 +322,8 @@ def reference_control(ws: Workspace, run_: "AuditRun", key: str = "audit") -> st
     options = [LARGEST, *res.groups, REST]
     chosen = prefs.get("reference") if prefs.get("reference") in options else LARGEST
     largest = _largest(res)
-    value = st.selectbox("Compare every group with", options, index=options.index(chosen), key=f"{key}_reference",
+    value = st.selectbox("Compare every group with", options, index=options.index(chosen),
+                         key=reference_key(key, run_.column),
                          format_func=lambda g: (f"the largest group ({res.display(largest)})" if g == LARGEST
                                                 else "everyone else (the rest of the population)" if g == REST
                                                 else res.display(g)),
@@ -339,7 +353,7 @@ def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun |
         other, binned_other = group_values(ws, settings.second)
         groups = pd.concat([groups.rename(str(settings.column)), other.rename(str(settings.second))], axis=1)
         binned = binned or binned_other
-        column = f"{settings.column} × {settings.second}"
+        column = grouping_name(settings.column, settings.second)
     key = sources.sha256("audit", result.key, settings.column, settings.second, repr(settings.target),
                          settings.confidence, settings.min_group_size, repr(settings.reference),
                          np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))

@@ -77,36 +77,60 @@ class LRU(OrderedDict):
     """A dict that keeps its ``max_entries`` most recently used entries, oldest first in iteration order.
 
     Reads through :meth:`lookup` or :meth:`get_or_build` count as a use; plain ``lru[key]`` does not (the memory
-    accounting reads entries without refreshing them)."""
+    accounting reads entries without refreshing them).
+
+    Safe to share between threads: a session's page run, the builder of its download (on a thread of Streamlit's)
+    and the memory accounting reach the same LRU at once, and the server-wide one (:mod:`tcrex.ui.shared`) is
+    reached by every session. Its own methods hold a lock; :meth:`keys_oldest_first` is the way to walk it (a
+    ``for`` loop over it can meet another thread's change). ``build`` runs outside the lock."""
 
     def __init__(self, max_entries: int = 4, *args, **kwargs):
+        self._lock = threading.RLock()
         super().__init__(*args, **kwargs)
         self.max_entries = max_entries
 
     def __reduce__(self):
-        return type(self), (self.max_entries, list(self.items()))
+        return type(self), (self.max_entries, self.items_oldest_first())
+
+    def keys_oldest_first(self) -> list:
+        with self._lock:
+            return list(OrderedDict.keys(self))
+
+    def items_oldest_first(self) -> list:
+        with self._lock:
+            return list(OrderedDict.items(self))
 
     def lookup(self, key: Hashable, default: Any = None) -> Any:
         """The value for ``key`` (now the most recently used), or ``default``."""
-        if key not in self:
-            return default
-        self.move_to_end(key)
-        return self[key]
+        with self._lock:
+            if key not in self:
+                return default
+            self.move_to_end(key)
+            return self[key]
 
     def put(self, key: Hashable, value: Any, keep: Collection = ()) -> Any:
         """Store ``value`` as the most recently used entry, then evict the oldest beyond ``max_entries`` (never
         ``key`` or an entry in ``keep``). Returns ``value``."""
-        self[key] = value
-        self.move_to_end(key)
-        spare = {key, *keep}
-        for old in [k for k in self if k not in spare][: max(0, len(self) - self.max_entries)]:
-            del self[old]
+        with self._lock:
+            self[key] = value
+            self.move_to_end(key)
+            spare = {key, *keep}
+            for old in [k for k in OrderedDict.keys(self) if k not in spare][: max(0, len(self) - self.max_entries)]:
+                del self[old]
         return value
 
+    def discard(self, key: Hashable) -> Any:
+        """Remove ``key``; its value, or None when it is not (or no longer) there."""
+        with self._lock:
+            return self.pop(key, None)
+
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """The value for ``key``, built (and stored) on a miss."""
-        if key in self:
-            return self.lookup(key)
+        """The value for ``key``, built (and stored) on a miss (two threads missing at once may both build; the
+        last one stored is kept)."""
+        missing = object()
+        found = self.lookup(key, missing)
+        if found is not missing:
+            return found
         return self.put(key, build())
 
 

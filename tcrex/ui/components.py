@@ -334,3 +334,42 @@ def build(builder: Callable[..., Any], *args, **kwargs) -> Any:
     return None
 
 
+
+
+#: How each kind of rows qualifies a performance figure (``ModelPerformance.holdout``).
+_ROWS_CAVEAT = {True: "on hold-out rows", False: "on training rows: optimistic",
+                None: "on rows that may include training rows"}
+
+
+def model_score_metric(column, ws: Workspace) -> None:
+    """The model's headline figure (accuracy, or R² for regression) as a metric that says on which rows it was
+    measured, with a caption under it when those may be training rows: the same measurement as the Data & model
+    page's panel (:func:`tcrex.ui.state.model_performance`), so the two never disagree."""
+    from tcrex.performance import ModelPerformance  # noqa: PLC0415
+
+    from .state import model_performance  # noqa: PLC0415
+
+    name = "R²" if ws.task == REGRESSION else "accuracy"
+    perf = model_performance(ws)
+    if not isinstance(perf, ModelPerformance) or name not in perf.metrics:
+        column.metric(f"Model {name}", "n/a", help=perf if isinstance(perf, str) else None)
+        return
+    value = perf.metrics[name]
+    column.metric(f"Model {name}", f"{value:.3f}" if name == "R²" else f"{value:.1%}",
+                  help=f"{ws.model.label}, measured on {perf.rows} ({_ROWS_CAVEAT[perf.holdout]}).")
+    caveat = _ROWS_CAVEAT[perf.holdout]
+    column.caption(caveat[0].upper() + caveat[1:] if perf.holdout else f":material/warning: {caveat.capitalize()}")
+
+
+def example_rule_sentence(ws: Workspace, result: FitResult) -> str | None:
+    """One rule of the current fit in words, to show what a counterfactual rule is on *this* data (the Overview
+    quoted the bundled sample's rule on any data): the rule serving the most rows, toward the favourable outcome
+    when one is chosen. None when the fit has no rule."""
+    ex = result.explainer
+    rules = ex.rules_frame()
+    if rules.empty:
+        return None
+    best = rules.sort_values(["n", "accuracy"], ascending=False).iloc[0]
+    outcome = ws.target_name(ex.targets_[int(best["target"])].target)
+    return (f"on this data, *“with {best['conditions']}, the model gives {outcome}”* — rule {best['rule_id']}: "
+            f"{float(best['accuracy']):.0%} of the {int(best['n']):,} fit rows it covers get that outcome")

@@ -77,6 +77,17 @@ def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) ->
     return spec
 
 
+def edited_not_applied(ws: Workspace, result: FitResult | None) -> bool:
+    """Whether the sidebar editor's widgets (once drawn) describe other constraints than the applied ones: the
+    sidebar's summary says so even while the editor is folded away."""
+    scope = scope_of(ws)
+    if uses_table(ws) or not all(session.has_widget(widget_key(scope, "kind", f)) for f in ws.features):
+        return False
+    categorical = set(ws.categorical)
+    categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
+    return draft_spec(scope, ws, categorical, categories) != state.params().constraint_spec
+
+
 def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
     """Apply-button callback (runs before the rerun, so every page sees the new constraints)."""
     spec = draft_spec(scope, ws, categorical, categories)
@@ -365,8 +376,13 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
             st.rerun()
 
 
+@st.fragment
 def table_editor(ws: Workspace, result: FitResult | None) -> None:
-    """All features' constraints in one table (a form: nothing is applied until **Apply constraints**)."""
+    """All features' constraints in one table; nothing is applied until **Apply constraints**, and until then a
+    "Not applied yet" note lists what the edited table would apply (a fragment, as the sidebar editor: an edit
+    reruns only this table, so the note follows every edit; inside a form it could not, and an edited table said
+    nothing while the applied set differed)."""
+    full_rerun_if_requested(session.CONSTRAINTS_RERUN)
     scope = scope_of(ws)
     version = session.constraints_table_version()
     applied = state.params().constraint_spec
@@ -378,38 +394,41 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
     if any(frame["note"].str.startswith("suggested")):
         st.info("**Suggested from the column names — please confirm:** the rows marked *suggested* are pre-filled "
                 "but **not applied** until you press **Apply constraints**.", icon=":material/lightbulb:")
-    with st.form(f"con_table_form_{scope}"):
-        edited = st.data_editor(
-            frame, hide_index=True, width="stretch", key=f"con_table_{scope}_{version}",
-            disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
-            column_config={
-                "constraint": st.column_config.SelectboxColumn(
-                    "constraint", options=[KIND_LABELS[k] for k in KINDS], required=True,
-                    help="free, immutable, or (numeric features) increase / decrease only"),
-                "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
-                                                        format="%.1f", help="The cost of changing it (1 = default)"),
-                "note": st.column_config.TextColumn("note", width="large")})
-        c1, c2 = st.columns(2)
-        apply = c1.form_submit_button("Apply constraints", type="primary", width="stretch")
-        reset = c2.form_submit_button("Reset to none (every feature free)", width="stretch")
+    edited = st.data_editor(
+        frame, hide_index=True, width="stretch", key=f"con_table_{scope}_{version}",
+        disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
+        column_config={
+            "constraint": st.column_config.SelectboxColumn(
+                "constraint", options=[KIND_LABELS[k] for k in KINDS], required=True,
+                help="free, immutable, or (numeric features) increase / decrease only"),
+            "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
+                                                    format="%.1f", help="The cost of changing it (1 = default)"),
+            "note": st.column_config.TextColumn("note", width="large")})
+    draft = table_spec(ws, edited)
     message = session.take_constraints_message()
     if message:
         (st.error if message[0] == "error" else st.success)(message[1])
-    elif applied:
+    if draft != applied:
+        not_applied_yet(describe_constraints(draft), "Apply constraints")
+    elif applied and not message:
         st.caption(f"Applied: **{describe_constraints(applied)}**")
+    c1, c2 = st.columns(2)
+    apply = c1.button("Apply constraints", type="primary", width="stretch", key=f"con_table_apply_{scope}")
+    reset = c2.button("Reset to none (every feature free)", width="stretch", key=f"con_table_reset_{scope}",
+                      disabled=not applied and not draft)
     moves_editor(ws, result, scope)
     if not (apply or reset):
         return
-    spec = {} if reset else table_spec(ws, edited)
+    spec = {} if reset else draft
     if result is not None and spec:
         try:
             Constraints(result.explainer.schema_, spec)
         except TCRExError as exc:
             session.set_constraints_message("error", f"Not applied: {exc}")
-            st.rerun()
+            st.rerun(scope="fragment")
     state.set_params(constraints=spec)
     session.confirm_constraints(scope)
     session.bump_constraints_table()
     session.set_constraints_message("success", "Constraints removed: every feature is free" if reset
                                     else f"Applied: {describe_constraints(spec)}")
-    st.rerun()
+    st.rerun()  # the whole app: every page and the sidebar must see the new constraints

@@ -16,7 +16,15 @@ What Streamlit 1.67 does with ``st.download_button`` (read in ``streamlit/runtim
 
 :func:`expiring` wraps a builder so that, after it ran, the stored file is deleted ``TCREX_DOWNLOAD_TTL_S``
 seconds later (default 30; the browser fetches it right after the click), whatever other sessions do.  A repeat
-click re-stores the same content and restarts its clock.
+click re-stores the same content and restarts its clock.  Until then the file is held
+(:func:`tcrex.ui.st_compat.hold_media_file`): Streamlit's own sweeps, which run after every script run of every
+session, removed it before the browser fetched it when a few sessions were busy.
+
+**Never a hang.** Streamlit runs the builder on a worker thread and the browser waits up to 3 minutes with a
+spinning button (a "Download JSON" span 2.5 minutes without a file, issue 33). The build runs on this module's
+own pool (:data:`BUILDERS` threads) and is waited for at most ``TCREX_DOWNLOAD_BUILD_S`` seconds (default 90); a
+build that fails or runs longer gives the browser an error under the button at once, and the page says why next
+to the button at its next run (:func:`button`).
 """
 
 from __future__ import annotations
@@ -25,15 +33,54 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as BuildTimeout
+from dataclasses import dataclass
 from typing import Callable
+
+import streamlit as st
 
 from . import st_compat
 
 log = logging.getLogger(__name__)
 
 TTL_ENV = "TCREX_DOWNLOAD_TTL_S"
+BUILD_ENV = "TCREX_DOWNLOAD_BUILD_S"
+#: Downloads built at once by the whole server (more wait their turn, within their time limit).
+BUILDERS = 4
 _deadlines: dict[str, float] = {}
 _lock = threading.Lock()
+_pool = ThreadPoolExecutor(max_workers=BUILDERS, thread_name_prefix="tcrex-download")
+
+
+class DownloadFailed(RuntimeError):
+    """A download could not be built (in time); the message says so in words (Streamlit logs it and answers the
+    browser with an error under the button)."""
+
+
+@dataclass
+class _Build:
+    """The last build of one download button of one session: running, or how it ended (``problem``: None if
+    it was served)."""
+
+    file_name: str
+    running: bool = True
+    problem: str | None = None
+    shown: bool = False
+
+
+#: ``(session id, button key) -> _Build``: what :func:`button` tells the user; one entry per button and session,
+#: dropped when it has been shown (entries of sessions gone are few and small).
+_builds: dict[tuple[str, str], _Build] = {}
+
+
+def build_seconds() -> float:
+    """How long a download may take to build (``TCREX_DOWNLOAD_BUILD_S``, default 90; the browser gives up at
+    180)."""
+    try:
+        return min(170.0, max(0.1, float(os.environ.get(BUILD_ENV, 90))))
+    except ValueError:
+        return 90.0
 
 
 def ttl_seconds() -> float:
@@ -85,22 +132,76 @@ def _expire(fid: str) -> None:
         log.exception("could not remove download %s", fid)
 
 
-def expiring(build: Callable[[], object], mime: str, file_name: str | None) -> Callable[[], bytes]:
-    """``data=`` for ``st.download_button``: runs ``build`` on click and schedules the stored file's removal.
+def expiring(build: Callable[[], object], mime: str, file_name: str | None,
+             owner: tuple[str, str] | None = None) -> Callable[[], bytes]:
+    """``data=`` for ``st.download_button``: runs ``build`` on click (at most :func:`build_seconds`, else
+    :class:`DownloadFailed`) and schedules the stored file's removal.
 
-    Pass the same ``mime`` and ``file_name`` as to the button (Streamlit's file id depends on them)."""
+    Pass the same ``mime`` and ``file_name`` as to the button (Streamlit's file id depends on them); ``owner``
+    (``(session id, button key)``, set by :func:`button`) records how the build ended for the page to say."""
 
     def data() -> bytes:
-        payload = _as_bytes(build())
+        record = _start(owner, file_name)
+        limit = build_seconds()
+        try:
+            payload = _as_bytes(_pool.submit(build).result(timeout=limit))
+        except BuildTimeout:
+            problem = (f"{file_name or 'The file'} could not be built within {limit:.0f} s (the server is busy or "
+                       "the file is large), so nothing was downloaded. Try again in a moment.")
+            _finish(record, problem)
+            raise DownloadFailed(problem) from None
+        except Exception as exc:  # noqa: BLE001 - said in words; the browser gets an error, never a hang
+            log.exception("building download %s failed", file_name)
+            problem = f"{file_name or 'The file'} could not be built: {exc}"
+            _finish(record, problem)
+            raise DownloadFailed(problem) from exc
         fid = file_id(payload, mime, file_name)
         ttl = ttl_seconds()
         with _lock:
             first = fid not in _deadlines
             _deadlines[fid] = time.monotonic() + ttl
+        st_compat.hold_media_file(fid)  # until _expire: Streamlit's sweeps would remove it before the fetch
         if first:
             timer = threading.Timer(ttl, _expire, args=(fid,))
             timer.daemon = True
             timer.start()
+        _finish(record, None)
         return payload
 
     return data
+
+
+def _start(owner: tuple[str, str] | None, file_name: str | None) -> _Build | None:
+    if owner is None:
+        return None
+    record = _Build(file_name=file_name or "file")
+    with _lock:
+        _builds[owner] = record
+    return record
+
+
+def _finish(record: _Build | None, problem: str | None) -> None:
+    if record is not None:
+        with _lock:
+            record.running, record.problem = False, problem
+
+
+def button(label: str, build: Callable[[], object], *, file_name: str, mime: str, key: str, **kwargs) -> None:
+    """``st.download_button`` for an export built on click (:func:`expiring`), with what became of this session's
+    last click on it: a failed or timed-out build is said in words next to the button at the page's next run (the
+    browser shows an error under the button at once). ``kwargs`` go to the button (``icon``, ``help``, ...).
+
+    The click does not rerun the page (``on_click="ignore"``): a rerun gives the button a new id in Streamlit's
+    media store and drops the old one at the next sweep, and with the server busy the download's own request,
+    still waiting for a thread, then found its callable gone ("Deferred file ... not found", no file)."""
+    sid = st_compat.session_id_of_this_run()
+    owner = None if sid is None else (sid, key)
+    if owner is not None:
+        with _lock:
+            record = _builds.get(owner)
+            if record is not None and not record.running:
+                del _builds[owner]  # said once
+        if record is not None and not record.running and record.problem:
+            st.error(record.problem, icon=":material/error:")
+    st.download_button(label, data=expiring(build, mime, file_name, owner), file_name=file_name, mime=mime,
+                       key=key, on_click="ignore", **kwargs)

@@ -79,19 +79,35 @@ def size_of(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
     if isinstance(obj, (bytes, bytearray, str)):
         return len(obj)
     if isinstance(obj, dict):
-        return sum(size_of(v, seen, _depth + 1) for v in obj.values())
+        return sum(size_of(v, seen, _depth + 1) for v in snapshot(obj.values()))
     if isinstance(obj, (list, tuple, set, frozenset)):
-        return sum(size_of(v, seen, _depth + 1) for v in obj)
+        return sum(size_of(v, seen, _depth + 1) for v in snapshot(obj))
     if hasattr(obj, "__dict__") and type(obj).__module__.startswith("tcrex"):
-        return sum(size_of(v, seen, _depth + 1) for v in vars(obj).values())
+        return sum(size_of(v, seen, _depth + 1) for v in snapshot(vars(obj).values()))
     return 0
+
+
+def snapshot(items, attempts: int = 8) -> tuple:
+    """``tuple(items)`` of a container another thread may be changing right now.
+
+    The accounting walks a session's caches while other threads write to them: a download's builder (Streamlit
+    runs it on a thread of its own, beside the rerun its click starts), the background check of recommended points
+    (:mod:`tcrex.ui.verification`), another page run of the same session. Iterating a dict step by step then raised
+    "dictionary changed size during iteration" (issue 33); copying it in one C-level call does not give other
+    threads a turn, and should a copy still meet a change it is simply taken again."""
+    for _ in range(attempts - 1):
+        try:
+            return tuple(items)
+        except RuntimeError:  # changed during the copy: take it again
+            continue
+    return tuple(items)
 
 
 def session_usage(state: Any) -> dict[str, int]:
     """Bytes this session holds privately, by part (``uploads``, ``fits``, ``bases``, ``other caches``)."""
     seen: set = set()
-    out = {"uploads": size_of(dict(session.uploads(state, create=False)), seen)}
-    cache = session.caches(state, create=False)
+    out = {"uploads": size_of(session.uploads(state, create=False), seen)}
+    cache = dict(snapshot(session.caches(state, create=False).items()))
     out["fits"] = size_of(cache.get("results", {}), seen)
     out["bases"] = size_of(cache.get("bases", {}), seen)
     out["other caches"] = sum(size_of(v, seen) for k, v in cache.items() if k not in ("results", "bases"))
@@ -107,20 +123,24 @@ def enforce_budget(state: Any, budget: int | None = None) -> list[str]:
     dropped: list[str] = []
     if usage <= budget:
         return dropped
-    cache = session.caches(state, create=False)
+    cache = dict(snapshot(session.caches(state, create=False).items()))
     active = session.current_fit(state)
     keep = {getattr(active, "key", None), getattr(active, "fit_key", None)}
     for name in ("results", "bases", *[k for k in cache if k not in ("results", "bases")]):
         lru = cache.get(name)
         if not isinstance(lru, LRU):
             continue
-        for key in list(lru):  # oldest first
+        keys = lru.keys_oldest_first()
+        newest = keys[-1] if keys else None
+        for key in keys:
             if usage <= budget:
                 break
-            if key in keep or (name not in ("results", "bases") and key == next(reversed(lru))):
+            if key in keep or (name not in ("results", "bases") and key == newest):
                 continue
-            freed = size_of(lru[key])
-            del lru[key]
+            value = lru.discard(key)  # None when another thread dropped it meanwhile
+            if value is None:
+                continue
+            freed = size_of(value)
             usage -= freed
             dropped.append(f"{'fit' if name == 'results' else 'surrogate' if name == 'bases' else name} "
                            f"({freed / MB:.1f} MB)")

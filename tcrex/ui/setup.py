@@ -279,7 +279,17 @@ def _upload_model(data) -> None:
     digest = state.remember_blob("model", upload.name, raw)
     spec = state.model_spec()
     if spec is None or spec.kind != "upload" or spec.digest != digest:
-        state.use_model(ModelSpec("upload", upload.name, digest))
+        candidate = ModelSpec("upload", upload.name, digest)
+        problem = state.model_problem(candidate)
+        if problem is not None:  # refused before switching: constraints, parameters and the person stay
+            kept = "the model in use" if spec is not None else "the data"
+            what = ("The model file cannot be used." if isinstance(problem, sources.ModelFileProblem) else
+                    "The model cannot be used with this data.")
+            st.error(f"**{what}** {_cap(str(problem))}  \nNothing else changed: {kept}, the "
+                     "parameters, the actionability constraints and the chosen person stay as they were.",
+                     icon=":material/error:")
+            return
+        state.use_model(candidate)
         st.rerun()
 
 
@@ -319,7 +329,11 @@ def _model_status() -> None:
         return
     m = ws.model
     score = "" if m.score is None else f" — {m.score_name}: **{m.score:.3f}**"
-    st.success(f"**{m.label}** ({m.task}){score}  \n{m.description}", icon=":material/check_circle:")
+    if m.label_problem:  # usable for explaining, but no figure compares its outputs with these labels
+        st.warning(f"**{m.label}** ({m.task})  \n{m.description}  \n**Labels and outputs differ.** "
+                   f"{m.label_problem}", icon=":material/warning:")
+    else:
+        st.success(f"**{m.label}** ({m.task}){score}  \n{m.description}", icon=":material/check_circle:")
     if m.warnings:
         st.warning("**About this model:**\n" + "\n".join(f"- {_cap(w)}" for w in m.warnings),
                    icon=":material/warning:")

@@ -202,7 +202,7 @@ def fit_result(ws, p, key: str, build):
     out = copy.copy(shared)
     out.explanations = shared.explanations.copy(deep=False)
     out.cache = {k: (v.copy(deep=False) if isinstance(v, (pd.DataFrame, pd.Series)) else v)
-                 for k, v in shared.cache.items()}
+                 for k, v in dict(shared.cache).items()}  # one copy in one step: other sessions read it too
     return out
 
 
@@ -270,8 +270,11 @@ def _once(full: tuple, build):
         with _lock:
             if full in _values:
                 return _values[full]
-        value = freeze(build())
-        with _lock:
-            _values.put(full, value)
-            _value_locks.pop(full, None)
+        try:
+            value = freeze(build())
+            with _lock:
+                _values.put(full, value)
+        finally:  # a failed build leaves no gate behind: the next session asking computes it
+            with _lock:
+                _value_locks.pop(full, None)
     return value

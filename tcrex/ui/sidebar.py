@@ -72,6 +72,19 @@ def pending_params(ws: Workspace | None, p: Params) -> list[str]:
     return out
 
 
+def _numbers_edited(p: Params) -> bool:
+    """Whether the form's τ, ρ, tree count, cell limit or grower (once drawn) differ from the applied ones: the
+    summary above the form says so even when the form is folded away. (The favourable outcome is left to the form:
+    before the form is drawn its widget may still be the previous data's.)"""
+    value = session.widget_value
+    drawn = [session.PARAM_TAU, session.PARAM_RHO, session.PARAM_TREES, session.PARAM_MAX_CELLS, session.PARAM_GROWER]
+    if not all(session.has_widget(k) for k in drawn):
+        return False
+    return not (_same(float(value(session.PARAM_TAU)), p.tau) and _same(float(value(session.PARAM_RHO)), p.rho)
+                and int(value(session.PARAM_TREES)) == p.n_trees and int(value(session.PARAM_MAX_CELLS)) == p.max_cells
+                and str(value(session.PARAM_GROWER)) == p.grower)
+
+
 def _same_target(ws: Workspace, draft, applied) -> bool:
     if applied is None and ws.task == REGRESSION and session.has_widget(session.TARGET_THRESHOLD):
         # the form shows the paper's default (both directions across the mean) as a threshold at the mean
@@ -263,14 +276,16 @@ def render_sidebar(setup_page: bool = False) -> None:
         else:
             d, m = ws.data, ws.model
             score = "" if m.score is None else f" · {m.score_name} {m.score:.3f}"
+            unapplied = " · :orange[**changes not applied yet**]"  # the editors below may be folded away
             st.caption(
                 f"**Data:** {d.label} — {d.n_rows:,} rows × {len(ws.features)} features"
                 + (f", label `{d.label_column}`" if d.label_column else "")
                 + f"  \n**Model:** {m.label}{score}"
                 + f"  \n**Task:** {ws.task} · **Favourable outcome:** {p.describe_target(ws.task, ws.class_name)}"
                 + f"  \n**Parameters:** τ = {p.tau:.2f} · ρ = {p.rho:.3f} · trees = {p.n_trees}"
-                + f" · grower {_grower_text(p, result)}"
+                + f" · grower {_grower_text(p, result)}" + (unapplied if _numbers_edited(p) else "")
                 + f"  \n**Constraints:** {constraints_summary(result)}"
+                + (unapplied if constraints.edited_not_applied(ws, result) else "")
             )
             if result is not None:
                 upd = "" if result.update_seconds is None else f", updated in {result.update_seconds:.2f} s"

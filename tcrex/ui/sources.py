@@ -399,6 +399,8 @@ class ActiveModel:
     warnings: list[str] = field(default_factory=list)  # what the loader and the compatibility check warn about
     #: columns the model treats as categorical although their dtype is numeric (from check_compatibility)
     categorical_features: list[str] = field(default_factory=list)
+    #: why the label column cannot be compared with this model's outputs (:func:`label_problem`), or None
+    label_problem: str | None = None
 
 
 def bundled_model_digest() -> str:
@@ -455,13 +457,15 @@ def column_model(data: ActiveData, column: str) -> ActiveModel:
         raise InputProblem(f"the output column {column!r} holds a single value ({y.iloc[0]!r}); there is no other "
                            "outcome to explain — choose the column of model outputs")
     values = y.to_numpy()
+    classes = sorted(pd.unique(values).tolist(), key=str) if task == CLASSIFICATION else []
+    mismatch = (label_problem(data.label_column, data.frame[data.label_column], classes, None)
+                if task == CLASSIFICATION and data.label_column and data.label_column != column else None)
     return ActiveModel(key=sha256("column", column, pd.util.hash_pandas_object(y, index=False).to_numpy().tobytes()),
                        label=f"Model outputs from column {column!r}",
                        description=("no model: rules are fitted from this column of outputs, so their validity is "
                                     "estimated only on these rows; edited individuals cannot be scored"),
                        kind="column", task=task, predict=None, spec=ModelSpec("column", column),
-                       output_column=column, classes=sorted(pd.unique(values).tolist(), key=str)
-                       if task == CLASSIFICATION else [],
+                       output_column=column, classes=classes, label_problem=mismatch,
                        notes=["Validity is estimated only on the rows of this data (no model to query)."])
 
 
@@ -512,7 +516,7 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
     categorical_features = [str(c) for c in report.categorical_features if c in X.columns]
     task = loaded.task
     classes = list(loaded.classes or [])
-    score, score_name = None, ""
+    score, score_name, mismatch = None, "", None
     if data.label_column:
         rows = data.test_index if len(data.test_index) else data.fit_index
         try:
@@ -521,7 +525,11 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
             pred = None
         truth = data.frame.loc[rows, data.label_column].to_numpy()
         where = "the test split" if len(data.test_index) else "this data (no test split)"
-        if pred is not None and task == CLASSIFICATION:
+        if task == CLASSIFICATION:
+            mismatch = label_problem(data.label_column, data.frame[data.label_column], classes, pred)
+        if mismatch:
+            pass  # no score: it would compare labels with outputs of another kind
+        elif pred is not None and task == CLASSIFICATION:
             score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), f"accuracy on {where}"
         elif pred is not None and pd.api.types.is_numeric_dtype(truth):
             truth = truth.astype(float)
@@ -533,10 +541,25 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
                        description=loaded.description or f"{loaded.kind} model, {task}", kind="upload", task=task,
                        predict=loaded.predict, spec=ModelSpec("upload", filename, sha256(blob)), score=score,
                        score_name=score_name, classes=classes, notes=notes, model=loaded,
-                       warnings=list(dict.fromkeys(warnings)), categorical_features=categorical_features)
+                       warnings=list(dict.fromkeys(warnings)), categorical_features=categorical_features,
+                       label_problem=mismatch)
 
 
 # --------------------------------------------------------------------------------------------- model performance
+def label_problem(label_column: str, labels, classes, outputs) -> str | None:
+    """Why the label column cannot be compared with a classifier's outputs (its ``classes`` when known, else the
+    ``outputs`` seen), as a sentence naming both sets of values; None when it can
+    (:func:`tcrex.performance.label_mismatch` decides)."""
+    from tcrex.performance import label_mismatch  # noqa: PLC0415
+
+    found = label_mismatch(labels, [] if outputs is None else outputs, classes or None)
+    if found is None:
+        return None
+    return (f"The label column {label_column!r} holds {found.removeprefix('the labels hold ')}. No accuracy or other performance figure is shown; choose "
+            "the label column that holds what the model predicts (Label column, above), or a model trained on "
+            "these labels.")
+
+
 @dataclass
 class PerformanceRows:
     """Which labelled rows the Model panel measures the model on, and how honest that is."""
@@ -607,6 +630,9 @@ def model_performance(data: ActiveData, model: ActiveModel, y_pred: np.ndarray, 
                 "— check that the label column is the model's target.")
     scores = None
     if model.task == CLASSIFICATION:
+        mismatch = label_problem(data.label_column, truth, list(model.classes), np.asarray(y_pred)[pos])
+        if mismatch:  # checked before any metric
+            return mismatch
         scores = class_scores(model, data.frame.loc[rows.index, data.features])
     try:
         return measure(truth, np.asarray(y_pred)[pos], task=model.task, scores=scores,

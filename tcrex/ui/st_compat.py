@@ -4,9 +4,9 @@ Streamlit has no public API for four things the dashboard needs; this module is 
 Streamlit's private modules, so a Streamlit release that moves one of them fails here, at import, with a message
 naming the internal and the supported versions, instead of silently changing the dashboard's behaviour:
 
-* ``media_file_id`` / ``delete_media_file``: the id of an ``st.download_button`` payload in Streamlit's in-memory
-  media store, and its removal once the download is served (``tcrex/ui/downloads.py``; Streamlit keeps
-  deferred download payloads until the session ends);
+* ``media_file_id`` / ``hold_media_file`` / ``delete_media_file``: the id of an ``st.download_button`` payload in
+  Streamlit's in-memory media store, keeping it until the browser fetched it, and its removal once the download is
+  served (``tcrex/ui/downloads.py``; Streamlit keeps deferred download payloads until the session ends);
 * ``runtime``, ``session_id_of_this_run``, ``close_session``, ``remove_session_files``, ``app_session``,
   ``is_active_session``: releasing a disconnected session's memory (``tcrex/ui/memory.py``);
 * ``in_fragment_run``: whether this script run is a fragment rerun (``tcrex/ui/fragments.py``);
@@ -115,15 +115,37 @@ def media_file_id(data: bytes, mime: str, file_name: str | None) -> str:
     return _calculate_file_id(data, mime, file_name)
 
 
+#: The pseudo session under which :func:`hold_media_file` references a download: Streamlit deletes a file no session
+#: references at its second orphan sweep, and a sweep runs after every script run of every session, so with a few
+#: sessions busy a just-built export was gone before the browser fetched it (a "canceled" download, issue 33).
+_HOLDER = "tcrex.downloads"
+
+
+def hold_media_file(file_id: str) -> None:
+    """Keep ``file_id`` through Streamlit's orphan sweeps until :func:`delete_media_file` (call it before the file
+    is stored: the reference is what the sweeps look at)."""
+    rt = runtime()
+    if rt is None:
+        return
+    mgr = rt.media_file_mgr
+    with mgr._lock:  # noqa: SLF001
+        mgr._files_by_session_and_coord.setdefault(_HOLDER, {})[file_id] = file_id  # noqa: SLF001
+
+
 def delete_media_file(file_id: str) -> bool:
-    """Remove a stored file from the media store; True if it was there and no element still shows it (a static
-    ``st.download_button`` or ``st.image`` keeps it, and Streamlit then owns its lifetime). Streamlit has no
-    public "delete this file"."""
+    """Drop :func:`hold_media_file`'s reference and remove the stored file from the media store; True if it was
+    there and no element still shows it (a static ``st.download_button`` or ``st.image`` keeps it, and Streamlit
+    then owns its lifetime). Streamlit has no public "delete this file"."""
     rt = runtime()
     if rt is None:
         return False
     mgr = rt.media_file_mgr
     with mgr._lock:  # noqa: SLF001 - the media store's own lock, as its methods take it
+        held = mgr._files_by_session_and_coord.get(_HOLDER)  # noqa: SLF001
+        if held is not None:
+            held.pop(file_id, None)
+            if not held:
+                del mgr._files_by_session_and_coord[_HOLDER]  # noqa: SLF001
         if file_id not in mgr._file_metadata:  # noqa: SLF001
             return False
         if any(file_id in refs.values() for refs in mgr._files_by_session_and_coord.values()):  # noqa: SLF001

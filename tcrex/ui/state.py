@@ -333,10 +333,11 @@ def allow_pickle() -> bool:
     return sources.allow_pickle_setting(secrets)
 
 
-def active_model(data: ActiveData | None = None) -> ActiveModel:
-    """The active model (raises :class:`InputProblem` when none is chosen or it does not fit the data)."""
+def active_model(data: ActiveData | None = None, spec: ModelSpec | None = None) -> ActiveModel:
+    """The active model, or the model ``spec`` on the active data (raises :class:`InputProblem` when none is chosen
+    or it does not fit the data)."""
     data = data if data is not None else active_data()
-    spec = model_spec()
+    spec = spec if spec is not None else model_spec()
     if spec is None:
         raise sources.NoModelYet(sources.NO_MODEL_YET)
     if shared.is_shared_data(data.spec) and shared.is_shared_model(spec):  # bundled or trained in the app
@@ -351,6 +352,18 @@ def active_model(data: ActiveData | None = None) -> ActiveModel:
     if stored is None:
         raise InputProblem("the uploaded model is no longer in this session; upload it again")
     return _uploaded(data.key, stored[0], stored[1], allow_pickle(), data, stored[2])
+
+
+def model_problem(spec: ModelSpec) -> Exception | None:
+    """Why the model ``spec`` cannot be used with the active data (the exception; None: it can), found without
+    switching to it:
+    a file that fails to load or does not match the data must change nothing else (issue 33: a wrong upload
+    wiped every constraint, as switching models does)."""
+    try:
+        active_model(spec=spec)
+    except (InputProblem, TCRExError) as exc:
+        return exc
+    return None
 
 
 # ============================================================================================ workspace

@@ -4,7 +4,7 @@ intersectional groups, a sensible default column, and constraint hints as button
 from __future__ import annotations
 
 from tcrex import datasets
-from tcrex.ui import session
+from tcrex.ui import auditing, session
 
 from apptest_kit import assert_clean, csv_bytes, goto, last_result, new_app, upload_data
 
@@ -32,11 +32,11 @@ def groups_app():
 def test_reference_group_is_chosen_and_colours_follow_the_direction():
     at = groups_app()
     assert at.selectbox(key="audit_column").value == "group"
-    assert at.selectbox(key="audit_reference").value == "__largest__"
+    assert at.selectbox(key=auditing.reference_key("audit", "group")).value == "__largest__"
     text = _markdown(at)
     # group B needs more changes than the reference A: worse for B, red
     assert ":red[**Individuals with group = B need on average" in text and "(worse for this group)" in text
-    at.selectbox(key="audit_reference").set_value("B").run()
+    at.selectbox(key=auditing.reference_key("audit", "group")).set_value("B").run()
     assert_clean(at)
     text = _markdown(at)
     assert "each group is compared with group = B" in text
@@ -52,7 +52,7 @@ def test_reference_group_is_chosen_and_colours_follow_the_direction():
     goto(at, "global_rules")
     goto(at, "audit")
     assert_clean(at)
-    assert at.selectbox(key="audit_reference").value == "B"
+    assert at.selectbox(key=auditing.reference_key("audit", "group")).value == "B"
     assert at.segmented_control(key="audit_pop_mode").value == "all"
     assert "each group is compared with group = B" in _markdown(at) and "out of 1,600" in _markdown(at)
     assert last_result(at) is not None

@@ -38,8 +38,10 @@ def test_pickle_model_never_runs(tmp_path, name, kind):
     assert not at.exception
     assert at.error and "pickle" in messages(at)
     assert not marker.exists()  # the payload never ran
-    goto(at, "global_rules")  # every page says what to fix, no traceback
-    assert not at.exception and at.error
+    before = session.model_spec(at.session_state)
+    goto(at, "global_rules")  # the refused file changed nothing: every page goes on with the model in use
+    assert_clean(at)
+    assert session.model_spec(at.session_state) == before and before.kind == "bundled"
     assert not marker.exists()
 
 
