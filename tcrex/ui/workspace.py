@@ -30,7 +30,8 @@ from . import caching, session, sources, state
 
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
 #: upload is kept under the spec that points at it).
-PERSISTED = (session.DATA_SPEC, session.MODEL_SPEC, session.PARAMS, session.CLASS_NAMES, session.OUTCOME_CONFIRMED,
+PERSISTED = (session.DATA_SPEC, session.MODEL_SPEC, session.PARAMS, session.CLASS_NAMES, session.VALUE_LABELS,
+             session.OUTCOME_CONFIRMED,
              session.FAVOURABLE_FOR, session.CONSTRAINTS_CONFIRMED, session.INDIVIDUAL, session.EDITED_INDIVIDUAL,
              session.AUDIT_PREFS, session.SETUP_DATA_CHOICE, session.SETUP_MODEL_CHOICE)
 #: Upload slots saved with the workspace (data, model, comparison model B).

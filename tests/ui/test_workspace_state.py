@@ -22,6 +22,7 @@ def _session_with_everything() -> dict:
     ss[session.PARAMS] = state.Params(rho=0.05, tau=0.95, n_trees=3, target={"at_least": 7}, grower="exact",
                                       constraints=(("age", '"increase_only"'), ("sex", '"immutable"')))
     ss[session.CLASS_NAMES] = {"key1": {0: "Bad", 1: "Good"}}
+    ss[session.VALUE_LABELS] = {"key1": {"region": {"N": "north"}, "months": {-7.0: "no record", -8: "not asked"}}}
     ss[session.OUTCOME_CONFIRMED] = {"ws1": 1, "ws2": (0.5, None)}
     ss[session.FAVOURABLE_FOR] = "ws1"
     ss[session.CONSTRAINTS_CONFIRMED] = {"scope-a", "scope-b"}
@@ -57,6 +58,7 @@ def test_every_persisted_choice_and_upload_comes_back_equal():
     assert isinstance(fresh[session.PARAMS], state.Params) and fresh[session.PARAMS].constraint_spec == {
         "age": "increase_only", "sex": "immutable"}
     assert fresh[session.CLASS_NAMES]["key1"] == {0: "Bad", 1: "Good"}  # integer class labels stay integers
+    assert fresh[session.VALUE_LABELS]["key1"]["months"] == {-7.0: "no record", -8: "not asked"}  # numeric codes
     assert session.workspace_page(fresh) == "audit"
     for slot in ("data", "model"):
         assert fresh[session.UPLOADS][slot] == ss[session.UPLOADS][slot]
