@@ -70,7 +70,7 @@ def check_alternatives(ex, x: pd.Series, exp, model) -> tuple[int, int]:
     return n_verified, len(exp.alternatives)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(model=st.sampled_from([diagonal_model, owner_model]), tau=st.sampled_from([0.8, 0.9]),
        age=st.sampled_from(["free", "increase_only"]), rows=st.lists(st.integers(0, 499), min_size=3, max_size=6))
 def test_every_verified_alternative_is_confirmed_inside_its_metarule_and_changes_only_named_features(
