@@ -20,6 +20,7 @@ import dataclasses
 import json
 import math
 import os
+import sys
 
 import numpy as np
 import streamlit as st
@@ -48,8 +49,21 @@ def enabled() -> bool:
 
 @st.cache_resource(show_spinner=False)
 def store() -> WorkspaceStore:
-    """The server's one store (thread-safe: one database connection per thread)."""
-    return WorkspaceStore.from_env()
+    """The server's one store (thread-safe: one database connection per thread), checked when the server first
+    opens it: damaged workspaces are counted on stderr (never their content) and skipped; workspaces unused for
+    longer than ``TCREX_WORKSPACE_EXPIRE_DAYS`` are deleted."""
+    db = WorkspaceStore.from_env()
+    health = db.check()
+    for note in health.notes:
+        print(f"tcrex workspaces: {note}", file=sys.stderr)
+    if health.damaged:
+        print(f"tcrex workspaces: {len(health.damaged)} damaged workspace(s) will not open (their links say so)",
+              file=sys.stderr)
+    expired = db.expire()
+    if expired:
+        print(f"tcrex workspaces: {len(expired)} workspace(s) unused for longer than the expiry were deleted",
+              file=sys.stderr)
+    return db
 
 
 # ============================================================================================ encoding
