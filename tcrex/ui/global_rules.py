@@ -35,13 +35,24 @@ RULE_COLUMNS = {
                                                 help="Share of the rule's fit rows whose output is in the target"),
     "feasibility": st.column_config.NumberColumn("feasibility", format="%.3f",
                                                  help="Share of fit rows inside the rule"),
-    "complexity": st.column_config.NumberColumn("complexity", help="Number of conditions"),
     "conditions": st.column_config.TextColumn("conditions", width="large"),
-    "works at nearest point": st.column_config.ProgressColumn("works at nearest point", format="percent",
-                                                              min_value=0.0, max_value=1.0),
-    verification.OWN_ADVICE: st.column_config.ProgressColumn(verification.OWN_ADVICE, format="percent",
-                                                             min_value=0.0, max_value=1.0),
+    "works at nearest point": st.column_config.ProgressColumn("at nearest point", format="percent",
+                                                              min_value=0.0, max_value=1.0, width="small",
+                                                              help="works at nearest point"),
+    verification.OWN_ADVICE: st.column_config.ProgressColumn("own advice", format="percent", width="small",
+                                                             min_value=0.0, max_value=1.0,
+                                                             help=verification.OWN_ADVICE),
+    # the counts beside them (issue #34) stay narrow, so the table fits a 1280-px window without a sideways scroll
+    **{c: st.column_config.NumberColumn(short, width="small", help=c) for c, short in (
+        ("serves", "serves"), ("verified via next rule", "via next"),
+        ("verified by minimal change", "by min. change"), ("not verified", "not verified"),
+        ("rows", "rows"), ("metarules", "metarules"), ("complexity", "conditions #"))},
 }
+
+
+#: The static table's headers (the caption below the table says what each counts, in full).
+STATIC_HEADERS = {"works at nearest point": "at nearest point", verification.OWN_ADVICE: "own advice",
+                  "verified via next rule": "via next rule", "verified by minimal change": "by minimal change"}
 
 
 def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
@@ -64,17 +75,19 @@ def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 
         shown = table.assign(accuracy=table["accuracy"].map("{:.3f}".format),
                              feasibility=table["feasibility"].map("{:.3f}".format),
                              **{c: table[c].map(lambda v: "–" if v != v else f"{v:.0%}") for c in shares})
-        if "serves" in shown.columns:
-            shown["serves"] = shown["serves"].fillna(0).astype(int)
-        st.table(shown.set_index("rule"))
+        counts = [c for c in ("serves", "verified via next rule", "verified by minimal change", "not verified")
+                  if c in shown.columns]
+        shown[counts] = shown[counts].fillna(0).astype(int)
+        # short headers and no complexity column (the conditions are on the row): the table fits a 1280-px window
+        st.table(shown.drop(columns=["complexity"]).rename(columns=STATIC_HEADERS).set_index("rule"))
     else:
         st.dataframe(table, hide_index=True, width="stretch", column_config=RULE_COLUMNS, height=420)
     if shares:
         st.caption("Each figure counts the individuals needing recourse for whom the rule is the paper's optimal "
-                   "rule (*serves*). *works at nearest point*: share of them for whom the model gives the "
-                   "favourable outcome at the rule's nearest point; *own advice verified*: share whose verified "
+                   "rule (*serves*). *at nearest point*: share of them for whom the model gives the "
+                   "favourable outcome at the rule's nearest point; *own advice*: share whose verified "
                    "point follows this rule's own advice; the others are counted by what verifies them instead "
-                   "(*verified via next rule*, *verified by minimal change*) or as *not verified*. The headline's "
+                   "(verified *via next rule*, verified *by minimal change*) or as *not verified*. The headline's "
                    "verified share counts everyone verified by any of these, so a rule at 0 % may still leave "
                    "everyone it serves with verified recourse.")
 

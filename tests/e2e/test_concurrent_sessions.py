@@ -11,6 +11,7 @@ are bounded by count (rounds x sessions), never by time.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 
 from conftest import ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, start_server, wait_for_app_idle
@@ -20,7 +21,7 @@ ROUNDS = 4
 LOG = "streamlit-concurrent-sessions.log"
 DOWNLOADS = {"json": ("Download JSON", "tcrex-rules.json"), "csv": ("Download CSV", "tcrex-explanations.csv"),
              "report": ("Download report", "tcrex-report.html")}
-CONTENT = {"json": '"targets', "csv": "row,split", "html": "<html"}  # what each file starts with
+CONTENT = {"json": '"format": "tcrex-rules"', "csv": "row,split", "html": "<html"}  # what each file starts with
 #: What session ``i`` does in round ``r``: ``ACTIONS[(i + r) % len(ACTIONS)]``, so every round mixes all kinds.
 ACTIONS = ["report", "json", "nav:Global rules", "csv", "report", "nav:Individual"]
 #: Server log lines that mean something raised (Streamlit logs failed script runs and download builds so).
@@ -79,6 +80,8 @@ def test_six_sessions_clicking_reports_exports_and_pages_at_once(request, browse
         assert d.failure() is None, (i, name, d.failure())
         text = d.path().read_text(errors="replace")
         assert CONTENT[name.rsplit(".", 1)[-1]] in text[:2000], (i, name, text[:200])
+        if name.endswith(".json"):  # the whole file, not only its start: a truncated download fails here
+            assert "targets" in json.loads(text), (i, name)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     pages[0].screenshot(path=str(SCREENSHOTS / "concurrent_sessions_export.png"), full_page=True)
     assert not errors, errors

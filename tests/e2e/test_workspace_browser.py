@@ -36,6 +36,14 @@ def _ws_id(page) -> str:
     return match.group(1)
 
 
+def _wait_for_row(page, row: str) -> None:
+    """Until the server has drawn the page for that row (its headline says "Row 17 (test split)"): the input's own
+    value changes in the browser before the server has seen it."""
+    page.wait_for_function("(row) => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                           ".includes('Row ' + row + ' (')", arg=row)
+    wait_for_app_idle(page)
+
+
 def _banner_text(page) -> str:
     return page.locator('[data-testid="stAlert"]', has_text="Read-only link").inner_text()
 
@@ -71,9 +79,7 @@ def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
         row = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
         row.fill("17")
         row.press("Enter")
-        page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-                               ".includes('Row 17') || document.querySelector('[data-testid=\"stMain\"] "
-                               "[data-testid=\"stNumberInput\"] input').value === '17'")
+        _wait_for_row(page, "17")
         before = _individual_text(page)
         assert page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first.input_value() == "17"
         context.close()
@@ -144,8 +150,7 @@ def test_two_dashboard_processes_on_one_postgresql_serve_one_workspace(browser, 
                 box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
                 box.fill(row)
                 box.press("Enter")
-                page.wait_for_function("(row) => document.querySelector('[data-testid=\"stMain\"] "
-                                       "[data-testid=\"stNumberInput\"] input').value === row", arg=row)
+                _wait_for_row(page, row)
                 shown = _individual_text(page)
                 other = two if base == one else one
                 _open(page, f"{other}/individual?ws={ws_id}")

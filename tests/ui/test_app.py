@@ -57,7 +57,7 @@ def test_home_metrics(default_app):
 def test_global_rules_page_lists_rules_summary_and_tree(default_app):
     at = goto(default_app, "global_rules")
     table = at.table[0].value
-    assert {"conditions", "accuracy", "feasibility", "complexity"} <= set(table.columns)
+    assert {"conditions", "accuracy", "feasibility", "rows", "metarules"} <= set(table.columns)
     assert "Toward approved —" in at.code[0].value  # the textual global summary, named by the outcome
     at.toggle(key="tree_full").set_value(False).run()
     dot = at.get("graphviz_chart")[0].proto.spec
