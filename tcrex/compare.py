@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
+from .codebook import named_groups
 from .errors import DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
 from ._outputs import detect_task
 from ._params import check_fitted
@@ -577,7 +578,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     spec, wanted = resolve_target(explainer_a, target)
     _check_features("B", model_b, names)
     if groups is not None:
-        series, group_column = group_series(X, groups)
+        series, group_column = group_series(X, named_groups(explainer_a, X, groups))
         labels, values, categories, missing = group_labels(series)
     else:
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None

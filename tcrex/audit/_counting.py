@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._data import as_frame
+from ..codebook import named_groups
 from .._params import check_fitted
 from .._targets import targets_from_spec
 from ..errors import ParameterError
@@ -241,7 +242,7 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
     """
     check_bootstrap_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
-    labels, order, group_column = resolve_groups(X, groups)
+    labels, order, group_column = resolve_groups(X, named_groups(explainer, X, groups))
     outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows, counterfactuals)
     counts = _count(outcomes, labels, group_column, order)
     return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
@@ -257,7 +258,7 @@ def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None,
     numbers). ``groups`` is a column name of X or values aligned with X, as for :func:`audit`.
     """
     X = as_frame(X)
-    series, name = group_series(X, groups)
+    series, name = group_series(X, named_groups(explainer, X, groups))
     labels, values, categories, missing = group_labels(series)
     outcomes = _outcomes(explainer, X, y_pred, model, target, reference_rows=reference_rows)
     return _count(outcomes, labels, name, None, values=values, categories=categories, has_missing=missing)
