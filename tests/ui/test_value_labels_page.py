@@ -127,3 +127,23 @@ def test_a_hostile_codebook_gets_a_clear_message(name, data, message):
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert not [b for b in at.button if b.label == "Use this codebook"]
     assert last_result(at).explainer.value_labels["employment"]["Salaried"] == "salaried employee"
+
+
+def test_the_transition_boxes_name_categories_by_label_and_keep_codes():
+    """The constraints editor's "From X to" boxes say "not currently employed (Unemployed)"; what they hold, and
+    so the applied transitions, are the codes."""
+    from tcrex.datasets import LOANS_VALUE_LABELS
+    labels = LOANS_VALUE_LABELS["employment"]
+    at = new_app()
+    next(c for c in at.sidebar.checkbox if c.key.startswith("con_limit_") and c.key.endswith("_employment")).check()
+    at.run()
+    boxes = [m for m in at.sidebar.multiselect if "_employment_" in m.key]
+    assert sorted(m.label for m in boxes) == sorted(f"From {label} ({code}) to" for code, label in labels.items())
+    box = next(m for m in boxes if m.label == f"From {labels['Unemployed']} (Unemployed) to")
+    assert f"{labels['Self-employed']} (Self-employed)" in box.options
+    assert "Self-employed" in box.value  # the values are the codes
+    box.set_value(["Self-employed"])
+    at.button(key="con_apply").click().run()
+    assert_clean(at)
+    assert last_result(at).explainer.constraints_.to_dict()["employment"]["transitions"] == {
+        "Unemployed": ["Self-employed"]}
