@@ -147,3 +147,23 @@ def test_the_transition_boxes_name_categories_by_label_and_keep_codes():
     assert_clean(at)
     assert last_result(at).explainer.constraints_.to_dict()["employment"]["transitions"] == {
         "Unemployed": ["Self-employed"]}
+
+
+def test_a_plain_text_search_finds_rows_by_a_values_label():
+    """On the Individual page "pension" (in "retired, on a pension (Retired)") finds the retired applicants, and
+    the code still finds them."""
+    at = new_app()
+    goto(at, "individual")
+    at.segmented_control(key="ind_mode").set_value("search").run()
+    found = {}
+    for query in ("pension", "Retired", "owns the home outright"):
+        at.text_input(key="ind_query").input(query).run()
+        assert_clean(at)
+        box = next(s for s in at.selectbox if s.key == "ind_hit")
+        found[query] = [int(h.split(":")[0].removeprefix("row ")) for h in box.options]
+    from tcrex.ui import sources
+    data, _, _ = sources.load_sample_frame("loans")
+    assert found["pension"] and found["pension"] == found["Retired"]
+    assert set(data.loc[found["pension"], "employment"]) == {"Retired"}
+    assert found["owns the home outright"]
+    assert set(data.loc[found["owns the home outright"], "home_ownership"]) == {"Own"}
