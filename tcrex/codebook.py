@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 
 from .errors import ParameterError, SchemaError
-from .text import shown, value_text
+from .text import shown
 
 #: At most this many labels over all features (a codebook of a wide credit file has a few thousand).
 MAX_LABELS = 100_000
@@ -193,55 +193,3 @@ def from_pairs(pairs, where: str) -> dict:
             raise SchemaError(str(e)) from None
     return out
 
-
-def labelled_groups(s, labels: dict | None, *, every_label: bool = False):
-    """A grouping column with the codebook's labels as group names — "tenant (Rent)" through
-    :func:`tcrex.text.value_text`, so findings, charts, reports and the CLI's JSON name groups as the sentences
-    name values — as a categorical in the column's own order (its categories, else its values sorted); ``s``
-    itself when nothing in it is labelled. ``labels``: ``{value: label}`` for this column, keyed as in a codebook
-    (matched by :func:`match_feature`; the column need not be a model feature).
-
-    ``every_label``: the categories also name the codebook's values that ``s`` lacks (in order), so batches and
-    files of one column, counted apart and added (the CLI's audit and compare), name and order their groups alike
-    whenever the codebook labels every value they hold."""
-    import pandas as pd  # noqa: PLC0415 - the codebook's checks need no pandas; `import tcrex` stays light
-
-    from ._data import is_categorical_column  # noqa: PLC0415 - _data imports this module
-    if not labels:
-        return s
-    values = list(pd.unique(s.dropna()))
-    categorical = is_categorical_column(s)
-    matched, unknown = match_feature(str(s.name), categorical, values, labels)
-    if every_label:
-        if categorical:  # keys that name no value of s stand for values of their own
-            extra = unknown
-            matched.update(match_feature(str(s.name), True, extra, {k: labels[k] for k in extra})[0])
-        else:  # numeric keys label their number whether or not s holds it
-            present = {float(v) for v in values}
-            extra = [n for n in matched if n not in present]
-        values += extra
-    if not matched:
-        return s
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        order = list(s.cat.categories) + [v for v in values if v not in set(s.cat.categories)]
-    else:
-        order = sorted(values, key=str) if categorical else sorted(values)
-    names = {v: value_text(v, matched) for v in order}
-    return pd.Series(pd.Categorical(s.map(names), categories=list(dict.fromkeys(names.values()))), index=s.index,
-                     name=s.name)
-
-
-def named_groups(explainer, X, groups, group_labels: dict | None = None):
-    """``groups`` as the audit and the comparison count them: a column name of ``X`` that a codebook labels
-    becomes that column with its groups named "label (code)" (:func:`labelled_groups`, every codebook value
-    among its categories so files counted apart add up alike); anything else is returned as it is.
-    ``group_labels``: the codebook's labels of that column (it need not be a feature), over the explainer's own
-    labels of the feature of that name."""
-    if not isinstance(groups, str) or groups not in getattr(X, "columns", ()):
-        return groups
-    schema = getattr(explainer, "schema_", None)
-    own = schema.value_labels.get(groups, {}) if schema is not None else {}
-    labels = {**own, **(group_labels or {})}
-    if not labels:
-        return groups
-    return labelled_groups(X[groups], labels, every_label=True).rename(groups)

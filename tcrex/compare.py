@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
-from .codebook import named_groups
 from .errors import DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
 from ._outputs import detect_task
 from ._params import check_fitted
@@ -33,7 +32,7 @@ from ._targets import targets_from_spec
 from .vocabulary import CLASSIFICATION, is_verified, needs_recourse, recourse_outcome
 from .audit import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, confidence_text,
                     gap_row, group_display, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
-                    percentile_interval, resample_sums, resolve_reference)
+                    named_groups, percentile_interval, resample_sums, resolve_reference)
 from .text import pluralise
 
 __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourable_target", "check_models",

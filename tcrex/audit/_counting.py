@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from .._data import as_frame
-from ..codebook import named_groups
 from .._params import check_fitted
 from .._targets import targets_from_spec
 from ..errors import ParameterError
@@ -21,7 +20,7 @@ from ..vocabulary import (ALREADY_IN_RULE, BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NE
                           needs_recourse, recourse_outcome)
 from ._bootstrap import (CountedGroup, bootstrap_group, bootstrap_rng, check_bootstrap_params, gap_row, metric_n,
                          percentile_interval, point_values, pool_groups, pooled_resamples, ratio)
-from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest,
+from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest, named_groups,
                       resolve_groups, resolve_reference)
 from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS, RULES_ONLY, VERIFIED_ON_MODEL, metric_labels
 from ._wording import findings_text

@@ -10,7 +10,6 @@ import json
 
 import pandas as pd
 
-from ..codebook import named_groups
 from ._stream import _require_columns, iter_frames, load_reference, load_rules, model_file, provenance, reference_files
 
 
@@ -18,7 +17,8 @@ def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None
                   explainer_b_fit_on=None, people=False, reference=None, group_labels=None):
     """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
     people frame when ``people`` is true; ``reference``: the reference rows (``compare_counts(reference_rows=)``).
-    Groups are named by the codebook's labels, as in the audit (``group_labels``: :func:`tcrex.codebook.named_groups`)."""
+    Groups are named by the codebook's labels, as in the audit (``group_labels``: :func:`tcrex.audit.named_groups`)."""
+    from ..audit import named_groups
     from ..compare import GIVEN, compare_counts
     names = list(ex_a.schema_.names)
     _require_columns(df, names + ([groups] if groups else []))

@@ -13,7 +13,6 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
-from ..codebook import named_groups
 from ..errors import ParameterError, SchemaError, TCRExError
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
@@ -705,8 +704,8 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     """The audit counts (:func:`tcrex.audit.audit_counts`) of the rows of ``df``: features, the grouping column
     ``groups`` and the outputs from the column ``y_pred`` or ``model``. Groups are named by the codebook's
     labels (``group_labels`` for the column, over the explainer's labels of that feature:
-    :func:`tcrex.codebook.named_groups`)."""
-    from ..audit import audit_counts
+    :func:`tcrex.audit.named_groups`)."""
+    from ..audit import audit_counts, named_groups
     names = list(ex.schema_.names)
     _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
     check_number_columns(ex, df)

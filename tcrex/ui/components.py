@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex.codebook import labelled_groups
+from tcrex.audit import labelled_groups
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import OK, REGRESSION
 
@@ -215,7 +215,7 @@ def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filte
 
 def group_values(ws: Workspace, feature: str) -> pd.Series:
     """A feature's values (or the model output's) on every row, to group rows by (a labelled feature's groups
-    named by label and code, :func:`tcrex.codebook.labelled_groups`)."""
+    named by label and code, :func:`tcrex.audit.labelled_groups`)."""
     return labelled_groups(_filter_column(ws, feature), ws.data.value_labels.get(feature))
 
 

@@ -109,7 +109,7 @@ def _group_names(labels: dict) -> list[str]:
 
 def test_audit_names_groups_by_label_and_code(data, tmp_path):
     """A grouping column the codebook labels names its groups "label (code)" in the JSON and the findings, as the
-    dashboard's audit does (tcrex.codebook.labelled_groups), whether the labels come with the rules (fit
+    dashboard's audit does (tcrex.audit.labelled_groups), whether the labels come with the rules (fit
     --value-labels) or with the audit's own --value-labels."""
     d, X = data
     rules = tmp_path / "rules.json"
