@@ -167,3 +167,20 @@ def test_a_plain_text_search_finds_rows_by_a_values_label():
     assert set(data.loc[found["pension"], "employment"]) == {"Retired"}
     assert found["owns the home outright"]
     assert set(data.loc[found["owns the home outright"], "home_ownership"]) == {"Own"}
+
+
+def test_the_compare_page_names_groups_by_label_and_code():
+    """Compare models groups by the same rule as the audit (tcrex.audit.labelled_groups): the groups, the
+    reference choice, the findings and the people frame say "label (code)"."""
+    from tcrex.datasets import LOANS_VALUE_LABELS
+    from tcrex.ui import session
+    at = new_app()
+    goto(at, "compare")
+    at.selectbox(key="compare_column").set_value("home_ownership").run()
+    assert_clean(at)
+    res = session.last_comparison(at.session_state).result
+    want = [f"{label} ({code})" for code, label in LOANS_VALUE_LABELS["home_ownership"].items()]
+    assert sorted(res.group_labels) == sorted(want)
+    assert sorted(at.selectbox(key="compare_reference").options) == sorted(want + ["everyone else (rest)"])
+    assert set(res.people["group"].astype(str)) <= set(want)
+    assert any(w in " ".join(res.findings()) for w in want)
