@@ -192,4 +192,3 @@ def from_pairs(pairs, where: str) -> dict:
         except ParameterError as e:
             raise SchemaError(str(e)) from None
     return out
-
