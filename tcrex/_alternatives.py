@@ -19,7 +19,7 @@ from ._recourse import Candidates, Scorer, _objects, _ranks, rule_values
 from ._solution import Solution
 from ._state import FittedState
 from ._verify import _Model
-from .text import checked_metacounterfactual_sentence, output_text, value_text
+from .text import checked_metacounterfactual_sentence, value_text
 
 #: "If" values tried per moved feature: the observed values inside the metarule nearest the person's own.
 IF_VALUES = 4
@@ -157,11 +157,6 @@ def verify_alternatives(state: FittedState, enc: Encoded, t: int, alternatives: 
         alt["changed"] = [names[i] for i in np.flatnonzero(changed[b])]
 
 
-def _worded(state: FittedState, name: str, value) -> str:
-    labels = state.schema.features[list(state.schema.names).index(name)].labels
-    return value_text(value, labels) if labels else output_text(value)
-
-
 def check_alternatives(state: FittedState, X, enc: Encoded, t: int, alternatives: list, model) -> None:
     """:func:`verify_alternatives` on ``model`` (points given to it as the model's own frame, like ``X``), then
     each alternative's sentence says what was checked; the paper's sentence stays in ``paper_text``."""
@@ -172,15 +167,18 @@ def check_alternatives(state: FittedState, X, enc: Encoded, t: int, alternatives
         return [{k: _native(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
     verify_alternatives(state, enc, t, alternatives, checker.outputs, decode)
+
+    def stated(feature, value) -> str:
+        return value_text(value, state.schema.features[state.schema.index(feature)].labels)
+
     for alt in alternatives:
         alt["paper_text"] = alt["text"]
         if alt.get("rule") is None or alt["rule"] < 0:
             continue  # "no actionable recourse": nothing to confirm, and the sentence says so already
-        if alt["verified"]:
-            # values of the confirmed point, worded as every sentence words a value (its label, when it has one)
-            moves = [{"feature": c["feature"], "value": _worded(state, c["feature"], alt["if_point"][c["feature"]])}
+        if alt["verified"]:  # the point's values as every sentence states them: "label (code)" when labelled
+            moves = [{"feature": c["feature"], "value": stated(c["feature"], alt["if_point"][c["feature"]])}
                      for c in alt["metachanges"]]
-            changes = [{"feature": c["feature"], "value": _worded(state, c["feature"], alt["point"][c["feature"]])}
+            changes = [{"feature": c["feature"], "value": stated(c["feature"], alt["point"][c["feature"]])}
                        for c in alt["changes"]]
             alt["text"] = checked_metacounterfactual_sentence(moves, changes, alt["keeps"], verified=True)
         else:

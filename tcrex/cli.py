@@ -132,6 +132,14 @@ def _labelled(ex, path, book=None):
     return ex.update(value_labels=found.labels)
 
 
+def _group_labels(path, column) -> dict | None:
+    """The codebook's labels of the grouping ``column`` (None without a file or a column): kept for naming groups
+    even when the column is not a feature (``fit_codebook`` leaves non-features out of the explainer)."""
+    if not path or not column:
+        return None
+    return _codebook(path).get(column)
+
+
 def _labelled_rules(rules: str, path) -> str:
     """A rules JSON with the codebook at ``path`` in force (the text itself when no file is given)."""
     if not path:
@@ -598,7 +606,8 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     if reference_rows and not model_path:
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
-              batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
+              batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows,
+              group_labels=_group_labels(value_labels_path, group_column))
     counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted",
                             model_path=model_path, reference_rows=reference_rows,
                             names=load_rules(rules).schema_.names))
@@ -710,7 +719,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     digest_a, digest_b = model_file(model_path)[1], model_file(model_b_path)[1]  # the models loaded above (cached)
     kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
               explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows,
-              model_a_digest=digest_a, model_b_digest=digest_b)
+              model_a_digest=digest_a, model_b_digest=digest_b,
+              group_labels=_group_labels(value_labels_path, group_column))
     counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
                             scheduler, "compared", out=people_out))
     res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)

@@ -32,7 +32,7 @@ from ._targets import targets_from_spec
 from .vocabulary import CLASSIFICATION, is_verified, needs_recourse, recourse_outcome
 from .audit import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, confidence_text,
                     gap_row, group_display, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
-                    percentile_interval, resample_sums, resolve_reference)
+                    named_groups, percentile_interval, resample_sums, resolve_reference)
 from .text import pluralise
 
 __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourable_target", "check_models",
@@ -577,7 +577,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
     spec, wanted = resolve_target(explainer_a, target)
     _check_features("B", model_b, names)
     if groups is not None:
-        series, group_column = group_series(X, groups)
+        series, group_column = group_series(X, named_groups(explainer_a, X, groups))
         labels, values, categories, missing = group_labels(series)
     else:
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None

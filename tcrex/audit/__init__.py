@@ -26,7 +26,7 @@ name from ``tcrex.audit``.
 from ._bootstrap import bootstrap_rng, check_bootstrap_params, gap_row, percentile_interval, resample_sums
 from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts, json_records, json_value
 from ._groups import (COLUMN_JOIN, MISSING_GROUP, REST, REST_LABEL, VALUE_JOIN, group_display, group_labels,
-                      group_order, group_series, is_rest, resolve_reference)
+                      group_order, group_series, is_rest, labelled_groups, named_groups, resolve_reference)
 from ._metrics import (BETTER_WHEN, GAP_COLUMNS, GAP_TYPES, METRICS, RULE_METRICS, RULES_ONLY, VERIFIED_ON_MODEL,
                        gap_direction, metric_labels)
 from ._threshold import (PRACTICAL_DEFAULT, AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps,
@@ -42,6 +42,9 @@ __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditRe
            "split_findings", "threshold_text",
            # the building blocks the comparison of recourse across models (tcrex.compare) shares with the audit:
            # the grouping and its reference, the bootstrap, the gaps frame, the wording and the JSON export
+           # groups named "label (code)" by the codebook: the one rule of the dashboard, the audit, the comparison
+           # and the CLI
+           "labelled_groups", "named_groups",
            "REST_LABEL", "group_display", "group_series", "group_labels", "group_order", "is_rest", "resolve_reference",
            "check_bootstrap_params", "bootstrap_rng", "resample_sums", "percentile_interval", "gap_row",
            "GAP_COLUMNS", "GAP_TYPES", "confidence_text", "join_words", "json_value", "json_records"]

@@ -20,7 +20,7 @@ from ..vocabulary import (ALREADY_IN_RULE, BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NE
                           needs_recourse, recourse_outcome)
 from ._bootstrap import (CountedGroup, bootstrap_group, bootstrap_rng, check_bootstrap_params, gap_row, metric_n,
                          percentile_interval, point_values, pool_groups, pooled_resamples, ratio)
-from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest,
+from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest, named_groups,
                       resolve_groups, resolve_reference)
 from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS, RULES_ONLY, VERIFIED_ON_MODEL, metric_labels
 from ._wording import findings_text
@@ -241,7 +241,7 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
     """
     check_bootstrap_params(n_boot, confidence, min_group_size)
     X = as_frame(X)
-    labels, order, group_column = resolve_groups(X, groups)
+    labels, order, group_column = resolve_groups(X, named_groups(explainer, X, groups))
     outcomes = _outcomes(explainer, X, y_pred, model, target, class_names, reference_rows, counterfactuals)
     counts = _count(outcomes, labels, group_column, order)
     return _summarise(counts, order, n_boot=n_boot, confidence=confidence, reference=reference,
@@ -257,7 +257,7 @@ def audit_counts(explainer, X, groups, *, y_pred=None, model=None, target=None,
     numbers). ``groups`` is a column name of X or values aligned with X, as for :func:`audit`.
     """
     X = as_frame(X)
-    series, name = group_series(X, groups)
+    series, name = group_series(X, named_groups(explainer, X, groups))
     labels, values, categories, missing = group_labels(series)
     outcomes = _outcomes(explainer, X, y_pred, model, target, reference_rows=reference_rows)
     return _count(outcomes, labels, name, None, values=values, categories=categories, has_missing=missing)

@@ -3,14 +3,19 @@ with the rows), the groups' display order, and the reference group.
 
 Labels are text; a missing value is its own group (``MISSING_GROUP``). The order and the labels come from values
 that merge across partitions (:func:`group_labels`, :func:`group_order`), so counts of files or batches group the
-same way as the rows at once.
+same way as the rows at once. A column the codebook labels names its groups "label (code)"
+(:func:`labelled_groups`, the one rule of the dashboard, the audit, the comparison and the CLI; a column name
+given as ``groups`` is labelled by :func:`named_groups`).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .._data import is_categorical_column
+from ..codebook import match_feature
 from ..errors import DataError, ParameterError
+from ..text import value_text
 
 #: Intersectional groups (``groups=["sex", "race"]``): the column names joined by this, the values by VALUE_JOIN.
 COLUMN_JOIN = " × "
@@ -162,3 +167,53 @@ def resolve_reference(reference, order, table) -> str:
     if label == REST:
         return REST
     raise ParameterError(f"reference {reference!r} is not a group; groups are {order} (or use 'rest')")
+
+
+def labelled_groups(s, labels: dict | None, *, every_label: bool = False):
+    """A grouping column with the codebook's labels as group names — "tenant (Rent)" through
+    :func:`tcrex.text.value_text`, so findings, charts, reports and the CLI's JSON name groups as the sentences
+    name values — as a categorical in the column's own order (its categories, else its values sorted); ``s``
+    itself when nothing in it is labelled. ``labels``: ``{value: label}`` for this column, keyed as in a codebook
+    (matched by :func:`tcrex.codebook.match_feature`; the column need not be a model feature).
+
+    ``every_label``: the categories also name the codebook's values that ``s`` lacks (in order), so batches and
+    files of one column, counted apart and added (the CLI's audit and compare), name and order their groups alike
+    whenever the codebook labels every value they hold."""
+    if not labels:
+        return s
+    values = list(pd.unique(s.dropna()))
+    categorical = is_categorical_column(s)
+    matched, unknown = match_feature(str(s.name), categorical, values, labels)
+    if every_label:
+        if categorical:  # keys that name no value of s stand for values of their own
+            extra = unknown
+            matched.update(match_feature(str(s.name), True, extra, {k: labels[k] for k in extra})[0])
+        else:  # numeric keys label their number whether or not s holds it
+            present = {float(v) for v in values}
+            extra = [n for n in matched if n not in present]
+        values += extra
+    if not matched:
+        return s
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        order = list(s.cat.categories) + [v for v in values if v not in set(s.cat.categories)]
+    else:
+        order = sorted(values, key=str) if categorical else sorted(values)
+    names = {v: value_text(v, matched) for v in order}
+    return pd.Series(pd.Categorical(s.map(names), categories=list(dict.fromkeys(names.values()))), index=s.index,
+                     name=s.name)
+
+
+def named_groups(explainer, X, groups, group_labels: dict | None = None):
+    """``groups`` as the audit and the comparison count them: a column name of ``X`` that a codebook labels
+    becomes that column with its groups named "label (code)" (:func:`labelled_groups`, every codebook value
+    among its categories so files counted apart add up alike); anything else is returned as it is.
+    ``group_labels``: the codebook's labels of that column (it need not be a feature), over the explainer's own
+    labels of the feature of that name."""
+    if not isinstance(groups, str) or groups not in getattr(X, "columns", ()):
+        return groups
+    schema = getattr(explainer, "schema_", None)
+    own = schema.value_labels.get(groups, {}) if schema is not None else {}
+    labels = {**own, **(group_labels or {})}
+    if not labels:
+        return groups
+    return labelled_groups(X[groups], labels, every_label=True).rename(groups)

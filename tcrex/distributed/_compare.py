@@ -14,14 +14,17 @@ from ._stream import _require_columns, iter_frames, load_reference, load_rules, 
 
 
 def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None, target=None,
-                  explainer_b_fit_on=None, people=False, reference=None):
+                  explainer_b_fit_on=None, people=False, reference=None, group_labels=None):
     """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
-    people frame when ``people`` is true; ``reference``: the reference rows (``compare_counts(reference_rows=)``)."""
+    people frame when ``people`` is true; ``reference``: the reference rows (``compare_counts(reference_rows=)``).
+    Groups are named by the codebook's labels, as in the audit (``group_labels``: :func:`tcrex.audit.named_groups`)."""
+    from ..audit import named_groups
     from ..compare import GIVEN, compare_counts
     names = list(ex_a.schema_.names)
     _require_columns(df, names + ([groups] if groups else []))
     counts, frame = compare_counts(ex_a, df, model_b, explainer_b=ex_b, model_a=model_a, target=target,
-                                   groups=groups, explainer_b_fit_on=explainer_b_fit_on or GIVEN,
+                                   groups=named_groups(ex_a, df, groups, group_labels),
+                                   explainer_b_fit_on=explainer_b_fit_on or GIVEN,
                                    return_people=True, reference_rows=reference)
     return counts, (frame if people else None)
 
@@ -29,7 +32,8 @@ def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None
 def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, model_b_path: str, groups=None,
                  target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144,
                  reference_rows: str | None = None, model_a_digest: dict | None = None,
-                 model_b_digest: dict | None = None, reference_digests: list[dict] | None = None):
+                 model_b_digest: dict | None = None, reference_digests: list[dict] | None = None,
+                 group_labels: dict | None = None):
     """The comparison counts of one Parquet or CSV file, batch by batch (they add up); with ``people_dst`` the
     people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them; its
     key-value metadata ``tcrex`` names the digests of both rules, both model files and the reference rows,
@@ -58,7 +62,7 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
         for df in iter_frames(src, batch_size=batch_size, columns=cols):
             c, people = compare_frame(ex_a, ex_b, df, model_a=model_a, model_b=model_b, groups=groups, target=target,
                                       explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None,
-                                      reference=reference)
+                                      reference=reference, group_labels=group_labels)
             total = c if total is None else total + c
             if fout is not None:
                 table = _people_table(people, offset)
@@ -70,7 +74,7 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
             total, people = compare_frame(ex_a, ex_b, pd.DataFrame({c: [] for c in cols}), model_a=model_a,
                                           model_b=model_b, groups=groups, target=target,
                                           explainer_b_fit_on=explainer_b_fit_on, people=fout is not None,
-                                          reference=reference)
+                                          reference=reference, group_labels=group_labels)
             if fout is not None:
                 table = _people_table(people, 0)
                 writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),

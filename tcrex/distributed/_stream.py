@@ -700,22 +700,25 @@ def _conform(table, schema, src):
 
 
 def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None, model=None, target=None,
-                reference=None):
+                reference=None, group_labels: dict | None = None):
     """The audit counts (:func:`tcrex.audit.audit_counts`) of the rows of ``df``: features, the grouping column
-    ``groups`` and the outputs from the column ``y_pred`` or ``model``."""
-    from ..audit import audit_counts
+    ``groups`` and the outputs from the column ``y_pred`` or ``model``. Groups are named by the codebook's
+    labels (``group_labels`` for the column, over the explainer's labels of that feature:
+    :func:`tcrex.audit.named_groups`)."""
+    from ..audit import audit_counts, named_groups
     names = list(ex.schema_.names)
     _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
     check_number_columns(ex, df)
     y = df[y_pred].to_numpy() if y_pred else ex.outputs(df[names], model=model)
     X = df.drop(columns=[y_pred]) if y_pred and y_pred != groups and y_pred not in names else df
-    return audit_counts(ex, X, groups, y_pred=y, model=model, target=target, reference_rows=reference)
+    return audit_counts(ex, X, named_groups(ex, X, groups, group_labels), y_pred=y, model=model,
+                        target=target, reference_rows=reference)
 
 
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
                target=None, batch_size: int = 262_144, model_threads: int | None = None,
                reference_rows: str | None = None, model_digest: dict | None = None,
-               reference_digests: list[dict] | None = None):
+               reference_digests: list[dict] | None = None, group_labels: dict | None = None):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
     its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows.
@@ -730,13 +733,14 @@ def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, 
         model = load_model_file(model_path, model_threads, model_digest) if model_path else None
         for df in iter_frames(src, batch_size=batch_size, columns=cols, dictionary=[c for c in names if c != groups]):
             rows = (n, n + len(df))
-            c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target, reference=reference)
+            c = audit_frame(ex, df, groups=groups, y_pred=y_pred, model=model, target=target, reference=reference,
+                            group_labels=group_labels)
             total = c if total is None else total + c
             n += len(df)
         rows = None
         if total is None:  # no rows: the counts of an empty frame (an audit's zero)
             total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
-                                target=target, reference=reference)
+                                target=target, reference=reference, group_labels=group_labels)
     except Exception as exc:  # noqa: BLE001 - any failure is re-raised naming the file and rows
         raise located(exc, src, rows) from None
     return total

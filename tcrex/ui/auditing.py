@@ -20,7 +20,8 @@ import streamlit as st
 from tcrex import is_categorical_column
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
-from tcrex.audit import PRACTICAL_DEFAULT, REST, audit, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.audit import (PRACTICAL_DEFAULT, REST, audit, labelled_groups, practical_gaps,  # noqa: F401 - one owner
+                         split_findings)
 from tcrex.text import format_number, integer_range
 
 from . import components as ui
@@ -175,7 +176,7 @@ def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
         labels = bin_labels(edges, s)
         out = pd.Series(pd.Categorical.from_codes(bins.cat.codes, categories=labels), index=s.index, name=column)
         return out, True
-    return ui.labelled_groups(s, ws.data.value_labels.get(column)).rename(column), False
+    return labelled_groups(s, ws.data.value_labels.get(column)).rename(column), False
 
 
 def bin_labels(edges, values: pd.Series) -> list[str]:

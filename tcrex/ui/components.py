@@ -18,10 +18,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex import is_categorical_column
-from tcrex.codebook import match_feature
+from tcrex.audit import labelled_groups
 from tcrex.errors import TCRExError
-from tcrex.text import value_text
 from tcrex.vocabulary import OK, REGRESSION
 
 from . import session
@@ -217,24 +215,8 @@ def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filte
 
 def group_values(ws: Workspace, feature: str) -> pd.Series:
     """A feature's values (or the model output's) on every row, to group rows by (a labelled feature's groups
-    named by label and code, :func:`labelled_groups`)."""
+    named by label and code, :func:`tcrex.audit.labelled_groups`)."""
     return labelled_groups(_filter_column(ws, feature), ws.data.value_labels.get(feature))
-
-
-def labelled_groups(s: pd.Series, labels: dict | None) -> pd.Series:
-    """A grouping column with the codebook's labels as group names ("tenant (Rent)", :func:`tcrex.text.value_text`:
-    the findings, charts and report then name groups as the sentences name values), in the column's own order."""
-    if not labels:
-        return s
-    values = list(pd.unique(s.dropna()))
-    categorical = is_categorical_column(s)
-    matched, _ = match_feature(str(s.name), categorical, values, labels)
-    if not matched:
-        return s
-    order = list(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else sorted(values, key=str) \
-        if categorical else sorted(values)
-    names = {v: value_text(v, matched) for v in order}
-    return pd.Series(pd.Categorical(s.map(names), categories=list(dict.fromkeys(names.values()))), index=s.index)
 
 
 # ============================================================================================ tables

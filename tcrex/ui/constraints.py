@@ -16,10 +16,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tcrex.codebook import match_feature
 from tcrex.errors import TCRExError
 from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
                                constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
                                kinds_for, suggest_constraints)
+from tcrex.text import value_text
 
 from . import session, state
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -165,6 +167,7 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
             if len(cats) > MAX_CATEGORIES:
                 st.caption(f"{len(cats)} categories: too many to edit moves here.")
                 continue
+            names = category_names(ws, f, cats)
             limit = st.checkbox(f"Limit {f}'s category moves", key=widget_key(scope, "limit", f),
                                 disabled=session.widget_value(widget_key(scope, "kind", f)) == IMMUTABLE,
                                 help="Choose, for each current category, which categories it may move to.")
@@ -172,8 +175,8 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
                 for i, c in enumerate(cats):
                     others = [x for x in cats if x != c]
                     session.default_widget(widget_key(scope, "to", f, f"_{i}"), others)
-                    st.multiselect(f"From {c} to", others, key=widget_key(scope, "to", f, f"_{i}"),
-                                   format_func=str)
+                    st.multiselect(f"From {names(c)} to", others, key=widget_key(scope, "to", f, f"_{i}"),
+                                   format_func=names)
     draft = draft_spec(scope, ws, categorical, categories)
     message = session.take_constraints_message()
     if message:
@@ -319,6 +322,14 @@ def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
     return spec
 
 
+def category_names(ws: Workspace, feature, categories: list):
+    """How the transition boxes name a category: "no checking account (A14)" when the codebook labels it
+    (:func:`tcrex.text.value_text`, matched by :func:`tcrex.codebook.match_feature`); the boxes keep the
+    categories themselves as their values, so the constraints hold codes."""
+    labels, _ = match_feature(str(feature), True, list(categories), ws.data.value_labels.get(feature) or {})
+    return lambda value: value_text(value, labels)
+
+
 def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
     """``applied`` with ``feature``'s category moves set to ``chosen`` (``{category: allowed targets}``; a category
     allowed to move anywhere is left out), keeping its kind and weight."""
@@ -352,13 +363,13 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
         if len(cats) > MAX_CATEGORIES:
             st.caption(f"{len(cats)} categories: too many to edit moves here.")
             return
-        chosen = {}
+        chosen, names = {}, category_names(ws, f, cats)
         with st.form(f"con_moves_form_{scope}_{f}"):
             for i, c in enumerate(cats):
                 others = [x for x in cats if x != c]
                 old = next((v for k, v in transitions.items() if str(k) == str(c)), None)
                 start = others if old is None else [x for x in others if str(x) in {str(a) for a in old}]
-                chosen[c] = st.multiselect(f"From {c} to", others, default=start, format_func=str,
+                chosen[c] = st.multiselect(f"From {names(c)} to", others, default=start, format_func=names,
                                            key=f"con_moves_{scope}_{f}_{i}")
             go = st.form_submit_button(f"Apply {f}'s moves", type="primary")
         if go:

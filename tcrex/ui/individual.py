@@ -82,7 +82,7 @@ def individual_picker(ws: Workspace, result: FitResult, key: str = session.INDIV
 
 
 SEARCH_HELP = ("Text (no = < > ! or backticks) finds rows containing it anywhere, label and model output "
-               "included. An expression selects rows: comparisons == != < <= > >=, `in [..]`, joined by and / or / "
+               "included, and a labelled value by its label as well as its code. An expression selects rows: comparisons == != < <= > >=, `in [..]`, joined by and / or / "
                "not, e.g. `income > 80 and age < 30`. Besides the features: `{label}` (the label column, also under "
                "its own name) and `` `{output}` `` (backticks for names with spaces); classes by value or name, e.g. "
                "`{label} == 1`, `` `{output}` == \"approved\" ``. Quote text values.")

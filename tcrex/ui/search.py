@@ -3,7 +3,8 @@
 Syntax (documented on the Individual page and in docs/dashboard.md):
 
 * **Text** (no ``= < > !`` and no backticks): rows whose values contain it, case-insensitive, including the label
-  and the model output (by class name), e.g. ``Unemployed``.
+  and the model output (by class name), and a labelled value by its codebook label as well as its code
+  ("no checking account (A14)": ``checking`` and ``A14`` both find it), e.g. ``Unemployed``.
 * **Expression**, pandas-query style: comparisons ``== != < <= > >=``, ``in [..]`` / ``not in [..]``, joined by
   ``and`` / ``or`` / ``not`` (or ``& | ~``) with parentheses; arithmetic ``+ - * /``. Names with spaces or symbols go
   in backticks. Besides the features there are two columns: ``label`` (the data's label column, also under its own
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tcrex.audit import labelled_groups
 from tcrex.vocabulary import REGRESSION
 
 from .state import Workspace
@@ -88,9 +90,13 @@ def search_rows(ws: Workspace, query: str, limit: int = LIMIT) -> pd.Index:
         mask = evaluate(query, frame, outcome_columns(ws, frame), ws.class_name)
         return ws.X.index[mask][:limit]
     text = frame.copy()
-    for c in outcome_columns(ws, frame):
+    outcomes = outcome_columns(ws, frame)
+    for c in outcomes:
         words = {v: f"{v} {ws.class_name(v)}" for v in pd.unique(frame[c].dropna())}
         text[c] = frame[c].map(words)
+    for c, labels in (ws.data.value_labels or {}).items():
+        if c in text.columns and c not in outcomes:  # "label (code)": found by its label and by its code
+            text[c] = labelled_groups(frame[c], labels).astype(object)
     hits = text.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False))
     return ws.X.index[hits.any(axis=1).to_numpy()][:limit]
 

@@ -103,6 +103,73 @@ def test_audit_takes_the_option(data, tmp_path):
     assert "13 label(s)" in res.output
 
 
+def _group_names(labels: dict) -> list[str]:
+    return [f"{label} ({value})" for value, label in labels.items()]
+
+
+def test_audit_names_groups_by_label_and_code(data, tmp_path):
+    """A grouping column the codebook labels names its groups "label (code)" in the JSON and the findings, as the
+    dashboard's audit does (tcrex.audit.labelled_groups), whether the labels come with the rules (fit
+    --value-labels) or with the audit's own --value-labels."""
+    d, X = data
+    rules = tmp_path / "rules.json"
+    assert _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--rho", "0.05",
+                "--value-labels", CODEBOOK, "--out", rules).exit_code == 0
+    want = _group_names(LOANS_VALUE_LABELS["employment"])
+    for extra in ([], ["--value-labels", CODEBOOK]):
+        out = tmp_path / "audit.json"
+        res = _run("audit", "--rules", rules, "--data", d / "loans.parquet", "--y-pred-column", "score",
+                   "--group-column", "employment", "--target", "1", "--n-boot", "50", *extra, "--out", out)
+        assert res.exit_code == 0, res.output
+        doc = json.loads(out.read_text())
+        assert sorted(doc["group_labels"]) == sorted(w for w in want if w.rsplit("(", 1)[1][:-1]
+                                                     in set(X.employment))
+        assert {g["group"] for g in doc["groups"]} == set(doc["group_labels"])
+        assert doc["reference"] in doc["group_labels"]
+        said = " ".join(doc["findings"]) if isinstance(doc["findings"], list) else json.dumps(doc["findings"])
+        assert any(w in said for w in want), said
+
+
+def test_audit_names_groups_of_a_column_that_is_not_a_feature(data, tmp_path):
+    """The codebook may label a grouping column the model does not use: fit_codebook leaves it out of the
+    explainer, the audit still names its groups by label."""
+    d, X = data
+    frame = X.assign(branch=[["B1", "B2"][i % 2] for i in range(len(X))])
+    frame.to_parquet(tmp_path / "branches.parquet", index=False)
+    rules = tmp_path / "rules.json"
+    assert _run("fit", "--data", tmp_path / "branches.parquet", "--y-pred-column", "score", "--drop-column",
+                "branch", "--rho", "0.05", "--out", rules).exit_code == 0
+    book = tmp_path / "book.csv"
+    book.write_text("feature,value,label\nbranch,B1,north office\nbranch,B2,south office\n"
+                    "employment,Retired,retired\n")
+    out = tmp_path / "audit.json"
+    res = _run("audit", "--rules", rules, "--data", tmp_path / "branches.parquet", "--y-pred-column", "score",
+               "--group-column", "branch", "--target", "1", "--n-boot", "50", "--value-labels", book, "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "'branch'" in res.output  # not a feature of the rules: said, and still used to name the groups
+    doc = json.loads(out.read_text())
+    assert doc["group_labels"] == ["north office (B1)", "south office (B2)"]
+
+
+@pytest.mark.slow  # sandboxed model intake of two models
+def test_compare_names_groups_by_label_and_code(tmp_path):
+    from tcrex.datasets import LOANS_MODEL, LOANS_MODEL_B, load_bundled_loans
+    frame = load_bundled_loans().iloc[:500].drop(columns=["approved"])
+    frame.to_parquet(tmp_path / "rows.parquet", index=False)
+    model, model_b = SAMPLE_DATA_DIR / LOANS_MODEL, SAMPLE_DATA_DIR / LOANS_MODEL_B
+    rules = tmp_path / "rules.json"
+    assert _run("fit", "--data", tmp_path / "rows.parquet", "--model", model, "--rho", "0.05", "--target", "1",
+                "--out", rules).exit_code == 0
+    out = tmp_path / "c.json"
+    res = _run("compare", "--rules", rules, "--model", model, "--model-b", model_b, "--data", tmp_path / "rows.parquet",
+               "--reference-rows", tmp_path / "rows.parquet", "--group-column", "home_ownership", "--n-boot", "50",
+               "--value-labels", CODEBOOK, "--out", out)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    groups = {g["group"] for g in doc["groups"]}
+    assert groups == set(_group_names(LOANS_VALUE_LABELS["home_ownership"])), groups
+
+
 @pytest.mark.parametrize("content, message", [
     (b"feature,value\nemployment,Unemployed\n", "exactly the columns feature,value,label"),
     (b"feature,value,label\nemployment,Unemployed,\n", "the label is empty"),

@@ -183,3 +183,41 @@ def test_a_damaged_export_with_labels_is_refused():
     feature["labels"] = [["A14", "<b>\n</b>"]]
     with pytest.raises(SchemaError, match="control character"):
         TCREx.from_json(json.dumps(doc))
+
+
+def test_groups_are_named_by_label_and_code_in_the_column_order():
+    """tcrex.audit.labelled_groups, the one rule the dashboard, the audit, the comparison and the CLI name
+    groups by: "label (code)" for a labelled value, the value itself otherwise, in the column's order; with
+    every_label the codebook's absent values are categories too (batches counted apart then add up alike)."""
+    from tcrex.audit import labelled_groups
+    s = pd.Series(["A14", "A11", "A99", "A11"], name="status")
+    got = labelled_groups(s, {"A11": "overdrawn", "A14": "no checking account", "A12": "under 200 DM"})
+    assert got.tolist() == ["no checking account (A14)", "overdrawn (A11)", "A99", "overdrawn (A11)"]
+    assert list(got.cat.categories) == ["overdrawn (A11)", "no checking account (A14)", "A99"]
+    full = labelled_groups(s, {"A11": "overdrawn", "A14": "no checking account", "A12": "under 200 DM"},
+                           every_label=True)
+    assert list(full.cat.categories) == ["overdrawn (A11)", "under 200 DM (A12)", "no checking account (A14)", "A99"]
+    months = pd.Series([3, -7, 3], name="months")
+    assert labelled_groups(months, {"-7": "no delinquency on record"}).tolist() == [
+        "3", "no delinquency on record (-7)", "3"]
+    assert list(labelled_groups(months, {-8: "no usable trades"}, every_label=True).cat.categories) == [
+        "no usable trades (-8)", "-7", "3"]
+    assert labelled_groups(s, {"B1": "north"}) is s  # nothing labelled: the column itself
+
+
+def test_the_audit_and_the_comparison_name_groups_by_the_explainers_labels():
+    """In memory as in the CLI: grouped by a labelled feature's name, the groups are "label (code)"."""
+    from tcrex.audit import audit
+    from tcrex.compare import compare_models
+    X, score = _data(5)
+    y = (score > score.median()).astype(int).to_numpy()
+    ex = TCREx(rho=0.05, target=1, value_labels={"status": LABELS}).fit(X, y_pred=y)
+    res = audit(ex, X, groups="status", y_pred=y, n_boot=20)
+    assert list(res.groups) == [f"{LABELS[c]} ({c})" for c in CODES]
+    assert set(res.table()["group"]) == set(res.groups)
+
+    class Rule:  # a real model object: the same rule the outputs were made by
+        def predict(self, frame):
+            return _model(frame)
+    cmp = compare_models(ex, X, Rule(), model_a=Rule(), groups="status", n_boot=20)
+    assert set(cmp.groups["group"]) == {f"{LABELS[c]} ({c})" for c in CODES}

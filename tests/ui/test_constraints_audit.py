@@ -111,7 +111,7 @@ def test_category_transitions_are_collapsed_by_default_and_applied():
     limit.check().run()
     boxes = [m for m in at.sidebar.multiselect if "_employment_" in m.key]
     assert len(boxes) == 4  # one per source category
-    unemployed = next(m for m in boxes if m.label == "From Unemployed to")
+    unemployed = next(m for m in boxes if m.label == "From not currently employed (Unemployed) to")
     unemployed.set_value(["Self-employed"])
     apply_constraints(at)
     assert_clean(at)

@@ -127,3 +127,60 @@ def test_a_hostile_codebook_gets_a_clear_message(name, data, message):
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert not [b for b in at.button if b.label == "Use this codebook"]
     assert last_result(at).explainer.value_labels["employment"]["Salaried"] == "salaried employee"
+
+
+def test_the_transition_boxes_name_categories_by_label_and_keep_codes():
+    """The constraints editor's "From X to" boxes say "not currently employed (Unemployed)"; what they hold, and
+    so the applied transitions, are the codes."""
+    from tcrex.datasets import LOANS_VALUE_LABELS
+    labels = LOANS_VALUE_LABELS["employment"]
+    at = new_app()
+    next(c for c in at.sidebar.checkbox if c.key.startswith("con_limit_") and c.key.endswith("_employment")).check()
+    at.run()
+    boxes = [m for m in at.sidebar.multiselect if "_employment_" in m.key]
+    assert sorted(m.label for m in boxes) == sorted(f"From {label} ({code}) to" for code, label in labels.items())
+    box = next(m for m in boxes if m.label == f"From {labels['Unemployed']} (Unemployed) to")
+    assert f"{labels['Self-employed']} (Self-employed)" in box.options
+    assert "Self-employed" in box.value  # the values are the codes
+    box.set_value(["Self-employed"])
+    at.button(key="con_apply").click().run()
+    assert_clean(at)
+    assert last_result(at).explainer.constraints_.to_dict()["employment"]["transitions"] == {
+        "Unemployed": ["Self-employed"]}
+
+
+def test_a_plain_text_search_finds_rows_by_a_values_label():
+    """On the Individual page "pension" (in "retired, on a pension (Retired)") finds the retired applicants, and
+    the code still finds them."""
+    at = new_app()
+    goto(at, "individual")
+    at.segmented_control(key="ind_mode").set_value("search").run()
+    found = {}
+    for query in ("pension", "Retired", "owns the home outright"):
+        at.text_input(key="ind_query").input(query).run()
+        assert_clean(at)
+        box = next(s for s in at.selectbox if s.key == "ind_hit")
+        found[query] = [int(h.split(":")[0].removeprefix("row ")) for h in box.options]
+    from tcrex.ui import sources
+    data, _, _ = sources.load_sample_frame("loans")
+    assert found["pension"] and found["pension"] == found["Retired"]
+    assert set(data.loc[found["pension"], "employment"]) == {"Retired"}
+    assert found["owns the home outright"]
+    assert set(data.loc[found["owns the home outright"], "home_ownership"]) == {"Own"}
+
+
+def test_the_compare_page_names_groups_by_label_and_code():
+    """Compare models groups by the same rule as the audit (tcrex.audit.labelled_groups): the groups, the
+    reference choice, the findings and the people frame say "label (code)"."""
+    from tcrex.datasets import LOANS_VALUE_LABELS
+    from tcrex.ui import session
+    at = new_app()
+    goto(at, "compare")
+    at.selectbox(key="compare_column").set_value("home_ownership").run()
+    assert_clean(at)
+    res = session.last_comparison(at.session_state).result
+    want = [f"{label} ({code})" for code, label in LOANS_VALUE_LABELS["home_ownership"].items()]
+    assert sorted(res.group_labels) == sorted(want)
+    assert sorted(at.selectbox(key="compare_reference").options) == sorted(want + ["everyone else (rest)"])
+    assert set(res.people["group"].astype(str)) <= set(want)
+    assert any(w in " ".join(res.findings()) for w in want)
