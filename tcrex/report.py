@@ -71,7 +71,22 @@ details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
 details.full { margin: 8px 0 18px; }
 details.full > summary { color: #0b4f8a; font-size: 16px; }
 .exec .contains { margin-top: 14px; }
+section.question { break-inside: avoid; page-break-inside: avoid; }
+section.question h2 { margin-top: 28px; }
+.stack { display: flex; height: 30px; border-radius: 4px; overflow: hidden; margin: 8px 0 4px; }
+.stack span { display: block; height: 100%; }
+.legend { font-size: 15px; margin: 4px 0 10px; }
+.legend i { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+details.appendix { margin-top: 40px; border-top: 2px solid var(--ink); }
+details.appendix > summary { font-size: 24px; font-weight: bold; color: var(--ink); padding: 12px 0; }
+dl.glossary dt { font-weight: bold; margin-top: 6px; }
+dl.glossary dd { margin: 0 0 0 1.5em; }
+.figure, figure, svg, .stack, tr, .headline div, dl.glossary dt, dl.glossary dd {
+  break-inside: avoid; page-break-inside: avoid; }
 @media print {
+  details.appendix { break-before: page; page-break-before: always; border-top: none; }
+  details.appendix::details-content { display: block; content-visibility: visible; height: auto; }
+  details.appendix > summary { list-style: none; }
   body { font-size: 12pt; max-width: none; padding: 0; }
   h2 { page-break-after: avoid; break-after: avoid; }
   table { font-size: 9.5pt; }
@@ -584,6 +599,151 @@ def _metarules_html(metas: pd.DataFrame, explanations: pd.DataFrame | None, mult
             + _full(f"All {len(metas):,} metarules (also in the CSV export, one row per individual)", full))
 
 
+#: The colours of the "who gets recourse" bar (colour-blind safe, as the figures').
+_WHO_COLORS = ("#009E73", "#56B4E9", "#0072B2", "#E69F00", "#D55E00")
+
+
+def _stack(parts) -> str:
+    """A horizontal 100 % bar with its legend: ``parts`` is ``[(label, count, colour)]`` (static HTML, no
+    script); each label says its count and share."""
+    total = sum(n for _, n, _ in parts) or 1
+    bar = "".join(f'<span style="width:{100 * n / total:.2f}%;background:{c}" title="{_e(label)}"></span>'
+                  for label, n, c in parts if n)
+    legend = "".join(f'<span><i style="background:{c}"></i>{_e(label)}: {n:,} ({_e(_percent(n / total))})</span>'
+                     for label, n, c in parts if n)
+    return f'<div class="figure"><div class="stack">{bar}</div><p class="legend">{legend}</p></div>'
+
+
+def _who_gets_recourse(explanations, effectiveness) -> str | None:
+    """Question 1: of the people not in the favourable outcome, who has recourse (verified on the model when it
+    was checked, else by the rules alone). A chart and two sentences; None without explanations."""
+    if explanations is None or not len(explanations):
+        return None
+    status = explanations["status"].astype(str).to_numpy()
+    need = needs_recourse(status)
+    n, n_need = len(status), int(need.sum())
+    if effectiveness is not None and effectiveness.n_needing:
+        e = effectiveness
+        parts = [("verified through their own rule", e.n_optimal_rule, _WHO_COLORS[0]),
+                 ("verified through the next rule", e.n_next_rule, _WHO_COLORS[1]),
+                 ("verified by a small change beyond the rules", e.n_minimal_change, _WHO_COLORS[2]),
+                 ("only a similar case (not verified)", e.n_similar, _WHO_COLORS[3]),
+                 ("no verified recourse", e.n_none, _WHO_COLORS[4])]
+        words = [f"Of {n:,} people, {n_need:,} ({_pct(n_need, n)}) do not get the favourable outcome; for "
+                 f"{e.n_verified:,} of them ({_pct(e.n_verified, e.n_needing)}) we found a change that the model "
+                 "confirms.",
+                 f"{e.n_similar + e.n_none:,} ({_pct(e.n_similar + e.n_none, e.n_needing)}) have no confirmed "
+                 "change: for some a similar real case exists, but it is not advice."]
+    else:
+        n_has = int((has_recourse(status) & need).sum())
+        parts = [("have a rule to follow", n_has, _WHO_COLORS[0]),
+                 ("no rule at these settings", n_need - n_has, _WHO_COLORS[4])]
+        words = [f"Of {n:,} people, {n_need:,} ({_pct(n_need, n)}) do not get the favourable outcome; "
+                 f"{n_has:,} of them ({_pct(n_has, n_need)}) have a rule to follow.",
+                 "No model was available, so this advice was not checked: a rule holds for most people inside it, "
+                 "not for everyone."]
+    return _stack(parts) + "".join(f"<p>{_e(w)}</p>" for w in words)
+
+
+def _how_hard(explanations, actions) -> str | None:
+    """Question 2: how many features people are asked to change (a bar per count), and which features most."""
+    if explanations is None or not len(explanations):
+        return None
+    status = explanations["status"].astype(str).to_numpy()
+    sel = has_recourse(status) & needs_recourse(status)
+    changes = explanations.loc[sel, "changes"].dropna()
+    if not len(changes):
+        return '<p>No one who needs a change has a rule to follow, so there is no effort to measure.</p>'
+    one = int((changes <= 1).sum())
+    words = [f"Half of the people with advice are asked to change at most {_cell(float(changes.median()))} "
+             f"feature{'' if float(changes.median()) == 1 else 's'}; {_pct(one, len(changes))} need a single "
+             "change."]
+    if actions is not None and len(actions):
+        counts = change_keep_counts(actions)
+        counts = counts[counts["change"] > 0].sort_values("change", ascending=False).head(3)
+        if len(counts):
+            words.append("The features most often asked to change: " + join_and(
+                [f"{f} ({int(c):,} people)" for f, c in zip(counts["feature"], counts["change"])]) + ".")
+    return _changes_table(explanations) + "".join(f"<p>{_e(w)}</p>" for w in words)
+
+
+def _where_groups_differ(result, practical: float) -> str:
+    """Question 3: the audit's gaps from the reference group (its forest chart) and two sentences."""
+    found = split_findings(result, practical)
+    if found is None:
+        return '<p class="note">The audit found no groups to compare.</p>'
+    second = (f"Clear differences: {join_and(found.clear[:2])}" + (f" (and {len(found.clear) - 2} more)"
+                                                                  if len(found.clear) > 2 else "") + "."
+              if found.clear else
+              f"No difference between the groups is large (at least {threshold_text(practical)}) and sure "
+              f"(a {result.confidence:.0%} interval that excludes zero).")
+    # the main part shows the headline measure; every measure's chart is in the appendix's audit
+    svg = gap_forest_svg(result, metrics=["recourse_share"], practical=practical)
+    return (f'<div class="figure tree">{svg}</div>'
+            f"<p>{_e(found.overview)}</p><p>{_e(second)}</p>")
+
+
+def _what_changed(result) -> str:
+    """Question 4: who keeps, loses or gains recourse under the other model (a bar) and two sentences."""
+    from .compare import GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, STILL_NONE  # noqa: PLC0415
+
+    s = result.summary
+    short = [(KEPT, "keep verified recourse", "#009E73"), (LOST, "lose it", "#D55E00"),
+             (GAINED, "gain it", "#0072B2"), (STILL_NONE, "none under either model", "#999999"),
+             (NEWLY_NEEDED, "newly need a change", "#E69F00"), (NO_LONGER_NEEDED, "no longer need one", "#56B4E9")]
+    parts = [(label, int(s["changes"][c]), color) for c, label, color in short]
+    said = result.headline().rstrip(".")
+    findings = [f for f in result.findings() if said not in f]
+    return (_stack(parts) + f"<p>{_e(result.headline().rstrip('.'))}.</p>"
+            + (f"<p>{_e(findings[0])}</p>" if findings else ""))
+
+
+#: The terms the report still uses, in one place (the appendix's glossary).
+GLOSSARY = {
+    "favourable outcome": "the model's decision a person wants (for example, approved).",
+    "recourse": "a change a person can make to get the favourable outcome.",
+    "verified": "we changed exactly the features the advice names, to the values it states, and the model then "
+                "gave the favourable outcome.",
+    "similar case": "a real person in the data who has the favourable outcome and resembles this one; shown for "
+                    "context, never counted as verified advice.",
+    "rule": "a region of the inputs (for example, income above 40,000 and no late payments) in which most people "
+            "get the favourable outcome.",
+    "reach the outcome (accuracy)": "the share of the people inside a rule whose model decision is favourable.",
+    "share of the data (feasibility)": "the share of all rows that fall inside a rule.",
+    "metarule": "which rule to recommend, depending on where a person starts.",
+    "τ (tau) and ρ (rho)": "the least accuracy a rule needs and the least share of the data it must cover.",
+    "reference group": "the group the others are compared with.",
+    "interval": "the range the true difference lies in, with the stated confidence (bootstrap resampling).",
+    "clear gap": "a difference of at least the practical threshold whose interval excludes zero.",
+    "small group": "a group with too few people for a firm conclusion; its figures are marked.",
+}
+
+
+def _glossary() -> str:
+    return ('<dl class="glossary">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items())
+            + "</dl>")
+
+
+def report_contents(n_individuals: int = 0, rows: int | None = None, total_rows: int | None = None,
+                    tables=(), audit: bool = False, comparison: bool = False, figures: bool = False) -> list[str]:
+    """What a report will hold, in the words its "What this report contains" note and the Export page use
+    (one owner for both): aggregates always; the chosen people's values only when they are included."""
+    out = ["aggregates (counts and shares over all people)", "rules and metarules"]
+    if audit:
+        out.append("the subgroup audit")
+    if comparison:
+        out.append("the comparison with another model")
+    out.append(f"{pluralise(n_individuals, 'chosen person', 'chosen people')} with their feature values"
+               if n_individuals else "no individual's values")
+    if tables:
+        out.append(f"{pluralise(len(tables), 'table')} chosen by the author: " + ", ".join(tables))
+    if rows:
+        out.append(f"row-level data: the first {min(rows, MAX_TABLE_ROWS):,} of {total_rows or rows:,} rows, "
+                   "as requested")
+    out.append("interactive charts (plotly.js embedded)" if figures else "no scripts")
+    return out
+
+
 def _audit_headline(result, practical: float) -> str:
     """The audit in two lines for the first page: what was compared and the clear gaps, if any."""
     found = split_findings(result, practical)
@@ -675,20 +835,31 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
 
     # what is in here: part of the first page, so a reader knows at once what the file holds
     embed_rows = include_rows and rows is not None
-    contains = ["aggregates (counts and shares over all individuals)", "rules and metarules",
-                f"{pluralise(len(individuals), 'chosen individual')} with their feature values"]
-    if tables:
-        contains.append(f"{pluralise(len(tables), 'table')} chosen by the author: " + ", ".join(tables))
-    if embed_rows:
-        contains.append(f"row-level data: the first {min(len(rows), MAX_TABLE_ROWS):,} of {len(rows):,} rows, "
-                        f"as requested")
-        absent = ""
-    else:
-        absent = " It does <b>not</b> contain the uploaded table or any other individual's values."
+    contains = report_contents(len(individuals), rows=len(rows) if embed_rows else None,
+                               total_rows=len(rows) if embed_rows else None, tables=list(tables),
+                               audit=audit is not None, comparison=comparison is not None, figures=bool(figures))
+    absent = "" if embed_rows else " It does <b>not</b> contain the uploaded table."
     exec_body += (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
-                  f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'} "
-                  "Long tables are summarised; the full tables are in collapsed sections (click to open).</p>")
+                  "The technical detail is in the appendix at the end (click to open; it prints on its own "
+                  "pages).</p>")
     section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
+
+    # ---------------------------------------------------------------- one short section per question
+    def question(anchor: str, heading: str, body: str | None) -> None:
+        if body:
+            toc.append(f'<li><a href="#{anchor}">{_e(heading)}</a></li>')
+            sections.append(f'<section id="{anchor}" class="question"><h2>{_e(heading)}</h2>{body}</section>')
+
+    question("who-gets-recourse", "Who gets recourse", _who_gets_recourse(explanations, effectiveness))
+    question("how-hard", "How hard it is", _how_hard(explanations, actions))
+    if audit is not None:
+        question("groups-differ", "Where groups differ", _where_groups_differ(audit, audit_practical))
+    if comparison is not None:
+        question("models-changed", "What changed between models", _what_changed(comparison))
+    main_sections, sections = sections, []  # everything below goes to the appendix
+    toc.append('<li><a href="#appendix">Appendix: rules, metarules, trees, audit detail, glossary</a></li>')
+    main_toc = list(toc)
+    section("glossary", "Glossary", _glossary())
 
     # ---------------------------------------------------------------- the person chosen
     if individuals:
@@ -740,7 +911,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if actions is not None and len(actions):
         agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
     if agg:
-        section("aggregates", "Aggregates", "".join(agg))
+        section("aggregates", "Changes per person and per feature", "".join(agg))
     if model_performance is not None:
         section("model-performance", "How well the model does", _performance_html(model_performance))
     if figures:
@@ -758,10 +929,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if embed_rows:
         section("rows", "Row-level data (included on request)", _table(rows))
 
-    params = ex.get_params()
-    settings = {k: "default" if v is None else v for k, v in params.items() if k not in ("value_labels", "class_names")}
+    # the explainer's own settings (not the caller's ``params``, which the provenance table shows)
+    own = ex.get_params()
+    settings = {k: "default" if v is None else v for k, v in own.items() if k not in ("value_labels", "class_names")}
     # None is not the default of these two: it switches them off
-    settings.update({k: "none" for k in ("special_codes", "max_changes") if params.get(k, 0) is None})
+    settings.update({k: "none" for k in ("special_codes", "max_changes") if own.get(k, 0) is None})
     book = ex.schema_.value_labels  # the codebook in words: how many labels, not every one
     settings["value labels"] = (f"{pluralise(sum(map(len, book.values())), 'label')} for "
                                 f"{pluralise(len(book), 'feature')}: {', '.join(book)}" if book else "none")
@@ -779,7 +951,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     stamp = when.isoformat(timespec="seconds")
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '
             f'counterfactual rules and metarules (Bewley et al., ICML 2024)</p>'
-            f'<nav><ol>{"".join(toc)}</ol></nav></header>')
+            f'<nav><ol>{"".join(main_toc)}</ol></nav></header>')
+    appendix = ('<details class="appendix" id="appendix"><summary>Appendix: the technical detail (the full rule and '
+                "metarule lists, trees, intervals, fingerprints, glossary)</summary>" + "".join(sections)
+                + "</details>")
+    sections = [f'<main id="main-part">{"".join(main_sections)}</main>', appendix]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>{head}{''.join(sections)}"

@@ -123,9 +123,13 @@ def _values(X, r):
 def test_executive_summary_comes_first(fitted):
     ex, X, y = fitted
     html = _stakeholder_report(ex, X, y)
-    sections = re.findall(r'<section id="([^"]+)">', html)
-    # an executive page, then the person chosen, the rules; what the report contains is part of the first page
-    assert sections[:4] == ["executive-summary", "individuals", "rules", "metarules"]
+    sections = re.findall(r'<section id="([^"]+)"', html)
+    # an executive page, one short section per question, then the appendix: the glossary, the person chosen, the
+    # rules; what the report contains is part of the first page
+    assert sections[:7] == ["executive-summary", "who-gets-recourse", "how-hard", "glossary", "individuals", "rules",
+                            "metarules"]
+    main, appendix = html.split('<details class="appendix" id="appendix">')
+    assert '<section id="how-hard"' in main and '<section id="individuals">' in appendix
     head = html.split('<section id="individuals">')[0]
     assert "This report contains" in head
     for word in ("a model", "loans, 400 rows", "outcome", "individuals explained",
