@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import __version__, check_fitted
 from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
-from .vocabulary import has_recourse, needs_recourse
+from .vocabulary import STATUS_TEXT, has_recourse, needs_recourse
 from .audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
 from .text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
@@ -182,6 +182,67 @@ def _readable(frame: pd.DataFrame, columns: dict, percent=()) -> pd.DataFrame:
     return out.rename(columns=columns)
 
 
+def _points(v, sign: bool = True) -> str:
+    """A difference of shares in percentage points for readers: "+3.2 points", "–" when unknown."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{100 * v:{'+' if sign else ''}.1f} points"
+
+
+def _interval(low, high) -> str:
+    """An interval of a difference of shares: "-3.1 to 8.0 points", "–" when unknown."""
+    lo, hi = _points(low, sign=False), _points(high, sign=False)
+    if "–" in (lo, hi):
+        return "–"
+    return f"{lo.removesuffix(' points')} to {hi}"
+
+
+def _mean(v) -> str:
+    """A mean (changes, distances) for readers: two decimals, "–" when unknown."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{v:.2f}"
+
+
+#: The note a group name carries instead of a yes/no column.
+SMALL_GROUP_NOTE = "small group"
+REFERENCE_NOTE = "reference"
+
+
+def _group_names(frame: pd.DataFrame) -> pd.Series:
+    """Group names with their notes ("Retired (small group)", "Salaried (reference)") in place of the
+    ``small_group`` / ``is_reference`` columns."""
+    notes = []
+    for _, r in frame.iterrows():
+        marks = [REFERENCE_NOTE] if bool(r.get("is_reference", False)) else []
+        marks += [SMALL_GROUP_NOTE] if bool(r.get("small_group", False)) else []
+        notes.append(f"{r['group']} ({', '.join(marks)})" if marks else str(r["group"]))
+    return pd.Series(notes, index=frame.index)
+
+
+def _group_table(frame: pd.DataFrame, columns: dict) -> str:
+    """A per-group table for readers: notes in the group's name, shares as "81 %", means to two decimals, no
+    empty or raw cells."""
+    out = frame.copy()
+    out["group"] = _group_names(frame)
+    columns = {k: v for k, v in columns.items() if k not in ("small_group", "is_reference")}
+    for c in out.columns:
+        if c.endswith("_share") or c in ("mean_feasibility", "mean_accuracy", "invalidation_rate") \
+                or c.startswith("verified_share"):
+            out[c] = out[c].map(lambda v: _percent(v) or "–")
+        elif c.startswith("mean_"):
+            out[c] = out[c].map(_mean)
+    table = out[[c for c in columns if c in out.columns]].rename(columns=columns)
+    small = bool(frame.get("small_group", pd.Series(dtype=bool)).fillna(False).astype(bool).any())
+    note = (f'<p class="note">"{SMALL_GROUP_NOTE}": too few people for a firm conclusion (see the glossary).</p>'
+            if small else "")
+    return _table(table) + note
+
+
 def _full(summary: str, body: str) -> str:
     """A full table kept out of the reading flow: collapsed until opened (and left out on paper)."""
     return f'<details class="full"><summary>{_e(summary)}</summary>{body}</details>'
@@ -229,9 +290,7 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
                     for s in found.below]
                  + [f"<li>{_e(s)}</li>" for s in found.other])
         items.insert(0, f"<li>{_e(found.overview)}</li>")
-    table = result.table()
     columns = AUDIT_COLUMNS if result.verified else AUDIT_RULE_COLUMNS
-    table = table[[c for c in columns if c in table.columns]].rename(columns=columns)
     n_clear = int(clear_gaps(result.gaps(), practical).sum())
     note = (f"{pluralise(n_clear, 'clear gap')}: at least {threshold_text(practical)}, with a "
             f"{result.confidence:.0%} interval excluding zero ({result.n_boot} bootstrap resamples; reference: "
@@ -239,7 +298,7 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
     svg = gap_forest_svg(result, practical=practical)
     return (f"{head}<h3>Findings</h3><ul>{''.join(items)}</ul><p class=\"note\">{_e(note)}</p>"
             f"<h3>Per group</h3><p class=\"note\" id=\"audit-basis\">{_e(basis_sentence(result))}</p>"
-            f"{_table(table)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
+            f"{_group_table(result.table(), columns)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
             f"reference group</h3><div class=\"tree\">{svg}</div></div>")
 
 
@@ -247,6 +306,12 @@ COMPARISON_COLUMNS = {"group": "group", "n": "rows", "n_need_a": "need recourse 
                       "n_lost": "lose recourse", "n_gained": "gain recourse", "n_kept": "keep recourse",
                       "invalidation_rate": "A's advice invalidated by B", "verified_share_a": "verified (A)",
                       "verified_share_b": "verified (B)", "small_group": "small group", "is_reference": "reference"}
+
+
+#: The rules of model A that break under model B, as a reader sees them.
+BROKEN_RULE_COLUMNS = {"rule_id": "rule", "conditions": "conditions", "accuracy_a": "reach the outcome under A",
+                       "accuracy_b": "under B", "holds_tau_b": "still accurate enough under B",
+                       "n_points": "points checked", "points_hold_share": "points model B confirms"}
 
 
 def comparison_html(result, title: str | None = None) -> str:
@@ -257,7 +322,9 @@ def comparison_html(result, title: str | None = None) -> str:
 
     s = result.summary
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
-    flows = pd.DataFrame({"change": list(CHANGES), "what it means": [CHANGE_TEXT[c] for c in CHANGES],
+    short = {c: label for c, label, _ in _change_labels()}
+    flows = pd.DataFrame({"change": [short.get(c, "favourable outcome under both") for c in CHANGES],
+                          "what it means": [CHANGE_TEXT[c] for c in CHANGES],
                           "people": [s["changes"][c] for c in CHANGES],
                           "share": [f"{s['shares'][c]:.1%}" if s["shares"][c] == s["shares"][c] else ""
                                     for c in CHANGES]})
@@ -265,18 +332,24 @@ def comparison_html(result, title: str | None = None) -> str:
             + "".join(f"<li>{_e(f)}</li>" for f in result.findings()) + "</ul>"
             + f"<h3>Who keeps, loses or gains recourse</h3>{_table(flows)}")
     if result.groups is not None:
-        table = result.groups[[c for c in COMPARISON_COLUMNS if c in result.groups.columns]] \
-            .rename(columns=COMPARISON_COLUMNS)
-        gaps = result.gaps.assign(metric=result.gaps["metric"].map(lambda m: COMPARE_METRICS[m][0]))
-        gaps = gaps[["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
-                     "significant", "small_group"]]
-        body += (f"<h3>Per group</h3>{_table(table)}<h3>Gaps from {_e(result.reference_display)}</h3>"
-                 f"{_table(gaps)}<p class=\"note\">Differences are shares (1 = 100 percentage points) with "
-                 f"{result.confidence:.0%} percentile-bootstrap intervals ({result.n_boot} resamples).</p>")
+        gaps = result.gaps
+        gaps = pd.DataFrame({
+            "measure": gaps["metric"].map(lambda m: COMPARE_METRICS[m][0]),
+            "group": _group_names(gaps.assign(is_reference=False)),
+            "share in the group": gaps["value"].map(lambda v: _percent(v) or "–"),
+            f"share in {result.reference_display}": gaps["reference_value"].map(lambda v: _percent(v) or "–"),
+            "difference": gaps["difference"].map(_points),
+            f"{result.confidence:.0%} interval": [_interval(lo, hi)
+                                                  for lo, hi in zip(gaps["ci_low"], gaps["ci_high"])],
+            "clear difference": gaps["significant"].map(lambda v: "yes" if bool(v) else "no")})
+        body += (f"<h3>Per group</h3>{_group_table(result.groups, COMPARISON_COLUMNS)}"
+                 f"<h3>Gaps from {_e(result.reference_display)}</h3>{_table(gaps)}<p class=\"note\">Differences "
+                 f"in percentage points with {result.confidence:.0%} bootstrap intervals ({result.n_boot} "
+                 "resamples); a clear difference is one whose interval excludes zero.</p>")
     broken = result.broken_rules()
     if len(broken):
-        cols = ["rule_id", "conditions", "accuracy_a", "accuracy_b", "holds_tau_b", "n_points", "points_hold_share"]
-        body += f"<h3>Rules of model A that break under model B</h3>{_table(broken[cols])}"
+        body += ("<h3>Rules of model A that break under model B</h3>"
+                 + _table(_readable(broken, BROKEN_RULE_COLUMNS, ("accuracy_a", "accuracy_b", "points_hold_share"))))
     else:
         body += '<p class="note">Every rule of model A still holds τ under model B and B confirms all its points.</p>'
     return body
@@ -425,7 +498,8 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
     is another person's row, so it is shown only when row-level data is included. ``class_names`` names model
     outputs, ``target_names`` the targets (``{target id: name}``)."""
     parts = [f"<h3>{_e(name)}</h3>", f"<p><b>{_e(exp.text)}</b></p>"]
-    facts = [("model output", _outcome(exp.output, class_names)), ("status", exp.status)]
+    facts = [("model output", _outcome(exp.output, class_names)),
+             ("status", STATUS_TEXT.get(str(exp.status), str(exp.status)))]
     if exp.target is not None:
         facts.append(("target", (target_names or {}).get(exp.target, exp.target_description)))
     if exp.counterfactual_valid is not None:
@@ -683,15 +757,20 @@ def _where_groups_differ(result, practical: float) -> str:
             f"<p>{_e(found.overview)}</p><p>{_e(second)}</p>")
 
 
-def _what_changed(result) -> str:
-    """Question 4: who keeps, loses or gains recourse under the other model (a bar) and two sentences."""
+def _change_labels() -> list:
+    """The comparison's changes for people who need recourse: ``[(change, short words, colour)]`` (the bar and
+    the appendix's table say them the same way)."""
     from .compare import GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, STILL_NONE  # noqa: PLC0415
 
+    return [(KEPT, "keep verified recourse", "#009E73"), (LOST, "lose verified recourse", "#D55E00"),
+            (GAINED, "gain verified recourse", "#0072B2"), (STILL_NONE, "none under either model", "#999999"),
+            (NEWLY_NEEDED, "newly need a change", "#E69F00"), (NO_LONGER_NEEDED, "no longer need one", "#56B4E9")]
+
+
+def _what_changed(result) -> str:
+    """Question 4: who keeps, loses or gains recourse under the other model (a bar) and two sentences."""
     s = result.summary
-    short = [(KEPT, "keep verified recourse", "#009E73"), (LOST, "lose it", "#D55E00"),
-             (GAINED, "gain it", "#0072B2"), (STILL_NONE, "none under either model", "#999999"),
-             (NEWLY_NEEDED, "newly need a change", "#E69F00"), (NO_LONGER_NEEDED, "no longer need one", "#56B4E9")]
-    parts = [(label, int(s["changes"][c]), color) for c, label, color in short]
+    parts = [(label, int(s["changes"][c]), color) for c, label, color in _change_labels()]
     said = result.headline().rstrip(".")
     findings = [f for f in result.findings() if said not in f]
     return (_stack(parts) + f"<p>{_e(result.headline().rstrip('.'))}.</p>"
@@ -740,7 +819,8 @@ def report_contents(n_individuals: int = 0, rows: int | None = None, total_rows:
     if rows:
         out.append(f"row-level data: the first {min(rows, MAX_TABLE_ROWS):,} of {total_rows or rows:,} rows, "
                    "as requested")
-    out.append("interactive charts (plotly.js embedded)" if figures else "no scripts")
+    if figures:
+        out.append("interactive charts")
     return out
 
 
@@ -840,6 +920,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                                audit=audit is not None, comparison=comparison is not None, figures=bool(figures))
     absent = "" if embed_rows else " It does <b>not</b> contain the uploaded table."
     exec_body += (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
+                  f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'} "
                   "The technical detail is in the appendix at the end (click to open; it prints on its own "
                   "pages).</p>")
     section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
