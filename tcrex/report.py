@@ -1,16 +1,17 @@
 """A self-contained HTML report of a fitted explainer for stakeholders: one string that works offline, on a
 projector and on paper.
 
-It is written for a board: an executive page first (model, data, the favourable outcome, headline recourse figures,
-the top rules in plain words, the chosen individual's advice, the audit's clear gaps, what the report contains),
-then the person chosen, the rules, the metarules and their trees, the audit, aggregates and parameters. Long
-tables are summarised, with the full tables in collapsed ``<details>`` sections (left out on paper); headings are
-words, not column names; every table wraps to the page (1280 px on screen, A4 on paper). It carries aggregates, rules and the chosen individuals -- not the uploaded
-table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
-which. plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest
-plot is static SVG). Every string that comes from
-the user (titles, descriptions, parameters, column names, category values) is HTML-escaped, and values are
-formatted (no raw ``True``/``False`` or numpy reprs).
+It is written for a board: a main part (an executive page, then one short section per question -- who gets recourse,
+how hard it is, where groups differ, what changed between models -- each a chart and two sentences) and an appendix
+with everything technical (glossary, the chosen people, rules, metarules and their trees, the full audit and
+comparison, aggregates, parameters), collapsed on screen and starting on a new page in print. Numbers are written
+for people (shares as %, differences in points with their intervals, notes instead of yes/no columns); headings are
+words, not column names; every table wraps to the page (1280 px on screen, A4 on paper); charts and table rows are
+never split across printed pages. It carries aggregates, rules and the chosen individuals -- not the uploaded table
+-- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says which.
+plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest plot is
+static SVG). Every string that comes from the user (titles, descriptions, parameters, column names, category values)
+is HTML-escaped, and values are formatted (no raw ``True``/``False`` or numpy reprs).
 """
 from __future__ import annotations
 
@@ -850,7 +851,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  comparison_title: str | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
-    Order: an **executive summary** on one page (model, data, the favourable outcome of every target, headline
+    Order (the main part, then the appendix ``<details class="appendix">``, described in docs/figures.md): an
+    **executive summary** on one page (model, data, the favourable outcome of every target, headline
     recourse figures from ``explanations``, the top rules in plain words, the chosen individuals' advice, the
     audit's overview and clear gaps, and a note on **what the report contains**), then the **chosen
     individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows picked on the
