@@ -77,6 +77,7 @@ section.question h2 { margin-top: 28px; }
 .stack { display: flex; height: 30px; border-radius: 4px; overflow: hidden; margin: 8px 0 4px; }
 .stack span { display: block; height: 100%; }
 .legend { font-size: 15px; margin: 4px 0 10px; }
+.legend > span { display: inline-block; white-space: nowrap; }  /* a swatch stays with its words */
 .legend i { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
 details.appendix { margin-top: 40px; border-top: 2px solid var(--ink); }
 details.appendix > summary { font-size: 24px; font-weight: bold; color: var(--ink); padding: 12px 0; }
@@ -747,11 +748,13 @@ def _where_groups_differ(result, practical: float) -> str:
     found = split_findings(result, practical)
     if found is None:
         return '<p class="note">The audit found no groups to compare.</p>'
-    second = (f"Clear differences: {join_and(found.clear[:2])}" + (f" (and {len(found.clear) - 2} more)"
-                                                                  if len(found.clear) > 2 else "") + "."
-              if found.clear else
-              f"No difference between the groups is large (at least {threshold_text(practical)}) and sure "
-              f"(a {result.confidence:.0%} interval that excludes zero).")
+    if found.clear:  # each finding is a sentence of its own
+        more = f" And {pluralise(len(found.clear) - 2, 'more clear difference')} (see the appendix)." \
+            if len(found.clear) > 2 else ""
+        second = " ".join(found.clear[:2]) + more
+    else:
+        second = (f"No difference between the groups is large (at least {threshold_text(practical)}) and sure "
+                  f"(a {result.confidence:.0%} interval that excludes zero).")
     # the main part shows the headline measure; every measure's chart is in the appendix's audit
     svg = gap_forest_svg(result, metrics=["recourse_share"], practical=practical)
     return (f'<div class="figure tree">{svg}</div>'
