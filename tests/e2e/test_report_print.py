@@ -37,6 +37,7 @@ def test_main_part_fits_four_screens_and_the_appendix_is_collapsed(browser, repo
         opened = page.evaluate("document.documentElement.scrollHeight")
     finally:
         page.close()
+    print(f"report main part: {main:.0f} px = {main / SCREEN:.2f} screens of {WIDTH}x{SCREEN}; whole page {total} px")
     assert questions == ["executive-summary", "who-gets-recourse", "how-hard", "groups-differ", "models-changed"]
     assert main <= MAX_SCREENS * SCREEN, f"main part is {main:.0f} px ({main / SCREEN:.1f} screens of {SCREEN})"
     assert closed and not rules_shown and total < main + SCREEN  # only the appendix's summary line shows
@@ -64,6 +65,7 @@ def test_printed_report_keeps_charts_and_rows_whole(browser, report_path):
     for kind in ("figures", "rows", "charts", "questions"):
         assert rules[kind] and set(rules[kind]) == {"avoid"}, (kind, set(rules[kind]))
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", pdf))
+    print(f"printed report: {pages} A4 pages")
     # the main part is 4 screens (about 3 A4 pages); the appendix (rules, metarules, trees, audit, comparison)
     # adds some: a sane count is neither a page per chart nor hundreds of pages
     assert 4 <= pages <= 40, pages
