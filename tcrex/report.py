@@ -1,16 +1,17 @@
 """A self-contained HTML report of a fitted explainer for stakeholders: one string that works offline, on a
 projector and on paper.
 
-It is written for a board: an executive page first (model, data, the favourable outcome, headline recourse figures,
-the top rules in plain words, the chosen individual's advice, the audit's clear gaps, what the report contains),
-then the person chosen, the rules, the metarules and their trees, the audit, aggregates and parameters. Long
-tables are summarised, with the full tables in collapsed ``<details>`` sections (left out on paper); headings are
-words, not column names; every table wraps to the page (1280 px on screen, A4 on paper). It carries aggregates, rules and the chosen individuals -- not the uploaded
-table -- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says
-which. plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest
-plot is static SVG). Every string that comes from
-the user (titles, descriptions, parameters, column names, category values) is HTML-escaped, and values are
-formatted (no raw ``True``/``False`` or numpy reprs).
+It is written for a board: a main part (an executive page, then one short section per question -- who gets recourse,
+how hard it is, where groups differ, what changed between models -- each a chart and two sentences) and an appendix
+with everything technical (glossary, the chosen people, rules, metarules and their trees, the full audit and
+comparison, aggregates, parameters), collapsed on screen and starting on a new page in print. Numbers are written
+for people (shares as %, differences in points with their intervals, notes instead of yes/no columns); headings are
+words, not column names; every table wraps to the page (1280 px on screen, A4 on paper); charts and table rows are
+never split across printed pages. It carries aggregates, rules and the chosen individuals -- not the uploaded table
+-- unless the caller passes ``include_rows=True`` with ``rows``; a "What this report contains" note says which.
+plotly.js (about 4.9 MB) is embedded only when plotly ``figures`` are passed (the subgroup audit's forest plot is
+static SVG). Every string that comes from the user (titles, descriptions, parameters, column names, category values)
+is HTML-escaped, and values are formatted (no raw ``True``/``False`` or numpy reprs).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import pandas as pd
 
 from . import __version__, check_fitted
 from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
-from .vocabulary import has_recourse, needs_recourse
+from .vocabulary import STATUS_TEXT, has_recourse, needs_recourse
 from .audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
 from .text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
@@ -71,7 +72,23 @@ details summary { cursor: pointer; color: var(--muted); font-size: 15px; }
 details.full { margin: 8px 0 18px; }
 details.full > summary { color: #0b4f8a; font-size: 16px; }
 .exec .contains { margin-top: 14px; }
+section.question { break-inside: avoid; page-break-inside: avoid; }
+section.question h2 { margin-top: 28px; }
+.stack { display: flex; height: 30px; border-radius: 4px; overflow: hidden; margin: 8px 0 4px; }
+.stack span { display: block; height: 100%; }
+.legend { font-size: 15px; margin: 4px 0 10px; }
+.legend > span { display: inline-block; white-space: nowrap; }  /* a swatch stays with its words */
+.legend i { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+details.appendix { margin-top: 40px; border-top: 2px solid var(--ink); }
+details.appendix > summary { font-size: 24px; font-weight: bold; color: var(--ink); padding: 12px 0; }
+dl.glossary dt { font-weight: bold; margin-top: 6px; }
+dl.glossary dd { margin: 0 0 0 1.5em; }
+.figure, figure, svg, .stack, tr, .headline div, dl.glossary dt, dl.glossary dd {
+  break-inside: avoid; page-break-inside: avoid; }
 @media print {
+  details.appendix { break-before: page; page-break-before: always; border-top: none; }
+  details.appendix::details-content { display: block; content-visibility: visible; height: auto; }
+  details.appendix > summary { list-style: none; }
   body { font-size: 12pt; max-width: none; padding: 0; }
   h2 { page-break-after: avoid; break-after: avoid; }
   table { font-size: 9.5pt; }
@@ -167,6 +184,67 @@ def _readable(frame: pd.DataFrame, columns: dict, percent=()) -> pd.DataFrame:
     return out.rename(columns=columns)
 
 
+def _points(v, sign: bool = True) -> str:
+    """A difference of shares in percentage points for readers: "+3.2 points", "–" when unknown."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{100 * v:{'+' if sign else ''}.1f} points"
+
+
+def _interval(low, high) -> str:
+    """An interval of a difference of shares: "-3.1 to 8.0 points", "–" when unknown."""
+    lo, hi = _points(low, sign=False), _points(high, sign=False)
+    if "–" in (lo, hi):
+        return "–"
+    return f"{lo.removesuffix(' points')} to {hi}"
+
+
+def _mean(v) -> str:
+    """A mean (changes, distances) for readers: two decimals, "–" when unknown."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{v:.2f}"
+
+
+#: The note a group name carries instead of a yes/no column.
+SMALL_GROUP_NOTE = "small group"
+REFERENCE_NOTE = "reference"
+
+
+def _group_names(frame: pd.DataFrame) -> pd.Series:
+    """Group names with their notes ("Retired (small group)", "Salaried (reference)") in place of the
+    ``small_group`` / ``is_reference`` columns."""
+    notes = []
+    for _, r in frame.iterrows():
+        marks = [REFERENCE_NOTE] if bool(r.get("is_reference", False)) else []
+        marks += [SMALL_GROUP_NOTE] if bool(r.get("small_group", False)) else []
+        notes.append(f"{r['group']} ({', '.join(marks)})" if marks else str(r["group"]))
+    return pd.Series(notes, index=frame.index)
+
+
+def _group_table(frame: pd.DataFrame, columns: dict) -> str:
+    """A per-group table for readers: notes in the group's name, shares as "81 %", means to two decimals, no
+    empty or raw cells."""
+    out = frame.copy()
+    out["group"] = _group_names(frame)
+    columns = {k: v for k, v in columns.items() if k not in ("small_group", "is_reference")}
+    for c in out.columns:
+        if c.endswith("_share") or c in ("mean_feasibility", "mean_accuracy", "invalidation_rate") \
+                or c.startswith("verified_share"):
+            out[c] = out[c].map(lambda v: _percent(v) or "–")
+        elif c.startswith("mean_"):
+            out[c] = out[c].map(_mean)
+    table = out[[c for c in columns if c in out.columns]].rename(columns=columns)
+    small = bool(frame.get("small_group", pd.Series(dtype=bool)).fillna(False).astype(bool).any())
+    note = (f'<p class="note">"{SMALL_GROUP_NOTE}": too few people for a firm conclusion (see the glossary).</p>'
+            if small else "")
+    return _table(table) + note
+
+
 def _full(summary: str, body: str) -> str:
     """A full table kept out of the reading flow: collapsed until opened (and left out on paper)."""
     return f'<details class="full"><summary>{_e(summary)}</summary>{body}</details>'
@@ -214,9 +292,7 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
                     for s in found.below]
                  + [f"<li>{_e(s)}</li>" for s in found.other])
         items.insert(0, f"<li>{_e(found.overview)}</li>")
-    table = result.table()
     columns = AUDIT_COLUMNS if result.verified else AUDIT_RULE_COLUMNS
-    table = table[[c for c in columns if c in table.columns]].rename(columns=columns)
     n_clear = int(clear_gaps(result.gaps(), practical).sum())
     note = (f"{pluralise(n_clear, 'clear gap')}: at least {threshold_text(practical)}, with a "
             f"{result.confidence:.0%} interval excluding zero ({result.n_boot} bootstrap resamples; reference: "
@@ -224,7 +300,7 @@ def _audit_html(result, title: str | None, practical: float = PRACTICAL_DEFAULT)
     svg = gap_forest_svg(result, practical=practical)
     return (f"{head}<h3>Findings</h3><ul>{''.join(items)}</ul><p class=\"note\">{_e(note)}</p>"
             f"<h3>Per group</h3><p class=\"note\" id=\"audit-basis\">{_e(basis_sentence(result))}</p>"
-            f"{_table(table)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
+            f"{_group_table(result.table(), columns)}<div class=\"figure\" id=\"audit-forest\"><h3>Gaps from the "
             f"reference group</h3><div class=\"tree\">{svg}</div></div>")
 
 
@@ -232,6 +308,12 @@ COMPARISON_COLUMNS = {"group": "group", "n": "rows", "n_need_a": "need recourse 
                       "n_lost": "lose recourse", "n_gained": "gain recourse", "n_kept": "keep recourse",
                       "invalidation_rate": "A's advice invalidated by B", "verified_share_a": "verified (A)",
                       "verified_share_b": "verified (B)", "small_group": "small group", "is_reference": "reference"}
+
+
+#: The rules of model A that break under model B, as a reader sees them.
+BROKEN_RULE_COLUMNS = {"rule_id": "rule", "conditions": "conditions", "accuracy_a": "reach the outcome under A",
+                       "accuracy_b": "under B", "holds_tau_b": "still accurate enough under B",
+                       "n_points": "points checked", "points_hold_share": "points model B confirms"}
 
 
 def comparison_html(result, title: str | None = None) -> str:
@@ -242,7 +324,9 @@ def comparison_html(result, title: str | None = None) -> str:
 
     s = result.summary
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
-    flows = pd.DataFrame({"change": list(CHANGES), "what it means": [CHANGE_TEXT[c] for c in CHANGES],
+    short = {c: label for c, label, _ in _change_labels()}
+    flows = pd.DataFrame({"change": [short.get(c, "favourable outcome under both") for c in CHANGES],
+                          "what it means": [CHANGE_TEXT[c] for c in CHANGES],
                           "people": [s["changes"][c] for c in CHANGES],
                           "share": [f"{s['shares'][c]:.1%}" if s["shares"][c] == s["shares"][c] else ""
                                     for c in CHANGES]})
@@ -250,18 +334,24 @@ def comparison_html(result, title: str | None = None) -> str:
             + "".join(f"<li>{_e(f)}</li>" for f in result.findings()) + "</ul>"
             + f"<h3>Who keeps, loses or gains recourse</h3>{_table(flows)}")
     if result.groups is not None:
-        table = result.groups[[c for c in COMPARISON_COLUMNS if c in result.groups.columns]] \
-            .rename(columns=COMPARISON_COLUMNS)
-        gaps = result.gaps.assign(metric=result.gaps["metric"].map(lambda m: COMPARE_METRICS[m][0]))
-        gaps = gaps[["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
-                     "significant", "small_group"]]
-        body += (f"<h3>Per group</h3>{_table(table)}<h3>Gaps from {_e(result.reference_display)}</h3>"
-                 f"{_table(gaps)}<p class=\"note\">Differences are shares (1 = 100 percentage points) with "
-                 f"{result.confidence:.0%} percentile-bootstrap intervals ({result.n_boot} resamples).</p>")
+        gaps = result.gaps
+        gaps = pd.DataFrame({
+            "measure": gaps["metric"].map(lambda m: COMPARE_METRICS[m][0]),
+            "group": _group_names(gaps.assign(is_reference=False)),
+            "share in the group": gaps["value"].map(lambda v: _percent(v) or "–"),
+            f"share in {result.reference_display}": gaps["reference_value"].map(lambda v: _percent(v) or "–"),
+            "difference": gaps["difference"].map(_points),
+            f"{result.confidence:.0%} interval": [_interval(lo, hi)
+                                                  for lo, hi in zip(gaps["ci_low"], gaps["ci_high"])],
+            "clear difference": gaps["significant"].map(lambda v: "yes" if bool(v) else "no")})
+        body += (f"<h3>Per group</h3>{_group_table(result.groups, COMPARISON_COLUMNS)}"
+                 f"<h3>Gaps from {_e(result.reference_display)}</h3>{_table(gaps)}<p class=\"note\">Differences "
+                 f"in percentage points with {result.confidence:.0%} bootstrap intervals ({result.n_boot} "
+                 "resamples); a clear difference is one whose interval excludes zero.</p>")
     broken = result.broken_rules()
     if len(broken):
-        cols = ["rule_id", "conditions", "accuracy_a", "accuracy_b", "holds_tau_b", "n_points", "points_hold_share"]
-        body += f"<h3>Rules of model A that break under model B</h3>{_table(broken[cols])}"
+        body += ("<h3>Rules of model A that break under model B</h3>"
+                 + _table(_readable(broken, BROKEN_RULE_COLUMNS, ("accuracy_a", "accuracy_b", "points_hold_share"))))
     else:
         body += '<p class="note">Every rule of model A still holds τ under model B and B confirms all its points.</p>'
     return body
@@ -410,7 +500,8 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
     is another person's row, so it is shown only when row-level data is included. ``class_names`` names model
     outputs, ``target_names`` the targets (``{target id: name}``)."""
     parts = [f"<h3>{_e(name)}</h3>", f"<p><b>{_e(exp.text)}</b></p>"]
-    facts = [("model output", _outcome(exp.output, class_names)), ("status", exp.status)]
+    facts = [("model output", _outcome(exp.output, class_names)),
+             ("status", STATUS_TEXT.get(str(exp.status), str(exp.status)))]
     if exp.target is not None:
         facts.append(("target", (target_names or {}).get(exp.target, exp.target_description)))
     if exp.counterfactual_valid is not None:
@@ -584,6 +675,159 @@ def _metarules_html(metas: pd.DataFrame, explanations: pd.DataFrame | None, mult
             + _full(f"All {len(metas):,} metarules (also in the CSV export, one row per individual)", full))
 
 
+#: The colours of the "who gets recourse" bar (colour-blind safe, as the figures').
+_WHO_COLORS = ("#009E73", "#56B4E9", "#0072B2", "#E69F00", "#D55E00")
+
+
+def _stack(parts) -> str:
+    """A horizontal 100 % bar with its legend: ``parts`` is ``[(label, count, colour)]`` (static HTML, no
+    script); each label says its count and share."""
+    total = sum(n for _, n, _ in parts) or 1
+    bar = "".join(f'<span style="width:{100 * n / total:.2f}%;background:{c}" title="{_e(label)}"></span>'
+                  for label, n, c in parts if n)
+    legend = "".join(f'<span><i style="background:{c}"></i>{_e(label)}: {n:,} ({_e(_percent(n / total))})</span>'
+                     for label, n, c in parts if n)
+    return f'<div class="figure"><div class="stack">{bar}</div><p class="legend">{legend}</p></div>'
+
+
+def _who_gets_recourse(explanations, effectiveness) -> str | None:
+    """Question 1: of the people not in the favourable outcome, who has recourse (verified on the model when it
+    was checked, else by the rules alone). A chart and two sentences; None without explanations."""
+    if explanations is None or not len(explanations):
+        return None
+    status = explanations["status"].astype(str).to_numpy()
+    need = needs_recourse(status)
+    n, n_need = len(status), int(need.sum())
+    if effectiveness is not None and effectiveness.n_needing:
+        e = effectiveness
+        parts = [("verified through their own rule", e.n_optimal_rule, _WHO_COLORS[0]),
+                 ("verified through the next rule", e.n_next_rule, _WHO_COLORS[1]),
+                 ("verified by a small change beyond the rules", e.n_minimal_change, _WHO_COLORS[2]),
+                 ("only a similar case (not verified)", e.n_similar, _WHO_COLORS[3]),
+                 ("no verified recourse", e.n_none, _WHO_COLORS[4])]
+        words = [f"Of {n:,} people, {n_need:,} ({_pct(n_need, n)}) do not get the favourable outcome; for "
+                 f"{e.n_verified:,} of them ({_pct(e.n_verified, e.n_needing)}) we found a change that the model "
+                 "confirms.",
+                 f"{e.n_similar + e.n_none:,} ({_pct(e.n_similar + e.n_none, e.n_needing)}) have no confirmed "
+                 "change: for some a similar real case exists, but it is not advice."]
+    else:
+        n_has = int((has_recourse(status) & need).sum())
+        parts = [("have a rule to follow", n_has, _WHO_COLORS[0]),
+                 ("no rule at these settings", n_need - n_has, _WHO_COLORS[4])]
+        words = [f"Of {n:,} people, {n_need:,} ({_pct(n_need, n)}) do not get the favourable outcome; "
+                 f"{n_has:,} of them ({_pct(n_has, n_need)}) have a rule to follow.",
+                 "No model was available, so this advice was not checked: a rule holds for most people inside it, "
+                 "not for everyone."]
+    return _stack(parts) + "".join(f"<p>{_e(w)}</p>" for w in words)
+
+
+def _how_hard(explanations, actions) -> str | None:
+    """Question 2: how many features people are asked to change (a bar per count), and which features most."""
+    if explanations is None or not len(explanations):
+        return None
+    status = explanations["status"].astype(str).to_numpy()
+    sel = has_recourse(status) & needs_recourse(status)
+    changes = explanations.loc[sel, "changes"].dropna()
+    if not len(changes):
+        return '<p>No one who needs a change has a rule to follow, so there is no effort to measure.</p>'
+    one = int((changes <= 1).sum())
+    words = [f"Half of the people with advice are asked to change at most {_cell(float(changes.median()))} "
+             f"feature{'' if float(changes.median()) == 1 else 's'}; {_pct(one, len(changes))} need a single "
+             "change."]
+    if actions is not None and len(actions):
+        counts = change_keep_counts(actions)
+        counts = counts[counts["change"] > 0].sort_values("change", ascending=False).head(3)
+        if len(counts):
+            words.append("The features most often asked to change: " + join_and(
+                [f"{f} ({int(c):,} people)" for f, c in zip(counts["feature"], counts["change"])]) + ".")
+    return _changes_table(explanations) + "".join(f"<p>{_e(w)}</p>" for w in words)
+
+
+def _where_groups_differ(result, practical: float) -> str:
+    """Question 3: the audit's gaps from the reference group (its forest chart) and two sentences."""
+    found = split_findings(result, practical)
+    if found is None:
+        return '<p class="note">The audit found no groups to compare.</p>'
+    if found.clear:  # each finding is a sentence of its own
+        more = f" And {pluralise(len(found.clear) - 2, 'more clear difference')} (see the appendix)." \
+            if len(found.clear) > 2 else ""
+        second = " ".join(found.clear[:2]) + more
+    else:
+        second = (f"No difference between the groups is large (at least {threshold_text(practical)}) and sure "
+                  f"(a {result.confidence:.0%} interval that excludes zero).")
+    # the main part shows the headline measure; every measure's chart is in the appendix's audit
+    svg = gap_forest_svg(result, metrics=["recourse_share"], practical=practical)
+    return (f'<div class="figure tree">{svg}</div>'
+            f"<p>{_e(found.overview)}</p><p>{_e(second)}</p>")
+
+
+def _change_labels() -> list:
+    """The comparison's changes for people who need recourse: ``[(change, short words, colour)]`` (the bar and
+    the appendix's table say them the same way)."""
+    from .compare import GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, STILL_NONE  # noqa: PLC0415
+
+    return [(KEPT, "keep verified recourse", "#009E73"), (LOST, "lose verified recourse", "#D55E00"),
+            (GAINED, "gain verified recourse", "#0072B2"), (STILL_NONE, "none under either model", "#999999"),
+            (NEWLY_NEEDED, "newly need a change", "#E69F00"), (NO_LONGER_NEEDED, "no longer need one", "#56B4E9")]
+
+
+def _what_changed(result) -> str:
+    """Question 4: who keeps, loses or gains recourse under the other model (a bar) and two sentences."""
+    s = result.summary
+    parts = [(label, int(s["changes"][c]), color) for c, label, color in _change_labels()]
+    said = result.headline().rstrip(".")
+    findings = [f for f in result.findings() if said not in f]
+    return (_stack(parts) + f"<p>{_e(result.headline().rstrip('.'))}.</p>"
+            + (f"<p>{_e(findings[0])}</p>" if findings else ""))
+
+
+#: The terms the report still uses, in one place (the appendix's glossary).
+GLOSSARY = {
+    "favourable outcome": "the model's decision a person wants (for example, approved).",
+    "recourse": "a change a person can make to get the favourable outcome.",
+    "verified": "we changed exactly the features the advice names, to the values it states, and the model then "
+                "gave the favourable outcome.",
+    "similar case": "a real person in the data who has the favourable outcome and resembles this one; shown for "
+                    "context, never counted as verified advice.",
+    "rule": "a region of the inputs (for example, income above 40,000 and no late payments) in which most people "
+            "get the favourable outcome.",
+    "reach the outcome (accuracy)": "the share of the people inside a rule whose model decision is favourable.",
+    "share of the data (feasibility)": "the share of all rows that fall inside a rule.",
+    "metarule": "which rule to recommend, depending on where a person starts.",
+    "τ (tau) and ρ (rho)": "the least accuracy a rule needs and the least share of the data it must cover.",
+    "reference group": "the group the others are compared with.",
+    "interval": "the range the true difference lies in, with the stated confidence (bootstrap resampling).",
+    "clear gap": "a difference of at least the practical threshold whose interval excludes zero.",
+    "small group": "a group with too few people for a firm conclusion; its figures are marked.",
+}
+
+
+def _glossary() -> str:
+    return ('<dl class="glossary">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items())
+            + "</dl>")
+
+
+def report_contents(n_individuals: int = 0, rows: int | None = None, total_rows: int | None = None,
+                    tables=(), audit: bool = False, comparison: bool = False, figures: bool = False) -> list[str]:
+    """What a report will hold, in the words its "What this report contains" note and the Export page use
+    (one owner for both): aggregates always; the chosen people's values only when they are included."""
+    out = ["aggregates (counts and shares over all people)", "rules and metarules"]
+    if audit:
+        out.append("the subgroup audit")
+    if comparison:
+        out.append("the comparison with another model")
+    out.append(f"{pluralise(n_individuals, 'chosen person', 'chosen people')} with their feature values"
+               if n_individuals else "no individual's values")
+    if tables:
+        out.append(f"{pluralise(len(tables), 'table')} chosen by the author: " + ", ".join(tables))
+    if rows:
+        out.append(f"row-level data: the first {min(rows, MAX_TABLE_ROWS):,} of {total_rows or rows:,} rows, "
+                   "as requested")
+    if figures:
+        out.append("interactive charts")
+    return out
+
+
 def _audit_headline(result, practical: float) -> str:
     """The audit in two lines for the first page: what was compared and the clear gaps, if any."""
     found = split_findings(result, practical)
@@ -610,7 +854,8 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
                  comparison_title: str | None = None) -> str:
     """One self-contained HTML document describing a fitted explainer for stakeholders.
 
-    Order: an **executive summary** on one page (model, data, the favourable outcome of every target, headline
+    Order (the main part, then the appendix ``<details class="appendix">``, described in docs/figures.md): an
+    **executive summary** on one page (model, data, the favourable outcome of every target, headline
     recourse figures from ``explanations``, the top rules in plain words, the chosen individuals' advice, the
     audit's overview and clear gaps, and a note on **what the report contains**), then the **chosen
     individuals** (``individuals``: ``{name: (LocalExplanation, feature values)}``, e.g. the rows picked on the
@@ -675,20 +920,32 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
 
     # what is in here: part of the first page, so a reader knows at once what the file holds
     embed_rows = include_rows and rows is not None
-    contains = ["aggregates (counts and shares over all individuals)", "rules and metarules",
-                f"{pluralise(len(individuals), 'chosen individual')} with their feature values"]
-    if tables:
-        contains.append(f"{pluralise(len(tables), 'table')} chosen by the author: " + ", ".join(tables))
-    if embed_rows:
-        contains.append(f"row-level data: the first {min(len(rows), MAX_TABLE_ROWS):,} of {len(rows):,} rows, "
-                        f"as requested")
-        absent = ""
-    else:
-        absent = " It does <b>not</b> contain the uploaded table or any other individual's values."
+    contains = report_contents(len(individuals), rows=len(rows) if embed_rows else None,
+                               total_rows=len(rows) if embed_rows else None, tables=list(tables),
+                               audit=audit is not None, comparison=comparison is not None, figures=bool(figures))
+    absent = "" if embed_rows else " It does <b>not</b> contain the uploaded table."
     exec_body += (f'<p class="contains">This report contains {_e("; ".join(contains))}.{absent} '
                   f"{'Interactive charts embed plotly.js.' if figures else 'No scripts: it opens instantly.'} "
-                  "Long tables are summarised; the full tables are in collapsed sections (click to open).</p>")
+                  "The technical detail is in the appendix at the end (click to open; it prints on its own "
+                  "pages).</p>")
     section("executive-summary", "Executive summary", f'<div class="exec">{exec_body}</div>')
+
+    # ---------------------------------------------------------------- one short section per question
+    def question(anchor: str, heading: str, body: str | None) -> None:
+        if body:
+            toc.append(f'<li><a href="#{anchor}">{_e(heading)}</a></li>')
+            sections.append(f'<section id="{anchor}" class="question"><h2>{_e(heading)}</h2>{body}</section>')
+
+    question("who-gets-recourse", "Who gets recourse", _who_gets_recourse(explanations, effectiveness))
+    question("how-hard", "How hard it is", _how_hard(explanations, actions))
+    if audit is not None:
+        question("groups-differ", "Where groups differ", _where_groups_differ(audit, audit_practical))
+    if comparison is not None:
+        question("models-changed", "What changed between models", _what_changed(comparison))
+    main_sections, sections = sections, []  # everything below goes to the appendix
+    toc.append('<li><a href="#appendix">Appendix: rules, metarules, trees, audit detail, glossary</a></li>')
+    main_toc = list(toc)
+    section("glossary", "Glossary", _glossary())
 
     # ---------------------------------------------------------------- the person chosen
     if individuals:
@@ -740,7 +997,7 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if actions is not None and len(actions):
         agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
     if agg:
-        section("aggregates", "Aggregates", "".join(agg))
+        section("aggregates", "Changes per person and per feature", "".join(agg))
     if model_performance is not None:
         section("model-performance", "How well the model does", _performance_html(model_performance))
     if figures:
@@ -758,10 +1015,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     if embed_rows:
         section("rows", "Row-level data (included on request)", _table(rows))
 
-    params = ex.get_params()
-    settings = {k: "default" if v is None else v for k, v in params.items() if k not in ("value_labels", "class_names")}
+    # the explainer's own settings (not the caller's ``params``, which the provenance table shows)
+    own = ex.get_params()
+    settings = {k: "default" if v is None else v for k, v in own.items() if k not in ("value_labels", "class_names")}
     # None is not the default of these two: it switches them off
-    settings.update({k: "none" for k in ("special_codes", "max_changes") if params.get(k, 0) is None})
+    settings.update({k: "none" for k in ("special_codes", "max_changes") if own.get(k, 0) is None})
     book = ex.schema_.value_labels  # the codebook in words: how many labels, not every one
     settings["value labels"] = (f"{pluralise(sum(map(len, book.values())), 'label')} for "
                                 f"{pluralise(len(book), 'feature')}: {', '.join(book)}" if book else "none")
@@ -779,7 +1037,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     stamp = when.isoformat(timespec="seconds")
     head = (f'<header><h1>{_e(title)}</h1><p class="meta">Generated {_e(stamp)} · T-CREx {_e(__version__)} · '
             f'counterfactual rules and metarules (Bewley et al., ICML 2024)</p>'
-            f'<nav><ol>{"".join(toc)}</ol></nav></header>')
+            f'<nav><ol>{"".join(main_toc)}</ol></nav></header>')
+    appendix = ('<details class="appendix" id="appendix"><summary>Appendix: the technical detail (the full rule and '
+                "metarule lists, trees, intervals, fingerprints, glossary)</summary>" + "".join(sections)
+                + "</details>")
+    sections = [f'<main id="main-part">{"".join(main_sections)}</main>', appendix]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>{head}{''.join(sections)}"

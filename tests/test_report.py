@@ -123,9 +123,13 @@ def _values(X, r):
 def test_executive_summary_comes_first(fitted):
     ex, X, y = fitted
     html = _stakeholder_report(ex, X, y)
-    sections = re.findall(r'<section id="([^"]+)">', html)
-    # an executive page, then the person chosen, the rules; what the report contains is part of the first page
-    assert sections[:4] == ["executive-summary", "individuals", "rules", "metarules"]
+    sections = re.findall(r'<section id="([^"]+)"', html)
+    # an executive page, one short section per question, then the appendix: the glossary, the person chosen, the
+    # rules; what the report contains is part of the first page
+    assert sections[:7] == ["executive-summary", "who-gets-recourse", "how-hard", "glossary", "individuals", "rules",
+                            "metarules"]
+    main, appendix = html.split('<details class="appendix" id="appendix">')
+    assert '<section id="how-hard"' in main and '<section id="individuals">' in appendix
     head = html.split('<section id="individuals">')[0]
     assert "This report contains" in head
     for word in ("a model", "loans, 400 rows", "outcome", "individuals explained",
@@ -237,3 +241,47 @@ def test_report_built_from_the_api_does_not_speak_for_the_dashboard():
                         explanations=ex.explain(X), effectiveness=eff, generated_at=WHEN)
     assert "Checked on the model" in html
     assert "dashboard" not in html.lower()
+
+
+# ------------------------------------------------------------------------------------------------ plain words
+def _reader_text(html: str) -> str:
+    """What a person reads: the document without its style sheet and scripts."""
+    return re.sub(r"<(style|script)\b.*?</\1>", "", html, flags=re.S)
+
+
+def test_numbers_and_headings_are_for_people(fitted):
+    from tcrex.audit import audit
+
+    ex, X, y = fitted
+    groups = np.where(X["age"].to_numpy() > 45, "older", "younger")
+    res = audit(ex, X, groups, y_pred=y, n_boot=50, target=1)
+    html = _reader_text(_stakeholder_report(ex, X, y, audit=res))
+    for raw in ("None", "nan", "NaN", "ci_low", "ci_high", "small_group", "is_reference", ">significant<",
+                "already_in_rule", "recourse_share"):
+        assert not re.search(rf"(?<![\w-]){re.escape(raw)}(?![\w-])", html), raw
+    # the audit's shares read as percentages, its group notes sit on the group's name
+    audit_part = html.split('<section id="audit">')[1].split("</section>")[0]
+    table = audit_part.split("<table>")[1].split("</table>")[0]
+    heads = re.findall(r"<th[^>]*>(.*?)</th>", table)
+    share = heads.index("share with a rule")
+    first = re.findall(r"<td[^>]*>(.*?)</td>", table.split("<tbody>")[1].split("</tr>")[0])
+    assert re.fullmatch(r"\d+%", first[share]), first
+    assert "(reference)" in table and "small group" not in heads and "reference" not in heads
+    assert not re.search(r">0\.\d{4,}<", html)  # no raw shares such as 0.1579 in a cell
+
+
+def test_plain_number_helpers():
+    from tcrex.report import _interval, _mean, _percent, _points
+
+    assert _percent(0.1579) == "16%" and _percent(None) == "" and _percent(float("nan")) == ""
+    assert _points(-0.0312) == "-3.1 points" and _points(0.08) == "+8.0 points" and _points(None) == "–"
+    assert _interval(-0.0312, 0.08) == "-3.1 to 8.0 points" and _interval(float("nan"), 0.1) == "–"
+    assert _mean(1.514) == "1.51" and _mean(None) == "–"
+
+
+def test_no_individual_without_being_asked(fitted):
+    ex, X, y = fitted
+    html = _stakeholder_report(ex, X, y, rows=())
+    assert 'id="individuals"' not in html and "no individual&#x27;s values" in html
+    with_person = _stakeholder_report(ex, X, y)
+    assert "1 chosen person with their feature values" in with_person

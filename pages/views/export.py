@@ -20,10 +20,12 @@ with cols[1]:
     downloads.button("Download CSV", exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
                      mime="text/csv", icon=":material/table:", key="dl_csv")
 with cols[2]:
-    st.markdown("**Report (HTML)**  \nFor stakeholders: an executive summary, the individual chosen on the "
-                "Individual page, the metarule trees, rules, aggregates, fingerprints and, once you have run them, "
-                "the subgroup audit and the comparison with another model. No row-level data unless you tick it.")
+    st.markdown("**Report (HTML)**  \nFor stakeholders: an executive summary and one short section per question, "
+                "then an appendix with the rules, metarule trees, intervals and fingerprints. No one's values "
+                "unless you tick them.")
     opts = exports.report_options()
+    st.markdown("**What will be in the file:**\n\n" + "\n".join(
+        f"- {item}" for item in exports.report_contents(ws, result, **opts)))
     downloads.button("Download report", exports.html_report(ws, result, **opts), file_name="tcrex-report.html",
                      mime="text/html", icon=":material/description:", key="dl_html")
 

@@ -110,7 +110,8 @@ def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
 
 def provenance_table(ws: Workspace, result: FitResult, audit=None) -> pd.DataFrame:
     items = provenance(ws, result, audit)
-    return pd.DataFrame({"item": list(items), "value": [str(v) for v in items.values()]})
+    # a value not set reads "not set", never "None"
+    return pd.DataFrame({"item": list(items), "value": ["not set" if v is None else str(v) for v in items.values()]})
 
 
 def chosen_individuals(ws: Workspace, result: FitResult) -> list:
@@ -198,23 +199,41 @@ def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None =
 
 
 def report_options(key: str = "report") -> dict:
-    """The report's two opt-ins, drawn where the Export page calls it."""
+    """The report's three opt-ins, drawn where the Export page calls it; all off by default (a board copy carries
+    no one's values unless asked)."""
+    include_person = st.checkbox("Include the chosen person", value=False, key=f"{key}_person",
+                                 help="The person chosen on the Individual page, with their feature values and "
+                                      "advice. Off by default: a report to hand over names no individual.")
     include_rows = st.checkbox("Include row-level data (first 500 rows)", value=False, key=f"{key}_rows",
                                help="By default the report carries aggregates, rules and the chosen individuals "
                                     "only, not the uploaded table.")
     interactive = st.checkbox("Interactive charts (+4.9 MB of plotly.js, slower to open)", value=False, key=f"{key}_charts")
-    return {"include_rows": include_rows, "interactive": interactive}
+    return {"include_person": include_person, "include_rows": include_rows, "interactive": interactive}
+
+
+def report_contents(ws: Workspace, result: FitResult, include_person: bool = False, include_rows: bool = False,
+                    interactive: bool = False) -> list[str]:
+    """What the report will hold with these options, in the words of the report's own "This report contains"
+    note (:func:`tcrex.report.report_contents`), for the Export page to show before the file is written."""
+    from .comparing import last_comparison  # noqa: PLC0415 - comparing imports this module's builders
+
+    people = chosen_individuals(ws, result) if include_person else []
+    return report.report_contents(len(people), rows=ws.data.n_rows if include_rows else None,
+                                  total_rows=ws.data.n_rows, audit=last_audit(result) is not None,
+                                  comparison=last_comparison(result) is not None,
+                                  figures=interactive)
 
 
 def html_report(ws: Workspace, result: FitResult, include_rows: bool = False,
-                interactive: bool = False) -> Callable[[], str]:
-    """The report builder for ``st.download_button``, built on click for the individuals chosen now on the
-    Individual page; includes the last subgroup audit of this explainer."""
+                interactive: bool = False, include_person: bool = False) -> Callable[[], str]:
+    """The report builder for ``st.download_button``, built on click; includes the last subgroup audit and
+    comparison of this explainer, and the individuals chosen now on the Individual page only with
+    ``include_person`` (off by default: no one's values unless asked)."""
     from .comparing import last_comparison  # noqa: PLC0415 - comparing imports this module's builders
 
     audit = last_audit(result)
     comparison = last_comparison(result)
-    individuals = chosen_individuals(ws, result)
+    individuals = chosen_individuals(ws, result) if include_person else []
 
     def build() -> str:
         with st.spinner("Building the report ..."):

@@ -180,7 +180,8 @@ def _names(ws: Workspace, key: str) -> dict | None:
         current = ws.class_name(c)
         names[_plain(c)] = columns[i % len(columns)].text_input(
             f"{_column(ws)} = {c}", value=current if current != str(c) else "", key=f"{key}_name_{i}",
-            placeholder=f"e.g. {'Good' if i == 0 else 'Bad'}" if len(classes) == 2 else "a name", max_chars=60)
+            # a hint that follows the data: a fixed "e.g. Good" for the first class told some data the reverse
+            placeholder=f"a name for {c}", max_chars=60)
     return names
 
 

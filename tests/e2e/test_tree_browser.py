@@ -86,6 +86,9 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     _nav(page, wait_idle, "Export")
+    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
+    wait_idle(page)
     button = page.get_by_role("button", name="Download report")
     try:
         button.wait_for(state="visible")

@@ -55,6 +55,9 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
 
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
     wait_idle(page)
+    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
+    wait_idle(page)
     with page.expect_download() as download:
         page.get_by_role("button", name="Download report").click()
     path = tmp_path / "report.html"

@@ -63,6 +63,9 @@ def test_a_credit_csv_with_1_bad_is_asked_and_never_silently_starts_on_1():
     assert "Which outcome is favourable?" in " ".join(m.value for m in at.markdown)
     # name the classes and answer
     inputs = {t.label: t for t in at.text_input}
+    # the hints follow the data: never a fixed "e.g. Good" for the first class (here 0 is the good one, by luck)
+    assert inputs["RiskPerformance = 1"].placeholder == "a name for 1"
+    assert not any(t.placeholder and ("Good" in t.placeholder or "Bad" in t.placeholder) for t in at.text_input)
     inputs["RiskPerformance = 0"].set_value("Good")
     inputs["RiskPerformance = 1"].set_value("Bad")
     confirm_outcome(at)
