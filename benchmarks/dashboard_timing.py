@@ -80,8 +80,9 @@ def sidebar(page) -> str:
     return page.locator('[data-testid="stSidebar"]').inner_text()
 
 
-def first_view(root: Path, port: int) -> tuple[float, float, float]:
-    """One fresh server: (launch -> health, health -> Overview drawn and idle, launch -> Overview)."""
+def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
+    """One fresh server: (launch -> health, health -> Overview drawn and idle, launch -> Overview, health -> the
+    Overview's checked-recourse sentence shown)."""
     from playwright.sync_api import sync_playwright
 
     url = f"http://127.0.0.1:{port}"
@@ -104,6 +105,9 @@ def first_view(root: Path, port: int) -> tuple[float, float, float]:
                 page.get_by_role("heading", name="counterfactual rules and metarules").wait_for()
                 idle(page)
                 t_first = time.perf_counter()
+                # the recourse sentence may follow the first view (the model check runs in the background)
+                page.get_by_text("who need recourse:").first.wait_for()
+                t_sentence = time.perf_counter()
                 browser.close()
         finally:
             proc.terminate()
@@ -111,7 +115,7 @@ def first_view(root: Path, port: int) -> tuple[float, float, float]:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    return t_health - t_launch, t_first - t_health, t_first - t_launch
+    return t_health - t_launch, t_first - t_health, t_first - t_launch, t_sentence - t_health
 
 
 def first_views(args) -> int:
@@ -122,10 +126,12 @@ def first_views(args) -> int:
     for i in range(args.repeat):
         runs.append(first_view(args.root, args.port or free_port()))
         print(f"run {i + 1}: launch -> health {runs[-1][0]:5.2f} s, health -> first view {runs[-1][1]:5.2f} s, "
-              f"launch -> first view {runs[-1][2]:5.2f} s   (load average {os.getloadavg()[0]:.2f})", flush=True)
-    med = [statistics.median(r[k] for r in runs) for k in range(3)]
+              f"launch -> first view {runs[-1][2]:5.2f} s, health -> recourse sentence {runs[-1][3]:5.2f} s   "
+              f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+    med = [statistics.median(r[k] for r in runs) for k in range(4)]
     print(f"MEDIAN of {len(runs)} fresh servers ({args.root}): launch -> health {med[0]:.2f} s; "
-          f"FIRST VIEW after health {med[1]:.2f} s (target 3 s), after launch {med[2]:.2f} s (target 7 s)")
+          f"FIRST VIEW after health {med[1]:.2f} s (target 3 s), after launch {med[2]:.2f} s (target 7 s); "
+          f"recourse sentence after health {med[3]:.2f} s")
     return 0
 
 

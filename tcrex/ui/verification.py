@@ -8,6 +8,7 @@ and draws the headline.
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -96,8 +97,10 @@ def verified_rows(ws: Workspace, result: FitResult, wait: bool = True) -> Verifi
     return result.cache[_CACHE]
 
 
-#: The background checks of shared fits, one per (fit, model) for the whole server.
+#: The background checks of shared fits, one per (fit, model) for the whole server, and since when a page has been
+#: waiting for each.
 _SHARED_CHECKS: dict = {}
+_WAITING_SINCE: dict = {}
 
 
 def _check_shared(ws: Workspace, result: FitResult):
@@ -219,10 +222,7 @@ def recourse_note(ws: Workspace, result: FitResult) -> None:
     """The Overview's "Recourse checked on the model." sentence. The page never waits for the check: while it
     runs (a fresh server's first view spent ~3 of its ~4 s here) a placeholder stands in its place and the page
     reruns once with the sentence when the check is done."""
-    if shared.is_shared_result(result) and model_available(ws) and _CACHE not in result.cache \
-            and not shared.has_value(result, "verified", ws.model.key):
-        _check_shared(ws, result)  # a fresh server's first view: drawn first, checked meanwhile
-    if pending(ws, result):
+    if _shared_unchecked(ws, result) or pending(ws, result):
         _sentence_when_verified(ws, result)
         return
     text = sentence(ws, result, wait=False)
@@ -232,9 +232,25 @@ def recourse_note(ws: Workspace, result: FitResult) -> None:
         _sentence_when_verified(ws, result)
 
 
+def _shared_unchecked(ws: Workspace, result: FitResult) -> bool:
+    """A shared fit whose check has not finished: on a fresh server's first view it has not even started, and it
+    starts only once the page is drawn (:func:`check_in_background`), so it never competes with the page's run."""
+    if not (shared.is_shared_result(result) and model_available(ws)) or _CACHE in result.cache \
+            or shared.has_value(result, "verified", ws.model.key):
+        return False
+    future = _SHARED_CHECKS.get((result.key, ws.model.key))
+    return future is None or not future.done()
+
+
 @st.fragment(run_every=0.5)
 def _sentence_when_verified(ws: Workspace, result: FitResult) -> None:
-    if pending(ws, result):
+    if _shared_unchecked(ws, result) or pending(ws, result):
+        if shared.is_shared_result(result):
+            # normally started by check_in_background() at the end of the page run; a later poll starts it
+            # itself should that not have happened (e.g. the page shows a kept result, not the current fit)
+            seen = _WAITING_SINCE.setdefault((result.key, ws.model.key), time.monotonic())
+            if time.monotonic() - seen > 1.0:
+                _check_shared(ws, result)
         st.caption("**Recourse checked on the model.** Checking the recommended points on the model …")
         return
     st.rerun()
