@@ -17,12 +17,17 @@ It prints:
    re-rendered (the surrogate is reused: rules are re-derived with ``TCREx.update``).
 
 The CSV is read where it is; nothing is copied into the project.  Skips with a message when it is absent.
+
+``--first-view-only --repeat 3`` measures only step 0 on 3 fresh servers and prints each run and the medians (the
+issue's protocol for the first view; no CSV needed). ``--root DIR`` starts the dashboard of another checkout (e.g.
+the main one, for a before/after in the same minutes); put that checkout first on PYTHONPATH too.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import socket
 import subprocess
 import sys
@@ -75,12 +80,73 @@ def sidebar(page) -> str:
     return page.locator('[data-testid="stSidebar"]').inner_text()
 
 
+def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
+    """One fresh server: (launch -> health, health -> Overview drawn and idle, launch -> Overview, health -> the
+    Overview's checked-recourse sentence shown)."""
+    from playwright.sync_api import sync_playwright
+
+    url = f"http://127.0.0.1:{port}"
+    (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+    with open(ROOT / "benchmarks" / "results" / "dashboard_timing.server.log", "w") as log:
+        t_launch = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "tcrex.ui.launch", "--server.headless", "true",
+                                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                                 "--server.fileWatcherType", "none"], cwd=root, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            wait_health(url, proc)
+            t_health = time.perf_counter()
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(180_000)
+                page.goto(url + "/")
+                page.get_by_role("heading", name="counterfactual rules and metarules").wait_for()
+                idle(page)
+                t_first = time.perf_counter()
+                # the recourse sentence may follow the first view (the model check runs in the background)
+                page.get_by_text("who need recourse:").first.wait_for()
+                t_sentence = time.perf_counter()
+                browser.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return t_health - t_launch, t_first - t_health, t_first - t_launch, t_sentence - t_health
+
+
+def first_views(args) -> int:
+    if not os.access(CHROMIUM, os.X_OK):
+        print(f"SKIP: {CHROMIUM} not found (apt-get install chromium).")
+        return 0
+    runs = []
+    for i in range(args.repeat):
+        runs.append(first_view(args.root, args.port or free_port()))
+        print(f"run {i + 1}: launch -> health {runs[-1][0]:5.2f} s, health -> first view {runs[-1][1]:5.2f} s, "
+              f"launch -> first view {runs[-1][2]:5.2f} s, health -> recourse sentence {runs[-1][3]:5.2f} s   "
+              f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+    med = [statistics.median(r[k] for r in runs) for k in range(4)]
+    print(f"MEDIAN of {len(runs)} fresh servers ({args.root}): launch -> health {med[0]:.2f} s; "
+          f"FIRST VIEW after health {med[1]:.2f} s (target 3 s), after launch {med[2]:.2f} s (target 7 s); "
+          f"recourse sentence after health {med[3]:.2f} s")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tau", type=float, default=0.85, help="new tau (a multiple of 0.01 below 0.9)")
+    parser.add_argument("--first-view-only", action="store_true",
+                        help="only the cold start (launch -> health -> first page), no upload")
+    parser.add_argument("--repeat", type=int, default=1, help="fresh servers for --first-view-only (medians)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose dashboard is started")
     args = parser.parse_args()
+    if args.first_view_only:
+        return first_views(args)
     if not args.csv.is_file():
         print(f"SKIP: {args.csv} not found; pass --csv PATH to the Adult CSV (it is not part of the project).")
         return 0

@@ -24,6 +24,7 @@ _LAZY = {
     "as_frame": "._data", "categorical_columns": "._data", "is_categorical_column": "._data",
     "sentinel_codes": "._data",
     "LocalExplanation": "._explainer", "TCREx": "._explainer",
+    "GridSize": "._grid", "SECONDS_PER_CELL": "._grid",
     "MAX_CLASSES": "._outputs", "MAX_TARGET_CLASSES": "._outputs", "check_rows_for_rho": "._outputs",
     "detect_task": "._outputs", "min_rule_rows": "._outputs",
     "check_fitted": "._params", "check_parameter": "._params",
@@ -35,6 +36,7 @@ _LAZY = {
 if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
     from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
     from ._explainer import LocalExplanation, TCREx
+    from ._grid import SECONDS_PER_CELL, GridSize
     from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
     from ._params import check_fitted, check_parameter
     from ._stability import RuleStability, rule_stability
@@ -45,6 +47,8 @@ __all__ = ["TCREx", "LocalExplanation",
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost
+           "GridSize", "SECONDS_PER_CELL",
            # which values of a numeric column are codes ("no such record"), not numbers: the intake reports them,
            # the explainer keeps them apart (special_codes)
            "sentinel_codes",

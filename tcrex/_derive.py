@@ -15,7 +15,8 @@ from ._data import FeatureSchema, resolve_special_codes
 from .errors import ModelError, NoValidRuleError, ParameterError
 from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
-from ._solution import Solution
+from ._grid import GridSize
+from ._solution import Solution, grid_size
 from ._state import FittedState, category_counts, preference_of, rederive
 from ._surrogate import Surrogate
 from ._targets import Target, targets_from_spec
@@ -90,6 +91,29 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
     """``TCREx.fit``: the state of a fit on X (``params``: the estimator's parameters, already checked; ``t0``:
     when the fit started, for ``timings``)."""
     t0 = time.perf_counter() if t0 is None else t0
+    state = grown_state(X, model, y_pred, params, report, t0)
+    t2 = time.perf_counter()
+    state.solutions = derive(state, params["target"], lambda step, f: report(step, 0.3 + 0.7 * f))
+    state.timings["rules_and_metarules"] = time.perf_counter() - t2
+    state.timings["total"] = time.perf_counter() - t0
+    return state
+
+
+def grid_sizes(X: pd.DataFrame, model, y_pred, params: dict) -> list[GridSize]:
+    """``TCREx.grid_sizes``: per target, the grid a fit with ``params`` would build, from the grown surrogate and
+    the maximal-valid rules only (step a and b; nothing per cell)."""
+    state = grown_state(X, model, y_pred, params)
+    out = []
+    for target in targets_from_spec(params["target"], state.task, state.fit_y, state.classes):
+        n_inside, n_target, _, min_count = counts_for(state, target)
+        out.append(grid_size(state.schema, target, state.surrogate.candidates_, n_inside, n_target, state.tau,
+                             min_count, state.constraints))
+    return out
+
+
+def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: float | None = None) -> FittedState:
+    """Step (a): the state of a fit on X with its surrogate grown and no target solved yet."""
+    t0 = time.perf_counter() if t0 is None else t0
     schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"])
     schema = schema.with_labels(params["value_labels"])  # checked before anything is grown
     enc = schema.encode(X)
@@ -127,9 +151,6 @@ def fit_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: f
         n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
         fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
         category_counts=counts, category_preference=preference_of(counts, schema), class_names=class_names)
-    state.solutions = derive(state, params["target"], lambda step, f: report(step, 0.3 + 0.7 * f))
-    state.timings["rules_and_metarules"] = time.perf_counter() - t2
-    state.timings["total"] = time.perf_counter() - t0
     return state
 
 

@@ -19,7 +19,7 @@ from ._boxes import Boxes
 from ._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
                                real_examples)
 from ._data import as_frame, one_row, restore_dtypes
-from ._derive import fit_state, relabel_state, update_state
+from ._derive import fit_state, grid_sizes, relabel_state, update_state
 from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
 from .errors import NotFittedError, ParameterError
@@ -199,6 +199,15 @@ class TCREx(BaseEstimator):
         self.state_ = fit_state(as_frame(X), model, y_pred, self.get_params(), report, t0)
         report("done", 1.0)
         return self
+
+    def grid_sizes(self, X, model=None, *, y_pred=None) -> list:
+        """Per target, the metarule grid :meth:`fit` with these parameters would build (a
+        :class:`tcrex._grid.GridSize`: maximal-valid rules, states per feature, ``n_cells``, ``seconds()`` and
+        ``limit_message(max_cells)``), counted before anything per cell is built: only the surrogate is grown.
+        Use it to preview a fit that ``max_cells`` would refuse (:class:`~tcrex.errors.CellLimitError`) or that
+        would take long; the explainer itself is left unfitted/unchanged."""
+        self._check_params()
+        return grid_sizes(as_frame(X), model, y_pred, self.get_params())
 
     def update(self, *, tau=None, target=None, constraints=None, value_labels=None, class_names=None,
                progress=None) -> "TCREx":

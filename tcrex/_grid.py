@@ -13,6 +13,7 @@ Every actionability constraint of the roadmap (immutable, direction, weights, tr
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,6 +37,44 @@ def numeric_state(bounds: np.ndarray, values: np.ndarray) -> np.ndarray:
     for b in bounds[1:]:
         state += values > b
     return state
+
+
+#: Seconds per grid cell of a fit's steps (c)-(e) (grid, optimal rules, patterns, the metarule tree), measured on
+#: the 2-core reference machine with 3 surrogate trees on 1,000 rows x 20 features (docs/benchmarks.md section 16):
+#: 7-15 microseconds as the machine's load went from 5 to 8, almost all of it the CART metarule tree. An order of
+#: magnitude for a preview, not a promise.
+SECONDS_PER_CELL = 1e-5
+
+
+def cell_limit_message(n_cells: int, dims, n_rules: int, max_cells: int) -> str:
+    """Why a grid is refused (its size, its axes, the limit) and what to change: one sentence for every caller."""
+    return (f"the metarule grid would have {n_cells:,} cells ({' x '.join(map(str, dims))} over "
+            f"{len(dims)} features, from {n_rules} maximal-valid rules), above max_cells={max_cells:,}. "
+            "Raise rho (fewer, larger rules), lower tau, use fewer surrogate trees, drop features, or raise "
+            "max_cells if you can afford the memory and time.")
+
+
+@dataclass(frozen=True)
+class GridSize:
+    """The metarule grid one target's fit would build, counted from its maximal-valid rules before anything per
+    cell exists (:meth:`tcrex.TCREx.grid_sizes`)."""
+    target: str  #: the target, in words
+    n_rules: int  #: maximal-valid rules (0: the target has no valid rule and builds no grid)
+    dims: tuple  #: states per feature, in feature order
+
+    @property
+    def n_cells(self) -> int:
+        return math.prod(self.dims) if self.n_rules else 0
+
+    def seconds(self, per_cell: float = SECONDS_PER_CELL) -> float:
+        """The expected time of steps (c)-(e) at ``per_cell`` seconds per cell."""
+        return self.n_cells * per_cell
+
+    def limit_message(self, max_cells: int) -> str | None:
+        """The :class:`CellLimitError` message a fit with ``max_cells`` would raise, or None when it fits."""
+        if self.n_cells <= max_cells:
+            return None
+        return cell_limit_message(self.n_cells, self.dims, self.n_rules, max_cells)
 
 
 FORBIDDEN = 1 << 32  # cost of a forbidden change: above any allowed total (weights <= 1e4, < 400 features),
@@ -96,11 +135,7 @@ class Grid:
 
     def check_size(self, max_cells: int, n_rules: int) -> None:
         if self.n_cells > max_cells:
-            raise CellLimitError(
-                f"the metarule grid would have {self.n_cells:,} cells ({' x '.join(map(str, self.dims))} over "
-                f"{len(self.dims)} features, from {n_rules} maximal-valid rules), above max_cells={max_cells:,}. "
-                "Raise rho (fewer, larger rules), lower tau, use fewer surrogate trees, drop features, or raise "
-                "max_cells if you can afford the memory and time.")
+            raise CellLimitError(cell_limit_message(self.n_cells, self.dims, n_rules, max_cells))
 
     # ------------------------------------------------------------------ coordinates
     def states(self, enc: Encoded) -> np.ndarray:

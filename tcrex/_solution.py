@@ -16,7 +16,7 @@ from ._boxes import Boxes
 from ._data import Encoded, FeatureSchema
 from .errors import SchemaError
 from .constraints import UNIT
-from ._grid import Grid, cost_tables, optimal_rules, optimal_rules_weighted
+from ._grid import Grid, GridSize, cost_tables, optimal_rules, optimal_rules_weighted
 from ._targets import Target
 
 
@@ -26,6 +26,29 @@ def _size(n: int) -> str:
 
 def _noop(step, fraction):
     pass
+
+
+def maximal_valid(candidates: Boxes, n_inside, n_target, tau, min_count) -> tuple[np.ndarray, np.ndarray]:
+    """Step (b): the ids of the valid candidates (at least ``min_count`` rows, accuracy >= tau, by integer counts)
+    and of the maximal ones among them (no valid rule strictly contains them)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accuracy = np.where(n_inside > 0, n_target / np.maximum(n_inside, 1), 0.0)
+    valid = np.flatnonzero((n_inside >= min_count) & (accuracy >= tau))
+    if not len(valid):
+        return valid, valid
+    dominated = candidates.take(valid).strict_subset_of_any()
+    return valid, valid[~dominated]
+
+
+def grid_size(schema: FeatureSchema, target: Target, candidates: Boxes, n_inside, n_target, tau, min_count,
+              constraints=None) -> GridSize:
+    """The grid :meth:`Solution.derive` would build for ``target``: its axes only, nothing per cell."""
+    _, keep = maximal_valid(candidates, n_inside, n_target, tau, min_count)
+    if not len(keep):
+        return GridSize(target.describe(), 0, ())
+    constraints = None if constraints is None or constraints.trivial else constraints
+    grid = Grid(schema, candidates.take(keep), constraints)
+    return GridSize(target.describe(), len(keep), tuple(int(d) for d in grid.dims))
 
 
 class Solution:
@@ -41,15 +64,8 @@ class Solution:
                max_cells, random_state=0, progress=_noop, constraints=None) -> "Solution":
         sol = cls(schema, target, n_fit_rows, constraints)
         # (b) validity by integer counts, then maximality among the valid rules
-        with np.errstate(divide="ignore", invalid="ignore"):
-            accuracy = np.where(n_inside > 0, n_target / np.maximum(n_inside, 1), 0.0)
-        valid = np.flatnonzero((n_inside >= min_count) & (accuracy >= tau))
+        valid, keep = maximal_valid(candidates, n_inside, n_target, tau, min_count)
         progress("maximal-valid rules", 0.1)
-        if len(valid):
-            dominated = candidates.take(valid).strict_subset_of_any()
-            keep = valid[~dominated]
-        else:
-            keep = valid
         sol._set_rules(candidates.take(keep), n_inside[keep], n_target[keep])
         sol.n_candidates = len(candidates)
         sol.n_valid = len(valid)

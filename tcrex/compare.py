@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_frame
-from .errors import DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
+from .errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
 from ._outputs import detect_task
 from ._params import check_fitted
 from ._targets import targets_from_spec
@@ -305,22 +305,32 @@ def target_id_of(explainer, wanted) -> int | None:
         t += 1
 
 
-def _default_explainer_b(explainer_a, rows, y_rows_b, on):
-    """An explainer with A's parameters, constraints and task fitted on model B's outputs ``y_rows_b`` over
-    ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the same outputs serve the
-    re-check of A's rules."""
+#: The parameters of explainer B a comparison may set apart from A's (``params_b=``); everything else (target,
+#: constraints, features, codebook, grower) stays A's so that both explainers answer the same question.
+PARAMS_B = ("rho", "tau", "n_trees", "max_cells")
+
+
+def _default_explainer_b(explainer_a, rows, y_rows_b, on, params_b=None):
+    """An explainer with A's parameters (those of ``params_b`` overridden), constraints and task fitted on model
+    B's outputs ``y_rows_b`` over ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the
+    same outputs serve the re-check of A's rules."""
     from ._explainer import TCREx  # noqa: PLC0415 - _explainer imports _reach, which the comparison shares
+    unknown = sorted(set(params_b or {}) - set(PARAMS_B))
+    if unknown:
+        raise ParameterError(f"params_b may set {list(PARAMS_B)} only, not {unknown}")
     # A's codebook speaks of the same features; class names are given to the comparison itself (B may not output
     # every class A names)
-    params = {**explainer_a.get_params(), "task": explainer_a.task_, "class_names": None}
+    params = {**explainer_a.get_params(), **(params_b or {}), "task": explainer_a.task_, "class_names": None}
+    whose = "A's parameters" if not params_b else "its own parameters " + ", ".join(
+        f"{k}={params[k]}" for k in PARAMS_B)
     try:
         fitted = TCREx(**params).fit(rows, y_pred=y_rows_b)
         if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)
             fitted = TCREx.from_json(fitted.to_json())
         return fitted
-    except NoValidRuleError as exc:
-        raise NoValidRuleError(f"could not fit explainer B (A's parameters, model B, {on}): {exc}; pass "
-                               "explainer_b= fitted with other parameters") from None
+    except (NoValidRuleError, CellLimitError) as exc:
+        raise type(exc)(f"could not fit explainer B ({whose}, model B, {on}): {exc}; give explainer B other "
+                        "parameters (params_b=) or pass explainer_b= fitted with other parameters") from None
 
 
 # ---------------------------------------------------------------------------------------------------- people
@@ -438,7 +448,7 @@ def _cells(people: pd.DataFrame, labels) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------- public API
 def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups=None, explainer_b=None,
                    n_boot=1000, confidence=0.95, random_state=0, reference=None, min_group_size=30,
-                   class_names=None, reference_rows=None) -> "ComparisonResult":
+                   class_names=None, reference_rows=None, params_b=None) -> "ComparisonResult":
     """Compare recourse under model A (explained by ``explainer_a``) and model B on the people ``X``.
 
     Parameters
@@ -452,6 +462,8 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
     explainer_b : B's explainer; default an explainer with A's parameters and constraints fitted on model B over
         A's fit rows, or over X when A was restored from JSON (``explainer_b_fit_on`` says which). In the latter
         case B's explainer keeps only its JSON form, like A's, so both models' points are verified the same way.
+    params_b : the default explainer B's own ``rho``, ``tau``, ``n_trees`` and/or ``max_cells`` (a dict; the rest
+        stays A's): model B may need a larger rho or fewer trees to stay within the cell limit.
     n_boot, confidence, random_state, reference, min_group_size : the per-group bootstrap, as in the audit.
     class_names : readable class names for the findings (``{1: "approved"}``).
     reference_rows : the rows explainer A was fitted on, for an explainer restored from JSON (which holds no rows):
@@ -481,8 +493,11 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
-        explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on)
+        explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on, params_b)
     else:
+        if params_b:
+            raise ParameterError("params_b sets the default explainer B's parameters; with explainer_b= given, "
+                                 "fit it with those parameters instead")
         fit_on = GIVEN
     counts, people = _counts(explainer_a, X, model_b, model_a=model_a, target=target, groups=groups,
                              explainer_b=explainer_b, fit_on=fit_on, class_names=class_names, known=known,

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tcrex import TCREx, rule_stability
 from tcrex.compare import CHANGES, ComparisonResult, compare_counts, compare_from_counts, compare_models
-from tcrex.errors import DataError, ModelError, ParameterError, SchemaError
+from tcrex.errors import CellLimitError, DataError, ModelError, ParameterError, SchemaError
 from tcrex.vocabulary import is_verified, needs_recourse
 from tcrex.datasets import make_loans
 
@@ -454,3 +454,20 @@ def test_cli_compare_with_given_rules_b_and_a_fit_sample(tmp_path):
     got = ComparisonResult.from_json((tmp_path / "s.json").read_text())
     assert got.explainer_b_fit_on == "a uniform sample of 300 of the 400 compared rows"
     assert got.summary["n"] == 400
+
+
+def test_explainer_b_takes_its_own_parameters_and_says_which_limit_stopped_it(setup):
+    X, y, model_a, model_b, ex_a, groups, res = setup
+    own = compare_models(ex_a, X, model_b, n_boot=10, params_b={"rho": 0.08, "n_trees": 2})
+    b = own.explainer_b
+    assert (b.rho, b.n_trees, b.tau, b.constraints) == (0.08, 2, ex_a.tau, ex_a.constraints)
+    want = TCREx(**{**ex_a.get_params(), "rho": 0.08, "n_trees": 2, "task": ex_a.task_, "class_names": None}).fit(
+        ex_a.fit_rows(), model_b)
+    assert [t.n_cells for t in b.targets_] == [t.n_cells for t in want.targets_]
+    with pytest.raises(CellLimitError, match=r"could not fit explainer B \(its own parameters .*max_cells=2\b.*"
+                                             r"above max_cells=2\b.*params_b="):
+        compare_models(ex_a, X, model_b, n_boot=10, params_b={"rho": 0.01, "n_trees": 3, "max_cells": 2})
+    with pytest.raises(ParameterError, match="params_b may set"):
+        compare_models(ex_a, X, model_b, n_boot=10, params_b={"target": 0})
+    with pytest.raises(ParameterError, match="explainer_b= given"):
+        compare_models(ex_a, X, model_b, n_boot=10, explainer_b=b, params_b={"rho": 0.08})

@@ -24,9 +24,10 @@ with right:
     target, target_label = auditing.target_controls(ws, result, key="compare")
 pop = ui.population(ws, key="compare_pop", choices=("all", "test", "filter"),
                     default="test" if len(ws.data.test_index) else "all", label="People compared")
+params_b = comparing.explainer_b_params(result, key="compare")
 if model_b is None:
     st.stop()
-run = comparing.run(ws, result, model_b, column, target, target_label, pop)
+run = comparing.run(ws, result, model_b, column, target, target_label, pop, params_b)
 if run is None:
     st.stop()
 res = run.result

@@ -28,9 +28,7 @@ ui.model_score_metric(cols[2], ws)
 cols[3].metric("Rules", result.n_rules)
 cols[4].metric("Metarules", result.n_metarules)
 cols[5].metric("Fit time", f"{result.fit_seconds:.2f} s", help=f"{result.n_cells:,} metarule grid cells")
-recourse = verification.sentence(ws, result)
-if recourse:
-    st.markdown(f"**Recourse checked on the model.** {recourse}")
+verification.recourse_note(ws, result)  # drawn without waiting for the check (a placeholder meanwhile)
 
 n_blocked = int((result.explanations["status"].astype(str) == NO_ACTIONABLE_RULE).sum())
 if n_blocked:

@@ -9,7 +9,7 @@ last comparison is remembered so the HTML report and the exports can include it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,9 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import datasets
-from tcrex.errors import TCRExError
+from tcrex.errors import CellLimitError, NoValidRuleError, TCRExError
 from tcrex.vocabulary import CLASSIFICATION
-from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, compare_models
+from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, PARAMS_B, compare_models
 from tcrex.spreadsheet import to_csv
 
 from . import auditing, caching, session, sources, state, verification
@@ -50,6 +50,7 @@ class ComparisonRun:
     population: str
     target_label: str
     model_b: Any = None  # model B as the engine asks it (for the drill-down under model B)
+    params_b: dict = field(default_factory=dict)  # explainer B's own parameters where they differ from A's
 
     @property
     def title(self) -> str:
@@ -156,9 +157,57 @@ def group_choice(ws: Workspace, key: str) -> str | None:
     return None if chosen == NO_GROUPING else chosen
 
 
+#: Explainer B's parameters as the sidebar names A's
+PARAM_NAMES_B = {"tau": "τ", "rho": "ρ", "n_trees": "surrogate trees", "max_cells": "grid cell limit"}
+
+
+def explainer_b_params(result: FitResult, key: str) -> dict:
+    """Explainer B's own ρ, τ, surrogate trees and grid cell limit, starting from A's (the active fit's); returns
+    those that differ from A's (``compare_models(params_b=)``). The widgets start over when A's parameters change,
+    so B's defaults are always A's current ones."""
+    p = result.params
+    a = {"tau": p.tau, "rho": p.rho, "n_trees": p.n_trees, "max_cells": p.max_cells}
+    tag = sources.sha256(*a.values())[:10]
+    with st.expander("Explainer B's parameters", expanded=False, icon=":material/tune:"):
+        st.caption("Model B is explained by its own T-CREx explainer, fitted on model B's outputs over A's fit rows. "
+                   "It starts with A's parameters; model B may need a larger ρ or fewer surrogate trees to keep its "
+                   "metarule grid within the cell limit.")
+        c = st.columns(4)
+        b = {"tau": c[0].slider("τ (B)", 0.5, 1.0, value=p.tau, step=0.01, key=f"{key}_b_tau_{tag}"),
+             "rho": c[1].slider("ρ (B)", 0.005, 0.2, value=p.rho, step=0.005, format="%.3f",
+                                key=f"{key}_b_rho_{tag}"),
+             "n_trees": c[2].number_input("Surrogate trees (B)", 1, 50, value=p.n_trees, step=1,
+                                          key=f"{key}_b_trees_{tag}"),
+             "max_cells": c[3].number_input("Grid cell limit (B)", 1_000, 5_000_000, value=p.max_cells, step=10_000,
+                                            key=f"{key}_b_cells_{tag}")}
+    own = {k: v for k, v in b.items() if not np.isclose(float(v), float(a[k]), rtol=1e-9, atol=1e-12)}
+    return {k: (int(v) if k in ("n_trees", "max_cells") else float(v)) for k, v in own.items()}
+
+
+def params_b_text(params_b: dict) -> str:
+    """"model A's parameters" or "its own parameters (ρ = 0.050, surrogate trees 1; the rest A's)"."""
+    if not params_b:
+        return "model A's parameters"
+    shown = ", ".join(f"{PARAM_NAMES_B[k]} = {v:,}" if k != "rho" else f"ρ = {v:.3f}"
+                      for k, v in params_b.items() if k in PARAMS_B)
+    return f"its own parameters ({shown}; the rest A's)"
+
+
+def _why_b_failed(exc: TCRExError) -> str:
+    """What to change in *Explainer B's parameters* when B's explainer cannot be fitted."""
+    if isinstance(exc, CellLimitError):
+        return ("Open **Explainer B's parameters** above and raise **ρ (B)**, lower **Surrogate trees (B)** or "
+                "raise **Grid cell limit (B)**; model A's own explainer is unaffected.")
+    if isinstance(exc, NoValidRuleError):
+        return "Open **Explainer B's parameters** above and lower **τ (B)** or **ρ (B)**."
+    return ""
+
+
 def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | None, target, target_label: str,
-        population) -> ComparisonRun | None:
-    """The comparison for these settings (cached per session); problems become a message and ``None``."""
+        population, params_b: dict | None = None) -> ComparisonRun | None:
+    """The comparison for these settings (cached per session); problems become a message and ``None``.
+    ``params_b``: explainer B's parameters that differ from A's (:func:`explainer_b_params`)."""
+    params_b = dict(params_b or {})
     index = population.index
     if len(index) == 0:
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
@@ -168,22 +217,24 @@ def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | No
                    "the same task.", icon=":material/warning:")
         return None
     groups, binned = auditing.group_values(ws, column) if column else (None, False)
-    key = sources.sha256("compare", result.key, model_b.key, column, repr(target),
+    key = sources.sha256("compare", result.key, model_b.key, column, repr(target), sorted(params_b.items()),
                          np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))
 
     def build() -> ComparisonRun:
         X = ws.X.loc[index]
         res = compare_models(result.explainer, X, _model_object(model_b), model_a=verification.checker(ws),
                              target=target, groups=None if groups is None else groups.loc[index], n_boot=N_BOOT,
-                             random_state=0, class_names=ws.class_names)
+                             random_state=0, class_names=ws.class_names, params_b=params_b)
         return ComparisonRun(result=res, fit_key=result.key, model_b_label=model_b.label, column=column,
-                             population=population.label, target_label=target_label, model_b=_model_object(model_b))
+                             population=population.label, target_label=target_label, model_b=_model_object(model_b),
+                             params_b=params_b)
 
     try:
         with st.spinner("Comparing recourse under both models ..."):
             run_ = caching.cached("comparisons", key, build)
     except TCRExError as exc:
-        st.warning(f"The comparison cannot run with these settings: {exc}", icon=":material/warning:")
+        st.warning(f"The comparison cannot run with these settings: {exc}. {_why_b_failed(exc)}".rstrip(),
+                   icon=":material/warning:")
         return None
     session.set_last_comparison(run_)
     return run_
@@ -212,8 +263,8 @@ def headline(run_: ComparisonRun) -> None:
         c[3].metric("Mean change in features to change", shown,
                     help="Among people who keep recourse: changes asked by B's advice minus A's")
     st.caption(f"{run_.title}. Verified recourse means the model confirms a point that follows the advice "
-               "(the same definition on every page); explainer B has model A's parameters and constraints and was "
-               f"fitted on {res.explainer_b_fit_on}.")
+               f"(the same definition on every page); explainer B has {params_b_text(run_.params_b)}, model A's "
+               f"constraints, and was fitted on {res.explainer_b_fit_on}.")
 
 
 def findings(run_: ComparisonRun) -> None:

@@ -3,6 +3,7 @@ actionability-constraints editor."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -10,14 +11,15 @@ import streamlit as st
 
 import json
 
-from tcrex import intake, ordered_labels
+from tcrex import SECONDS_PER_CELL, intake, ordered_labels
+from tcrex.errors import TCRExError
 from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
 from tcrex.text import pluralise
 
 from . import constraints, outcome, session, sources
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from .state import (Params, Workspace, allow_pickle, constraints_summary,
-                    current, describe_target, params, set_params)
+                    current, describe_target, grid_preview, params, set_params)
 
 def _apply_params_from_form() -> None:
     """Apply-button callback: runs before the script, so the fit uses the new values; the whole app reruns
@@ -143,8 +145,51 @@ def _params_editor(ws: Workspace | None) -> None:
     pending = pending_params(ws, p)
     if pending:
         not_applied_yet("; ".join(pending), "Apply parameters")
+        if ws is not None:
+            _grid_preview_note(ws, p)
     st.button("Apply parameters", type="primary", key="param_apply", on_click=_apply_params_from_form,
               width="stretch")
+
+
+#: A fit expected to take longer than this (seconds) gets a warning with what to change before anyone presses Apply.
+SLOW_FIT_SECONDS = 3.0
+
+
+def _seconds_per_cell() -> float:
+    """The measured cost of a grid cell: this session's last fit when its grid was large enough to time (its fit
+    seconds include the surrogate, so this errs long), else the engine's reference figure."""
+    last = session.current_fit()
+    if last is not None and last.n_cells >= 50_000:
+        return max(last.fit_seconds / last.n_cells, SECONDS_PER_CELL / 10)
+    return SECONDS_PER_CELL
+
+
+def _grid_preview_note(ws: Workspace, p: Params) -> None:
+    """Before Apply: how big the metarule grid of the form's parameters will be (per target, counted from the
+    grown surrogate, nothing built per cell), how long the fit should take, and what to change when it is too
+    big for the cell limit or slower than :data:`SLOW_FIT_SECONDS`."""
+    draft = _draft_params()
+    if param_checks(draft["rho"], draft["tau"], draft["n_trees"], draft["max_cells"], len(ws.data.fit_index))[0]:
+        return  # the form's own messages say what is wrong with the numbers
+    try:
+        sizes = grid_preview(ws, replace(p, **draft))
+    except TCRExError as exc:
+        st.info(f"**Grid preview:** these parameters would fail: {exc}", icon=":material/grid_on:")
+        return
+    cells = sum(s.n_cells for s in sizes)
+    per_cell = _seconds_per_cell()
+    seconds = cells * per_cell
+    parts = " + ".join(f"{s.n_cells:,} ({s.target})" for s in sizes if s.n_rules) if len(sizes) > 1 else ""
+    size = f"{pluralise(cells, 'grid cell')}" + (f" = {parts}" if parts else "")
+    over = next((s.limit_message(draft["max_cells"]) for s in sizes if s.limit_message(draft["max_cells"])), None)
+    if over:
+        st.error(f"**Grid preview:** {size}. Apply would be refused: {over}", icon=":material/grid_on:")
+    elif seconds > SLOW_FIT_SECONDS:
+        st.warning(f"**Grid preview:** {size}; Apply will take about {seconds:.0f} s (measured "
+                   f"{per_cell * 1e6:.0f} µs per cell). To make it faster, raise **ρ** or lower **Surrogate "
+                   "trees** (fewer, larger rules; fewer cells), or lower **τ**.", icon=":material/grid_on:")
+    else:
+        st.caption(f"Grid preview: {size}, about {max(seconds, 0.1):.1f} s to fit.")
 
 
 def _param_messages(ws: Workspace | None, p: Params) -> None:

@@ -586,12 +586,26 @@ def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
     session.clear_widgets(session.TARGET_WIDGETS)  # the sidebar's outcome widgets restart from the answer
 
 
-def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
+def _unfitted(ws: Workspace, p: Params) -> TCREx:
+    """The explainer the app fits for ``p`` (one construction for the fit and its grid preview)."""
     categorical = ws.categorical
     numeric = [c for c in ws.X.columns if c not in categorical]
-    ex = TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
-               task=ws.task, categorical_features=categorical, numeric_features=numeric,
-               constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
+    return TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
+                 task=ws.task, categorical_features=categorical, numeric_features=numeric,
+                 constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
+
+
+def grid_preview(ws: Workspace, p: Params) -> list:
+    """Per target, the metarule grid a fit with ``p`` would build (:meth:`TCREx.grid_sizes`: the surrogate is
+    grown, nothing per cell), once per session and parameters; raises TCRExError as the fit would."""
+    fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
+    key = sources.sha256("grid", fit_key(ws, p), p.tau, repr(p.target), p.constraints)
+    return caching.cached("grid_previews", key, lambda: _unfitted(ws, p).grid_sizes(
+        ws.X.loc[ws.data.fit_index], y_pred=ws.y_pred[fit_pos]))
+
+
+def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
+    ex = _unfitted(ws, p)
     fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
     t0 = time.perf_counter()
     ex.fit(ws.X.loc[ws.data.fit_index], y_pred=ws.y_pred[fit_pos], progress=progress)
