@@ -3,6 +3,7 @@ and in the downloaded report, next to the codes ("on a payroll (Salaried)"), wit
 from __future__ import annotations
 
 from e2e.test_pages import assert_no_errors
+from conftest import wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -45,7 +46,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Individual", exact=True).click()
     wait_idle(page)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
-    page.wait_for_timeout(500)
+    wait_for_layout(page)  # the grid has drawn its cells (sizes steady), not a fixed wait
     wait_idle(page)
     assert_no_errors(page)
     text = _grid_text(page)
