@@ -102,8 +102,14 @@ def _trained_b(ws: Workspace, algorithm: str, how: str, seed: int) -> ActiveMode
 def model_b_controls(ws: Workspace, key: str = "compare") -> ActiveModel | None:
     """Choose model B; None (with a message) until there is one."""
     kinds = [k for k in KINDS if k != BUNDLED_B or bundled_b_available(ws)]
-    kind = st.segmented_control("New model (B)", kinds, default=kinds[0], format_func=KINDS.get,
-                                key=f"{key}_kind", required=True) or kinds[0]
+    # the last choice of this workspace starts the widgets of a new session (a link reopened, tcrex/ui/workspace.py);
+    # once drawn, the widgets keep their own values
+    saved = session.compare_choice()
+    kind = st.segmented_control("New model (B)", kinds,
+                                default=None if session.has_widget(f"{key}_kind") else
+                                saved.get("kind") if saved.get("kind") in kinds else kinds[0],
+                                format_func=KINDS.get, key=f"{key}_kind", required=True) or kinds[0]
+    session.set_compare_choice({**saved, "kind": kind})
     try:
         if kind == BUNDLED_B:
             st.caption("The bundled loans classifier retrained on a bootstrap resample with another seed "
@@ -111,15 +117,26 @@ def model_b_controls(ws: Workspace, key: str = "compare") -> ActiveModel | None:
             return caching.cached("model_b", "bundled_b", lambda: _bundled_b(ws.data))
         if kind == "train":
             c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-            algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key=f"{key}_algo")
-            how = c2.selectbox("Trained on", list(RETRAIN), format_func=RETRAIN.get, key=f"{key}_how")
-            seed = int(c3.number_input("Seed", 0, 10_000, value=1, key=f"{key}_seed"))
+            algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key=f"{key}_algo",
+                                index=_index(list(ALGORITHMS), saved.get("algo"), f"{key}_algo"))
+            how = c2.selectbox("Trained on", list(RETRAIN), format_func=RETRAIN.get, key=f"{key}_how",
+                               index=_index(list(RETRAIN), saved.get("how"), f"{key}_how"))
+            seed = int(c3.number_input("Seed", 0, 10_000, key=f"{key}_seed",
+                                       value="min" if session.has_widget(f"{key}_seed") else
+                                       int(saved.get("seed", 1))))
+            session.set_compare_choice({"kind": kind, "algo": algo, "how": how, "seed": seed})
             return caching.cached("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
                                      lambda: _trained_b(ws, algo, how, seed))
         return _uploaded_b(ws, key)
     except InputProblem as exc:
         st.warning(f"Model B cannot be used: {exc}", icon=":material/warning:")
         return None
+
+
+def _index(options: list, saved, key: str) -> int:
+    """A selectbox's starting index: the saved choice in a new session, else the first (0 once the widget holds a
+    value: Streamlit then keeps its own and warns about a second default)."""
+    return options.index(saved) if saved in options and not session.has_widget(key) else 0
 
 
 def _uploaded_b(ws: Workspace, key: str) -> ActiveModel | None:

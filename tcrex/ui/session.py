@@ -447,6 +447,19 @@ def audit_prefs(state: MutableMapping | None = None) -> dict:
     return _setdefault(AUDIT_PREFS, {}, state)
 
 
+#: How model B of the Compare models page is made (``{"kind", "algo", "how", "seed"}``), saved with the workspace so a
+#: reopened link starts the page's widgets there. Written by :func:`tcrex.ui.comparing.model_b_controls`.
+COMPARE_CHOICE = "tcrex.compare_choice"
+
+
+def compare_choice(state: MutableMapping | None = None) -> dict:
+    return dict(_get(COMPARE_CHOICE, {}, state))
+
+
+def set_compare_choice(choice: dict, state: MutableMapping | None = None) -> None:
+    _set(COMPARE_CHOICE, dict(choice), state)
+
+
 def last_comparison(state: MutableMapping | None = None) -> Any:
     return _get(LAST_COMPARISON, None, state)
 

@@ -31,6 +31,7 @@ def _session_with_everything() -> dict:
     ss[session.EDITED_INDIVIDUAL] = {"age": np.float64(31.0), "region": "north", "income": float("nan")}
     ss[session.AUDIT_PREFS] = {"key1": {"column": "sex", "reference": None}}
     ss[session.SETUP_DATA_CHOICE] = "upload"
+    ss[session.COMPARE_CHOICE] = {"kind": "train", "algo": "forest", "how": "seed", "seed": 7}
     session.set_workspace_page("audit", ss)
     uploads = session.uploads(ss)
     for slot, name, raw in (("data", "loans.csv", data), ("model", "model.json", model)):
@@ -90,3 +91,23 @@ def test_a_workspace_saved_by_a_newer_version_is_refused_whole():
     with pytest.raises(WorkspaceError, match="newer version"):
         workspace.restore({"version": 99, "session": {session.INDIVIDUAL: 5}}, {}, ss)
     assert ss == {}
+
+
+def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_warning():
+    """A reopened link brings back how model B was made (kind, algorithm, training rows, seed); the widgets start
+    there and Streamlit shows no 'default value and Session State' warning."""
+    from apptest_kit import assert_clean, goto, new_app
+
+    from tcrex.ui.comparing import ALGORITHMS
+
+    algo = list(ALGORITHMS)[-1]
+    at = new_app()
+    at.session_state[session.COMPARE_CHOICE] = {"kind": "train", "algo": algo, "how": "seed", "seed": 7}
+    goto(at, "compare")
+    assert_clean(at)
+    assert not [w.value for w in at.warning if "Session State" in w.value]
+    assert at.selectbox(key="compare_algo").value == algo
+    assert at.selectbox(key="compare_how").value == "seed"
+    assert at.number_input(key="compare_seed").value == 7
+    at.number_input(key="compare_seed").set_value(9).run()  # a change the page saves for the next link
+    assert session.compare_choice(at.session_state)["seed"] == 9
