@@ -28,7 +28,10 @@ def test_audit_headline_and_table_are_aggregates_of_the_verified_frame():
     need = frame["recourse"].notna().to_numpy()
     ver = is_verified(frame)
     column = at.selectbox(key="audit_column").value
-    labels = datasets.load_bundled_loans().loc[population, column].astype(str).to_numpy()
+    # groups are named as the page names them: "label (code)" where the sample's codebook labels the column
+    from tcrex.audit import labelled_groups
+    raw = datasets.load_bundled_loans().loc[population, column]
+    labels = labelled_groups(raw, datasets.LOANS_VALUE_LABELS.get(column)).astype(str).to_numpy()
     # the headline: who needs recourse, out of whom, and that it is verified on the model
     text = _markdown(at)
     assert f"**Audit of {int(need.sum()):,} individuals who need recourse" in text

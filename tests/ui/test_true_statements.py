@@ -71,7 +71,7 @@ def test_the_headline_accuracy_says_where_it_was_measured():
 def test_the_reference_box_and_the_coverage_chart_name_the_current_grouping_and_target():
     at = goto(new_app(), "audit")
     first = at.selectbox(key=auditing.reference_key("audit", "employment"))
-    assert first.options[0] == "the largest group (employment = Salaried)"
+    assert first.options[0] == "the largest group (employment = salaried employee (Salaried))"  # the codebook's words
     at.selectbox(key="audit_column").set_value("age").run()
     assert_clean(at)
     # a new grouping is a new widget: the browser keeps a widget's chosen text, and one key across groupings showed
