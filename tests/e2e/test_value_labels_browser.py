@@ -49,6 +49,16 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     wait_for_layout(page)  # the grid has drawn its cells (sizes steady), not a fixed wait
     wait_idle(page)
     assert_no_errors(page)
+    # the grids keep their accessible copy of the cells a moment after they are drawn: wait for a labelled value
+    # to appear there (the event itself; a page that never shows one fails on the wait's limit)
+    expected = [f"{label} ({code})" for code, label in EMPLOYMENT.items()]
+    page.wait_for_function("""(expected) => {
+        const parts = [document.querySelector('[data-testid="stMain"]').innerText];
+        document.querySelectorAll('[data-testid="stDataFrame"] td, [data-testid="stDataFrame"] [role="gridcell"]')
+            .forEach(td => parts.push(td.textContent));
+        const text = parts.join('\\n');
+        return expected.some(e => text.includes(e));
+    }""", arg=expected)
     text = _grid_text(page)
     shown = [f"{label} ({code})" for code, label in EMPLOYMENT.items() if f"{label} ({code})" in text]
     assert shown, text[:3000]
