@@ -120,10 +120,11 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
 
     wait_for_layout(page)
     full = page.get_by_text("Full size (scroll to pan)")
-    if not page.locator('iframe').count():
+    # other tabs keep their own (hidden) frames: only a frame shown in the Diagram tab counts
+    if not page.locator('iframe:visible').count():
         full.click()
     wait_for_app_idle(page)
-    page.locator("iframe").first.wait_for(state="visible")
+    page.locator("iframe:visible").first.wait_for(state="visible")
     frame = next(f for f in page.frames if f != page.main_frame and f.query_selector("#f"))
     frame.wait_for_function("() => document.getElementById('t').complete")
     wait_for_layout(frame)
