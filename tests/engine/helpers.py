@@ -23,3 +23,14 @@ def mixed(n=600, seed=0):
     })
     y = (((X.income > 40) & (X.job.isin(["manager", "teacher"]))) | ((X.age > 50) & (X.owner == "yes"))).astype(int)
     return X, y.to_numpy()
+
+
+def diagonal_model(Z):
+    """A smooth diagonal boundary: axis-aligned rules fit it only on average, so nearest points often fail."""
+    score = Z["income"].astype(float) + 0.8 * Z["age"].astype(float) + np.where(Z["job"].isin(["manager", "teacher"]), 15, 0)
+    return (score > 85).astype(int).to_numpy()
+
+
+def owner_model(Z):
+    """Depends on a feature the rules rarely name (owner), so some rows need a change beyond the rules."""
+    return (diagonal_model(Z) & (Z["owner"] == "yes").to_numpy()).astype(int)

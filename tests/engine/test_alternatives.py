@@ -12,16 +12,7 @@ from hypothesis import strategies as st
 from tcrex import TCREx
 from tcrex.datasets import LOANS_TARGET, load_bundled_loans, load_bundled_model
 
-from .helpers import mixed
-
-
-def diagonal_model(Z):
-    score = Z["income"].astype(float) + 0.8 * Z["age"].astype(float) + np.where(Z["job"].isin(["manager", "teacher"]), 15, 0)
-    return (score > 85).astype(int).to_numpy()
-
-
-def owner_model(Z):
-    return (diagonal_model(Z) & (Z["owner"] == "yes").to_numpy()).astype(int)
+from .helpers import diagonal_model, mixed, owner_model
 
 
 @pytest.fixture(scope="module")

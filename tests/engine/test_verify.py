@@ -15,20 +15,9 @@ from tcrex.vocabulary import (BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, RECO
                               is_verified, needs_recourse, recourse_outcome)
 from tcrex.text import output_text
 
-from .helpers import mixed
+from .helpers import diagonal_model, mixed, owner_model
 
 JOBS = ["clerk", "driver", "manager", "nurse", "teacher"]
-
-
-def diagonal_model(Z):
-    """A smooth diagonal boundary: axis-aligned rules fit it only on average, so nearest points often fail."""
-    score = Z["income"].astype(float) + 0.8 * Z["age"].astype(float) + np.where(Z["job"].isin(["manager", "teacher"]), 15, 0)
-    return (score > 85).astype(int).to_numpy()
-
-
-def owner_model(Z):
-    """Depends on a feature the rules rarely name (owner), so some rows need a change beyond the rules."""
-    return (diagonal_model(Z) & (Z["owner"] == "yes").to_numpy()).astype(int)
 
 
 @pytest.fixture(scope="module")
