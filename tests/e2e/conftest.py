@@ -143,6 +143,27 @@ def wait_for_app_idle(page) -> None:
     )
 
 
+def open_tab(page, name: str) -> None:
+    """Click the tab called ``name`` and return once it is the selected tab and the app is idle.
+
+    A script run that starts just before the click (a widget's rerun, the page still settling) redraws the tabs
+    and can leave the first tab selected; the click is repeated until the tab reports ``aria-selected`` (the
+    event), at most a few times, each wait bounded by Playwright's own timeout."""
+    tab = page.get_by_role("tab", name=name)
+    for _ in range(5):
+        wait_for_app_idle(page)
+        tab.click()
+        wait_for_app_idle(page)
+        try:
+            page.wait_for_function(
+                "(name) => [...document.querySelectorAll('[role=tab]')].some(t => t.innerText.trim() === name"
+                " && t.getAttribute('aria-selected') === 'true')", arg=name, polling=100, timeout=10_000)
+            return
+        except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the rerun reset the tabs; click again
+            continue
+    raise AssertionError(f"tab {name!r} never became the selected tab")
+
+
 #: Resolves once the sizes of the page's charts, tables, frames and main containers have stayed the same over
 #: ``STILL_FRAMES`` consecutive animation frames: the layout after a resize, a new chart or a tab switch has
 #: settled. An event of the browser's rendering loop, not a fixed wait.

@@ -115,11 +115,12 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
     used to open at the left edge with the root off-screen)."""
     page = credit_page
     _open(page, "Global rules")
-    page.get_by_role("tab", name="Diagram").click()
-    from e2e.conftest import wait_for_app_idle, wait_for_layout
+    from e2e.conftest import open_tab, wait_for_app_idle, wait_for_layout
 
+    open_tab(page, "Diagram")
     wait_for_layout(page)
     full = page.get_by_text("Full size (scroll to pan)")
+    full.wait_for(state="visible")
     # other tabs keep their own (hidden) frames: only a frame shown in the Diagram tab counts
     if not page.locator('iframe:visible').count():
         full.click()
