@@ -9,8 +9,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui import memory, sidebar, verification, workspace
-from tcrex.ui.page import pickle_banner
+from tcrex.ui.state import memory, verification, workspace
+from tcrex.ui.widgets import sidebar
+from tcrex.ui.widgets.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages" / "views"
@@ -40,14 +41,14 @@ PAGE_GROUPS = {
 }
 page = st.navigation(PAGE_GROUPS)
 # The session's workspace: restored from the link (?ws=ID), else a new one; what changed is saved before the page
-# draws and again after it (tcrex/ui/workspace.py).
+# draws and again after it (tcrex/ui/state/workspace.py).
 workspace.attach(page.url_path)
 saved_page = workspace.restored_page()
 by_path = {p.url_path: p for group in PAGE_GROUPS.values() for p in group}
 if saved_page in by_path and page.url_path == "" and saved_page != "":  # a link without a page opens where the work was
     st.switch_page(by_path[saved_page])
 with memory.timed_run(page.title):  # the server's share of a page time, logged for load tests
-    memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/memory.py)
+    memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/state/memory.py)
     sidebar.render_sidebar(setup_page=page.url_path == "data_model")
     pickle_banner()
     workspace.banner()

@@ -12,7 +12,7 @@ from tcrex import TCREx
 from tcrex import figures as F
 from tcrex.report import build_report, fingerprint_bytes, fingerprint_frame
 from tcrex.spreadsheet import to_csv
-from tcrex.ui.setup import codebook_download, codebook_from_rows, codebook_rows
+from tcrex.ui.pages.data_model import codebook_download, codebook_from_rows, codebook_rows
 
 from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
 
@@ -89,7 +89,7 @@ def test_the_codebook_table_round_trips(fitted):
 def test_the_dashboards_rules_json_keeps_the_codebook_and_the_class_names():
     from types import SimpleNamespace
 
-    from tcrex.ui.exports import rules_json
+    from tcrex.ui.pages.export import rules_json
 
     X, y = mixed(n=300)
     ex = TCREx(rho=0.03, tau=0.85, value_labels={"owner": {"yes": "owns the home"}}).fit(X, y_pred=y)

@@ -162,7 +162,7 @@ def _label_holds(label: str, v: float) -> bool:
     pd.Series(np.random.default_rng(1).normal(50, 12, 500).round(3)),
 ])
 def test_audit_quartile_labels_do_not_overlap_and_are_true(values):
-    from tcrex.ui.auditing import bin_labels
+    from tcrex.ui.pages.audit import bin_labels
 
     bins, edges = pd.qcut(values, 4, duplicates="drop", retbins=True)
     labels = bin_labels(edges, values)

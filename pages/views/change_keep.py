@@ -5,9 +5,10 @@ import streamlit as st
 from tcrex.figures import change_keep_bars, changes_histogram
 
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE
-from tcrex.ui import analysis, change_keep
-from tcrex.ui import components as ui
-from tcrex.ui import page, state, verification
+from tcrex.ui.state import active, verification
+from tcrex.ui.widgets import page
+from tcrex.ui.widgets import components as ui
+from tcrex.ui.pages import change_keep
 
 st.title("Change & keep")
 ws, result = page.require_result()
@@ -16,8 +17,8 @@ pop = ui.population(ws, key="ck", default="test" if len(ws.data.test_index) else
 explanations = result.explanations.loc[pop.index]
 actions = result.actions(ws).loc[pop.index]
 
-m = analysis.population_metrics(explanations)
-blocked = m[NO_ACTIONABLE_RULE] or state.constraints_summary(result) != "none"
+m = change_keep.population_metrics(explanations)
+blocked = m[NO_ACTIONABLE_RULE] or active.constraints_summary(result) != "none"
 cols = st.columns(7 if blocked else 6)
 cols[0].metric("Individuals", f"{m['rows']:,}", help=pop.label)
 cols[1].metric("Need recourse", f"{m['need_recourse']:,}",
@@ -41,5 +42,5 @@ st.subheader("Recourse by subgroup")
 st.caption("For auditors: does one group need more changes than another to reach the target?")
 group_by = change_keep.group_feature(ws, key="ck_group")
 if group_by is not None and m["rows"]:
-    table = analysis.subgroup_table(explanations, actions, ui.group_values(ws, group_by))
+    table = change_keep.subgroup_table(explanations, actions, ui.group_values(ws, group_by))
     st.dataframe(table, hide_index=True, width="stretch", column_config=change_keep.SUBGROUP_COLUMNS)

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from tcrex.figures import comparison_gap_plot, recourse_flow, rule_accuracy_shift
-from tcrex.ui import auditing, comparing, downloads, page, verification
-from tcrex.ui import components as ui
+from tcrex.ui.state import verification
+from tcrex.ui.widgets import downloads, page
+from tcrex.ui.widgets import components as ui
+from tcrex.ui.pages import audit, compare
 
 st.title("Compare models")
 st.caption("Models are retrained and replaced. Compares the recourse the active model (A) gives with what a new "
@@ -16,33 +18,33 @@ if not verification.model_available(ws):
                "the Data & model page to compare models.", icon=":material/warning:")
     st.stop()
 
-model_b = comparing.model_b_controls(ws, key="compare")
+model_b = compare.model_b_controls(ws, key="compare")
 left, right = st.columns([3, 2])
 with left:
-    column = comparing.group_choice(ws, key="compare")
+    column = compare.group_choice(ws, key="compare")
 with right:
-    target, target_label = auditing.target_controls(ws, result, key="compare")
+    target, target_label = audit.target_controls(ws, result, key="compare")
 pop = ui.population(ws, key="compare_pop", choices=("all", "test", "filter"),
                     default="test" if len(ws.data.test_index) else "all", label="People compared")
-params_b = comparing.explainer_b_params(result, key="compare")
+params_b = compare.explainer_b_params(result, key="compare")
 if model_b is None:
     st.stop()
-run = comparing.run(ws, result, model_b, column, target, target_label, pop, params_b)
+run = compare.run(ws, result, model_b, column, target, target_label, pop, params_b)
 if run is None:
     st.stop()
 res = run.result
 
-comparing.headline(run)
+compare.headline(run)
 ui.chart(recourse_flow, res, height=420, key="compare_flow")
 st.subheader("Findings")
-comparing.findings(run)
+compare.findings(run)
 
 if res.groups is not None:
     st.subheader("Groups")
-    shown = comparing.reference_choice(run, key="compare")
+    shown = compare.reference_choice(run, key="compare")
     ui.chart(comparison_gap_plot, shown, key="compare_gaps")
-    st.dataframe(comparing.groups_table(shown), hide_index=True, width="stretch",
-                 column_config=comparing.GROUPS_CONFIG)
+    st.dataframe(compare.groups_table(shown), hide_index=True, width="stretch",
+                 column_config=compare.GROUPS_CONFIG)
 
 st.subheader("Rules of model A under model B")
 ui.chart(rule_accuracy_shift, res, key="compare_rules")
@@ -54,13 +56,13 @@ else:
     st.success("Every rule of model A still holds τ under model B, and B confirms all its verified points.")
 
 st.subheader("People")
-comparing.people_section(ws, result, run, target, key="compare")
+compare.people_section(ws, result, run, target, key="compare")
 
 c1, c2 = st.columns(2)
 with c1:
-    downloads.button("Download the comparison (JSON)", comparing.comparison_json(run), file_name="tcrex-comparison.json",
+    downloads.button("Download the comparison (JSON)", compare.comparison_json(run), file_name="tcrex-comparison.json",
                      mime="application/json", icon=":material/data_object:", key="compare_dl_json")
 with c2:
-    downloads.button("Download people (CSV)", comparing.people_csv(run), file_name="tcrex-comparison-people.csv",
+    downloads.button("Download people (CSV)", compare.people_csv(run), file_name="tcrex-comparison-people.csv",
                      mime="text/csv", icon=":material/table:", key="compare_dl_csv")
 st.caption("The last comparison is included in the HTML report on the Export page.")

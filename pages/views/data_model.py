@@ -3,7 +3,8 @@ outcome is favourable."""
 
 import streamlit as st
 
-from tcrex.ui import setup, sources
+from tcrex.ui.state import sources
+from tcrex.ui.pages import data_model
 
 st.title("Data & model")
 st.caption("Samples apply at once. Uploads are parsed in memory and never executed; the engine always uses every "
@@ -11,21 +12,21 @@ st.caption("Samples apply at once. Uploads are parsed in memory and never execut
 
 sources.warm_model_sandbox()  # the model sandbox gets ready while a file is chosen
 st.header("1 · Data", divider="gray")
-setup.data_section()
+data_model.data_section()
 
 st.header("2 · Model", divider="gray")
-setup.model_section()
-setup.model_panel()
+data_model.model_section()
+data_model.model_panel()
 
 st.header("3 · Favourable outcome", divider="gray", anchor="favourable-outcome")
-setup.outcome_section()
+data_model.outcome_section()
 
 st.header("4 · Value labels", divider="gray", anchor="value-labels")
-setup.value_labels_section()
+data_model.value_labels_section()
 
 st.header("5 · Columns in use", divider="gray")
-setup.label_section()
-setup.active_data_summary()
+data_model.label_section()
+data_model.active_data_summary()
 
 st.header("6 · Actionability constraints", divider="gray", anchor="actionability-constraints")
-setup.constraints_section()
+data_model.constraints_section()

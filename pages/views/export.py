@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from tcrex.ui import auditing, comparing, downloads, exports, page
+from tcrex.ui.widgets import downloads, page
+from tcrex.ui.pages import audit, compare, export
 
 st.title("Export")
 ws, result = page.require_result()
@@ -12,36 +13,36 @@ cols = st.columns(3)
 with cols[0]:
     st.markdown("**Rules and metarules (JSON)**  \nThe fitted explanation as plain data; reload it with "
                 "`TCREx.from_json`.")
-    downloads.button("Download JSON", exports.rules_json(result, ws.class_names), file_name="tcrex-rules.json",
+    downloads.button("Download JSON", export.rules_json(result, ws.class_names), file_name="tcrex-rules.json",
                      mime="application/json", icon=":material/data_object:", key="dl_json")
 with cols[1]:
     st.markdown(f"**Explanations (CSV)**  \nOne row per individual ({ws.data.n_rows:,} rows): model output, "
                 "target, rule, metarule, number of changes and the recourse text.")
-    downloads.button("Download CSV", exports.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
+    downloads.button("Download CSV", export.explanations_csv(ws, result), file_name="tcrex-explanations.csv",
                      mime="text/csv", icon=":material/table:", key="dl_csv")
 with cols[2]:
     st.markdown("**Report (HTML)**  \nFor stakeholders: an executive summary and one short section per question, "
                 "then an appendix with the rules, metarule trees, intervals and fingerprints. No one's values "
                 "unless you tick them.")
-    opts = exports.report_options()
+    opts = export.report_options()
     st.markdown("**What will be in the file:**\n\n" + "\n".join(
-        f"- {item}" for item in exports.report_contents(ws, result, **opts)))
-    downloads.button("Download report", exports.html_report(ws, result, **opts), file_name="tcrex-report.html",
+        f"- {item}" for item in export.report_contents(ws, result, **opts)))
+    downloads.button("Download report", export.html_report(ws, result, **opts), file_name="tcrex-report.html",
                      mime="text/html", icon=":material/description:", key="dl_html")
 
-comparison = comparing.last_comparison(result)
+comparison = compare.last_comparison(result)
 if comparison is not None:
     st.markdown(f"**Comparison with another model**  \n{comparison.title}: the comparison as JSON, and one row per "
                 "person (change, verified under each model, whether A's advice holds under B) as CSV.")
     c1, c2 = st.columns(2)
     with c1:
-        downloads.button("Download comparison (JSON)", comparing.comparison_json(comparison),
+        downloads.button("Download comparison (JSON)", compare.comparison_json(comparison),
                          file_name="tcrex-comparison.json", mime="application/json", icon=":material/data_object:",
                          key="dl_compare_json")
     with c2:
-        downloads.button("Download comparison people (CSV)", comparing.people_csv(comparison),
+        downloads.button("Download comparison people (CSV)", compare.people_csv(comparison),
                          file_name="tcrex-comparison-people.csv", mime="text/csv", icon=":material/table:",
                          key="dl_compare_csv")
 
 st.subheader("What the report records")
-st.dataframe(exports.provenance_table(ws, result, auditing.last_audit(result)), hide_index=True, width="stretch")
+st.dataframe(export.provenance_table(ws, result, audit.last_audit(result)), hide_index=True, width="stretch")

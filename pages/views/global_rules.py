@@ -4,8 +4,10 @@ import streamlit as st
 
 from tcrex.figures import metarule_icicle, metarule_tree_dot, metarule_tree_svg
 
-from tcrex.ui import components as ui
-from tcrex.ui import global_rules, page, tree, verification
+from tcrex.ui.state import verification
+from tcrex.ui.widgets import page
+from tcrex.ui.widgets import components as ui
+from tcrex.ui.pages import global_rules
 
 st.title("Global rules")
 ws, result = page.require_result()
@@ -36,7 +38,7 @@ population = None if pop.label == "all rows" and not collapse else \
     verification.with_sources(ws, result, result.explanations.loc[pop.index])
 tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"])
 with tab_outline:
-    tree.metarule_tree_panel(ws, result, target, population=population)
+    global_rules.metarule_tree_panel(ws, result, target, population=population)
 with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:

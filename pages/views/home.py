@@ -6,8 +6,9 @@ from tcrex.figures import rules_overview
 
 from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
-from tcrex.ui import components as ui
-from tcrex.ui import page, verification
+from tcrex.ui.state import verification
+from tcrex.ui.widgets import page
+from tcrex.ui.widgets import components as ui
 
 st.title("T-CREx — counterfactual rules and metarules")
 intro = st.empty()  # filled once the fit is known: its example rule is one of this data's own

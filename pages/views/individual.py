@@ -4,14 +4,16 @@ import streamlit as st
 
 from tcrex.vocabulary import NO_ACTIONABLE_RULE
 
-from tcrex.ui import comparing, individual, page, session
+from tcrex.ui.state import session
+from tcrex.ui.widgets import page
+from tcrex.ui.pages import compare, individual
 
 st.title("Individual")
 ws, result = page.require_result()
-ex, model, model_b_label = comparing.individual_view(ws, result)  # model A, or model B from Compare models
+ex, model, model_b_label = compare.individual_view(ws, result)  # model A, or model B from Compare models
 if model_b_label:
     st.info(f"Explained under **model B ({model_b_label})**, from the Compare models page.", icon=":material/compare_arrows:")
-    st.button("Back to model A (the active model)", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "back_to_a"), on_click=comparing.back_to_model_a)
+    st.button("Back to model A (the active model)", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "back_to_a"), on_click=compare.back_to_model_a)
 
 ind = individual.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message

@@ -4,7 +4,7 @@ import datetime as dt
 
 import streamlit as st
 
-from tcrex.ui import workspace
+from tcrex.ui.state import workspace
 from tcrex.workspace import size_text
 
 st.title("Workspaces")

@@ -79,7 +79,7 @@ def _preload() -> None:
 def main(argv: list[str] | None = None) -> None:
     _limit_malloc_arenas()
     # Streamlit's internals are version-gated there: an unsupported Streamlit stops here, saying which to install
-    from . import st_compat  # noqa: PLC0415 - after the malloc cap, before Streamlit starts any thread
+    from tcrex.ui.state import st_compat  # noqa: PLC0415 - after the malloc cap, before Streamlit starts any thread
 
     _preload()
     st_compat.declare_navigation_app()  # what `st.navigation` in app.py sets on the first run anyway

@@ -3,7 +3,7 @@
 :class:`WorkspaceStore` owns the store (SQLite by default, PostgreSQL for a team; uploads in a content-addressed
 blob folder or fsspec URL); :func:`export_workspace` / :func:`import_workspace` move a workspace as one zip
 (``tcrex workspace export|import``). What a workspace's settings hold is the dashboard's business
-(:mod:`tcrex.ui.workspace`); this package stores them as plain JSON and never imports Streamlit. See
+(:mod:`tcrex.ui.state.workspace`); this package stores them as plain JSON and never imports Streamlit. See
 docs/deployment.md, "Workspaces".
 """
 from ._archive import export_workspace, import_workspace

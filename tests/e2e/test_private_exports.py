@@ -1,5 +1,5 @@
 """On a real server: an export's media URL stops answering soon after the download, for any client, and a
-closed session is released (tcrex/ui/downloads.py, tcrex/ui/memory.py).
+closed session is released (tcrex/ui/widgets/downloads.py, tcrex/ui/state/memory.py).
 
 Nothing here sleeps against the TTL: the test sets the TTL, then waits for the server's own log lines (written with
 ``TCREX_MEMORY_LOG=1``) that say the export was removed and the session released, and checks the URL after that.

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"

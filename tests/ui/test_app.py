@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tcrex import datasets
 from tcrex.text import pluralise
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
                          loans_with_income_gaps, loans_with_uploaded_model, new_app, outputs_from_a_column,
@@ -264,7 +264,8 @@ def test_parquet_upload():
 # ------------------------------------------------------------------------------------------------ exports
 def test_exports_build_json_csv_and_html(default_app):
     from tcrex import TCREx
-    from tcrex.ui import exports, state
+    from tcrex.ui.pages import export
+    from tcrex.ui.state import active
 
     goto(default_app, "export")
     result = last_result(default_app)
@@ -273,11 +274,11 @@ def test_exports_build_json_csv_and_html(default_app):
     text = result.explainer.to_json()
     assert TCREx.from_json(text).targets_
     # rebuild the workspace outside a script run from the same pieces
-    data = state.sources.prepare_frame(*_loans_inputs())
-    model = state.sources.bundled_model(data)
-    ws = state.Workspace(data=data, model=model, X=data.frame[data.features],
+    data = active.sources.prepare_frame(*_loans_inputs())
+    model = active.sources.bundled_model(data)
+    ws = active.DataAndModel(data=data, model=model, X=data.frame[data.features],
                          y_pred=model.predict(data.frame[data.features]))
-    csv = exports.explanations_frame(ws, result)
+    csv = export.explanations_frame(ws, result)
     assert len(csv) == 4000 and {"row", "split", "model_output", "rule", "text"} <= set(csv.columns)
     ex = result.explainer  # public ids next to the per-target indices, as every table shows them
     has = csv["metarule"].notna()
@@ -287,13 +288,13 @@ def test_exports_build_json_csv_and_html(default_app):
                                                   for t, m in zip(target[has], csv.loc[has, "metarule"])]
     assert csv.loc[~has, "metarule_id"].isna().all()
     assert list(csv.columns).index("metarule_id") == list(csv.columns).index("metarule") + 1
-    html = exports.build_html(ws, result, individual=ws.X.index[0])
+    html = export.build_html(ws, result, individual=ws.X.index[0])
     assert html.startswith("<!DOCTYPE html>") and data.key in html and "plotly" not in html.lower()
-    assert "plotly" in exports.build_html(ws, result, individual=ws.X.index[0], interactive=True).lower()
+    assert "plotly" in export.build_html(ws, result, individual=ws.X.index[0], interactive=True).lower()
 
 
 def _loans_inputs():
-    from tcrex.ui import sources
+    from tcrex.ui.state import sources
 
     frame, label, categorical = sources.load_sample_frame("loans")
     return frame, sources.DataSpec("sample", "loans", label=label, categorical=categorical), categorical

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tcrex import datasets
-from tcrex.ui import session
+from tcrex.ui.state import session
 from tcrex.vocabulary import is_verified
 
 from apptest_kit import assert_clean, goto, last_result, new_app, outputs_from_a_column

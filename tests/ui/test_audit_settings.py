@@ -4,7 +4,8 @@ intersectional groups, a sensible default column, and constraint hints as button
 from __future__ import annotations
 
 from tcrex import datasets
-from tcrex.ui import auditing, session
+from tcrex.ui.pages import audit
+from tcrex.ui.state import session
 
 from apptest_kit import assert_clean, csv_bytes, goto, last_result, new_app, upload_data
 
@@ -15,7 +16,7 @@ def _markdown(at) -> str:
 
 def groups_app():
     """The planted-disparity data (group B needs more changes) with ``group`` kept as "audit only"."""
-    from tcrex.ui.sources import DataSpec, ModelSpec
+    from tcrex.ui.state.sources import DataSpec, ModelSpec
 
     at = new_app()
     frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
@@ -32,11 +33,11 @@ def groups_app():
 def test_reference_group_is_chosen_and_colours_follow_the_direction():
     at = groups_app()
     assert at.selectbox(key="audit_column").value == "group"
-    assert at.selectbox(key=auditing.reference_key("audit", "group")).value == "__largest__"
+    assert at.selectbox(key=audit.reference_key("audit", "group")).value == "__largest__"
     text = _markdown(at)
     # group B needs more changes than the reference A: worse for B, red
     assert ":red[**Individuals with group = B need on average" in text and "(worse for this group)" in text
-    at.selectbox(key=auditing.reference_key("audit", "group")).set_value("B").run()
+    at.selectbox(key=audit.reference_key("audit", "group")).set_value("B").run()
     assert_clean(at)
     text = _markdown(at)
     assert "each group is compared with group = B" in text
@@ -52,7 +53,7 @@ def test_reference_group_is_chosen_and_colours_follow_the_direction():
     goto(at, "global_rules")
     goto(at, "audit")
     assert_clean(at)
-    assert at.selectbox(key=auditing.reference_key("audit", "group")).value == "B"
+    assert at.selectbox(key=audit.reference_key("audit", "group")).value == "B"
     assert at.segmented_control(key="audit_pop_mode").value == "all"
     assert "each group is compared with group = B" in _markdown(at) and "out of 1,600" in _markdown(at)
     assert last_result(at) is not None
@@ -112,16 +113,16 @@ def test_audit_hints_are_buttons_that_apply_the_constraint():
 
 
 def _workspace():
-    from tcrex.ui import state
-    return state.workspace()  # the default choices (loans sample, bundled model)
+    from tcrex.ui.state import active
+    return active.data_and_model()  # the default choices (loans sample, bundled model)
 
 
 def test_default_group_column_is_a_protected_looking_column_or_asks():
-    from tcrex.ui import auditing
+    from tcrex.ui.pages import audit
     import numpy as np
     import pandas as pd
-    from tcrex.ui.sources import ActiveData, ActiveModel, DataSpec, ModelSpec
-    from tcrex.ui.state import Workspace
+    from tcrex.ui.state.sources import ActiveData, ActiveModel, DataSpec, ModelSpec
+    from tcrex.ui.state.active import DataAndModel
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"income": rng.normal(size=200), "colour": rng.choice(list("abc"), 200),
@@ -133,11 +134,11 @@ def test_default_group_column_is_a_protected_looking_column_or_asks():
                           spec=DataSpec("upload", "x"))
         model = ActiveModel(key="m", label="", description="", kind="column", task="classification", predict=None,
                             spec=ModelSpec("column", "label"))
-        return Workspace(data=data, model=model, X=frame[[c for c in frame.columns if c != "label"]],
+        return DataAndModel(data=data, model=model, X=frame[[c for c in frame.columns if c != "label"]],
                          y_pred=frame["label"].to_numpy())
 
     ws = ws_of(frame, ["colour", "gender"])
-    assert auditing.default_column(ws, auditing.group_columns(ws)) == "gender"  # protected-looking first
+    assert audit.default_column(ws, audit.group_columns(ws)) == "gender"  # protected-looking first
     numeric = frame[["income", "label"]].assign(score=rng.normal(size=200))
     ws = ws_of(numeric, [])
-    assert auditing.default_column(ws, auditing.group_columns(ws)) is None  # nothing sensible: the page asks
+    assert audit.default_column(ws, audit.group_columns(ws)) is None  # nothing sensible: the page asks

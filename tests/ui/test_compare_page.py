@@ -10,7 +10,7 @@ from apptest_kit import assert_clean, charts, goto, new_app
 
 from tcrex import datasets
 from tcrex.compare import compare_models
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +90,9 @@ def test_export_page_offers_the_comparison_and_the_report_includes_it(compared):
     assert_clean(at)
     labels = [b.label for b in at.get("download_button")]
     assert "Download comparison (JSON)" in labels and "Download comparison people (CSV)" in labels
-    from tcrex.ui import comparing
+    from tcrex.ui.pages import compare
     run = session.last_comparison(at.session_state)
-    csv = comparing.people_csv(run)()
+    csv = compare.people_csv(run)()
     assert csv.splitlines()[0].startswith("row,") and len(csv.splitlines()) == len(run.result.people) + 1
 
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_kit import assert_clean, goto, new_app
 
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 
 @pytest.fixture(scope="module")

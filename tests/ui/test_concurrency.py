@@ -10,13 +10,14 @@ import threading
 import numpy as np
 import pytest
 
-from tcrex.ui import caching, downloads, memory, session
+from tcrex.ui.state import caching, memory, session
+from tcrex.ui.widgets import downloads
 
 WRITES = 20_000  # bounded by count
 
 
 class _Fit:  # a tcrex-like object: size_of walks its attributes
-    __module__ = "tcrex.ui.state"
+    __module__ = "tcrex.ui.state.active"
 
     def __init__(self):
         self.cache = {}

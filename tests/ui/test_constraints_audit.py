@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from tcrex import datasets
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
                        upload_data)
@@ -96,7 +96,7 @@ def test_applying_constraints_updates_without_regrowing_and_every_page_shows_the
 
 
 def _row(at, row):
-    from tcrex.ui import sources
+    from tcrex.ui.state import sources
 
     frame, label, _ = sources.load_sample_frame("loans")
     return frame.drop(columns=[label]).loc[[row]]
@@ -126,7 +126,7 @@ def test_invalid_constraint_is_refused_with_a_message(monkeypatch):
     at = new_app()
     # a direction on a categorical feature cannot be chosen in the editor; a weight out of range is clamped by the
     # widget, so check the engine's refusal through the callback with a spec it rejects
-    from tcrex.ui import constraints
+    from tcrex.ui.widgets import constraints
 
     goto(at, "home")
     monkeypatch.setattr(constraints, "draft_spec", lambda *a, **k: {"employment": "increase_only"})
@@ -161,7 +161,7 @@ def test_audit_page_on_the_loans_sample_has_content_at_once():
 
 
 def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_disparity():
-    from tcrex.ui.sources import DataSpec, ModelSpec
+    from tcrex.ui.state.sources import DataSpec, ModelSpec
 
     at = new_app()
     frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
@@ -249,7 +249,7 @@ def test_audit_gap_is_red_only_above_the_practical_threshold():
     import pandas as pd
 
     from tcrex.audit import clear_gaps, gap_direction
-    from tcrex.ui.auditing import practical_gaps
+    from tcrex.ui.pages.audit import practical_gaps
 
     gaps = pd.DataFrame({"metric": ["recourse_share", "recourse_share", "mean_changes", "mean_changes"],
                          "difference": [0.003, 0.08, 0.02, 0.5], "reference_value": [0.9, 0.9, 1.0, 1.0]})

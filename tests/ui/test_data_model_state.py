@@ -10,7 +10,7 @@ from intake import builders as b
 from apptest_kit import (assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data)
 
 from tcrex import datasets
-from tcrex.ui import session, sources
+from tcrex.ui.state import session, sources
 
 
 def _messages(at) -> str:

@@ -1,11 +1,11 @@
-"""Expiring exports (tcrex/ui/downloads.py): the wrapper builds on call and predicts Streamlit's media file id."""
+"""Expiring exports (tcrex/ui/widgets/downloads.py): the wrapper builds on call and predicts Streamlit's media file id."""
 
 from __future__ import annotations
 
 from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from tcrex.ui import downloads
+from tcrex.ui.widgets import downloads
 
 
 def test_the_predicted_id_is_the_one_streamlit_stores_the_export_under():

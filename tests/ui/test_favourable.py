@@ -9,7 +9,7 @@ import pandas as pd
 
 from tcrex import datasets
 from tcrex.vocabulary import ALREADY_IN_TARGET
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, outputs_from_a_column,
                          sidebar_text, upload_data, use_this_data)
@@ -57,15 +57,16 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
 
 
 def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check():
-    from tcrex.ui import exports, state
+    from tcrex.ui.pages import export
+    from tcrex.ui.state import active
 
     at = new_app()
     goto(at, "export")
     assert_clean(at)
     result = last_result(at)
-    ws = state.workspace()  # the default choices (loans sample, bundled model), outside the app's session
+    ws = active.data_and_model()  # the default choices (loans sample, bundled model), outside the app's session
     assert ws.key() == session.last_good_fit(at.session_state)[0]
-    frame = pd.read_csv(io.StringIO(exports.explanations_csv(ws, result)()))
+    frame = pd.read_csv(io.StringIO(export.explanations_csv(ws, result)()))
     assert set(frame["target_description"].fillna("")) <= {"approved", ""}
     assert set(frame["model_output_name"]) == {"approved", "rejected"}
     assert (frame.loc[frame["model_output"] == 1, "status"] == ALREADY_IN_TARGET).all()
@@ -80,7 +81,7 @@ def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check(
     # the exported sentence names exactly the exported changed features
     for text, changed in zip(frame.loc[verified, "verified_text"], frame.loc[verified, "changed"]):
         assert all(f"{f} to " in text for f in changed.split("; "))
-    html = exports.build_html(ws, result)
+    html = export.build_html(ws, result)
     assert "verified by a point that follows the advice" in html and "Checked on the model" in html
     assert "favourable outcome" in html and "approved" in html
     assert "the model agrees at the recommended point" in html

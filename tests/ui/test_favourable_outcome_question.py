@@ -10,7 +10,7 @@ import pandas as pd
 from apptest_kit import (assert_clean, confirm_outcome, csv_bytes, goto, last_result, new_app, sidebar_text,
                          target_box, upload_data, use_this_data)
 
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 
 def credit_frame(n: int = 900, label: str = "RiskPerformance") -> pd.DataFrame:
@@ -88,7 +88,7 @@ def test_a_credit_csv_with_1_bad_is_asked_and_never_silently_starts_on_1():
 
 
 def test_the_export_names_the_outcome_and_drops_the_target_index():
-    from tcrex.ui import exports
+    from tcrex.ui.pages import export
 
     at = new_app()
     upload_labelled(at, "credit.csv", credit_frame(), "RiskPerformance")
@@ -100,17 +100,17 @@ def test_the_export_names_the_outcome_and_drops_the_target_index():
     goto(at, "export")
     assert_clean(at)
     ws = _workspace_of(at)
-    frame = pd.read_csv(io.StringIO(exports.explanations_csv(ws, last_result(at))()))
+    frame = pd.read_csv(io.StringIO(export.explanations_csv(ws, last_result(at))()))
     assert "target" not in frame.columns  # the internal index of the target entry
     assert set(frame["target_description"].dropna()) == {"Good"}
     assert set(frame["model_output_name"]) == {"Good", "Bad"}
-    html = exports.build_html(ws, last_result(at))
+    html = export.build_html(ws, last_result(at))
     assert "Good" in html and "output = 0" not in html
 
 
 def _workspace_of(at):
     """The app's workspace rebuilt outside the session from its choices (data upload kept in session state)."""
-    from tcrex.ui import sources, state
+    from tcrex.ui.state import sources, active
 
     spec = session.data_spec(at.session_state)
     digest, filename, raw = session.uploads(at.session_state, create=False)["data@"][spec.digest]
@@ -119,7 +119,7 @@ def _workspace_of(at):
     data.class_names = session.class_names(data.key, at.session_state)
     model = sources.trained_model(data, session.model_spec(at.session_state).name)
     X = data.frame[data.features]
-    return state.Workspace(data=data, model=model, X=X, y_pred=np.asarray(model.predict(X)))
+    return active.DataAndModel(data=data, model=model, X=X, y_pred=np.asarray(model.predict(X)))
 
 
 def test_the_sidebar_never_keeps_the_loans_label_after_another_upload():

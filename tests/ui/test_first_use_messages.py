@@ -7,7 +7,7 @@ import json
 
 
 from tcrex import datasets
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_uploaded_model, new_app, upload_data,
                          use_this_data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from apptest_kit import assert_clean, last_result, new_app
 
-from tcrex.ui import verification
+from tcrex.ui.state import verification
 
 HEAD = "**Recourse checked on the model.**"
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_kit import apply_params, assert_clean, last_result, new_app
 
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 
 def _set(at: AppTest, **values) -> AppTest:

@@ -8,7 +8,7 @@ import pytest
 
 from intake import builders as b
 from tcrex import datasets
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, new_app, sidebar_text, upload_data,
                          use_this_data)
@@ -137,7 +137,7 @@ def test_how_to_read_this_file_overrides_the_guessed_separators():
     """`1,000` in a semicolon file is read as 1.0 with a warning naming both readings; choosing the point as
     decimal mark and the comma as thousands separator under "How to read this file" reads 1000, and the choice is
     kept with the data spec (so the active data is parsed the same way)."""
-    from tcrex.ui import sources
+    from tcrex.ui.state import sources
 
     rows = "\n".join(f"{i % 9 + 1},{i * 37 % 1000:03d};{i % 5};{'ab'[i % 2]};{(i * 7) % 2}" for i in range(120))
     data = ("amount;x;group;approved\n" + rows + "\n").encode()

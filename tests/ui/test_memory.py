@@ -1,10 +1,10 @@
-"""Per-session memory accounting, budget and least-recently-used eviction (tcrex/ui/memory.py)."""
+"""Per-session memory accounting, budget and least-recently-used eviction (tcrex/ui/state/memory.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcrex.ui import caching, memory, session
+from tcrex.ui.state import caching, memory, session
 
 from apptest_kit import apply_params, last_result, new_app
 

@@ -14,8 +14,8 @@ from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_resul
                          sidebar_text, upload_data, use_this_data)
 
 from tcrex.constraints import pack_constraints
-from tcrex.ui import session, state
-from tcrex.ui.sources import DataSpec, ModelSpec
+from tcrex.ui.state import session, active
+from tcrex.ui.state.sources import DataSpec, ModelSpec
 
 
 def _messages(at) -> str:
@@ -128,7 +128,7 @@ def test_class_names_replace_output_equals_on_the_pages(loans):
 def test_rule_map_lists_the_features_the_rules_use(loans):
     at = goto(loans, "rule_plot")
     hint = next(c.value for c in at.caption if "Features the rules use" in c.value)
-    from tcrex.ui.components import used_feature_counts
+    from tcrex.ui.widgets.components import used_feature_counts
     counts = used_feature_counts(last_result(at), 0)
     first, k = next(iter(counts.items()))
     assert f"`{first}` ({k} of" in hint
@@ -150,7 +150,7 @@ def test_plotly_toolbar_shows_on_hover_below_no_title(loans):
     chart = at.get("plotly_chart")[0]
     assert '"displayModeBar": "hover"' in chart.proto.config or '"displayModeBar":"hover"' in chart.proto.config
     title = json.loads(chart.proto.spec)["layout"]["title"]
-    from tcrex.ui.components import MODEBAR_PX
+    from tcrex.ui.widgets.components import MODEBAR_PX
     assert title["pad"]["t"] >= MODEBAR_PX  # the title starts below the toolbar band
 
 
@@ -205,7 +205,7 @@ def test_many_features_edit_constraints_in_a_main_area_table():
     next(b for b in at.button if b.label == "Apply constraints").click()
     at.run()
     assert_clean(at)
-    applied = state.unpack_constraints(session.params(at.session_state).constraints)
+    applied = active.unpack_constraints(session.params(at.session_state).constraints)
     assert applied == {"age": "increase_only", "f03": {"kind": "immutable", "weight": 2.0}}
     described = set(last_result(at).explainer.constraints_.describe().split("; "))
     assert described == {"age: increase only", "f03: immutable, weight 2"}
@@ -217,11 +217,11 @@ def test_a_vanished_upload_switches_back_to_the_sample_and_its_model_with_a_note
     at = new_app()
     session.set_data_spec(DataSpec("upload", "gone.csv", "0" * 64, label="approved"), at.session_state)
     session.set_model_spec(ModelSpec("upload", "model.json", "1" * 64), at.session_state)
-    session.set_params(state.Params(constraints=pack_constraints({"age": "increase_only"})), at.session_state)
+    session.set_params(active.Params(constraints=pack_constraints({"age": "increase_only"})), at.session_state)
     goto(at, "home")
     assert not at.exception
-    assert session.data_spec(at.session_state) == state.DEFAULT_DATA
-    assert session.model_spec(at.session_state) == state.SAMPLE_MODELS["loans"]  # not the other data's model
+    assert session.data_spec(at.session_state) == active.DEFAULT_DATA
+    assert session.model_spec(at.session_state) == active.SAMPLE_MODELS["loans"]  # not the other data's model
     note = " ".join(i.value for i in at.sidebar.info)
     assert "'gone.csv' is no longer in this session" in note and "loans sample" in note
     assert "constraints were cleared" in note
@@ -232,7 +232,7 @@ def test_a_vanished_upload_switches_back_to_the_sample_and_its_model_with_a_note
 
 def test_a_new_model_clears_the_constraints_with_a_note():
     at = new_app()
-    session.set_params(state.Params(target=1, constraints=pack_constraints({"age": "increase_only"})), at.session_state)
+    session.set_params(active.Params(target=1, constraints=pack_constraints({"age": "increase_only"})), at.session_state)
     goto(at, "data_model")
     at.radio(key=session.SETUP_MODEL_CHOICE).set_value("train").run()
     next(b for b in at.button if b.key == "setup_train").click()
@@ -254,7 +254,7 @@ def test_many_features_limit_category_moves_below_the_table():
     next(b for b in at.button if b.label == "Apply region's moves").click()
     at.run()
     assert_clean(at)
-    applied = state.unpack_constraints(session.params(at.session_state).constraints)
+    applied = active.unpack_constraints(session.params(at.session_state).constraints)
     assert applied == {"region": {"transitions": {"north": ["south"]}}}
     assert "region: limited category moves" in sidebar_text(at)
     table = next(d.value for d in at.data_editor if str(d.key).startswith("con_table_"))

@@ -3,7 +3,8 @@ written, and the report names no individual's values unless "Include the chosen 
 
 from __future__ import annotations
 
-from tcrex.ui import exports, state
+from tcrex.ui.pages import export
+from tcrex.ui.state import active
 
 from apptest_kit import assert_clean, goto, last_result, new_app
 
@@ -28,9 +29,9 @@ def test_the_export_page_says_what_the_report_holds_and_leaves_the_person_out_by
     assert "1 chosen person with their feature values" in text and "no individual's values" not in text
 
     result = last_result(at)
-    ws = state.workspace()  # the default choices (loans sample, bundled model), outside the app's session
-    plain = exports.html_report(ws, result)()
-    person = exports.html_report(ws, result, include_person=True)()
+    ws = active.data_and_model()  # the default choices (loans sample, bundled model), outside the app's session
+    plain = export.html_report(ws, result)()
+    person = export.html_report(ws, result, include_person=True)()
     name = person.split('<section id="individuals">')[1].split("<h3>")[1].split("</h3>")[0]  # "Row 17"
     assert name.startswith("Row ") and name not in plain and 'id="individuals"' not in plain
     assert "no individual&#x27;s values" in plain and "1 chosen person with their feature values" in person

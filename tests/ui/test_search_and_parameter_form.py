@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
                          upload_data, use_this_data)
 
-from tcrex.ui import session
+from tcrex.ui.state import session
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,8 @@ def test_trivial_rule_is_flagged_in_the_rules_list():
 
 # ------------------------------------------------------------------------------------------------ audit → report
 def test_audit_practical_threshold_reaches_the_report():
-    from tcrex.ui import exports, sources, state
+    from tcrex.ui.pages import export
+    from tcrex.ui.state import active, sources
 
     at = new_app()
     goto(at, "audit")
@@ -152,12 +153,12 @@ def test_audit_practical_threshold_reaches_the_report():
     assert run.practical == 100.0 and "practical threshold 100 points" in run.title
     result = last_result(at)
     frame, label, categorical = sources.load_sample_frame("loans")
-    data = state.sources.prepare_frame(frame, sources.DataSpec("sample", "loans", label=label,
+    data = active.sources.prepare_frame(frame, sources.DataSpec("sample", "loans", label=label,
                                                                categorical=categorical), categorical)
-    model = state.sources.bundled_model(data)
+    model = active.sources.bundled_model(data)
     X = data.frame[data.features]
-    ws = state.Workspace(data=data, model=model, X=X, y_pred=model.predict(X))
-    html = exports.build_html(ws, result, individual=ws.X.index[0], audit=run)
+    ws = active.DataAndModel(data=data, model=model, X=X, y_pred=model.predict(X))
+    html = export.build_html(ws, result, individual=ws.X.index[0], audit=run)
     # the report applies the page's threshold: as many clear gaps as the audit finds at 100 points (a mean
     # distance twice the reference group's is one even there, issue #34), and says which threshold it used
     from tcrex.audit import split_findings

@@ -1,4 +1,4 @@
-"""Server-wide caches (tcrex/ui/shared.py): bundled samples are fitted once and shared read-only; uploads stay
+"""Server-wide caches (tcrex/ui/state/shared.py): bundled samples are fitted once and shared read-only; uploads stay
 in their session."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tcrex import TCREx
-from tcrex.ui import session, shared
+from tcrex.ui.state import session, shared
 
 from apptest_kit import apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data, use_this_data
 
@@ -127,7 +127,8 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
     its own copy (a page setting its height never changes another's figure)."""
     import plotly.graph_objects as go
 
-    from tcrex.ui import auditing, caching
+    from tcrex.ui.pages import audit
+    from tcrex.ui.state import caching
 
     calls = []
 
@@ -139,12 +140,12 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
         name = "r"
 
     res, other = Result(), Result()
-    first = auditing._figure(builder, res, metric="a")
+    first = audit._figure(builder, res, metric="a")
     first.update_layout(height=123)
-    again = auditing._figure(builder, res, metric="a")
+    again = audit._figure(builder, res, metric="a")
     assert calls == ["a"] and again is not first and again.layout.height is None
-    auditing._figure(builder, res, metric="b")
-    auditing._figure(builder, other, metric="a")
+    audit._figure(builder, res, metric="b")
+    audit._figure(builder, other, metric="a")
     assert calls == ["a", "b", "a"]  # other arguments and other results are built separately
     ident = id(other)
     del other

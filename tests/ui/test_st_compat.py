@@ -1,4 +1,4 @@
-"""The Streamlit internals the dashboard uses, all in tcrex/ui/st_compat.py, checked against the installed Streamlit.
+"""The Streamlit internals the dashboard uses, all in tcrex/ui/state/st_compat.py, checked against the installed Streamlit.
 
 A Streamlit release that moves one of them must fail here (and at the dashboard's start, with the same message),
 never silently: no module outside st_compat imports from Streamlit's private modules.
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import streamlit
 
-from tcrex.ui import st_compat
+from tcrex.ui.state import st_compat
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcrex.ui.training import ALGORITHMS, TrainingError, train_model
+from tcrex.ui.state.training import ALGORITHMS, TrainingError, train_model
 
 NAMES = ["income [EUR]", "age<30", "score]", "[x]<y"]
 

@@ -12,7 +12,8 @@ from apptest_kit import (assert_clean, csv_bytes, goto, last_result, loans_with_
 
 from tcrex import datasets
 from tcrex.constraints import pack_constraints
-from tcrex.ui import auditing, session
+from tcrex.ui.pages import audit
+from tcrex.ui.state import session
 
 
 def _texts(at, kind: str) -> list[str]:
@@ -70,14 +71,14 @@ def test_the_headline_accuracy_says_where_it_was_measured():
 
 def test_the_reference_box_and_the_coverage_chart_name_the_current_grouping_and_target():
     at = goto(new_app(), "audit")
-    first = at.selectbox(key=auditing.reference_key("audit", "employment"))
+    first = at.selectbox(key=audit.reference_key("audit", "employment"))
     assert first.options[0] == "the largest group (employment = salaried employee (Salaried))"  # the codebook's words
     at.selectbox(key="audit_column").set_value("age").run()
     assert_clean(at)
     # a new grouping is a new widget: the browser keeps a widget's chosen text, and one key across groupings showed
     # "the largest group (Foreign_worker = A201)" while grouping by age
-    box = at.selectbox(key=auditing.reference_key("audit", "age"))
-    assert box.options[0].startswith("the largest group (age = ") and box.value == auditing.LARGEST
+    box = at.selectbox(key=audit.reference_key("audit", "age"))
+    assert box.options[0].startswith("the largest group (age = ") and box.value == audit.LARGEST
     goto(at, "global_rules")
     icicle = next(c.proto.spec for c in at.get("plotly_chart") if "metarule_icicle" in c.proto.spec)
     title = json.loads(icicle)["layout"]["title"]["text"]

@@ -161,7 +161,7 @@ def test_a_plain_text_search_finds_rows_by_a_values_label():
         assert_clean(at)
         box = next(s for s in at.selectbox if s.key == "ind_hit")
         found[query] = [int(h.split(":")[0].removeprefix("row ")) for h in box.options]
-    from tcrex.ui import sources
+    from tcrex.ui.state import sources
     data, _, _ = sources.load_sample_frame("loans")
     assert found["pension"] and found["pension"] == found["Retired"]
     assert set(data.loc[found["pension"], "employment"]) == {"Retired"}
@@ -173,7 +173,7 @@ def test_the_compare_page_names_groups_by_label_and_code():
     """Compare models groups by the same rule as the audit (tcrex.audit.labelled_groups): the groups, the
     reference choice, the findings and the people frame say "label (code)"."""
     from tcrex.datasets import LOANS_VALUE_LABELS
-    from tcrex.ui import session
+    from tcrex.ui.state import session
     at = new_app()
     goto(at, "compare")
     at.selectbox(key="compare_column").set_value("home_ownership").run()

@@ -1,4 +1,4 @@
-"""What a dashboard workspace saves and restores (tcrex.ui.workspace): every persisted choice and upload comes back
+"""What a dashboard workspace saves and restores (tcrex.ui.state.workspace): every persisted choice and upload comes back
 equal, through the JSON text the store keeps; saved values are decoded by an allow-list, never by class name."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tcrex.ui import caching, session, sources, state, workspace
+from tcrex.ui.state import caching, session, sources, active, workspace
 from tcrex.workspace import WorkspaceError
 
 
@@ -19,7 +19,7 @@ def _session_with_everything() -> dict:
                                              drop=("id",), categorical=("region",), extra=("sex",),
                                              sentinels=("months",), reading=(("delimiter", ";"),))
     ss[session.MODEL_SPEC] = sources.ModelSpec("upload", "model.json", digest=sources.sha256(model))
-    ss[session.PARAMS] = state.Params(rho=0.05, tau=0.95, n_trees=3, target={"at_least": 7}, grower="exact",
+    ss[session.PARAMS] = active.Params(rho=0.05, tau=0.95, n_trees=3, target={"at_least": 7}, grower="exact",
                                       constraints=(("age", '"increase_only"'), ("sex", '"immutable"')))
     ss[session.CLASS_NAMES] = {"key1": {0: "Bad", 1: "Good"}}
     ss[session.VALUE_LABELS] = {"key1": {"region": {"N": "north"}, "months": {-7.0: "no record", -8: "not asked"}}}
@@ -56,7 +56,7 @@ def test_every_persisted_choice_and_upload_comes_back_equal():
         assert fresh[key] == ss[key], key
     edited = fresh[session.EDITED_INDIVIDUAL]
     assert edited["age"] == 31.0 and edited["region"] == "north" and np.isnan(edited["income"])
-    assert isinstance(fresh[session.PARAMS], state.Params) and fresh[session.PARAMS].constraint_spec == {
+    assert isinstance(fresh[session.PARAMS], active.Params) and fresh[session.PARAMS].constraint_spec == {
         "age": "increase_only", "sex": "immutable"}
     assert fresh[session.CLASS_NAMES]["key1"] == {0: "Bad", 1: "Good"}  # integer class labels stay integers
     assert fresh[session.VALUE_LABELS]["key1"]["months"] == {-7.0: "no record", -8: "not asked"}  # numeric codes
@@ -98,7 +98,7 @@ def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_wa
     there and Streamlit shows no 'default value and Session State' warning."""
     from apptest_kit import assert_clean, goto, new_app
 
-    from tcrex.ui.comparing import ALGORITHMS
+    from tcrex.ui.pages.compare import ALGORITHMS
 
     algo = list(ALGORITHMS)[-1]
     at = new_app()

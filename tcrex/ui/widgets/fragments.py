@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import session, st_compat
+from ..state import session, st_compat
 
 
 def request_full_rerun(flag: str) -> None:
     """From an Apply callback inside a fragment: rerun the whole app, not only the fragment (``flag``: the
-    editor's :data:`tcrex.ui.session.PARAMS_RERUN` or :data:`~tcrex.ui.session.CONSTRAINTS_RERUN`)."""
+    editor's :data:`tcrex.ui.state.session.PARAMS_RERUN` or :data:`~tcrex.ui.state.session.CONSTRAINTS_RERUN`)."""
     session.raise_flag(flag)
 
 

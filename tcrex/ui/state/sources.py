@@ -1,6 +1,6 @@
 """Where the active data and model come from: samples, uploads, in-app training, a column of outputs.
 
-Everything here is plain data and pure functions (no widgets); :mod:`tcrex.ui.state` wraps them in Streamlit's
+Everything here is plain data and pure functions (no widgets); :mod:`tcrex.ui.state.active` wraps them in Streamlit's
 caches and session state.  Uploaded bytes are parsed and loaded only through :mod:`tcrex.intake` (the safe
 loaders); nothing here unpickles anything.
 """
@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -24,6 +25,8 @@ from tcrex.errors import TCRExError
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 
 from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
+from tcrex.performance import label_mismatch
+from tcrex.performance import model_performance as measure
 
 from .training import TrainedModel, TrainingError, train_model
 
@@ -74,7 +77,7 @@ def frame_digest(frame: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------------------------- data
 @dataclass(frozen=True)
 class DataSpec:
-    """What the user chose as data (kept in session state; resolved by :func:`tcrex.ui.state.active_data`)."""
+    """What the user chose as data (kept in session state; resolved by :func:`tcrex.ui.state.active.active_data`)."""
 
     kind: str  # "sample" | "upload"
     name: str  # sample name or file name
@@ -491,8 +494,6 @@ def warm_model_sandbox() -> None:
     if _sandbox_warmed:
         return
     _sandbox_warmed = True
-    import threading  # noqa: PLC0415
-
     threading.Thread(target=intake.warm_sandbox, name="tcrex-sandbox-warm-up", daemon=True).start()
 
 
@@ -550,8 +551,6 @@ def label_problem(label_column: str, labels, classes, outputs) -> str | None:
     """Why the label column cannot be compared with a classifier's outputs (its ``classes`` when known, else the
     ``outputs`` seen), as a sentence naming both sets of values; None when it can
     (:func:`tcrex.performance.label_mismatch` decides)."""
-    from tcrex.performance import label_mismatch  # noqa: PLC0415
-
     found = label_mismatch(labels, [] if outputs is None else outputs, classes or None)
     if found is None:
         return None
@@ -618,8 +617,6 @@ def model_performance(data: ActiveData, model: ActiveModel, y_pred: np.ndarray, 
     """The model's performance (:func:`tcrex.performance.model_performance`) on the rows of
     :func:`performance_rows` (``y_pred``: its outputs on every row of ``data.frame``), or the sentence saying why
     there is none."""
-    from tcrex.performance import model_performance as measure  # noqa: PLC0415
-
     rows = performance_rows(data, model)
     if isinstance(rows, str):
         return rows

@@ -2,8 +2,8 @@
 
 The bundled samples, their default models and the explainers fitted on them are the same for every user, so they
 live in global caches (``st.cache_resource`` without a scope) keyed on content digests (the data's SHA-256 from
-:func:`tcrex.ui.sources.frame_digest`, the model's key, the parameters).  Only uploads, models trained on uploads
-and fits with parameters a user changed stay per session (:mod:`tcrex.ui.state`, :mod:`tcrex.ui.memory`).
+:func:`tcrex.ui.state.sources.frame_digest`, the model's key, the parameters).  Only uploads, models trained on uploads
+and fits with parameters a user changed stay per session (:mod:`tcrex.ui.state.active`, :mod:`tcrex.ui.state.memory`).
 
 What follows from a shared fit and is the same for every session is shared too (:func:`once`): the recommended
 points checked on the model (the effectiveness every page's headline reads) and audits with the same settings.
@@ -15,7 +15,7 @@ Shared objects are read-only:
   session that writes to its copy gets its own columns and the shared frame does not change;
 * the shared explainer is a :class:`SharedTCREx`: ``fit``, ``update`` and attribute assignment raise
   :class:`SharedObjectError`; ``copy.deepcopy`` gives a plain, writable :class:`tcrex.TCREx` (what
-  :func:`tcrex.ui.state.explainer_result` does before ``update``).
+  :func:`tcrex.ui.state.active.explainer_result` does before ``update``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import streamlit as st
 from tcrex import TCREx
 
 from . import caching
+from . import sources
+from .sources import DataSpec
 
 
 class SharedObjectError(TypeError):
@@ -124,8 +126,6 @@ def share_explainer(ex: TCREx) -> SharedTCREx:
 # ============================================================================================ what is shared
 def is_shared_data(spec) -> bool:
     """Whether a data choice is a bundled sample as bundled (the same for every session)."""
-    from .sources import DataSpec  # noqa: PLC0415
-
     name = getattr(spec, "name", None)
     return getattr(spec, "kind", None) == "sample" and replace(spec, label=None, categorical=None) == DataSpec(
         "sample", name)
@@ -146,8 +146,6 @@ _lock = threading.Lock()
 
 @st.cache_resource(show_spinner="Loading the sample data ...", max_entries=caching.SHARED_SAMPLES)
 def _sample_data(name: str):
-    from . import sources  # noqa: PLC0415
-
     frame, label, categorical = sources.load_sample_frame(name)
     spec = sources.DataSpec("sample", name, label=label, categorical=categorical)
     data = sources.prepare_frame(frame, spec, categorical)
@@ -170,8 +168,6 @@ def sample_data(name: str, spec=None):
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=caching.SHARED_MODELS)
 def _model(data_key: str, kind: str, name: str, _data):
-    from . import sources  # noqa: PLC0415
-
     model = sources.bundled_model(_data) if kind == "bundled" else sources.trained_model(_data, name)
     freeze(model)
     return model
@@ -195,7 +191,7 @@ def _fit(key: str, _ws, _params, _build):
 def fit_result(ws, p, key: str, build):
     """The fit result for a bundled sample and a shared model (one per server and parameter set);
     ``build(ws, p, key)`` makes it the first time (the caller's own fit, so this module needs no import of
-    ``tcrex.ui.state``).
+    ``tcrex.ui.state.active``).
 
     The explainer is a read-only :class:`SharedTCREx`; the frames are shallow copies per call."""
     shared = _fit(key, ws, p, build)
@@ -213,8 +209,6 @@ def lookup(ws, p, fkey: str, *, default, build):
     parameters (rho, trees, grid cell limit, grower) of ``default``.  Its tau, target and constraints are the
     defaults (the target: the data's favourable outcome); a session that changes them derives a private copy with ``TCREx.update`` (never refitting).
     ``build(ws, params, key)`` fits the shared result the first time."""
-    from . import sources  # noqa: PLC0415
-
     if not is_shared_workspace(ws):
         return None
     base = replace(p, tau=default.tau, target=default.target, constraints=())
@@ -241,7 +235,7 @@ def once(result, name: str, key, build):
     For the bundled sample every session would otherwise redo the same work on every page run: checking each
     row's recommended point on the model (seconds) and the default audit (seconds). The value is frozen
     (:func:`freeze`) and must be treated as read-only; concurrent sessions asking for the same value wait for the
-    one computing it. At most :data:`tcrex.ui.caching.SHARED_VALUES` values are kept."""
+    one computing it. At most :data:`tcrex.ui.state.caching.SHARED_VALUES` values are kept."""
     if not is_shared_result(result):
         return build()
     return _once((result.key, name, key), build)

@@ -1,5 +1,7 @@
-"""The Global rules page's widgets: the rules table (with how often their advice works on the model) and the
-scrollable metarule tree diagram; the navigable outline is :mod:`tcrex.ui.tree`."""
+"""The Global rules page's widgets: the rules table (with how often their advice works on the model), the
+scrollable metarule tree diagram and the navigable metarule tree: a collapsible outline that opens at the root, with
+"zoom to the chosen individual's path" and "zoom to a leaf"; drawn in a fragment so zooming reruns only that
+panel."""
 
 from __future__ import annotations
 
@@ -9,13 +11,15 @@ import re
 import pandas as pd
 import streamlit as st
 
+from tcrex.figures import metarule_outline, metarule_tree_html
 from tcrex.text import NO_CONDITION, is_trivial_rule, trivial_rule_note
 
-from . import verification
-from .state import FitResult, Workspace
+from ..state import verification
+from ..state.active import FitResult, DataAndModel
+from ..widgets.components import current_individual
 
 
-def rules_table(result: FitResult, target: int | None = None, ws: Workspace | None = None) -> pd.DataFrame:
+def rules_table(result: FitResult, target: int | None = None, ws: DataAndModel | None = None) -> pd.DataFrame:
     """The rules (of one target, or all) with their id (``rule_id``: the one the tree, the overview and the
     report show), the target outcome (by class name when ``ws`` knows it), metrics and rows."""
     ex = result.explainer
@@ -55,7 +59,7 @@ STATIC_HEADERS = {"works at nearest point": "at nearest point", verification.OWN
                   "verified via next rule": "via next rule", "verified by minimal change": "by minimal change"}
 
 
-def rules_list(ws: Workspace, result: FitResult, target: int, max_static: int = 30) -> None:
+def rules_list(ws: DataAndModel, result: FitResult, target: int, max_static: int = 30) -> None:
     """The rules of one target with accuracy, feasibility, complexity and, where a model can check them, how often
     their recommended points work; wrapped text when few (projector)."""
     table = rules_table(result, target, ws)
@@ -115,3 +119,61 @@ def scrolling_svg(svg: str | None, max_height: int = 900) -> None:
                 f'border-radius:8px;background:#fff;box-sizing:border-box"><img id="t" alt="metarule tree" '
                 f'src="{uri}" style="{style}"></div><script>{centre}</script>', height=frame_h)
 
+
+# ============================================================================================ the navigable tree
+#: About this many leaves are drawn in the dashboard outline; branches beyond it are drawn collapsed, with counts.
+UI_MAX_LEAVES = 400
+
+ROOT = "root"
+INDIVIDUAL = "individual"
+
+
+def _zoom_label(choice, row, ex=None, target: int = 0) -> str:
+    if choice == ROOT:
+        return "Root (all branches collapsed)"
+    if choice == INDIVIDUAL:
+        return f"The chosen individual's path (row {row})"
+    if ex is None:
+        return f"Leaf: metarule {choice}"
+    rule = ex.rule_id(target, int(ex.targets_[target].metarule_rule[choice]))
+    return f"Leaf: metarule {ex.metarule_id(target, choice)}" + (f" → {rule}" if rule else "")
+
+
+@st.fragment
+def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, population=None,
+                        key: str = "tree_outline") -> None:
+    """The outline of ``target``'s metarule tree with its zoom selector."""
+    ex = result.explainer
+    sol = ex.targets_[target]
+    n = len(sol.metarules)
+    row = current_individual(ws, result)
+    choices = [ROOT, INDIVIDUAL] + list(range(n))
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    zoom = c1.selectbox("Zoom to", choices, format_func=lambda c: _zoom_label(c, row, ex, target), key=f"{key}_zoom",
+                        help="Open the branches leading to the chosen individual (set on the Individual page) "
+                             "or to one metarule; every other branch stays collapsed.")
+    open_all = c2.toggle("Open every branch", value=False, key=f"{key}_open",
+                         disabled=n > UI_MAX_LEAVES, help="Opens the whole outline (small trees only).")
+    kwargs = {"population": population, "max_leaves": UI_MAX_LEAVES}
+    if zoom == INDIVIDUAL:
+        kwargs["highlight_row"] = ws.X.loc[[row]]
+    elif zoom != ROOT:
+        kwargs["highlight_metarule"] = int(zoom)
+    trees = result.cache.setdefault("metarule_trees", {})  # the split tree is the costly part; zooming reuses it
+    try:
+        if target not in trees:
+            trees[target] = ex.metarule_tree(target) if sol.n_rules and sol.grid is not None else None
+        outline = metarule_outline(ex, target, tree=trees[target], class_names=ws.class_names, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - a figure problem must not blank the page
+        st.warning(f"The tree outline could not be built ({type(exc).__name__}: {exc}).", icon=":material/warning:")
+        return
+    if outline["hidden_leaves"]:
+        st.caption(f"This tree has {n:,} metarules; the outline draws {outline['shown_leaves']:,} of them (and "
+                   "always the zoomed path). Every branch is listed; the larger ones are drawn collapsed with their "
+                   "counts: zoom to a leaf to open one.")
+    if zoom == INDIVIDUAL and outline["path_metarule"] is not None:
+        st.caption(f"Row {row} falls in metarule {ex.metarule_id(target, outline['path_metarule'])} of this target; "
+                   "its path is opened and marked in red.")
+    html = metarule_tree_html(ex, target, outline=outline, open_all=open_all and n <= UI_MAX_LEAVES)
+    st.html(f'<div style="max-height:900px;overflow:auto;border:1px solid #ddd;border-radius:8px;padding:8px 12px;'
+            f'background:#fff">{html}</div>')

@@ -1,12 +1,35 @@
-"""Summaries of explanations over populations (pure pandas; no streamlit)."""
+"""The Change & keep page's helpers: the summaries of explanations over a population (pure pandas), the feature to
+group by and the subgroup table's columns."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, NO_RULE, OK, has_recourse, needs_recourse
 
+from ..widgets.components import is_groupable
+from ..state.active import DataAndModel
+
+
+def group_feature(ws: DataAndModel, key: str) -> str | None:
+    """The feature to group the population by (categorical or few-valued), or None when there is none."""
+    groupable = [c for c in ws.features if is_groupable(ws, c)]
+    if not groupable:
+        st.caption("No categorical (or few-valued) feature to group by.")
+        return None
+    return st.selectbox("Group by", groupable, key=key)
+
+
+SUBGROUP_COLUMNS = {
+    "share needing a change": st.column_config.ProgressColumn("share needing a change", format="percent",
+                                                              min_value=0.0, max_value=1.0),
+    "mean changes (if any)": st.column_config.NumberColumn("mean changes (if any)", format="%.2f"),
+}
+
+
+# ============================================================================================ summaries
 
 def population_metrics(explanations: pd.DataFrame) -> dict:
     """Counts of a population's statuses and its mean number of changes (rows that need a change)."""

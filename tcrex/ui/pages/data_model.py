@@ -11,16 +11,20 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from tcrex import figures as fg
 from tcrex.codebook import check_value_labels, match_feature
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.intake import fit_codebook, read_codebook
+from tcrex.performance import ModelPerformance
 from tcrex.spreadsheet import to_csv
 from tcrex.text import format_number
 from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 
-from . import session, sources, state
-from .sources import DataSpec, InputProblem, ModelSpec
-from .training import ALGORITHMS
+from ..state import session, sources, active
+from ..state.sources import DataSpec, InputProblem, ModelSpec
+from ..state.training import ALGORITHMS
+from ..widgets import constraints, outcome
+from ..widgets.components import chart
 
 DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
                 "sample:wine": "Wine sample (3 classes, model trained in the app)",
@@ -37,14 +41,14 @@ USE_AS = [NUMERIC, CATEGORICAL, AUDIT_ONLY]
 
 
 def _current_data_choice() -> str:
-    spec = state.data_spec()
+    spec = active.data_spec()
     return f"sample:{spec.name}" if spec.kind == "sample" else "upload"
 
 
 def _on_data_choice() -> None:
     choice = session.widget_value(session.SETUP_DATA_CHOICE)
     if choice and choice.startswith("sample:"):
-        state.use_sample(choice.split(":", 1)[1])
+        active.use_sample(choice.split(":", 1)[1])
         session.clear_widget(session.SETUP_MODEL_CHOICE)
 
 
@@ -64,7 +68,7 @@ def _upload_data() -> None:
                               key="setup_data_file",
                               help="The first row of a CSV holds the column names. Nothing is executed.")
     if upload is None:
-        stored = state.blob("data")
+        stored = active.blob("data")
         if stored is None:
             st.info("Upload a table to explain a model on your own data.", icon=":material/upload_file:")
             return
@@ -72,10 +76,10 @@ def _upload_data() -> None:
     else:
         raw = upload.getvalue()
         filename = upload.name
-        digest = state.remember_blob("data", filename, raw)
+        digest = active.remember_blob("data", filename, raw)
     reading = _reading_choices(digest, filename)
     try:
-        table = state.parse_upload(digest, filename, raw, reading)
+        table = active.parse_upload(digest, filename, raw, reading)
     except InputProblem as exc:
         st.error(f"**{filename} could not be read.** {_cap(str(exc))} Check that it is a CSV with a header row "
                  "(comma-separated), a Parquet file or an Excel workbook (first sheet).", icon=":material/error:")
@@ -96,7 +100,7 @@ def _reading_choices(digest: str, filename: str) -> tuple:
     automatic unless chosen. Returns the choices as ``(option, value)`` pairs (empty: all automatic)."""
     if not sources.reads_as_text(filename):
         return ()
-    spec = state.data_spec()
+    spec = active.data_spec()
     current = dict(spec.reading) if spec.kind == "upload" and spec.digest == digest else {}
     chosen = {}
     with st.expander("How to read this file", expanded=bool(current)):
@@ -114,7 +118,7 @@ def _reading_choices(digest: str, filename: str) -> tuple:
 
 def _column_form(digest: str, filename: str, table: sources.TableFindings, reading: tuple = ()) -> None:
     frame = table.frame
-    spec = state.data_spec()
+    spec = active.data_spec()
     same = spec.kind == "upload" and spec.digest == digest and spec.reading == reading
     columns = list(frame.columns)
     # the widgets belong to this file read this way: another reading may give other columns
@@ -212,7 +216,7 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
         return
     # new data never keeps the old model: a model trained in the app is retrained, an uploaded one is set aside
     model = ModelSpec("train", "xgboost") if label_col is not None else None
-    reset = state.use_data(new, model)
+    reset = active.use_data(new, model)
     session.clear_widget(session.SETUP_MODEL_CHOICE)  # the model section starts from the new model
     session.set_notice("Using " + filename + (": " + "; ".join(prepared.notes) if prepared.notes else "")
                        + "".join(f". {_cap(n)}" for n in reset)
@@ -223,11 +227,11 @@ def _column_form(digest: str, filename: str, table: sources.TableFindings, readi
 def model_section() -> None:
     """Choose the model: bundled, trained in the app, uploaded, or a column of outputs."""
     try:
-        data = state.active_data()
+        data = active.active_data()
     except InputProblem as exc:
         st.error(_cap(str(exc)), icon=":material/error:")
         return
-    spec = state.model_spec()
+    spec = active.model_spec()
     choices = [c for c in MODEL_CHOICES if c != "bundled" or (data.spec.kind == "sample" and data.spec.name == "loans")]
     current = spec.kind if spec is not None and spec.kind in choices else ("train" if data.label_column else "upload")
     if session.widget_value(session.SETUP_MODEL_CHOICE) not in choices:
@@ -235,7 +239,7 @@ def model_section() -> None:
     choice = st.radio("Model source", choices, format_func=MODEL_CHOICES.get, key=session.SETUP_MODEL_CHOICE,
                       horizontal=True)
     if choice == "bundled" and (spec is None or spec.kind != "bundled"):
-        state.use_model(ModelSpec("bundled"))
+        active.use_model(ModelSpec("bundled"))
         st.rerun()
     elif choice == "train":
         _train(data)
@@ -251,7 +255,7 @@ def _train(data) -> None:
         st.warning("Training needs a label column: choose one in the data settings above (or upload a model).",
                    icon=":material/warning:")
         return
-    spec = state.model_spec()
+    spec = active.model_spec()
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="setup_algorithm",
                         index=list(ALGORITHMS).index(spec.name) if spec and spec.kind == "train"
@@ -259,28 +263,28 @@ def _train(data) -> None:
     st.caption(f"Trained on the {len(data.fit_index):,} fit rows to predict `{data.label_column}`; the score is "
                f"measured on the {len(data.test_index):,} hold-out rows.")
     if c2.button("Train", type="primary", width="stretch", key="setup_train"):
-        state.use_model(ModelSpec("train", algo))
+        active.use_model(ModelSpec("train", algo))
         st.rerun()
 
 
 def _upload_model(data) -> None:
-    types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
+    types = MODEL_TYPES + (PICKLE_TYPES if active.allow_pickle() else [])
     upload = st.file_uploader("Model file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
                               key=f"setup_model_file:{data.key[:16]}",  # new data: an empty uploader
                               help="Loaded without running code: XGBoost's own format, skops with a fixed "
                                    "allow-list of scikit-learn types, ONNX without custom operators. Pickle files "
                                    "are refused unless the operator enables them.")
-    if state.allow_pickle():
+    if active.allow_pickle():
         st.warning("Pickle loading is enabled by the operator: a pickle file can run any code when loaded.",
                    icon=":material/warning:")
     if upload is None:
         return
     raw = upload.getvalue()
-    digest = state.remember_blob("model", upload.name, raw)
-    spec = state.model_spec()
+    digest = active.remember_blob("model", upload.name, raw)
+    spec = active.model_spec()
     if spec is None or spec.kind != "upload" or spec.digest != digest:
         candidate = ModelSpec("upload", upload.name, digest)
-        problem = state.model_problem(candidate)
+        problem = active.model_problem(candidate)
         if problem is not None:  # refused before switching: constraints, parameters and the person stay
             kept = "the model in use" if spec is not None else "the data"
             what = ("The model file cannot be used." if isinstance(problem, sources.ModelFileProblem) else
@@ -289,14 +293,14 @@ def _upload_model(data) -> None:
                      "parameters, the actionability constraints and the chosen person stay as they were.",
                      icon=":material/error:")
             return
-        state.use_model(candidate)
+        active.use_model(candidate)
         st.rerun()
 
 
 def _column(data) -> None:
     options = [c for c in data.frame.columns if c != data.label_column] + \
         ([data.label_column] if data.label_column else [])
-    spec = state.model_spec()
+    spec = active.model_spec()
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     col = c1.selectbox("Column holding the model's outputs", options, key="setup_output_column",
                        index=options.index(spec.name) if spec and spec.kind == "column" and spec.name in options
@@ -304,7 +308,7 @@ def _column(data) -> None:
     st.info("Without a model, rules are fitted from this column alone: **their validity is estimated only on these "
             "rows**, and edited individuals cannot be scored.", icon=":material/info:")
     if c2.button("Use this column", type="primary", width="stretch", key="setup_use_column"):
-        state.use_model(ModelSpec("column", col))
+        active.use_model(ModelSpec("column", col))
         st.rerun()
 
 
@@ -313,7 +317,7 @@ def _model_status() -> None:
     if notice:
         st.info(notice, icon=":material/check_circle:")
     try:
-        ws = state.workspace()
+        ws = active.data_and_model()
     except sources.NoModelYet:
         st.info("**Choose a model** above: train one in the app, upload a model file, or pick the column that holds "
                 "the model's outputs.", icon=":material/model_training:")
@@ -347,16 +351,11 @@ def _model_status() -> None:
 def model_panel() -> None:
     """How well the active model does on labelled rows: hold-out figures where there is a hold-out, clearly
     labelled otherwise (training rows: optimistic; no labels: no performance)."""
-    from tcrex import figures as fg  # noqa: PLC0415
-    from tcrex.performance import ModelPerformance  # noqa: PLC0415
-
-    from .components import chart  # noqa: PLC0415
-
-    ws, problem = state.try_workspace()
+    ws, problem = active.try_data_and_model()
     if ws is None:
         return
     st.subheader("How well the model does", anchor="model-performance")
-    perf = state.model_performance(ws)
+    perf = active.model_performance(ws)
     if not isinstance(perf, ModelPerformance):
         st.info(perf, icon=":material/info:")
         return
@@ -391,9 +390,7 @@ def model_panel() -> None:
 
 def constraints_section() -> None:
     """Actionability constraints in a main-area table when the data has too many features for the sidebar."""
-    from . import constraints  # noqa: PLC0415
-
-    ws, result, _ = state.current()
+    ws, result, _ = active.current()
     if ws is None:
         return
     if not constraints.uses_table(ws):
@@ -407,12 +404,12 @@ def value_labels_section() -> None:
     """The codebook: one table row per category (and per labelled numeric code) with its label, editable; a
     codebook file (CSV ``feature,value,label`` or JSON) read through :mod:`tcrex.intake` as untrusted input.
     Every page, figure, export and the report say the labels once applied (``TCREx(value_labels=...)``)."""
-    ws, result, _ = state.current()
+    ws, result, _ = active.current()
     if ws is None or result is None:
         st.caption("Value labels are set once a model is chosen and the rules are fitted.")
         return
     ex = result.explainer
-    found = state.codebook_report(ws, ex)
+    found = active.codebook_report(ws, ex)
     st.caption("What each value means to a person (*A14* → *no checking account*): sentences, tables, charts, "
                "exports and the report then say “no checking account (A14)”. Leave a label empty to show the "
                "value alone.")
@@ -433,7 +430,7 @@ def value_labels_section() -> None:
         except TCRExError as exc:
             st.error(f"The labels were not applied: {exc}", icon=":material/error:")
         else:
-            state.set_value_labels(ws.data.key, book)
+            active.set_value_labels(ws.data.key, book)
             st.rerun()
     numeric = [f.name for f in ex.schema_.features if not f.is_categorical]
     if numeric:
@@ -450,7 +447,7 @@ def value_labels_section() -> None:
                 except TCRExError as exc:
                     st.error(f"The label was not added: {exc}", icon=":material/error:")
                 else:
-                    state.set_value_labels(ws.data.key, book)
+                    active.set_value_labels(ws.data.key, book)
                     st.rerun()
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     # the uploader shows on demand: the model's file uploader above stays the page's last one until it is asked for
@@ -471,11 +468,11 @@ def value_labels_section() -> None:
         st.info(f"{upload.name}: {matched.n_labels} label(s) for {len(matched.labels)} feature(s) match the data.",
                 icon=":material/label:")
         if st.button("Use this codebook", key="codebook_use", disabled=not matched.labels):
-            state.set_value_labels(ws.data.key, matched.labels)
+            active.set_value_labels(ws.data.key, matched.labels)
             st.rerun()
-    if state.user_value_labels(ws.data.key) is not None and st.button("Back to the data's own codebook",
+    if active.user_value_labels(ws.data.key) is not None and st.button("Back to the data's own codebook",
                                                                        key="codebook_reset"):
-        state.clear_value_labels(ws.data.key)
+        active.clear_value_labels(ws.data.key)
         st.rerun()
 
 
@@ -532,7 +529,7 @@ def label_section() -> None:
     """Choose or change the label column of the data in use, without uploading again (the old label is dropped:
     it must never become a feature by accident)."""
     try:
-        data = state.active_data()
+        data = active.active_data()
     except InputProblem:
         return
     spec = data.spec
@@ -563,11 +560,11 @@ def label_section() -> None:
         except InputProblem as exc:
             st.error(f"**This label column cannot be used.** {_cap(str(exc))}", icon=":material/error:")
             return
-        model = state.model_spec()
+        model = active.model_spec()
         keep = model if model is not None and model.kind in ("upload", "column") and model.name != new_label \
             else (ModelSpec("train", model.name if model is not None and model.kind == "train" else "xgboost")
                   if new_label else None)
-        notes = state.use_data(new, keep)
+        notes = active.use_data(new, keep)
         session.set_notice(f"Label column: {new_label or 'none'}"
                            + (f"; {old!r} is left out of the features" if old else "")
                            + "".join(f". {_cap(n)}" for n in notes))
@@ -575,26 +572,22 @@ def label_section() -> None:
 
 
 def outcome_section() -> None:
-    """Which outcome is favourable, and the classes' names (:mod:`tcrex.ui.outcome`)."""
-    from . import outcome  # noqa: PLC0415
-
-    ws, problem = state.try_workspace()
+    """Which outcome is favourable, and the classes' names (:mod:`tcrex.ui.widgets.outcome`)."""
+    ws, problem = active.try_data_and_model()
     if ws is None:
         st.caption("Asked once a model is chosen: which outcome people want, and what the classes are called.")
         return
-    state.resolve_favourable(ws)
+    active.resolve_favourable(ws)
     outcome.question(ws)
-    _, result, _ = state.current()
+    _, result, _ = active.current()
     if result is not None:  # after an upload: the suggested actionability constraints, one click away
-        from . import constraints  # noqa: PLC0415
-
         constraints.suggestions_panel(ws, result, key="setup")
 
 
 def active_data_summary() -> None:
     """Column types of the data in use."""
     try:
-        data = state.active_data()
+        data = active.active_data()
     except InputProblem:
         return
     for note in data.notes:

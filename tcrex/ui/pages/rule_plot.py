@@ -10,16 +10,16 @@ import streamlit as st
 from tcrex.vocabulary import OK
 from tcrex.text import pluralise
 
-from . import session
-from .components import current_individual, used_feature_counts, used_features
-from .state import FitResult, Workspace
+from ..state import session
+from ..widgets.components import current_individual, used_feature_counts, used_features
+from ..state.active import FitResult, DataAndModel
 
 
 #: Most points a scatter sends to the browser.
 MAX_POINTS = 5000
 
 
-def plane_controls(ws: Workspace, result: FitResult, target: int, key: str) -> tuple[str, str, Any]:
+def plane_controls(ws: DataAndModel, result: FitResult, target: int, key: str) -> tuple[str, str, Any]:
     """Two features (default: the two most used by the rules) and the individual to slice through."""
     feats = ws.features
     used = [f for f in used_features(result, target) if f in feats]
@@ -44,7 +44,7 @@ def plane_controls(ws: Workspace, result: FitResult, target: int, key: str) -> t
     return x, y, current
 
 
-def focus_controls(ws: Workspace, result: FitResult, target: int, key: str) -> tuple[int | None, pd.DataFrame]:
+def focus_controls(ws: DataAndModel, result: FitResult, target: int, key: str) -> tuple[int | None, pd.DataFrame]:
     """A rule of ``target`` and the individuals (test split first) it is recommended to."""
     ex = result.explainer
     sol = ex.targets_[target]

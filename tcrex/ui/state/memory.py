@@ -2,7 +2,7 @@
 
 **Budget.** :func:`track` runs at the start of every script run (one line in ``app.py``).  It adds up what this
 session holds privately -- uploaded bytes, fits and their explanations, model outputs (objects shared by every
-session, :mod:`tcrex.ui.shared`, are not counted) -- and, above ``TCREX_SESSION_MEMORY_MB`` (default 1024),
+session, :mod:`tcrex.ui.state.shared`, are not counted) -- and, above ``TCREX_SESSION_MEMORY_MB`` (default 1024),
 drops the least recently used fits first, then per-session outputs, keeping the active ones, and tells the user.
 
 **Release.** Streamlit 1.67 has no public "session ended" hook.  What happens on its own when a browser tab
@@ -28,6 +28,7 @@ import ctypes.util
 import gc
 import logging
 import os
+import sys
 import threading
 import time
 import weakref
@@ -38,8 +39,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import session, st_compat
+from . import active, session, st_compat
 from .caching import LRU
+from .shared import SharedTCREx
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +66,7 @@ def budget_bytes() -> int:
 # ============================================================================================ accounting
 def size_of(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
     """Approximate bytes held by ``obj``: arrays, frames, bytes and strings reachable from it (each counted once);
-    objects every session shares (:class:`tcrex.ui.shared.SharedTCREx`) count 0."""
-    from .shared import SharedTCREx  # noqa: PLC0415
-
+    objects every session shares (:class:`tcrex.ui.state.shared.SharedTCREx`) count 0."""
     seen = set() if _seen is None else _seen
     if id(obj) in seen or _depth > 12 or isinstance(obj, SharedTCREx):
         return 0
@@ -92,7 +92,7 @@ def snapshot(items, attempts: int = 8) -> tuple:
 
     The accounting walks a session's caches while other threads write to them: a download's builder (Streamlit
     runs it on a thread of its own, beside the rerun its click starts), the background check of recommended points
-    (:mod:`tcrex.ui.verification`), another page run of the same session. Iterating a dict step by step then raised
+    (:mod:`tcrex.ui.state.verification`), another page run of the same session. Iterating a dict step by step then raised
     "dictionary changed size during iteration" (issue 33); copying it in one C-level call does not give other
     threads a turn, and should a copy still meet a change it is simply taken again."""
     for _ in range(attempts - 1):
@@ -117,15 +117,15 @@ def session_usage(state: Any) -> dict[str, int]:
 def enforce_budget(state: Any, budget: int | None = None) -> list[str]:
     """Drop least recently used fits, bases and cached outputs of this session until it fits ``budget``.
 
-    The active fit (:func:`tcrex.ui.session.current_fit`) and uploads are kept.  Returns one line per dropped entry."""
+    The active fit (:func:`tcrex.ui.state.session.current_fit`) and uploads are kept.  Returns one line per dropped entry."""
     budget = budget_bytes() if budget is None else budget
     usage = sum(session_usage(state).values())
     dropped: list[str] = []
     if usage <= budget:
         return dropped
     cache = dict(snapshot(session.caches(state, create=False).items()))
-    active = session.current_fit(state)
-    keep = {getattr(active, "key", None), getattr(active, "fit_key", None)}
+    current = session.current_fit(state)
+    keep = {getattr(current, "key", None), getattr(current, "fit_key", None)}
     for name in ("results", "bases", *[k for k in cache if k not in ("results", "bases")]):
         lru = cache.get(name)
         if not isinstance(lru, LRU):
@@ -208,8 +208,6 @@ def release_session(session_id: str) -> None:
 def report(message: str) -> None:
     """One line on stderr when ``TCREX_MEMORY_LOG=1`` (tests and benchmarks read the server log)."""
     if os.environ.get("TCREX_MEMORY_LOG", "") in ("1", "true", "yes"):
-        import sys  # noqa: PLC0415
-
         print(f"tcrex.memory: {message}", file=sys.stderr, flush=True)
 
 
@@ -225,12 +223,10 @@ def timed_run(page_title: str):
 
 
 def _clear_upload_caches() -> None:
-    """Drop the server-wide caches of parsed uploads (``st.cache_data`` in :mod:`tcrex.ui.state`, keyed on the
+    """Drop the server-wide caches of parsed uploads (``st.cache_data`` in :mod:`tcrex.ui.state.active`, keyed on the
     upload's digest) when a session that uploaded ends: other sessions re-parse their own upload once."""
-    from . import state  # noqa: PLC0415
-
-    for name in ("parse_upload", "_prepared"):  # [h16] names in tcrex/ui/state.py
-        fn = getattr(state, name, None)
+    for name in ("parse_upload", "_prepared"):  # [h16] names in tcrex/ui/state/active.py
+        fn = getattr(active, name, None)
         if hasattr(fn, "clear"):
             fn.clear()
 

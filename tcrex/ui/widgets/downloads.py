@@ -17,7 +17,7 @@ What Streamlit 1.67 does with ``st.download_button`` (read in ``streamlit/runtim
 :func:`expiring` wraps a builder so that, after it ran, the stored file is deleted ``TCREX_DOWNLOAD_TTL_S``
 seconds later (default 30; the browser fetches it right after the click), whatever other sessions do.  A repeat
 click re-stores the same content and restarts its clock.  Until then the file is held
-(:func:`tcrex.ui.st_compat.hold_media_file`): Streamlit's own sweeps, which run after every script run of every
+(:func:`tcrex.ui.state.st_compat.hold_media_file`): Streamlit's own sweeps, which run after every script run of every
 session, removed it before the browser fetched it when a few sessions were busy.
 
 **Never a hang.** Streamlit runs the builder on a worker thread and the browser waits up to 3 minutes with a
@@ -40,7 +40,8 @@ from typing import Callable
 
 import streamlit as st
 
-from . import st_compat
+from ..state import st_compat
+from ..state.memory import report
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +112,6 @@ def delete_now(fid: str) -> bool:
     if not st_compat.delete_media_file(fid):
         return False
     log.info("download %s removed from the media store", fid)
-    from .memory import report  # noqa: PLC0415
-
     report(f"download {fid} removed")
     return True
 

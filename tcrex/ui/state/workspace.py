@@ -4,7 +4,7 @@ A workspace holds what the user *chose* — the data and model choices with thei
 outcome and class names, the applied parameters and constraints, the chosen individual and its edited values, the
 audit's settings and the page — never what is derived from them (fits and audits are recomputed, or found in the
 caches). Which session keys those are is declared once, in :data:`PERSISTED` (the keys themselves are declared in
-:mod:`tcrex.ui.session`).
+:mod:`tcrex.ui.state.session`).
 
 Every run :func:`attach` binds the session to a workspace (the link's, else a new one) and saves what changed since
 the last save before the page draws (callbacks and widget changes of the last interaction), and :func:`save` runs
@@ -25,9 +25,9 @@ import sys
 import numpy as np
 import streamlit as st
 
-from ..workspace import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceStore,
-                         WorkspaceTooLarge)
-from . import caching, session, sources, state
+from tcrex.workspace import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceStore,
+                             WorkspaceTooLarge)
+from . import caching, session, sources, active
 
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
 #: upload is kept under the spec that points at it).
@@ -40,7 +40,7 @@ SLOTS = ("data", "model", "model_b")
 #: The version of the settings' JSON layout (a newer one is refused with a message, never half-read).
 SETTINGS_VERSION = 1
 
-_TYPES = {"DataSpec": sources.DataSpec, "ModelSpec": sources.ModelSpec, "Params": state.Params}
+_TYPES = {"DataSpec": sources.DataSpec, "ModelSpec": sources.ModelSpec, "Params": active.Params}
 
 
 def enabled() -> bool:

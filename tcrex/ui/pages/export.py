@@ -19,11 +19,12 @@ from tcrex import report, spreadsheet
 from tcrex.vocabulary import is_verified
 from tcrex.audit import PRACTICAL_DEFAULT
 
-from . import verification
-from .auditing import last_audit
-from . import session
-from .components import current_individual, used_features
-from .state import FitResult, Workspace, measure_model
+from ..state import verification
+from .audit import last_audit
+from .compare import last_comparison
+from ..state import session
+from ..widgets.components import current_individual, used_features
+from ..state.active import FitResult, DataAndModel, measure_model
 
 
 def rules_json(result: FitResult, class_names: dict | None = None) -> Callable[[], str]:
@@ -38,15 +39,13 @@ def rules_json(result: FitResult, class_names: dict | None = None) -> Callable[[
     return build
 
 
-def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
+def explanations_frame(ws: DataAndModel, result: FitResult) -> pd.DataFrame:
     """Every row's explanation for the CSV export: split, model output (with class names), the target it is
     explained toward, rule and metarule (their indices within the target and their ids ``rule_id`` / ``metarule_id``,
     as the tables show them), changes, status, text and, where a model checked it, whether the recommended point
     works (``recourse``: verified / similar_case / none, ``recourse_verified``), where the point comes from
     (``point_source``), the rule whose point was verified (``recommended_rule_id``), the features it changes
     (``changed``) and the sentence stating the verified values (``verified_text``)."""
-    from . import verification  # noqa: PLC0415
-
     out = result.explanations.copy()
     out.insert(0, "split", np.where(ws.X.index.isin(ws.data.test_index), "test", "fit"))
     out.insert(1, "model_output", ws.y_pred)
@@ -79,13 +78,13 @@ def explanations_frame(ws: Workspace, result: FitResult) -> pd.DataFrame:
     return out
 
 
-def explanations_csv(ws: Workspace, result: FitResult) -> Callable[[], str]:
+def explanations_csv(ws: DataAndModel, result: FitResult) -> Callable[[], str]:
     """The explanations as CSV, safe to open in a spreadsheet (formula-leading text neutralised)."""
     return lambda: spreadsheet.to_csv(explanations_frame(ws, result))
 
 
-def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
-    """What the report records; ``audit`` is the :class:`tcrex.ui.auditing.AuditRun` to include, if any."""
+def provenance(ws: DataAndModel, result: FitResult, audit=None) -> dict:
+    """What the report records; ``audit`` is the :class:`tcrex.ui.pages.audit.AuditRun` to include, if any."""
     p = result.params
     constraints = getattr(result.explainer, "constraints_", None)
     return {
@@ -108,13 +107,13 @@ def provenance(ws: Workspace, result: FitResult, audit=None) -> dict:
     }
 
 
-def provenance_table(ws: Workspace, result: FitResult, audit=None) -> pd.DataFrame:
+def provenance_table(ws: DataAndModel, result: FitResult, audit=None) -> pd.DataFrame:
     items = provenance(ws, result, audit)
     # a value not set reads "not set", never "None"
     return pd.DataFrame({"item": list(items), "value": ["not set" if v is None else str(v) for v in items.values()]})
 
 
-def chosen_individuals(ws: Workspace, result: FitResult) -> list:
+def chosen_individuals(ws: DataAndModel, result: FitResult) -> list:
     """What the Individual page has chosen: its row and, when the user edited values there, the edited
     individual as ``("edited", values)``."""
     out = [current_individual(ws, result)]
@@ -124,7 +123,7 @@ def chosen_individuals(ws: Workspace, result: FitResult) -> list:
     return out
 
 
-def _individual_entry(ws: Workspace, result: FitResult, choice):
+def _individual_entry(ws: DataAndModel, result: FitResult, choice):
     ex = result.explainer
     if isinstance(choice, tuple) and choice and choice[0] == "edited":
         x = pd.DataFrame([choice[1]])[ws.features].infer_objects()
@@ -140,19 +139,19 @@ def _individual_entry(ws: Workspace, result: FitResult, choice):
     return f"Row {choice}", (exp, ws.X.loc[choice])
 
 
-def _checker(ws: Workspace):
+def _checker(ws: DataAndModel):
     return verification.checker(ws)
 
 
-def build_html(ws: Workspace, result: FitResult, generated_at: datetime | None = None, individual=None,
+def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | None = None, individual=None,
                audit=None, individuals: list | None = None, include_rows: bool = False,
                interactive: bool = False, comparison=None) -> str:
     """The self-contained stakeholder report for the individuals chosen on the Individual page (``individuals``:
     row labels or ``("edited", values)``; ``individual`` is one row label, for older callers). ``audit`` (an
-    :class:`~tcrex.ui.auditing.AuditRun`) adds its findings. By default the report carries aggregates, rules and
+    :class:`~tcrex.ui.pages.audit.AuditRun`) adds its findings. By default the report carries aggregates, rules and
     the chosen individuals only and has no scripts; ``include_rows`` embeds row-level data (first 500 rows, with
     model output) and ``interactive`` adds plotly charts (rule maps, with their sampled points, only together with
-    ``include_rows``). ``comparison`` (a :class:`~tcrex.ui.comparing.ComparisonRun`) adds the comparison with
+    ``include_rows``). ``comparison`` (a :class:`~tcrex.ui.pages.compare.ComparisonRun`) adds the comparison with
     another model."""
     ex = result.explainer
     p = result.params
@@ -211,12 +210,10 @@ def report_options(key: str = "report") -> dict:
     return {"include_person": include_person, "include_rows": include_rows, "interactive": interactive}
 
 
-def report_contents(ws: Workspace, result: FitResult, include_person: bool = False, include_rows: bool = False,
+def report_contents(ws: DataAndModel, result: FitResult, include_person: bool = False, include_rows: bool = False,
                     interactive: bool = False) -> list[str]:
     """What the report will hold with these options, in the words of the report's own "This report contains"
     note (:func:`tcrex.report.report_contents`), for the Export page to show before the file is written."""
-    from .comparing import last_comparison  # noqa: PLC0415 - comparing imports this module's builders
-
     people = chosen_individuals(ws, result) if include_person else []
     return report.report_contents(len(people), rows=ws.data.n_rows if include_rows else None,
                                   total_rows=ws.data.n_rows, audit=last_audit(result) is not None,
@@ -224,13 +221,11 @@ def report_contents(ws: Workspace, result: FitResult, include_person: bool = Fal
                                   figures=interactive)
 
 
-def html_report(ws: Workspace, result: FitResult, include_rows: bool = False,
+def html_report(ws: DataAndModel, result: FitResult, include_rows: bool = False,
                 interactive: bool = False, include_person: bool = False) -> Callable[[], str]:
     """The report builder for ``st.download_button``, built on click; includes the last subgroup audit and
     comparison of this explainer, and the individuals chosen now on the Individual page only with
     ``include_person`` (off by default: no one's values unless asked)."""
-    from .comparing import last_comparison  # noqa: PLC0415 - comparing imports this module's builders
-
     audit = last_audit(result)
     comparison = last_comparison(result)
     individuals = chosen_individuals(ws, result) if include_person else []

@@ -8,12 +8,12 @@ it and when it is cleared; no other module or test spells a key.  A widget key t
 refuses two widgets with one key.
 
 Every function takes an optional ``state``: the mapping to use instead of ``st.session_state`` (an
-``AppTest.session_state`` in the tests, another session's state in :mod:`tcrex.ui.memory`).  Only item access,
+``AppTest.session_state`` in the tests, another session's state in :mod:`tcrex.ui.state.memory`).  Only item access,
 ``in`` and ``del`` are used on it, which every one of those mappings supports.
 
 What the values *are* (``DataSpec``, ``Params``, ``FitResult``, ...) is defined by the modules that compute them;
 the rules that tie keys together (new data clears the chosen individual, ...) live there too
-(:func:`tcrex.ui.state.use_data`).  What is cached, where and how much: :mod:`tcrex.ui.caching`.
+(:func:`tcrex.ui.state.active.use_data`).  What is cached, where and how much: :mod:`tcrex.ui.state.caching`.
 """
 
 from __future__ import annotations
@@ -53,27 +53,27 @@ def _pop(key: str, default: Any = None, state: MutableMapping | None = None) -> 
 
 
 # ============================================================================================ choices
-#: The active data choice (:class:`tcrex.ui.sources.DataSpec`). Written by :func:`tcrex.ui.state.use_data` (the Data &
+#: The active data choice (:class:`tcrex.ui.state.sources.DataSpec`). Written by :func:`tcrex.ui.state.active.use_data` (the Data &
 #: model page, the fallback when an upload is gone); starts as the loans sample; never cleared.
 DATA_SPEC = "tcrex.data_spec"
-#: The active model choice (:class:`tcrex.ui.sources.ModelSpec`, or None before one is chosen for uploaded data).
-#: Written by :func:`tcrex.ui.state.use_data` and :func:`~tcrex.ui.state.use_model`; never cleared.
+#: The active model choice (:class:`tcrex.ui.state.sources.ModelSpec`, or None before one is chosen for uploaded data).
+#: Written by :func:`tcrex.ui.state.active.use_data` and :func:`~tcrex.ui.state.active.use_model`; never cleared.
 MODEL_SPEC = "tcrex.model_spec"
-#: The applied parameters (:class:`tcrex.ui.state.Params`: tau, rho, trees, cell limit, grower, target,
-#: constraints). Written by :func:`tcrex.ui.state.set_params` (sidebar Apply, constraints Apply, the favourable
+#: The applied parameters (:class:`tcrex.ui.state.active.Params`: tau, rho, trees, cell limit, grower, target,
+#: constraints). Written by :func:`tcrex.ui.state.active.set_params` (sidebar Apply, constraints Apply, the favourable
 #: outcome); its target and constraints are reset when the data or the model changes.
 PARAMS = "tcrex.params"
 #: Uploaded bytes: ``{slot: (digest, filename, bytes)}`` (the latest upload per slot, "data" or "model") and
-#: ``{slot + "@": LRU of the same tuples by digest}`` (the kept uploads, :data:`tcrex.ui.caching.KEPT_UPLOADS`).
-#: Written by :func:`tcrex.ui.state.remember_blob`; cleared with the session (:mod:`tcrex.ui.memory`).
+#: ``{slot + "@": LRU of the same tuples by digest}`` (the kept uploads, :data:`tcrex.ui.state.caching.KEPT_UPLOADS`).
+#: Written by :func:`tcrex.ui.state.active.remember_blob`; cleared with the session (:mod:`tcrex.ui.state.memory`).
 UPLOADS = "tcrex.blobs"
-#: The session's least-recently-used caches by name (``{name: LRU}``, :mod:`tcrex.ui.caching`); evicted by their
-#: size and by the memory budget (:func:`tcrex.ui.memory.enforce_budget`).
+#: The session's least-recently-used caches by name (``{name: LRU}``, :mod:`tcrex.ui.state.caching`); evicted by their
+#: size and by the memory budget (:func:`tcrex.ui.state.memory.enforce_budget`).
 CACHES = "tcrex.cache"
 
 
 def data_spec(state: MutableMapping | None = None) -> Any:
-    """The active :class:`~tcrex.ui.sources.DataSpec`, or None before the first page set it."""
+    """The active :class:`~tcrex.ui.state.sources.DataSpec`, or None before the first page set it."""
     return _get(DATA_SPEC, None, state)
 
 
@@ -87,7 +87,7 @@ def has_model_spec(state: MutableMapping | None = None) -> bool:
 
 
 def model_spec(state: MutableMapping | None = None) -> Any:
-    """The active :class:`~tcrex.ui.sources.ModelSpec` (None: no model yet, or no choice made)."""
+    """The active :class:`~tcrex.ui.state.sources.ModelSpec` (None: no model yet, or no choice made)."""
     return _get(MODEL_SPEC, None, state)
 
 
@@ -96,7 +96,7 @@ def set_model_spec(spec, state: MutableMapping | None = None) -> None:
 
 
 def params(state: MutableMapping | None = None) -> Any:
-    """The applied :class:`~tcrex.ui.state.Params`, or None before the first page set them."""
+    """The applied :class:`~tcrex.ui.state.active.Params`, or None before the first page set them."""
     return _get(PARAMS, None, state)
 
 
@@ -121,14 +121,14 @@ def caches(state: MutableMapping | None = None, create: bool = True) -> dict:
 
 
 # ============================================================================================ fit
-#: The fit result of the active choices (:class:`tcrex.ui.state.FitResult`). Written by
-#: :func:`tcrex.ui.state.explainer_result` on every page run; cleared when the data changes.
+#: The fit result of the active choices (:class:`tcrex.ui.state.active.FitResult`). Written by
+#: :func:`tcrex.ui.state.active.explainer_result` on every page run; cleared when the data changes.
 LAST_FIT = "tcrex.last_fit"
 #: ``(workspace key, FitResult)`` of the last successful fit: a failed fit (cell limit, no valid rule) keeps the last
-#: good result of the same data and model on every page. Written by :func:`tcrex.ui.state.current`; cleared when the
+#: good result of the same data and model on every page. Written by :func:`tcrex.ui.state.active.current`; cleared when the
 #: data changes.
 LAST_GOOD_FIT = "tcrex.last_good_fit"
-#: The :class:`tcrex.errors.TCRExError` of the last fit when it failed. Written and cleared by :func:`tcrex.ui.state.current`.
+#: The :class:`tcrex.errors.TCRExError` of the last fit when it failed. Written and cleared by :func:`tcrex.ui.state.active.current`.
 FIT_ERROR = "tcrex.fit_error"
 
 
@@ -224,7 +224,7 @@ CLASS_NAMES = "tcrex.class_names"
 #: Written by the outcome question and the sidebar's Apply; never cleared.
 OUTCOME_CONFIRMED = "tcrex.outcome_confirmed"
 #: The workspace whose favourable outcome has been set (a new one starts from its default). Written by
-#: :func:`tcrex.ui.state.resolve_favourable`; cleared when the data or the model changes.
+#: :func:`tcrex.ui.state.active.resolve_favourable`; cleared when the data or the model changes.
 FAVOURABLE_FOR = "tcrex.favourable_for"
 
 
@@ -274,10 +274,10 @@ def set_favourable_for(workspace_key: str | None, state: MutableMapping | None =
 
 # ============================================================================================ notices
 #: A note about state the app changed on its own (shown once: on the next Data & model visit, else in the sidebar).
-#: Written by :func:`tcrex.ui.state.note_for_user` and the Data & model page; cleared when shown.
+#: Written by :func:`tcrex.ui.state.active.note_for_user` and the Data & model page; cleared when shown.
 NOTICE = "setup_notice"
 #: What the memory budget dropped in this run (a list of lines). Written and cleared (shown as a toast) by
-#: :func:`tcrex.ui.memory.track`.
+#: :func:`tcrex.ui.state.memory.track`.
 MEMORY_NOTE = "tcrex.memory_note"
 
 
@@ -380,7 +380,7 @@ CONSTRAINTS_CONFIRMED = "tcrex.constraints_confirmed"
 CONSTRAINTS_MESSAGE = "tcrex.constraints_message"
 #: Bumped on every apply / reset from the table editor: the table widget restarts from the applied constraints.
 CONSTRAINTS_TABLE_VERSION = "tcrex.constraints_table_version"
-#: Every widget key of the constraints editors starts with this (:func:`tcrex.ui.constraints.widget_key`).
+#: Every widget key of the constraints editors starts with this (:func:`tcrex.ui.widgets.constraints.widget_key`).
 CONSTRAINT_WIDGETS = "con_"
 
 
@@ -409,7 +409,7 @@ def bump_constraints_table(state: MutableMapping | None = None) -> None:
 
 
 # ============================================================================================ full reruns
-#: Flags an Apply callback inside a fragment sets so the fragment reruns the whole app (:mod:`tcrex.ui.fragments`):
+#: Flags an Apply callback inside a fragment sets so the fragment reruns the whole app (:mod:`tcrex.ui.widgets.fragments`):
 #: one for the parameter form, one for the constraints editor. Cleared by the rerun.
 PARAMS_RERUN = "tcrex.params_rerun"
 CONSTRAINTS_RERUN = "tcrex.constraints_rerun"
@@ -425,12 +425,12 @@ def take_flag(flag: str, state: MutableMapping | None = None) -> bool:
 
 
 # ============================================================================================ audit and compare
-#: The last audit run (:class:`tcrex.ui.auditing.AuditRun`; the report and the exports read it). Written by the
+#: The last audit run (:class:`tcrex.ui.pages.audit.AuditRun`; the report and the exports read it). Written by the
 #: Audit page; read only while its fit is the active one.
 LAST_AUDIT = "tcrex.last_audit"
 #: The audit's choices kept across pages (``{data key: {setting: value}}``). Written by the Audit page's controls.
 AUDIT_PREFS = "tcrex.audit_prefs"
-#: The last comparison (:class:`tcrex.ui.comparing.ComparisonRun`). Written by the Compare models page; read only
+#: The last comparison (:class:`tcrex.ui.pages.compare.ComparisonRun`). Written by the Compare models page; read only
 #: while its fit is the active one.
 LAST_COMPARISON = "tcrex.last_comparison"
 
@@ -448,7 +448,7 @@ def audit_prefs(state: MutableMapping | None = None) -> dict:
 
 
 #: How model B of the Compare models page is made (``{"kind", "algo", "how", "seed"}``), saved with the workspace so a
-#: reopened link starts the page's widgets there. Written by :func:`tcrex.ui.comparing.model_b_controls`.
+#: reopened link starts the page's widgets there. Written by :func:`tcrex.ui.pages.compare.model_b_controls`.
 COMPARE_CHOICE = "tcrex.compare_choice"
 
 
@@ -516,11 +516,11 @@ def clear_widgets(prefix: str, keep: Callable[[str], bool] | str | None = None,
 
 
 # ============================================================================================ workspace
-#: The session's workspace (:class:`tcrex.ui.workspace.Binding`: link ids, read-only or not, what was saved last).
-#: Written by :func:`tcrex.ui.workspace.attach` on the session's first run (and by Duplicate / Delete / New on the
+#: The session's workspace (:class:`tcrex.ui.state.workspace.Binding`: link ids, read-only or not, what was saved last).
+#: Written by :func:`tcrex.ui.state.workspace.attach` on the session's first run (and by Duplicate / Delete / New on the
 #: Workspaces page); never cleared.
 WORKSPACE = "tcrex.workspace"
-#: The page open when the workspace was last saved (its URL path). Written by :func:`tcrex.ui.workspace.save`;
+#: The page open when the workspace was last saved (its URL path). Written by :func:`tcrex.ui.state.workspace.save`;
 #: restored with the workspace.
 WORKSPACE_PAGE = "tcrex.workspace_page"
 
@@ -542,7 +542,7 @@ def set_workspace_page(path: str, state: MutableMapping | None = None) -> None:
 
 
 def read_keys(keys, state: MutableMapping | None = None) -> dict:
-    """The values of those of ``keys`` the session holds (a workspace's snapshot, :mod:`tcrex.ui.workspace`)."""
+    """The values of those of ``keys`` the session holds (a workspace's snapshot, :mod:`tcrex.ui.state.workspace`)."""
     ss = _ss(state)
     return {key: ss[key] for key in keys if key in ss}
 

@@ -5,7 +5,7 @@ much instead of 1), and for categorical features the allowed category moves (a m
 source category, hidden until "Limit category moves" is ticked).  Suggestions from
 :func:`tcrex.constraints.suggest_constraints` (age-like columns increase only, sex/race-like columns immutable)
 are pre-filled and marked as suggestions: nothing reaches the explainer until **Apply constraints** is pressed.
-Applying sets :attr:`tcrex.ui.state.Params.constraints`; :func:`tcrex.ui.state.explainer_result` then calls
+Applying sets :attr:`tcrex.ui.state.active.Params.constraints`; :func:`tcrex.ui.state.active.explainer_result` then calls
 ``TCREx.update(constraints=...)`` on a copy of the cached explainer (the surrogate is never regrown).
 
 The editor is a fragment: changing a widget reruns only the editor, not the page.
@@ -23,14 +23,14 @@ from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints,
                                kinds_for, suggest_constraints)
 from tcrex.text import value_text
 
-from . import session, state
+from ..state import session, active
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
-from .state import FitResult, Workspace
+from ..state.active import FitResult, DataAndModel
 
 MAX_CATEGORIES = 20  # categorical features with more categories get no transition editor
 
 
-def scope_of(ws: Workspace) -> str:
+def scope_of(ws: DataAndModel) -> str:
     return ws.key()[:10]
 
 
@@ -50,7 +50,7 @@ def suggestion_details(result: FitResult | None) -> dict:
     return suggest_constraints(result.explainer.schema_)
 
 
-def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
+def _categories(ws: DataAndModel, result: FitResult | None, feature: str) -> list:
     if result is not None:
         schema = result.explainer.schema_
         if feature in schema.names:
@@ -58,7 +58,7 @@ def _categories(ws: Workspace, result: FitResult | None, feature: str) -> list:
     return sorted(ws.X[feature].dropna().unique().tolist(), key=str)
 
 
-def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) -> dict:
+def draft_spec(scope: str, ws: DataAndModel, categorical: set, categories: dict) -> dict:
     """The constraints the editor's widgets describe right now (not necessarily applied)."""
     value = session.widget_value
     spec = {}
@@ -79,7 +79,7 @@ def draft_spec(scope: str, ws: Workspace, categorical: set, categories: dict) ->
     return spec
 
 
-def edited_not_applied(ws: Workspace, result: FitResult | None) -> bool:
+def edited_not_applied(ws: DataAndModel, result: FitResult | None) -> bool:
     """Whether the sidebar editor's widgets (once drawn) describe other constraints than the applied ones: the
     sidebar's summary says so even while the editor is folded away."""
     scope = scope_of(ws)
@@ -87,10 +87,10 @@ def edited_not_applied(ws: Workspace, result: FitResult | None) -> bool:
         return False
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
-    return draft_spec(scope, ws, categorical, categories) != state.params().constraint_spec
+    return draft_spec(scope, ws, categorical, categories) != active.params().constraint_spec
 
 
-def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema) -> None:
+def _apply(scope: str, ws: DataAndModel, categorical: set, categories: dict, schema) -> None:
     """Apply-button callback (runs before the rerun, so every page sees the new constraints)."""
     spec = draft_spec(scope, ws, categorical, categories)
     if schema is not None:
@@ -99,13 +99,13 @@ def _apply(scope: str, ws: Workspace, categorical: set, categories: dict, schema
         except TCRExError as exc:
             session.set_constraints_message("error", f"Not applied: {exc}")
             return
-    state.set_params(constraints=spec)
+    active.set_params(constraints=spec)
     session.confirm_constraints(scope)
     session.set_constraints_message("success", f"Applied: {describe_constraints(spec)}")
     request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
-def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> None:
+def _reset(scope: str, ws: DataAndModel, categorical: set, categories: dict) -> None:
     """Reset-button callback: every feature free, applied at once."""
     for f in ws.features:
         session.set_widget(widget_key(scope, "kind", f), FREE)
@@ -114,20 +114,20 @@ def _reset(scope: str, ws: Workspace, categorical: set, categories: dict) -> Non
             session.set_widget(widget_key(scope, "limit", f), False)
             for i in range(len(categories.get(f, []))):
                 session.clear_widget(widget_key(scope, "to", f, f"_{i}"))
-    state.set_params(constraints={})
+    active.set_params(constraints={})
     session.confirm_constraints(scope)
     session.set_constraints_message("success", "Constraints removed: every feature is free")
     request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
 @st.fragment
-def editor(ws: Workspace, result: FitResult | None) -> None:
+def editor(ws: DataAndModel, result: FitResult | None) -> None:
     """Per-feature constraints; suggestions pre-filled but applied only on "Apply constraints"."""
     full_rerun_if_requested(session.CONSTRAINTS_RERUN)  # after Apply / Reset: every page must see the new constraints
     scope = scope_of(ws)
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     suggested = suggestions(result)
     confirmed = session.constraints_confirmed(scope)
     for f in ws.features:  # first sight of this data and model: applied values, else the suggestions
@@ -193,7 +193,7 @@ def editor(ws: Workspace, result: FitResult | None) -> None:
 
 
 # ============================================================================================ one-click suggestions
-def apply_spec(ws: Workspace, spec: dict, message: str) -> None:
+def apply_spec(ws: DataAndModel, spec: dict, message: str) -> None:
     """Apply ``spec`` as the constraints from a button callback (outside the editor), and make the sidebar editor
     and the table show it: their widgets are set to the new values, so nothing reads as "not applied yet"."""
     scope = scope_of(ws)
@@ -204,33 +204,33 @@ def apply_spec(ws: Workspace, spec: dict, message: str) -> None:
         session.set_widget(widget_key(scope, "w", f), weight)
         if f in categorical:
             session.set_widget(widget_key(scope, "limit", f), bool(transitions))
-    state.set_params(constraints=spec)
+    active.set_params(constraints=spec)
     session.confirm_constraints(scope)
     session.bump_constraints_table()
     session.set_constraints_message("success", message)
     request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
-def _apply_suggested(ws: Workspace, found: dict) -> None:
-    applied = state.params().constraint_spec
+def _apply_suggested(ws: DataAndModel, found: dict) -> None:
+    applied = active.params().constraint_spec
     spec = {**applied, **{f: s["constraint"] for f, s in found.items() if f not in applied}}
     apply_spec(ws, spec, f"Applied: {describe_constraints(spec)}")
 
 
-def _make_immutable(ws: Workspace, feature) -> None:
-    spec = {**state.params().constraint_spec, feature: IMMUTABLE}
+def _make_immutable(ws: DataAndModel, feature) -> None:
+    spec = {**active.params().constraint_spec, feature: IMMUTABLE}
     apply_spec(ws, spec, f"{feature} is immutable now: no advice asks to change it")
 
 
-def pending_suggestions(ws: Workspace, result: FitResult | None) -> dict:
+def pending_suggestions(ws: DataAndModel, result: FitResult | None) -> dict:
     """Suggestions (with reasons) not applied yet, for features the user has not confirmed constraints for."""
     if session.constraints_confirmed(scope_of(ws)):
         return {}
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     return {f: s for f, s in suggestion_details(result).items() if f not in applied}
 
 
-def suggestions_panel(ws: Workspace, result: FitResult | None, key: str) -> None:
+def suggestions_panel(ws: DataAndModel, result: FitResult | None, key: str) -> None:
     """The suggested constraints with their reasons and one button that applies them all (after an upload, and in
     the audit's hints). Shown until the user applies or edits constraints for this data and model."""
     found = pending_suggestions(ws, result)
@@ -247,9 +247,9 @@ def suggestions_panel(ws: Workspace, result: FitResult | None, key: str) -> None
                                          "them in the sidebar's Actionability constraints.")
 
 
-def immutable_button(ws: Workspace, feature, key: str) -> None:
+def immutable_button(ws: DataAndModel, feature, key: str) -> None:
     """"Mark <feature> immutable" (the audit's hint when a grouping feature is one people are told to change)."""
-    if state.params().constraint_spec.get(feature) == IMMUTABLE:
+    if active.params().constraint_spec.get(feature) == IMMUTABLE:
         return
     st.button(f"Mark {feature} immutable", key=f"{key}_immutable_{feature}", icon=":material/lock:",
               on_click=_make_immutable, args=(ws, feature),
@@ -264,14 +264,14 @@ TABLE_ANCHOR = "actionability-constraints"
 TABLE_COLUMNS = ["feature", "type", "constraint", "weight", "note"]
 
 
-def uses_table(ws: Workspace) -> bool:
+def uses_table(ws: DataAndModel) -> bool:
     """Whether this data has too many features for the sidebar editor (the main-area table is used instead)."""
     return len(ws.features) > SIDEBAR_MAX_FEATURES
 
 
-def sidebar_summary(ws: Workspace, result: FitResult | None) -> None:
+def sidebar_summary(ws: DataAndModel, result: FitResult | None) -> None:
     """The short sidebar entry for many features: what is applied, pending suggestions, and a link to the table."""
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     scope = scope_of(ws)
     confirmed = session.constraints_confirmed(scope)
     pending = {f: v for f, v in suggestions(result).items() if f not in applied} if not confirmed else {}
@@ -283,10 +283,10 @@ def sidebar_summary(ws: Workspace, result: FitResult | None) -> None:
                  help="Data & model page, section 4")
 
 
-def table_frame(ws: Workspace, result: FitResult | None) -> pd.DataFrame:
+def table_frame(ws: DataAndModel, result: FitResult | None) -> pd.DataFrame:
     """One row per feature: its type, constraint (applied, else the suggestion until the user confirms once),
     weight and a note (suggestion, limited category moves)."""
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     suggested = suggestions(result)
     confirmed = session.constraints_confirmed(scope_of(ws))
     categorical = set(ws.categorical)
@@ -304,10 +304,10 @@ def table_frame(ws: Workspace, result: FitResult | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
-def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
+def table_spec(ws: DataAndModel, edited: pd.DataFrame) -> dict:
     """The engine's constraints dict from the edited table (category-move limits already applied are kept while
     the feature's kind is unchanged)."""
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     by_label = {v: k for k, v in KIND_LABELS.items()}
     names = {str(f): f for f in ws.features}
     spec = {}
@@ -322,7 +322,7 @@ def table_spec(ws: Workspace, edited: pd.DataFrame) -> dict:
     return spec
 
 
-def category_names(ws: Workspace, feature, categories: list):
+def category_names(ws: DataAndModel, feature, categories: list):
     """How the transition boxes name a category: "no checking account (A14)" when the codebook labels it
     (:func:`tcrex.text.value_text`, matched by :func:`tcrex.codebook.match_feature`); the boxes keep the
     categories themselves as their values, so the constraints hold codes."""
@@ -347,7 +347,7 @@ def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
     return spec
 
 
-def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
+def moves_editor(ws: DataAndModel, result: FitResult | None, scope: str) -> None:
     """Below the table: limit one categorical feature's category moves (per current category, where it may go)."""
     categorical = [f for f in ws.features if f in set(ws.categorical)]
     if not categorical:
@@ -355,7 +355,7 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
     with st.expander("Limit category moves (categorical features)", icon=":material/swap_horiz:"):
         f = st.selectbox("Feature", categorical, key=f"con_moves_feature_{scope}")
         cats = _categories(ws, result, f)
-        applied = state.params().constraint_spec
+        applied = active.params().constraint_spec
         kind, _, transitions = constraint_parts(applied.get(f))
         if kind == "immutable":
             st.caption(f"`{f}` is immutable: it cannot move at all.")
@@ -380,7 +380,7 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
             except TCRExError as exc:
                 session.set_constraints_message("error", f"Not applied: {exc}")
                 st.rerun()
-            state.set_params(constraints=spec)
+            active.set_params(constraints=spec)
             session.confirm_constraints(scope)
             session.bump_constraints_table()
             session.set_constraints_message("success", f"Applied: {describe_constraints(spec)}")
@@ -388,7 +388,7 @@ def moves_editor(ws: Workspace, result: FitResult | None, scope: str) -> None:
 
 
 @st.fragment
-def table_editor(ws: Workspace, result: FitResult | None) -> None:
+def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
     """All features' constraints in one table; nothing is applied until **Apply constraints**, and until then a
     "Not applied yet" note lists what the edited table would apply (a fragment, as the sidebar editor: an edit
     reruns only this table, so the note follows every edit; inside a form it could not, and an edited table said
@@ -396,7 +396,7 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
     full_rerun_if_requested(session.CONSTRAINTS_RERUN)
     scope = scope_of(ws)
     version = session.constraints_table_version()
-    applied = state.params().constraint_spec
+    applied = active.params().constraint_spec
     frame = table_frame(ws, result)
     st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
                "it are not offered; **increase / decrease only** (numeric features): only moves in that direction; "
@@ -437,7 +437,7 @@ def table_editor(ws: Workspace, result: FitResult | None) -> None:
         except TCRExError as exc:
             session.set_constraints_message("error", f"Not applied: {exc}")
             st.rerun(scope="fragment")
-    state.set_params(constraints=spec)
+    active.set_params(constraints=spec)
     session.confirm_constraints(scope)
     session.bump_constraints_table()
     session.set_constraints_message("success", "Constraints removed: every feature is free" if reset

@@ -18,15 +18,18 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import is_categorical_column
+from tcrex.constraints import suggest_constraints
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
 from tcrex.audit import (PRACTICAL_DEFAULT, REST, audit, labelled_groups, practical_gaps,  # noqa: F401 - one owner
                          split_findings)
+from tcrex.figures import BAR_METRICS
 from tcrex.text import format_number, integer_range
 
-from . import components as ui
-from . import caching, session, shared, sources, state, verification
-from .state import FitResult, Workspace
+from ..widgets import components as ui
+from ..widgets import constraints
+from ..state import caching, session, shared, sources, active, verification
+from ..state.active import FitResult, DataAndModel
 
 
 MAX_GROUPS = 50  # the audit refuses more
@@ -62,7 +65,7 @@ LARGEST = "__largest__"
 
 def _prefs() -> dict:
     """The audit's choices kept across pages (widget state is dropped when a page is left): grouping columns,
-    reference, interval level, minimum group size, practical threshold (:data:`tcrex.ui.session.AUDIT_PREFS`)."""
+    reference, interval level, minimum group size, practical threshold (:data:`tcrex.ui.state.session.AUDIT_PREFS`)."""
     return session.audit_prefs()
 
 
@@ -104,7 +107,7 @@ class AuditRun:
 
 
 # ============================================================================================ grouping columns
-def group_columns(ws: Workspace) -> list[str]:
+def group_columns(ws: DataAndModel) -> list[str]:
     """Columns that can group individuals, non-features first (the usual audit), then categorical features, the
     label, and numeric features (binned when they have many values)."""
     frame = ws.data.frame
@@ -136,13 +139,11 @@ def _numbers(s: pd.Series) -> bool:
     return not is_categorical_column(s) and pd.api.types.is_numeric_dtype(s)
 
 
-def default_column(ws: Workspace, columns: list[str]) -> str | None:
+def default_column(ws: DataAndModel, columns: list[str]) -> str | None:
     """The column an audit usually groups by, or None (then the page asks): a non-feature column with a few
     values (kept "audit only", e.g. a protected attribute), else a low-cardinality column that looks like a
     protected attribute (:func:`tcrex.constraints.suggest_constraints`: sex, race, marital status, ...), else the first
     categorical feature with 2-12 values. Never an arbitrary numeric column or the label."""
-    from tcrex.constraints import suggest_constraints  # noqa: PLC0415
-
     frame = ws.data.frame
     features = set(ws.features)
     few = [c for c in columns if 2 <= frame[c].nunique() <= BIN_ABOVE]
@@ -159,7 +160,7 @@ def default_column(ws: Workspace, columns: list[str]) -> str | None:
     return categorical[0] if categorical else None
 
 
-def column_role(ws: Workspace, column: str) -> str:
+def column_role(ws: DataAndModel, column: str) -> str:
     if column == ws.data.label_column:
         return "label column"
     if column not in ws.features:
@@ -167,7 +168,7 @@ def column_role(ws: Workspace, column: str) -> str:
     return "categorical feature" if column in ws.categorical else "numeric feature"
 
 
-def group_values(ws: Workspace, column: str) -> tuple[pd.Series, bool]:
+def group_values(ws: DataAndModel, column: str) -> tuple[pd.Series, bool]:
     """The group of every row (aligned with ``ws.X``); numeric columns with many values become quartiles."""
     s = ws.data.frame[column].reindex(ws.X.index)
     numeric = _numbers(s)
@@ -202,16 +203,16 @@ def bin_labels(edges, values: pd.Series) -> list[str]:
 
 
 # ============================================================================================ the favourable outcome
-def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, str]:
+def target_controls(ws: DataAndModel, result: FitResult, key: str) -> tuple[Any, str]:
     """The favourable outcome: the one chosen in the sidebar (every page, export and the audit describe the same
     people). Only when the sidebar explains both directions (the paper's default) does the audit ask here, since
     "who needs recourse" needs one favourable outcome."""
-    p = state.params()
+    p = active.params()
     name = ws.data.label_column or "output"
     target = p.target
     if ws.task == REGRESSION:
         if isinstance(target, (tuple, list)):
-            st.markdown(f"**Favourable outcome** (sidebar)  \n{state.describe_target(target, ws.task)}")
+            st.markdown(f"**Favourable outcome** (sidebar)  \n{active.describe_target(target, ws.task)}")
             low, high = target
             return tuple(target), (f"{name} > {format_number(low)}" if high is None else
                                    f"{name} ≤ {format_number(high)}")
@@ -227,7 +228,7 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
             return (None, float(thr)), f"{name} ≤ {format_number(thr)}"
         return (float(thr), None), f"{name} > {format_number(thr)}"
     if target is not None:  # a class, a set of classes or "this class or better": one favourable outcome
-        label = state.describe_target(target, ws.task, ws.class_name)
+        label = active.describe_target(target, ws.task, ws.class_name)
         st.markdown(f"**Favourable outcome** (sidebar)  \n{label}")
         return (list(target) if isinstance(target, tuple) else target), label
     classes = ws.classes
@@ -242,7 +243,7 @@ def target_controls(ws: Workspace, result: FitResult, key: str) -> tuple[Any, st
     return chosen, ws.class_name(chosen)
 
 
-def controls(ws: Workspace, result: FitResult, key: str = "audit") -> AuditSettings | None:
+def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSettings | None:
     """The audit's settings. The grouping columns, reference, interval level, minimum group size and practical
     threshold are kept across pages (:func:`_prefs`), per data."""
     columns = group_columns(ws)
@@ -315,7 +316,7 @@ def reference_key(key: str, grouping: str) -> str:
     return f"{key}_reference:{grouping}"
 
 
-def reference_control(ws: Workspace, run_: "AuditRun", key: str = "audit") -> str | None:
+def reference_control(ws: DataAndModel, run_: "AuditRun", key: str = "audit") -> str | None:
     """Choose the group every other group is compared with (default: the largest); kept across pages. Returns the
     choice (a group label, "rest", or None for the largest)."""
     res = run_.result
@@ -342,7 +343,7 @@ def _largest(res) -> str:
 
 
 # ============================================================================================ running
-def run(ws: Workspace, result: FitResult, settings: AuditSettings) -> AuditRun | None:
+def run(ws: DataAndModel, result: FitResult, settings: AuditSettings) -> AuditRun | None:
     """The audit for these settings (cached per session); problems become a message and ``None``."""
     index = settings.population.index
     if len(index) == 0:
@@ -438,11 +439,9 @@ def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
                "causes (see docs/audit.md).")
 
 
-def hints(ws: Workspace, result: FitResult, run_: AuditRun, key: str = "audit") -> None:
+def hints(ws: DataAndModel, result: FitResult, run_: AuditRun, key: str = "audit") -> None:
     """What to do about it, as buttons: mark the grouping feature immutable when people are told to change it
     (the finding says so), and the suggested actionability constraints not applied yet."""
-    from . import constraints  # noqa: PLC0415
-
     res = run_.result
     told = res.group_is_feature and any("consider marking it immutable" in f for f in res.findings())
     if told:
@@ -450,7 +449,7 @@ def hints(ws: Workspace, result: FitResult, run_: AuditRun, key: str = "audit") 
     constraints.suggestions_panel(ws, result, key)
 
 
-def top_rules_table(res, result: FitResult, ws: Workspace) -> pd.DataFrame:
+def top_rules_table(res, result: FitResult, ws: DataAndModel) -> pd.DataFrame:
     """The most frequent rules per group, named by their public id and their outcome ("toward Good"), never by
     the internal index of the target entry."""
     top = res.top_rules(k=3)
@@ -518,8 +517,6 @@ def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, k
 
 def metric_choice(key: str, res=None) -> str:
     """The metric of the bar chart, named in the words of the audit ``res``'s basis (verified or rules only)."""
-    from tcrex.figures import BAR_METRICS  # noqa: PLC0415
-
     labels = {**BAR_METRICS, **({m: v[0] for m, v in res.metrics.items()} if res is not None else {})}
     options = [m for m in BAR_METRICS]
     return st.segmented_control("Compare", options, default="recourse_share", key=key, required=True,

@@ -18,8 +18,8 @@ from tcrex import ordered_labels
 from tcrex.vocabulary import REGRESSION
 from tcrex.text import format_number
 
-from . import state
-from .state import Workspace
+from ..state import active
+from ..state.active import DataAndModel
 
 #: Multi-class answers: one class, a set, an ordered run, or the paper's default.
 MODES = {"one": "One class", "set": "A set of classes", "at_least": "This class or better (higher is better)",
@@ -35,21 +35,21 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _column(ws: Workspace) -> str:
+def _column(ws: DataAndModel) -> str:
     return ws.data.label_column or ws.model.output_column or "output"
 
 
-def _option_text(ws: Workspace, c) -> str:
+def _option_text(ws: DataAndModel, c) -> str:
     """A class as a person reads it, with its label: "Good (RiskPerformance = 0)"."""
     name = ws.class_name(c)
     return f"{name} ({_column(ws)} = {c})" if name != str(c) else f"{_column(ws)} = {c}"
 
 
-def _target_text(ws: Workspace, target) -> str:
+def _target_text(ws: DataAndModel, target) -> str:
     """A target spec in words, a single class with its label ("Good (RiskPerformance = 0)")."""
     if ws.task != REGRESSION and target is not None and not isinstance(target, (dict, list, tuple)):
         return _option_text(ws, target)
-    return state.describe_target(target, ws.task, ws.class_name)
+    return active.describe_target(target, ws.task, ws.class_name)
 
 
 def _mode_of(target, classes: list) -> str:
@@ -62,12 +62,12 @@ def _mode_of(target, classes: list) -> str:
     return "one"
 
 
-def question(ws: Workspace) -> None:
+def question(ws: DataAndModel) -> None:
     """The question (a form), or the confirmed answer with a way to change it."""
-    p = state.params()
+    p = active.params()
     suggestion = ws.favourable_suggestion()
-    confirmed = state.outcome_confirmed(ws)
-    current = state.describe_target(p.target, ws.task, ws.class_name)
+    confirmed = active.outcome_confirmed(ws)
+    current = active.describe_target(p.target, ws.task, ws.class_name)
     with st.container(border=True):
         if confirmed:
             st.markdown(f"**Favourable outcome:** {current}")
@@ -83,7 +83,7 @@ def question(ws: Workspace) -> None:
         _form(ws, suggestion, p.target)
 
 
-def _form(ws: Workspace, suggestion, applied) -> None:
+def _form(ws: DataAndModel, suggestion, applied) -> None:
     key = f"outcome_{ws.key()[:10]}"
     start = applied if applied is not None else suggestion.target
     # plain widgets, not a form: the choices depend on each other (a set or "this class or better")
@@ -97,11 +97,11 @@ def _form(ws: Workspace, suggestion, applied) -> None:
         if isinstance(target, str):  # a sentence: what is missing
             st.warning(target, icon=":material/warning:")
             return
-        state.confirm_outcome(ws, target, names)
+        active.confirm_outcome(ws, target, names)
         st.rerun()
 
 
-def _regression(ws: Workspace, start, key: str) -> Any:
+def _regression(ws: DataAndModel, start, key: str) -> Any:
     y = ws.y_pred.astype(float)
     mean = float(f"{float(np.mean(y)):.4g}")
     if isinstance(start, (tuple, list)):
@@ -117,7 +117,7 @@ def _regression(ws: Workspace, start, key: str) -> Any:
     return (float(thr), None) if side == "above" else (None, float(thr))
 
 
-def _labeller(ws: Workspace, names: dict | None):
+def _labeller(ws: DataAndModel, names: dict | None):
     """Class labels as the options show them, with the names typed above (before they are applied)."""
     def label(c) -> str:
         typed = str((names or {}).get(_plain(c)) or "").strip()
@@ -125,7 +125,7 @@ def _labeller(ws: Workspace, names: dict | None):
     return label
 
 
-def _classes(ws: Workspace, start, key: str, names: dict | None = None) -> Any:
+def _classes(ws: DataAndModel, start, key: str, names: dict | None = None) -> Any:
     classes = ws.classes
     option = _labeller(ws, names)
 
@@ -166,7 +166,7 @@ def _classes(ws: Workspace, start, key: str, names: dict | None = None) -> Any:
     return {mode: _plain(chosen)}
 
 
-def _names(ws: Workspace, key: str) -> dict | None:
+def _names(ws: DataAndModel, key: str) -> dict | None:
     """A name per class (text inputs), or None when there are too many classes to name here."""
     classes = ws.classes
     if len(classes) > MAX_NAMED_CLASSES:
@@ -185,9 +185,9 @@ def _names(ws: Workspace, key: str) -> dict | None:
     return names
 
 
-def sidebar_note(ws: Workspace) -> None:
+def sidebar_note(ws: DataAndModel) -> None:
     """While the outcome is only suggested: say so in the sidebar, with a link to the question."""
-    if state.outcome_confirmed(ws):
+    if active.outcome_confirmed(ws):
         return
     st.info("**The favourable outcome is only suggested.** Confirm it (and name the classes) on the Data & model "
             "page.", icon=":material/help:")

@@ -6,10 +6,10 @@ naming the internal and the supported versions, instead of silently changing the
 
 * ``media_file_id`` / ``hold_media_file`` / ``delete_media_file``: the id of an ``st.download_button`` payload in
   Streamlit's in-memory media store, keeping it until the browser fetched it, and its removal once the download is
-  served (``tcrex/ui/downloads.py``; Streamlit keeps deferred download payloads until the session ends);
+  served (``tcrex/ui/widgets/downloads.py``; Streamlit keeps deferred download payloads until the session ends);
 * ``runtime``, ``session_id_of_this_run``, ``close_session``, ``remove_session_files``, ``app_session``,
-  ``is_active_session``: releasing a disconnected session's memory (``tcrex/ui/memory.py``);
-* ``in_fragment_run``: whether this script run is a fragment rerun (``tcrex/ui/fragments.py``);
+  ``is_active_session``: releasing a disconnected session's memory (``tcrex/ui/state/memory.py``);
+* ``in_fragment_run``: whether this script run is a fragment rerun (``tcrex/ui/widgets/fragments.py``);
 * ``declare_navigation_app`` and ``run_cli``: starting ``app.py`` as an ``st.navigation`` app although a ``pages/``
   folder exists (``tcrex/ui/launch.py``; streamlit/streamlit#8860, #9992).
 

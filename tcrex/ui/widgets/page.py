@@ -7,11 +7,14 @@ import streamlit as st
 from tcrex.errors import CellLimitError, NoValidRuleError
 from tcrex.text import pluralise
 
-from .state import FitResult, Workspace, allow_pickle, constraints_summary, current, fit_error, last_good_result
+from ..state.active import (DataAndModel, FitResult, allow_pickle, constraints_summary, current, fit_error,
+                            last_good_result)
+from ..state.sources import NO_MODEL_YET
 
 
-def require_result() -> tuple[Workspace, FitResult]:
-    """Workspace and fit result, or an explanation of what to change followed by ``st.stop()``.
+def require_result() -> tuple[DataAndModel, FitResult]:
+    """The data and model (with outputs) and the fit result, or an explanation of what to change followed by
+    ``st.stop()``.
 
     When the current parameters fail (cell limit, no valid rule) but an earlier fit on the same data and model
     succeeded, that result stays on the page under a banner naming the sidebar parameter to change."""
@@ -83,8 +86,6 @@ def pickle_banner() -> None:
 
 
 def show_problem(problem: str | None) -> None:
-    from .sources import NO_MODEL_YET  # noqa: PLC0415
-
     text = problem or "something is missing"
     text = text[0].upper() + text[1:]
     if problem == NO_MODEL_YET:  # nothing is wrong yet: guidance, not an error

@@ -2,7 +2,7 @@
 app, or an upload), run :func:`tcrex.compare.compare_models` against the active model A (cached per session), and show the
 headline, flows, group gaps, broken rules and the people behind every number.
 
-Model B comes from the same code as the active model (:mod:`tcrex.ui.sources`, :mod:`tcrex.ui.training`): an upload
+Model B comes from the same code as the active model (:mod:`tcrex.ui.state.sources`, :mod:`tcrex.ui.state.training`): an upload
 is read by the intake and checked against the data, a trained model uses the Data & model page's algorithms. The
 last comparison is remembered so the HTML report and the exports can include it.
 """
@@ -22,11 +22,13 @@ from tcrex.vocabulary import CLASSIFICATION
 from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, PARAMS_B, compare_models
 from tcrex.spreadsheet import to_csv
 
-from . import auditing, caching, session, sources, state, verification
-from .components import MAX_TABLE_ROWS
-from .sources import ActiveModel, InputProblem, ModelSpec
-from .state import FitResult, Workspace
-from .training import ALGORITHMS, TrainingError, train_model
+from . import audit
+from .data_model import MODEL_TYPES, PICKLE_TYPES
+from ..state import active, caching, session, sources, verification
+from ..widgets.components import MAX_TABLE_ROWS
+from ..state.sources import ActiveModel, InputProblem, ModelSpec
+from ..state.active import FitResult, DataAndModel
+from ..state.training import ALGORITHMS, TrainingError, train_model
 
 BUNDLED_B = "bundled_b"
 KINDS = {BUNDLED_B: "Bundled retrained model", "train": "Train in the app", "upload": "Upload a model file"}
@@ -60,10 +62,10 @@ class ComparisonRun:
 
 
 # ============================================================================================ model B
-def bundled_b_available(ws: Workspace) -> bool:
+def bundled_b_available(ws: DataAndModel) -> bool:
     """The retrained bundled model fits the bundled loans sample (and only that data)."""
     spec = ws.data.spec
-    return (spec.kind, spec.name) == (state.DEFAULT_DATA.kind, state.DEFAULT_DATA.name) and \
+    return (spec.kind, spec.name) == (active.DEFAULT_DATA.kind, active.DEFAULT_DATA.name) and \
         (datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL_B).exists()
 
 
@@ -80,7 +82,7 @@ def _bundled_b(data) -> ActiveModel:
                        classes=[int(c) for c in m.classes_], model=m)
 
 
-def _trained_b(ws: Workspace, algorithm: str, how: str, seed: int) -> ActiveModel:
+def _trained_b(ws: DataAndModel, algorithm: str, how: str, seed: int) -> ActiveModel:
     data = ws.data
     if not data.label_column:
         raise InputProblem("training needs a label column; choose it on the Data & model page")
@@ -99,10 +101,10 @@ def _trained_b(ws: Workspace, algorithm: str, how: str, seed: int) -> ActiveMode
                        score_name=m.score_name, classes=[] if m.classes_ is None else list(m.classes_), model=m)
 
 
-def model_b_controls(ws: Workspace, key: str = "compare") -> ActiveModel | None:
+def model_b_controls(ws: DataAndModel, key: str = "compare") -> ActiveModel | None:
     """Choose model B; None (with a message) until there is one."""
     kinds = [k for k in KINDS if k != BUNDLED_B or bundled_b_available(ws)]
-    # the last choice of this workspace starts the widgets of a new session (a link reopened, tcrex/ui/workspace.py);
+    # the last choice of this workspace starts the widgets of a new session (a link reopened, tcrex/ui/state/workspace.py);
     # once drawn, the widgets keep their own values
     saved = session.compare_choice()
     kind = st.segmented_control("New model (B)", kinds,
@@ -139,22 +141,20 @@ def _index(options: list, saved, key: str) -> int:
     return options.index(saved) if saved in options and not session.has_widget(key) else 0
 
 
-def _uploaded_b(ws: Workspace, key: str) -> ActiveModel | None:
-    from .setup import MODEL_TYPES, PICKLE_TYPES  # noqa: PLC0415 - the Data & model page's accepted formats (one owner)
-
-    types = MODEL_TYPES + (PICKLE_TYPES if state.allow_pickle() else [])
+def _uploaded_b(ws: DataAndModel, key: str) -> ActiveModel | None:
+    types = MODEL_TYPES + (PICKLE_TYPES if active.allow_pickle() else [])
     upload = st.file_uploader("Model B file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
                               key=f"{key}_file:{ws.data.key[:16]}",
                               help="Loaded without running code, like the model on the Data & model page.")
     if upload is not None:
-        state.remember_blob("model_b", upload.name, upload.getvalue())
-    kept = state.blob("model_b")
+        active.remember_blob("model_b", upload.name, upload.getvalue())
+    kept = active.blob("model_b")
     if kept is None:
         st.info("Upload the new model to compare it with the active one.", icon=":material/upload_file:")
         return None
     digest, filename, data = kept
     return caching.cached("model_b", sources.sha256("upload_b", digest, ws.data.key),
-                             lambda: sources.uploaded_model(ws.data, data, filename, state.allow_pickle()))
+                             lambda: sources.uploaded_model(ws.data, data, filename, active.allow_pickle()))
 
 
 # ============================================================================================ running
@@ -164,13 +164,13 @@ def _model_object(m: ActiveModel):
     return obj if obj is not None and hasattr(obj, "predict") else m.predict
 
 
-def group_choice(ws: Workspace, key: str) -> str | None:
-    columns = auditing.group_columns(ws)
-    default = auditing.default_column(ws, columns)
+def group_choice(ws: DataAndModel, key: str) -> str | None:
+    columns = audit.group_columns(ws)
+    default = audit.default_column(ws, columns)
     options = [NO_GROUPING] + columns
     chosen = st.selectbox("Compare groups by", options, index=options.index(default) if default in options else 0,
                           key=f"{key}_column", format_func=lambda c: c if c == NO_GROUPING else
-                          f"{c}  ({auditing.column_role(ws, c)})")
+                          f"{c}  ({audit.column_role(ws, c)})")
     return None if chosen == NO_GROUPING else chosen
 
 
@@ -220,7 +220,7 @@ def _why_b_failed(exc: TCRExError) -> str:
     return ""
 
 
-def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | None, target, target_label: str,
+def run(ws: DataAndModel, result: FitResult, model_b: ActiveModel, column: str | None, target, target_label: str,
         population, params_b: dict | None = None) -> ComparisonRun | None:
     """The comparison for these settings (cached per session); problems become a message and ``None``.
     ``params_b``: explainer B's parameters that differ from A's (:func:`explainer_b_params`)."""
@@ -233,7 +233,7 @@ def run(ws: Workspace, result: FitResult, model_b: ActiveModel, column: str | No
         st.warning(f"Model B solves a {model_b.task} task but the active model a {ws.task} task; compare models of "
                    "the same task.", icon=":material/warning:")
         return None
-    groups, binned = auditing.group_values(ws, column) if column else (None, False)
+    groups, binned = audit.group_values(ws, column) if column else (None, False)
     key = sources.sha256("compare", result.key, model_b.key, column, repr(target), sorted(params_b.items()),
                          np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))
 
@@ -329,7 +329,7 @@ def open_individual(row, under_b: bool = False) -> None:
     session.set_individual_under_b(under_b)
 
 
-def individual_view(ws: Workspace, result: FitResult):
+def individual_view(ws: DataAndModel, result: FitResult):
     """``(explainer, model, label)`` the Individual page explains under: model B of the last comparison when the
     drill-down asked for it (``label`` names it), else the active model A (``label`` None)."""
     if session.individual_under_b():
@@ -344,7 +344,7 @@ def back_to_model_a() -> None:
     session.set_individual_under_b(False)
 
 
-def under_both(ws: Workspace, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:
+def under_both(ws: DataAndModel, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:
     """One person under each model: the sentence each explainer gives, its verified point's outcome, and the
     features its verified point changes (a table with a column per model)."""
     res = run_.result
@@ -391,7 +391,7 @@ def comparison_json(run_: ComparisonRun):
     return build
 
 
-def people_section(ws: Workspace, result: FitResult, run_: ComparisonRun, target, key: str) -> None:
+def people_section(ws: DataAndModel, result: FitResult, run_: ComparisonRun, target, key: str) -> None:
     """The people whose recourse changed as chosen, one person under both models, and the way to open that person
     on the Individual page under model A or model B."""
     changes = st.multiselect("Show people whose recourse is", change_options(), default=["lost"],

@@ -29,7 +29,7 @@ import pandas as pd
 from tcrex.audit import labelled_groups
 from tcrex.vocabulary import REGRESSION
 
-from .state import Workspace
+from ..state.active import DataAndModel
 
 #: Column names of the label and the model's output in searches (``label`` only when no feature has that name).
 LABEL = "label"
@@ -56,7 +56,7 @@ def is_expression(query: str) -> bool:
     return bool(_EXPRESSION.search(query))
 
 
-def search_frame(ws: Workspace) -> pd.DataFrame:
+def search_frame(ws: DataAndModel) -> pd.DataFrame:
     """The columns a search sees: the features, the label (as ``label`` and under its own name) and the model
     output (as ``model output`` / ``model_output``), aligned with ``ws.X``."""
     frame = ws.X.copy()
@@ -71,7 +71,7 @@ def search_frame(ws: Workspace) -> pd.DataFrame:
     return frame
 
 
-def outcome_columns(ws: Workspace, frame: pd.DataFrame) -> set[str]:
+def outcome_columns(ws: DataAndModel, frame: pd.DataFrame) -> set[str]:
     """Columns whose values are classes (compared by value or by class name)."""
     if ws.task == REGRESSION:
         return set()
@@ -79,7 +79,7 @@ def outcome_columns(ws: Workspace, frame: pd.DataFrame) -> set[str]:
     return {c for c in (OUTPUT, OUTPUT_ALIAS, LABEL if label else None, label) if c and c in frame.columns}
 
 
-def search_rows(ws: Workspace, query: str, limit: int = LIMIT) -> pd.Index:
+def search_rows(ws: DataAndModel, query: str, limit: int = LIMIT) -> pd.Index:
     """Row labels of ``ws.X`` matching ``query`` (first ``limit``); :class:`SearchError` when an expression cannot
     be read or evaluated."""
     query = (query or "").strip()

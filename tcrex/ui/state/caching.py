@@ -3,7 +3,7 @@
 Two kinds of place, chosen by whether a value may differ between sessions:
 
 **Server-wide, keyed on content** -- the same for every session, computed once per server process, read-only
-(:mod:`tcrex.ui.shared` freezes what it hands out):
+(:mod:`tcrex.ui.state.shared` freezes what it hands out):
 
 =====================================  =======================================  ===========================
 what                                   where                                    entries (least recently
@@ -21,16 +21,16 @@ an upload parsed, by its SHA-256       ``state.parse_upload`` (cache_data)      
 a parsed table prepared for a choice   ``state._prepared`` (cache_data)          :data:`PREPARED_DATA`
 =====================================  =======================================  ===========================
 
-The upload caches are cleared when a session that uploaded is released (:mod:`tcrex.ui.memory`).
+The upload caches are cleared when a session that uploaded is released (:mod:`tcrex.ui.state.memory`).
 
 **Per session** -- anything built from an upload or from parameters the user changed:
 
-* models: ``st.cache_resource(scope="session")`` in :mod:`tcrex.ui.state` (trained :data:`TRAINED_MODELS`,
+* models: ``st.cache_resource(scope="session")`` in :mod:`tcrex.ui.state.active` (trained :data:`TRAINED_MODELS`,
   uploaded :data:`UPLOADED_MODELS`, bundled on other data :data:`BUNDLED_MODELS`); Streamlit drops them when the
   browser disconnects;
-* everything else: named :class:`LRU` caches in the session state (:data:`tcrex.ui.session.CACHES`), reached
+* everything else: named :class:`LRU` caches in the session state (:data:`tcrex.ui.state.session.CACHES`), reached
   through :func:`session_lru`, sized by :data:`SESSION_LRU_SIZES`; the memory budget
-  (:func:`tcrex.ui.memory.enforce_budget`) evicts from them too, oldest first;
+  (:func:`tcrex.ui.state.memory.enforce_budget`) evicts from them too, oldest first;
 * the kept uploads per slot (:data:`KEPT_UPLOADS`, an :class:`LRU` that never evicts the active upload);
 * per fit: ``FitResult.cache`` holds what is derived from one fit (every row's feature actions, the verified
   points); it lives and dies with its fit in the ``"results"`` LRU and is computed before a fit is shared.
@@ -80,7 +80,7 @@ class LRU(OrderedDict):
     accounting reads entries without refreshing them).
 
     Safe to share between threads: a session's page run, the builder of its download (on a thread of Streamlit's)
-    and the memory accounting reach the same LRU at once, and the server-wide one (:mod:`tcrex.ui.shared`) is
+    and the memory accounting reach the same LRU at once, and the server-wide one (:mod:`tcrex.ui.state.shared`) is
     reached by every session. Its own methods hold a lock; :meth:`keys_oldest_first` is the way to walk it (a
     ``for`` loop over it can meet another thread's change). ``build`` runs outside the lock."""
 

@@ -2,9 +2,9 @@
 individual, tables.
 
 Pages call these so that they stay a short story ("pick a population, draw the bars").  Widgets that one page
-uses live beside that page's helpers: :mod:`tcrex.ui.individual`, :mod:`tcrex.ui.rule_map`,
-:mod:`tcrex.ui.global_rules` (and :mod:`tcrex.ui.tree`), :mod:`tcrex.ui.change_keep`, :mod:`tcrex.ui.auditing`,
-:mod:`tcrex.ui.comparing`, :mod:`tcrex.ui.setup` (Data & model).
+uses live beside that page's helpers: :mod:`tcrex.ui.pages.individual`, :mod:`tcrex.ui.pages.rule_plot`,
+:mod:`tcrex.ui.pages.global_rules` (and :mod:`tcrex.ui.pages.global_rules`), :mod:`tcrex.ui.pages.change_keep`, :mod:`tcrex.ui.pages.audit`,
+:mod:`tcrex.ui.pages.compare`, :mod:`tcrex.ui.pages.data_model` (Data & model).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import streamlit as st
 
 from tcrex.audit import labelled_groups
 from tcrex.errors import TCRExError
+from tcrex.performance import ModelPerformance
 from tcrex.vocabulary import OK, REGRESSION
 
-from . import session
-from .state import FitResult, Workspace
+from ..state import session
+from ..state.active import DataAndModel, FitResult, model_performance
 
 log = logging.getLogger(__name__)
 
@@ -140,30 +141,30 @@ class Population:
     label: str
     index: pd.Index  # row labels of ws.X
 
-    def frame(self, ws: Workspace) -> pd.DataFrame:
+    def frame(self, ws: DataAndModel) -> pd.DataFrame:
         return ws.X.loc[self.index]
 
-    def outputs(self, ws: Workspace) -> np.ndarray:
+    def outputs(self, ws: DataAndModel) -> np.ndarray:
         return ws.y_pred[ws.X.index.get_indexer(self.index)]
 
 
 OUTPUT = "⟨model output⟩"
 
 
-def _filter_column(ws: Workspace, name: str) -> pd.Series:
+def _filter_column(ws: DataAndModel, name: str) -> pd.Series:
     if name == OUTPUT:
         return pd.Series(ws.y_pred, index=ws.X.index, name=OUTPUT)
     return ws.X[name]
 
 
-def is_groupable(ws: Workspace, name: str) -> bool:
+def is_groupable(ws: DataAndModel, name: str) -> bool:
     """Whether a feature (or the model output) forms groups: categorical, or at most 12 distinct values."""
     if name == OUTPUT:
         return ws.task != REGRESSION
     return name in ws.data.categorical or ws.X[name].nunique() <= 12
 
 
-def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filter", "subgroup"),
+def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "filter", "subgroup"),
                default: str = "fit", label: str = "Population") -> Population:
     """A population selector: all rows, the fit rows, the test split, a filter, or a subgroup."""
     names = {"all": "All rows", "fit": "Fit rows (used to fit the rules)", "test": "Test split (hold-out)",
@@ -213,7 +214,7 @@ def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filte
     return Population(label, index[mask])
 
 
-def group_values(ws: Workspace, feature: str) -> pd.Series:
+def group_values(ws: DataAndModel, feature: str) -> pd.Series:
     """A feature's values (or the model output's) on every row, to group rows by (a labelled feature's groups
     named by label and code, :func:`tcrex.audit.labelled_groups`)."""
     return labelled_groups(_filter_column(ws, feature), ws.data.value_labels.get(feature))
@@ -233,7 +234,7 @@ def with_rule_ids(frame: pd.DataFrame, ex) -> pd.DataFrame:
     return out
 
 
-def target_choice(ws: Workspace, result: FitResult, key: str, label: str = "Target outcome") -> int:
+def target_choice(ws: DataAndModel, result: FitResult, key: str, label: str = "Target outcome") -> int:
     """Pick one of the explainer's targets (index into ``targets_``); one favourable outcome needs no choice."""
     targets = result.explainer.targets_
     if len(targets) == 1:
@@ -259,7 +260,7 @@ def used_features(result: FitResult, target: int) -> list[str]:
 
 
 # ============================================================================================ individuals
-def default_individual(ws: Workspace, result: FitResult) -> Any:
+def default_individual(ws: DataAndModel, result: FitResult) -> Any:
     """The first test row that needs a change to reach the first target (a good demo), else the first row."""
     ok = (result.explanations["status"].astype(str) == OK) & (result.explanations["target"] == 0).fillna(False)
     pool = ws.data.test_index if len(ws.data.test_index) else ws.X.index
@@ -268,7 +269,7 @@ def default_individual(ws: Workspace, result: FitResult) -> Any:
     return hits[0] if len(hits) else ws.X.index[0]
 
 
-def current_individual(ws: Workspace, result: FitResult) -> Any:
+def current_individual(ws: DataAndModel, result: FitResult) -> Any:
     """The chosen individual (a row label; the Individual, Rule map and Global rules pages and the report share
     it), else :func:`default_individual`."""
     row = session.individual()
@@ -323,14 +324,10 @@ _ROWS_CAVEAT = {True: "on hold-out rows", False: "on training rows: optimistic",
                 None: "on rows that may include training rows"}
 
 
-def model_score_metric(column, ws: Workspace) -> None:
+def model_score_metric(column, ws: DataAndModel) -> None:
     """The model's headline figure (accuracy, or R² for regression) as a metric that says on which rows it was
     measured, with a caption under it when those may be training rows: the same measurement as the Data & model
-    page's panel (:func:`tcrex.ui.state.model_performance`), so the two never disagree."""
-    from tcrex.performance import ModelPerformance  # noqa: PLC0415
-
-    from .state import model_performance  # noqa: PLC0415
-
+    page's panel (:func:`tcrex.ui.state.active.model_performance`), so the two never disagree."""
     name = "R²" if ws.task == REGRESSION else "accuracy"
     perf = model_performance(ws)
     if not isinstance(perf, ModelPerformance) or name not in perf.metrics:
@@ -343,7 +340,7 @@ def model_score_metric(column, ws: Workspace) -> None:
     column.caption(caveat[0].upper() + caveat[1:] if perf.holdout else f":material/warning: {caveat.capitalize()}")
 
 
-def example_rule_sentence(ws: Workspace, result: FitResult) -> str | None:
+def example_rule_sentence(ws: DataAndModel, result: FitResult) -> str | None:
     """One rule of the current fit in words, to show what a counterfactual rule is on *this* data (the Overview
     quoted the bundled sample's rule on any data): the rule serving the most rows, toward the favourable outcome
     when one is chosen. None when the fit has no rule."""

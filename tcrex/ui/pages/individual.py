@@ -14,12 +14,13 @@ import streamlit as st
 
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
-from tcrex.figures import metacounterfactual_figure, metacounterfactual_table
+from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
 from tcrex.text import pluralise, value_text
 
-from . import search, session
-from .components import arrow_safe, build, chart, current_individual, display_value, show, static_table
-from .state import FitResult, Workspace
+from ..widgets import search
+from ..state import session
+from ..widgets.components import arrow_safe, build, chart, current_individual, display_value, show, static_table
+from ..state.active import FitResult, DataAndModel
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Individual:
         return self.values.to_frame().T.infer_objects()
 
 
-def individual_picker(ws: Workspace, result: FitResult, key: str = session.INDIVIDUAL_WIDGETS,
+def individual_picker(ws: DataAndModel, result: FitResult, key: str = session.INDIVIDUAL_WIDGETS,
                       allow_edit: bool = True) -> Individual | None:
     """Pick an individual by row, by search, or by editing its feature values. ``None`` when a search finds nobody
     or cannot be read: the page then shows no individual (the one chosen before stays chosen for other pages)."""
@@ -93,7 +94,7 @@ def _stale_note(current) -> None:
                "report until you pick another.")
 
 
-def _edit_form(ws: Workspace, base: pd.Series, key: str) -> Individual | None:
+def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None:
     if ws.model.predict is None:
         st.info("Edited values need a model to score them; with a column of outputs only existing rows can be "
                 "explained.", icon=":material/info:")
@@ -142,7 +143,7 @@ def guard(fn: Callable[[], Any]) -> Any:
         return None
 
 
-def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) -> None:
+def recourse_headline(ws: DataAndModel, result: FitResult, ind: Individual, exp) -> None:
     """The model's output, the one-sentence recourse and the model's verdict on it, big enough for a projector."""
     who = "Edited individual" if ind.edited else f"Row {ind.row}"
     split = ""
@@ -177,7 +178,7 @@ def recourse_headline(ws: Workspace, result: FitResult, ind: Individual, exp) ->
                        "is), so the model's answer can be seen, and the next step if it fails.")
 
 
-def _follow_advice(ws: Workspace, point: dict) -> None:
+def _follow_advice(ws: DataAndModel, point: dict) -> None:
     """Fill Edit values with the verified point (a callback: widget keys may be written before the rerun)."""
     prefix = session.INDIVIDUAL_WIDGETS
     session.set_edited_individual({f: point[f] for f in ws.features})
@@ -186,7 +187,7 @@ def _follow_advice(ws: Workspace, point: dict) -> None:
     session.clear_widgets(session.widget_key(prefix, "e_"))
 
 
-def model_verdict(ws: Workspace, exp) -> str | None:
+def model_verdict(ws: DataAndModel, exp) -> str | None:
     """One honest line: does the model give the favourable outcome at the point the sentence states?"""
     if exp.recourse is None:
         if exp.rule is None:
@@ -214,7 +215,7 @@ def model_verdict(ws: Workspace, exp) -> str | None:
     return check
 
 
-def alternatives_section(ws: Workspace, exp) -> None:
+def alternatives_section(ws: DataAndModel, exp) -> None:
     """The metacounterfactuals: the figure, the table with the model's verdict per alternative (✓/✗), and for
     an alternative the model confirms, a button that loads its point into Edit values."""
     checked = any(a.get("verified") is not None for a in exp.alternatives)
@@ -268,12 +269,10 @@ def no_actionable_alternatives(exp) -> None:
     show(metacounterfactual_table(shown).drop(columns=["difference from now"], errors="ignore"))
 
 
-def side_by_side(ws: Workspace, exp, values: pd.Series, constraints=None, value_labels=None) -> None:
+def side_by_side(ws: DataAndModel, exp, values: pd.Series, constraints=None, value_labels=None) -> None:
     """Current values, the recommended (verified) point, the rule's nearest point and a real example, changes
     first and highlighted, with the model's output at each point in the first row (``constraints``: the
     explainer's, so an immutable feature reads "immutable", not "free")."""
-    from tcrex.figures import individual_table  # noqa: PLC0415
-
     table = build(individual_table, exp, values, changes_first=True, outcome_name=ws.outcome_name,
                   constraints=constraints, value_labels=value_labels)
     if table is None:

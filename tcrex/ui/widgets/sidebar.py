@@ -16,10 +16,11 @@ from tcrex.errors import TCRExError
 from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
 from tcrex.text import pluralise
 
-from . import constraints, outcome, session, sources
+from . import constraints, outcome
+from ..state import session, sources
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
-from .state import (Params, Workspace, allow_pickle, constraints_summary,
-                    current, describe_target, grid_preview, params, set_params)
+from ..state.active import (allow_pickle, constraints_summary, current, DataAndModel, describe_target, grid_preview,
+                            Params, params, set_params)
 
 def _apply_params_from_form() -> None:
     """Apply-button callback: runs before the script, so the fit uses the new values; the whole app reruns
@@ -53,7 +54,7 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def pending_params(ws: Workspace | None, p: Params) -> list[str]:
+def pending_params(ws: DataAndModel | None, p: Params) -> list[str]:
     """What the form's widgets would change if applied, in words ("τ 0.90 → 0.85"); empty when the form shows the
     applied parameters."""
     draft = _draft_params()
@@ -87,7 +88,7 @@ def _numbers_edited(p: Params) -> bool:
                 and str(value(session.PARAM_GROWER)) == p.grower)
 
 
-def _same_target(ws: Workspace, draft, applied) -> bool:
+def _same_target(ws: DataAndModel, draft, applied) -> bool:
     if applied is None and ws.task == REGRESSION and session.has_widget(session.TARGET_THRESHOLD):
         # the form shows the paper's default (both directions across the mean) as a threshold at the mean
         mean = round(float(np.mean(ws.y_pred.astype(float))), 4)
@@ -103,7 +104,7 @@ def param_checks(rho, tau, n_trees, max_cells, n_rows) -> tuple[list[str], list[
     return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
 
 
-def render_params_form(ws: Workspace | None) -> None:
+def render_params_form(ws: DataAndModel | None) -> None:
     """rho, tau, tree count and target, applied together by **Apply parameters**; until then a "Not applied yet"
     note lists what the widgets would change (the constraints editor's mechanism: a fragment whose widgets are
     compared with the applied values)."""
@@ -112,7 +113,7 @@ def render_params_form(ws: Workspace | None) -> None:
 
 
 @st.fragment
-def _params_editor(ws: Workspace | None) -> None:
+def _params_editor(ws: DataAndModel | None) -> None:
     full_rerun_if_requested(session.PARAMS_RERUN)
     p = params()
     # Every parameter widget starts from the applied value as its own default (value=/index=), never by writing its
@@ -164,7 +165,7 @@ def _seconds_per_cell() -> float:
     return SECONDS_PER_CELL
 
 
-def _grid_preview_note(ws: Workspace, p: Params) -> None:
+def _grid_preview_note(ws: DataAndModel, p: Params) -> None:
     """Before Apply: how big the metarule grid of the form's parameters will be (per target, counted from the
     grown surrogate, nothing built per cell), how long the fit should take, and what to change when it is too
     big for the cell limit or slower than :data:`SLOW_FIT_SECONDS`."""
@@ -192,7 +193,7 @@ def _grid_preview_note(ws: Workspace, p: Params) -> None:
         st.caption(f"Grid preview: {size}, about {max(seconds, 0.1):.1f} s to fit.")
 
 
-def _param_messages(ws: Workspace | None, p: Params) -> None:
+def _param_messages(ws: DataAndModel | None, p: Params) -> None:
     """What the intake checks say about the parameters, next to the form."""
     rejected = session.param_errors()
     if rejected:
@@ -233,7 +234,7 @@ def _target_from_widgets() -> Any:
     return params().target
 
 
-def _target_widget(ws: Workspace, p: Params) -> None:
+def _target_widget(ws: DataAndModel, p: Params) -> None:
     """The favourable outcome, chosen once for every page, export, report and audit."""
     session.set_sidebar_workspace(ws.key())
     if ws.task == REGRESSION:
@@ -288,13 +289,13 @@ def _option_of(target) -> str:
     return f"class:{target}"
 
 
-def _target_option_text(ws: Workspace, target) -> str:
+def _target_option_text(ws: DataAndModel, target) -> str:
     if isinstance(target, (dict, list, tuple)):
         return describe_target(target, ws.task, ws.class_name)
     return _class_option(ws, target)
 
 
-def _class_option(ws: Workspace, c) -> str:
+def _class_option(ws: DataAndModel, c) -> str:
     name = ws.class_name(c)
     column = ws.data.label_column or "output"
     return f"{name} ({column} = {c})" if name != str(c) else f"{column} = {c}"
@@ -302,7 +303,7 @@ def _class_option(ws: Workspace, c) -> str:
 
 def render_sidebar(setup_page: bool = False) -> None:
     """The always-visible summary (data, model, task, target, parameters, fit) and the parameter form. A note
-    about state the app reset on its own (:func:`tcrex.ui.state.note_for_user`) is shown here once, except on
+    about state the app reset on its own (:func:`tcrex.ui.state.active.note_for_user`) is shown here once, except on
     the Data & model page, which shows it in place."""
     ws, result, problem = current()
     if ws is None and session.notice():  # the app just reset the data (see the note): show the new

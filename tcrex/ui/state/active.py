@@ -1,20 +1,20 @@
-"""Dashboard state: the active data, model, parameters and fitted explainer, cached.
+"""The active analysis: the data, model, parameters and fitted explainer in force, cached.
 
-Page scripts in ``pages/`` stay thin: they call :func:`workspace` (data + model + outputs),
-:func:`tcrex.ui.page.require_result` (the fitted explainer and every row's explanation, or a clear message and
+Page scripts in ``pages/`` stay thin: they call :func:`data_and_model` (data + model + outputs),
+:func:`tcrex.ui.widgets.page.require_result` (the fitted explainer and every row's explanation, or a clear message and
 ``st.stop()``)
 and draw.  What lives where:
 
 * choices (which data, which model, parameters) -- plain objects in the session state (keys and accessors:
-  :mod:`tcrex.ui.session`), so they survive page switches (widget state does not);
+  :mod:`tcrex.ui.state.session`), so they survive page switches (widget state does not);
 * parsed samples and uploads -- ``st.cache_data`` keyed on a SHA-256 of the bytes (samples on their name);
 * models and fitted explainers -- per session (``st.cache_resource(scope="session")`` or a session LRU), keyed on
   SHA-256 digests of the data content, the model and ``rho``/``n_trees``; the policy (what is shared by every
-  session, sizes, eviction) is :mod:`tcrex.ui.caching`.  A change of ``tau`` or of the target calls
+  session, sizes, eviction) is :mod:`tcrex.ui.state.caching`.  A change of ``tau`` or of the target calls
   :meth:`TCREx.update` on a copy of the fitted explainer and never regrows the surrogate.
 
-Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.page`, the sidebar in :mod:`tcrex.ui.sidebar`.
-This package is the only part of ``tcrex`` that imports streamlit.
+Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.widgets.page`, the sidebar in
+:mod:`tcrex.ui.widgets.sidebar`. The dashboard is the only part of ``tcrex`` that imports streamlit.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _sample(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
 @st.cache_data(show_spinner="Reading the uploaded table ...", max_entries=caching.PARSED_UPLOADS)
 def parse_upload(digest: str, filename: str, _data: bytes, reading: tuple = ()) -> sources.TableFindings:
     """Parse uploaded bytes once per content digest and reading choices (``_data`` is not hashed; ``digest`` is
-    its SHA-256; ``reading``: "How to read this file", see :func:`tcrex.ui.sources.read_table`)."""
+    its SHA-256; ``reading``: "How to read this file", see :func:`tcrex.ui.state.sources.read_table`)."""
     return sources.read_table(_data, filename, reading)
 
 
@@ -254,12 +254,12 @@ def _with_class_names(data: ActiveData) -> ActiveData:
     return out
 
 
-def codebook_report(ws: "Workspace", ex: TCREx) -> CodebookReport:
+def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
     """The data's codebook matched to the explainer's features: the labels in force and what was left out."""
     return fit_codebook(ws.data.value_labels or {}, ex.schema_)
 
 
-def _with_labels(ex: TCREx, ws: "Workspace", base: TCREx | None = None) -> TCREx:
+def _with_labels(ex: TCREx, ws: "DataAndModel", base: TCREx | None = None) -> TCREx:
     """``ex`` with the data's codebook in force (a copy when ``ex`` is ``base``, a cached explainer other fits
     start from); labels change words only, so nothing is re-derived."""
     wanted = codebook_report(ws, ex).labels
@@ -366,10 +366,11 @@ def model_problem(spec: ModelSpec) -> Exception | None:
     return None
 
 
-# ============================================================================================ workspace
+# ============================================================================================ data and model
 @dataclass
-class Workspace:
-    """Data, model and the model's output on every row (what every page starts from)."""
+class DataAndModel:
+    """Data, model and the model's output on every row (what every page starts from; pages call it ``ws``). Not
+    to be confused with a saved workspace (:mod:`tcrex.ui.state.workspace`), which only records the choices."""
 
     data: ActiveData
     model: ActiveModel
@@ -443,7 +444,7 @@ class Workspace:
         return self.favourable_suggestion().target
 
 
-def workspace() -> Workspace:
+def data_and_model() -> DataAndModel:
     """Data, model and outputs (raises :class:`InputProblem` with what to change)."""
     data = active_data()
     model = active_model(data)
@@ -469,11 +470,11 @@ def workspace() -> Workspace:
 
     y = caching.cached("outputs", sources.sha256(data.key, model.key),
                        lambda: shared.model_outputs(data, model, outputs))
-    return Workspace(data=data, model=model, X=X, y_pred=y)
+    return DataAndModel(data=data, model=model, X=X, y_pred=y)
 
 
-def model_performance(ws: Workspace):
-    """The active model's performance on labelled rows (:func:`tcrex.ui.sources.model_performance`: a
+def model_performance(ws: DataAndModel):
+    """The active model's performance on labelled rows (:func:`tcrex.ui.state.sources.model_performance`: a
     :class:`tcrex.performance.ModelPerformance`, or the sentence saying why there is none), computed once per data,
     model and favourable outcome. Binary curves are drawn for the favourable class (the sidebar's choice, else the
     data's, else the last class)."""
@@ -482,7 +483,7 @@ def model_performance(ws: Workspace):
     return caching.cached("performance", key, lambda: measure_model(ws, target))
 
 
-def _performance_positive(ws: Workspace, target) -> Any:
+def _performance_positive(ws: DataAndModel, target) -> Any:
     """The class the binary curves are drawn for: the favourable class chosen (``target``), else the data's."""
     if ws.task != CLASSIFICATION:
         return None
@@ -492,15 +493,15 @@ def _performance_positive(ws: Workspace, target) -> Any:
     return None if isinstance(default, (tuple, list, dict)) else default
 
 
-def measure_model(ws: Workspace, target=None):
+def measure_model(ws: DataAndModel, target=None):
     """:func:`model_performance` without the session cache (``target``: the favourable outcome in force)."""
     return sources.model_performance(ws.data, ws.model, ws.y_pred, positive=_performance_positive(ws, target),
                                      class_names=ws.class_names)
 
 
-def try_workspace() -> tuple[Workspace | None, str | None]:
+def try_data_and_model() -> tuple[DataAndModel | None, str | None]:
     try:
-        return workspace(), None
+        return data_and_model(), None
     except (InputProblem, TCRExError) as exc:
         return None, str(exc)
 
@@ -511,7 +512,7 @@ class FitResult:
     """A fitted explainer for the current parameters, and every row's explanation."""
 
     explainer: TCREx
-    explanations: pd.DataFrame  # ex.explain(X) for every row of the workspace
+    explanations: pd.DataFrame  # ex.explain(X) for every row of the data
     params: Params
     fit_key: str
     key: str
@@ -531,32 +532,32 @@ class FitResult:
     def n_cells(self) -> int:
         return sum(t.n_cells for t in self.explainer.targets_)
 
-    def actions(self, ws: Workspace) -> pd.DataFrame:
+    def actions(self, ws: DataAndModel) -> pd.DataFrame:
         """``feature_actions`` for every row (computed once)."""
         if "actions" not in self.cache:
             self.cache["actions"] = self.explainer.feature_actions(ws.X, y_pred=ws.y_pred)
         return self.cache["actions"]
 
 
-def labels_key(ws: Workspace) -> str:
+def labels_key(ws: DataAndModel) -> str:
     """The codebook's part of a fit result's key: a new label is a new result (words change, not rules)."""
     book = ws.data.value_labels or {}
     return sources.sha256("labels", sorted((f, sorted((repr(k), v) for k, v in labels.items()))
                                            for f, labels in book.items()))
 
 
-def fit_key(ws: Workspace, p: Params) -> str:
+def fit_key(ws: DataAndModel, p: Params) -> str:
     return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
                           sorted(ws.categorical), list(ws.X.columns))
 
 
-def _target_spec(ws: Workspace, p: Params):
+def _target_spec(ws: DataAndModel, p: Params):
     return p.target
 
 
-def resolve_favourable(ws: Workspace) -> None:
-    """Once per data and model: start from the suggested favourable outcome (:meth:`Workspace.favourable_suggestion`;
-    the loans sample: approved), so nobody who already has it is told how to lose it. Unless the data's metadata
+def resolve_favourable(ws: DataAndModel) -> None:
+    """Once per data and model: start from the suggested favourable outcome
+    (:meth:`DataAndModel.favourable_suggestion`; the loans sample: approved), so nobody who already has it is told how to lose it. Unless the data's metadata
     names it, the outcome is *suggested*, not confirmed: the Data & model page asks (:func:`outcome_confirmed`).
     A choice made afterwards (including "both directions") stands until the data or model changes."""
     if session.favourable_for() == ws.key():
@@ -572,12 +573,12 @@ def resolve_favourable(ws: Workspace) -> None:
         session.clear_widgets(session.TARGET_WIDGETS)
 
 
-def outcome_confirmed(ws: Workspace) -> bool:
+def outcome_confirmed(ws: DataAndModel) -> bool:
     """Whether the favourable outcome of this data and model was confirmed (or named by the data)."""
     return ws.key() in session.confirmed_outcomes()
 
 
-def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
+def confirm_outcome(ws: DataAndModel, target, names: dict | None = None) -> None:
     """The user's answer to "which outcome is favourable?" (and the classes' names): applied to every page."""
     if names is not None:
         set_class_names(ws.data.key, names)
@@ -586,7 +587,7 @@ def confirm_outcome(ws: Workspace, target, names: dict | None = None) -> None:
     session.clear_widgets(session.TARGET_WIDGETS)  # the sidebar's outcome widgets restart from the answer
 
 
-def _unfitted(ws: Workspace, p: Params) -> TCREx:
+def _unfitted(ws: DataAndModel, p: Params) -> TCREx:
     """The explainer the app fits for ``p`` (one construction for the fit and its grid preview)."""
     categorical = ws.categorical
     numeric = [c for c in ws.X.columns if c not in categorical]
@@ -595,7 +596,7 @@ def _unfitted(ws: Workspace, p: Params) -> TCREx:
                  constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
 
 
-def grid_preview(ws: Workspace, p: Params) -> list:
+def grid_preview(ws: DataAndModel, p: Params) -> list:
     """Per target, the metarule grid a fit with ``p`` would build (:meth:`TCREx.grid_sizes`: the surrogate is
     grown, nothing per cell), once per session and parameters; raises TCRExError as the fit would."""
     fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
@@ -604,7 +605,7 @@ def grid_preview(ws: Workspace, p: Params) -> list:
         ws.X.loc[ws.data.fit_index], y_pred=ws.y_pred[fit_pos]))
 
 
-def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
+def _fit_base(ws: DataAndModel, p: Params, progress: Callable[[str, float], None]) -> tuple[TCREx, float]:
     ex = _unfitted(ws, p)
     fit_pos = ws.X.index.get_indexer(ws.data.fit_index)
     t0 = time.perf_counter()
@@ -612,14 +613,14 @@ def _fit_base(ws: Workspace, p: Params, progress: Callable[[str, float], None]) 
     return _with_labels(ex, ws), time.perf_counter() - t0
 
 
-def _shared_build(ws: Workspace, p: Params, key: str) -> FitResult:
+def _shared_build(ws: DataAndModel, p: Params, key: str) -> FitResult:
     """The first fit of a server-wide result (no progress bar: it may serve many sessions)."""
     ex, fit_seconds = _fit_base(ws, p, lambda step, fraction: None)
     return FitResult(explainer=ex, explanations=ex.explain(ws.X, y_pred=ws.y_pred), params=p,
                      fit_key=fit_key(ws, p), key=key, fit_seconds=fit_seconds, update_seconds=None)
 
 
-def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool = True) -> FitResult:
+def explainer_result(ws: DataAndModel, p: Params | None = None, show_progress: bool = True) -> FitResult:
     """The fitted explainer for ``p`` (default: the active parameters); raises TCRExError on failure.
 
     The surrogate is grown once per (data, model, rho, n_trees, max_cells, grower); tau, target and constraint
@@ -635,7 +636,7 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
         return results[key]
     bases = caching.session_lru("bases")
     update_seconds = None
-    # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/shared.py)
+    # a bundled sample with a shared model and default surrogate parameters: one fit per server (tcrex/ui/state/shared.py)
     hit = shared.lookup(ws, p, fkey, default=Params(target=ws.favourable_default()), build=_shared_build)
     if hit is not None and hit.key == unlabelled and (hit.explainer.value_labels or {}) == codebook_report(
             ws, hit.explainer).labels:  # the shared fit carries the sample's own codebook
@@ -675,9 +676,10 @@ def explainer_result(ws: Workspace, p: Params | None = None, show_progress: bool
     return result
 
 
-def current() -> tuple[Workspace | None, FitResult | None, str | None]:
-    """Workspace and fit result for the active choices, or the message that says what to change."""
-    ws, problem = try_workspace()
+def current() -> tuple[DataAndModel | None, FitResult | None, str | None]:
+    """The data and model (with outputs) and the fit result for the active choices, or the message that says what
+    to change."""
+    ws, problem = try_data_and_model()
     if ws is None:
         return None, None, problem
     resolve_favourable(ws)
@@ -691,8 +693,8 @@ def current() -> tuple[Workspace | None, FitResult | None, str | None]:
     return ws, result, None
 
 
-def last_good_result(ws: Workspace) -> FitResult | None:
-    """The last successful fit on this workspace's data and model (kept while new parameters fail)."""
+def last_good_result(ws: DataAndModel) -> FitResult | None:
+    """The last successful fit on this data and model (kept while new parameters fail)."""
     stored = session.last_good_fit()
     return stored[1] if stored is not None and stored[0] == ws.key() else None
 

@@ -19,7 +19,7 @@ import streamlit as st
 from tcrex.errors import TCRExError
 
 from . import session, shared
-from .state import FitResult, Workspace
+from .active import DataAndModel, FitResult, fit_key, try_data_and_model
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
 #: estimates, and say so); each verified row can cost a few model calls' worth of candidates.
@@ -40,17 +40,17 @@ class VerifiedRows:
     n_rows: int  # rows of the workspace
 
 
-def model_available(ws: Workspace) -> bool:
+def model_available(ws: DataAndModel) -> bool:
     """Whether there is a model to check points on (not for a column of precomputed outputs)."""
     return ws.model.predict is not None and ws.model.output_column is None
 
 
-def checker(ws: Workspace):
+def checker(ws: DataAndModel):
     """The model to check recommended points on, or None (outputs from a column: nothing to check with)."""
     return ws.model.predict if model_available(ws) else None
 
 
-def _verify(ws: Workspace, result: FitResult) -> VerifiedRows | str:
+def _verify(ws: DataAndModel, result: FitResult) -> VerifiedRows | str:
     """Every row's point (a uniform sample above :data:`MAX_VERIFY_ROWS` rows) checked on the model, or why not."""
     index = ws.X.index
     sampled = len(index) > MAX_VERIFY_ROWS
@@ -66,7 +66,7 @@ def _verify(ws: Workspace, result: FitResult) -> VerifiedRows | str:
     return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
 
 
-def verified_rows(ws: Workspace, result: FitResult, wait: bool = True) -> VerifiedRows | None:
+def verified_rows(ws: DataAndModel, result: FitResult, wait: bool = True) -> VerifiedRows | None:
     """Every row's point checked on the model (computed once per fit, and once per server for the shared fit of
     the bundled sample); None without a model or on failure.
 
@@ -103,7 +103,7 @@ _SHARED_CHECKS: dict = {}
 _WAITING_SINCE: dict = {}
 
 
-def _check_shared(ws: Workspace, result: FitResult):
+def _check_shared(ws: DataAndModel, result: FitResult):
     """Start (once per server) checking a shared fit's points in the background; the future of that check."""
     key = (result.key, ws.model.key)
     future = _SHARED_CHECKS.get(key)
@@ -118,12 +118,10 @@ def check_in_background() -> None:
     so the pages that show the check (Global rules, Change & keep, the report) find it done or under way: on a
     fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once per
     server; a fit whose check is done or under way is left alone."""
-    from .state import fit_key, try_workspace  # noqa: PLC0415
-
     result = session.current_fit()
     if result is None or _CACHE in result.cache or _PENDING in result.cache:
         return
-    ws, _ = try_workspace()
+    ws, _ = try_data_and_model()
     if ws is None or not model_available(ws) or fit_key(ws, result.params) != result.fit_key:
         return  # no model to check with, or the last fit belongs to other data or another model
     if shared.is_shared_result(result):
@@ -133,7 +131,7 @@ def check_in_background() -> None:
     result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
 
 
-def pending(ws: Workspace, result: FitResult) -> bool:
+def pending(ws: DataAndModel, result: FitResult) -> bool:
     """Whether the recommended points of this fit are being checked in the background right now."""
     if not model_available(ws) or _CACHE in result.cache:
         return False
@@ -145,7 +143,7 @@ def pending(ws: Workspace, result: FitResult) -> bool:
 
 
 @st.fragment(run_every=0.5)
-def _until_verified(ws: Workspace, result: FitResult) -> None:
+def _until_verified(ws: DataAndModel, result: FitResult) -> None:
     """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
     if pending(ws, result):
         st.metric("Verified by a point that follows the advice", "checking …",
@@ -154,7 +152,7 @@ def _until_verified(ws: Workspace, result: FitResult) -> None:
     st.rerun()
 
 
-def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = None, wait: bool = True):
+def effectiveness(ws: DataAndModel, result: FitResult, index: pd.Index | None = None, wait: bool = True):
     """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified
     (``wait=False``: None while they are being checked, see :func:`verified_rows`)."""
     rows = verified_rows(ws, result, wait=wait)
@@ -172,7 +170,7 @@ def effectiveness(ws: Workspace, result: FitResult, index: pd.Index | None = Non
                                           counterfactuals=rows.frame.loc[idx])
 
 
-def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *, column=None) -> None:
+def headline(ws: DataAndModel, result: FitResult, index: pd.Index | None = None, *, column=None) -> None:
     """A metric: "verified by a point that follows the advice N %", with the fall-backs counted apart, or why it
     cannot be said."""
     column = column if column is not None else st
@@ -207,7 +205,7 @@ def headline(ws: Workspace, result: FitResult, index: pd.Index | None = None, *,
     column.caption(eff.headline())
 
 
-def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None, wait: bool = True) -> str | None:
+def sentence(ws: DataAndModel, result: FitResult, index: pd.Index | None = None, wait: bool = True) -> str | None:
     """The headline in words, for captions and reports: "verified by a point that follows the advice N % · a
     similar real case only M % · none K %" (``wait=False``: None while the points are being checked)."""
     if not model_available(ws):
@@ -218,7 +216,7 @@ def sentence(ws: Workspace, result: FitResult, index: pd.Index | None = None, wa
     return f"Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
 
 
-def recourse_note(ws: Workspace, result: FitResult) -> None:
+def recourse_note(ws: DataAndModel, result: FitResult) -> None:
     """The Overview's "Recourse checked on the model." sentence. The page never waits for the check: while it
     runs (a fresh server's first view spent ~3 of its ~4 s here) a placeholder stands in its place and the page
     reruns once with the sentence when the check is done."""
@@ -232,7 +230,7 @@ def recourse_note(ws: Workspace, result: FitResult) -> None:
         _sentence_when_verified(ws, result)
 
 
-def _shared_unchecked(ws: Workspace, result: FitResult) -> bool:
+def _shared_unchecked(ws: DataAndModel, result: FitResult) -> bool:
     """A shared fit whose check has not finished: on a fresh server's first view it has not even started, and it
     starts only once the page is drawn (:func:`check_in_background`), so it never competes with the page's run."""
     if not (shared.is_shared_result(result) and model_available(ws)) or _CACHE in result.cache \
@@ -243,7 +241,7 @@ def _shared_unchecked(ws: Workspace, result: FitResult) -> bool:
 
 
 @st.fragment(run_every=0.5)
-def _sentence_when_verified(ws: Workspace, result: FitResult) -> None:
+def _sentence_when_verified(ws: DataAndModel, result: FitResult) -> None:
     if _shared_unchecked(ws, result) or pending(ws, result):
         if shared.is_shared_result(result):
             # normally started by check_in_background() at the end of the page run; a later poll starts it
@@ -256,7 +254,7 @@ def _sentence_when_verified(ws: Workspace, result: FitResult) -> None:
     st.rerun()
 
 
-def with_sources(ws: Workspace, result: FitResult, population: pd.DataFrame) -> pd.DataFrame:
+def with_sources(ws: DataAndModel, result: FitResult, population: pd.DataFrame) -> pd.DataFrame:
     """``population`` (rows of ``explain()``) with the ``source`` of each row's verified point, when every row
     was checked (the tree, outline and icicle then say what verifies the people each metarule serves); as it is
     while the check runs, without a model, or when only a sample was checked (counts would not add up)."""
@@ -270,7 +268,7 @@ def with_sources(ws: Workspace, result: FitResult, population: pd.DataFrame) -> 
 OWN_ADVICE = "own advice verified"
 
 
-def rules_with_effectiveness(ws: Workspace, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
+def rules_with_effectiveness(ws: DataAndModel, result: FitResult, rules: pd.DataFrame) -> pd.DataFrame:
     """``rules`` (rows of ``rules_frame`` with target and rule) with each rule's effectiveness on every row it
     serves: ``works at nearest point`` and ``own advice verified`` (shares; empty where it serves no one), then
     what verifies the others, counted: ``verified via next rule``, ``verified by minimal change``, ``not verified``
