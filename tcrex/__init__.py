@@ -21,26 +21,27 @@ __version__ = "0.1.0"
 
 #: public name -> the private module that defines it (imported on first access)
 _LAZY = {
-    "as_frame": "._data", "categorical_columns": "._data", "is_categorical_column": "._data",
-    "sentinel_codes": "._data",
-    "LocalExplanation": "._explainer", "TCREx": "._explainer",
-    "GridSize": "._grid", "SECONDS_PER_CELL": "._grid",
-    "MAX_CLASSES": "._outputs", "MAX_TARGET_CLASSES": "._outputs", "check_rows_for_rho": "._outputs",
-    "detect_task": "._outputs", "min_rule_rows": "._outputs",
-    "check_fitted": "._params", "check_parameter": "._params",
+    "as_frame": "._engine.base._data", "categorical_columns": "._engine.base._data",
+    "is_categorical_column": "._engine.base._data", "sentinel_codes": "._engine.base._data",
+    "LocalExplanation": "._engine._explainer", "TCREx": "._engine._explainer",
+    "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
+    "MAX_CLASSES": "._engine.base._outputs", "MAX_TARGET_CLASSES": "._engine.base._outputs",
+    "check_rows_for_rho": "._engine.base._outputs", "detect_task": "._engine.base._outputs",
+    "min_rule_rows": "._engine.base._outputs",
+    "check_fitted": "._engine.base._params", "check_parameter": "._engine.base._params",
     "RuleStability": "._stability", "rule_stability": "._stability",
-    "FavourableSuggestion": "._targets", "favourable_class": "._targets", "ordered_labels": "._targets",
-    "suggest_favourable": "._targets",
+    "FavourableSuggestion": "._engine.fitting._targets", "favourable_class": "._engine.fitting._targets",
+    "ordered_labels": "._engine.fitting._targets", "suggest_favourable": "._engine.fitting._targets",
 }
 
 if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
-    from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
-    from ._explainer import LocalExplanation, TCREx
-    from ._grid import SECONDS_PER_CELL, GridSize
-    from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
-    from ._params import check_fitted, check_parameter
+    from ._engine.base._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
+    from ._engine._explainer import LocalExplanation, TCREx
+    from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
+    from ._engine.base._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+    from ._engine.base._params import check_fitted, check_parameter
     from ._stability import RuleStability, rule_stability
-    from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
+    from ._engine.fitting._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
 
 __all__ = ["TCREx", "LocalExplanation",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from .compare import COMPARED_ROWS, FIT_ROWS_A, resolve_target, rules_of_target, target_id_of, with_dtypes_of
-from ._data import as_frame
+from ._engine.base._data import as_frame
 from .errors import ModelError, ParameterError
-from ._params import check_fitted
+from ._engine.base._params import check_fitted
 from .vocabulary import is_verified, needs_recourse
 
 KINDS = ("bootstrap", "seed")

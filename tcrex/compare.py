@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._data import as_frame
+from ._engine.base._data import as_frame
 from .errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
-from ._outputs import detect_task
-from ._params import check_fitted
-from ._targets import targets_from_spec
+from ._engine.base._outputs import detect_task
+from ._engine.base._params import check_fitted
+from ._engine.fitting._targets import targets_from_spec
 from .vocabulary import CLASSIFICATION, is_verified, needs_recourse, recourse_outcome
 from .audit import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, confidence_text,
                     gap_row, group_display, group_labels, group_order, group_series, is_rest, join_words, json_records, json_value,
@@ -314,7 +314,7 @@ def _default_explainer_b(explainer_a, rows, y_rows_b, on, params_b=None):
     """An explainer with A's parameters (those of ``params_b`` overridden), constraints and task fitted on model
     B's outputs ``y_rows_b`` over ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the
     same outputs serve the re-check of A's rules."""
-    from ._explainer import TCREx  # noqa: PLC0415 - _explainer imports _reach, which the comparison shares
+    from ._engine._explainer import TCREx  # noqa: PLC0415 - _explainer imports _reach, which the comparison shares
     unknown = sorted(set(params_b or {}) - set(PARAMS_B))
     if unknown:
         raise ParameterError(f"params_b may set {list(PARAMS_B)} only, not {unknown}")

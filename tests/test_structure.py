@@ -379,7 +379,7 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 def test_packages_are_what_the_docstring_says():
-    assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
+    assert package_of("tcrex._engine._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
     assert package_of("tcrex.audit._bootstrap") == "tcrex"
     assert package_of("tcrex.figures._style") == package_of("tcrex.figures") == "tcrex.figures"
     assert package_of("tcrex.intake.data") == "tcrex.intake"
@@ -389,7 +389,7 @@ def test_packages_are_what_the_docstring_says():
 
 # ------------------------------------------------------------------------------------------------ the checkers fail
 def _synthetic(**modules) -> dict[str, tuple[str, bool]]:
-    """Tiny trees: ``tcrex__figures__init`` -> ``tcrex.figures`` (a package), ``tcrex___data`` -> ``tcrex._data``."""
+    """Tiny trees: ``tcrex__figures__init`` -> ``tcrex.figures`` (a package), ``tcrex___data`` -> ``tcrex._engine.base._data``."""
     out = {}
     for key, source in modules.items():
         name = key.replace("___", "._").replace("__", ".")
@@ -448,7 +448,7 @@ def test_checker_finds_a_planted_private_attribute_call():
                       # within the core: another module's object's private member
                       tcrex___verify="def points(ex, enc):\n    return ex._require_fitted()\n")
     assert private_attribute_uses(tree) == [
-        "tcrex._verify:2 uses ex._require_fitted (private to another module)",
+        "tcrex._engine.recourse._verify:2 uses ex._require_fitted (private to another module)",
         "tcrex.figures._style:2 uses ex._require_fitted (private to another package)",
         "tcrex.figures._style:3 uses ex.mgr._lock (private to another package)"]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._data import as_frame
-from .._params import check_fitted
-from .._targets import targets_from_spec
+from .._engine.base._data import as_frame
+from .._engine.base._params import check_fitted
+from .._engine.fitting._targets import targets_from_spec
 from ..errors import ParameterError
 from ..vocabulary import (ALREADY_IN_RULE, BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEEDS_RECOURSE, NEXT_RULE,
                           NO_ACTIONABLE_RULE, NO_RULE, OK, SEARCHED, SOURCES, has_recourse, is_verified,

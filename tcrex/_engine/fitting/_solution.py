@@ -12,10 +12,10 @@ import numpy as np
 import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
-from ._boxes import Boxes
-from ._data import Encoded, FeatureSchema
-from .errors import SchemaError
-from .constraints import UNIT
+from ..base._boxes import Boxes
+from ..base._data import Encoded, FeatureSchema
+from ...errors import SchemaError
+from ...constraints import UNIT
 from ._grid import Grid, GridSize, cost_tables, optimal_rules, optimal_rules_weighted
 from ._targets import Target
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .codebook import as_pairs, from_pairs, match_feature, resolve_value_labels
-from .errors import DataError, ParameterError, SchemaError
-from .vocabulary import CATEGORICAL, NUMERIC
+from ...codebook import as_pairs, from_pairs, match_feature, resolve_value_labels
+from ...errors import DataError, ParameterError, SchemaError
+from ...vocabulary import CATEGORICAL, NUMERIC
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _ROWS_PER_BLOCK = 8192  # rows written per pass when building a row-major matrix from columns (_stack_columns)

@@ -1,6 +1,6 @@
 """Model-verified recourse, as frames and local explanations (issues #11, #24).
 
-The search itself is :mod:`tcrex._recourse`: for every row that needs recourse, a point that is exactly the advice
+The search itself is :mod:`tcrex._engine.recourse._search`: for every row that needs recourse, a point that is exactly the advice
 (the features it names, at the values it states) and that the model confirms, or a minimal change beyond the
 rules, or a similar real case that is never counted as verified. This module feeds it the model (points decoded
 to frames with the dtypes the model was given) and turns its result into ``counterfactuals(verify=True)``'s
@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._data import Encoded, _native, as_frame
-from .errors import ModelError
-from ._outputs import predict
-from ._recourse import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
-from ._rows import change_keep, conditions_dict
-from ._state import FittedState, rule_id
-from .vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
-from .text import box_conditions, class_label, status_sentence, value_text, verified_sentence
+from ..base._data import Encoded, _native, as_frame
+from ...errors import ModelError
+from ..base._outputs import predict
+from ._search import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
+from ..explaining._lookup import change_keep, conditions_dict
+from ..fitting._state import FittedState, rule_id
+from ...vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
+from ...text import box_conditions, class_label, status_sentence, value_text, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
 
@@ -89,7 +89,7 @@ def source_column(source: np.ndarray) -> pd.Categorical:
 
 
 def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None) -> Recourse:
-    """The recourse of every row (:func:`tcrex._recourse.find_recourse`) on ``model``; ``reference``: rows for
+    """The recourse of every row (:func:`tcrex._engine.recourse._search.find_recourse`) on ``model``; ``reference``: rows for
     the search beyond the rules and for similar cases (default: the fit rows in memory)."""
     m = _Model(state, model, X)
     ref_enc = None

@@ -8,16 +8,16 @@ import numpy as np
 import pandas as pd
 
 from ._alternatives import check_alternatives
-from ._data import Encoded, _native, as_frame, one_row
-from .errors import NotFittedError, ParameterError
-from ._local import PercentileScale, move_into, nearest_rows
-from ._rows import change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside, sentence
-from ._solution import Solution
-from ._derive import solutions_for
-from ._state import FittedState, metarule_id, rule_id
+from ..base._data import Encoded, _native, as_frame, one_row
+from ...errors import NotFittedError, ParameterError
+from ..base._nearest import PercentileScale, move_into, nearest_rows
+from ..explaining._lookup import change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside, sentence
+from ..fitting._solution import Solution
+from ..fitting._derive import solutions_for
+from ..fitting._state import FittedState, metarule_id, rule_id
 from ._verify import verified_frame, verify_one, wants_verify
-from .vocabulary import STATUSES
-from .text import box_conditions, metacounterfactual_sentence
+from ...vocabulary import STATUSES
+from ...text import box_conditions, metacounterfactual_sentence
 
 
 @dataclass

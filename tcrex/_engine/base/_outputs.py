@@ -8,9 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .errors import ModelError, ParameterError
+from ...errors import ModelError, ParameterError
 
-from .vocabulary import CLASSIFICATION, REGRESSION, TASKS
+from ...vocabulary import CLASSIFICATION, REGRESSION, TASKS
 #: Whole-number outputs with more distinct values than this are a regression, not classes (one limit for the
 #: engine, intake and the dashboard).
 MAX_CLASSES = 20

@@ -19,20 +19,20 @@ import math
 
 import numpy as np
 
-from ._boxes import Boxes
-from .codebook import as_pairs, check_class_names, from_pairs
-from .constraints import Constraints
-from ._data import FeatureSchema, _native
-from ._effectiveness import Effectiveness
-from .errors import DataError, ParameterError, SchemaError, TCRExError
-from ._outputs import MAX_TARGET_CLASSES
-from ._params import check_parameter
-from ._recourse import rule_values
-from ._state import FittedState, preference_of
-from .vocabulary import CLASSIFICATION, TASKS
-from ._solution import Solution
-from ._targets import ORDERED_KEYS, Target
-from .text import box_conditions, shown
+from ..base._boxes import Boxes
+from ...codebook import as_pairs, check_class_names, from_pairs
+from ...constraints import Constraints
+from ..base._data import FeatureSchema, _native
+from ..recourse._effectiveness import Effectiveness
+from ...errors import DataError, ParameterError, SchemaError, TCRExError
+from ..base._outputs import MAX_TARGET_CLASSES
+from ..base._params import check_parameter
+from ..recourse._search import rule_values
+from ..fitting._state import FittedState, preference_of
+from ...vocabulary import CLASSIFICATION, TASKS
+from ..fitting._solution import Solution
+from ..fitting._targets import ORDERED_KEYS, Target
+from ...text import box_conditions, shown
 
 FORMAT = "tcrex-rules"
 #: Version 4 (issue #24) adds what the search for verified recourse needs from the fit data, so an explainer

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import ParameterError
-from ._rows import change_keep
-from ._solution import Solution
-from ._state import FittedState, metarule_id, rule_id
-from .text import (NO_ACTIONABLE_RECOURSE, box_text, change_keep_sentence, if_sentence, inside_rule_sentence,
+from ...errors import ParameterError
+from ._lookup import change_keep
+from ..fitting._solution import Solution
+from ..fitting._state import FittedState, metarule_id, rule_id
+from ...text import (NO_ACTIONABLE_RECOURSE, box_text, change_keep_sentence, if_sentence, inside_rule_sentence,
                    is_trivial_rule, pluralise, trivial_rule_note)
 
 RULE_COLUMNS = ["target", "target_description", "rule", "rule_id", "conditions", "n", "feasibility", "accuracy",

@@ -1,6 +1,6 @@
 """The paper's steps for a fitted state: the surrogate (step a, :func:`fit_state`), then per target the valid
 rules, grid and metarules (steps b-e, :func:`derive`) from the surrogate's counts (or the counts of
-:func:`tcrex._recount.recount`)."""
+:func:`tcrex._engine.fitting._recount.recount`)."""
 from __future__ import annotations
 
 import time
@@ -9,18 +9,18 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .codebook import check_class_names
-from .constraints import Constraints
-from ._data import FeatureSchema, resolve_special_codes
-from .errors import ModelError, NoValidRuleError, ParameterError
-from ._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
+from ...codebook import check_class_names
+from ...constraints import Constraints
+from ..base._data import FeatureSchema, resolve_special_codes
+from ...errors import ModelError, NoValidRuleError, ParameterError
+from ..base._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
 from ._grid import GridSize
 from ._solution import Solution, grid_size
 from ._state import FittedState, category_counts, preference_of, rederive
 from ._surrogate import Surrogate
 from ._targets import Target, targets_from_spec
-from .vocabulary import NO_RULE, REGRESSION
+from ...vocabulary import NO_RULE, REGRESSION
 
 
 def _quiet(step, fraction) -> None:
@@ -29,7 +29,7 @@ def _quiet(step, fraction) -> None:
 
 def counts_for(state: FittedState, target: Target):
     """``(n_inside, n_target, n_rows, min_count)`` every derivation of ``state`` uses for ``target``: the recounted
-    counts when :func:`tcrex._recount.recount` ran, else the surrogate's fit counts."""
+    counts when :func:`tcrex._engine.fitting._recount.recount` ran, else the surrogate's fit counts."""
     rec = state.recounted
     if rec is None:
         n_target = state.surrogate.count(target.contains(state.fit_y).astype(np.float64))

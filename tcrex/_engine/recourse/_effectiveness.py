@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._data import as_frame
-from .errors import ModelError, NotFittedError, SchemaError
-from ._rows import lookup, outputs
-from ._state import FittedState
+from ..base._data import as_frame
+from ...errors import ModelError, NotFittedError, SchemaError
+from ..explaining._lookup import lookup, outputs
+from ..fitting._state import FittedState
 from ._verify import recourse_codes, verify_points
-from .vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
+from ...vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
                          SEARCHED, SIMILAR_CASE, SOURCES, VERIFIED)
 
 #: What happens to the people a rule (metarule) serves, counted: verified through this rule's own advice, through

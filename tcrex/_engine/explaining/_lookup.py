@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._boxes import Boxes
-from ._data import Encoded, FeatureSchema, as_frame
-from ._derive import solutions_for
-from .errors import ModelError
-from ._outputs import as_regression, check_outputs, model_feature_names, model_frame, predict
-from ._solution import Solution
-from ._state import FittedState
-from ._targets import serving_target
-from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
+from ..base._boxes import Boxes
+from ..base._data import Encoded, FeatureSchema, as_frame
+from ..fitting._derive import solutions_for
+from ...errors import ModelError
+from ..base._outputs import as_regression, check_outputs, model_feature_names, model_frame, predict
+from ..fitting._solution import Solution
+from ..fitting._state import FittedState
+from ..fitting._targets import serving_target
+from ...vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           STATUSES)
-from .text import box_conditions, status_sentence
+from ...text import box_conditions, status_sentence
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 

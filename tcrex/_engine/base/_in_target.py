@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import ParameterError
+from ...errors import ParameterError
 
 
 def in_target(solutions, outputs, targets) -> np.ndarray:

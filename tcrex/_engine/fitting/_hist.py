@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
-from ._outputs import min_rule_rows
-from .vocabulary import CLASSIFICATION, REGRESSION
+from ...errors import ParameterError
+from ..base._outputs import min_rule_rows
+from ...vocabulary import CLASSIFICATION, REGRESSION
 
 _OPTIONS = ("max_bins", "max_depth", "max_features", "subsample", "min_samples_leaf")
 

@@ -7,7 +7,7 @@ sitting near τ on the sample no longer flip.
 
 The explainer's state keeps the counts (``TCREx.recount_counts_``): every later derivation — ``update(tau=...)``,
 ``update(target=...)``, ``update(constraints=...)``, targets derived on demand by ``explain(target=...)`` — reads
-them (:func:`tcrex._derive.counts_for`), so a recounted explainer never mixes the sample's counts with all rows' size.
+them (:func:`tcrex._engine.fitting._derive.counts_for`), so a recounted explainer never mixes the sample's counts with all rows' size.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ._derive import derive
-from .errors import ParameterError
-from ._outputs import min_rule_rows
+from ...errors import ParameterError
+from ..base._outputs import min_rule_rows
 from ._state import FittedState, rederive
 from ._targets import Target
-from .vocabulary import CLASSIFICATION
+from ...vocabulary import CLASSIFICATION
 
 
 @dataclass

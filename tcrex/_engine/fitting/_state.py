@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .constraints import Constraints
-from ._data import Encoded, FeatureSchema
-from .errors import NotFittedError
-from ._local import PercentileScale, category_preference
+from ...constraints import Constraints
+from ..base._data import Encoded, FeatureSchema
+from ...errors import NotFittedError
+from ..base._nearest import PercentileScale, category_preference
 from ._solution import Solution
-from .text import metarule_label, rule_label
+from ...text import metarule_label, rule_label
 
 
 @dataclass
@@ -32,10 +32,10 @@ class StateCache:
     #: ids follow the fitted ones (``len(solutions) + k``, in order of first request), so ids a caller got back
     #: keep resolving (``TCREx.solution(id)``, ``rule_id``). The fitted targets (and the JSON export) never change.
     extra_solutions: list = field(default_factory=list)
-    #: Target id -> per-rule observed values of the fit rows (:func:`tcrex._recourse.compute_rule_values`), computed
+    #: Target id -> per-rule observed values of the fit rows (:func:`tcrex._engine.recourse._search.compute_rule_values`), computed
     #: the first time the recourse search or the JSON export needs them.
     rule_values: dict = field(default_factory=dict)
-    #: "rules" / "metarules" -> the frame of :func:`tcrex._frames.rules_frame` / ``metarules_frame`` (handed out as
+    #: "rules" / "metarules" -> the frame of :func:`tcrex._engine.explaining._summary.rules_frame` / ``metarules_frame`` (handed out as
     #: copies): a dashboard page asks for them several times per run.
     frames: dict = field(default_factory=dict)
     #: The fit rows' :class:`PercentileScale` (sorted numeric columns), built the first time a distance needs it.
@@ -58,7 +58,7 @@ class FittedState:
     random_state: object  #: seed of the metarule tree when a target is solved
     max_changes: int | None = None  #: no verified advice changes more features (None: no limit)
     model: object = None  #: the model given to ``fit`` (None when fitted on ``y_pred`` or restored from JSON)
-    surrogate: object = None  #: the grown surrogate (:class:`tcrex._surrogate.Surrogate`); None after from_json
+    surrogate: object = None  #: the grown surrogate (:class:`tcrex._engine.fitting._surrogate.Surrogate`); None after from_json
     grower: str | None = None  #: the grower used, "exact" or "hist"; None when a JSON export does not say
     n_surrogate_fits: int = 0  #: surrogates grown for this state (1 after fit; update and recount never regrow)
     timings: dict = field(default_factory=dict)  #: seconds per fit step ("encode", "surrogate", ...)
@@ -69,7 +69,7 @@ class FittedState:
     category_counts: list | None = None  #: per categorical slot, the fit rows' count of each category
     category_preference: list | None = None  #: per categorical slot, the order categories are moved to
     rule_values: list | None = None  #: per fitted target, per-rule observed values restored from JSON version 4
-    recounted: object = None  #: the counts of :meth:`TCREx.recount` (:class:`tcrex._recount.Recounted`), or None
+    recounted: object = None  #: the counts of :meth:`TCREx.recount` (:class:`tcrex._engine.fitting._recount.Recounted`), or None
     recount_summary: dict | None = None  #: what the last recount changed, or None
     effectiveness: object = None  #: effectiveness loaded with a JSON export that carries it, or None
     #: the model's classes' names, class -> name (``TCREx(class_names=)``, matched by
@@ -134,7 +134,7 @@ def category_counts(enc: Encoded, schema: FeatureSchema) -> list:
 
 
 def preference_of(counts, schema: FeatureSchema):
-    """The category preference of moves (:func:`tcrex._local.category_preference`), None without counts."""
+    """The category preference of moves (:func:`tcrex._engine.base._nearest.category_preference`), None without counts."""
     return None if counts is None else category_preference(counts, schema)
 
 

@@ -13,11 +13,11 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from ._boxes import Boxes
-from ._data import Encoded, FeatureSchema
+from ..base._boxes import Boxes
+from ..base._data import Encoded, FeatureSchema
 from ._hist import grow_hist_trees, grow_hist_trees_encoded
-from ._outputs import min_rule_rows
-from .vocabulary import CLASSIFICATION
+from ..base._outputs import min_rule_rows
+from ...vocabulary import CLASSIFICATION
 
 _ROWS_PER_BLOCK = 4096  # rows per block when copying a row-major matrix to column-major (_column_major)
 

@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
-from ._data import Encoded
-from ._local import PercentileScale, nearest_in_interval
-from ._reach import contained
-from ._state import FittedState
-from .vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
+from ...constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
+from ..base._data import Encoded
+from ..base._nearest import PercentileScale, nearest_in_interval
+from ..base._in_target import contained
+from ..fitting._state import FittedState
+from ...vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
 
 #: Observed values kept nearest to each end of a rule's interval (the nearest points of the rule in the data).
 NEAR_VALUES = 4

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numbers
 
 from ._data import check_special_codes_param
-from .codebook import check_value_labels
-from .errors import NotFittedError, ParameterError
+from ...codebook import check_value_labels
+from ...errors import NotFittedError, ParameterError
 from ._outputs import check_task
-from .text import shown
+from ...text import shown
 
 
 #: Hard caps on the size parameters (the one owner; docs/engine.md and docs/security.md). No real use comes near

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._data import Encoded, FeatureSchema
-from ._solution import Solution
-from .text import categorical_condition, numeric_condition
+from ..base._data import Encoded, FeatureSchema
+from ..fitting._solution import Solution
+from ...text import categorical_condition, numeric_condition
 
 
 def metarule_tree(sol: Solution, schema: FeatureSchema) -> dict:

@@ -1,9 +1,9 @@
-"""The public estimator: :class:`TCREx`, a facade over its :class:`tcrex._state.FittedState`.
+"""The public estimator: :class:`TCREx`, a facade over its :class:`tcrex._engine.fitting._state.FittedState`.
 
 ``fit`` (and ``from_json``) build the state; ``update`` and ``recount`` replace it; every other method reads it
-through the module where its concern lives (rows and sentences :mod:`tcrex._rows`, counterfactuals
-:mod:`tcrex._counterfactuals`, frames :mod:`tcrex._frames`, effectiveness :mod:`tcrex._effectiveness`, JSON
-:mod:`tcrex._serialize`, recount :mod:`tcrex._recount`).
+through the module where its concern lives (rows and sentences :mod:`tcrex._engine.explaining._lookup`, counterfactuals
+:mod:`tcrex._engine.recourse._counterfactuals`, frames :mod:`tcrex._engine.explaining._summary`, effectiveness :mod:`tcrex._engine.recourse._effectiveness`, JSON
+:mod:`tcrex._engine.serialization._rules_json`, recount :mod:`tcrex._engine.fitting._recount`).
 """
 from __future__ import annotations
 
@@ -15,23 +15,23 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from ._boxes import Boxes
-from ._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
+from .base._boxes import Boxes
+from .recourse._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
                                real_examples)
-from ._data import as_frame, one_row, restore_dtypes
-from ._derive import fit_state, grid_sizes, relabel_state, update_state
-from ._effectiveness import add_columns, from_rows, resolve
-from ._effectiveness import compute as compute_effectiveness
-from .errors import NotFittedError, ParameterError
-from ._frames import metarules_frame, rules_frame, summary_text
-from ._params import MAX_CHANGES, check_parameter
-from ._reach import in_target
-from ._recount import candidate_counts, recount
-from ._rows import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
-from ._serialize import from_json, to_json
-from ._state import FittedState, metarule_id, rule_id
-from ._views import metarule_slice, metarule_tree
-from .text import box_text, class_label, output_text, value_text
+from .base._data import as_frame, one_row, restore_dtypes
+from .fitting._derive import fit_state, grid_sizes, relabel_state, update_state
+from .recourse._effectiveness import add_columns, from_rows, resolve
+from .recourse._effectiveness import compute as compute_effectiveness
+from ..errors import NotFittedError, ParameterError
+from .explaining._summary import metarules_frame, rules_frame, summary_text
+from .base._params import MAX_CHANGES, check_parameter
+from .base._in_target import in_target
+from .fitting._recount import candidate_counts, recount
+from .explaining._lookup import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
+from .serialization._rules_json import from_json, to_json
+from .fitting._state import FittedState, metarule_id, rule_id
+from .explaining._metarule_views import metarule_slice, metarule_tree
+from ..text import box_text, class_label, output_text, value_text
 
 __all__ = ["TCREx", "LocalExplanation"]
 
@@ -202,7 +202,7 @@ class TCREx(BaseEstimator):
 
     def grid_sizes(self, X, model=None, *, y_pred=None) -> list:
         """Per target, the metarule grid :meth:`fit` with these parameters would build (a
-        :class:`tcrex._grid.GridSize`: maximal-valid rules, states per feature, ``n_cells``, ``seconds()`` and
+        :class:`tcrex._engine.fitting._grid.GridSize`: maximal-valid rules, states per feature, ``n_cells``, ``seconds()`` and
         ``limit_message(max_cells)``), counted before anything per cell is built: only the surrogate is grown.
         Use it to preview a fit that ``max_cells`` would refuse (:class:`~tcrex.errors.CellLimitError`) or that
         would take long; the explainer itself is left unfitted/unchanged."""
@@ -304,7 +304,7 @@ class TCREx(BaseEstimator):
         """The counterfactual point of each row, verified on the model when one is known.
 
         ``verify`` (default: True when a model is known, from ``fit`` or ``model=``) finds for every row that
-        needs recourse a point the model confirms that *is* the advice (see :mod:`tcrex._recourse`): a point of
+        needs recourse a point the model confirms that *is* the advice (see :mod:`tcrex._engine.recourse._search`): a point of
         the paper's optimal rule changing exactly the features the advice names to values the data holds, else
         of the next rule in cost order, else a minimal change beyond the rules (from the nearest ``reference``
         row with the target output, default the fit rows). Columns, beside the point's features:
@@ -479,7 +479,7 @@ class TCREx(BaseEstimator):
     def from_json(cls, text, *, max_grid_bytes: int | None = None) -> "TCREx":
         """Rebuild an explainer from :meth:`to_json`'s text, checking it as untrusted input (docs/security.md).
         ``max_grid_bytes``: memory the rebuilt grid's cell-by-rule tables may need (default
-        ``tcrex._serialize.MAX_GRID_BYTES``, 256 MB); raise it only for a trusted, very large explainer."""
+        ``tcrex._engine.serialization._rules_json.MAX_GRID_BYTES``, 256 MB); raise it only for a trusted, very large explainer."""
         return from_json(cls, text, max_grid_bytes=max_grid_bytes)
 
     def __getstate__(self):

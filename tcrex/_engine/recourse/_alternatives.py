@@ -1,9 +1,9 @@
 """Metacounterfactuals checked on the model (issue #34).
 
 A metacounterfactual (paper §6.2) says "if A were in the region of metarule M2, rule R5's advice would apply":
-a promise about a hypothetical person. Here it is checked like the recourse of :mod:`tcrex._recourse`: the "if"
+a promise about a hypothetical person. Here it is checked like the recourse of :mod:`tcrex._engine.recourse._search`: the "if"
 features move to values the data holds inside M2 (nearest to the person's own values first), then R5's advice is
-applied there with the candidate points of :class:`tcrex._recourse.Candidates` (values the data holds inside the
+applied there with the candidate points of :class:`tcrex._engine.recourse._search.Candidates` (values the data holds inside the
 rule, nearest first). The first point the model puts in the person's target is the alternative's ``point``; it
 changes only the "if" features and the features the advice names, and its "if" part lies inside M2 (so R5 is the
 optimal rule there, with the same features to change as the alternative states). Every candidate of every
@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._data import Encoded, _native
-from ._recourse import Candidates, Scorer, _objects, _ranks, rule_values
-from ._solution import Solution
-from ._state import FittedState
+from ..base._data import Encoded, _native
+from ._search import Candidates, Scorer, _objects, _ranks, rule_values
+from ..fitting._solution import Solution
+from ..fitting._state import FittedState
 from ._verify import _Model
-from .text import checked_metacounterfactual_sentence, value_text
+from ...text import checked_metacounterfactual_sentence, value_text
 
 #: "If" values tried per moved feature: the observed values inside the metarule nearest the person's own.
 IF_VALUES = 4

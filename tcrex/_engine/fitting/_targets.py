@@ -11,12 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._data import _native
-from .errors import ModelError, ParameterError, SchemaError
-from ._outputs import check_n_classes
+from ..base._data import _native
+from ...errors import ModelError, ParameterError, SchemaError
+from ..base._outputs import check_n_classes
 from ._surrogate import readable_cut
-from .vocabulary import CLASSIFICATION
-from .text import format_number, outcome_text
+from ...vocabulary import CLASSIFICATION
+from ...text import format_number, outcome_text
 
 
 @dataclass(frozen=True)

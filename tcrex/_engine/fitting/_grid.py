@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._boxes import Boxes
-from .constraints import DECREASE, IMMUTABLE, INCREASE
-from ._data import Encoded, FeatureSchema
-from .errors import CellLimitError
+from ..base._boxes import Boxes
+from ...constraints import DECREASE, IMMUTABLE, INCREASE
+from ..base._data import Encoded, FeatureSchema
+from ...errors import CellLimitError
 
 #: Up to this many bounds a numeric state is counted with one vectorised comparison per bound, which is several
 #: times faster than numpy's binary search on a column (measured: 3-15x for 1-16 bounds on 131k values).
