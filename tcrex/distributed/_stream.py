@@ -705,7 +705,8 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     ``groups`` and the outputs from the column ``y_pred`` or ``model``. Groups are named by the codebook's
     labels (``group_labels`` for the column, over the explainer's labels of that feature:
     :func:`tcrex.audit.named_groups`)."""
-    from ..audit import audit_counts, named_groups
+    from ..audit import audit_counts
+    from ..population import named_groups
     names = list(ex.schema_.names)
     _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
     check_number_columns(ex, df)

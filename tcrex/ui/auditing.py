@@ -20,8 +20,8 @@ import streamlit as st
 from tcrex import is_categorical_column
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
-from tcrex.audit import (PRACTICAL_DEFAULT, REST, audit, labelled_groups, practical_gaps,  # noqa: F401 - one owner
-                         split_findings)
+from tcrex.audit import PRACTICAL_DEFAULT, audit, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.population import REST, labelled_groups  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 
 from . import components as ui

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex.audit import labelled_groups
+from tcrex.population import labelled_groups
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import OK, REGRESSION
 

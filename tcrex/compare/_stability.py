@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .compare import COMPARED_ROWS, FIT_ROWS_A, resolve_target, rules_of_target, target_id_of, with_dtypes_of
-from ._engine.base._data import as_frame
-from .errors import ModelError, ParameterError
-from ._engine.base._params import check_fitted
-from .vocabulary import is_verified, needs_recourse
+from .. import as_frame, check_fitted
+from ..errors import ModelError, ParameterError
+from ..vocabulary import is_verified, needs_recourse
+from ._comparison import rules_of_target
+from ._models import resolve_target, target_id_of, with_dtypes_of
+from ._vocabulary import COMPARED_ROWS, FIT_ROWS_A
 
 KINDS = ("bootstrap", "seed")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._engine.base._data import is_categorical_column
+from .. import is_categorical_column
 from ..codebook import match_feature
 from ..errors import DataError, ParameterError
 from ..text import value_text
