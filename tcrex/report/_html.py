@@ -23,11 +23,11 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from . import __version__, check_fitted
-from .figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
-from .vocabulary import STATUS_TEXT, has_recourse, needs_recourse
-from .audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
-from .text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
+from .. import __version__, check_fitted
+from ..figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
+from ..vocabulary import STATUS_TEXT, has_recourse, needs_recourse
+from ..audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
+from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
 
@@ -320,7 +320,7 @@ def comparison_html(result, title: str | None = None) -> str:
     """A comparison of recourse across two models (:func:`tcrex.compare.compare_models`): the headline, the findings (in
     the audit's wording), who keeps, loses or gains recourse, the per-group table with its gaps, and the rules of
     model A that break under model B. Static HTML, no scripts; no individual's values."""
-    from .compare import CHANGE_TEXT, CHANGES, COMPARE_METRICS  # noqa: PLC0415 - the comparison is optional
+    from ..compare import CHANGE_TEXT, CHANGES, COMPARE_METRICS  # noqa: PLC0415 - the comparison is optional
 
     s = result.summary
     head = f'<p class="meta">{_e(title)}</p>' if title else ""
@@ -764,7 +764,7 @@ def _where_groups_differ(result, practical: float) -> str:
 def _change_labels() -> list:
     """The comparison's changes for people who need recourse: ``[(change, short words, colour)]`` (the bar and
     the appendix's table say them the same way)."""
-    from .compare import GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, STILL_NONE  # noqa: PLC0415
+    from ..compare import GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, STILL_NONE  # noqa: PLC0415
 
     return [(KEPT, "keep verified recourse", "#009E73"), (LOST, "lose verified recourse", "#D55E00"),
             (GAINED, "gain verified recourse", "#0072B2"), (STILL_NONE, "none under either model", "#999999"),

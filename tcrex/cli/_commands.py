@@ -15,7 +15,7 @@ import time
 
 import click
 
-from .errors import TCRExError
+from ..errors import TCRExError
 
 
 def _say(msg: str) -> None:
@@ -73,7 +73,7 @@ def _guard(fn):
         except click.ClickException:
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
-            from .intake import short_error
+            from ..intake import short_error
             raise _Fail(cli_words(short_error(exc))) from None
     return run
 
@@ -82,7 +82,7 @@ def _read_all(spec: str):
     import fsspec
     import pandas as pd
 
-    from .distributed import expand_paths, located
+    from ..distributed import expand_paths, located
     frames = []
     for p in expand_paths(spec):
         try:
@@ -114,7 +114,7 @@ def _codebook(path):
     """The codebook at ``path`` (None without one), read as untrusted input before any work starts."""
     if not path:
         return None
-    from .intake import read_codebook
+    from ..intake import read_codebook
     with open(path, "rb") as fh:
         return read_codebook(fh.read(), os.path.basename(path))
 
@@ -124,7 +124,7 @@ def _labelled(ex, path, book=None):
     the rules do not have are left out, each said on stderr); ``ex`` itself when no file is given."""
     if not path:
         return ex
-    from .intake import fit_codebook
+    from ..intake import fit_codebook
     found = fit_codebook(_codebook(path) if book is None else book, ex.schema_)
     for note in found.notes:
         _say(f"value labels: {note}")
@@ -144,13 +144,13 @@ def _labelled_rules(rules: str, path) -> str:
     """A rules JSON with the codebook at ``path`` in force (the text itself when no file is given)."""
     if not path:
         return rules
-    from . import TCREx
+    from .. import TCREx
     ex = _labelled(TCREx.from_json(rules), path)
     return ex.to_json(effectiveness=ex.effectiveness_)
 
 
 def _model(path, threads=None):
-    from .distributed import load_model_file
+    from ..distributed import load_model_file
     try:
         return load_model_file(path, threads)
     except TCRExError as exc:
@@ -183,7 +183,7 @@ def _model_features(model, columns, drop, data) -> list[str] | None:
 def _warn_non_features(X) -> None:
     """One stderr line naming the columns about to become features that look like an id or a label (the intake's
     rule, :func:`tcrex.intake.non_feature_columns`): they are kept (the user may mean them), never silently."""
-    from .intake import non_feature_columns
+    from ..intake import non_feature_columns
     odd = non_feature_columns(X)
     if odd:
         listed = "; ".join(f"{c!r} {why}" for c, why in odd.items())
@@ -194,8 +194,8 @@ def _warn_non_features(X) -> None:
 def _check_model_kinds(model, X, data) -> None:
     """Text in a column the model takes as a number is refused (it would be parsed value by value, or make the
     explainer treat a number as a category)."""
-    from . import is_categorical_column
-    from .vocabulary import NUMERIC
+    from .. import is_categorical_column
+    from ..vocabulary import NUMERIC
     kinds = getattr(model, "feature_kinds", None) or {}
     bad = [c for c in X.columns if kinds.get(str(c)) == NUMERIC and is_categorical_column(X[c])
            and not _is_bool(X[c])]
@@ -273,7 +273,7 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, referenc
 
 def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker):
     """:func:`_run_files` once the output folder is marked (``marker``: its marker, emptied once confirmed)."""
-    from .distributed import FileError, check_run, located
+    from ..distributed import FileError, check_run, located
 
     threads = kw.get("model_threads")
     checks = model_path or reference_rows or out
@@ -401,8 +401,8 @@ def main():
 def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, max_changes, sample, seed,
         batch_size, out, value_labels_path=None):
     """Fit rules and metarules on DATA and write them as JSON."""
-    from . import TCREx
-    from .distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
+    from .. import TCREx
+    from ..distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
                               sample_rows, start_outputs)
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
@@ -480,7 +480,7 @@ def suggest_constraints_command(data, drop, with_reasons, out):
     """Suggest actionability constraints for the features of DATA (protected attributes and past events
     immutable, time that has passed increase only), as JSON for `tcrex fit --constraints`. The reason for each
     suggestion goes to stderr; review them before using the file."""
-    from .constraints import constraints_from_suggestions, suggest_constraints
+    from ..constraints import constraints_from_suggestions, suggest_constraints
     frame = _read_all(data)
     missing = [c for c in drop if c not in frame.columns]
     if missing:
@@ -523,7 +523,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
-    from .distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
+    from ..distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     if verified and not model_path:
@@ -548,7 +548,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
                            names=load_rules(rules).schema_.names, out=out))  # a refused model stops it before any file
     dt = time.perf_counter() - t0
     if verified and not reference_rows:  # each output's metadata says how many of its rows it affected
-        from .distributed import NO_REFERENCE_NOT_DONE
+        from ..distributed import NO_REFERENCE_NOT_DONE
         _verification(None, {"rows": sum(_rows_affected(dst) for _, dst in jobs)},
                       "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s) -> {base}/")
@@ -559,7 +559,7 @@ def _rows_affected(dst: str) -> int:
     import fsspec
     import pyarrow.parquet as pq
 
-    from .distributed import VERIFICATION_KEY
+    from ..distributed import VERIFICATION_KEY
     with fsspec.open(dst, "rb") as fh:
         meta = pq.read_metadata(fh).metadata or {}
     return int(json.loads(meta.get(VERIFICATION_KEY, b"{}")).get("rows_affected") or 0)
@@ -594,8 +594,8 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     """
     import fsspec
 
-    from .audit import audit_from_counts
-    from .distributed import audit_file, expand_paths, load_rules, provenance
+    from ..audit import audit_from_counts
+    from ..distributed import audit_file, expand_paths, load_rules, provenance
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     with fsspec.open(rules_path, "r") as fh:
@@ -614,7 +614,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)
     if model_path:
-        from .distributed import NO_REFERENCE_NOT_DONE
+        from ..distributed import NO_REFERENCE_NOT_DONE
         cells = counts.cells
         doc["verification"] = _verification(reference_rows, {"rows": int(cells.loc[
             cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
@@ -666,9 +666,9 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     """
     import fsspec
 
-    from . import TCREx
-    from .compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
-    from .distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
+    from .. import TCREx
+    from ..compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
+    from ..distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
     with fsspec.open(rules_path, "r") as fh:
         rules = _labelled_rules(fh.read(), value_labels_path)
@@ -758,7 +758,7 @@ def _verification(reference_rows, affected: dict, counted: str, not_done: str) -
 
 def _compare_job(rules_a, src, rules_b, people_dst, **kw):
     """One file of ``tcrex compare`` (the second argument is the input file, as ``_run_files`` reports it)."""
-    from .distributed import compare_file
+    from ..distributed import compare_file
     return compare_file(rules_a, rules_b, src, people_dst=people_dst, **kw)
 
 
@@ -787,7 +787,7 @@ def check_model(model_path, data, drop):
 
     The data's columns are taken as `tcrex fit --model` takes them: the model's own inputs when its file names
     them (every other column left out, said in one line), else every column but the --drop-column ones."""
-    from .errors import ModelError
+    from ..errors import ModelError
     try:
         m = _model(model_path)
     except ModelError as exc:
@@ -795,7 +795,7 @@ def check_model(model_path, data, drop):
         sys.exit(1)
     click.echo(f"accepted: {m.description}" if hasattr(m, "description") else "accepted")
     if data:
-        from .intake import check_compatibility
+        from ..intake import check_compatibility
         frame = _read_all(data)
         missing = [c for c in drop if c not in frame.columns]
         if missing:
@@ -827,7 +827,7 @@ def ui(streamlit_options):
 
     if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("plotly") is None:
         raise _Fail("the dashboard needs Streamlit and plotly: pip install 'tcrex[app]'")
-    from .ui.launch import main as launch
+    from ..ui.launch import main as launch
     launch(list(streamlit_options))
 
 
@@ -846,7 +846,7 @@ def workspace_group():
 @_guard
 def workspace_export(workspace_id, out):
     """Write the workspace WORKSPACE_ID (its editing or read-only link id) to a zip file."""
-    from .workspace import WorkspaceStore, export_workspace
+    from ..workspace import WorkspaceStore, export_workspace
     data = export_workspace(WorkspaceStore.from_env(), workspace_id)
     with open(out, "wb") as fh:
         fh.write(data)
@@ -858,7 +858,7 @@ def workspace_export(workspace_id, out):
 @_guard
 def workspace_import(zip_path):
     """Import a workspace zip as a new workspace; prints its editing id and its read-only id."""
-    from .workspace import WorkspaceStore, import_workspace
+    from ..workspace import WorkspaceStore, import_workspace
     with open(zip_path, "rb") as fh:
         ws = import_workspace(WorkspaceStore.from_env(), fh.read())
     click.echo(f"id: {ws.id}")
