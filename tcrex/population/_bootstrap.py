@@ -44,7 +44,7 @@ def resample_sums(rng, weights, rows, n_boot) -> np.ndarray:
 
 def gap_row(metric, group, reference, value, reference_value, resampled, reference_resampled, *, alpha, n_group,
             n_reference, min_group_size) -> dict:
-    """One row of a gaps frame (:data:`~tcrex.audit.GAP_COLUMNS`): ``difference`` = value - reference value, its
+    """One row of a gaps frame (:data:`~tcrex.population.GAP_COLUMNS`): ``difference`` = value - reference value, its
     percentile interval from the paired resamples, and ``significant``: the interval excludes zero and neither
     side is a small group (fewer than ``min_group_size`` individuals)."""
     diff = snap_zero(value - reference_value)

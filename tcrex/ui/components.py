@@ -215,7 +215,7 @@ def population(ws: Workspace, key: str, *, choices=("all", "fit", "test", "filte
 
 def group_values(ws: Workspace, feature: str) -> pd.Series:
     """A feature's values (or the model output's) on every row, to group rows by (a labelled feature's groups
-    named by label and code, :func:`tcrex.audit.labelled_groups`)."""
+    named by label and code, :func:`tcrex.population.labelled_groups`)."""
     return labelled_groups(_filter_column(ws, feature), ws.data.value_labels.get(feature))
 
 
