@@ -418,7 +418,8 @@ def test_only_the_dashboard_imports_streamlit():
 
 @pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare",
                                     "tcrex.text", "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
-                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets"])
+                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets",
+                                    "tcrex.population", "tcrex.report", "tcrex.cli"])
 def test_every_name_in_all_exists(module):
     m = importlib.import_module(module)
     missing = [n for n in getattr(m, "__all__", []) if not hasattr(m, n)]
