@@ -47,8 +47,8 @@ import common  # noqa: E402
 from tcrex import TCREx  # noqa: E402
 from tcrex.errors import CellLimitError  # noqa: E402
 from tcrex.vocabulary import SOURCES, is_verified  # noqa: E402
-from tcrex._data import FeatureSchema  # noqa: E402
-from tcrex._local import PercentileScale  # noqa: E402
+from tcrex._engine.base._data import FeatureSchema  # noqa: E402
+from tcrex._engine.base._nearest import PercentileScale  # noqa: E402
 
 METHODS = ("random", "genetic", "kdtree")
 

@@ -25,8 +25,8 @@ not blur.
 ``--cli`` also runs ``tcrex explain --verified --reference-rows`` in this process on the same rows written as
 Parquet, the model saved as XGBoost JSON (predicted in the CLI's model sandbox), and prints its rows/s.
 
-The breakdown wraps the engine's functions with timers (``tcrex._verify.predict``, ``sentences`` and
-``verify_points``, and the ``lookup`` and ``outputs`` that ``tcrex._counterfactuals`` calls); the headline figures are measured without them.
+The breakdown wraps the engine's functions with timers (``tcrex._engine.recourse._verify.predict``, ``sentences`` and
+``verify_points``, and the ``lookup`` and ``outputs`` that ``tcrex._engine.recourse._counterfactuals`` calls); the headline figures are measured without them.
 """
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import machine, train_model  # noqa: E402
 from recourse import load_baseline  # noqa: E402
 
-import tcrex._counterfactuals as counterfactuals_module  # noqa: E402
-import tcrex._verify as verify_module  # noqa: E402
+import tcrex._engine.recourse._counterfactuals as counterfactuals_module  # noqa: E402
+import tcrex._engine.recourse._verify as verify_module  # noqa: E402
 from tcrex import TCREx  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
 
@@ -94,7 +94,7 @@ class Timers:
         self.wrap(verify_module, "sentences", "sentences")
         self.wrap(verify_module, "verify_points", "search")
         self.wrap(counterfactuals_module, "lookup", "lookup")
-        self.wrap(counterfactuals_module, "outputs", "outputs on X")  # calls predict too, not through tcrex._verify
+        self.wrap(counterfactuals_module, "outputs", "outputs on X")  # calls predict too, not through tcrex._engine.recourse._verify
         return self
 
     def __exit__(self, *exc):

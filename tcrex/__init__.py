@@ -7,7 +7,9 @@
 One import path per public name. A name defined in a public module is imported from that module:
 :mod:`tcrex.vocabulary` (tasks, feature kinds, statuses, who needs recourse, point sources), :mod:`tcrex.errors`,
 :mod:`tcrex.constraints`, :mod:`tcrex.compare`, :mod:`tcrex.audit`, :mod:`tcrex.text`, :mod:`tcrex.metrics`, ...
-This package re-exports only what the engine's private modules define: the estimator and its helpers below.
+This package re-exports only what the engine's private modules (``tcrex/_engine/``) define: the estimator and its
+helpers below; and ``rule_stability`` of :mod:`tcrex.compare` (loaded on first use, so ``import tcrex`` loads
+neither the comparison nor the audit). The layers: ``docs/architecture.md``.
 
 The names are loaded on first use (PEP 562): ``import tcrex`` alone, or ``import tcrex.cli`` for ``tcrex --help``,
 loads neither scikit-learn nor pandas; ``from tcrex import TCREx`` works exactly as an eager import would.
@@ -21,26 +23,29 @@ __version__ = "0.1.0"
 
 #: public name -> the private module that defines it (imported on first access)
 _LAZY = {
-    "as_frame": "._data", "categorical_columns": "._data", "is_categorical_column": "._data",
-    "sentinel_codes": "._data",
-    "LocalExplanation": "._explainer", "TCREx": "._explainer",
-    "GridSize": "._grid", "SECONDS_PER_CELL": "._grid",
-    "MAX_CLASSES": "._outputs", "MAX_TARGET_CLASSES": "._outputs", "check_rows_for_rho": "._outputs",
-    "detect_task": "._outputs", "min_rule_rows": "._outputs",
-    "check_fitted": "._params", "check_parameter": "._params",
-    "RuleStability": "._stability", "rule_stability": "._stability",
-    "FavourableSuggestion": "._targets", "favourable_class": "._targets", "ordered_labels": "._targets",
-    "suggest_favourable": "._targets",
+    "as_frame": "._engine.base._data", "categorical_columns": "._engine.base._data",
+    "is_categorical_column": "._engine.base._data", "sentinel_codes": "._engine.base._data",
+    "LocalExplanation": "._engine._explainer", "TCREx": "._engine._explainer",
+    "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
+    "MAX_CLASSES": "._engine.base._outputs", "MAX_TARGET_CLASSES": "._engine.base._outputs",
+    "check_rows_for_rho": "._engine.base._outputs", "detect_task": "._engine.base._outputs",
+    "min_rule_rows": "._engine.base._outputs",
+    "check_fitted": "._engine.base._params", "check_parameter": "._engine.base._params",
+    "RuleStability": ".compare", "rule_stability": ".compare",
+    "FavourableSuggestion": "._engine.fitting._targets", "favourable_class": "._engine.fitting._targets",
+    "ordered_labels": "._engine.fitting._targets", "suggest_favourable": "._engine.fitting._targets",
+    "targets_from_spec": "._engine.fitting._targets",
 }
 
 if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
-    from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
-    from ._explainer import LocalExplanation, TCREx
-    from ._grid import SECONDS_PER_CELL, GridSize
-    from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
-    from ._params import check_fitted, check_parameter
-    from ._stability import RuleStability, rule_stability
-    from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
+    from ._engine.base._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
+    from ._engine._explainer import LocalExplanation, TCREx
+    from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
+    from ._engine.base._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+    from ._engine.base._params import check_fitted, check_parameter
+    from ._engine.fitting._targets import (FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable,
+                                           targets_from_spec)
+    from .compare import RuleStability, rule_stability
 
 __all__ = ["TCREx", "LocalExplanation",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
@@ -54,6 +59,9 @@ __all__ = ["TCREx", "LocalExplanation",
            "sentinel_codes",
            # the favourable outcome to start from and why (the dashboard asks the user to confirm it)
            "suggest_favourable", "FavourableSuggestion", "ordered_labels",
+           # what a target spec means (None, a class, {"at_least": c}, a threshold, an interval): the engine's
+           # targets, which the audit and the comparison count against (tcrex.population.favourable_outcome)
+           "targets_from_spec",
            # how stable each rule and piece of advice is across retrained models (issue #26; see tcrex.compare)
            "rule_stability", "RuleStability",
            # scikit-learn conventions: the fitted check (issue #10)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._data import FeatureSchema, _native, sentinel_codes
+from ._engine.base._data import FeatureSchema, _native, sentinel_codes
 from .errors import ParameterError
 
 __all__ = ["Constraints", "FeatureConstraint", "KINDS", "CATEGORICAL_KINDS", "KIND_LABELS", "FREE", "IMMUTABLE",

@@ -33,9 +33,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from ._data import as_frame
+from ._engine.base._data import as_frame
 from .errors import ModelError, NotFittedError
-from ._outputs import predict
+from ._engine.base._outputs import predict
 from .vocabulary import HAS_RECOURSE, STATUSES, has_recourse
 
 __all__ = ["evaluate", "DESIDERATA", "SCORED_STATUSES"]

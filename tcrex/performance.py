@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ParameterError
-from ._outputs import CLASSIFICATION, REGRESSION
+from ._engine.base._outputs import CLASSIFICATION, REGRESSION
 from .text import class_label
 
 __all__ = ["ModelPerformance", "model_performance"]

@@ -17,7 +17,8 @@ from tcrex import TCREx
 from tcrex.errors import DataError, ParameterError, TCRExError
 from tcrex.vocabulary import is_verified
 from tcrex.figures import _audit as figs  # colours are module constants (tests may import private modules)
-from tcrex.audit import METRICS, MISSING_GROUP, REST, audit, gap_direction, percentile_interval
+from tcrex.audit import METRICS, audit, gap_direction
+from tcrex.population import MISSING_GROUP, REST, percentile_interval
 from tcrex.audit._bootstrap import bootstrap_group  # the bootstrap itself (tests may import private modules)
 from tcrex.datasets import make_loans, make_recourse_groups
 from tests.audit_checks import assert_counts_equal, assert_same_audit

@@ -1,27 +1,32 @@
 """Structure anyone can rerun: the import graph of tcrex/, pages/ and app.py, built with ast.
 
-Packages, precisely (``package_of``):
+**Layers come from the folders** (``layer_of``; ``docs/architecture.md`` draws them):
 
-* the engine core ``tcrex``: ``tcrex/__init__.py``, the private modules ``tcrex/_*.py`` and the public top-level
-  modules that are part of the engine (``text``, ``errors``, ``constraints``, ``vocabulary``, ``compare``,
-  ``metrics``, ``datasets``, ``spreadsheet``);
-* the audit, ``tcrex.audit``, is the engine's too: a subpackage only to split it by concern (counting, bootstrap,
-  wording), so its modules belong to the core;
-* every other subpackage is a package of its own: ``tcrex.figures``, ``tcrex.intake``, ``tcrex.distributed``,
-  ``tcrex.ui``. The intake is *not* engine: it reads uploads for the dashboard and the CLI, and uses the core's
-  public names only (``tcrex``, ``tcrex.errors``, ``tcrex.vocabulary``) like every other outer package;
-* the outer top-level modules ``tcrex.cli``, ``tcrex.report`` and ``tcrex.__main__`` are one package each;
-* ``pages/`` and ``app.py`` form the package ``app``.
+* the face ``tcrex`` (``tcrex/__init__.py``): the public names of the engine (and ``rule_stability`` of the
+  comparison), loaded lazily;
+* the engine: every module file at the root of ``tcrex/`` (its public modules: ``text``, ``errors``,
+  ``vocabulary``, ``constraints``, ``codebook``, ``metrics``, ...) and every private folder there
+  (``tcrex/_engine/``, split by stage: ``base``, ``fitting``, ``explaining``, ``recourse``, ``serialization``);
+* every public folder ``tcrex/NAME/`` is a layer of its own, ``tcrex.NAME``: the population layer
+  (``tcrex.population``), the audit, the comparison, the outer packages (``intake``, ``figures``, ``distributed``,
+  ``workspace``, ``report``, ``cli``) and the dashboard (``tcrex.ui``);
+* ``tcrex/__main__.py`` (what ``python -m tcrex`` runs) is the program: it may import anything;
+* ``pages/`` and ``app.py`` form the layer ``app`` (the dashboard's pages).
+
+A new file at the root is engine, a new folder a new outer layer: nothing here lists modules.
 
 Fails on (a) import cycles (all imports; and, separately, import-time cycles of module-level imports including a
-package's own ``__init__``), (b) a module importing another package's private module (a dotted part starting with
-``_``) or a private name (``from x import _y``) from another package, (c) a module reading a private attribute
-(``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another tcrex package defines and its own package
-does not -- within the engine core, that another core module defines and its own module does not: core modules
-pass state explicitly (private attributes of third-party objects, e.g. Streamlit's media store, are not tcrex's to
-police here), (d) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
-imported from its owner, (e) streamlit imported by anything but the dashboard, (f) a name in an ``__all__`` that
-the module does not define, (g) a public name with two import paths: a public module beside a private twin of the
+package's own ``__init__``; ``if TYPE_CHECKING:`` blocks do not run), (b) a layer importing a layer it may not
+(``MAY_IMPORT``: the engine imports no other layer; the population layer only the engine's public names; the
+audit and the comparison the engine's public names and the population layer, never each other; the face the
+engine and the comparison), (c) the engine's stages importing a later stage (``STAGES``), (d) a module importing
+another layer's private module (a dotted part starting with ``_``) or a private name (``from x import _y``), (e) a
+module reading a private attribute (``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another layer
+defines and its own does not -- within the engine, that another engine module defines and its own module does not:
+engine modules pass state explicitly (private attributes of third-party objects, e.g. Streamlit's media store, are
+not tcrex's to police here), (f) the vocabulary (tasks, feature kinds, statuses) typed again as strings instead of
+imported from its owner, (g) streamlit imported by anything but the dashboard, (h) a name in an ``__all__`` that
+the module does not define, (i) a public name with two import paths: a public module beside a private twin of the
 same name (``x.py`` and ``_x.py``), or one object listed in the ``__all__`` of two public modules (see
 ``docs/engine.md``, "One import path per public name"). The checkers run on a mapping ``module -> source`` (or
 ``module -> namespace``) so that the tests at the end can plant violations in tiny synthetic sources and see them
@@ -39,10 +44,21 @@ from tcrex.vocabulary import FEATURE_KINDS, STATUSES, TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: top-level modules of tcrex that are outer packages of their own (everything else at the top level is core)
-OUTER_MODULES = {"tcrex.cli", "tcrex.report", "tcrex.__main__"}
-#: subpackages that are part of the engine core (split by concern, not a package boundary)
-CORE_SUBPACKAGES = {"tcrex.audit"}
+FACE, ENGINE, PROGRAM, APP = "tcrex", "engine", "program", "app"
+POPULATION, AUDIT, COMPARE, DASHBOARD = "tcrex.population", "tcrex.audit", "tcrex.compare", "tcrex.ui"
+#: Which other layers a layer may import. A layer not named here (an outer package, the dashboard, the pages, the
+#: program) may import any layer; the ones named may import only these (the private-import check below adds: only
+#: their public names, except the face, which re-exports the engine's private modules).
+MAY_IMPORT = {
+    ENGINE: set(),
+    POPULATION: {FACE, ENGINE},
+    AUDIT: {FACE, ENGINE, POPULATION},
+    COMPARE: {FACE, ENGINE, POPULATION},
+    FACE: {ENGINE, COMPARE},
+}
+#: The engine's stages (``tcrex/_engine/<stage>/``) in order: a stage imports only itself and earlier ones; the
+#: facade ``tcrex._engine._explainer`` comes after them all. Every folder of ``tcrex/_engine/`` must be listed.
+STAGES = ("base", "fitting", "explaining", "recourse", "serialization")
 #: the only module that may spell the vocabulary out
 VOCABULARY_OWNER = "tcrex.vocabulary"
 VOCABULARY = set(STATUSES) | set(TASKS) | set(FEATURE_KINDS)
@@ -69,23 +85,34 @@ def _tree_sources() -> dict[str, tuple[str, bool]]:
     return {_module_name(f): (f.read_text(encoding="utf-8"), f.name == "__init__.py") for f in _files()}
 
 
-def package_of(mod: str) -> str:
+def _folders(sources) -> set[str]:
+    """``tcrex.NAME`` for every folder directly under ``tcrex/`` (a package, or the parent of a module)."""
+    out = {m for m, (_, pkg) in sources.items() if pkg and m.count(".") == 1}
+    out |= {".".join(m.split(".")[:2]) for m in sources if m.startswith("tcrex.") and m.count(".") >= 2}
+    return out
+
+
+def layer_of(mod: str, sources=None) -> str:
+    """The layer of a module, read from where its file is (see the module docstring)."""
     parts = mod.split(".")
     if parts[0] != "tcrex":
-        return "app"  # pages/*, app.py
+        return APP  # pages/*, app.py
     if len(parts) == 1:
-        return "tcrex"
-    if mod in OUTER_MODULES:
-        return mod
-    if ".".join(parts[:2]) in CORE_SUBPACKAGES:
-        return "tcrex"
-    if len(parts) >= 3 or mod in _subpackages():
-        return ".".join(parts[:2])
-    return "tcrex"
+        return FACE
+    top = parts[1]
+    if top.startswith("__"):
+        return PROGRAM  # __main__
+    if f"tcrex.{top}" not in _folders(_tree_sources() if sources is None else sources) or top.startswith("_"):
+        return ENGINE  # a module at the root, or a private folder of the root
+    return f"tcrex.{top}"
 
 
-def _subpackages() -> set[str]:
-    return {_module_name(f) for f in _files() if f.name == "__init__.py" and f.parent != ROOT / "tcrex"}
+def stage_of(mod: str) -> int | None:
+    """Position of an engine module's stage (``tcrex._engine.<stage>...``); the facade after every stage."""
+    parts = mod.split(".")
+    if parts[:2] != ["tcrex", "_engine"] or len(parts) < 3:
+        return None
+    return STAGES.index(parts[2]) if parts[2] in STAGES else len(STAGES)
 
 
 def _private(mod: str) -> bool:
@@ -96,14 +123,27 @@ def _private_name(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+def _privacy_owner(layer: str) -> str:
+    """Who may import a layer's private modules: the layer itself; the face and the engine are one package (the face
+    re-exports the engine's private modules)."""
+    return ENGINE if layer == FACE else layer
+
+
 # ------------------------------------------------------------------------------------------------ imports
+def _type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): imports for type checkers, never run."""
+    return isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
 def _import_nodes(tree: ast.AST, module_level_only: bool = False):
-    """Import statements of a module; ``module_level_only`` leaves out those inside functions (run later)."""
+    """Import statements of a module; ``module_level_only`` leaves out those inside functions (run later) and under
+    ``if TYPE_CHECKING:`` (never run): what importing the module runs."""
     todo = [tree]
     while todo:
         node = todo.pop()
         for child in ast.iter_child_nodes(node):
-            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if module_level_only and (isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                                      or _type_checking(child)):
                 continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 yield child
@@ -162,20 +202,56 @@ def find_cycles(graph: dict[str, set[str]], skip_package_edges: bool = True) -> 
     return cycles
 
 
-def private_imports(sources) -> list[str]:
-    """Imports of another package's private module, or of a private name from another package's module."""
+def _targets(mod: str, is_package: bool, node, known) -> list[tuple[str, str | None]]:
+    """(module, imported name or None) of one import statement."""
+    if isinstance(node, ast.Import):
+        return [(a.name, None) for a in node.names]
+    base = _resolve(mod, is_package, node)
+    return [(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base, a.name) for a in node.names]
+
+
+def layer_imports(sources) -> list[str]:
+    """Imports of a layer its own layer may not import (``MAY_IMPORT``), function-level ones too."""
     known = set(sources)
     found = []
     for mod, (src, is_package) in sources.items():
-        own = package_of(mod)
+        own = layer_of(mod, sources)
+        if own not in MAY_IMPORT:
+            continue
         for node in _import_nodes(ast.parse(src)):
-            if isinstance(node, ast.Import):
-                targets = [(a.name, None) for a in node.names]
-            else:
-                base = _resolve(mod, is_package, node)
-                targets = [(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base, a.name) for a in node.names]
-            for target, name in targets:
-                if target not in known or package_of(target) == own:
+            for target, _ in _targets(mod, is_package, node, known):
+                other = layer_of(target, sources) if target in known else None
+                if other is not None and other != own and other not in MAY_IMPORT[own]:
+                    found.append(f"{mod}:{node.lineno} ({own}) imports {target} ({other})")
+    return sorted(set(found))
+
+
+def stage_imports(sources) -> list[str]:
+    """Engine modules importing a later stage (``STAGES``), or a stage folder ``STAGES`` does not name."""
+    known = set(sources)
+    found = sorted(f"{m} is in a stage STAGES does not list" for m in sources
+                   if m.startswith("tcrex._engine.") and len(m.split(".")) > 3 and m.split(".")[2] not in STAGES)
+    for mod, (src, is_package) in sources.items():
+        here = stage_of(mod)
+        if here is None:
+            continue
+        for node in _import_nodes(ast.parse(src)):
+            for target, _ in _targets(mod, is_package, node, known):
+                there = stage_of(target) if target in known else None
+                if there is not None and there > here:
+                    found.append(f"{mod}:{node.lineno} imports the later stage {target}")
+    return sorted(set(found))
+
+
+def private_imports(sources) -> list[str]:
+    """Imports of another layer's private module, or of a private name from another layer's module."""
+    known = set(sources)
+    found = []
+    for mod, (src, is_package) in sources.items():
+        own = _privacy_owner(layer_of(mod, sources))
+        for node in _import_nodes(ast.parse(src)):
+            for target, name in _targets(mod, is_package, node, known):
+                if target not in known or _privacy_owner(layer_of(target, sources)) == own:
                     continue
                 if _private(target):
                     found.append(f"{mod}:{node.lineno} imports private module {target}")
@@ -201,21 +277,21 @@ def _defined_private_names(source: str) -> set[str]:
     return {n for n in out if _private_name(n)}
 
 
-def _owner(mod: str) -> str:
-    """Who may read a private attribute: its package, or within the engine core its module (each core module
-    passes state explicitly, never through another module's objects' private members)."""
-    own = package_of(mod)
-    return mod if own == "tcrex" else own
+def _owner(mod: str, sources) -> str:
+    """Who may read a private attribute: its layer, or within the engine (and the face) its module (each engine
+    module passes state explicitly, never through another module's objects' private members)."""
+    own = layer_of(mod, sources)
+    return mod if own in (FACE, ENGINE) else own
 
 
 def private_attribute_uses(sources) -> list[str]:
-    """``obj._name`` where ``_name`` is defined only by another tcrex package (by another module, in the core)."""
+    """``obj._name`` where ``_name`` is defined only by another tcrex layer (by another module, in the engine)."""
     by_package: dict[str, set[str]] = {}
     for mod, (src, _) in sources.items():
-        by_package.setdefault(_owner(mod), set()).update(_defined_private_names(src))
+        by_package.setdefault(_owner(mod, sources), set()).update(_defined_private_names(src))
     found = []
     for mod, (src, _) in sources.items():
-        own = _owner(mod)
+        own = _owner(mod, sources)
         others = set().union(*(names for p, names in by_package.items() if p != own)) if len(by_package) > 1 \
             else set()
         for node in ast.walk(ast.parse(src)):
@@ -224,7 +300,7 @@ def private_attribute_uses(sources) -> list[str]:
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 continue
             if node.attr in others and node.attr not in by_package.get(own, set()):
-                where = "module" if own == mod else "package"
+                where = "module" if own == mod else "layer"
                 found.append(f"{mod}:{node.lineno} uses {ast.unparse(node)} (private to another {where})")
     return sorted(found)
 
@@ -334,7 +410,7 @@ def test_one_public_path_per_name():
 def test_only_the_dashboard_imports_streamlit():
     offenders = []
     for mod, (src, pkg) in _tree_sources().items():
-        if package_of(mod) not in ("tcrex.ui", "app") and any(
+        if layer_of(mod) not in (DASHBOARD, APP) and any(
                 m == "streamlit" or m.startswith("streamlit.") for m in _imports(mod, src, pkg)):
             offenders.append(mod)
     assert not offenders, f"modules outside the dashboard importing streamlit: {offenders}"
@@ -342,7 +418,8 @@ def test_only_the_dashboard_imports_streamlit():
 
 @pytest.mark.parametrize("module", ["tcrex", "tcrex.vocabulary", "tcrex.errors", "tcrex.constraints", "tcrex.compare",
                                     "tcrex.text", "tcrex.audit", "tcrex.metrics", "tcrex.figures", "tcrex.intake",
-                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets"])
+                                    "tcrex.intake.data", "tcrex.distributed", "tcrex.datasets",
+                                    "tcrex.population", "tcrex.report", "tcrex.cli"])
 def test_every_name_in_all_exists(module):
     m = importlib.import_module(module)
     missing = [n for n in getattr(m, "__all__", []) if not hasattr(m, n)]
@@ -378,13 +455,43 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
-def test_packages_are_what_the_docstring_says():
-    assert package_of("tcrex._explainer") == package_of("tcrex.text") == package_of("tcrex.audit") == "tcrex"
-    assert package_of("tcrex.audit._bootstrap") == "tcrex"
-    assert package_of("tcrex.figures._style") == package_of("tcrex.figures") == "tcrex.figures"
-    assert package_of("tcrex.intake.data") == "tcrex.intake"
-    assert package_of("tcrex.cli") == "tcrex.cli" and package_of("tcrex.report") == "tcrex.report"
-    assert package_of("pages.views.individual") == package_of("app") == "app"
+def test_layers_come_from_the_folders():
+    assert layer_of("tcrex") == FACE
+    assert layer_of("tcrex._engine._explainer") == layer_of("tcrex._engine.fitting._surrogate") == ENGINE
+    assert layer_of("tcrex.text") == layer_of("tcrex.constraints") == layer_of("tcrex.metrics") == ENGINE
+    assert layer_of("tcrex.population._groups") == layer_of("tcrex.population") == POPULATION
+    assert layer_of("tcrex.audit._bootstrap") == AUDIT and layer_of("tcrex.compare._result") == COMPARE
+    assert layer_of("tcrex.figures._style") == layer_of("tcrex.figures") == "tcrex.figures"
+    assert layer_of("tcrex.intake.data") == "tcrex.intake"
+    assert layer_of("tcrex.cli._commands") == "tcrex.cli" and layer_of("tcrex.report") == "tcrex.report"
+    assert layer_of("tcrex.ui.state") == DASHBOARD and layer_of("tcrex.__main__") == PROGRAM
+    assert layer_of("pages.views.individual") == layer_of("app") == APP
+    # the root holds the face, the engine's public modules, __main__ and folders: nothing else to classify
+    engine_folders = {f.name for f in (ROOT / "tcrex" / "_engine").iterdir() if (f / "__init__.py").exists()}
+    assert engine_folders == set(STAGES), "a stage folder STAGES does not order (or a stage that is gone)"
+
+
+def test_layers_import_only_what_they_may():
+    found = layer_imports(_tree_sources())
+    assert not found, "a layer importing one it may not (see MAY_IMPORT and docs/architecture.md):\n" + \
+        "\n".join(found)
+
+
+def test_engine_stages_import_only_earlier_stages():
+    found = stage_imports(_tree_sources())
+    assert not found, "an engine stage importing a later one (see STAGES):\n" + "\n".join(found)
+
+
+def test_import_tcrex_loads_neither_the_audit_nor_the_comparison():
+    """The face is lazy: ``import tcrex`` and the estimator load neither ``tcrex.audit``, ``tcrex.compare`` nor the
+    population layer; ``tcrex.rule_stability`` loads the comparison on first use only."""
+    import subprocess
+    import sys
+    code = ("import sys, tcrex; from tcrex import TCREx; "
+            "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith(('tcrex.audit', 'tcrex.compare', "
+            "'tcrex.population'))})); tcrex.rule_stability; print('tcrex.compare' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["[]", "True"], out.stdout + out.stderr
 
 
 # ------------------------------------------------------------------------------------------------ the checkers fail
@@ -449,8 +556,8 @@ def test_checker_finds_a_planted_private_attribute_call():
                       tcrex___verify="def points(ex, enc):\n    return ex._require_fitted()\n")
     assert private_attribute_uses(tree) == [
         "tcrex._verify:2 uses ex._require_fitted (private to another module)",
-        "tcrex.figures._style:2 uses ex._require_fitted (private to another package)",
-        "tcrex.figures._style:3 uses ex.mgr._lock (private to another package)"]
+        "tcrex.figures._style:2 uses ex._require_fitted (private to another layer)",
+        "tcrex.figures._style:3 uses ex.mgr._lock (private to another layer)"]
 
 
 def test_checker_finds_typed_vocabulary():
@@ -464,3 +571,64 @@ def test_checker_finds_typed_vocabulary():
         "tcrex.figures.a:3 types ['regression']", "tcrex.metrics:3 types ['no_rule']",
         "tcrex.metrics:3 types ['ok']", "tcrex.metrics:4 types ['no_rule', 'ok']",
         "tcrex.metrics:5 types ['categorical', 'numeric']"]
+
+
+def test_layers_of_a_synthetic_tree_come_from_its_folders():
+    tree = _synthetic(tcrex__init="", tcrex__text="", tcrex___engine__fitting___grid="", tcrex__newpkg__init="",
+                      tcrex__newpkg___part="", tcrex__report__init="", tcrex__loose="")
+    assert layer_of("tcrex.text", tree) == layer_of("tcrex.loose", tree) == ENGINE  # files at the root
+    assert layer_of("tcrex._engine.fitting._grid", tree) == ENGINE  # a private folder of the root
+    assert layer_of("tcrex.newpkg._part", tree) == "tcrex.newpkg"  # a new folder: a new layer, listed nowhere
+    assert layer_of("tcrex.report", tree) == "tcrex.report"
+
+
+def test_checker_finds_planted_layer_violations():
+    tree = _synthetic(
+        tcrex__init="if TYPE_CHECKING:\n    from ._engine._x import f\n    from .compare._s import g\n"
+                    "    from .figures import h\n",  # the face: the engine and the comparison only
+        tcrex___engine__init="", tcrex___engine___x="from ..population import p\nfrom .. import f\n",
+        tcrex__text="def t():\n    from .compare import c\n",  # an engine module, function-level: caught too
+        tcrex__population__init="from ..audit import a\nfrom .. import f\n",
+        tcrex__audit__init="from ..compare import c\nfrom ..population import p\nfrom .. import f\n",
+        tcrex__compare__init="from ..audit import a\nfrom ..population import p\nfrom ..text import t\n",
+        tcrex__compare___s="from ..figures import h\n",
+        tcrex__figures__init="from ..audit import a\nfrom ..compare import c\nfrom ..ui import u\n",  # outer: free
+        tcrex__ui__init="")
+    assert layer_imports(tree) == [
+        "tcrex._engine._x:1 (engine) imports tcrex.population (tcrex.population)",
+        "tcrex._engine._x:2 (engine) imports tcrex (tcrex)",
+        "tcrex.audit:1 (tcrex.audit) imports tcrex.compare (tcrex.compare)",
+        "tcrex.compare._s:1 (tcrex.compare) imports tcrex.figures (tcrex.figures)",
+        "tcrex.compare:1 (tcrex.compare) imports tcrex.audit (tcrex.audit)",
+        "tcrex.population:1 (tcrex.population) imports tcrex.audit (tcrex.audit)",
+        "tcrex.text:2 (engine) imports tcrex.compare (tcrex.compare)",
+        "tcrex:4 (tcrex) imports tcrex.figures (tcrex.figures)"]
+
+
+def test_checker_finds_planted_private_imports_across_layers():
+    """The audit, the comparison and the population layer reach the engine through its public names only; the face
+    re-exports the engine's private modules (one package with the engine), never another layer's."""
+    tree = _synthetic(tcrex__init="from ._engine._x import f\nfrom .compare._s import g\n",
+                      tcrex___engine__init="", tcrex___engine___x="f = 1\n", tcrex__text="from ._engine._x import f\n",
+                      tcrex__population__init="from .._engine._x import f\n",
+                      tcrex__audit__init="from ..population._groups import p\nfrom .. import f\n",
+                      tcrex__population___groups="p = 1\n", tcrex__compare__init="from ._s import g\n",
+                      tcrex__compare___s="from .._engine import _x\n")
+    assert private_imports(tree) == [
+        "tcrex.audit:1 imports private module tcrex.population._groups",
+        "tcrex.compare._s:1 imports private module tcrex._engine._x",
+        "tcrex.population:1 imports private module tcrex._engine._x",
+        "tcrex:2 imports private module tcrex.compare._s"]
+
+
+def test_checker_finds_a_planted_later_stage_import():
+    tree = _synthetic(tcrex___engine__init="", tcrex___engine__base___data="from ..fitting._grid import Grid\n",
+                      tcrex___engine__fitting___grid="from ..base._data import x\n",
+                      tcrex___engine__recourse___search="from ..explaining._lookup import y\n",
+                      tcrex___engine__explaining___lookup="def f():\n    from .._explainer import TCREx\n",
+                      tcrex___engine___explainer="from .recourse._search import z\n",
+                      tcrex___engine__extras___misc="")
+    assert stage_imports(tree) == [
+        "tcrex._engine.base._data:1 imports the later stage tcrex._engine.fitting._grid",
+        "tcrex._engine.explaining._lookup:2 imports the later stage tcrex._engine._explainer",
+        "tcrex._engine.extras._misc is in a stage STAGES does not list"]

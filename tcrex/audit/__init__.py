@@ -19,32 +19,22 @@ pool, Dask; see ``tcrex.distributed``). A gap is *clear* when its interval exclu
 practical threshold (:func:`clear_gaps`).
 
 The package by concern: ``_counting`` (what the explainer says about every row, the per-group counts and the
-result), ``_groups`` (who is compared with whom), ``_bootstrap`` (confidence intervals from counts), ``_metrics``
-(what is compared), ``_wording`` (the findings in English) and ``_threshold`` (when a gap is clear). Import every
-name from ``tcrex.audit``.
+result), ``_bootstrap`` (a group's counts and their bootstrap), ``_metrics`` (what is compared), ``_wording`` (the
+findings in English) and ``_threshold`` (when a gap is clear). Who is compared with whom (the groups, named
+"label (code)" by the codebook), who needs recourse, intervals from counts and the gaps frame are the population
+layer's, shared with the comparison of models: import them from :mod:`tcrex.population`. Import every audit name
+from ``tcrex.audit``.
 """
-from ._bootstrap import bootstrap_rng, check_bootstrap_params, gap_row, percentile_interval, resample_sums
-from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts, json_records, json_value
-from ._groups import (COLUMN_JOIN, MISSING_GROUP, REST, REST_LABEL, VALUE_JOIN, group_display, group_labels,
-                      group_order, group_series, is_rest, labelled_groups, named_groups, resolve_reference)
-from ._metrics import (BETTER_WHEN, GAP_COLUMNS, GAP_TYPES, METRICS, RULE_METRICS, RULES_ONLY, VERIFIED_ON_MODEL,
-                       gap_direction, metric_labels)
+from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts
+from ._metrics import BETTER_WHEN, METRICS, RULE_METRICS, RULES_ONLY, VERIFIED_ON_MODEL, gap_direction, metric_labels
 from ._threshold import (PRACTICAL_DEFAULT, AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps,
                          split_findings, threshold_text)
-from ._wording import basis_sentence, confidence_text, join_words
+from ._wording import basis_sentence
 
-__all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS", "REST",
+__all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS",
            # the audit's basis: verified on the model, or the paper's rules only
            "RULE_METRICS", "RULES_ONLY", "VERIFIED_ON_MODEL", "metric_labels", "basis_sentence",
-           "MISSING_GROUP", "BETTER_WHEN", "gap_direction", "COLUMN_JOIN", "VALUE_JOIN",
+           "BETTER_WHEN", "gap_direction",
            # when a gap is clear: the one rule the dashboard, the figures and the report apply
            "PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
-           "split_findings", "threshold_text",
-           # the building blocks the comparison of recourse across models (tcrex.compare) shares with the audit:
-           # the grouping and its reference, the bootstrap, the gaps frame, the wording and the JSON export
-           # groups named "label (code)" by the codebook: the one rule of the dashboard, the audit, the comparison
-           # and the CLI
-           "labelled_groups", "named_groups",
-           "REST_LABEL", "group_display", "group_series", "group_labels", "group_order", "is_rest", "resolve_reference",
-           "check_bootstrap_params", "bootstrap_rng", "resample_sums", "percentile_interval", "gap_row",
-           "GAP_COLUMNS", "GAP_TYPES", "confidence_text", "join_words", "json_value", "json_records"]
+           "split_findings", "threshold_text"]

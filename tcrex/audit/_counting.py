@@ -1,28 +1,25 @@
 """Counting: what the explainer says about every row, the mergeable per-group counts (:class:`AuditCounts`), and
 the result (:class:`AuditResult`) computed from them — rates and means per group, their bootstrap intervals
-(:mod:`tcrex.audit._bootstrap`) and the gaps to the reference.
+(:mod:`tcrex.audit._bootstrap` over :mod:`tcrex.population`'s) and the gaps to the reference.
 """
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .._data import as_frame
-from .._params import check_fitted
-from .._targets import targets_from_spec
+from .. import as_frame, check_fitted
 from ..errors import ParameterError
+from ..population import (GAP_COLUMNS, GAP_TYPES, REST_LABEL, bootstrap_rng, check_bootstrap_params, favourable_outcome,
+                          gap_row, group_display, group_labels, group_order, group_series, is_rest, json_records,
+                          json_value, named_groups, percentile_interval, ratio, resolve_groups, resolve_reference)
 from ..vocabulary import (ALREADY_IN_RULE, BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEEDS_RECOURSE, NEXT_RULE,
                           NO_ACTIONABLE_RULE, NO_RULE, OK, SEARCHED, SOURCES, has_recourse, is_verified,
                           needs_recourse, recourse_outcome)
-from ._bootstrap import (CountedGroup, bootstrap_group, bootstrap_rng, check_bootstrap_params, gap_row, metric_n,
-                         percentile_interval, point_values, pool_groups, pooled_resamples, ratio)
-from ._groups import (REST_LABEL, group_display, group_labels, group_order, group_series, is_rest, named_groups,
-                      resolve_groups, resolve_reference)
-from ._metrics import GAP_COLUMNS, GAP_TYPES, METRICS, RULES_ONLY, VERIFIED_ON_MODEL, metric_labels
+from ._bootstrap import CountedGroup, bootstrap_group, metric_n, point_values, pool_groups, pooled_resamples
+from ._metrics import METRICS, RULES_ONLY, VERIFIED_ON_MODEL, metric_labels
 from ._wording import findings_text
 
 _STATUS_COUNTS = NEEDS_RECOURSE
@@ -678,22 +675,11 @@ def _shares(frame: pd.DataFrame, g, features, n_rec) -> np.ndarray:
 
 def _resolve_target(explainer, target):
     check_fitted(explainer)
-    spec = target if target is not None else explainer.target
-    if spec is None:
-        classes = getattr(explainer, "classes_", [])
-        hint = (f"the favourable class, e.g. target={classes[-1]!r} (classes: {classes})" if classes else
-                "the favourable interval, e.g. target=(threshold, None)")
-        raise ParameterError("the audit needs to know which outcome is favourable (who needs recourse), but the "
-                             f"explainer was fitted with the default targets; pass target= {hint}")
-    wanted = targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)
-    if len(wanted) != 1:
-        raise ParameterError(f"target {spec!r} names {len(wanted)} outcomes in both directions; for regression "
-                             "pass an interval, e.g. target=(threshold, None) for 'above the threshold'")
-    return spec
+    return favourable_outcome(explainer, target, needs="the audit needs", fitted="the explainer")[0]
 
 
 def _describe_target(explainer, spec, class_names=None) -> str:
-    return targets_from_spec(spec, explainer.task_, np.zeros(1), explainer.classes_)[0].describe(class_names)
+    return favourable_outcome(explainer, spec, needs="the audit needs", fitted="the explainer")[1].describe(class_names)
 
 
 def _rules_text(explainer) -> dict:
@@ -714,21 +700,3 @@ def _top_rules(rec: pd.DataFrame, rules_text, n_rec) -> pd.DataFrame:
     return pd.DataFrame([{"target": int(pairs[i, 0]), "rule": int(pairs[i, 1]),
                           "conditions": rules_text.get((int(pairs[i, 0]), int(pairs[i, 1])), ""),
                           "n": int(counts[i]), "share": counts[i] / n_rec} for i in order], columns=cols)
-
-
-def json_value(v):
-    if v is None:
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (numbers.Integral, np.integer)):
-        return int(v)
-    if isinstance(v, (numbers.Real, np.floating)):
-        return float(v) if math.isfinite(float(v)) else None
-    if v is pd.NA or v is pd.NaT:
-        return None
-    return v
-
-
-def json_records(frame: pd.DataFrame) -> list[dict]:
-    return [{str(k): json_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]

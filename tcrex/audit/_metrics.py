@@ -68,14 +68,6 @@ def metric_labels(verified: bool) -> dict:
 BETTER_WHEN = {"recourse_share": "higher", "mean_changes": "lower", "mean_distance": "lower",
                "mean_feasibility": "higher", "mean_accuracy": "higher"}
 
-GAP_COLUMNS = ["metric", "group", "reference", "value", "reference_value", "difference", "ci_low", "ci_high",
-                "significant", "n_group", "n_reference", "small_group"]
-
-GAP_TYPES = {"metric": object, "group": object, "reference": object, "value": float, "reference_value": float,
-              "difference": float, "ci_low": float, "ci_high": float, "significant": bool, "n_group": np.int64,
-              "n_reference": np.int64, "small_group": bool}
-
-
 def gap_direction(gaps: pd.DataFrame) -> np.ndarray:
     """Per row of :meth:`AuditResult.gaps`: "worse" when the group fares worse than the reference on the metric
     (less recourse, more changes, a longer distance, less feasible / accurate rules),

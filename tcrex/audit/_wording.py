@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..population import confidence_text, join_words
 from ..text import pluralise
 from ._metrics import METRICS, RULES_ONLY
-
-
-def confidence_text(c) -> str:
-    return f"{c * 100:g}%"
 
 
 def _amount(metric, v) -> str:
@@ -190,9 +187,3 @@ def _is_largest(res) -> bool:
         return False
     t = res.table().set_index("group")
     return bool(t.loc[res.reference, "n_total"] == t["n_total"].max())
-
-
-def join_words(items, last="or") -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {last} " + items[-1]

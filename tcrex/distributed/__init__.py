@@ -15,12 +15,12 @@ from ..errors import TCRExError
 from ._compare import compare_file, compare_frame
 from ._stream import (EXPLAIN_COLUMNS, NO_REFERENCE_NOT_DONE, VERIFICATION_KEY, FileError, Overlapped, audit_file,
                       audit_frame, check_model_file, check_run,
-                      check_number_columns, column_names, count_rows, counterfactual_table, explain_frame,
+                      check_number_columns, column_names, count_rows, counterfactual_table, explain_columns,
                       explain_parquet_file, expand_paths, file_digest, iter_frames, load_model_file,
                       load_model_file_soon, load_rules, located, model_file, numbered, provenance, reference_files,
                       sample_rows, start_outputs)
 
-__all__ = ["explain", "audit", "audit_counts", "explain_frame", "explain_parquet_file", "audit_frame", "audit_file",
+__all__ = ["explain", "audit", "audit_counts", "explain_columns", "explain_parquet_file", "audit_frame", "audit_file",
            "expand_paths", "iter_frames", "count_rows", "sample_rows", "load_rules", "load_model_file",
            "EXPLAIN_COLUMNS", "FileError", "located", "check_number_columns", "counterfactual_table",
            "compare_file", "compare_frame", "Overlapped", "numbered", "start_outputs", "column_names",
@@ -29,7 +29,7 @@ __all__ = ["explain", "audit", "audit_counts", "explain_frame", "explain_parquet
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:
-    return explain_frame(load_rules(rules), df, y_pred=y_pred, keep=keep)
+    return explain_columns(load_rules(rules), df, y_pred=y_pred, keep=keep)
 
 
 def explain(ddf, rules, *, y_pred: str, keep=None):
@@ -47,7 +47,7 @@ def explain(ddf, rules, *, y_pred: str, keep=None):
 def _meta_from(text, ddf, y_pred, keep) -> pd.DataFrame:
     """Explicit meta: the result of explaining zero rows (exact dtypes, categories included)."""
     empty = ddf._meta  # noqa: SLF001 - Dask's documented empty frame of the right dtypes
-    return explain_frame(load_rules(text), empty, y_pred=y_pred, keep=keep)
+    return explain_columns(load_rules(text), empty, y_pred=y_pred, keep=keep)
 
 
 def _audit_part(df: pd.DataFrame, rules: str, groups, y_pred, model_path, target):

@@ -18,7 +18,7 @@ def compare_frame(ex_a, ex_b, df: pd.DataFrame, *, model_a, model_b, groups=None
     """The comparison counts of the rows of ``df`` (features and, with ``groups``, the grouping column), and their
     people frame when ``people`` is true; ``reference``: the reference rows (``compare_counts(reference_rows=)``).
     Groups are named by the codebook's labels, as in the audit (``group_labels``: :func:`tcrex.audit.named_groups`)."""
-    from ..audit import named_groups
+    from ..population import named_groups
     from ..compare import GIVEN, compare_counts
     names = list(ex_a.schema_.names)
     _require_columns(df, names + ([groups] if groups else []))

@@ -296,8 +296,11 @@ def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tu
     return df[names], ({"y_pred": df[y_pred].to_numpy()} if y_pred is not None else {"model": model})
 
 
-def explain_frame(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
-    """``ex.explain`` of the feature columns of ``df``; outputs from the column ``y_pred`` or ``model``."""
+def explain_columns(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=()) -> pd.DataFrame:
+    """``ex.explain`` of the feature columns of ``df``; outputs from the column named ``y_pred`` or ``model``.
+
+    Named for what it takes: a frame with its columns named (``y_pred`` and ``keep`` are column names), unlike the
+    engine's ``TCREx.explain(X, y_pred=outputs)`` that takes the outputs themselves."""
     X, outputs = _explain_inputs(ex, df, y_pred, model, keep)
     out = ex.explain(X, **outputs)
     for c in keep:
@@ -412,17 +415,17 @@ def sample_rows(srcs: list[str], n: int, seed: int, *, batch_size: int = 262_144
     return picked.iloc[np.argsort(order, kind="stable")].reset_index(drop=True), total
 
 
-def explain_table(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None,
-                  outputs=None):
-    """:func:`explain_frame` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
+def explain_columns_arrow(ex, df: pd.DataFrame, *, y_pred: str | None = None, model=None, keep=(), metadata=None,
+                          outputs=None):
+    """:func:`explain_columns` as a ``pyarrow.Table`` (``TCREx.explain_arrow`` plus the kept columns), without a
     pandas round trip for the explanation columns; ``metadata`` is the pandas schema metadata to attach (so that
-    ``pandas.read_parquet`` restores the dtypes of :func:`explain_frame`, e.g. Int64 ids). ``outputs``: the
+    ``pandas.read_parquet`` restores the dtypes of :func:`explain_columns`, e.g. Int64 ids). ``outputs``: the
     model's outputs on these rows when already computed (:func:`start_outputs`)."""
     import pyarrow as pa
     X, args = _explain_inputs(ex, df, y_pred, model, keep)
     outputs = args if outputs is None else {"y_pred": outputs}
     table = ex.explain_arrow(X, **outputs)
-    if keep:  # as explain_frame copies them: the column's values (to_numpy), converted as pandas would
+    if keep:  # as explain_columns copies them: the column's values (to_numpy), converted as pandas would
         kept = pa.Table.from_pandas(pd.DataFrame({c: df[c].to_numpy() for c in keep}), preserve_index=False,
                                     nthreads=1)
         for c in keep:
@@ -500,7 +503,7 @@ def numbered(frames):
 
 @functools.lru_cache(maxsize=8)
 def _explain_metadata(rules: str) -> dict:
-    """pandas' description of :func:`explain_frame`'s explanation columns (JSON), once per explainer."""
+    """pandas' description of :func:`explain_columns`'s explanation columns (JSON), once per explainer."""
     import pyarrow as pa
     ex = load_rules(rules)
     empty = ex.explain(pd.DataFrame({c: [] for c in ex.schema_.names}), y_pred=np.zeros(0))
@@ -508,7 +511,7 @@ def _explain_metadata(rules: str) -> dict:
 
 
 def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
-    """The pandas schema metadata of :func:`explain_frame`'s output (explanation columns, then ``keep`` described
+    """The pandas schema metadata of :func:`explain_columns`'s output (explanation columns, then ``keep`` described
     from a few of their values in ``df``), so ``pandas.read_parquet`` restores its dtypes."""
     import pyarrow as pa
     meta = dict(_explain_metadata(rules))
@@ -527,7 +530,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
     explanation columns go from the engine's arrays straight to Arrow (``status`` and ``text`` as dictionary
-    arrays); ``pandas.read_parquet`` of the output gives :func:`explain_frame`'s columns and dtypes. Returns the
+    arrays); ``pandas.read_parquet`` of the output gives :func:`explain_columns`'s columns and dtypes. Returns the
     number of rows written.
 
     ``verified=True`` writes instead the verified counterfactual of every row, ``ex.counterfactuals(X,
@@ -576,7 +579,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                     for (rows, df), outputs in run:
                         if metadata is None:
                             metadata = _pandas_metadata(rules, df, keep)
-                        write(explain_table(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
+                        write(explain_columns_arrow(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
                 else:
                     for rows, df in frames:
                         if verified:
@@ -588,12 +591,12 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                         else:
                             if metadata is None:
                                 metadata = _pandas_metadata(rules, df, keep)
-                            write(explain_table(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
+                            write(explain_columns_arrow(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
                 rows = run = None
                 if writer is None:  # empty input: still one (empty) output with the right columns
                     empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
                                           + keep})
-                    table = counterfactual_table(ex, empty, model, keep, reference=reference) if verified else explain_table(
+                    table = counterfactual_table(ex, empty, model, keep, reference=reference) if verified else explain_columns_arrow(
                         ex, empty, y_pred=y_pred, model=model, keep=keep,
                         metadata=_pandas_metadata(rules, empty, keep))
                     writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
@@ -705,7 +708,8 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
     ``groups`` and the outputs from the column ``y_pred`` or ``model``. Groups are named by the codebook's
     labels (``group_labels`` for the column, over the explainer's labels of that feature:
     :func:`tcrex.audit.named_groups`)."""
-    from ..audit import audit_counts, named_groups
+    from ..audit import audit_counts
+    from ..population import named_groups
     names = list(ex.schema_.names)
     _require_columns(df, names + [groups] + ([y_pred] if y_pred else []))
     check_number_columns(ex, df)

@@ -59,7 +59,7 @@ def _preload() -> None:
     # ``import tcrex`` alone loads no engine module (its names are lazy, for a light CLI): the estimator's modules,
     # the bundled sample, the workspace store and PIL (the logo) are named here, else the first page imported them
     # (~0.3 s of its run on a loaded 2-core machine)
-    for name in ("tcrex", "tcrex._explainer", "tcrex.datasets", "tcrex.performance", "tcrex.workspace._store",
+    for name in ("tcrex", "tcrex._engine._explainer", "tcrex.datasets", "tcrex.performance", "tcrex.workspace._store",
                  "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
                  "plotly.graph_objects", "plotly.io", "PIL.Image", "PIL.PngImagePlugin"):
         try:

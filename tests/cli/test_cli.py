@@ -229,8 +229,8 @@ def test_fit_on_sample_recounts_on_all_rows(data, tmp_path):
 
 
 def test_parquet_output_reads_back_with_explain_dtypes(data, tmp_path):
-    """The Arrow-built output restores explain_frame's columns and dtypes (Int64 ids, categorical status/text)."""
-    from tcrex.distributed import explain_frame, explain_parquet_file, load_rules
+    """The Arrow-built output restores explain_columns's columns and dtypes (Int64 ids, categorical status/text)."""
+    from tcrex.distributed import explain_columns, explain_parquet_file, load_rules
     d, X, parts = data
     rules = _fit(d)
     parts[2].to_parquet(tmp_path / "in.parquet", index=False)
@@ -238,7 +238,7 @@ def test_parquet_output_reads_back_with_explain_dtypes(data, tmp_path):
                              keep=["age", "purpose"], batch_size=300)
     assert n == len(parts[2])
     got = pd.read_parquet(tmp_path / "out.parquet")
-    want = explain_frame(load_rules(rules), parts[2].reset_index(drop=True), y_pred="score", keep=["age", "purpose"])
+    want = explain_columns(load_rules(rules), parts[2].reset_index(drop=True), y_pred="score", keep=["age", "purpose"])
     assert got.dtypes.astype(str).tolist()[:4] == ["Int64", "Int64", "Int64", "int64"]
     assert isinstance(got["status"].dtype, pd.CategoricalDtype) and isinstance(got["text"].dtype, pd.CategoricalDtype)
     assert list(got["status"].cat.categories) == list(want["status"].cat.categories)

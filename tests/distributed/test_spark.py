@@ -20,10 +20,10 @@ def test_map_in_pandas_recipe():
     rules = TCREx(rho=0.05).fit(feats, y_pred=X["score"].to_numpy()).to_json()
 
     def explain_batches(batches):
-        from tcrex.distributed import explain_frame, load_rules
+        from tcrex.distributed import explain_columns, load_rules
         ex = load_rules(rules)
         for pdf in batches:
-            out = explain_frame(ex, pdf, y_pred="score", keep=["id"])
+            out = explain_columns(ex, pdf, y_pred="score", keep=["id"])
             out["status"] = out["status"].astype(str)
             out["text"] = out["text"].astype(str)
             yield out

@@ -11,7 +11,7 @@ from tcrex import TCREx
 from tcrex.errors import CellLimitError, NoValidRuleError, ParameterError
 from tcrex.vocabulary import is_verified
 from tcrex.constraints import constraints_from_suggestions, suggest_constraints
-from tcrex._data import FeatureSchema
+from tcrex._engine.base._data import FeatureSchema
 
 from .helpers import figure1, mixed
 

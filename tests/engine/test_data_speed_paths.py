@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tcrex.errors import DataError
-from tcrex._data import _ROWS_PER_BLOCK, FeatureSchema, _to_float
+from tcrex._engine.base._data import _ROWS_PER_BLOCK, FeatureSchema, _to_float
 
 
 def _described(schema):

@@ -6,7 +6,7 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.errors import DataError
-from tcrex._data import _codes
+from tcrex._engine.base._data import _codes
 
 from .helpers import mixed
 
@@ -106,7 +106,7 @@ def test_explain_arrow_holds_explain_values(outputs):
 def test_numeric_state_equals_searchsorted_with_ties_and_infinities():
     """The comparison count used for grids with few bounds is numpy's left searchsorted, values on a bound
     included (a bound belongs to the state below it: boxes are (low, high])."""
-    from tcrex._grid import _COMPARE_BOUNDS, numeric_state
+    from tcrex._engine.fitting._grid import _COMPARE_BOUNDS, numeric_state
     rng = np.random.default_rng(2)
     for k in [1, 2, 3, _COMPARE_BOUNDS - 1, _COMPARE_BOUNDS, _COMPARE_BOUNDS + 1, 40]:
         bounds = np.unique(np.round(rng.normal(size=k) * 5, 1))
@@ -124,7 +124,7 @@ def test_numeric_state_equals_searchsorted_with_ties_and_infinities():
 def test_class_codes_are_numpy_unique(y):
     """Integer labels in a small range are counted instead of sorted: the same classes (values and dtype) and the
     same row codes as ``np.unique(y, return_inverse=True)``; anything else goes through np.unique."""
-    from tcrex._outputs import class_codes
+    from tcrex._engine.base._outputs import class_codes
     classes, codes = class_codes(y)
     want_classes, want_codes = np.unique(y, return_inverse=True)
     assert classes.dtype == want_classes.dtype and codes.dtype == want_codes.dtype

@@ -137,7 +137,7 @@ def test_forest_deduplicates_roots_and_boxes():
 # ---------------------------------------------------------------- limits and reuse
 def test_cell_limit_is_checked_before_building_the_grid(monkeypatch):
     X, y = mixed()
-    import tcrex._grid as grid_module
+    import tcrex._engine.fitting._grid as grid_module
 
     def boom(*a, **k):
         raise AssertionError("the grid was built despite the cell limit")

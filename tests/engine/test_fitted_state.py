@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tcrex import TCREx
-from tcrex._state import FittedState, StateCache
+from tcrex._engine.fitting._state import FittedState, StateCache
 
 from .helpers import mixed
 

@@ -3,7 +3,7 @@ axes and rules as the fit, and the same refusal over max_cells."""
 import numpy as np
 import pytest
 
-import tcrex._grid as grid_module
+import tcrex._engine.fitting._grid as grid_module
 from tcrex import TCREx
 from tcrex.errors import CellLimitError
 

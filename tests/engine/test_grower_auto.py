@@ -8,7 +8,7 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.errors import ParameterError
-from tcrex._surrogate import AUTO_HIST_MIN_ROWS
+from tcrex._engine.fitting._surrogate import AUTO_HIST_MIN_ROWS
 
 from .helpers import figure1, mixed
 

@@ -1,4 +1,4 @@
-"""The histogram surrogate grower (``TCREx(grower="hist")``, ``tcrex._hist.grow_hist_trees``)."""
+"""The histogram surrogate grower (``TCREx(grower="hist")``, ``tcrex._engine.fitting._hist.grow_hist_trees``)."""
 import math
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.errors import ParameterError
-from tcrex._data import Encoded, FeatureSchema
-from tcrex._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
-from tcrex._surrogate import Surrogate, _column_major, _route_encoded
+from tcrex._engine.base._data import Encoded, FeatureSchema
+from tcrex._engine.fitting._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
+from tcrex._engine.fitting._surrogate import Surrogate, _column_major, _route_encoded
 
 from .helpers import mixed
 

@@ -14,8 +14,8 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.errors import ModelError, ParameterError, SchemaError, TCRExError
-from tcrex._outputs import MAX_TARGET_CLASSES
-from tcrex._params import MAX_CELLS, MAX_TREES, check_parameter
+from tcrex._engine.base._outputs import MAX_TARGET_CLASSES
+from tcrex._engine.base._params import MAX_CELLS, MAX_TREES, check_parameter
 from tcrex.intake import validate_params
 
 from .helpers import figure1, mixed

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow  # many generated cases: left out of `make test-fa
 
 RHOS = [0.02, 0.05, 0.1, 0.2]
 TAUS = [0.6, 0.7, 0.8, 0.9]
-HIST_AVAILABLE = importlib.util.find_spec("tcrex._hist") is not None  # grower="hist" (see test_hist_grower_fits)
+HIST_AVAILABLE = importlib.util.find_spec("tcrex._engine.fitting._hist") is not None  # grower="hist" (see test_hist_grower_fits)
 PROPERTY = settings()  # everything else comes from the loaded profile (tests/conftest.py: "ci" by default)
 
 # ---------------------------------------------------------------------------------------------------- data
@@ -695,7 +695,7 @@ def test_failed_update_leaves_the_explainer_consistent():
 def test_hist_grower_fits():
     """``grower="hist"`` is a documented option (TCREx docstring, docs/engine.md) and must fit valid rules.
 
-    (It once raised ModuleNotFoundError: ``tcrex._surrogate`` imported a ``tcrex._hist`` that did not exist yet.
+    (It once raised ModuleNotFoundError: ``tcrex._engine.fitting._surrogate`` imported a ``tcrex._engine.fitting._hist`` that did not exist yet.
     The property tests include the hist grower in a fifth of their problems whenever it is importable.)"""
     X = pd.DataFrame({"a": np.arange(100) % 10, "b": np.arange(100) * 0.1})
     y = (X["a"] > 4).astype(int).to_numpy()

@@ -25,7 +25,7 @@ from .oracle import Oracle
                                        (0.5849999785423279, 0.5899999737739563, 0.587), (0, 1000, 500),
                                        (-3.2, -3.1, -3.15)])
 def test_readable_cut_examples(a, b, cut):
-    from tcrex._surrogate import readable_cut
+    from tcrex._engine.fitting._surrogate import readable_cut
 
     assert readable_cut(a, b) == cut
 
@@ -34,7 +34,7 @@ def test_readable_cut_examples(a, b, cut):
                                       (20.200000000000003, False), (28.849999427795410, False),
                                       (0.4165000021457672, False)])
 def test_short_thresholds_are_kept(t, short):
-    from tcrex._surrogate import is_short
+    from tcrex._engine.fitting._surrogate import is_short
 
     assert is_short(t) is short
 
@@ -42,7 +42,7 @@ def test_short_thresholds_are_kept(t, short):
 def test_a_forest_trees_threshold_is_rounded_around_its_own_split():
     """A tree that saw 126 and 128 split at 127.0; the fit values either side are 127 and 128. Rounding around the
     tree's split keeps 127 (shortest, and the tree's own), not the middle of [127, 128)."""
-    from tcrex._surrogate import readable_cut
+    from tcrex._engine.fitting._surrogate import readable_cut
 
     assert readable_cut(127.0, 128.0, 127.0) == 127.0
     assert readable_cut(28.8, 28.9, 28.849999427795410) == 28.85
@@ -50,7 +50,7 @@ def test_a_forest_trees_threshold_is_rounded_around_its_own_split():
 
 @given(st.floats(-1e12, 1e12, allow_nan=False), st.floats(1e-300, 1e6, allow_nan=False))
 def test_readable_cut_lies_between_the_two_values(a, gap):
-    from tcrex._surrogate import readable_cut
+    from tcrex._engine.fitting._surrogate import readable_cut
 
     b = a + gap
     if not a < b:

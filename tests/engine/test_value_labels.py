@@ -189,7 +189,7 @@ def test_groups_are_named_by_label_and_code_in_the_column_order():
     """tcrex.audit.labelled_groups, the one rule the dashboard, the audit, the comparison and the CLI name
     groups by: "label (code)" for a labelled value, the value itself otherwise, in the column's order; with
     every_label the codebook's absent values are categories too (batches counted apart then add up alike)."""
-    from tcrex.audit import labelled_groups
+    from tcrex.population import labelled_groups
     s = pd.Series(["A14", "A11", "A99", "A11"], name="status")
     got = labelled_groups(s, {"A11": "overdrawn", "A14": "no checking account", "A12": "under 200 DM"})
     assert got.tolist() == ["no checking account (A14)", "overdrawn (A11)", "A99", "overdrawn (A11)"]

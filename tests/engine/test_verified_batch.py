@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import tcrex._recourse as recourse
-import tcrex._verify as verify
-from tcrex._data import Encoded
+import tcrex._engine.recourse._search as recourse
+import tcrex._engine.recourse._verify as verify
+from tcrex._engine.base._data import Encoded
 from tcrex.datasets import make_loans
 from tcrex import TCREx
 from tcrex.vocabulary import ALREADY_IN_TARGET, SOURCES

@@ -394,7 +394,7 @@ def test_effectiveness_json_round_trip_and_files_written_before_issue_24(data):
 def test_points_reach_a_categorical_model_as_the_cast_of_their_values(data, monkeypatch):
     """Data held as pandas categories (other order, an unused category): the points built from codes directly are
     the frames that decoding to values and casting gives."""
-    import tcrex._verify as verify
+    import tcrex._engine.recourse._verify as verify
     ex = TCREx(rho=0.03, tau=0.9).fit(data, diagonal_model)  # job as text: the schema's categories are sorted
     X = data.iloc[:150].astype({"job": pd.CategoricalDtype(["pilot"] + list(reversed(JOBS)))})
     seen = {}

@@ -135,11 +135,11 @@ def test_the_workers_packages_give_their_names_on_demand(tmp_path):
             "import tcrex\n"
             "from tcrex import as_frame\n"
             "from tcrex.intake import _base\n"
-            "assert as_frame.__module__ == 'tcrex._data' and tcrex.intake._base is _base\n"
-            "assert 'tcrex._explainer' not in sys.modules and 'sklearn' not in sys.modules\n"
+            "assert as_frame.__module__ == 'tcrex._engine.base._data' and tcrex.intake._base is _base\n"
+            "assert 'tcrex._engine._explainer' not in sys.modules and 'sklearn' not in sys.modules\n"
             "from tcrex import TCREx\n"
-            "assert TCREx.__module__ == 'tcrex._explainer' and 'tcrex._stability' not in sys.modules\n"
-            "assert tcrex.__version__ and tcrex.rule_stability.__module__ == 'tcrex._stability'\n"
+            "assert TCREx.__module__ == 'tcrex._engine._explainer' and 'tcrex.compare' not in sys.modules\n"
+            "assert tcrex.__version__ and tcrex.rule_stability.__module__ == 'tcrex.compare._stability'\n"
             "print('ok')\n")
     import tcrex
     root = str(__import__("pathlib").Path(tcrex.__file__).resolve().parents[1])

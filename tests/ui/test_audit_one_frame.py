@@ -29,7 +29,7 @@ def test_audit_headline_and_table_are_aggregates_of_the_verified_frame():
     ver = is_verified(frame)
     column = at.selectbox(key="audit_column").value
     # groups are named as the page names them: "label (code)" where the sample's codebook labels the column
-    from tcrex.audit import labelled_groups
+    from tcrex.population import labelled_groups
     raw = datasets.load_bundled_loans().loc[population, column]
     labels = labelled_groups(raw, datasets.LOANS_VALUE_LABELS.get(column)).astype(str).to_numpy()
     # the headline: who needs recourse, out of whom, and that it is verified on the model

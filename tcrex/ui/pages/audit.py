@@ -21,9 +21,9 @@ from tcrex import is_categorical_column
 from tcrex.constraints import suggest_constraints
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
-from tcrex.audit import (PRACTICAL_DEFAULT, REST, audit, labelled_groups, practical_gaps,  # noqa: F401 - one owner
-                         split_findings)
+from tcrex.audit import PRACTICAL_DEFAULT, audit, practical_gaps, split_findings  # noqa: F401 - one owner
 from tcrex.figures import BAR_METRICS
+from tcrex.population import REST, labelled_groups  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range
 
 from ..widgets import components as ui

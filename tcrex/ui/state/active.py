@@ -417,7 +417,7 @@ class DataAndModel:
         return dict(self.data.class_names) or None if self.task != REGRESSION else None
 
     def target_name(self, target) -> str:
-        """An engine :class:`~tcrex._targets.Target` in words, with class names ("approved", not "output = 1");
+        """An engine :class:`~tcrex._engine.fitting._targets.Target` in words, with class names ("approved", not "output = 1");
         the top (bottom) run of ordered labels as "7 or better" ("2 or lower")."""
         if target.classes is not None:
             classes = self.classes

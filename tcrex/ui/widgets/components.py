@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tcrex.audit import labelled_groups
+from tcrex.population import labelled_groups
 from tcrex.errors import TCRExError
 from tcrex.performance import ModelPerformance
 from tcrex.vocabulary import OK, REGRESSION
@@ -216,7 +216,7 @@ def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "fi
 
 def group_values(ws: DataAndModel, feature: str) -> pd.Series:
     """A feature's values (or the model output's) on every row, to group rows by (a labelled feature's groups
-    named by label and code, :func:`tcrex.audit.labelled_groups`)."""
+    named by label and code, :func:`tcrex.population.labelled_groups`)."""
     return labelled_groups(_filter_column(ws, feature), ws.data.value_labels.get(feature))
 
 

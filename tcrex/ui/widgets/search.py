@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcrex.audit import labelled_groups
+from tcrex.population import labelled_groups
 from tcrex.vocabulary import REGRESSION
 
 from ..state.active import DataAndModel

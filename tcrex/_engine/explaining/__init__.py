@@ -1,0 +1,1 @@
+"""Explaining rows: the lookup and its sentence, the rules and metarules tables and summary, metarule views."""

@@ -1,0 +1,1 @@
+"""Recourse: counterfactual points, the search for advice the model confirms, verification, effectiveness."""

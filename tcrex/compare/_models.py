@@ -1,0 +1,127 @@
+"""The comparison's inputs: the favourable outcome, the two models checked against the explainer's features and
+outputs, and explainer B fitted on model B's outputs."""
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from .. import TCREx, detect_task
+from ..errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError
+from ..population import (favourable_outcome)
+from ..vocabulary import CLASSIFICATION
+
+
+# ---------------------------------------------------------------------------------------------------- inputs
+def resolve_target(explainer, target):
+    """The favourable outcome: ``target`` or the explainer's; one outcome (who needs recourse depends on it)."""
+    return favourable_outcome(explainer, target, needs="comparing models needs", fitted="explainer A")
+
+
+def _model_features(model):
+    for attr in ("feature_names_in_", "feature_names"):
+        names = getattr(model, attr, None)
+        if names is not None and not callable(names):
+            try:
+                return [str(n) for n in list(names)]
+            except TypeError:
+                continue
+    return None
+
+
+def _check_model(name: str, model, names: list, explainer, y) -> None:
+    """Model ``name`` must take A's features and solve A's task (clear messages, never a traceback)."""
+    task = getattr(model, "task", None) if isinstance(getattr(model, "task", None), str) else None
+    task = task or detect_task(y, model)
+    if task != explainer.task_:
+        raise ModelError(f"model {name} solves a {task} task but explainer A explains a {explainer.task_} model; "
+                         "compare models of the same task (both classifiers or both regressors)")
+    if task == CLASSIFICATION:
+        known = set(map(_key, explainer.classes_))
+        unknown = sorted({_key(v) for v in pd.unique(np.asarray(y, dtype=object))} - known, key=str)
+        if unknown:
+            raise ModelError(f"model {name} predicts class(es) {unknown[:10]} that model A never predicted "
+                             f"(A's classes: {list(explainer.classes_)}); compare models with the same labels")
+
+
+def _key(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _check_features(name: str, model, names: list) -> None:
+    feats = _model_features(model)
+    if feats is None:
+        return
+    missing, extra = [f for f in feats if f not in names], [f for f in names if f not in feats]
+    if missing or extra:
+        parts = ([f"needs {missing[:20]}, which explainer A does not explain"] if missing else []) + \
+            ([f"does not take {extra[:20]}"] if extra else [])
+        raise DataError(f"model {name} {' and '.join(parts)}; compare models trained on the same features "
+                        f"(explainer A's features: {names})")
+
+
+def _outputs(name: str, explainer, X, model) -> np.ndarray:
+    try:
+        return explainer.outputs(X, model=model)
+    except ModelError as exc:
+        raise ModelError(f"model {name}: {exc}") from None
+
+
+def with_dtypes_of(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
+    """Points with the column types of X (a model reading pandas categories gets categories)."""
+    out = points.copy()
+    for c in X.columns:
+        dtype = X[c].dtype
+        if out[c].dtype == dtype:
+            continue
+        try:
+            if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
+                out[c] = out[c].astype(dtype)
+            elif pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_numeric_dtype(out[c].dtype) \
+                    and np.all(np.mod(out[c].to_numpy(dtype=np.float64), 1) == 0):
+                out[c] = out[c].astype(dtype)
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+def target_id_of(explainer, wanted) -> int | None:
+    """Id of the explainer's target equal to ``wanted`` (its rules are the ones re-checked): a fitted one, else one
+    derived on demand by ``explain(..., target=...)`` (ids continue after the fitted ones); None when there is
+    none (a restored explainer asked about a target it was not fitted with)."""
+    t = 0
+    while True:
+        try:
+            sol = explainer.solution(t)
+        except IndexError:
+            return None
+        if sol.target == wanted:
+            return t
+        t += 1
+
+
+#: The parameters of explainer B a comparison may set apart from A's (``params_b=``); everything else (target,
+#: constraints, features, codebook, grower) stays A's so that both explainers answer the same question.
+PARAMS_B = ("rho", "tau", "n_trees", "max_cells")
+
+
+def _default_explainer_b(explainer_a, rows, y_rows_b, on, params_b=None):
+    """An explainer with A's parameters (those of ``params_b`` overridden), constraints and task fitted on model
+    B's outputs ``y_rows_b`` over ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the
+    same outputs serve the re-check of A's rules."""
+    unknown = sorted(set(params_b or {}) - set(PARAMS_B))
+    if unknown:
+        raise ParameterError(f"params_b may set {list(PARAMS_B)} only, not {unknown}")
+    # A's codebook speaks of the same features; class names are given to the comparison itself (B may not output
+    # every class A names)
+    params = {**explainer_a.get_params(), **(params_b or {}), "task": explainer_a.task_, "class_names": None}
+    whose = "A's parameters" if not params_b else "its own parameters " + ", ".join(
+        f"{k}={params[k]}" for k in PARAMS_B)
+    try:
+        fitted = TCREx(**params).fit(rows, y_pred=y_rows_b)
+        if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)
+            fitted = TCREx.from_json(fitted.to_json())
+        return fitted
+    except (NoValidRuleError, CellLimitError) as exc:
+        raise type(exc)(f"could not fit explainer B ({whose}, model B, {on}): {exc}; give explainer B other "
+                        "parameters (params_b=) or pass explainer_b= fitted with other parameters") from None
