@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 #: public name -> the private module that defines it (imported on first access)
 _LAZY = {
     "as_frame": "._data", "categorical_columns": "._data", "is_categorical_column": "._data",
+    "conform_dtypes": "._data", "conform_frame": "._data",
     "sentinel_codes": "._data",
     "LocalExplanation": "._explainer", "TCREx": "._explainer",
     "GridSize": "._grid", "SECONDS_PER_CELL": "._grid",
@@ -29,24 +30,29 @@ _LAZY = {
     "detect_task": "._outputs", "min_rule_rows": "._outputs",
     "check_fitted": "._params", "check_parameter": "._params",
     "RuleStability": "._stability", "rule_stability": "._stability",
+    "Solution": "._solution", "Target": "._targets",
     "FavourableSuggestion": "._targets", "favourable_class": "._targets", "ordered_labels": "._targets",
     "suggest_favourable": "._targets",
 }
 
 if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
-    from ._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
+    from ._data import (as_frame, categorical_columns, conform_dtypes, conform_frame, is_categorical_column,
+                        sentinel_codes)
     from ._explainer import LocalExplanation, TCREx
     from ._grid import SECONDS_PER_CELL, GridSize
     from ._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
     from ._params import check_fitted, check_parameter
+    from ._solution import Solution
     from ._stability import RuleStability, rule_stability
-    from ._targets import FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable
+    from ._targets import FavourableSuggestion, Target, favourable_class, ordered_labels, suggest_favourable
 
 __all__ = ["TCREx", "LocalExplanation",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the one rule giving a frame the dtypes a model was trained on (a cast never changes a value)
+           "conform_dtypes", "conform_frame",
            # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost
            "GridSize", "SECONDS_PER_CELL",
            # which values of a numeric column are codes ("no such record"), not numbers: the intake reports them,
@@ -56,6 +62,8 @@ __all__ = ["TCREx", "LocalExplanation",
            "suggest_favourable", "FavourableSuggestion", "ordered_labels",
            # how stable each rule and piece of advice is across retrained models (issue #26; see tcrex.compare)
            "rule_stability", "RuleStability",
+           # the fitted shapes: one target's rules, grid and metarules (``TCREx.targets_[t]``) and the outcome it leads to
+           "Solution", "Target",
            # scikit-learn conventions: the fitted check (issue #10)
            "check_fitted", "check_parameter", "__version__"]
 

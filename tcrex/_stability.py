@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .compare import COMPARED_ROWS, FIT_ROWS_A, resolve_target, rules_of_target, target_id_of, with_dtypes_of
-from ._data import as_frame
+from .compare import COMPARED_ROWS, FIT_ROWS_A, resolve_target, rules_of_target, target_id_of
+from ._data import as_frame, conform_dtypes
 from .errors import ModelError, ParameterError
 from ._params import check_fitted
 from .vocabulary import is_verified, needs_recourse
@@ -105,8 +105,8 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
     inside = sol.rules.contains(explainer.schema_.encode(rows[names])) if sol.n_rules else \
         np.zeros((len(rows), 0), dtype=bool)
     boxed = inside.any(axis=1)  # only rows inside some rule box are asked
-    rows_boxed, inside = with_dtypes_of(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
-    points = with_dtypes_of(cf.loc[ver, names], Xf)
+    rows_boxed, inside = conform_dtypes(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
+    points = conform_dtypes(cf.loc[ver, names], Xf)
     targets = exp["target"][ver]
     rec = cf["recommended_rule"].to_numpy(dtype=np.float64, na_value=np.nan)[ver]
     own = (exp["target"].to_numpy(dtype=np.float64, na_value=np.nan)[ver] == t_id) & ~np.isnan(rec)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._data import as_frame
+from ._data import as_frame, conform_dtypes
 from .errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError, SchemaError
 from ._outputs import detect_task
 from ._params import check_fitted
@@ -272,24 +272,6 @@ def _outputs(name: str, explainer, X, model) -> np.ndarray:
         raise ModelError(f"model {name}: {exc}") from None
 
 
-def with_dtypes_of(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
-    """Points with the column types of X (a model reading pandas categories gets categories)."""
-    out = points.copy()
-    for c in X.columns:
-        dtype = X[c].dtype
-        if out[c].dtype == dtype:
-            continue
-        try:
-            if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
-                out[c] = out[c].astype(dtype)
-            elif pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_numeric_dtype(out[c].dtype) \
-                    and np.all(np.mod(out[c].to_numpy(dtype=np.float64), 1) == 0):
-                out[c] = out[c].astype(dtype)
-        except (TypeError, ValueError):
-            pass
-    return out
-
-
 def target_id_of(explainer, wanted) -> int | None:
     """Id of the explainer's target equal to ``wanted`` (its rules are the ones re-checked): a fitted one, else one
     derived on demand by ``explain(..., target=...)`` (ids continue after the fitted ones); None when there is
@@ -342,7 +324,7 @@ def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None, refe
     cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec, reference=reference)
     ver_a = is_verified(cf_a)
     names = list(ex_a.schema_.names)
-    pts = with_dtypes_of(cf_a.loc[ver_a, names], X[names])
+    pts = conform_dtypes(cf_a.loc[ver_a, names], X[names])
     if y_b is None:
         both = _outputs("B", ex_a, pd.concat([X[names], pts], ignore_index=True), model_b)
         y_b, y_b_at_a = both[:len(X)], both[len(X):]
@@ -489,7 +471,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
             rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
         else:
             rows, fit_on = Xf, COMPARED_ROWS
-        y_rows_b = _outputs("B", explainer_a, with_dtypes_of(rows, Xf), model_b)
+        y_rows_b = _outputs("B", explainer_a, conform_dtypes(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
@@ -598,7 +580,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
     known = known or {}
     y_a = _outputs("A", explainer_a, Xf, model_a)
-    ref = None if reference_rows is None else with_dtypes_of(_features(explainer_a, as_frame(reference_rows))[1], Xf)
+    ref = None if reference_rows is None else conform_dtypes(_features(explainer_a, as_frame(reference_rows))[1], Xf)
     distance = explainer_a.has_fit_data or ref is not None
     people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"),
                             reference=ref)
@@ -611,7 +593,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:
-            y_rows = _outputs("B", explainer_a, with_dtypes_of(rows_on, Xf), model_b)
+            y_rows = _outputs("B", explainer_a, conform_dtypes(rows_on, Xf), model_b)
     else:
         rows_on, measured, y_rows = Xf, COMPARED_ROWS, extra["y_b"]
     rules = _rule_counts(explainer_a, target_id, people, extra, rows_on, y_rows)
