@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 #: public name -> the private module that defines it (imported on first access)
 _LAZY = {
     "as_frame": "._engine.base._data", "categorical_columns": "._engine.base._data",
+    "conform_dtypes": "._engine.base._data", "conform_frame": "._engine.base._data",
     "is_categorical_column": "._engine.base._data", "sentinel_codes": "._engine.base._data",
     "LocalExplanation": "._engine._explainer", "TCREx": "._engine._explainer",
     "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
@@ -32,19 +33,22 @@ _LAZY = {
     "min_rule_rows": "._engine.base._outputs",
     "check_fitted": "._engine.base._params", "check_parameter": "._engine.base._params",
     "RuleStability": ".compare", "rule_stability": ".compare",
+    "Solution": "._engine.fitting._solution", "Target": "._engine.fitting._targets",
     "FavourableSuggestion": "._engine.fitting._targets", "favourable_class": "._engine.fitting._targets",
     "ordered_labels": "._engine.fitting._targets", "suggest_favourable": "._engine.fitting._targets",
     "targets_from_spec": "._engine.fitting._targets",
 }
 
 if TYPE_CHECKING:  # the same names for type checkers and for the import graph of tests/test_structure.py
-    from ._engine.base._data import as_frame, categorical_columns, is_categorical_column, sentinel_codes
+    from ._engine.base._data import (as_frame, categorical_columns, conform_dtypes, conform_frame,
+                                     is_categorical_column, sentinel_codes)
     from ._engine._explainer import LocalExplanation, TCREx
     from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
     from ._engine.base._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
     from ._engine.base._params import check_fitted, check_parameter
-    from ._engine.fitting._targets import (FavourableSuggestion, favourable_class, ordered_labels, suggest_favourable,
-                                           targets_from_spec)
+    from ._engine.fitting._solution import Solution
+    from ._engine.fitting._targets import (FavourableSuggestion, Target, favourable_class, ordered_labels,
+                                           suggest_favourable, targets_from_spec)
     from .compare import RuleStability, rule_stability
 
 __all__ = ["TCREx", "LocalExplanation",
@@ -52,6 +56,8 @@ __all__ = ["TCREx", "LocalExplanation",
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the one rule giving a frame the dtypes a model was trained on (a cast never changes a value)
+           "conform_dtypes", "conform_frame",
            # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost
            "GridSize", "SECONDS_PER_CELL",
            # which values of a numeric column are codes ("no such record"), not numbers: the intake reports them,
@@ -64,6 +70,8 @@ __all__ = ["TCREx", "LocalExplanation",
            "targets_from_spec",
            # how stable each rule and piece of advice is across retrained models (issue #26; see tcrex.compare)
            "rule_stability", "RuleStability",
+           # the fitted shapes: one target's rules, grid and metarules (``TCREx.targets_[t]``) and the outcome it leads to
+           "Solution", "Target",
            # scikit-learn conventions: the fitted check (issue #10)
            "check_fitted", "check_parameter", "__version__"]
 

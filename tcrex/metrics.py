@@ -33,7 +33,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ._engine.base._data import as_frame
+from ._engine.base._data import as_frame, conform_frame
 from .errors import ModelError, NotFittedError
 from ._engine.base._outputs import predict
 from .vocabulary import HAS_RECOURSE, STATUSES, has_recourse
@@ -132,7 +132,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
         if X_fit is not None or explainer.has_fit_data:
             dist[idx] = explainer.percentile_distance(X_test.iloc[idx], cf, reference=X_fit)
         if model is not None:
-            point_valid[idx] = _valid(explainer, model, _like(cf, X_test), tgt_i[idx])
+            point_valid[idx] = _valid(explainer, model, conform_frame(cf, X_test), tgt_i[idx])
     rows["distance"], rows["point_valid"] = dist, point_valid
 
     ex_dist = np.full(n, np.nan)
@@ -143,7 +143,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
         ex_dist[idx[found]] = ex["distance"].to_numpy(dtype=float)[found]
         if model is not None and found.any():
             feats = ex.iloc[np.flatnonzero(found), 2:]
-            ex_valid[idx[found]] = _valid(explainer, model, _like(feats, X_test), tgt_i[idx[found]])
+            ex_valid[idx[found]] = _valid(explainer, model, conform_frame(feats, X_test), tgt_i[idx[found]])
     rows["example_distance"], rows["example_valid"] = ex_dist, ex_valid
 
     n_scored = int(scored.sum())
@@ -181,19 +181,6 @@ def _mean(values: np.ndarray, mask: np.ndarray) -> float:
     v = values[mask]
     v = v[~np.isnan(v)]
     return float(v.mean()) if len(v) else float("nan")
-
-
-def _like(points: pd.DataFrame, X_test: pd.DataFrame) -> pd.DataFrame:
-    """Points (counterfactuals, examples) with the column order and categorical dtypes of X_test."""
-    points = points[[str(c) for c in X_test.columns]].copy()
-    points.columns = X_test.columns
-    for c in X_test.columns:
-        dtype = X_test[c].dtype
-        if isinstance(dtype, pd.CategoricalDtype):
-            points[c] = points[c].astype(dtype)
-        elif pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_numeric_dtype(points[c].dtype):
-            points[c] = pd.to_numeric(points[c])
-    return points
 
 
 def _valid(explainer, model, points: pd.DataFrame, target_ids: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from decimal import Decimal
 import numpy as np
 
 from .vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, NO_ACTIONABLE_RULE,
-                         NO_RULE, SEARCHED)
+                         NO_RULE, REGRESSION, SEARCHED)
 
 
 def format_number(v) -> str:
@@ -196,6 +196,68 @@ def outcome_text(classes, names=None) -> str:
     if len(classes) == 1:
         return f"output = {classes[0]}"
     return "output in {" + ", ".join(map(str, classes)) + "}"
+
+
+def class_text(value, names=None) -> str:
+    """One class label as people read it: its name from ``names`` (:func:`class_label`), else the label itself
+    (a numpy scalar as its plain value: ``1``, not ``np.int64(1)``)."""
+    name = class_label(value, names)
+    return name if name is not None else str(value.item() if isinstance(value, np.generic) else value)
+
+
+def interval_text(low, high) -> str:
+    """A regression target ``(low, high]`` in words: "output > 5.818", "output ≤ 150", "output in (50, 120]" (bounds
+    printed exactly by :func:`format_number`, so a printed bound is true of the outputs it speaks of)."""
+    if low is None:
+        return f"output ≤ {format_number(high)}"
+    if high is None:
+        return f"output > {format_number(low)}"
+    return f"output in ({format_number(low)}, {format_number(high)}]"
+
+
+#: How an ordered class target reads: ``{"at_least": 7}`` is "7 or better" (higher labels better), ``{"at_most": 2}``
+#: "2 or lower" (lower labels better, e.g. a risk grade): one wording for the dashboard, the texts and the docs.
+ORDERED_WORDS = {"at_least": "or better", "at_most": "or lower"}
+
+
+def ordered_text(kind: str, bound, names=None) -> str:
+    """An ordered class target in words: "7 or better" (``kind`` "at_least"), "2 or lower" ("at_most")."""
+    return f"{class_text(bound, names)} {ORDERED_WORDS[kind]}"
+
+
+def target_text(classes=None, interval=None, names=None, ordered_classes=None) -> str:
+    """A target (the outcome Y*: ``classes``, or a regression ``interval`` ``(low, high)``) in words -- the one
+    wording of a target. Classes by their names (:func:`outcome_text`); given ``ordered_classes`` (every class of
+    the model in ascending order, when its labels are ordered numbers: :func:`tcrex.ordered_labels`), a top or
+    bottom run of them reads "7 or better" / "2 or lower"."""
+    if classes is None:
+        return interval_text(*interval)
+    chosen = list(classes)
+    if ordered_classes is not None and 1 < len(chosen) < len(ordered_classes):
+        order = list(ordered_classes)
+        if order[-len(chosen):] == sorted(chosen, key=float):
+            return ordered_text("at_least", order[-len(chosen)], names)
+        if order[:len(chosen)] == sorted(chosen, key=float):
+            return ordered_text("at_most", order[len(chosen) - 1], names)
+    return outcome_text(chosen, names)
+
+
+def target_spec_text(spec, task: str | None, names=None) -> str:
+    """A ``target`` parameter (a spec: None, a class, classes, ``{"at_least": c}``, a threshold or an interval) in
+    words: the favourable outcome, or both directions (the paper's default)."""
+    if isinstance(spec, dict):  # an ordered class target {"at_least": 7}
+        (kind, bound), = spec.items()
+        return ordered_text(kind, bound, names)
+    if spec is None:
+        return ("both directions: each individual toward the other class (paper)" if task != REGRESSION
+                else "both directions: each output across the mean (paper)")
+    if task == REGRESSION:
+        if isinstance(spec, (tuple, list)):
+            return interval_text(*spec)
+        return f"both directions across {format_number(spec)}"
+    if isinstance(spec, (tuple, list)):
+        return " or ".join(class_text(c, names) for c in spec)
+    return class_text(spec, names)
 
 
 def recourse_sentence(changes: list[str], keeps: list[str]) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -632,3 +633,127 @@ def test_checker_finds_a_planted_later_stage_import():
         "tcrex._engine.base._data:1 imports the later stage tcrex._engine.fitting._grid",
         "tcrex._engine.explaining._lookup:2 imports the later stage tcrex._engine._explainer",
         "tcrex._engine.extras._misc is in a stage STAGES does not list"]
+
+
+# ------------------------------------------------------------------------------------------------ one owner per job
+#: the only module that gives a frame another frame's column dtypes (:func:`tcrex.conform_dtypes`): every frame
+#: a model sees is conformed by that one rule (never a cast that changes a value)
+DTYPE_OWNER = "tcrex._engine.base._data"
+#: the only module that words a target, a class or a value label (:mod:`tcrex.text`)
+WORDING_OWNER = "tcrex.text"
+#: how a target is worded: "output > 5", "output above 5", "output ≤ 5", "output in (1, 2]", "7 or better"
+TARGET_WORDS = re.compile(r"\boutput (above|below|at or below|at least|at most|[<>≤≥=]|in [({])")
+ORDERED_WORDS = re.compile(r"^\s*or (better|lower|worse|higher)\b")
+
+
+def _dtype_reads(func: ast.AST) -> set[str]:
+    """Names a function binds to a dtype read from a frame (``dtype = X[c].dtype``, ``for c, d in X.dtypes.items()``)."""
+    names = set()
+    for node in ast.walk(func):
+        targets, value = [], None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        if value is not None and _reads_dtype(value, set()):
+            for t in targets:
+                names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _reads_dtype(node: ast.AST, names: set[str]) -> bool:
+    """Whether ``node`` reads a frame's dtypes: ``X[c].dtype`` (a column's), ``X.dtypes``, or a name bound to one."""
+    return any((isinstance(n, ast.Attribute) and (n.attr == "dtypes" or
+                                                   (n.attr == "dtype" and isinstance(n.value, ast.Subscript)))) or
+               (isinstance(n, ast.Name) and n.id in names) for n in ast.walk(node))
+
+
+def conformed_elsewhere(sources) -> list[str]:
+    """A frame given another frame's dtypes outside the owner: ``.astype(...)`` to a dtype read from a frame (``X[c]
+    .dtype``, ``X.dtypes``, or a name bound to one) -- the job of :func:`tcrex.conform_dtypes`, whose rule (a
+    cast never changes a value) every model call must follow."""
+    found = []
+    for mod, (src, _) in sources.items():
+        if mod == DTYPE_OWNER:
+            continue
+        tree = ast.parse(src)
+        scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] or [tree]
+        seen = set()
+        for scope in [tree, *scopes]:
+            names = _dtype_reads(scope)
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" \
+                        and any(_reads_dtype(a, names) for a in [*node.args, *(k.value for k in node.keywords)]) \
+                        and node.lineno not in seen:
+                    seen.add(node.lineno)
+                    found.append(f"{mod}:{node.lineno} casts to a frame's dtype (use tcrex.conform_dtypes)")
+    return sorted(found)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            out.add(id(body[0].value))
+    return out
+
+
+def reworded_targets(sources) -> list[str]:
+    """A target worded outside :mod:`tcrex.text`: a string (not a docstring) saying "output > …", "output above …",
+    "output ≤ …", "output in (…"; or an f-string that puts "or better" / "or lower" after a value."""
+    found = []
+    for mod, (src, _) in sources.items():
+        if mod == WORDING_OWNER:
+            continue
+        tree = ast.parse(src)
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                    and TARGET_WORDS.search(node.value):
+                found.append(f"{mod}:{node.lineno} words a target (use tcrex.text.target_text / target_spec_text)")
+            elif isinstance(node, ast.JoinedStr):
+                parts = node.values
+                for before, part in zip(parts, parts[1:]):
+                    if isinstance(before, ast.FormattedValue) and isinstance(part, ast.Constant) \
+                            and ORDERED_WORDS.search(str(part.value)):
+                        found.append(f"{mod}:{node.lineno} words an ordered target (use tcrex.text.ordered_text)")
+    return sorted(set(found))
+
+
+def test_frames_are_conformed_by_one_owner():
+    found = conformed_elsewhere(_tree_sources())
+    assert not found, "a frame's dtypes set outside the owner:\n" + "\n".join(found)
+
+
+def test_targets_are_worded_by_one_owner():
+    found = reworded_targets(_tree_sources())
+    assert not found, "a target worded outside tcrex.text:\n" + "\n".join(found)
+
+
+def test_checker_finds_a_planted_dtype_cast():
+    tree = _synthetic(
+        tcrex__compare='def with_dtypes_of(points, X):\n    out = points.copy()\n    for c in X.columns:\n'
+                       '        dtype = X[c].dtype\n        out[c] = out[c].astype(dtype)\n    return out\n',
+        tcrex___stability='def f(rows, Xf, model):\n    return model.predict(rows.astype(Xf.dtypes.to_dict()))\n',
+        tcrex__figures__a='def g(s, y):\n    return s.astype(float), s.astype("category"), s.astype(y.dtype)\n',  # no frame's
+        tcrex___engine__base___data='def conform_dtypes(X, like):\n    return X.astype(like.dtypes)\n')  # the owner
+    assert conformed_elsewhere(tree) == [
+        "tcrex._stability:2 casts to a frame's dtype (use tcrex.conform_dtypes)",
+        "tcrex.compare:5 casts to a frame's dtype (use tcrex.conform_dtypes)"]
+
+
+def test_checker_finds_a_planted_target_wording():
+    tree = _synthetic(
+        tcrex__ui__state='def name(low, high, b):\n    if high is None:\n        return f"output above {low}"\n'
+                         '    return f"{b} or lower" if b else "output > " + str(low)\n',
+        tcrex___targets='def describe(self):\n    """The outcome: "output > 5.818"."""\n'
+                        '    return f"output ≤ {self.high}"\n',
+        tcrex__figures__a='TITLE = "Model output over the rows"\nLABEL = f"{n} rules or more"\n',  # not a target
+        tcrex__text='def interval_text(low):\n    return f"output > {low}"\n')  # the owner
+    assert reworded_targets(tree) == [
+        "tcrex._targets:3 words a target (use tcrex.text.target_text / target_spec_text)",
+        "tcrex.ui.state:3 words a target (use tcrex.text.target_text / target_spec_text)",
+        "tcrex.ui.state:4 words a target (use tcrex.text.target_text / target_spec_text)",
+        "tcrex.ui.state:4 words an ordered target (use tcrex.text.ordered_text)"]

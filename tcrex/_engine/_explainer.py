@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 from .base._boxes import Boxes
 from .recourse._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
                                real_examples)
-from .base._data import as_frame, one_row, restore_dtypes
+from .base._data import as_frame, conform_dtypes, one_row
 from .fitting._derive import fit_state, grid_sizes, relabel_state, update_state
 from .recourse._effectiveness import add_columns, from_rows, resolve
 from .recourse._effectiveness import compute as compute_effectiveness
@@ -136,7 +136,8 @@ class TCREx(BaseEstimator):
     grower_ = _fitted("grower", 'The grower used, "exact" or "hist" ("auto" resolved).')
     n_surrogate_fits_ = _fitted("n_surrogate_fits", "Surrogates grown (update and recount never regrow).")
     timings_ = _fitted("timings", "Seconds per fit step.")
-    targets_ = _fitted("solutions", "One solution (rules, metarules, grid) per fitted target.")
+    targets_ = _fitted("solutions", "One :class:`tcrex.Solution` (rules, metarules, grid; every field declared) per "
+                       "fitted target, in target-id order.")
     recount_counts_ = _fitted("recounted", "The counts of recount() (None before any recount).")
     recount_summary_ = _fitted("recount_summary", "What the last recount changed (None before any recount).")
     effectiveness_ = _fitted("effectiveness", "Effectiveness loaded with a JSON export that carries it, or None.")
@@ -253,7 +254,7 @@ class TCREx(BaseEstimator):
             self.class_names = class_names or None
 
     def solution(self, target: int):
-        """The rules, metarules and grid of the target at index ``target`` (as returned in
+        """The :class:`tcrex.Solution` (rules, metarules and grid) of the target id ``target`` (as returned in
         ``explain()['target']``: the fitted targets, then those solved on demand by ``explain(..., target=...)``)."""
         return self._state().all_solutions()[target]
 
@@ -352,7 +353,7 @@ class TCREx(BaseEstimator):
         state = self._state()
         if not state.has_fit_data:
             raise NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
-        return restore_dtypes(state.schema.decode(state.fit_enc, state.fit_index), state.fit_dtypes)
+        return conform_dtypes(state.schema.decode(state.fit_enc, state.fit_index), state.fit_dtypes)
 
     @property
     def has_fit_data(self) -> bool:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import as_frame, check_fitted
+from .. import as_frame, check_fitted, conform_dtypes
 from ..errors import DataError, ModelError, ParameterError
 from ..population import (check_bootstrap_params, group_labels, group_series, named_groups)
 from ._counts import ComparisonCounts, _order
-from ._models import _check_features, _check_model, _default_explainer_b, _outputs, resolve_target, target_id_of, with_dtypes_of
+from ._models import _check_features, _check_model, _default_explainer_b, _outputs, resolve_target, target_id_of
 from ._people import _cells, _people, _rule_counts
 from ._result import ComparisonResult, _summarise
 from ._vocabulary import COMPARED_ROWS, FIT_ROWS_A, GIVEN, REFERENCE_ROWS
@@ -60,7 +60,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
             rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
         else:
             rows, fit_on = Xf, COMPARED_ROWS
-        y_rows_b = _outputs("B", explainer_a, with_dtypes_of(rows, Xf), model_b)
+        y_rows_b = _outputs("B", explainer_a(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
@@ -163,7 +163,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         labels, values, categories, missing, group_column = np.full(len(X), "", dtype=object), [""], None, False, None
     known = known or {}
     y_a = _outputs("A", explainer_a, Xf, model_a)
-    ref = None if reference_rows is None else with_dtypes_of(_features(explainer_a, as_frame(reference_rows))[1], Xf)
+    ref = None if reference_rows is None else conform_dtypes(_features(explainer_a, as_frame(reference_rows))[1], Xf)
     distance = explainer_a.has_fit_data or ref is not None
     people, extra = _people(explainer_a, explainer_b, Xf, model_a, model_b, spec, distance, y_a, known.get("X"),
                             reference=ref)
@@ -176,7 +176,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:
-            y_rows = _outputs("B", explainer_a, with_dtypes_of(rows_on, Xf), model_b)
+            y_rows = _outputs("B", explainer_a(rows_on, Xf), model_b)
     else:
         rows_on, measured, y_rows = Xf, COMPARED_ROWS, extra["y_b"]
     rules = _rule_counts(explainer_a, target_id, people, extra, rows_on, y_rows)

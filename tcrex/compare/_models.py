@@ -67,24 +67,6 @@ def _outputs(name: str, explainer, X, model) -> np.ndarray:
         raise ModelError(f"model {name}: {exc}") from None
 
 
-def with_dtypes_of(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
-    """Points with the column types of X (a model reading pandas categories gets categories)."""
-    out = points.copy()
-    for c in X.columns:
-        dtype = X[c].dtype
-        if out[c].dtype == dtype:
-            continue
-        try:
-            if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
-                out[c] = out[c].astype(dtype)
-            elif pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_numeric_dtype(out[c].dtype) \
-                    and np.all(np.mod(out[c].to_numpy(dtype=np.float64), 1) == 0):
-                out[c] = out[c].astype(dtype)
-        except (TypeError, ValueError):
-            pass
-    return out
-
-
 def target_id_of(explainer, wanted) -> int | None:
     """Id of the explainer's target equal to ``wanted`` (its rules are the ones re-checked): a fitted one, else one
     derived on demand by ``explain(..., target=...)`` (ids continue after the fitted ones); None when there is

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import conform_dtypes
 from ..vocabulary import is_verified, needs_recourse, recourse_outcome
 from ._counts import _canonical
-from ._models import _check_model, _outputs, with_dtypes_of
+from ._models import _check_model, _outputs
 from ._vocabulary import GAINED, KEPT, LOST, NEWLY_NEEDED, NOT_NEEDED, NO_LONGER_NEEDED, STILL_NONE, _CELL_KEYS, _CELL_SUMS, _RULE_KEYS, _RULE_SUMS
 
 
@@ -21,7 +22,7 @@ def _people(ex_a, ex_b, X, model_a, model_b, spec, distance, y_a, y_b=None, refe
     cf_a = ex_a.counterfactuals(X, model=model_a, y_pred=y_a, target=spec, reference=reference)
     ver_a = is_verified(cf_a)
     names = list(ex_a.schema_.names)
-    pts = with_dtypes_of(cf_a.loc[ver_a, names], X[names])
+    pts = conform_dtypes(cf_a.loc[ver_a, names], X[names])
     if y_b is None:
         both = _outputs("B", ex_a, pd.concat([X[names], pts], ignore_index=True), model_b)
         y_b, y_b_at_a = both[:len(X)], both[len(X):]

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import as_frame, check_fitted
+from .. import as_frame, check_fitted, conform_dtypes
 from ..errors import ModelError, ParameterError
 from ..vocabulary import is_verified, needs_recourse
 from ._comparison import rules_of_target
-from ._models import resolve_target, target_id_of, with_dtypes_of
+from ._models import resolve_target, target_id_of
 from ._vocabulary import COMPARED_ROWS, FIT_ROWS_A
 
 KINDS = ("bootstrap", "seed")
@@ -106,8 +106,8 @@ def rule_stability(explainer, X, y, fit_model, n_models=10, kind="bootstrap", ra
     inside = sol.rules.contains(explainer.schema_.encode(rows[names])) if sol.n_rules else \
         np.zeros((len(rows), 0), dtype=bool)
     boxed = inside.any(axis=1)  # only rows inside some rule box are asked
-    rows_boxed, inside = with_dtypes_of(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
-    points = with_dtypes_of(cf.loc[ver, names], Xf)
+    rows_boxed, inside = conform_dtypes(rows[names].iloc[np.flatnonzero(boxed)], Xf), inside[boxed]
+    points = conform_dtypes(cf.loc[ver, names], Xf)
     targets = exp["target"][ver]
     rec = cf["recommended_rule"].to_numpy(dtype=np.float64, na_value=np.nan)[ver]
     own = (exp["target"].to_numpy(dtype=np.float64, na_value=np.nan)[ver] == t_id) & ~np.isnan(rec)

@@ -89,7 +89,7 @@ def metarule_outline(ex, target: int = 0, population=None, highlight_row=None, h
     out = {"target": int(target), "description": desc, "n_rules": int(sol.n_rules),
            "n_metarules": int(len(sol.metarules)), "groups": [], "root": None, "shown_leaves": 0,
            "hidden_leaves": 0, "path_metarule": None, "path_of": None}
-    if sol.n_rules == 0 or sol.grid is None:
+    if sol.n_rules == 0:
         out["root"] = {"kind": "empty", "condition": None, "n_leaves": 0, "here": None, "on_path": False,
                        "text": f"No valid rule for {desc} at tau={ex.tau}; lower tau or rho to find recourse"}
         return out

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import ModelError, ParameterError, TCRExError
-from ..text import class_label, format_difference, format_number, pluralise, value_text
+from ..text import class_label, format_difference, format_number, outcome_text, pluralise, value_text
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE, REGRESSION
 from ._style import (CLASS_SYMBOLS, base_layout, class_color, clip_text, esc, fmt, rgba, rule_color, rule_dash,
                      solution, target_spec, wrap)
@@ -198,7 +198,7 @@ def _point_traces(ex, sol, X, y, ax: _Axis, ay: _Axis, idx, random_state, *, gre
         if not len(sel):
             continue
         reached = bool(in_target[sel[0]])
-        name = (class_label(c, class_names) or f"output = {c}") + (" (target)" if reached else "")
+        name = outcome_text([c], class_names) + (" (target)" if reached else "")
         if grey:
             color = "#6E6E6E" if reached else "#C4C4C4"
             marker = dict(size=size, color=color, opacity=0.6, symbol=CLASS_SYMBOLS[k % len(CLASS_SYMBOLS)])

@@ -64,7 +64,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
             parts.append(f"{info[NO_RULE]} without a rule")
         title.append(("i", ", ".join(parts)))
     graph = _Graph(title=title)
-    if sol.n_rules == 0 or sol.grid is None:
+    if sol.n_rules == 0:
         graph.nodes.append(_Node("n0", "empty", [("b", "No valid rule"),
                                                  *[("", s) for s in wrap(f"for {desc} at tau={ex.tau}; lower tau "
                                                                          "or rho to find recourse", max_label)]],
@@ -221,7 +221,7 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
     checked = verified_breakdown(ex, target, population)
     desc = sol.target.describe(class_names)
     fig = go.Figure()
-    if sol.n_rules == 0 or sol.grid is None:
+    if sol.n_rules == 0:
         fig.add_annotation(text=esc(f"No valid rule for {desc} at tau={ex.tau}"), showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=18))
         fig.update_xaxes(visible=False)

@@ -30,12 +30,12 @@ def reference_sentences(ex, rec, X, res, class_names=None) -> list:
     names = ex.schema_.names
     out = []
     for i in range(len(X)):
-        t = int(res["target"][i])
+        t = int(res.target_id[i])
         if t < 0:
             out.append(status_sentence(ALREADY_IN_TARGET))
             continue
         changed = np.flatnonzero(rec.changed[i])
-        r, paper, src = int(rec.rule[i]), int(res["rule"][i]), int(rec.source[i])
+        r, paper, src = int(rec.rule[i]), int(res.rule[i]), int(rec.source[i])
         sol = ex.state_.all_solutions()[t]
         conds = box_conditions(ex.schema_, sol.rules, r) if r >= 0 else {}
         labels = [ex.schema_.features[f].labels for f in range(len(names))]

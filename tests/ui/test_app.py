@@ -161,10 +161,10 @@ def test_other_samples_render_every_page(sample):
         assert_clean(at)
     if sample == "diabetes":
         # regression never starts on both directions: "progression" reads as something to reduce
-        assert "Favourable outcome:** output at or below" in sidebar_text(at)
+        assert "Favourable outcome:** output ≤" in sidebar_text(at)
         apply_params(at, threshold=150.0)
         assert_clean(at)
-        assert "output at or below 150" in sidebar_text(at)
+        assert "output ≤ 150" in sidebar_text(at)
 
 
 # ------------------------------------------------------------------------------------------------ uploads

@@ -206,4 +206,4 @@ def test_regression_never_defaults_to_both_directions():
     confirm_outcome(at)
     assert_clean(at)
     assert session.params(at.session_state).target[0] is None
-    assert "output at or below" in sidebar_text(at)
+    assert "output ≤" in sidebar_text(at)

@@ -613,27 +613,33 @@ def _codes(s: pd.Series, f: Feature, index=None) -> np.ndarray:
 
 def one_row(x, names, dtypes=None) -> pd.DataFrame:
     """One input (a one-row frame, a Series, a dict or a sequence of values in feature order) as a one-row frame
-    with the fit data's dtypes where they keep every value (:func:`restore_dtypes`)."""
+    with the fit data's dtypes where they keep every value (:func:`conform_dtypes`)."""
     if isinstance(x, pd.DataFrame):
         if len(x) != 1:
             raise ParameterError(f"explain_one takes one row, got {len(x)}; use explain() for many")
-        return restore_dtypes(x, dtypes)
+        return conform_dtypes(x, dtypes)
     if isinstance(x, pd.Series):
-        return restore_dtypes(x.to_frame().T.infer_objects(), dtypes)
+        return conform_dtypes(x.to_frame().T.infer_objects(), dtypes)
     if isinstance(x, dict):
-        return restore_dtypes(pd.DataFrame([x]), dtypes)
+        return conform_dtypes(pd.DataFrame([x]), dtypes)
     arr = np.asarray(x, dtype=object).reshape(1, -1)
     if arr.shape[1] != len(names):
         raise ParameterError(f"expected {len(names)} values ({names}), got {arr.shape[1]}")
-    return restore_dtypes(pd.DataFrame(arr, columns=names).infer_objects(), dtypes)
+    return conform_dtypes(pd.DataFrame(arr, columns=names).infer_objects(), dtypes)
 
 
-def restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
-    """Give a one-row frame the column dtypes of the fit data (a Series of a mixed frame holds objects), so a
-    model that reads dtypes (XGBoost's native categoricals) sees what it was trained on. The cast never changes
-    a value: a value the fit dtype cannot hold exactly (3.9 in a column fitted as integers, an unseen category)
-    keeps its column as it is, so the row is read exactly as :meth:`tcrex.TCREx.explain` reads it from a frame (and
-    encoding reports what it cannot read by name)."""
+def conform_dtypes(X: pd.DataFrame, like) -> pd.DataFrame:
+    """X with the column dtypes of ``like`` (a frame, or ``{name: dtype}`` such as the fit data's) wherever the cast
+    keeps every value: the one rule every frame follows before a model sees it (``explain_one``'s row, the verified
+    points, the comparison's and the stability check's rows and points, ``fit_rows()``). A model that reads dtypes
+    (XGBoost's native categoricals, integer columns) then sees what it was trained on.
+
+    The cast never changes a value: a column whose values the wanted dtype cannot hold exactly (3.9 in a column
+    fitted as integers, "3" for a number, a category the wanted categorical does not list) keeps its own dtype, so
+    the model is asked about the value given, never a truncated one or a missing one, and encoding reports what it
+    cannot read by name. Columns ``like`` does not name are left alone; X itself is returned when nothing changes.
+    """
+    dtypes = {str(c): d for c, d in like.dtypes.items()} if isinstance(like, pd.DataFrame) else like
     if not dtypes or len({str(c) for c in X.columns}) != X.shape[1]:  # duplicate names: encoding reports them
         return X
     out = None
@@ -645,7 +651,7 @@ def restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
         try:
             if isinstance(want, pd.CategoricalDtype):
                 if not col.isna().all() and not col.dropna().isin(want.categories).all():
-                    continue
+                    continue  # a category the dtype does not list would become missing
             cast = col.astype(want)
         except Exception:  # noqa: BLE001 - a value the dtype cannot hold (too large, text): encoding reports it
             continue
@@ -657,8 +663,39 @@ def restore_dtypes(X: pd.DataFrame, dtypes) -> pd.DataFrame:
     return X if out is None else out
 
 
+def conform_frame(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
+    """Points (counterfactuals, examples, edited rows) as a model reads X: X's columns, in its order and with its
+    labels, and X's dtypes where they keep every value (:func:`conform_dtypes`)."""
+    points = points[[str(c) for c in X.columns]] if list(points.columns) != list(X.columns) else points.copy()
+    points.columns = X.columns
+    return conform_dtypes(points, X)
+
+
+def categorical_codes(categories, dtype) -> np.ndarray | None:
+    """The codes ``categories`` take in the pandas CategoricalDtype ``dtype`` -- the cast :func:`conform_dtypes`
+    makes, computed once per category rather than once per point -- or None when ``dtype`` lacks one of them (a
+    point holding it then keeps its value, as :func:`conform_dtypes` keeps it, never a missing one)."""
+    try:
+        codes = pd.Series(np.asarray(categories, dtype=object)).astype(dtype).cat.codes
+    except (TypeError, ValueError):
+        return None
+    codes = np.asarray(codes, dtype=np.int64)
+    return None if (codes < 0).any() else codes
+
+
 def same_values(before: pd.Series, after: pd.Series) -> bool:
     """Whether a cast kept every value (missing stays missing; 3.0 -> 3 is kept, 3.9 -> 3 and "3" -> 3 are not)."""
+    if len(before) > 8 and isinstance(before.dtype, np.dtype) and isinstance(after.dtype, np.dtype) \
+            and before.dtype.kind in "biuf" and after.dtype.kind in "biuf":
+        # plain numbers: the cast is exact when casting back gives every value again (int64 <-> float64 compared
+        # in numpy, which would call 2**53 + 1 equal to 2.0**53, is avoided: the round trip lands on the original
+        # dtype). One vectorised pass instead of a Python loop over the points of a model call.
+        try:
+            back = after.to_numpy().astype(before.dtype)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        a = before.to_numpy()
+        return bool(np.array_equal(a, back, equal_nan=a.dtype.kind == "f"))
     a, b = before.to_numpy(dtype=object), after.to_numpy(dtype=object)
     for u, v in zip(a, b):
         if pd.isna(u) or pd.isna(v):

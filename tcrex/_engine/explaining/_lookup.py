@@ -2,6 +2,8 @@
 sentence that states the advice (``TCREx.explain``, ``explain_arrow``, ``feature_actions``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -46,6 +48,25 @@ def model_columns(state: FittedState, X: pd.DataFrame, model) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ the lookup
+@dataclass(frozen=True)
+class RowLookup:
+    """What the lookup found for each of n rows (:func:`lookup`): aligned int64 arrays, -1 where there is none.
+
+    The one record every per-row algorithm reads (sentences, counterfactual points, verified recourse,
+    effectiveness); ``explain()``'s frame is its public face (``target``, ``rule``, ``metarule``, ``changes``,
+    ``status``); ``explain()`` calls ``target_id`` ``target``."""
+
+    target_id: np.ndarray  #: id of the target serving the row (into ``state.all_solutions()``); -1: already in a target
+    rule: np.ndarray  #: the optimal rule of the row's cell, an index within its target; -1: none
+    metarule: np.ndarray  #: the metarule holding the row's cell, an index within its target; -1: none
+    changes: np.ndarray  #: features the rule asks the row to change (0 without a rule)
+    pattern: np.ndarray  #: id of the cell's (rule, features to change) pattern within its target; -1: none
+    status: np.ndarray  #: index into :data:`tcrex.vocabulary.STATUSES`
+
+    def __len__(self) -> int:
+        return len(self.target_id)
+
+
 def serving(state: FittedState, solutions, y) -> np.ndarray:
     """Target id (into ``state.all_solutions()``) serving each row, -1 when its output is already in it."""
     every = state.all_solutions()
@@ -59,7 +80,7 @@ def serving(state: FittedState, solutions, y) -> np.ndarray:
     return np.where(local >= 0, ids[np.maximum(local, 0)], -1)
 
 
-def lookup(state: FittedState, enc: Encoded, y, solutions) -> dict:
+def lookup(state: FittedState, enc: Encoded, y, solutions) -> RowLookup:
     """Per row: serving ``target``, ``rule``, ``metarule`` (-1 when none), number of ``changes``, the cell's change
     ``pattern`` and the ``status`` (index into STATUSES)."""
     every = state.all_solutions()
@@ -82,22 +103,21 @@ def lookup(state: FittedState, enc: Encoded, y, solutions) -> dict:
     status[(tgt >= 0) & (rule < 0) & has_rules] = STATUSES.index(NO_ACTIONABLE_RULE)
     status[(tgt >= 0) & (rule < 0) & ~has_rules] = STATUSES.index(NO_RULE)
     status[tgt < 0] = STATUSES.index(ALREADY_IN_TARGET)
-    return {"target": tgt, "rule": rule, "metarule": meta, "changes": changes, "pattern": pattern,
-            "status": status}
+    return RowLookup(target_id=tgt, rule=rule, metarule=meta, changes=changes, pattern=pattern, status=status)
 
 
-def lookup_rows(state: FittedState, X: pd.DataFrame, y_pred, target, model) -> tuple[Encoded, dict]:
+def lookup_rows(state: FittedState, X: pd.DataFrame, y_pred, target, model) -> tuple[Encoded, RowLookup]:
     """X encoded and looked up (outputs from ``y_pred`` or the model; ``target``: the targets to serve)."""
     enc = state.schema.encode(X)
     return enc, lookup(state, enc, outputs(state, X, y_pred, model), solutions_for(state, target))
 
 
-def row_outside(state: FittedState, res, row: int) -> np.ndarray:
+def row_outside(state: FittedState, res: RowLookup, row: int) -> np.ndarray:
     """Which features row ``row`` of a lookup must change (from its cell's pattern)."""
-    t = int(res["target"][row])
+    t = int(res.target_id[row])
     if t < 0:
         return np.zeros(len(state.schema), dtype=bool)
-    return state.all_solutions()[t].outside([res["pattern"][row]])[0]
+    return state.all_solutions()[t].outside([res.pattern[row]])[0]
 
 
 # ------------------------------------------------------------------ conditions and sentences
@@ -134,17 +154,17 @@ def sentence(state: FittedState, t: int, r: int, status: str, outside: np.ndarra
     return status_sentence(status, changes=change, keeps=keep)
 
 
-def text_codes(state: FittedState, res) -> tuple[np.ndarray, list]:
+def text_codes(state: FittedState, res: RowLookup) -> tuple[np.ndarray, list]:
     """Per row the code of its sentence, and the distinct sentences in order of appearance; each sentence is
     built once per distinct (target, rule and change pattern, status)."""
-    n = len(res["target"])
+    n = len(res.target_id)
     n_targets = len(state.all_solutions()) + 1
-    key = ((res["pattern"] + 1) * n_targets + res["target"] + 1) * len(STATUSES) + res["status"]
+    key = ((res.pattern + 1) * n_targets + res.target_id + 1) * len(STATUSES) + res.status
     inv, uniq = pd.factorize(key)
     first = np.empty(len(uniq), dtype=np.int64)
     first[inv[::-1]] = np.arange(n)[::-1]  # the first row of every distinct key
     conditions = {}  # (target, rule) -> its conditions: many patterns share a rule
-    texts = [sentence(state, int(res["target"][row]), int(res["rule"][row]), STATUSES[res["status"][row]],
+    texts = [sentence(state, int(res.target_id[row]), int(res.rule[row]), STATUSES[res.status[row]],
                       row_outside(state, res, row), conditions) for row in first]
     # sentences repeat across rows, so a categorical column holds each one once (in order of appearance)
     code_of = {}
@@ -170,11 +190,11 @@ def explain_frame(state: FittedState, X, y_pred, target, model) -> pd.DataFrame:
     """``TCREx.explain``'s frame."""
     X, res, (codes, sentences) = _explain_parts(state, X, y_pred, target, model)
     return pd.DataFrame({
-        "target": ids_column(res["target"]),
-        "rule": ids_column(res["rule"]),
-        "metarule": ids_column(res["metarule"]),
-        "changes": res["changes"],
-        "status": pd.Categorical.from_codes(res["status"], dtype=_STATUS_DTYPE),
+        "target": ids_column(res.target_id),
+        "rule": ids_column(res.rule),
+        "metarule": ids_column(res.metarule),
+        "changes": res.changes,
+        "status": pd.Categorical.from_codes(res.status, dtype=_STATUS_DTYPE),
         "text": pd.Categorical.from_codes(codes, categories=pd.Index(sentences, dtype=object), validate=False),
     }, index=X.index)
 
@@ -188,9 +208,9 @@ def explain_table(state: FittedState, X, y_pred, target, model):
         return pa.array(values, type=pa.int64(), mask=values < 0)
 
     return pa.table({
-        "target": ids(res["target"]), "rule": ids(res["rule"]), "metarule": ids(res["metarule"]),
-        "changes": pa.array(res["changes"], type=pa.int64()),
-        "status": pa.DictionaryArray.from_arrays(pa.array(res["status"].astype(np.int32)),
+        "target": ids(res.target_id), "rule": ids(res.rule), "metarule": ids(res.metarule),
+        "changes": pa.array(res.changes, type=pa.int64()),
+        "status": pa.DictionaryArray.from_arrays(pa.array(res.status.astype(np.int32)),
                                                  pa.array(list(STATUSES), type=pa.string())),
         "text": pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32, copy=False)),
                                                pa.array(sentences, type=pa.string())),
@@ -203,11 +223,11 @@ def feature_actions(state: FittedState, X, y_pred, target, model) -> pd.DataFram
     enc, res = lookup_rows(state, X, y_pred, target, model)
     schema = state.schema
     action = np.zeros((len(enc), len(schema)), dtype=np.int8)  # 0 free, 1 keep, 2 change
-    for t in np.unique(res["target"][res["rule"] >= 0]):
-        rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
+    for t in np.unique(res.target_id[res.rule >= 0]):
+        rows = np.flatnonzero((res.target_id == t) & (res.rule >= 0))
         sol = state.all_solutions()[t]
-        outside = sol.outside(res["pattern"][rows])
-        constrained = sol.rules.constrained(schema.numeric, schema.categorical)[res["rule"][rows]]
+        outside = sol.outside(res.pattern[rows])
+        constrained = sol.rules.constrained(schema.numeric, schema.categorical)[res.rule[rows]]
         action[rows] = np.where(outside, 2, np.where(constrained, 1, 0))
     return pd.DataFrame({name: pd.Categorical.from_codes(action[:, i], categories=["", "keep", "change"])
                          for i, name in enumerate(schema.names)}, index=X.index)

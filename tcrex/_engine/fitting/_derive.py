@@ -16,7 +16,7 @@ from ...errors import ModelError, NoValidRuleError, ParameterError
 from ..base._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
 from ._grid import GridSize
-from ._solution import Solution, grid_size
+from ._solution import Solution, derive_solution, grid_size
 from ._state import FittedState, category_counts, preference_of, rederive
 from ._surrogate import Surrogate
 from ._targets import Target, targets_from_spec
@@ -44,7 +44,7 @@ def counts_for(state: FittedState, target: Target):
 def solve(state: FittedState, target: Target, report=_quiet) -> Solution:
     """The rules, grid and metarules of one target."""
     n_inside, n_target, n_rows, min_count = counts_for(state, target)
-    return Solution.derive(state.schema, target, state.surrogate.candidates_, n_inside, n_target, n_rows,
+    return derive_solution(state.schema, target, state.surrogate.candidates_, n_inside, n_target, n_rows,
                            state.tau, min_count, state.max_cells, state.random_state, report, state.constraints)
 
 

@@ -16,13 +16,20 @@ from ...errors import ModelError, ParameterError, SchemaError
 from ..base._outputs import check_n_classes
 from ._surrogate import readable_cut
 from ...vocabulary import CLASSIFICATION
-from ...text import format_number, outcome_text
+from ...text import ordered_text, target_text
 
 
 @dataclass(frozen=True)
 class Target:
-    classes: tuple | None = None  # classification: the labels in Y*
-    interval: tuple | None = None  # regression: (low, high] with None for an open end
+    """An outcome Y* recourse leads to (``Solution.target``): a set of classes, or a regression interval.
+
+    Names: a *target spec* is the ``target=`` parameter as a person gives it (``1``, ``{"at_least": 7}``,
+    ``(150, None)``); :func:`targets_from_spec` turns it into ``Target`` records; a *target id* is a position in
+    ``TCREx.targets_`` (``explain()["target"]``); a :class:`tcrex.Solution` is the rules and metarules of one target.
+    In words: :meth:`describe` (:func:`tcrex.text.target_text`)."""
+
+    classes: tuple | None = None  #: classification: the labels in Y* (None for regression)
+    interval: tuple | None = None  #: regression: ``(low, high]``, None for an open end (None for classification)
 
     def contains(self, y: np.ndarray) -> np.ndarray:
         if self.classes is not None:
@@ -47,14 +54,7 @@ class Target:
     def describe(self, names=None) -> str:
         """The outcome in words; ``names`` (``{label: name}`` or a callable) gives classes their readable names
         ("approved" instead of "output = 1", see :func:`tcrex.text.outcome_text`)."""
-        if self.classes is not None:
-            return outcome_text(self.classes, names)
-        low, high = self.interval
-        if low is None:
-            return f"output ≤ {format_number(high)}"
-        if high is None:
-            return f"output > {format_number(low)}"
-        return f"output in ({format_number(low)}, {format_number(high)}]"
+        return target_text(self.classes, self.interval, names)
 
     def to_dict(self) -> dict:
         if self.classes is not None:
@@ -158,7 +158,8 @@ def targets_from_spec(spec, task: str, y: np.ndarray, classes: list) -> list[Tar
 
 
 #: Keys of an ordered classification target: ``{"at_least": 7}`` is "7 or better" when higher labels are better,
-#: ``{"at_most": 1}`` "1 or better" when lower labels are better (e.g. a risk grade).
+#: ``{"at_most": 1}`` "1 or lower" when lower labels are better (e.g. a risk grade); worded by
+#: :func:`tcrex.text.ordered_text`.
 ORDERED_KEYS = ("at_least", "at_most")
 
 
@@ -346,9 +347,9 @@ def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None)
                         break
             return FavourableSuggestion({"at_most": _native(low)},
                                         f"the labels are ordered numbers and {label!r} reads as something to reduce, "
-                                        f"so '{low} or lower' is suggested (at most half the rows)")
+                                        f"so '{ordered_text('at_most', low)}' is suggested (at most half the rows)")
         return FavourableSuggestion({"at_least": _native(start)},
-                                    f"the labels are ordered numbers (a score), so '{start} or better' is "
+                                    f"the labels are ordered numbers (a score), so '{ordered_text('at_least', start)}' is "
                                     "suggested (at most half the rows are there already); check that higher is "
                                     "better")
     return FavourableSuggestion(None, f"the {len(classes)} classes have no order and nothing says which is "

@@ -11,7 +11,8 @@ from ._alternatives import check_alternatives
 from ..base._data import Encoded, _native, as_frame, one_row
 from ...errors import NotFittedError, ParameterError
 from ..base._nearest import PercentileScale, move_into, nearest_rows
-from ..explaining._lookup import change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside, sentence
+from ..explaining._lookup import (RowLookup, change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside,
+                                  sentence)
 from ..fitting._solution import Solution
 from ..fitting._derive import solutions_for
 from ..fitting._state import FittedState, metarule_id, rule_id
@@ -66,13 +67,13 @@ class LocalExplanation:
 
 
 # ------------------------------------------------------------------ nearest points of rules
-def move_to_rules(state: FittedState, enc: Encoded, res) -> Encoded:
+def move_to_rules(state: FittedState, enc: Encoded, res: RowLookup) -> Encoded:
     """Each row with a rule moved to the nearest point of its rule (the others as they are)."""
     moved = Encoded(enc.num.copy(), enc.cat.copy())
     every = state.all_solutions()
-    for t in np.unique(res["target"][res["rule"] >= 0]):
-        rows = np.flatnonzero((res["target"] == t) & (res["rule"] >= 0))
-        part = move_into(enc.take(rows), every[t].rules, res["rule"][rows], state.schema,
+    for t in np.unique(res.target_id[res.rule >= 0]):
+        rows = np.flatnonzero((res.target_id == t) & (res.rule >= 0))
+        part = move_into(enc.take(rows), every[t].rules, res.rule[rows], state.schema,
                          state.category_preference, state.transitions())
         moved.num[rows], moved.cat[rows] = part.num, part.cat
     return moved
@@ -87,7 +88,7 @@ def counterfactuals(state: FittedState, X, verify, model, y_pred, target, refere
         return verified_frame(state, X, enc, res, model if model is not None else state.model, reference, text,
                               class_names)
     out = state.schema.decode(move_to_rules(state, enc, res), X.index)
-    out.loc[(res["target"] >= 0) & (res["rule"] < 0)] = np.nan  # no rule, or none actionable
+    out.loc[(res.target_id >= 0) & (res.rule < 0)] = np.nan  # no rule, or none actionable
     return out
 
 
@@ -114,11 +115,11 @@ def real_examples(state: FittedState, X, y_pred, target, model) -> pd.DataFrame:
     dist = np.full(len(enc), np.nan)
     scale = state.scale()
     every = state.all_solutions()
-    for t in np.unique(res["target"][res["rule"] >= 0]):
+    for t in np.unique(res.target_id[res.rule >= 0]):
         sol = every[t]
         in_target = sol.target.contains(state.fit_y)
-        for r in np.unique(res["rule"][(res["target"] == t) & (res["rule"] >= 0)]):
-            rows = np.flatnonzero((res["target"] == t) & (res["rule"] == r))
+        for r in np.unique(res.rule[(res.target_id == t) & (res.rule >= 0)]):
+            rows = np.flatnonzero((res.target_id == t) & (res.rule == r))
             pool = np.flatnonzero(sol.rules.take([r]).contains(state.fit_enc)[:, 0] & in_target)
             best, d = nearest_rows(enc.take(rows), state.fit_enc.take(pool), scale)
             ok = best >= 0
@@ -187,18 +188,18 @@ def explain_one(state: FittedState, x, y_pred, target, model, n_alternatives, ve
     enc = state.schema.encode(X)
     y = outputs(state, X, None if y_pred is None else np.atleast_1d(np.asarray(y_pred, dtype=object)), model)
     res = lookup(state, enc, y, solutions_for(state, target))
-    status = STATUSES[res["status"][0]]
+    status = STATUSES[res.status[0]]
     output = y[0].item() if isinstance(y[0], np.generic) else y[0]
-    text = sentence(state, int(res["target"][0]), int(res["rule"][0]), status, row_outside(state, res, 0))
+    text = sentence(state, int(res.target_id[0]), int(res.rule[0]), status, row_outside(state, res, 0))
     exp = LocalExplanation(output=output, status=status, text=text)
-    t = int(res["target"][0])
+    t = int(res.target_id[0])
     if t < 0:
         return exp
     sol = state.all_solutions()[t]
     exp.target, exp.target_description = t, sol.target.describe(state.names(class_names))
-    r = int(res["rule"][0])
-    if res["metarule"][0] >= 0:
-        exp.metarule = int(res["metarule"][0])
+    r = int(res.rule[0])
+    if res.metarule[0] >= 0:
+        exp.metarule = int(res.metarule[0])
         exp.metarule_id = metarule_id(state, t, exp.metarule)
         exp.metarule_conditions = conditions_dict(state.schema, sol.metarules, exp.metarule)
     verify = wants_verify(state, verify, model)

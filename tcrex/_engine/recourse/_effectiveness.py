@@ -159,7 +159,7 @@ def compute(state: FittedState, X=None, model=None, y_pred=None, reference=None)
     enc = state.schema.encode(X)
     res = lookup(state, enc, y, state.solutions)
     rec = verify_points(state, X, enc, res, model, reference)
-    return _summarise(state, population, res["target"], res["rule"], res["metarule"],
+    return _summarise(state, population, res.target_id, res.rule, res.metarule,
                       np.where(rec.found, rec.source, -1), recourse_codes(rec))
 
 
@@ -191,14 +191,14 @@ def _summarise(state: FittedState, population, target, rule, metarule, source, r
     src = {s: source == i for i, s in enumerate(SOURCES)}
     boundary_valid = src[BOUNDARY]
     via_rule = src[BOUNDARY] | src[SEARCHED]
-    res = {"target": target, "rule": rule, "metarule": metarule}
     frames = {}
-    for key, columns, sizes in (("rule", RULE_COLUMNS, [s.n_rules for s in state.solutions]),
-                                ("metarule", META_COLUMNS, [len(s.metarules) for s in state.solutions])):
+    for key, served_by, columns, sizes in (
+            ("rule", rule, RULE_COLUMNS, [s.n_rules for s in state.solutions]),
+            ("metarule", metarule, META_COLUMNS, [s.n_metarules for s in state.solutions])):
         rows = []
         for t, size in enumerate(sizes):
-            sel = has & (res["target"] == t) & (res[key] >= 0)
-            ids = res[key][sel]
+            sel = has & (target == t) & (served_by >= 0)
+            ids = served_by[sel]
             n = np.bincount(ids, minlength=size)
             nb = np.bincount(ids, weights=boundary_valid[sel], minlength=size)
             nv = np.bincount(ids, weights=via_rule[sel], minlength=size)

@@ -46,6 +46,7 @@ from ...constraints import DECREASE, IMMUTABLE, INCREASE, UNIT
 from ..base._data import Encoded
 from ..base._nearest import PercentileScale, nearest_in_interval
 from ..base._in_target import contained
+from ..explaining._lookup import RowLookup
 from ..fitting._state import FittedState
 from ...vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, SOURCES
 
@@ -458,13 +459,13 @@ class Candidates:
 
 
 # ------------------------------------------------------------------------------------------ the search
-def find_recourse(state: FittedState, enc: Encoded, res: dict, model_call, *, reference=None) -> Recourse:
+def find_recourse(state: FittedState, enc: Encoded, res: RowLookup, model_call, *, reference=None) -> Recourse:
     """See the module doc. ``res``: the explainer's lookup of the rows; ``model_call(enc) -> outputs``;
     ``reference``: (encoded rows, their model outputs, PercentileScale) for steps 3-4, or None."""
     targets = state.all_solutions()
     n = len(enc)
     d = len(state.schema)
-    tgt, paper_rule = res["target"], res["rule"]
+    tgt, paper_rule = res.target_id, res.rule
     needing = tgt >= 0
     scorer = Scorer(model_call, targets)
     cands = Candidates(state, enc, targets)

@@ -11,38 +11,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base._data import Encoded, _native, as_frame
+from ..base._data import Encoded, _native, as_frame, categorical_codes, conform_frame
 from ...errors import ModelError
 from ..base._outputs import predict
 from ._search import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
-from ..explaining._lookup import change_keep, conditions_dict
+from ..explaining._lookup import RowLookup, change_keep, conditions_dict
 from ..fitting._state import FittedState, rule_id
 from ...vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
 from ...text import box_conditions, class_label, status_sentence, value_text, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
-
-def frame_like(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
-    """Points with the column order and dtypes (categorical, bool, numeric) of X, as the model expects them."""
-    points = points[[str(c) for c in X.columns]] if list(points.columns) != list(X.columns) else points.copy()
-    points.columns = X.columns
-    for c in X.columns:
-        dtype = X[c].dtype
-        col = points[c]
-        if col.dtype == dtype:
-            continue
-        try:
-            if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
-                points[c] = col.astype(dtype)
-            elif pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_numeric_dtype(col.dtype) \
-                    and np.all(np.mod(col.to_numpy(dtype=np.float64), 1) == 0):
-                points[c] = col.astype(dtype)
-            elif pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_numeric_dtype(col.dtype):
-                points[c] = pd.to_numeric(col)
-        except (TypeError, ValueError):
-            pass
-    return points
-
 
 class _Model:
     def __init__(self, state: FittedState, model, X):
@@ -59,17 +37,15 @@ class _Model:
                 f = state.schema.features[state.schema.names.index(str(c))]
                 if not f.is_categorical:
                     continue
-                try:  # the cast frame_like would make, once per category instead of once per point
-                    codes = pd.Series(np.asarray(f.categories, dtype=object)).astype(dtype).cat.codes
-                except (TypeError, ValueError):
-                    continue
-                self.as_categorical[f.name] = (np.asarray(codes, dtype=np.int64), dtype)
+                codes = categorical_codes(f.categories, dtype)
+                if codes is not None:
+                    self.as_categorical[f.name] = (codes, dtype)
 
     def outputs(self, enc: Encoded) -> np.ndarray:
         if len(enc) == 0:
             return np.zeros(0, dtype=object)
         self.calls += 1
-        frame = frame_like(self.schema.decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
+        frame = conform_frame(self.schema.decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
         return predict(self.model, frame)
 
 
@@ -88,7 +64,7 @@ def source_column(source: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(source, categories=list(SOURCES))
 
 
-def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None) -> Recourse:
+def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: RowLookup, model, reference=None) -> Recourse:
     """The recourse of every row (:func:`tcrex._engine.recourse._search.find_recourse`) on ``model``; ``reference``: rows for
     the search beyond the rules and for similar cases (default: the fit rows in memory)."""
     m = _Model(state, model, X)
@@ -105,7 +81,7 @@ def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict, 
     return find_recourse(state, enc, res, m.outputs, reference=ref)
 
 
-def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, class_names=None) -> list:
+def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: RowLookup, class_names=None) -> list:
     """The sentence of each row: the verified point's changes, exactly (see :func:`tcrex.text.verified_sentence`).
 
     A sentence depends only on the row's target, recommended and paper rules, source, the features its point
@@ -115,13 +91,13 @@ def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: dict, cla
     of Python over the rows."""
     n = len(X)
     out = np.full(n, status_sentence(ALREADY_IN_TARGET), dtype=object)
-    rows = np.flatnonzero(np.asarray(res["target"]) >= 0)
+    rows = np.flatnonzero(res.target_id >= 0)
     if not len(rows):
         return out.tolist()
     schema = state.schema
     changed = rec.changed[rows]
     has_rule = rec.rule[rows] >= 0
-    target, rule, paper, source = np.asarray(res["target"])[rows], rec.rule[rows], np.asarray(res["rule"])[rows], \
+    target, rule, paper, source = res.target_id[rows], rec.rule[rows], res.rule[rows], \
         rec.source[rows]
     verdict, _ = pd.factorize(np.asarray(rec.nearest_output[rows], dtype=object))  # None -> -1
     columns = [target, rule, paper, source, verdict]
@@ -214,7 +190,7 @@ def _ids_or_missing(values: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(np.maximum(values, 0), values < 0)
 
 
-def verified_frame(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None, text=True,
+def verified_frame(state: FittedState, X: pd.DataFrame, enc: Encoded, res: RowLookup, model, reference=None, text=True,
                    class_names=None) -> pd.DataFrame:
     """``counterfactuals(verify=True)``: the point of each row and what was verified (see its docstring)."""
     rec = verify_points(state, X, enc, res, model, reference)
@@ -226,7 +202,7 @@ def verified_frame(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict,
     names = np.asarray(state.schema.names, dtype=object)
     out["changed"] = changed_names(rec.changed, names)
     out["n_changes"] = rec.changed.sum(axis=1).astype(np.int64)
-    out["rule"] = _ids_or_missing(np.where(rec.needing, res["rule"], -1))
+    out["rule"] = _ids_or_missing(np.where(rec.needing, res.rule, -1))
     out["recommended_rule"] = _ids_or_missing(np.where(rec.verified, rec.rule, -1))
     out["output"] = pd.Series(rec.output, index=X.index, dtype=object)
     if text:
@@ -235,11 +211,11 @@ def verified_frame(state: FittedState, X: pd.DataFrame, enc: Encoded, res: dict,
     return out
 
 
-def verify_one(state: FittedState, exp, X: pd.DataFrame, enc: Encoded, res: dict, model, reference=None, class_names=None) -> None:
+def verify_one(state: FittedState, exp, X: pd.DataFrame, enc: Encoded, res: RowLookup, model, reference=None, class_names=None) -> None:
     """Fill the verification fields of the LocalExplanation of one row that needs recourse: the point, the
     sentence and the changes become what was verified; the paper's sentence stays in ``paper_text``."""
     rec = verify_points(state, X, enc, res, model, reference)
-    t = int(res["target"][0])
+    t = int(res.target_id[0])
     exp.paper_text = exp.text
     exp.recourse = RECOURSE_OUTCOMES[recourse_codes(rec)[0]]
     exp.notes = list(rec.notes)

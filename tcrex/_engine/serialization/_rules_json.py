@@ -30,7 +30,7 @@ from ..base._params import check_parameter
 from ..recourse._search import rule_values
 from ..fitting._state import FittedState, preference_of
 from ...vocabulary import CLASSIFICATION, TASKS
-from ..fitting._solution import Solution
+from ..fitting._solution import restore_solution
 from ..fitting._targets import ORDERED_KEYS, Target
 from ...text import box_conditions, shown
 
@@ -276,7 +276,7 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
                     _count(r["complexity"], f"targets[{t}].rules[{i}].complexity")
             if -1 in meta_rule and constraints.trivial:
                 raise SchemaError(f"target {t}: a metarule names a rule id that does not exist")
-            sol = Solution.restore(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
+            sol = restore_solution(schema, target, rule_boxes, n, n_target, n_fit, meta_boxes, meta_rule,
                                    constraints, max_cells=ex.max_cells, max_bytes=max_grid_bytes)
             values.append(_rule_values(schema, rules, rule_boxes, t))
             solutions.append(sol)

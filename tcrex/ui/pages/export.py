@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex import figures as fg
-from tcrex import report, spreadsheet
+from tcrex import conform_dtypes, report, spreadsheet
 from tcrex.vocabulary import is_verified
 from tcrex.audit import PRACTICAL_DEFAULT
 
@@ -127,8 +127,7 @@ def _individual_entry(ws: DataAndModel, result: FitResult, choice):
     ex = result.explainer
     if isinstance(choice, tuple) and choice and choice[0] == "edited":
         x = pd.DataFrame([choice[1]])[ws.features].infer_objects()
-        for f in ws.features:
-            x[f] = x[f].astype(ws.X[f].dtype)
+        x = conform_dtypes(x, ws.X)  # the fit data's dtypes where they keep every value
         if ws.model.predict is None:
             return None
         exp = ex.explain_one(x, y_pred=[np.asarray(ws.model.predict(x))[0]], model=_checker(ws),

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from tcrex import conform_dtypes
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
@@ -124,8 +125,7 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None
         return None
     row = pd.Series(stored)[ws.features]
     frame = row.to_frame().T.infer_objects()
-    for f in ws.features:
-        frame[f] = frame[f].astype(ws.X[f].dtype)
+    frame = conform_dtypes(frame, ws.X)  # the fit data's dtypes where they keep every value (3.9 stays 3.9)
     try:
         output = np.asarray(ws.model.predict(frame))[0]
     except Exception as exc:  # noqa: BLE001

@@ -33,7 +33,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import CodebookReport, fit_codebook
 from tcrex.vocabulary import CLASSIFICATION
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
-from tcrex.text import class_label, format_number
+from tcrex.text import class_text, target_spec_text, target_text
 
 from . import caching, session, shared, sources
 from .sources import ActiveData, ActiveModel, DataSpec, InputProblem, ModelSpec
@@ -68,25 +68,9 @@ class Params:
 
 
 def describe_target(target, task: str | None, name=str) -> str:
-    """A target spec in words: the favourable outcome, or both directions (the paper's default)."""
-    if isinstance(target, dict):  # an ordered class target {"at_least": 7}
-        (kind, bound), = target.items()
-        return f"{name(bound)} or {'better' if kind == 'at_least' else 'lower'}"
-    if target is None:
-        return ("both directions: each individual toward the other class (paper)" if task != REGRESSION
-                else "both directions: each output across the mean (paper)")
-    if task == REGRESSION:
-        if isinstance(target, (tuple, list)):
-            low, high = target
-            if high is None:  # printed exactly (format_number): a rounded bound could be false of an output
-                return f"output above {format_number(low)}"
-            if low is None:
-                return f"output at or below {format_number(high)}"
-            return f"output in ({format_number(low)}, {format_number(high)}]"
-        return f"both directions across {format_number(target)}"
-    if isinstance(target, (tuple, list)):
-        return " or ".join(name(t) for t in target)
-    return name(target)
+    """A target spec in words: the favourable outcome, or both directions (the paper's default); worded by
+    :func:`tcrex.text.target_spec_text`, the one owner."""
+    return target_spec_text(target, task, name)
 
 
 def params() -> Params:
@@ -407,8 +391,7 @@ class DataAndModel:
     def class_name(self, value) -> str:
         """A class label as people read it: the name the user gave it or the data's metadata's ("approved"),
         else the label."""
-        name = class_label(value, self.data.class_names) if self.data.class_names else None
-        return name if name is not None else str(value.item() if isinstance(value, np.generic) else value)
+        return class_text(value, self.data.class_names or None)
 
     @property
     def class_names(self) -> dict | None:
@@ -417,19 +400,11 @@ class DataAndModel:
         return dict(self.data.class_names) or None if self.task != REGRESSION else None
 
     def target_name(self, target) -> str:
-        """An engine :class:`~tcrex._engine.fitting._targets.Target` in words, with class names ("approved", not "output = 1");
-        the top (bottom) run of ordered labels as "7 or better" ("2 or lower")."""
-        if target.classes is not None:
-            classes = self.classes
-            chosen = list(target.classes)
-            if 1 < len(chosen) < len(classes) and ordered_labels(classes):
-                order = sorted(classes, key=float)
-                if order[-len(chosen):] == sorted(chosen, key=float):
-                    return f"{self.class_name(order[-len(chosen)])} or better"
-                if order[:len(chosen)] == sorted(chosen, key=float):
-                    return f"{self.class_name(order[len(chosen) - 1])} or lower"
-            return " or ".join(self.class_name(c) for c in chosen)
-        return target.describe()
+        """An engine :class:`~tcrex.Target` in words, with class names ("approved", not "output = 1"); the top
+        (bottom) run of ordered labels as "7 or better" ("2 or lower"): :func:`tcrex.text.target_text`."""
+        order = sorted(self.classes, key=float) if target.classes is not None and ordered_labels(self.classes) \
+            else None
+        return target_text(target.classes, target.interval, self.class_name, ordered_classes=order)
 
     def favourable_suggestion(self):
         """The favourable outcome to start from and why (:func:`tcrex.suggest_favourable`): the data's metadata,
