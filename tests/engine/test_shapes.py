@@ -49,7 +49,7 @@ def test_a_solution_is_built_complete_and_never_changed(loans):
 def test_every_solution_field_is_documented():
     import inspect
 
-    from tcrex import _solution
+    from tcrex._engine.fitting import _solution
     source = inspect.getsource(_solution.Solution)
     for name in _fields(Solution):
         line = next(x for x in source.splitlines() if x.strip().startswith(f"{name}:"))
@@ -57,7 +57,7 @@ def test_every_solution_field_is_documented():
 
 
 def test_the_row_lookup_is_a_declared_record(loans):
-    from tcrex._rows import RowLookup, lookup_rows
+    from tcrex._engine.explaining._lookup import RowLookup, lookup_rows
     X, model = loans
     ex = TCREx(target=1, rho=0.05).fit(X, model)
     _, res = lookup_rows(ex.state_, X, None, None, None)

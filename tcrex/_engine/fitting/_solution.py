@@ -65,7 +65,7 @@ class Solution:
     """
 
     # ---- the target and what its counts refer to
-    target: Target  #: the outcome Y* this solution leads to (a :class:`tcrex._targets.Target`: classes or interval)
+    target: Target  #: the outcome Y* this solution leads to (a :class:`tcrex.Target`: classes or interval)
     schema: FeatureSchema  #: the features the boxes are over (the explainer's ``schema_``)
     n_fit_rows: int  #: rows the counts refer to (feasibility = ``rule_n / n_fit_rows``)
     constraints: object  #: the :class:`tcrex.constraints.Constraints` the optimal rules respect, or None when free
