@@ -60,7 +60,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
             rows, fit_on = explainer_a.fit_rows(), FIT_ROWS_A
         else:
             rows, fit_on = Xf, COMPARED_ROWS
-        y_rows_b = _outputs("B", explainer_a(rows, Xf), model_b)
+        y_rows_b = _outputs("B", explainer_a, conform_dtypes(rows, Xf), model_b)
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
@@ -176,7 +176,7 @@ def _counts(explainer_a, X, model_b, *, model_a, target, groups, explainer_b, fi
         rows_on, measured = known["rows"] if "rows" in known else explainer_a.fit_rows(), FIT_ROWS_A
         y_rows = known.get("fit_rows")
         if y_rows is None and target_id is not None:
-            y_rows = _outputs("B", explainer_a(rows_on, Xf), model_b)
+            y_rows = _outputs("B", explainer_a, conform_dtypes(rows_on, Xf), model_b)
     else:
         rows_on, measured, y_rows = Xf, COMPARED_ROWS, extra["y_b"]
     rules = _rule_counts(explainer_a, target_id, people, extra, rows_on, y_rows)
