@@ -111,3 +111,29 @@ def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_wa
     assert at.number_input(key="compare_seed").value == 7
     at.number_input(key="compare_seed").set_value(9).run()  # a change the page saves for the next link
     assert session.compare_choice(at.session_state)["seed"] == 9
+
+
+def test_uploads_come_back_through_a_real_store(tmp_path):
+    """The store keys a kept file by its own content digest, the session by ``sources.sha256``; a link reopened
+    through the store must still find the uploads its settings name (it fell back to the sample before)."""
+    from tcrex.workspace import WorkspaceStore
+
+    ss = _session_with_everything()
+    db = WorkspaceStore(str(tmp_path / "state"))
+    ws = db.create({"version": workspace.SETTINGS_VERSION, "title": "t"})
+    for slot in ("data", "model"):
+        _, name, raw = ss[session.UPLOADS][slot]
+        db.put_blob(ws.id, raw, name)
+    db.save(ws.id, workspace.snapshot(ss))
+    opened = db.open(ws.id)
+    blobs = workspace.stored_uploads(db, ws.id, opened.blobs)
+    fresh: dict = {}
+    workspace.restore(opened.settings, blobs, fresh)
+    for slot in ("data", "model"):
+        assert fresh[session.UPLOADS][slot] == ss[session.UPLOADS][slot]
+        assert active_digest(fresh, slot) in fresh[session.UPLOADS][f"{slot}@"]
+    assert set(blobs) == {ss[session.UPLOADS][s][0] for s in ("data", "model")}
+
+
+def active_digest(ss, slot):
+    return (ss[session.DATA_SPEC] if slot == "data" else ss[session.MODEL_SPEC]).digest
