@@ -158,8 +158,7 @@ def recourse_headline(ws: DataAndModel, result: FitResult, ind: Individual, exp)
     st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
     status = exp.status
     if exp.recourse == "verified" or (exp.recourse is None and status == OK):
-        st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
-                   icon=":material/alt_route:")
+        st.success(f"**{recourse_label(exp)}:** {exp.text}", icon=":material/alt_route:")
     elif status == ALREADY_IN_TARGET:
         st.info(exp.text, icon=":material/check_circle:")
     elif status == NO_ACTIONABLE_RULE:
@@ -290,6 +289,18 @@ def _highlight_row(row: pd.Series) -> list[str]:
     if str(row.get("feature")).startswith("⟨"):
         return ["background-color: #eef3f8; font-weight: 600"] * len(row)
     return [""] * len(row)
+
+
+def recourse_label(exp) -> str:
+    """The headline's lead: how many changes, and the rule they follow (the heading of the changes shown below),
+    so a reader of the headline alone knows which rule the sentence is ("Recourse by rule R2 (2 changes)")."""
+    count = f"{exp.n_changes} change{'s' if exp.n_changes != 1 else ''}"
+    if exp.recourse != "verified" and exp.recourse is not None:
+        return f"Recourse ({count})"
+    heading = rule_heading(exp)
+    if heading.startswith("Rule "):
+        return f"Recourse by rule {heading[len('Rule '):]} ({count})"
+    return f"Recourse beyond the rules ({count})"
 
 
 def rule_heading(exp) -> str:
