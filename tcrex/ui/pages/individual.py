@@ -18,6 +18,7 @@ from tcrex.figures import individual_table, metacounterfactual_figure, metacount
 from tcrex.text import pluralise, value_text
 
 from ..widgets import search
+from ..widgets.constraints import category_names
 from ..state import session
 from ..widgets.components import arrow_safe, build, chart, current_individual, display_value, show, static_table
 from ..state.active import FitResult, DataAndModel
@@ -109,7 +110,9 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None
             if f in ws.data.categorical:
                 values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
                 cur = start[f]
-                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}")
+                # the codebook's names, as the sentences say them ("no checking account (A14)"); the value is the code
+                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
+                                       format_func=category_names(ws, f, values))
             else:
                 is_int = pd.api.types.is_integer_dtype(ws.X[f])
                 v = start[f]
