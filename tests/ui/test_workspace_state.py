@@ -137,3 +137,30 @@ def test_uploads_come_back_through_a_real_store(tmp_path):
 
 def active_digest(ss, slot):
     return (ss[session.DATA_SPEC] if slot == "data" else ss[session.MODEL_SPEC]).digest
+
+
+def test_a_restored_compare_grouping_starts_the_compare_page_there_and_a_change_is_saved():
+    """The walk of scenario 1: after a restart the Compare page grouped by the default column again, not by the
+    one chosen (Age_band); the grouping is kept with the workspace's other compare choices."""
+    from apptest_kit import assert_clean, goto, new_app
+
+    from tcrex.ui.pages.compare import ALGORITHMS
+
+    at = new_app()
+    goto(at, "compare")
+    options = at.selectbox(key="compare_column").options
+    default = at.selectbox(key="compare_column").value
+    other = next(o for o in options[1:] if o != default)
+    column = other.split("  (")[0]
+    fresh = new_app()
+    fresh.session_state[session.COMPARE_CHOICE] = {"kind": "train", "algo": list(ALGORITHMS)[0], "how": "seed", "seed": 7,
+                                                   "column": column}
+    goto(fresh, "compare")
+    assert_clean(fresh)
+    assert not [w.value for w in fresh.warning if "Session State" in w.value]
+    assert fresh.selectbox(key="compare_column").value == column
+    assert session.compare_choice(fresh.session_state)["seed"] == 7  # the other choices stay
+    fresh.selectbox(key="compare_column").set_value(default).run()
+    assert_clean(fresh)
+    assert session.compare_choice(fresh.session_state)["column"] == default
+    assert session.compare_choice(fresh.session_state)["seed"] == 7
