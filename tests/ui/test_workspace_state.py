@@ -164,3 +164,23 @@ def test_a_restored_compare_grouping_starts_the_compare_page_there_and_a_change_
     assert_clean(fresh)
     assert session.compare_choice(fresh.session_state)["column"] == default
     assert session.compare_choice(fresh.session_state)["seed"] == 7
+
+
+def test_a_read_only_link_never_shows_an_editing_link():
+    """The walk of scenario 1, step 6: a colleague's read-only link opened the Workspaces page, whose list of recent
+    workspaces linked this workspace (and every other) by its editing id, so the viewer could change everything."""
+    from apptest_kit import goto, new_app
+
+    owner = new_app()
+    bound = session.workspace_binding(owner.session_state)
+    assert bound is not None and bound.id and not bound.read_only
+    goto(owner, "workspaces")
+    assert any(bound.id in m.value for m in owner.markdown)  # the owner's own page lists it (a local server)
+    viewer = new_app()
+    viewer.query_params["ws"] = bound.view_id
+    viewer.run()
+    goto(viewer, "workspaces")
+    assert session.workspace_binding(viewer.session_state).read_only
+    shown = [*(m.value for m in viewer.markdown), *(c.value for c in viewer.code), *(c.value for c in viewer.caption)]
+    assert not [s for s in shown if bound.id in s], shown
+    assert any(bound.view_id in s for s in shown)

@@ -340,4 +340,9 @@ def delete_current() -> None:
 
 
 def recent(limit: int = 20):
+    """Recent workspaces with their editing links, for the Workspaces page; none for a read-only session: a
+    viewer's page listed this workspace's (and every other's) editing link, so a read-only link gave edit access."""
+    bound = binding()
+    if bound is not None and bound.read_only:
+        return []
     return store().recent(limit) if listing_allowed() else []
