@@ -585,3 +585,19 @@ def test_bootstrap_from_counts_equals_the_sorted_rows():
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     b = np.array([drawn[s:s + k].sum() for s, k in zip(starts, sizes)])
     np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_long_subtitles_wrap_and_the_heatmap_names_its_grouping_in_the_title(planted):
+    """Plotly never wraps a subtitle: the dashboard cut the heatmap's list of features left out ("… Foreign_worker
+    and 2") and the gap chart's colour key ("slate: no cle"); the heatmap's long y-axis title ran into the subtitle."""
+    df, X, y, ex, res = planted
+    long = res.regroup(df["group"].rename("Personal_status_and_sex_of_the_applicant"), n_boot=50)
+    figures = [figs.feature_change_heatmap(long), figs.gap_forest_plot(long)]
+    for fig in figures:
+        sub = fig.layout.title.subtitle.text
+        lines = sub.split("<br>")
+        assert all(len(line) <= 100 for line in lines), lines
+        assert fig.layout.margin.t >= 80 + 16 * (len(lines) - 1)
+    heat = figures[0]
+    assert heat.layout.title.text.endswith("by Personal_status_and_sex_of_the_applicant")
+    assert not heat.layout.yaxis.title.text

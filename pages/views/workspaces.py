@@ -54,5 +54,7 @@ if spaces:
         when = dt.datetime.fromtimestamp(item.updated).strftime("%Y-%m-%d %H:%M")
         mark = " (this one)" if item.id == bound.id else ""
         st.markdown(f"[{item.title}]({workspace.link(item.id)}){mark} — saved {when}, uploads {size_text(item.size)}")
+elif bound.read_only:
+    st.caption("A read-only link opens only its own workspace; other workspaces are not listed here.")
 elif workspace.listing_allowed() is False:
     st.caption("This is a shared server: workspaces are reached only through their links.")

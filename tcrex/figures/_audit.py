@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from ..errors import ParameterError
 from ..audit import PRACTICAL_DEFAULT, METRICS, AuditResult, below_threshold_gaps, clear_gaps, gap_direction
+from ._style import wrap
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
            "BAR_METRICS"]
@@ -56,13 +57,22 @@ def _is_share(metric: str) -> bool:
     return metric not in METRICS or METRICS[metric][2] == "share"
 
 
+#: The longest subtitle line, in characters: plotly never wraps a subtitle, and a longer line was cut at the chart's
+#: right edge on the dashboard ("… Foreign_worker and 2", "slate: no cle").
+SUBTITLE_WIDTH = 100
+
+
 def _layout(fig: go.Figure, title: str, height: int, subtitle: str | None = None) -> go.Figure:
-    """Shared look; a ``subtitle`` goes on its own smaller line, so long titles fit narrow dashboard columns."""
+    """Shared look; a ``subtitle`` goes on its own smaller lines (wrapped at :data:`SUBTITLE_WIDTH`), so long titles
+    fit narrow dashboard columns; the chart grows by the extra lines."""
     spec = dict(text=title, x=0.01, xanchor="left")
+    extra = 0
     if subtitle:
-        spec["subtitle"] = dict(text=subtitle, font=dict(size=12, color="#555555"))
-    fig.update_layout(template="plotly_white", font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=80 if subtitle else 60, b=40), title=spec)
+        lines = wrap(subtitle, SUBTITLE_WIDTH)
+        extra = 16 * (len(lines) - 1)
+        spec["subtitle"] = dict(text="<br>".join(lines), font=dict(size=12, color="#555555"))
+    fig.update_layout(template="plotly_white", font=FONT, height=height + extra,
+                      margin=dict(l=10, r=10, t=(80 if subtitle else 60) + extra, b=40), title=spec)
     return fig
 
 
@@ -343,12 +353,13 @@ def feature_change_heatmap(result: AuditResult, kind: str = "change") -> go.Figu
         texttemplate="%{text}", xgap=2, ygap=2, colorbar=dict(title=dict(text="share"), tickformat=".0%"),
         hovertemplate="%{y} · %{x}: %{z:.1%}<extra></extra>", meta={"kind": "heatmap", "dropped": dropped}))
     fig.update_xaxes(type="category", side="bottom")
-    fig.update_yaxes(type="category", autorange="reversed", title_text=_safe(result.group_column))
+    # the grouping goes in the title, not up the y axis: a long column name ran past the short plot into the subtitle
+    fig.update_yaxes(type="category", autorange="reversed")
     verb = "change" if kind == "change" else "keep"
     subtitle = None
     if dropped:
         names = ", ".join(_safe(f) for f in dropped[:6]) + (f" and {len(dropped) - 6} more" if len(dropped) > 6 else "")
         subtitle = f"not shown: {len(dropped)} feature{'s' if len(dropped) != 1 else ''} no group is asked to {verb} ({names})"
     who = "with verified recourse" if result.verified else "with a rule"
-    return _layout(fig, f"Share of individuals {who} asked to {verb} each feature",
+    return _layout(fig, f"Share of individuals {who} asked to {verb} each feature, by {_safe(result.group_column)}",
                    160 + 40 * len(result.groups), _with_basis(result, subtitle))

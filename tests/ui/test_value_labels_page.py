@@ -184,3 +184,18 @@ def test_the_compare_page_names_groups_by_label_and_code():
     assert sorted(at.selectbox(key="compare_reference").options) == sorted(want + ["everyone else (rest)"])
     assert set(res.people["group"].astype(str)) <= set(want)
     assert any(w in " ".join(res.findings()) for w in want)
+
+
+def test_edit_values_offers_categories_by_their_labels_and_keeps_codes():
+    """Edit values showed bare codes (A14, A43, …) in its category boxes while every sentence and table on the page
+    named them by the codebook; the box now names them as the sentences do, and the value it holds is the code."""
+    at = new_app()
+    goto(at, "individual")
+    at.segmented_control(key="ind_mode").set_value("edit").run()
+    assert_clean(at)
+    box = at.selectbox(key="ind_e_employment")
+    assert "salaried employee (Salaried)" in box.options
+    assert box.value in set(last_result(at).explainer.value_labels["employment"])  # a code, as the data holds
+    box.set_value("Salaried").run()
+    assert_clean(at)
+    assert at.selectbox(key="ind_e_employment").value == "Salaried"

@@ -111,3 +111,76 @@ def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_wa
     assert at.number_input(key="compare_seed").value == 7
     at.number_input(key="compare_seed").set_value(9).run()  # a change the page saves for the next link
     assert session.compare_choice(at.session_state)["seed"] == 9
+
+
+def test_uploads_come_back_through_a_real_store(tmp_path):
+    """The store keys a kept file by its own content digest, the session by ``sources.sha256``; a link reopened
+    through the store must still find the uploads its settings name (it fell back to the sample before)."""
+    from tcrex.workspace import WorkspaceStore
+
+    ss = _session_with_everything()
+    db = WorkspaceStore(str(tmp_path / "state"))
+    ws = db.create({"version": workspace.SETTINGS_VERSION, "title": "t"})
+    for slot in ("data", "model"):
+        _, name, raw = ss[session.UPLOADS][slot]
+        db.put_blob(ws.id, raw, name)
+    db.save(ws.id, workspace.snapshot(ss))
+    opened = db.open(ws.id)
+    blobs = workspace.stored_uploads(db, ws.id, opened.blobs)
+    fresh: dict = {}
+    workspace.restore(opened.settings, blobs, fresh)
+    for slot in ("data", "model"):
+        assert fresh[session.UPLOADS][slot] == ss[session.UPLOADS][slot]
+        assert active_digest(fresh, slot) in fresh[session.UPLOADS][f"{slot}@"]
+    assert set(blobs) == {ss[session.UPLOADS][s][0] for s in ("data", "model")}
+
+
+def active_digest(ss, slot):
+    return (ss[session.DATA_SPEC] if slot == "data" else ss[session.MODEL_SPEC]).digest
+
+
+def test_a_restored_compare_grouping_starts_the_compare_page_there_and_a_change_is_saved():
+    """The walk of scenario 1: after a restart the Compare page grouped by the default column again, not by the
+    one chosen (Age_band); the grouping is kept with the workspace's other compare choices."""
+    from apptest_kit import assert_clean, goto, new_app
+
+    from tcrex.ui.pages.compare import ALGORITHMS
+
+    at = new_app()
+    goto(at, "compare")
+    options = at.selectbox(key="compare_column").options
+    default = at.selectbox(key="compare_column").value
+    other = next(o for o in options[1:] if o != default)
+    column = other.split("  (")[0]
+    fresh = new_app()
+    fresh.session_state[session.COMPARE_CHOICE] = {"kind": "train", "algo": list(ALGORITHMS)[0], "how": "seed", "seed": 7,
+                                                   "column": column}
+    goto(fresh, "compare")
+    assert_clean(fresh)
+    assert not [w.value for w in fresh.warning if "Session State" in w.value]
+    assert fresh.selectbox(key="compare_column").value == column
+    assert session.compare_choice(fresh.session_state)["seed"] == 7  # the other choices stay
+    fresh.selectbox(key="compare_column").set_value(default).run()
+    assert_clean(fresh)
+    assert session.compare_choice(fresh.session_state)["column"] == default
+    assert session.compare_choice(fresh.session_state)["seed"] == 7
+
+
+def test_a_read_only_link_never_shows_an_editing_link():
+    """The walk of scenario 1, step 6: a colleague's read-only link opened the Workspaces page, whose list of recent
+    workspaces linked this workspace (and every other) by its editing id, so the viewer could change everything."""
+    from apptest_kit import goto, new_app
+
+    owner = new_app()
+    bound = session.workspace_binding(owner.session_state)
+    assert bound is not None and bound.id and not bound.read_only
+    goto(owner, "workspaces")
+    assert any(bound.id in m.value for m in owner.markdown)  # the owner's own page lists it (a local server)
+    viewer = new_app()
+    viewer.query_params["ws"] = bound.view_id
+    viewer.run()
+    goto(viewer, "workspaces")
+    assert session.workspace_binding(viewer.session_state).read_only
+    shown = [*(m.value for m in viewer.markdown), *(c.value for c in viewer.code), *(c.value for c in viewer.caption)]
+    assert not [s for s in shown if bound.id in s], shown
+    assert any(bound.view_id in s for s in shown)

@@ -126,7 +126,7 @@ def model_b_controls(ws: DataAndModel, key: str = "compare") -> ActiveModel | No
             seed = int(c3.number_input("Seed", 0, 10_000, key=f"{key}_seed",
                                        value="min" if session.has_widget(f"{key}_seed") else
                                        int(saved.get("seed", 1))))
-            session.set_compare_choice({"kind": kind, "algo": algo, "how": how, "seed": seed})
+            session.set_compare_choice({**saved, "kind": kind, "algo": algo, "how": how, "seed": seed})
             return caching.cached("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
                                      lambda: _trained_b(ws, algo, how, seed))
         return _uploaded_b(ws, key)
@@ -168,9 +168,14 @@ def group_choice(ws: DataAndModel, key: str) -> str | None:
     columns = audit.group_columns(ws)
     default = audit.default_column(ws, columns)
     options = [NO_GROUPING] + columns
-    chosen = st.selectbox("Compare groups by", options, index=options.index(default) if default in options else 0,
+    # the grouping is kept with the workspace's other compare choices: a reopened link starts the widget there
+    saved = session.compare_choice()
+    start = saved.get("column") if saved.get("column") in options else default
+    chosen = st.selectbox("Compare groups by", options, index=_index(options, start, f"{key}_column")
+                          if start in options else 0,
                           key=f"{key}_column", format_func=lambda c: c if c == NO_GROUPING else
                           f"{c}  ({audit.column_role(ws, c)})")
+    session.set_compare_choice({**session.compare_choice(), "column": chosen})
     return None if chosen == NO_GROUPING else chosen
 
 
@@ -277,8 +282,10 @@ def headline(run_: ComparisonRun) -> None:
                     help="Share of model A's verified points that model B also sends to the favourable outcome")
         change = s["mean_changes_change"]
         shown = "—" if change != change else "0.00" if abs(change) < 0.005 else f"{change:+.2f}"  # no "-0.00"
-        c[3].metric("Mean change in features to change", shown,
-                    help="Among people who keep recourse: changes asked by B's advice minus A's")
+        # a short label: the metric's column is a quarter of the page, and a longer one was cut ("… to ch…")
+        c[3].metric("Changes asked, B − A", shown,
+                    help="Among people who keep recourse: the mean number of features B's advice asks to change, "
+                         "minus A's")
     st.caption(f"{run_.title}. Verified recourse means the model confirms a point that follows the advice "
                f"(the same definition on every page); explainer B has {params_b_text(run_.params_b)}, model A's "
                f"constraints, and was fitted on {res.explainer_b_fit_on}.")

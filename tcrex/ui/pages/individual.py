@@ -19,6 +19,7 @@ from tcrex.figures import individual_table, metacounterfactual_figure, metacount
 from tcrex.text import pluralise, value_text
 
 from ..widgets import search
+from ..widgets.constraints import category_names
 from ..state import session
 from ..widgets.components import arrow_safe, build, chart, current_individual, display_value, show, static_table
 from ..state.active import FitResult, DataAndModel
@@ -110,7 +111,9 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None
             if f in ws.data.categorical:
                 values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
                 cur = start[f]
-                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}")
+                # the codebook's names, as the sentences say them ("no checking account (A14)"); the value is the code
+                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
+                                       format_func=category_names(ws, f, values))
             else:
                 is_int = pd.api.types.is_integer_dtype(ws.X[f])
                 v = start[f]
@@ -158,8 +161,7 @@ def recourse_headline(ws: DataAndModel, result: FitResult, ind: Individual, exp)
     st.markdown(f"#### {who}{split}: model output **{outcome}**{target}")
     status = exp.status
     if exp.recourse == "verified" or (exp.recourse is None and status == OK):
-        st.success(f"**Recourse ({exp.n_changes} change{'s' if exp.n_changes != 1 else ''}):** {exp.text}",
-                   icon=":material/alt_route:")
+        st.success(f"**{recourse_label(exp)}:** {exp.text}", icon=":material/alt_route:")
     elif status == ALREADY_IN_TARGET:
         st.info(exp.text, icon=":material/check_circle:")
     elif status == NO_ACTIONABLE_RULE:
@@ -290,6 +292,18 @@ def _highlight_row(row: pd.Series) -> list[str]:
     if str(row.get("feature")).startswith("⟨"):
         return ["background-color: #eef3f8; font-weight: 600"] * len(row)
     return [""] * len(row)
+
+
+def recourse_label(exp) -> str:
+    """The headline's lead: how many changes, and the rule they follow (the heading of the changes shown below),
+    so a reader of the headline alone knows which rule the sentence is ("Recourse by rule R2 (2 changes)")."""
+    count = f"{exp.n_changes} change{'s' if exp.n_changes != 1 else ''}"
+    if exp.recourse != "verified" and exp.recourse is not None:
+        return f"Recourse ({count})"
+    heading = rule_heading(exp)
+    if heading.startswith("Rule "):
+        return f"Recourse by rule {heading[len('Rule '):]} ({count})"
+    return f"Recourse beyond the rules ({count})"
 
 
 def rule_heading(exp) -> str:

@@ -138,6 +138,17 @@ def _title(spec) -> str:
     return f"{spec.name}" if spec is not None else "Untitled workspace"
 
 
+def stored_uploads(db: WorkspaceStore, link: str, digests) -> dict[str, bytes]:
+    """A workspace's kept files keyed as the session keys its uploads (:func:`tcrex.ui.state.sources.sha256`, the
+    digest the settings name), not as the store keys them (its own content digest): the two differ, and keyed by
+    the store's digest no saved upload matched its settings, so a reopened link fell back to the sample."""
+    blobs = {}
+    for digest in digests:
+        raw = db.get_blob(link, digest)
+        blobs[sources.sha256(raw)] = raw
+    return blobs
+
+
 def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
     """Put saved settings back into a (new) session: choices first, then the uploads they point at."""
     version = settings.get("version", 1)
@@ -216,10 +227,10 @@ def attach(page_path: str | None = None) -> Binding | None:
     if link:
         try:
             ws = db.open(link)
-            blobs = {d: db.get_blob(link, d) for d in ws.blobs}
+            blobs = stored_uploads(db, link, ws.blobs)
             restore(ws.settings, blobs)
             bound = Binding(ws.id, ws.view_id, ws.read_only, saved=json.dumps(ws.settings, sort_keys=True),
-                            files=frozenset(ws.blobs), restored_page=ws.settings.get("page"))
+                            files=frozenset(blobs), restored_page=ws.settings.get("page"))
             session.set_workspace_binding(bound)
             return bound
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
@@ -329,4 +340,9 @@ def delete_current() -> None:
 
 
 def recent(limit: int = 20):
+    """Recent workspaces with their editing links, for the Workspaces page; none for a read-only session: a
+    viewer's page listed this workspace's (and every other's) editing link, so a read-only link gave edit access."""
+    bound = binding()
+    if bound is not None and bound.read_only:
+        return []
     return store().recent(limit) if listing_allowed() else []
