@@ -791,7 +791,8 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     most = cands.max_changes
     small = k <= MAX_SUBSET_FEATURES
     if most is not None:  # rows further away still try every subset of at most max_changes features if few
-        small |= np.array([_n_subsets(int(size), most) <= MAX_SUBSETS for size in k], dtype=bool)
+        few = np.array([_n_subsets(size, most) <= MAX_SUBSETS for size in range(int(k.max(initial=0)) + 1)])
+        small |= few[k]  # per row through a table over the sizes (one Python call per size, not per row)
     live = small & (k > 1)  # one feature apart: the start itself is the smallest change
     top = int(k[live].max()) if live.any() else 0
     for changes in range(1, top if most is None else min(top, most + 1)):
