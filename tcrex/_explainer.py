@@ -21,8 +21,7 @@ from ._data import as_frame, one_row, restore_dtypes
 from ._derive import fit_state, grid_sizes, relabel_state, update_state
 from ._effectiveness import add_columns, from_rows, resolve
 from ._effectiveness import compute as compute_effectiveness
-from . import errors
-from .errors import ParameterError
+from .errors import ParameterError, not_fitted
 from ._frames import metarules_frame, rules_frame, summary_text
 from ._params import MAX_CHANGES, check_parameter
 from ._reach import in_target
@@ -186,7 +185,7 @@ class TCREx:
         """The fitted state, or a NotFittedError saying how to get one."""
         state = self.__dict__.get("state_")
         if state is None:
-            raise errors.NotFittedError("this TCREx explainer is not fitted yet; call fit(X, model) or from_json(text)")
+            raise not_fitted("this TCREx explainer is not fitted yet; call fit(X, model) or from_json(text)")
         return state
 
     def _surrogate_state(self, what: str) -> FittedState:
@@ -373,7 +372,7 @@ class TCREx:
         """The fit rows (features, fit index, the fit data's column types); not available after ``from_json``."""
         state = self._state()
         if not state.has_fit_data:
-            raise errors.NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
+            raise not_fitted("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
         return restore_dtypes(state.schema.decode(state.fit_enc, state.fit_index), state.fit_dtypes)
 
     @property
