@@ -19,7 +19,9 @@ It prints:
 The CSV is read where it is; nothing is copied into the project.  Skips with a message when it is absent.
 
 ``--first-view-only --repeat 3`` measures only step 0 on 3 fresh servers and prints each run and the medians (the
-issue's protocol for the first view; no CSV needed). ``--root DIR`` starts the dashboard of another checkout (e.g.
+issue's protocol for the first view; no CSV needed), with the server process's CPU seconds (all its threads, from
+``/proc``) before the health check and from it to the first view: the server's own share, which a loaded machine
+does not blur as it blurs wall times. ``--root DIR`` starts the dashboard of another checkout (e.g.
 the main one, for a before/after in the same minutes); put that checkout first on PYTHONPATH too.
 """
 
@@ -71,6 +73,13 @@ def wait_health(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     raise SystemExit("streamlit did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, every thread) the process has used so far, from /proc (Linux): what the server
+    spends, whatever else the machine runs (wall times on a shared machine scale with its load)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def idle(page, timeout_ms: int = 180_000) -> None:
     page.wait_for_selector('[data-testid="stApp"]', state="attached", timeout=timeout_ms)
     page.wait_for_function(IDLE, polling=50, timeout=timeout_ms)
@@ -80,9 +89,10 @@ def sidebar(page) -> str:
     return page.locator('[data-testid="stSidebar"]').inner_text()
 
 
-def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
+def first_view(root: Path, port: int) -> tuple[float, ...]:
     """One fresh server: (launch -> health, health -> Overview drawn and idle, launch -> Overview, health -> the
-    Overview's checked-recourse sentence shown)."""
+    Overview's checked-recourse sentence shown, then the server's CPU seconds: launch -> health, health -> Overview
+    drawn)."""
     from playwright.sync_api import sync_playwright
 
     url = f"http://127.0.0.1:{port}"
@@ -97,6 +107,7 @@ def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
         try:
             wait_health(url, proc)
             t_health = time.perf_counter()
+            cpu_health = cpu_seconds(proc.pid)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -105,6 +116,7 @@ def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
                 page.get_by_role("heading", name="counterfactual rules and metarules").wait_for()
                 idle(page)
                 t_first = time.perf_counter()
+                cpu_first = cpu_seconds(proc.pid)
                 # the recourse sentence may follow the first view (the model check runs in the background)
                 page.get_by_text("who need recourse:").first.wait_for()
                 t_sentence = time.perf_counter()
@@ -115,7 +127,8 @@ def first_view(root: Path, port: int) -> tuple[float, float, float, float]:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    return t_health - t_launch, t_first - t_health, t_first - t_launch, t_sentence - t_health
+    return (t_health - t_launch, t_first - t_health, t_first - t_launch, t_sentence - t_health, cpu_health,
+            cpu_first - cpu_health)
 
 
 def first_views(args) -> int:
@@ -126,12 +139,14 @@ def first_views(args) -> int:
     for i in range(args.repeat):
         runs.append(first_view(args.root, args.port or free_port()))
         print(f"run {i + 1}: launch -> health {runs[-1][0]:5.2f} s, health -> first view {runs[-1][1]:5.2f} s, "
-              f"launch -> first view {runs[-1][2]:5.2f} s, health -> recourse sentence {runs[-1][3]:5.2f} s   "
+              f"launch -> first view {runs[-1][2]:5.2f} s, health -> recourse sentence {runs[-1][3]:5.2f} s; "
+              f"server CPU launch -> health {runs[-1][4]:4.2f} s, health -> first view {runs[-1][5]:4.2f} s   "
               f"(load average {os.getloadavg()[0]:.2f})", flush=True)
-    med = [statistics.median(r[k] for r in runs) for k in range(4)]
+    med = [statistics.median(r[k] for r in runs) for k in range(6)]
     print(f"MEDIAN of {len(runs)} fresh servers ({args.root}): launch -> health {med[0]:.2f} s; "
           f"FIRST VIEW after health {med[1]:.2f} s (target 3 s), after launch {med[2]:.2f} s (target 7 s); "
-          f"recourse sentence after health {med[3]:.2f} s")
+          f"recourse sentence after health {med[3]:.2f} s; server CPU before health {med[4]:.2f} s, "
+          f"health -> first view {med[5]:.2f} s")
     return 0
 
 

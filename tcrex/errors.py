@@ -41,7 +41,9 @@ class SchemaError(TCRExError):
 def _not_fitted_error():
     # scikit-learn's NotFittedError is the base, so ``except sklearn.exceptions.NotFittedError`` catches ours. Importing
     # sklearn.exceptions runs sklearn/__init__ (scipy, about 1.5 s), so the class is built on first use (module
-    # __getattr__ below): importing this module, e.g. for TCRExError in the CLI, does not load scikit-learn.
+    # __getattr__ below): importing this module, e.g. for TCRExError in the CLI, does not load scikit-learn. The
+    # engine's modules raise it through :func:`not_fitted`, never naming it at import, so a restored explainer that
+    # is never asked for a missing fit loads no scikit-learn (issue #38).
     from sklearn.exceptions import NotFittedError as SklearnNotFittedError  # noqa: PLC0415 - on first use
 
     class NotFittedError(TCRExError, SklearnNotFittedError):
@@ -49,6 +51,12 @@ def _not_fitted_error():
 
     NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"  # pickles by name
     return NotFittedError
+
+
+def not_fitted(message: str) -> Exception:
+    """A :class:`NotFittedError` with ``message``, to raise (the class is built on first use: see above)."""
+    cls = globals().get("NotFittedError") or __getattr__("NotFittedError")
+    return cls(message)
 
 
 def __getattr__(name):

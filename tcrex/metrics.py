@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ._engine.base._data import as_frame, conform_frame
-from .errors import ModelError, NotFittedError
+from .errors import ModelError, not_fitted
 from ._engine.base._outputs import predict
 from .vocabulary import HAS_RECOURSE, STATUSES, has_recourse
 
@@ -74,7 +74,7 @@ def evaluate(explainer, X_test, y_test_pred=None, model=None, *, X_fit=None, tar
     ``sparsity``, ``complexity``, ``distance``, ``point_valid``, ``example_distance`` and ``example_valid``.
     """
     if not hasattr(explainer, "targets_"):
-        raise NotFittedError("evaluate needs a fitted explainer; call fit(X, model) first")
+        raise not_fitted("evaluate needs a fitted explainer; call fit(X, model) first")
     X_test = as_frame(X_test)
     n = len(X_test)
     model = model if model is not None else getattr(explainer, "model_", None)

@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
 from .base._boxes import Boxes
 from .recourse._counterfactuals import (LocalExplanation, counterfactuals, explain_one, nearest_points, percentile_distance,
@@ -22,7 +21,7 @@ from .base._data import as_frame, conform_dtypes, one_row
 from .fitting._derive import fit_state, grid_sizes, relabel_state, update_state
 from .recourse._effectiveness import add_columns, from_rows, resolve
 from .recourse._effectiveness import compute as compute_effectiveness
-from ..errors import NotFittedError, ParameterError
+from ..errors import ParameterError, not_fitted
 from .explaining._summary import metarules_frame, rules_frame, summary_text
 from .base._params import MAX_CHANGES, check_parameter
 from .base._in_target import in_target
@@ -47,7 +46,7 @@ def _fitted(name: str, doc: str) -> property:
     return property(get, doc=doc)
 
 
-class TCREx(BaseEstimator):
+class TCREx:
     """Counterfactual rules and metarules (Bewley et al., ICML 2024) for any black-box model.
 
     Parameters
@@ -147,6 +146,28 @@ class TCREx(BaseEstimator):
                "numeric_features", "surrogate_params", "constraints", "grower", "random_state", "special_codes",
                "max_changes", "value_labels", "class_names")
 
+    # scikit-learn's estimator contract without deriving from its BaseEstimator: importing sklearn.base costs
+    # ~1.7 s of CPU (it loads scipy.stats), which every CLI command paid before its first row although a restored
+    # explainer never touches scikit-learn (issue #38, docs/benchmarks.md section 17). ``clone``, ``get_params``,
+    # ``set_params``, ``check_is_fitted`` and ``get_tags`` work as on a BaseEstimator (tests/engine/test_estimator.py).
+    def get_params(self, deep=True) -> dict:
+        """The parameters by name, as scikit-learn's ``BaseEstimator.get_params`` gives them (``deep``: also
+        ``name__param`` of a parameter that is itself an estimator)."""
+        out = {}
+        for name in self._PARAMS:
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def __sklearn_tags__(self):
+        """scikit-learn's default estimator tags (what ``BaseEstimator`` gives; imported on first use)."""
+        from sklearn.utils import Tags, TargetTags  # noqa: PLC0415 - only scikit-learn itself asks for tags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False), transformer_tags=None,
+                    regressor_tags=None, classifier_tags=None)
+
     def set_params(self, **params) -> "TCREx":
         for k, v in params.items():
             if k not in self._PARAMS:
@@ -165,7 +186,7 @@ class TCREx(BaseEstimator):
         """The fitted state, or a NotFittedError saying how to get one."""
         state = self.__dict__.get("state_")
         if state is None:
-            raise NotFittedError("this TCREx explainer is not fitted yet; call fit(X, model) or from_json(text)")
+            raise not_fitted("this TCREx explainer is not fitted yet; call fit(X, model) or from_json(text)")
         return state
 
     def _surrogate_state(self, what: str) -> FittedState:
@@ -352,7 +373,7 @@ class TCREx(BaseEstimator):
         """The fit rows (features, fit index, the fit data's column types); not available after ``from_json``."""
         state = self._state()
         if not state.has_fit_data:
-            raise NotFittedError("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
+            raise not_fitted("this explainer was restored from JSON and holds no fit rows; pass the rows yourself")
         return conform_dtypes(state.schema.decode(state.fit_enc, state.fit_index), state.fit_dtypes)
 
     @property

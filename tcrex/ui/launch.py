@@ -61,6 +61,8 @@ def _preload() -> None:
     # (~0.3 s of its run on a loaded 2-core machine)
     for name in ("tcrex", "tcrex._engine._explainer", "tcrex.datasets", "tcrex.performance", "tcrex.workspace._store",
                  "tcrex.figures", "tcrex.intake", "tcrex.audit", "tcrex.report", "xgboost",
+                 # the engine imports scikit-learn's trees on its first fit only (a light CLI): the first page fits
+                 "sklearn.tree", "sklearn.ensemble",
                  "plotly.graph_objects", "plotly.io", "PIL.Image", "PIL.PngImagePlugin"):
         try:
             importlib.import_module(name)

@@ -1,7 +1,12 @@
 """scikit-learn estimator conventions of TCREx."""
+import inspect
+import subprocess
+import sys
+
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 import tcrex
@@ -18,13 +23,38 @@ def test_repr_names_every_parameter():
 
 
 def test_get_set_params_and_clone():
-    ex = TCREx(rho=0.05)
-    assert isinstance(ex, BaseEstimator)
+    ex = TCREx(rho=0.05, surrogate_params={"max_depth": 3})
     assert ex.get_params()["rho"] == 0.05 and set(ex.get_params()) == set(TCREx._PARAMS)
+    # the parameters are __init__'s, in its order (what scikit-learn's BaseEstimator reads from the signature)
+    assert tuple(inspect.signature(TCREx.__init__).parameters)[1:] == TCREx._PARAMS
+    assert ex.get_params(deep=False) == ex.get_params()
     assert ex.set_params(tau=0.7) is ex and ex.tau == 0.7
     with pytest.raises(tcrex.errors.ParameterError):
         ex.set_params(nope=1)
-    assert clone(ex).get_params() == ex.get_params()
+    twin = clone(ex)
+    assert type(twin) is TCREx and twin is not ex and twin.get_params() == ex.get_params()
+    assert twin.surrogate_params is not ex.surrogate_params  # clone copies the parameters, as for any estimator
+
+
+def test_scikit_learn_reads_it_as_an_estimator_without_the_import():
+    """TCREx keeps scikit-learn's contract (get_params, set_params, clone, tags) without deriving from its
+    BaseEstimator, whose import costs a CLI command ~1.7 s of CPU before its first row (issue #38)."""
+    ex = TCREx()
+    assert not isinstance(ex, BaseEstimator)
+    tags = get_tags(ex)
+    assert tags.estimator_type is None and not is_classifier(ex) and not is_regressor(ex)
+    assert tags == BaseEstimator().__sklearn_tags__()
+    # a nested estimator's parameters are listed as name__param, as BaseEstimator.get_params(deep=True) does
+    ex.target = BaseEstimator()
+    assert ex.get_params(deep=True) == ex.get_params(deep=False)  # BaseEstimator() itself has no parameters
+    # importing the estimator and restoring one from JSON loads no scikit-learn
+    X, y = mixed()
+    text = TCREx().fit(X, y_pred=y).to_json()
+    code = ("import sys, pandas as pd, tcrex; ex = tcrex.TCREx.from_json(sys.stdin.read()); "
+            f"ex.explain(pd.DataFrame({X.head(20).to_dict(orient='list')!r}), y_pred={y[:20].tolist()!r}); "
+            "print(sorted(m for m in sys.modules if m == 'sklearn' or m.startswith('sklearn.')))")
+    out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_fitted_check():

@@ -5,7 +5,7 @@ import numbers
 
 from ._data import check_special_codes_param
 from ...codebook import check_value_labels
-from ...errors import NotFittedError, ParameterError
+from ...errors import ParameterError, not_fitted
 from ._outputs import check_task
 from ...text import shown
 
@@ -56,5 +56,5 @@ def check_fitted(explainer) -> None:
     """Raise :class:`tcrex.errors.NotFittedError` (a clear message) unless ``explainer`` is fitted or restored."""
     fitted = getattr(explainer, "__sklearn_is_fitted__", None)
     if fitted is None or not fitted():
-        raise NotFittedError(f"this {type(explainer).__name__} explainer is not fitted yet; call fit(X, model) or "
+        raise not_fitted(f"this {type(explainer).__name__} explainer is not fitted yet; call fit(X, model) or "
                              "from_json(text)")

@@ -12,8 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sklearn
-from sklearn.tree import DecisionTreeRegressor
 
 from ..base._boxes import Boxes
 from ..base._data import Encoded, FeatureSchema
@@ -309,6 +307,11 @@ def _grow_metarules(schema: FeatureSchema, grid: Grid, cell_rule: np.ndarray, ra
     # fit itself on these small grids; the design is already float32, C order and finite.
     onehot = np.zeros((len(labels), len(classes)), dtype=np.float64)
     onehot[np.arange(len(labels)), labels.reshape(-1)] = 1.0
+    # scikit-learn on first use: a restored explainer (from_json, the CLI) never grows a tree, and importing
+    # it costs ~1.7 s of CPU (issue #38, docs/benchmarks.md section 17)
+    import sklearn  # noqa: PLC0415 - on first use (above)
+    from sklearn.tree import DecisionTreeRegressor  # noqa: PLC0415 - on first use (above)
+
     with sklearn.config_context(skip_parameter_validation=True):
         tree = DecisionTreeRegressor(random_state=random_state).fit(design, onehot, check_input=False)
     t = tree.tree_

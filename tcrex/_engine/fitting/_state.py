@@ -15,7 +15,7 @@ import pandas as pd
 
 from ...constraints import Constraints
 from ..base._data import Encoded, FeatureSchema
-from ...errors import NotFittedError
+from ...errors import not_fitted
 from ..base._nearest import PercentileScale, category_preference
 from ._solution import Solution
 from ...text import metarule_label, rule_label
@@ -117,7 +117,7 @@ class FittedState:
 
     def require_surrogate(self, what: str) -> None:
         if self.surrogate is None:
-            raise NotFittedError(f"cannot {what}: this explainer was restored from JSON and has no surrogate; "
+            raise not_fitted(f"cannot {what}: this explainer was restored from JSON and has no surrogate; "
                                  "fit it again on data")
 
 

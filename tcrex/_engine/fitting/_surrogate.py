@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ..base._boxes import Boxes
 from ..base._data import Encoded, FeatureSchema
@@ -151,6 +149,10 @@ class Surrogate:
         # rho = 1.0 would be refused, and an int rho = 1 would mean "one row"
         common = dict(min_samples_leaf=max(1, min_rule_rows(len(y_code), self.rho)), random_state=self.random_state)
         common.update(self.params)
+        # scikit-learn on first use: a restored explainer never grows a surrogate (docs/benchmarks.md section 17)
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: PLC0415 - on first use
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: PLC0415 - on first use
+
         if self.n_trees == 1:
             cls = DecisionTreeClassifier if self.task == CLASSIFICATION else DecisionTreeRegressor
             model = cls(**common).fit(design, y_code)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._alternatives import check_alternatives
 from ..base._data import Encoded, _native, as_frame, one_row
-from ...errors import NotFittedError, ParameterError
+from ...errors import ParameterError, not_fitted
 from ..base._nearest import PercentileScale, move_into, nearest_rows
 from ..explaining._lookup import (RowLookup, change_keep, conditions_dict, lookup, lookup_rows, model_columns, outputs, row_outside,
                                   sentence)
@@ -108,7 +108,7 @@ def nearest_points(state: FittedState, X, target: int, rule: int) -> pd.DataFram
 def real_examples(state: FittedState, X, y_pred, target, model) -> pd.DataFrame:
     """``TCREx.real_examples``: per row, the nearest fit row inside its rule whose output is in the target."""
     if not state.has_fit_data:
-        raise NotFittedError("real examples need the fit data, which a JSON export does not hold")
+        raise not_fitted("real examples need the fit data, which a JSON export does not hold")
     X = as_frame(X)
     enc, res = lookup_rows(state, X, y_pred, target, model)
     pos = np.full(len(enc), -1, dtype=np.int64)
@@ -143,7 +143,7 @@ def percentile_distance(state: FittedState, X_from, X_to, reference=None) -> np.
     elif state.has_fit_data:
         scale = state.scale()
     else:
-        raise NotFittedError("percentiles need the fit data, which a JSON export does not hold; pass "
+        raise not_fitted("percentiles need the fit data, which a JSON export does not hold; pass "
                              "reference= (rows whose percentiles to use)")
     return scale.distance(a, b)
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..base._data import as_frame
-from ...errors import ModelError, NotFittedError, SchemaError
+from ...errors import ModelError, SchemaError, not_fitted
 from ..explaining._lookup import lookup, outputs
 from ..fitting._state import FittedState
 from ._verify import recourse_codes, verify_points
@@ -147,7 +147,7 @@ def compute(state: FittedState, X=None, model=None, y_pred=None, reference=None)
         raise ModelError("effectiveness checks points on the model: pass model= (or fit with the model)")
     if X is None:
         if not state.has_fit_data:
-            raise NotFittedError("the default population is the fit data, which a JSON export does not hold; "
+            raise not_fitted("the default population is the fit data, which a JSON export does not hold; "
                                  "pass X (and model=)")
         X = state.schema.decode(state.fit_enc, state.fit_index)
         y = state.fit_y if y_pred is None else outputs(state, X, y_pred)

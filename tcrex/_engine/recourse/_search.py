@@ -749,10 +749,31 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
             found = np.isfinite(dist[np.arange(e - s), near])
             best[s:e] = np.where(found, near, -1)
         else:  # ties in the order of the pool, as argmin breaks them
-            near = np.argsort(dist, axis=1, kind="stable")[:, :k]
-            found = np.isfinite(np.take_along_axis(dist, near, axis=1))
-            best[s:e, :near.shape[1]] = np.where(found, near, -1)
+            best[s:e] = _k_smallest(dist, k)
     return best
+
+
+def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``dist``, the columns of its ``k`` smallest finite values, smallest first and ties in column
+    order (the first ``k`` columns of a stable argsort), -1 beyond the row's finite values.
+
+    A partition finds each row's k-th smallest value; only the columns up to it are sorted (a full stable argsort
+    of every row's ~4,000 reference distances took most of the search beyond the rules; issue #38)."""
+    n, m = dist.shape
+    out = np.full((n, k), -1, dtype=np.int64)
+    kk = min(k, m)
+    if not n or not kk:
+        return out
+    if np.isnan(dist).any():  # a NaN is never a neighbour, as an infinite distance (and sorts after it)
+        dist = np.where(np.isnan(dist), np.inf, dist)
+    kth = np.partition(dist, kk - 1, axis=1)[:, kk - 1]
+    r, c = np.nonzero((dist <= kth[:, None]) & np.isfinite(dist))  # every tie at the k-th value included
+    order = np.lexsort((c, dist[r, c], r))  # by row, then distance, then column (the stable order)
+    r, c = r[order], c[order]
+    rank = np.arange(len(r)) - np.searchsorted(r, r)  # position within the row's candidates
+    keep = rank < kk
+    out[r[keep], rank[keep]] = c[keep]
+    return out
 
 
 def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
@@ -771,7 +792,8 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     most = cands.max_changes
     small = k <= MAX_SUBSET_FEATURES
     if most is not None:  # rows further away still try every subset of at most max_changes features if few
-        small |= np.array([_n_subsets(int(size), most) <= MAX_SUBSETS for size in k], dtype=bool)
+        few = np.array([_n_subsets(size, most) <= MAX_SUBSETS for size in range(int(k.max(initial=0)) + 1)])
+        small |= few[k]  # per row through a table over the sizes (one Python call per size, not per row)
     live = small & (k > 1)  # one feature apart: the start itself is the smallest change
     top = int(k[live].max()) if live.any() else 0
     for changes in range(1, top if most is None else min(top, most + 1)):
