@@ -317,7 +317,7 @@ def render_sidebar(setup_page: bool = False) -> None:
                        "load files you trust.", icon=":material/warning:")
         st.markdown("##### Active data and model")
         if ws is None:
-            st.caption(f"Not ready: {problem}")
+            st.caption(f"Not ready: {sources.problem_summary(problem)}")
         else:
             d, m = ws.data, ws.model
             score = "" if m.score is None else f" · {m.score_name} {m.score:.3f}"
