@@ -18,7 +18,7 @@ from tcrex.spreadsheet import to_csv
 from tcrex.text import format_number
 from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 
-from . import session, sources, state
+from . import components, session, sources, state
 from .sources import DataSpec, InputProblem, ModelSpec
 from .training import ALGORITHMS
 
@@ -328,7 +328,8 @@ def _model_status() -> None:
         st.error(_cap(str(exc)), icon=":material/error:")
         return
     m = ws.model
-    score = "" if m.score is None else f" — {m.score_name}: **{m.score:.3f}**"
+    said = components.model_score_text(ws)  # the sidebar's and the Overview's figure (one owner)
+    score = f" — {said}" if said else ""
     if m.label_problem:  # usable for explaining, but no figure compares its outputs with these labels
         st.warning(f"**{m.label}** ({m.task})  \n{m.description}  \n**Labels and outputs differ.** "
                    f"{m.label_problem}", icon=":material/warning:")
