@@ -55,7 +55,9 @@ def _flow_counts(result: ComparisonResult) -> list[tuple[str, int, int, int]]:
 
 #: The flow's frame in px: its height, the margins above (title, subtitle, column headings) and below, the gap
 #: between a column's nodes, and the horizontal share its bands take (the labels sit outside it, never on a band).
-FLOW_HEIGHT, FLOW_TOP, FLOW_BOTTOM, FLOW_PAD = 420, 112, 16, 26
+#: The title sits below a band kept for plotly's toolbar (``FLOW_TOOLBAR`` px, as the dashboard's charts keep it),
+#: so the dashboard never moves it and the labels stay at the bars they name.
+FLOW_HEIGHT, FLOW_TOP, FLOW_BOTTOM, FLOW_PAD, FLOW_TOOLBAR = 420, 136, 16, 26, 34
 FLOW_DOMAIN = (0.25, 0.75)
 
 
@@ -109,7 +111,8 @@ def recourse_flow(result: ComparisonResult) -> go.Figure:
     fig = _layout(fig, "Who keeps, loses or gains verified recourse", FLOW_HEIGHT,
                   subtitle=f"{s['changes'][LOST]:,} lose it, {s['changes'][GAINED]:,} gain it, "
                            f"{s['changes'][KEPT]:,} keep it (target: {html.escape(result.target, quote=False)})")
-    fig.update_layout(margin=dict(t=FLOW_TOP, b=FLOW_BOTTOM))
+    fig.update_layout(margin=dict(t=FLOW_TOP, b=FLOW_BOTTOM),
+                      title=dict(pad=dict(t=FLOW_TOOLBAR), y=1.0, yref="container", yanchor="top"))
     return fig
 
 

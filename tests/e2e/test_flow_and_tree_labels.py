@@ -12,6 +12,7 @@ from tcrex import TCREx
 from tcrex.compare import compare_models
 from tcrex.datasets import LOANS_MODEL_B, SAMPLE_DATA_DIR, SAMPLES, load_bundled_loans, load_bundled_model
 from tcrex.figures import metarule_tree_html, metarule_tree_svg, recourse_flow
+from tcrex.ui.components import modebar_room
 
 from credit_like import FEATURES, credit_like, credit_model  # tests/ is on sys.path
 from e2e.conftest import SCREENSHOTS
@@ -45,7 +46,11 @@ def _setups():
 def charts():
     out = {}
     for name, ex, comparison in _setups():
-        out[f"{name} flow"] = recourse_flow(comparison).to_html(include_plotlyjs=True)
+        flow = recourse_flow(comparison)
+        top = flow.layout.margin.t
+        modebar_room(flow)  # as the Compare page draws it: the toolbar's band must not move the plot
+        assert flow.layout.margin.t == top
+        out[f"{name} flow"] = flow.to_html(include_plotlyjs=True)
         out[f"{name} tree outline"] = metarule_tree_html(ex, 0, open_all=True)
         out[f"{name} tree diagram"] = metarule_tree_svg(ex, 0)
     return out
