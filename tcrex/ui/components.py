@@ -339,13 +339,13 @@ def model_score(ws: Workspace) -> tuple[str, float, object] | None:
 
 
 def model_score_text(ws: Workspace) -> str:
-    """The headline figure in words: "accuracy 92.0% on the test split (on hold-out rows)"; "" when none."""
+    """The headline figure in a few words: "accuracy 92.0% (on hold-out rows)"; "" when none (the rows it was
+    measured on are in the Overview metric's help and the Data & model page's panel)."""
     score = model_score(ws)
     if score is None:
         return ""
     name, value, perf = score
-    return (f"{name} {value:.3f}" if name == "R²" else f"{name} {value:.1%}") + \
-        f" on {perf.rows} ({_ROWS_CAVEAT[perf.holdout]})"
+    return (f"{name} {value:.3f}" if name == "R²" else f"{name} {value:.1%}") + f" ({_ROWS_CAVEAT[perf.holdout]})"
 
 
 def model_score_metric(column, ws: Workspace) -> None:
