@@ -46,9 +46,36 @@ def integer_range(low: float, high: float) -> tuple[float, float]:
     return first, last
 
 
+#: At most this many labelled values a range names ("including …"); the rest are counted.
+RANGE_LABELS = 3
+
+
 def numeric_condition(low: float, high: float, integer: bool, labels=None) -> str:
     """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"; a single value
-    through :func:`value_text` ("= no delinquency on record (-7)" when the codebook labels it)."""
+    through :func:`value_text` ("= no delinquency on record (-7)" when the codebook labels it). A range that holds
+    labelled values (special codes such as −9 "no bureau record") names them in words: "≤ -7 (including no bureau
+    record (-9) and no delinquency on record (-7))" — true of the range whatever else the data holds."""
+    text = _range_text(low, high, integer, labels)
+    if not labels or text.startswith("= "):
+        return text
+    inside = []
+    for value in labels:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            continue
+        if low < v <= high:
+            inside.append(v)
+    if not inside or text == "any value":
+        return text
+    inside.sort()
+    named = [value_text(v, labels) for v in inside[:RANGE_LABELS]]
+    if len(inside) > RANGE_LABELS:
+        named.append(pluralise(len(inside) - RANGE_LABELS, "more labelled value"))
+    return f"{text} (including {join_and(named)})"
+
+
+def _range_text(low: float, high: float, integer: bool, labels=None) -> str:
     if integer:
         first, last = integer_range(low, high)
         if np.isfinite(first) and np.isfinite(last):

@@ -37,3 +37,35 @@ def sample_report(include_person: bool = False, rows: int = 1500) -> str:
                         actions=ex.feature_actions(X, model=model), effectiveness=effectiveness, audit=res,
                         audit_title="by employment", comparison=comparison, comparison_title="model A vs model B",
                         generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc))
+
+
+def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool = False) -> str:
+    """The same report on a credit-bureau-like table of ``rows`` rows and ``n_features`` numeric features
+    (:func:`credit_like.credit_like`), an XGBoost model and a second one trained on other rows for the comparison,
+    audited by credit history length: the "1,000-row table with 20 features" of issue #39."""
+    import pandas as pd  # noqa: PLC0415
+
+    from credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415
+
+    keep = FEATURES[:n_features] + ["target"]
+    frame = credit_like(rows)[keep]
+    X = frame.drop(columns="target")
+    model = credit_model(frame)
+    model_b = credit_model(credit_like(rows, seed=1)[keep])
+    ex = TCREx(target=0, class_names={0: "Good", 1: "Bad"}).fit(X, model)
+    explanations = ex.explain(X, model=model)
+    effectiveness = ex.effectiveness(X, model=model)
+    chosen = {}
+    if include_person:
+        row = int(np.flatnonzero(explanations["status"].astype(str).to_numpy() == "ok")[0])
+        chosen = {f"Row {row}": (ex.explain_one(X.iloc[[row]], model=model), X.iloc[row])}
+    groups = pd.cut(X["MSinceOldestTradeOpen"], [-1, 33, 66, 100], labels=["short", "medium", "long"]).astype(str)
+    res = audit(ex, X, groups, model=model, n_boot=N_BOOT)
+    comparison = compare_models(ex, X, model_b, model_a=model, groups=groups, n_boot=N_BOOT)
+    return build_report(ex, title="T-CREx report — credit table", data_description=f"credit: {len(X):,} rows, "
+                        f"{n_features} features", data_fingerprint="a" * 64, model_description="XGBoost",
+                        model_fingerprint="b" * 64, params={"tau": ex.tau, "rho": ex.rho}, individuals=chosen,
+                        explanations=explanations, actions=ex.feature_actions(X, model=model),
+                        effectiveness=effectiveness, audit=res, audit_title="by credit history length",
+                        comparison=comparison, comparison_title="model A vs model B",
+                        generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc))

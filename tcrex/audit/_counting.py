@@ -227,7 +227,7 @@ def audit(explainer, X, groups, *, y_pred=None, model=None, target=None, n_boot=
     random_state : seed of the bootstrap (int, None or a numpy Generator).
     min_group_size : below this many individuals a comparison is flagged as too small, never "significant".
     class_names : readable names of the classes (``{1: "approved"}``): the findings then name the target
-        "(target: approved)" instead of "(target: output = 1)".
+        "(target: approved)" instead of "(target: output = 1)"; default the explainer's own (``TCREx(class_names=)``).
     reference_rows : rows for the search beyond the rules when verifying recourse (``counterfactuals(...,
         reference=)``); default the explainer's fit rows. An explainer restored from JSON needs them to count the
         same verified recourse as the one it was exported from, and takes the distances' percentiles from them.
@@ -371,6 +371,8 @@ def _outcomes(explainer, X, y_pred, model, target, class_names=None, reference_r
     """Per row, the advice the audit counts: with a model the verified advice of ``counterfactuals(verify=True)``
     (the one per-person frame every population figure aggregates), without one the paper's rule."""
     target_spec = _resolve_target(explainer, target)
+    if class_names is None:  # the explainer's own (TCREx(class_names=...), kept in its JSON), as the report's
+        class_names = getattr(explainer, "class_names", None) or None
     y = explainer.outputs(X, y_pred=y_pred, model=model)  # once, for every call below
     model = model if model is not None else getattr(explainer, "model_", None)
     if counterfactuals is not None and model is None:

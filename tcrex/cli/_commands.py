@@ -110,6 +110,35 @@ _value_labels_option = click.option(
          "'no checking account (A14)' instead of 'A14' (kept in the rules JSON).")
 
 
+#: ``--class-names`` beside ``--value-labels`` (issue #39): the classes in words, as TCREx(class_names=...).
+_class_names_option = click.option(
+    "--class-names", "class_names_text",
+    help="Names of the model's classes: JSON '{\"0\": \"rejected\", \"1\": \"approved\"}' or "
+         "'0=rejected,1=approved'; texts then say 'approved' instead of 'output = 1' (kept in the rules JSON).")
+
+
+def _class_names(text) -> dict | None:
+    """The ``--class-names`` value as ``{class: name}`` (None without one); a class that reads as JSON (``1``)
+    is that value, else the text (``Good``)."""
+    if not text:
+        return None
+    try:
+        pairs = json.loads(text)
+    except ValueError:
+        pairs = None
+    if not isinstance(pairs, dict):
+        items = [p for p in text.split(",") if p.strip()]
+        if not items or any("=" not in p for p in items):
+            raise _Fail(f"--class-names {text!r}: give JSON such as '{{\"0\": \"rejected\", \"1\": \"approved\"}}' "
+                        "or class=name pairs separated by commas, such as 0=rejected,1=approved")
+        pairs = dict(p.split("=", 1) for p in items)
+    out = {_target(str(k).strip()): str(v).strip() for k, v in pairs.items()}
+    empty = [k for k, v in out.items() if not v]
+    if empty:
+        raise _Fail(f"--class-names gives no name for class(es) {empty}")
+    return out
+
+
 def _codebook(path):
     """The codebook at ``path`` (None without one), read as untrusted input before any work starts."""
     if not path:
@@ -140,12 +169,16 @@ def _group_labels(path, column) -> dict | None:
     return _codebook(path).get(column)
 
 
-def _labelled_rules(rules: str, path) -> str:
-    """A rules JSON with the codebook at ``path`` in force (the text itself when no file is given)."""
-    if not path:
+def _labelled_rules(rules: str, path, class_names_text=None) -> str:
+    """A rules JSON with the codebook at ``path`` and the ``--class-names`` in force (the text itself when
+    neither is given)."""
+    names = _class_names(class_names_text)
+    if not path and not names:
         return rules
     from .. import TCREx
     ex = _labelled(TCREx.from_json(rules), path)
+    if names:
+        ex = ex.update(class_names=names)
     return ex.to_json(effectiveness=ex.effectiveness_)
 
 
@@ -397,9 +430,10 @@ def main():
               help="Rows per batch when streaming the files (sampling and recount).")
 @click.option("--out", required=True, help="Where to write the rules JSON.")
 @_value_labels_option
+@_class_names_option
 @_guard
 def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, max_changes, sample, seed,
-        batch_size, out, value_labels_path=None):
+        batch_size, out, value_labels_path=None, class_names_text=None):
     """Fit rules and metarules on DATA and write them as JSON."""
     from .. import TCREx
     from ..distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
@@ -408,6 +442,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     book = _codebook(value_labels_path)
+    class_names = _class_names(class_names_text)  # read before any work starts, as the codebook
     model = _model(model_path, _cores()) if model_path else None
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
@@ -432,7 +467,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _check_model_kinds(model, X, data)
     cons = json.load(open(constraints_path)) if constraints_path else None
     ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons,
-               max_changes=max_changes or None)
+               max_changes=max_changes or None, class_names=class_names)
     ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
     if sample:
         counts = None
@@ -517,9 +552,10 @@ def suggest_constraints_command(data, drop, with_reasons, out):
                    "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
                    "have no confirmed point count as 'none' (in memory the fit rows are used).")
 @_value_labels_option
+@_class_names_option
 @_guard
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
-            reference_rows, value_labels_path=None):
+            reference_rows, value_labels_path=None, class_names_text=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     import fsspec
 
@@ -533,7 +569,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
-    rules = _labelled_rules(rules, value_labels_path)
+    rules = _labelled_rules(rules, value_labels_path, class_names_text)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     base = out.rstrip("/")
@@ -584,9 +620,10 @@ def _rows_affected(dst: str) -> int:
                    "the rules when verifying recourse: a rules JSON holds no rows, so without them people whose rules "
                    "have no confirmed point count as 'none' (in memory the fit rows are used).")
 @_value_labels_option
+@_class_names_option
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out, reference_rows, value_labels_path=None):
+          batch_size, out, reference_rows, value_labels_path=None, class_names_text=None):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
@@ -601,7 +638,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     with fsspec.open(rules_path, "r") as fh:
         rules = fh.read()
     load_rules(rules)  # fail early on a bad file
-    rules = _labelled_rules(rules, value_labels_path)
+    rules = _labelled_rules(rules, value_labels_path, class_names_text)
     srcs = expand_paths(data)
     if reference_rows and not model_path:
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
@@ -653,10 +690,11 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @click.option("--out", required=True, help="Where to write the comparison JSON.")
 @click.option("--people-out", help="Directory for people-level Parquet files (one per input file).")
 @_value_labels_option
+@_class_names_option
 @_guard
 def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
             group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out,
-            value_labels_path=None):
+            value_labels_path=None, class_names_text=None):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
     Every file is counted apart (per group and change: verified under each model, A's advice holding under B;
@@ -671,7 +709,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     from ..distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
     with fsspec.open(rules_path, "r") as fh:
-        rules = _labelled_rules(fh.read(), value_labels_path)
+        rules = _labelled_rules(fh.read(), value_labels_path, class_names_text)
     ex_a = load_rules(rules)  # fail early on a bad file
     spec = favourable_target(ex_a, _target(target))
     model_a, model_b = _model(model_path), _model(model_b_path)
@@ -684,7 +722,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         if fit_rows_b or fit_b_sample:
             raise _Fail("--fit-rows-b and --fit-b-sample say how to fit B's rules; with --rules-b they are given")
         with fsspec.open(rules_b_path, "r") as fh:
-            rules_b = _labelled_rules(fh.read(), value_labels_path)
+            rules_b = _labelled_rules(fh.read(), value_labels_path, class_names_text)
         load_rules(rules_b)
         fit_on = f"given (--rules-b {rules_b_path})"
     else:  # as compare_models: A's fit rows (the reference rows) when known, else the compared rows

@@ -53,9 +53,30 @@ def _flow_counts(result: ComparisonResult) -> list[tuple[str, int, int, int]]:
             if c == ch and n]
 
 
+#: The flow's frame in px: its height, the margins above (title, subtitle, column headings) and below, the gap
+#: between a column's nodes, and the horizontal share its bands take (the labels sit outside it, never on a band).
+#: The title sits below a band kept for plotly's toolbar (``FLOW_TOOLBAR`` px, as the dashboard's charts keep it),
+#: so the dashboard never moves it and the labels stay at the bars they name.
+FLOW_HEIGHT, FLOW_TOP, FLOW_BOTTOM, FLOW_PAD, FLOW_TOOLBAR = 420, 136, 16, 26, 34
+FLOW_DOMAIN = (0.25, 0.75)
+
+
+def _flow_centres(totals) -> list:
+    """Each node's centre as a share of the plot's height from the top, stacked in order with ``FLOW_PAD`` between
+    them the way plotly.js sizes them (one px per person scale for both columns): the labels are placed there."""
+    h = FLOW_HEIGHT - FLOW_TOP - FLOW_BOTTOM
+    scale = (h - (len(totals) - 1) * FLOW_PAD) / max(int(sum(totals)), 1)
+    out, top = [], 0.0
+    for n in totals:
+        out.append((top + n * scale / 2) / h)
+        top += n * scale + FLOW_PAD
+    return out
+
+
 def recourse_flow(result: ComparisonResult) -> go.Figure:
     """Who keeps, loses or gains verified recourse: a flow from each person's state under model A (left) to their
-    state under model B (right), coloured by change (lost, kept, gained, ...). Widths are people."""
+    state under model B (right), coloured by change (lost, kept, gained, ...). Widths are people. The states are
+    named beside their bars, outside the bands (a label on a band hid it), under a heading per model."""
     _check(result)
     flows = _flow_counts(result)
     totals_a = np.zeros(3, dtype=np.int64)
@@ -63,21 +84,36 @@ def recourse_flow(result: ComparisonResult) -> go.Figure:
     for _, a, b, n in flows:
         totals_a[a] += n
         totals_b[b] += n
-    labels = [f"Model A: {_STATE_TEXT[i]} ({totals_a[i]:,})" for i in range(3)] + \
-        [f"Model B: {_STATE_TEXT[i]} ({totals_b[i]:,})" for i in range(3)]
+    labels = [f"{_STATE_TEXT[i]} ({totals_a[i]:,})" for i in range(3)] + \
+        [f"{_STATE_TEXT[i]} ({totals_b[i]:,})" for i in range(3)]
+    ys = _flow_centres(totals_a) + _flow_centres(totals_b)
+    left, right = FLOW_DOMAIN
     fig = go.Figure(go.Sankey(
-        arrangement="fixed",
-        node=dict(label=[html.escape(t, quote=False) for t in labels], pad=18, thickness=16,
-                  color=["#0072B2", "#999999", "#DDDDDD"] * 2, x=[0.01] * 3 + [0.99] * 3,
-                  y=[0.15, 0.5, 0.85] * 2),
+        arrangement="fixed", domain=dict(x=list(FLOW_DOMAIN), y=[0, 1]),
+        node=dict(label=[""] * 6, pad=FLOW_PAD, thickness=16, color=["#0072B2", "#999999", "#DDDDDD"] * 2,
+                  x=[0.001] * 3 + [0.999] * 3, y=ys,
+                  customdata=[("Model A: " if i < 3 else "Model B: ") + html.escape(t, quote=False)
+                              for i, t in enumerate(labels)],
+                  hovertemplate="%{customdata}<extra></extra>"),
         link=dict(source=[a for _, a, _, _ in flows], target=[3 + b for _, _, b, _ in flows],
                   value=[n for *_, n in flows], color=[_alpha(CHANGE_COLORS[ch], 0.55) for ch, *_ in flows],
                   label=[ch for ch, *_ in flows],
                   hovertemplate="%{label}: %{value:,} people<extra></extra>")))
+    for i, (text, y) in enumerate(zip(labels, ys)):
+        if (totals_a if i < 3 else totals_b)[i % 3]:
+            fig.add_annotation(text=html.escape(text, quote=False), x=left - 0.005 if i < 3 else right + 0.005,
+                               xanchor="right" if i < 3 else "left", y=1 - y, yanchor="middle", xref="paper",
+                               yref="paper", showarrow=False)
+    for x, text in ((left, "Model A (active)"), (right, "Model B")):
+        fig.add_annotation(text=f"<b>{text}</b>", x=x, xanchor="center", y=1, yanchor="bottom", yshift=6,
+                           xref="paper", yref="paper", showarrow=False)
     s = result.summary
-    return _layout(fig, "Who keeps, loses or gains verified recourse", 420,
-                   subtitle=f"{s['changes'][LOST]:,} lose it, {s['changes'][GAINED]:,} gain it, "
-                            f"{s['changes'][KEPT]:,} keep it (target: {html.escape(result.target, quote=False)})")
+    fig = _layout(fig, "Who keeps, loses or gains verified recourse", FLOW_HEIGHT,
+                  subtitle=f"{s['changes'][LOST]:,} lose it, {s['changes'][GAINED]:,} gain it, "
+                           f"{s['changes'][KEPT]:,} keep it (target: {html.escape(result.target, quote=False)})")
+    fig.update_layout(margin=dict(t=FLOW_TOP, b=FLOW_BOTTOM),
+                      title=dict(pad=dict(t=FLOW_TOOLBAR), y=1.0, yref="container", yanchor="top"))
+    return fig
 
 
 def _alpha(color: str, a: float) -> str:

@@ -77,6 +77,56 @@ def _values_outside(s: pd.Series, levels: list) -> tuple[list, int]:
     return unseen, n_rows
 
 
+#: How a one-hot column's name joins the column and the category (``Purpose_A43``, ``Purpose=A43``, …).
+_ONE_HOT_JOINS = ("_", "=", ".", ":", "__")
+
+
+def _first(names, k: int = 4) -> str:
+    """The first ``k`` names and how many more: "a, b, c, d and 41 more"."""
+    names = [str(n) for n in names]
+    shown = ", ".join(names[:k])
+    return shown + (f" and {len(names) - k} more" if len(names) > k else "")
+
+
+def _encoded_as(base: str, names: list) -> list:
+    """The names that read as one-hot columns of ``base`` (``base_A43``, ``base=A43``, …)."""
+    return [n for n in names if any(n.startswith(base + j) and len(n) > len(base) + len(j) for j in _ONE_HOT_JOINS)]
+
+
+def _one_hot_mismatch(names: list, cols: list, missing: list, extra: list, X: pd.DataFrame) -> str | None:
+    """The problem sentence when the names differ because one side is one-hot encoded and the other is not: what
+    the model expects and what the data has (counts, first names), which looks one-hot, and the one change to
+    make. None when the mismatch is of another kind."""
+    if not missing or not extra:
+        return None
+    count = f"the model expects {len(names)} features but the data has {len(cols)}"
+    lists = f"Model: {_first(names)}; data: {_first(cols)}."
+    hot = {c: _encoded_as(c, missing) for c in extra}
+    hot = {c: v for c, v in hot.items() if v}
+    if hot and sum(map(len, hot.values())) >= max(2, len(missing) // 2):  # the model was fitted on one-hot columns
+        example = next(iter(hot.values()))[0]
+        base = next(iter(hot))
+        kinds = [c for c in hot if is_categorical_column(X[c])]
+        what = (f"{len(kinds)} categorical column(s) ({_first(kinds)})" if kinds
+                else f"{len(hot)} column(s) ({_first(list(hot))})")
+        rest = [n for n in missing if not any(n in v for v in hot.values())]
+        left = f" The model also needs {_first(rest)}, which the data does not have." if rest else ""
+        return (f"{count}: the model looks trained on one-hot columns. {lists} Names like {example!r} are one 0/1 "
+                f"column per category of {base!r}, while the data keeps {what} as one column each. The one "
+                f"change: one-hot encode {'that column' if len(hot) == 1 else 'those columns'} the way the model "
+                f"was trained (a 0/1 column per category, named like {example!r}) and upload that table.{left}")
+    cold = {m: _encoded_as(m, extra) for m in missing}
+    cold = {m: v for m, v in cold.items() if v}
+    if cold and sum(map(len, cold.values())) >= max(2, len(extra) // 2):  # the data is one-hot, the model is not
+        example = next(iter(cold.values()))[0]
+        base = next(iter(cold))
+        return (f"{count}: the data looks one-hot encoded. {lists} Names like {example!r} are one 0/1 column per "
+                f"category, while the model takes {len(cold)} categorical column(s) ({_first(list(cold))}) as one "
+                f"column each. The one change: upload the table with one column per categorical feature, holding "
+                f"the category itself (e.g. {base!r} = {example[len(base):].lstrip('_=.:')!r}).")
+    return None
+
+
 def check_compatibility(model: LoadedModel, X, *, n_trial: int = 5) -> CompatibilityReport:
     """Compare ``model`` with the table ``X``; see the module docstring. Never raises for a mismatch."""
     rep = CompatibilityReport()
@@ -95,10 +145,14 @@ def check_compatibility(model: LoadedModel, X, *, n_trial: int = 5) -> Compatibi
     if names is not None:
         missing = [n for n in names if n not in cols]
         extra = [c for c in cols if c not in names]
-        if missing:
-            rep.problems.append(f"the model needs column(s) {missing[:20]}{' …' if len(missing) > 20 else ''} "
+        encoded = _one_hot_mismatch(names, cols, missing, extra, X)
+        if encoded:
+            rep.problems.append(encoded)
+        elif missing:
+            rep.problems.append(f"the model expects {len(names)} features but the data has {len(cols)}: it "
+                                f"needs column(s) {missing[:20]}{' …' if len(missing) > 20 else ''} "
                                 "that the data does not have (check spelling and case)")
-        if extra:
+        if extra and not encoded:
             rep.problems.append(f"the data has column(s) {extra[:20]}{' …' if len(extra) > 20 else ''} that the "
                                 "model does not use; drop them (a target or ID column among the features would "
                                 "give rules about it)")

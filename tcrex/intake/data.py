@@ -112,6 +112,7 @@ def _read_table(data, filename, delimiter, decimal, thousands, encoding, max_col
 
 def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, decimal=None, thousands=None,
               encoding=None) -> TableReport:
+    chosen_encoding = encoding is not None
     text, encoding, findings = decode_text(data, encoding)
     if looks_binary(text):
         raise DataError(f"{filename!r} does not look like a CSV file (binary content); upload a CSV or Parquet file")
@@ -128,6 +129,7 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
                                     f"it was skipped, and the {delimiter_name(used)} you chose was used"),
                                 severity="info"))
         delimiter = used
+    guessed = delimiter is None  # neither chosen nor named by a "sep=" line: detected
     delimiter = choose_delimiter(text, delimiter, findings)
     header = read_header(text, delimiter)
     if len(header) > max_columns:
@@ -147,6 +149,8 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
         raise DataError(f"{filename!r} has a header but no data rows")
     report = TableReport(frame=frame, format="csv", encoding=encoding, delimiter=delimiter, findings=findings)
     read_numbers(report, text, names, decimal, thousands)
+    if guessed and delimiter != ",":
+        _name_the_reading(report, len(header), chosen_encoding, decimal is None)
     keep_exact_values(report, text, names)
     stripped = text.rstrip("\r\n")
     last = stripped[max(stripped.rfind("\n"), stripped.rfind("\r")) + 1:]
@@ -159,6 +163,31 @@ def _read_csv(data: bytes, filename: str, max_columns: int, delimiter=None, deci
             report.findings.append(Finding("truncated", "the last line has fewer fields than the header: the file "
                                            "looks truncated (its last row is incomplete)", count=1))
     return report
+
+
+#: What every finding about a guessed reading ends with.
+_CHOOSE = "; if that is wrong, choose it under 'How to read this file'"
+
+
+def _name_the_reading(report: TableReport, n_columns: int, encoding_chosen: bool, decimal_guessed: bool) -> None:
+    """A file that is not a plain comma-separated one was read on guesses: a finding names each of them (the
+    delimiter, the encoding and, when numbers with a fraction were read, the decimal mark) unless another finding
+    already said it, and where to choose otherwise."""
+    kinds = {f.kind for f in report.findings}
+    if "delimiter" not in kinds:
+        report.findings.append(Finding("delimiter", f"columns are separated by {delimiter_name(report.delimiter)}s "
+                                       f"(detected: {n_columns} columns){_CHOOSE}", severity="info"))
+    if "encoding" not in kinds and not encoding_chosen:
+        name = "UTF-8 with a byte-order mark" if report.encoding == "utf-8-sig" else \
+            ENCODINGS.get(report.encoding, report.encoding)
+        report.findings.append(Finding("encoding", f"the text was read as {name} (it decodes without errors)"
+                                       f"{_CHOOSE}", severity="info"))
+    fractions = [c for c in report.frame.columns if pd.api.types.is_float_dtype(report.frame[c])
+                 and (report.frame[c].dropna() % 1 != 0).any()]
+    if decimal_guessed and fractions and "separators" not in kinds:
+        shown = ", ".join(map(repr, fractions[:3])) + (" …" if len(fractions) > 3 else "")
+        report.findings.append(Finding("separators", f"numbers read with the decimal mark {report.decimal!r} (in "
+                                       f"{shown}){_CHOOSE}", severity="info"))
 
 
 def handle_missing(df: pd.DataFrame, strategy: str = "error", columns=None) -> tuple[pd.DataFrame, str]:

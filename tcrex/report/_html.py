@@ -30,6 +30,8 @@ from ..audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_finding
 from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
+#: How many rules the executive page names in words (all targets together); the rest are in the appendix.
+TOP_RULES = 3
 
 _CSS = """
 :root { --ink: #1a1a1a; --muted: #5a5a5a; --rule: #d0d0d0; --band: #f4f4f4; }
@@ -393,21 +395,20 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     if no_rule:
         words.append(f"{no_rule:,} get no recourse (no valid or no actionable rule at these settings).")
     if effectiveness is not None and effectiveness.n_needing:
-        e = effectiveness
-        words.append(f"Checked on the model, of the {e.n_needing:,} who need recourse: {e.headline()}. A verified "
-                     "point changes exactly the features its advice names, to the values it states: "
-                     f"{e.n_optimal_rule:,} through their optimal rule (at the rule's nearest values for "
-                     f"{e.n_boundary_valid:,}), {e.n_next_rule:,} through the next rule in cost order and "
-                     f"{e.n_minimal_change:,} by a minimal change beyond the rules; a similar real case is shown "
-                     "but never counted as verified.")
+        e = effectiveness  # one sentence: "Who gets recourse" draws the breakdown (own rule, next rule, …)
+        words.append(f"Checked on the model, {e.n_verified:,} of the {e.n_needing:,} who need recourse "
+                     f"({_pct(e.n_verified, e.n_needing)}) have a change the model confirms; a similar real case is "
+                     "shown but never counted as verified (see Who gets recourse).")
     elif explanations is not None and len(explanations):
         words.append("The recommended points were not checked on a model (no model was available): a rule is "
                      "only right for most of the individuals inside it, so a point may not change the outcome.")
     return f'<div class="headline">{html_cards}</div>', words
 
 
-def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=None, names=None) -> list:
-    """The most used (else the largest) rules per target, in plain words."""
+def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=None, names=None,
+               checked: bool = True) -> list:
+    """The most used (else the largest) rules per target, in plain words; ``checked`` adds what happened on the
+    model to the people each rule is the optimal rule for (the executive page leaves it to the appendix)."""
     rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
     names = names or {}
     out = []
@@ -431,7 +432,7 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
         for _, r in rt.iterrows():
             who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
             works = ""
-            if "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
+            if checked and "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
                 works = " " + _rule_outcome_sentence(r)
             out.append(f"To reach {outcome}: have {r.conditions}. Rule {r.rule_id} — "
                        f"{float(r.accuracy):.0%} of such individuals reach it, it covers "
@@ -829,14 +830,18 @@ def report_contents(n_individuals: int = 0, rows: int | None = None, total_rows:
 
 
 def _audit_headline(result, practical: float) -> str:
-    """The audit in two lines for the first page: what was compared and the clear gaps, if any."""
+    """The audit in two lines for the first page: its first two clear gaps (and how many more), else that there
+    is none; the overview of what was compared is in "Where groups differ"."""
     found = split_findings(result, practical)
     if found is None:
         return '<p class="note">The audit found no groups to compare.</p>'
-    lines = [f"<li>{_e(found.overview)}</li>"]
-    lines += [f'<li class="gap"><b>{_e(c)}</b></li>' for c in found.clear[:3]]
-    if len(found.clear) > 3:
-        lines.append(f"<li>… and {len(found.clear) - 3} more clear gaps (see the audit below).</li>")
+    # the overview (who was compared with whom) is said once, under "Where groups differ"
+    lines = [f'<li class="gap"><b>{_e(c)}</b></li>' for c in found.clear[:2]]
+    if len(found.clear) > 2:
+        lines.append(f"<li>… and {pluralise(len(found.clear) - 2, 'more clear gap')} (see Where groups differ "
+                     "and the appendix's audit).</li>")
+    if not lines:  # nothing clear: say at least what was compared
+        lines.append(f"<li>{_e(found.overview)}</li>")
     if not found.clear and found.compared:
         lines.append(f"<li>No clear difference between the groups (none at least {practical:g} points with a "
                      f"{result.confidence:.0%} interval excluding zero).</li>")
@@ -909,9 +914,13 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
              ("found", f"{pluralise(n_rules, 'rule')} and {pluralise(n_metas, 'metarule')} at accuracy ≥ {ex.tau:g}, "
                        "each rule holding "
                        f"≥ {ex.rho:g} of the data")]
-    top = _top_rules(ex, explanations, effectiveness=effectiveness, names=names)
+    top = _top_rules(ex, explanations, effectiveness=effectiveness, names=names, checked=False)
+    shown = top[:TOP_RULES]  # three in all, however many targets: the rest are in the appendix
+    more = n_rules - sum(t.startswith("To reach ") for t in shown)
+    if more > 0:
+        shown.append(f"… and {pluralise(more, 'more rule')} in the appendix (Rules).")
     exec_body = (_kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
-                 + "<h3>Top rules in plain words</h3><ul>" + "".join(f"<li>{_e(t)}</li>" for t in top) + "</ul>")
+                 + "<h3>Top rules in plain words</h3><ul>" + "".join(f"<li>{_e(t)}</li>" for t in shown) + "</ul>")
     if individuals:
         exec_body += "<h3>Chosen individual" + ("s" if len(individuals) > 1 else "") + "</h3><ul>" + "".join(
             f"<li><b>{_e(name)}</b>: {_e(exp.text)}</li>" for name, (exp, _) in individuals.items()) + "</ul>"
@@ -961,7 +970,11 @@ def build_report(ex, *, title: str, data_description: str, data_fingerprint: str
     metas = ex.metarules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.metarules_frame()
     if names:  # targets by name ("approved"), not "output = 1"
         rules = rules.assign(target_description=rules["target"].map(lambda t: names.get(int(t), "")))
-    section("rules", "Rules", _rules_html(rules, multi_target=len(ex.targets_) > 1))
+    checked = [t for t in _top_rules(ex, explanations, effectiveness=effectiveness, names=names)
+               if t.startswith("To reach ")] if effectiveness is not None else []
+    section("rules", "Rules", ("<h3>The top rules, checked on the model</h3><ul>"
+                               + "".join(f"<li>{_e(t)}</li>" for t in checked) + "</ul>" if checked else "")
+            + _rules_html(rules, multi_target=len(ex.targets_) > 1))
     section("metarules", "Metarules", _metarules_html(metas, explanations, multi_target=len(ex.targets_) > 1))
     if dot:
         parts = []

@@ -187,3 +187,36 @@ def test_a_bad_codebook_is_an_error_line(data, tmp_path, content, message):
     assert res.exit_code == 2
     assert res.output.startswith("error:") and message in res.output, res.output
     assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("given", ['{"0": "declined", "1": "approved"}', "0=declined,1=approved"])
+def test_class_names_reach_the_rules_json_and_the_texts(data, tmp_path, given):
+    """``--class-names`` (issue #39) beside ``--value-labels``: fit keeps the names in the rules JSON, and the texts
+    say the class by name; explain takes them for rules fitted without."""
+    d, X = data
+    rules = tmp_path / "rules.json"
+    res = _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--rho", "0.05",
+               "--class-names", given, "--out", rules)
+    assert res.exit_code == 0, res.output
+    ex = TCREx.from_json(rules.read_text())
+    assert ex.class_names == {0: "declined", 1: "approved"}
+    assert "approved" in ex.summary_text() and "output = 1" not in ex.summary_text()
+    plain = tmp_path / "plain.json"
+    assert _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--rho", "0.05",
+                "--out", plain).exit_code == 0
+    audit = tmp_path / "audit.json"
+    res = _run("audit", "--rules", plain, "--data", d / "loans.parquet", "--y-pred-column", "score",
+               "--group-column", "employment", "--target", "1", "--n-boot", "20", "--class-names", given,
+               "--out", audit)
+    assert res.exit_code == 0, res.output
+    said = audit.read_text()
+    assert "approved" in said and "output = 1" not in said, said[:600]
+
+
+@pytest.mark.parametrize("given, message", [("approved", "class=name pairs"), ("0=,1=yes", "no name for class")])
+def test_a_bad_class_names_value_is_an_error_line(data, tmp_path, given, message):
+    d, _ = data
+    res = _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--class-names", given,
+               "--out", tmp_path / "r.json")
+    assert res.exit_code != 0 and "error:" in res.output and message in res.output, res.output
+    assert "Traceback" not in res.output

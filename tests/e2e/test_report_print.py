@@ -1,5 +1,5 @@
-"""The report of the bundled loans sample for a board (issue #39), measured in Chromium at 1440 x 900: the main
-part (executive page and one short section per question) fits four screens, the technical appendix is collapsed
+"""The report for a board (issue #39) of the bundled loans sample and of a 1,000-row credit table with 20 features,
+measured in Chromium at 1440 x 900: the main part (executive page and one short section per question) fits four screens, the technical appendix is collapsed
 on screen and starts on a new page in print, no chart, figure or table row is split across printed pages, and
 the PDF Chromium prints has a sane number of pages."""
 from __future__ import annotations
@@ -9,16 +9,20 @@ import re
 import pytest
 
 from e2e.conftest import SCREENSHOTS  # tests/ is on sys.path
-from report_sample import sample_report
+from report_sample import credit_report, sample_report
 
 WIDTH, SCREEN = 1440, 900
 MAX_SCREENS = 4
 
 
-@pytest.fixture(scope="module")
-def report_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("board") / "loans-report.html"
-    path.write_text(sample_report(include_person=True), encoding="utf-8")
+REPORTS = {"loans": lambda: sample_report(include_person=True),
+           "credit-20-features": lambda: credit_report(rows=1000, n_features=20, include_person=True)}
+
+
+@pytest.fixture(scope="module", params=list(REPORTS))
+def report_path(request, tmp_path_factory):
+    path = tmp_path_factory.mktemp("board") / f"{request.param}-report.html"
+    path.write_text(REPORTS[request.param](), encoding="utf-8")
     return path
 
 
@@ -32,12 +36,12 @@ def test_main_part_fits_four_screens_and_the_appendix_is_collapsed(browser, repo
         rules_shown = page.evaluate("document.getElementById('rules').checkVisibility()")
         total = page.evaluate("document.documentElement.scrollHeight")
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "report-board-loans.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / f"report-board-{report_path.stem}.png"), full_page=True)
         page.evaluate("document.getElementById('appendix').open = true")
         opened = page.evaluate("document.documentElement.scrollHeight")
     finally:
         page.close()
-    print(f"report main part: {main:.0f} px = {main / SCREEN:.2f} screens of {WIDTH}x{SCREEN}; whole page {total} px")
+    print(f"{report_path.stem} main part: {main:.0f} px = {main / SCREEN:.2f} screens of {WIDTH}x{SCREEN}; whole page {total} px")
     assert questions == ["executive-summary", "who-gets-recourse", "how-hard", "groups-differ", "models-changed"]
     assert main <= MAX_SCREENS * SCREEN, f"main part is {main:.0f} px ({main / SCREEN:.1f} screens of {SCREEN})"
     assert closed and not rules_shown and total < main + SCREEN  # only the appendix's summary line shows

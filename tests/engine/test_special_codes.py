@@ -319,3 +319,30 @@ def test_a_categorical_takes_a_direction_only_when_its_order_is_declared():
     moved = np.asarray(is_verified(cf)) & (cf["grade"].astype(str) != X["grade"].astype(str)).to_numpy()
     order = {v: i for i, v in enumerate(levels)}
     assert all(order[a] < order[b] for a, b in zip(X["grade"].astype(str)[moved], cf["grade"].astype(str)[moved]))
+
+
+def test_a_range_that_holds_special_codes_names_them_in_words():
+    """Issue #39: a range such as (−9, 3] printed numbers only; it now names the labelled codes it holds (true of
+    the range whatever else the data holds), one owner for rules, frames, trees and sentences."""
+    from tcrex.text import numeric_condition
+
+    labels = {float(k): v for k, v in CREDIT_BUREAU_CODEBOOK["MSinceMostRecentDelq"].items()}
+    said = numeric_condition(-9, 3, True, labels)
+    assert said.startswith("in [-8, 3] (including ")
+    inside = [v for v in labels if -9 < v <= 3]
+    assert inside and all(f"{labels[v]} ({v:g})" in said for v in inside)
+    assert f"({-9:g})" not in said.split("including", 1)[1] or -9 in inside  # −9 lies outside (−9, 3]
+    assert numeric_condition(-7, np.inf, True, labels) == "≥ -6"  # holds no code: numbers only
+    assert numeric_condition(-9, 3, True, None) == "in [-8, 3]"
+    many = {float(v): f"code {v}" for v in range(-6, 0)}
+    assert numeric_condition(-np.inf, 0, True, many).endswith("and 3 more labelled values)")
+    # the rules of a fitted explainer say it where a range holds a code
+    book = {f: CREDIT_BUREAU_CODEBOOK[f] for f in CREDIT_BUREAU_SPECIAL_CODES}
+    ex = _bureau_case(value_labels=book)[0]
+    texts = " ".join(ex.rules_frame()["conditions"]) + " " + ex.summary_text()
+    for f in CREDIT_BUREAU_SPECIAL_CODES:
+        for part in texts.split(f"{f} ")[1:]:
+            cond = part.split(" and ")[0].split(",")[0]
+            codes = {float(k) for k in CREDIT_BUREAU_CODEBOOK[f]}
+            if cond.startswith("≤ ") and float(cond[2:].split()[0]) >= min(codes):
+                assert "including" in part, (f, part)

@@ -351,3 +351,30 @@ def test_stray_quotes_count_only_quotes_outside_field_boundaries():
     assert _stray_quotes(text, ",") == 0
     assert _stray_quotes(text, "|") == 8  # every quote lands inside a field
     assert _stray_quotes("a|b\n1|2\n", "|") == 0
+
+
+@pytest.mark.parametrize("sep, name", [(";", "semicolons"), ("\t", "tabs"), ("|", "pipes")])
+def test_a_file_read_on_guesses_names_each_guess(sep, name):
+    """Issue #39: a file that is not a plain comma-separated one names its delimiter, its encoding and its decimal
+    mark in findings (each with where to choose otherwise); a plain CSV names none, a choice is no guess."""
+    X, _ = b.loans(n=50)
+    X = X.assign(ratio=np.linspace(0.05, 0.95, len(X)))
+    rep = read_table(csv_bytes(X, sep=sep), "t.csv")
+    said = {f.kind: f.message for f in rep.findings}
+    assert said["delimiter"].startswith(f"columns are separated by {name} (detected: {X.shape[1]} columns)")
+    assert said["encoding"].startswith("the text was read as UTF-8")
+    assert said["separators"].startswith("numbers read with the decimal mark '.' (in ") and "'ratio'" in \
+        said["separators"]
+    assert all("How to read this file" in m for m in said.values())
+    chosen = read_table(csv_bytes(X, sep=sep), "t.csv", delimiter=sep, encoding="utf-8", decimal=".")
+    assert [f.kind for f in chosen.findings if "detected" in f.message or "decodes" in f.message] == []
+    assert read_table(csv_bytes(X), "t.csv").findings == []
+
+
+def test_a_decimal_comma_file_says_it_once_per_guess():
+    X, _ = b.loans(n=50)
+    X = X.assign(ratio=np.linspace(0.05, 0.95, len(X)))
+    rep = read_table(csv_bytes(X, sep=";", decimal=","), "t.csv")
+    kinds = [f.kind for f in rep.findings]
+    assert kinds.count("separators") == 1 and "decimal comma" in rep.findings[kinds.index("separators")].message
+    assert kinds.count("delimiter") == 1 and kinds.count("encoding") == 1

@@ -44,12 +44,42 @@ def test_default_compares_the_bundled_retrained_model(compared):
     assert res.summary["n"] == len(res.people) < len(frame)  # the test split by default
 
 
+def _reference_key(at) -> str:
+    return next(s.key for s in at.selectbox if s.label == "Reference group")
+
+
+def test_reference_group_follows_the_grouping(compared):
+    """The reference box is one widget per grouping: a group chosen under one column never shows (nor is used)
+    under another, which starts at its own default reference."""
+    at = compared
+    first = session.last_comparison(at.session_state)
+    other = next(g for g in first.result.group_labels if g != first.result.reference)
+    before = _reference_key(at)
+    at.selectbox(key=before).set_value(other).run()
+    assert at.selectbox(key=before).value == other
+    columns = at.selectbox(key="compare_column")
+    raw = [c.split("  (")[0] for c in columns.options[1:]]  # the options as shown: "name  (its role)"
+    column = next(c for c in raw if c != first.column)
+    columns.set_value(column).run()
+    assert_clean(at)
+    now = session.last_comparison(at.session_state)
+    assert now.column == column and now.column != first.column
+    box = at.selectbox(key=_reference_key(at))
+    # a new widget for the new grouping: the browser keeps a widget's chosen text under its key (AppTest does not
+    # show that; the key is what keeps the old column's group out of the new column's box)
+    assert box.key != before
+    assert box.value == now.result.reference and box.value in now.result.group_labels
+    at.selectbox(key="compare_column").set_value(first.column).run()  # back: a group of that column again
+    assert at.selectbox(key=_reference_key(at)).value in first.result.group_labels
+    assert_clean(at)
+
+
 def test_reference_group_is_selectable_and_people_drill_down(compared):
     at = compared
     res = session.last_comparison(at.session_state).result
     assert res.groups is not None and len(res.group_labels) >= 2
     other = next(g for g in res.group_labels if g != res.reference)
-    at.selectbox(key="compare_reference").set_value(other).run()
+    at.selectbox(key=_reference_key(at)).set_value(other).run()
     assert_clean(at)
     shown = next(d.value for d in at.dataframe if "reference" in d.value.columns)
     assert shown.set_index("group").loc[other, "reference"]

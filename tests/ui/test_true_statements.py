@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 from apptest_kit import (assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
-                         upload_bundled_model, upload_data, use_this_data)
+                         sidebar_text, upload_bundled_model, upload_data, use_this_data)
 
 from tcrex import datasets
 from tcrex.constraints import pack_constraints
@@ -136,3 +137,19 @@ def test_edited_parameters_and_constraints_say_not_applied_in_the_summary():
     assert "changes not applied yet" in constraints_line, constraints_line
     assert any("Not applied yet" in w.value and "τ 0.90 → 0.80" in w.value for w in at.sidebar.warning)
     assert session.params(at.session_state).tau == 0.9 and session.params(at.session_state).constraints == ()
+
+
+@pytest.mark.parametrize("uploaded", [False, True])
+def test_the_sidebar_says_the_overviews_accuracy(uploaded):
+    """One owner for the model's headline figure (issue #39): the sidebar said "accuracy on this data 0.916" while
+    the Overview said 92.0% on other rows; both now come from the same measurement, with the same rows."""
+    at = loans_with_uploaded_model(800) if uploaded else new_app()
+    goto(at, "home")
+    assert_clean(at)
+    score = next(m for m in at.metric if m.label == "Model accuracy")
+    side = sidebar_text(at)
+    caveat = score.help.rsplit("(", 1)[1].rstrip(").")  # "on training rows: optimistic", "on hold-out rows", …
+    said = f"accuracy {score.value} ({caveat})"
+    assert said in side, (said, side)
+    goto(at, "data_model")
+    assert any(said in s for s in _texts(at, "success")), (said, _texts(at, "success"))

@@ -173,6 +173,7 @@ def test_the_compare_page_names_groups_by_label_and_code():
     """Compare models groups by the same rule as the audit (tcrex.audit.labelled_groups): the groups, the
     reference choice, the findings and the people frame say "label (code)"."""
     from tcrex.datasets import LOANS_VALUE_LABELS
+    from tcrex.ui.pages import audit as auditing
     from tcrex.ui.state import session
     at = new_app()
     goto(at, "compare")
@@ -181,7 +182,7 @@ def test_the_compare_page_names_groups_by_label_and_code():
     res = session.last_comparison(at.session_state).result
     want = [f"{label} ({code})" for code, label in LOANS_VALUE_LABELS["home_ownership"].items()]
     assert sorted(res.group_labels) == sorted(want)
-    assert sorted(at.selectbox(key="compare_reference").options) == sorted(want + ["everyone else (rest)"])
+    assert sorted(at.selectbox(key=auditing.reference_key("compare", "home_ownership")).options) == sorted(want + ["everyone else (rest)"])
     assert set(res.people["group"].astype(str)) <= set(want)
     assert any(w in " ".join(res.findings()) for w in want)
 

@@ -302,7 +302,9 @@ def reference_choice(run_: ComparisonRun, key: str):
     res = run_.result
     options = list(res.group_labels) + ["rest"]
     default = options.index(res.reference) if res.reference in options else 0
-    ref = st.selectbox("Reference group", options, index=default, key=f"{key}_reference",
+    # one widget per grouping (audit.reference_key): under one key the browser kept the option chosen for
+    # another grouping, so the box showed a group of the old column while the figures used the new default
+    ref = st.selectbox("Reference group", options, index=default, key=audit.reference_key(key, str(run_.column)),
                        format_func=lambda g: "everyone else (rest)" if g == "rest" else str(g))
     return res if ref == res.reference else res.regroup(reference=ref)
 

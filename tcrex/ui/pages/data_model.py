@@ -23,7 +23,7 @@ from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ..state import session, sources, active
 from ..state.sources import DataSpec, InputProblem, ModelSpec
 from ..state.training import ALGORITHMS
-from ..widgets import constraints, outcome
+from ..widgets import components, constraints, outcome
 from ..widgets.components import chart
 
 DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
@@ -104,8 +104,8 @@ def _reading_choices(digest: str, filename: str) -> tuple:
     current = dict(spec.reading) if spec.kind == "upload" and spec.digest == digest else {}
     chosen = {}
     with st.expander("How to read this file", expanded=bool(current)):
-        st.caption("Detected automatically; the findings below say what was assumed. Choose here when a guess "
-                   "is wrong.")
+        st.caption("Detected automatically: commas between columns, UTF-8 text and a decimal point, unless a "
+                   "finding below names another guess. Choose here when a guess is wrong.")
         for column, (option, label) in zip(st.columns(len(sources.READ_LABELS)), sources.READ_LABELS.items()):
             values = list(sources.READ_CHOICES[option])
             value = column.selectbox(label, values, format_func=sources.READ_CHOICES[option].get,
@@ -332,7 +332,8 @@ def _model_status() -> None:
         st.error(_cap(str(exc)), icon=":material/error:")
         return
     m = ws.model
-    score = "" if m.score is None else f" — {m.score_name}: **{m.score:.3f}**"
+    said = components.model_score_text(ws)  # the sidebar's and the Overview's figure (one owner)
+    score = f" — {said}" if said else ""
     if m.label_problem:  # usable for explaining, but no figure compares its outputs with these labels
         st.warning(f"**{m.label}** ({m.task})  \n{m.description}  \n**Labels and outputs differ.** "
                    f"{m.label_problem}", icon=":material/warning:")

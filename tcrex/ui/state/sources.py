@@ -34,6 +34,19 @@ from .training import TrainedModel, TrainingError, train_model
 TEST_SHARE = 0.25
 #: Rows shown in tables of large data (the engine always uses every row).
 DISPLAY_ROWS = 1000
+#: The most characters of a problem the sidebar repeats (its first sentence); the page that owns it shows it whole.
+SUMMARY_CHARS = 160
+
+
+def problem_summary(problem: str, limit: int = SUMMARY_CHARS) -> str:
+    """A problem's first sentence, at most ``limit`` characters, for the sidebar (never the whole column list a
+    message may carry); says where the rest is when something was left out."""
+    text = " ".join(str(problem).split())
+    cut = text.find(". ")
+    first = text if cut < 0 else text[:cut + 1]
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return first if first == text else first + " (the whole message is on the Data & model page)"
 
 SAMPLE_LABELS = {
     "loans": "Loans sample",
@@ -273,7 +286,10 @@ class TableFindings:
 
     @property
     def findings(self) -> list[str]:
-        return self.report.messages
+        """The reading's findings, and the label column when it was taken by its name (a guess too)."""
+        label = ([f"`{self.suggested_label}` was taken as the label column (its name says so); if it is not the "
+                  "outcome, choose another (or none) as the label column below"] if self.suggested_label else [])
+        return [*self.report.messages, *label]
 
     @property
     def missing(self) -> dict[str, int]:

@@ -324,16 +324,38 @@ _ROWS_CAVEAT = {True: "on hold-out rows", False: "on training rows: optimistic",
                 None: "on rows that may include training rows"}
 
 
+def model_score(ws: DataAndModel) -> tuple[str, float, object] | None:
+    """The model's headline figure, one owner for the Overview's metric, the sidebar and the Data & model page:
+    ``(name, value, performance)`` from :func:`tcrex.ui.state.active.model_performance` (accuracy, or R² for
+    regression), None when there is none."""
+    name = "R²" if ws.task == REGRESSION else "accuracy"
+    perf = model_performance(ws)
+    if not isinstance(perf, ModelPerformance) or name not in perf.metrics:
+        return None
+    return name, float(perf.metrics[name]), perf
+
+
+def model_score_text(ws: DataAndModel) -> str:
+    """The headline figure in a few words: "accuracy 92.0% (on hold-out rows)"; "" when none (the rows it was
+    measured on are in the Overview metric's help and the Data & model page's panel)."""
+    score = model_score(ws)
+    if score is None:
+        return ""
+    name, value, perf = score
+    return (f"{name} {value:.3f}" if name == "R²" else f"{name} {value:.1%}") + f" ({_ROWS_CAVEAT[perf.holdout]})"
+
+
 def model_score_metric(column, ws: DataAndModel) -> None:
     """The model's headline figure (accuracy, or R² for regression) as a metric that says on which rows it was
     measured, with a caption under it when those may be training rows: the same measurement as the Data & model
     page's panel (:func:`tcrex.ui.state.active.model_performance`), so the two never disagree."""
     name = "R²" if ws.task == REGRESSION else "accuracy"
-    perf = model_performance(ws)
-    if not isinstance(perf, ModelPerformance) or name not in perf.metrics:
+    score = model_score(ws)
+    if score is None:
+        perf = model_performance(ws)
         column.metric(f"Model {name}", "n/a", help=perf if isinstance(perf, str) else None)
         return
-    value = perf.metrics[name]
+    name, value, perf = score
     column.metric(f"Model {name}", f"{value:.3f}" if name == "R²" else f"{value:.1%}",
                   help=f"{ws.model.label}, measured on {perf.rows} ({_ROWS_CAVEAT[perf.holdout]}).")
     caveat = _ROWS_CAVEAT[perf.holdout]

@@ -16,7 +16,7 @@ from tcrex.errors import TCRExError
 from tcrex.vocabulary import NO_ACTIONABLE_RULE, REGRESSION
 from tcrex.text import pluralise
 
-from . import constraints, outcome
+from . import components, constraints, outcome
 from ..state import session, sources
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from ..state.active import (allow_pickle, constraints_summary, current, DataAndModel, describe_target, grid_preview,
@@ -318,10 +318,12 @@ def render_sidebar(setup_page: bool = False) -> None:
                        "load files you trust.", icon=":material/warning:")
         st.markdown("##### Active data and model")
         if ws is None:
-            st.caption(f"Not ready: {problem}")
+            st.caption(f"Not ready: {sources.problem_summary(problem)}")
         else:
             d, m = ws.data, ws.model
-            score = "" if m.score is None else f" · {m.score_name} {m.score:.3f}"
+            # the Overview's figure, on the same rows (one owner: components.model_score)
+            said = components.model_score_text(ws)
+            score = f" · {said}" if said else ""
             unapplied = " · :orange[**changes not applied yet**]"  # the editors below may be folded away
             st.caption(
                 f"**Data:** {d.label} — {d.n_rows:,} rows × {len(ws.features)} features"
