@@ -4,7 +4,7 @@ distances; NaN and infinite distances are never neighbours."""
 import numpy as np
 import pytest
 
-from tcrex._recourse import _k_smallest
+from tcrex._engine.recourse._search import _k_smallest
 
 
 def stable_argsort_k(dist: np.ndarray, k: int) -> np.ndarray:
