@@ -97,22 +97,26 @@ def _context():
 
 #: Set by :func:`warm_up` (the dashboard): workers are then forked from the fork server instead of started as
 #: programs. Batch runs (the CLI, pools, Dask) keep starting programs, which daemonic processes may do.
-_FORK_SERVER = {"wanted": False}
+#: ``pid``: the process that asked; a process forked from it (a pool worker started by ``fork``) inherits this dict
+#: but not the fork server, which is its parent's child (waiting on it fails with "No child processes").
+_FORK_SERVER = {"wanted": False, "pid": None}
 
 
 def _fork_server_wanted() -> bool:
     """Fork workers from the warm fork server: only when :func:`warm_up` asked for it, in a process that may have
-    ``multiprocessing`` children (not a Dask nanny's or a pool's daemonic worker), where fork servers exist."""
+    ``multiprocessing`` children (not a Dask nanny's or a pool's daemonic worker), where fork servers exist, and
+    only in the process that asked (not in a child forked from it)."""
     import multiprocessing
 
-    return (_FORK_SERVER["wanted"] and not multiprocessing.current_process().daemon
+    return (_FORK_SERVER["wanted"] and _FORK_SERVER["pid"] == os.getpid()
+            and not multiprocessing.current_process().daemon
             and "forkserver" in mp.get_all_start_methods())
 
 
 def warm_up() -> None:
     """Start the fork server now (it imports :data:`PRELOAD`: seconds), so the first upload does not wait for it;
     from then on this process's model workers are forked from it. Call it from a background thread; idempotent."""
-    _FORK_SERVER["wanted"] = True
+    _FORK_SERVER["wanted"], _FORK_SERVER["pid"] = True, os.getpid()
     ctx = _context()
     if ctx.get_start_method() != "forkserver":
         return

@@ -146,3 +146,24 @@ def test_the_workers_packages_give_their_names_on_demand(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
                          env={**__import__("os").environ, "PYTHONPATH": root})
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def _load_in_forked_child(data: bytes, X: pd.DataFrame) -> list:
+    return load_model(data, "m.json", sandbox=SandboxLimits(memory_gb=2)).predict(X).tolist()
+
+
+def test_a_process_forked_after_the_dashboard_warmed_up_starts_its_own_workers(monkeypatch):
+    """The dashboard warms a fork server up (warm_up); a pool worker forked from that process (the CLI's --workers
+    in the same interpreter, a test run) inherits the wish but not the fork server, which is its parent's child:
+    it used to fail with "ChildProcessError: No child processes". It starts its workers as programs instead."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tcrex.intake import _sandbox
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork start method on this platform")
+    m, X = _model(monkeypatch)
+    _sandbox.warm_up()
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as pool:
+        assert pool.submit(_load_in_forked_child, m._data, X).result() == m.predict(X).tolist()
