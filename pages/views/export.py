@@ -3,11 +3,12 @@
 import streamlit as st
 
 from tcrex.ui.widgets import downloads, page
-from tcrex.ui.pages import audit, compare, export
+from tcrex.ui.pages import compare, export
 
 st.title("Export")
 ws, result = page.require_result()
 
+sections = export.report_sections(ws, result)  # the audit and comparison of the saved settings, if not run here
 st.caption("Files are built only when you click. The HTML report is self-contained: open it in any browser, offline.")
 cols = st.columns(3)
 with cols[0]:
@@ -26,11 +27,11 @@ with cols[2]:
                 "unless you tick them.")
     opts = export.report_options()
     st.markdown("**What will be in the file:**\n\n" + "\n".join(
-        f"- {item}" for item in export.report_contents(ws, result, **opts)))
-    downloads.button("Download report", export.html_report(ws, result, **opts), file_name="tcrex-report.html",
+        f"- {item}" for item in export.report_contents(ws, result, **opts, sections=sections)))
+    downloads.button("Download report", export.html_report(ws, result, **opts, sections=sections), file_name="tcrex-report.html",
                      mime="text/html", icon=":material/description:", key="dl_html")
 
-comparison = compare.last_comparison(result)
+comparison = sections.comparison
 if comparison is not None:
     st.markdown(f"**Comparison with another model**  \n{comparison.title}: the comparison as JSON, and one row per "
                 "person (change, verified under each model, whether A's advice holds under B) as CSV.")
@@ -45,4 +46,4 @@ if comparison is not None:
                          key="dl_compare_csv")
 
 st.subheader("What the report records")
-st.dataframe(export.provenance_table(ws, result, audit.last_audit(result)), hide_index=True, width="stretch")
+st.dataframe(export.provenance_table(ws, result, sections.audit), hide_index=True, width="stretch")

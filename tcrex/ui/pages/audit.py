@@ -98,6 +98,8 @@ class AuditRun:
     binned: bool
     #: the page's practical threshold when the audit was last shown (the report applies the same one)
     practical: float = PRACTICAL_DEFAULT
+    #: computed from the workspace's saved settings for the report (the page was not visited in this session)
+    restored: bool = False
 
     @property
     def title(self) -> str:
@@ -243,6 +245,31 @@ def target_controls(ws: DataAndModel, result: FitResult, key: str) -> tuple[Any,
     return chosen, ws.class_name(chosen)
 
 
+def saved_target(ws: DataAndModel, saved: dict) -> tuple[Any, str]:
+    """:func:`target_controls`' answer without drawing a widget (a report built from saved settings): the sidebar's
+    favourable outcome when it names one, else the one the page last ran with (``saved["target"]``,
+    ``saved["target_label"]``), else the page's own default."""
+    target = active.params().target
+    name = ws.data.label_column or "output"
+    if ws.task == REGRESSION:
+        if isinstance(target, (tuple, list)):
+            low, high = target
+            return tuple(target), (f"{name} > {format_number(low)}" if high is None else
+                                   f"{name} ≤ {format_number(high)}")
+        if isinstance(saved.get("target"), tuple) and saved.get("target_label"):
+            return saved["target"], saved["target_label"]
+        thr = float(target) if target is not None else round(float(np.mean(ws.y_pred.astype(float))), 4)
+        return (thr, None), f"{name} > {format_number(thr)}"
+    if target is not None:
+        return (list(target) if isinstance(target, tuple) else target), \
+            active.describe_target(target, ws.task, ws.class_name)
+    chosen = saved.get("target")
+    if chosen not in ws.classes:
+        chosen = ws.favourable_default()
+        chosen = chosen if chosen is not None else ws.classes[-1]
+    return chosen, ws.class_name(chosen)
+
+
 def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSettings | None:
     """The audit's settings. The grouping columns, reference, interval level, minimum group size and practical
     threshold are kept across pages (:func:`_prefs`), per data."""
@@ -276,6 +303,8 @@ def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSe
                 icon=":material/group:")
         return None
     prefs["column"], prefs["second"] = column, second
+    # kept for the report built from saved settings (:func:`restore`); the widget itself starts from the sidebar
+    prefs["target"], prefs["target_label"] = (tuple(target) if isinstance(target, list) else target), target_label
     pop = ui.population(ws, key=f"{key}_pop", choices=("all", "test", "filter"),
                         default=prefs.get("population", "test" if len(ws.data.test_index) else "all"),
                         label="Audit population")
@@ -349,6 +378,17 @@ def run(ws: DataAndModel, result: FitResult, settings: AuditSettings) -> AuditRu
     if len(index) == 0:
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
         return None
+    try:
+        return compute(ws, result, settings)
+    except TCRExError as exc:
+        st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
+        return None
+
+
+def compute(ws: DataAndModel, result: FitResult, settings: AuditSettings) -> AuditRun:
+    """The audit for these settings, cached per session (one owner for the page and the report built from saved
+    settings, :func:`restore`), remembered as the last audit; raises :class:`~tcrex.errors.TCRExError`."""
+    index = settings.population.index
     groups, binned = group_values(ws, settings.column)
     column = settings.column
     if settings.second is not None:  # intersections: the engine joins the two groupings
@@ -390,16 +430,50 @@ def run(ws: DataAndModel, result: FitResult, settings: AuditSettings) -> AuditRu
         return AuditRun(result=res, fit_key=result.key, column=column,
                         population=settings.population.label, target_label=settings.target_label, binned=binned)
 
-    try:
-        with st.spinner("Auditing recourse by group ..."):
-            # the bundled sample's audits are the same for every session: computed once per server
-            run_ = caching.cached("audits", key, lambda: shared.once(result, "audit", key, build))
-    except TCRExError as exc:
-        st.warning(f"The audit cannot run with these settings: {exc}", icon=":material/warning:")
-        return None
+    with st.spinner("Auditing recourse by group ..."):
+        # the bundled sample's audits are the same for every session: computed once per server
+        run_ = caching.cached("audits", key, lambda: shared.once(result, "audit", key, build))
     run_ = replace(run_, practical=settings.practical)  # a display setting: the cached computation is shared
     session.set_last_audit(run_)
     return run_
+
+
+def saved_settings(ws: DataAndModel) -> AuditSettings | str | None:
+    """The audit's settings as the workspace saved them (:data:`tcrex.ui.state.session.AUDIT_PREFS`), without
+    drawing a widget; a sentence saying why they cannot be used; or None when this data was never audited."""
+    prefs = _prefs().get(ws.data.key) or {}
+    column = prefs.get("column")
+    if column is None:
+        return None
+    columns = group_columns(ws)
+    second = None if prefs.get("second") in (None, NO_SECOND) else prefs.get("second")
+    missing = [c for c in (column, second) if c is not None and c not in columns]
+    if missing:
+        return f"the saved grouping column {missing[0]!r} cannot group this data"
+    mode = prefs.get("population") or ("test" if len(ws.data.test_index) else "all")
+    pop = ui.population_of(ws, mode)
+    if pop is None:
+        return "its population is a filter, which is not saved; open the Subgroup audit page to run it"
+    target, target_label = saved_target(ws, prefs)
+    return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
+                         confidence=float(prefs.get("confidence", 0.95)),
+                         min_group_size=int(prefs.get("min_size", 30)),
+                         practical=float(prefs.get("practical", PRACTICAL_DEFAULT)), second=second,
+                         reference=prefs.get("reference"))
+
+
+def restore(ws: DataAndModel, result: FitResult) -> AuditRun | str | None:
+    """The audit of the saved settings (:func:`saved_settings`), through the page's own :func:`compute`; a sentence
+    saying why it cannot be run; or None when this data was never audited."""
+    settings = saved_settings(ws)
+    if settings is None or isinstance(settings, str):
+        return settings
+    if not len(settings.population.index):
+        return "its population is empty"
+    try:
+        return compute(ws, result, settings)
+    except TCRExError as exc:
+        return f"it cannot run with the saved settings: {exc}"
 
 
 def last_audit(result: FitResult) -> AuditRun | None:

@@ -25,6 +25,7 @@ from tcrex.spreadsheet import to_csv
 from . import audit
 from .data_model import MODEL_TYPES, PICKLE_TYPES
 from ..state import active, caching, session, sources, verification
+from ..widgets import components as ui
 from ..widgets.components import MAX_TABLE_ROWS
 from ..state.sources import ActiveModel, InputProblem, ModelSpec
 from ..state.active import FitResult, DataAndModel
@@ -53,6 +54,8 @@ class ComparisonRun:
     target_label: str
     model_b: Any = None  # model B as the engine asks it (for the drill-down under model B)
     params_b: dict = field(default_factory=dict)  # explainer B's own parameters where they differ from A's
+    #: computed from the workspace's saved settings for the report (the page was not visited in this session)
+    restored: bool = False
 
     @property
     def title(self) -> str:
@@ -116,7 +119,7 @@ def model_b_controls(ws: DataAndModel, key: str = "compare") -> ActiveModel | No
         if kind == BUNDLED_B:
             st.caption("The bundled loans classifier retrained on a bootstrap resample with another seed "
                        "(`sample_data/build.py`).")
-            return caching.cached("model_b", "bundled_b", lambda: _bundled_b(ws.data))
+            return saved_model_b(ws, {"kind": BUNDLED_B})
         if kind == "train":
             c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
             algo = c1.selectbox("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key=f"{key}_algo",
@@ -126,13 +129,36 @@ def model_b_controls(ws: DataAndModel, key: str = "compare") -> ActiveModel | No
             seed = int(c3.number_input("Seed", 0, 10_000, key=f"{key}_seed",
                                        value="min" if session.has_widget(f"{key}_seed") else
                                        int(saved.get("seed", 1))))
-            session.set_compare_choice({**saved, "kind": kind, "algo": algo, "how": how, "seed": seed})
-            return caching.cached("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
-                                     lambda: _trained_b(ws, algo, how, seed))
+            choice = {**saved, "kind": kind, "algo": algo, "how": how, "seed": seed}
+            session.set_compare_choice(choice)
+            return saved_model_b(ws, choice)
         return _uploaded_b(ws, key)
     except InputProblem as exc:
         st.warning(f"Model B cannot be used: {exc}", icon=":material/warning:")
         return None
+
+
+def saved_model_b(ws: DataAndModel, choice: dict) -> ActiveModel:
+    """Model B as the saved compare choice makes it (:data:`tcrex.ui.state.session.COMPARE_CHOICE`), through the
+    same cached builders as :func:`model_b_controls`, without drawing a widget; raises
+    :class:`~tcrex.ui.state.sources.InputProblem` saying why it cannot be made."""
+    kind = choice.get("kind")
+    if kind == BUNDLED_B:
+        if not bundled_b_available(ws):
+            raise InputProblem("the retrained bundled model fits only the bundled loans sample")
+        return caching.cached("model_b", "bundled_b", lambda: _bundled_b(ws.data))
+    if kind == "train":
+        algo, how, seed = choice.get("algo"), choice.get("how"), int(choice.get("seed", 1))
+        if algo not in ALGORITHMS or how not in RETRAIN:
+            raise InputProblem("the saved training choice is not one this version offers")
+        return caching.cached("model_b", sources.sha256("train_b", ws.data.key, algo, how, seed),
+                              lambda: _trained_b(ws, algo, how, seed))
+    kept = active.blob("model_b")
+    if kept is None:
+        raise InputProblem("model B's file is not in this workspace; upload it again on the Compare models page")
+    digest, filename, data = kept
+    return caching.cached("model_b", sources.sha256("upload_b", digest, ws.data.key),
+                          lambda: sources.uploaded_model(ws.data, data, filename, active.allow_pickle()))
 
 
 def _index(options: list, saved, key: str) -> int:
@@ -148,13 +174,10 @@ def _uploaded_b(ws: DataAndModel, key: str) -> ActiveModel | None:
                               help="Loaded without running code, like the model on the Data & model page.")
     if upload is not None:
         active.remember_blob("model_b", upload.name, upload.getvalue())
-    kept = active.blob("model_b")
-    if kept is None:
+    if active.blob("model_b") is None:
         st.info("Upload the new model to compare it with the active one.", icon=":material/upload_file:")
         return None
-    digest, filename, data = kept
-    return caching.cached("model_b", sources.sha256("upload_b", digest, ws.data.key),
-                             lambda: sources.uploaded_model(ws.data, data, filename, active.allow_pickle()))
+    return saved_model_b(ws, {"kind": "upload"})
 
 
 # ============================================================================================ running
@@ -235,9 +258,30 @@ def run(ws: DataAndModel, result: FitResult, model_b: ActiveModel, column: str |
         st.warning("The population is empty; widen the filter.", icon=":material/filter_alt_off:")
         return None
     if model_b.task != ws.task:
-        st.warning(f"Model B solves a {model_b.task} task but the active model a {ws.task} task; compare models of "
-                   "the same task.", icon=":material/warning:")
+        st.warning(f"{_other_task(ws, model_b)}; compare models of the same task.", icon=":material/warning:")
         return None
+    try:
+        run_ = compute(ws, result, model_b, column, target, target_label, population, params_b)
+    except TCRExError as exc:
+        st.warning(f"The comparison cannot run with these settings: {exc}. {_why_b_failed(exc)}".rstrip(),
+                   icon=":material/warning:")
+        return None
+    # kept with the workspace's other compare choices for the report built from saved settings (:func:`restore`)
+    session.set_compare_choice({**session.compare_choice(), "target": target, "target_label": target_label,
+                                "population": population.label, "params_b": params_b})
+    return run_
+
+
+def _other_task(ws: DataAndModel, model_b: ActiveModel) -> str:
+    return f"Model B solves a {model_b.task} task but the active model a {ws.task} task"
+
+
+def compute(ws: DataAndModel, result: FitResult, model_b: ActiveModel, column: str | None, target,
+            target_label: str, population, params_b: dict) -> ComparisonRun:
+    """The comparison for these settings, cached per session (one owner for the page and the report built from
+    saved settings, :func:`restore`), remembered as the last comparison; raises
+    :class:`~tcrex.errors.TCRExError`."""
+    index = population.index
     groups, binned = audit.group_values(ws, column) if column else (None, False)
     key = sources.sha256("compare", result.key, model_b.key, column, repr(target), sorted(params_b.items()),
                          np.asarray(index).tobytes() if index.dtype.kind in "iu" else list(index))
@@ -251,15 +295,41 @@ def run(ws: DataAndModel, result: FitResult, model_b: ActiveModel, column: str |
                              population=population.label, target_label=target_label, model_b=_model_object(model_b),
                              params_b=params_b)
 
-    try:
-        with st.spinner("Comparing recourse under both models ..."):
-            run_ = caching.cached("comparisons", key, build)
-    except TCRExError as exc:
-        st.warning(f"The comparison cannot run with these settings: {exc}. {_why_b_failed(exc)}".rstrip(),
-                   icon=":material/warning:")
-        return None
+    with st.spinner("Comparing recourse under both models ..."):
+        run_ = caching.cached("comparisons", key, build)
     session.set_last_comparison(run_)
     return run_
+
+
+def restore(ws: DataAndModel, result: FitResult) -> ComparisonRun | str | None:
+    """The comparison of the saved compare choice (model B, grouping, favourable outcome, population, explainer B's
+    parameters), through the page's own :func:`compute`; a sentence saying why it cannot be run; or None when no
+    comparison was run in this workspace."""
+    choice = session.compare_choice()
+    if "target_label" not in choice:  # the page never ran a comparison here
+        return None
+    if not verification.model_available(ws):
+        return "the active model is a column of outputs, with no model A to check points on"
+    column = choice.get("column")
+    column = None if column in (None, NO_GROUPING) else column
+    if column is not None and column not in audit.group_columns(ws):
+        return f"the saved grouping column {column!r} cannot group this data"
+    mode = ui.SIMPLE_POPULATIONS.get(choice.get("population"))
+    population = None if mode is None else ui.population_of(ws, mode)
+    if population is None or not len(population.index):
+        return "its population is a filter, which is not saved; open the Compare models page to run it"
+    try:
+        model_b = saved_model_b(ws, choice)
+    except InputProblem as exc:
+        return f"model B cannot be made: {exc}"
+    if model_b.task != ws.task:
+        return _other_task(ws, model_b)
+    target, target_label = audit.saved_target(ws, choice)
+    try:
+        return compute(ws, result, model_b, column, target, target_label, population,
+                       dict(choice.get("params_b") or {}))
+    except TCRExError as exc:
+        return f"it cannot run with the saved settings: {exc}"
 
 
 def last_comparison(result: FitResult) -> ComparisonRun | None:

@@ -7,6 +7,7 @@ when the user clicks.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -20,8 +21,10 @@ from tcrex.vocabulary import is_verified
 from tcrex.audit import PRACTICAL_DEFAULT
 
 from ..state import verification
-from .audit import last_audit
-from .compare import last_comparison
+from . import audit as audit_page
+from . import compare as compare_page
+from .audit import AuditRun, last_audit
+from .compare import ComparisonRun, last_comparison
 from ..state import session
 from ..widgets.components import current_individual, used_features
 from ..state.active import FitResult, DataAndModel, measure_model
@@ -196,6 +199,45 @@ def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | Non
         comparison_title=None if comparison is None else comparison.title)
 
 
+@dataclass
+class ReportSections:
+    """The subgroup audit and the comparison the report will hold, and what the Export page says of them."""
+
+    audit: AuditRun | None = None
+    comparison: ComparisonRun | None = None
+    #: a line per section built from the saved settings, or that the saved settings could not rebuild
+    notes: list[str] = field(default_factory=list)
+
+
+def report_sections(ws: DataAndModel, result: FitResult) -> ReportSections:
+    """The audit and the comparison for the report: the last ones of this fit, else those the workspace's saved
+    settings describe, computed now through the Subgroup audit and Compare models pages' own cached functions
+    (:func:`tcrex.ui.pages.audit.restore`, :func:`tcrex.ui.pages.compare.restore`). A workspace keeps settings,
+    never results: after a restart or from a shared link the report lost both sections until those pages were
+    visited again. Settings that cannot be used are said in a note, never dropped silently."""
+    out = ReportSections(audit=last_audit(result), comparison=last_comparison(result))
+    if out.audit is None:
+        restored = audit_page.restore(ws, result)
+        if isinstance(restored, str):
+            out.notes.append(f"no subgroup audit: the saved audit settings cannot be used — {restored}")
+        elif restored is not None:
+            out.audit = replace(restored, restored=True)
+            session.set_last_audit(out.audit)
+    if out.comparison is None:
+        restored = compare_page.restore(ws, result)
+        if isinstance(restored, str):
+            out.notes.append(f"no comparison with another model: the saved comparison cannot be rebuilt — {restored}")
+        elif restored is not None:
+            out.comparison = replace(restored, restored=True)
+            session.set_last_comparison(out.comparison)
+    if out.audit is not None and out.audit.restored:
+        out.notes.append(f"audit by {out.audit.column}: computed from the saved settings")
+    if out.comparison is not None and out.comparison.restored:
+        grouped = f" by {out.comparison.column}" if out.comparison.column else ""
+        out.notes.append(f"comparison with {out.comparison.model_b_label}{grouped}: computed from the saved settings")
+    return out
+
+
 def report_options(key: str = "report") -> dict:
     """The report's three opt-ins, drawn where the Export page calls it; all off by default (a board copy carries
     no one's values unless asked)."""
@@ -210,23 +252,26 @@ def report_options(key: str = "report") -> dict:
 
 
 def report_contents(ws: DataAndModel, result: FitResult, include_person: bool = False, include_rows: bool = False,
-                    interactive: bool = False) -> list[str]:
+                    interactive: bool = False, sections: ReportSections | None = None) -> list[str]:
     """What the report will hold with these options, in the words of the report's own "This report contains"
-    note (:func:`tcrex.report.report_contents`), for the Export page to show before the file is written."""
+    note (:func:`tcrex.report.report_contents`), for the Export page to show before the file is written; then
+    ``sections``' notes (an audit or comparison computed from the saved settings, or why one could not be)."""
+    sections = sections if sections is not None else ReportSections(last_audit(result), last_comparison(result))
     people = chosen_individuals(ws, result) if include_person else []
     return report.report_contents(len(people), rows=ws.data.n_rows if include_rows else None,
-                                  total_rows=ws.data.n_rows, audit=last_audit(result) is not None,
-                                  comparison=last_comparison(result) is not None,
-                                  figures=interactive)
+                                  total_rows=ws.data.n_rows, audit=sections.audit is not None,
+                                  comparison=sections.comparison is not None,
+                                  figures=interactive) + sections.notes
 
 
 def html_report(ws: DataAndModel, result: FitResult, include_rows: bool = False,
-                interactive: bool = False, include_person: bool = False) -> Callable[[], str]:
-    """The report builder for ``st.download_button``, built on click; includes the last subgroup audit and
-    comparison of this explainer, and the individuals chosen now on the Individual page only with
-    ``include_person`` (off by default: no one's values unless asked)."""
-    audit = last_audit(result)
-    comparison = last_comparison(result)
+                interactive: bool = False, include_person: bool = False,
+                sections: ReportSections | None = None) -> Callable[[], str]:
+    """The report builder for ``st.download_button``, built on click; includes ``sections``' audit and comparison
+    (default: the last ones of this explainer, :func:`report_sections`), and the individuals chosen now on the
+    Individual page only with ``include_person`` (off by default: no one's values unless asked)."""
+    audit = sections.audit if sections is not None else last_audit(result)
+    comparison = sections.comparison if sections is not None else last_comparison(result)
     individuals = chosen_individuals(ws, result) if include_person else []
 
     def build() -> str:

@@ -164,6 +164,22 @@ def is_groupable(ws: DataAndModel, name: str) -> bool:
     return name in ws.data.categorical or ws.X[name].nunique() <= 12
 
 
+#: A population's label and the selector's mode that gives it, for the modes saved settings can rebuild.
+SIMPLE_POPULATIONS = {"all rows": "all", "fit rows": "fit", "test split": "test"}
+
+
+def population_of(ws: DataAndModel, mode: str) -> Population | None:
+    """The population of a selector mode that needs no further choice ("all", "fit", "test"; "test" without a test
+    split is all rows, as the selector offers it), or None (a filter or a subgroup: its choices are widgets)."""
+    if mode == "fit":
+        return Population("fit rows", ws.data.fit_index)
+    if mode == "test" and len(ws.data.test_index):
+        return Population("test split", ws.data.test_index)
+    if mode in ("all", "test"):
+        return Population("all rows", ws.X.index)
+    return None
+
+
 def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "filter", "subgroup"),
                default: str = "fit", label: str = "Population") -> Population:
     """A population selector: all rows, the fit rows, the test split, a filter, or a subgroup."""
@@ -173,12 +189,9 @@ def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "fi
     mode = st.segmented_control(label, choices, default=default if default in choices else choices[0],
                                 format_func=names.get, key=f"{key}_mode", required=True)
     index = ws.X.index
-    if mode == "fit":
-        return Population("fit rows", ws.data.fit_index)
-    if mode == "test":
-        return Population("test split", ws.data.test_index)
-    if mode == "all" or mode is None:
-        return Population("all rows", index)
+    simple = population_of(ws, mode or "all")
+    if simple is not None:
+        return simple
     options = [OUTPUT, *ws.features]
     if mode == "subgroup":
         groupable = [c for c in options if is_groupable(ws, c)]
