@@ -114,7 +114,7 @@ _value_labels_option = click.option(
 _class_names_option = click.option(
     "--class-names", "class_names_text",
     help="Names of the model's classes: JSON '{\"0\": \"rejected\", \"1\": \"approved\"}' or "
-         "'0=rejected,1=approved'; texts then say 'approved' instead of 'output = 1' (kept in the rules JSON).")
+         "'0=rejected,1=approved'; texts then name the class ('approved') instead of its number (kept in the rules JSON).")
 
 
 def _class_names(text) -> dict | None:
