@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import go_to  # tests/ is on sys.path
+from e2e.conftest import go_to, set_toggle  # tests/ is on sys.path
 
 pytestmark = pytest.mark.e2e
 
@@ -85,7 +85,7 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     go_to(page, "Export")
-    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     button = page.get_by_role("button", name="Download report")

@@ -3,7 +3,7 @@ and in the downloaded report, next to the codes ("on a payroll (Salaried)"), wit
 from __future__ import annotations
 
 from e2e.test_pages import assert_no_errors
-from conftest import go_to, wait_for_layout
+from conftest import go_to, set_toggle, wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -33,8 +33,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     book = tmp_path / "codebook.csv"
     book.write_text(CODEBOOK, encoding="utf-8")
     open_app(page, "/data_model")
-    page.get_by_text("Upload a codebook file").click()
-    wait_idle(page)
+    set_toggle(page, "Upload a codebook file")
     uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="codebook")
     uploader.locator('input[type="file"]').set_input_files(str(book))
     wait_idle(page)
@@ -67,7 +66,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     save_screenshot(page, "individual_value_labels")
 
     go_to(page, "Export")
-    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     with page.expect_download() as download:
