@@ -71,6 +71,10 @@ def test_changing_tau_in_the_form_updates_the_rules(page, open_app, save_screens
     slider.focus()
     for _ in range(5):
         slider.press("ArrowLeft")
+    # the form's own run says what Apply would change: the server holds the slider's last value (the event; Apply
+    # clicked before it could apply a value from the middle of the key presses)
+    page.locator('[data-testid="stSidebar"]').get_by_text("τ 0.90 → 0.85", exact=False).wait_for()
+    wait_idle(page)
     page.get_by_role("button", name="Apply parameters").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('τ = 0.85')",
