@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 import pytest
 
 from servers import answers, serve_on_free_port, stop
-from tcrex.ui import verification
+from tcrex.ui.state import verification
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -131,7 +131,7 @@ def page(browser) -> Iterator:
 
 
 #: What the dashboard draws in place of a figure while the recommended points are checked in the background
-#: (:mod:`tcrex.ui.verification`); a fragment polls the check and reruns the whole page when it ends, so a page
+#: (:mod:`tcrex.ui.state.verification`); a fragment polls the check and reruns the whole page when it ends, so a page
 #: showing one has a script run still to come (and that run redraws the page: tabs, outlines, charts).
 PENDING_TEXTS = (verification.CHECKING_VALUE, verification.CHECKING_SENTENCE)
 _IDLE_JS = """(pending) => {
