@@ -36,7 +36,10 @@ with c1:
 collapse = c2.toggle("Hide empty branches", value=True, key="tree_collapse")
 population = None if pop.label == "all rows" and not collapse else \
     verification.with_sources(ws, result, result.explanations.loc[pop.index])
-tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"])
+# keyed: the browser keeps the chosen tab under the key, so a rerun that redraws the tabs (the model check ending,
+# a toggle inside a tab) cannot send the reader back to the first tab
+tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"],
+                                                      key="global_rules_tabs")
 with tab_outline:
     global_rules.metarule_tree_panel(ws, result, target, population=population)
 with tab_tree:

@@ -19,6 +19,12 @@
 * ``save_screenshot``: ``save_screenshot(page, "name")`` writes a full-page PNG
   to ``test-artifacts/screenshots/name.png`` and returns its path.
 
+Waiting (functions; wait on events, never a fixed time): :func:`wait_for_app_idle` (no run under way or still to
+come), :func:`go_to` (a page through the sidebar, drawn whole), :func:`open_tab` and :func:`set_toggle` (clicked
+until the widget reports the state), :func:`frame_of` (an iframe's own frame), :func:`wait_for_layout` (sizes
+settled). After an action, wait for what its run draws, then for idle: right after a click the app still reads
+idle from the run before.
+
 New pages add their tests next to ``test_browser.py`` and reuse these fixtures;
 the server is started once per session.
 """
@@ -33,6 +39,7 @@ from typing import Callable, Iterator
 import pytest
 
 from servers import answers, serve_on_free_port, stop
+from tcrex.ui.state import verification
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -123,32 +130,87 @@ def page(browser) -> Iterator:
         context.close()
 
 
+#: What the dashboard draws in place of a figure while the recommended points are checked in the background
+#: (:mod:`tcrex.ui.state.verification`); a fragment polls the check and reruns the whole page when it ends, so a page
+#: showing one has a script run still to come (and that run redraws the page: tabs, outlines, charts).
+PENDING_TEXTS = (verification.CHECKING_VALUE, verification.CHECKING_SENTENCE)
+_IDLE_JS = """(pending) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app === null || app.getAttribute('data-test-script-state') !== 'notRunning'
+            || document.querySelector('[data-testid="stStatusWidget"]') !== null) return false;
+    return ![...document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stCaptionContainer"]')]
+        .some(e => pending.some(p => e.textContent.includes(p)));
+}"""
+
+
 def wait_for_app_idle(page) -> None:
-    """Wait until the Streamlit app is connected and its script run has finished.
+    """Wait until the Streamlit app is connected, its script run has finished and no run is still to come.
 
     ``[data-testid="stApp"]`` carries ``data-test-script-state``: ``initial``
     before the first run, ``running`` during a run, ``notRunning`` after it.
-    The "Running..." status widget (``stStatusWidget``) must be gone too.
+    The "Running..." status widget (``stStatusWidget``) must be gone too, and no
+    placeholder of a background check (:data:`PENDING_TEXTS`) may be on the page:
+    between its fragment's polls the state reads ``notRunning``, yet the page
+    reruns when the check ends.
+
+    A click's own rerun starts only when the server answers it: right after a
+    click the state still reads ``notRunning`` from the run before. So after an
+    action wait first for something only its run draws (:func:`go_to` waits for
+    the new page's title; tests wait for the text, the row, the chart they
+    expect), then for idle.
     """
     page.wait_for_selector('[data-testid="stApp"]', state="attached")
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            return app !== null
-                && app.getAttribute('data-test-script-state') === 'notRunning'
-                && document.querySelector('[data-testid="stStatusWidget"]') === null;
-        }""",
-        polling=100,
-        timeout=APP_TIMEOUT_MS,
-    )
+    page.wait_for_function(_IDLE_JS, arg=list(PENDING_TEXTS), polling=100, timeout=APP_TIMEOUT_MS)
+
+
+_TITLE_JS = """() => { const h = document.querySelector('[data-testid="stMain"] h1');
+    return h === null ? null : h.innerText.trim(); }"""
+_ARRIVED_JS = """([label, before]) => {
+    const link = [...document.querySelectorAll('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')]
+        .find(a => a.innerText.split('\\n').map(t => t.trim()).includes(label));  // its icon's name, its label
+    const h = document.querySelector('[data-testid="stMain"] h1');
+    return link !== undefined && link.getAttribute('aria-current') === 'page'
+        && h !== null && h.innerText.trim() !== before;
+}"""
+
+
+def click_nav(page, label: str) -> str | None:
+    """Click the sidebar link ``label`` without waiting; returns what :func:`wait_arrived` needs (the title shown
+    before the click)."""
+    before = page.evaluate(_TITLE_JS)
+    page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]').filter(
+        has=page.get_by_text(label, exact=True)).click()
+    return before
+
+
+def wait_arrived(page, label: str, before: str | None) -> None:
+    """Wait until the page ``label`` clicked by :func:`click_nav` is drawn whole: its link is the current page and
+    the main title is no longer the one shown before the click (the new page's run has started: the server sent
+    its first element), then until that run is over (:func:`wait_for_app_idle`)."""
+    page.wait_for_function(_ARRIVED_JS, arg=[label, before], polling=100, timeout=APP_TIMEOUT_MS)
+    wait_for_app_idle(page)
+
+
+def go_to(page, label: str) -> None:
+    """Open the page ``label`` through the sidebar navigation, as a user does, and return once it is drawn whole.
+
+    Waiting for idle alone right after the click can see the previous page's finished run (the new one has not
+    started yet) and read or click the old page."""
+    wait_arrived(page, label, click_nav(page, label))
+
+
+def on_page(page, label: str) -> bool:
+    """Whether the sidebar marks ``label`` as the current page (call it when the app is idle)."""
+    return page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"][aria-current="page"]') \
+        .filter(has=page.get_by_text(label, exact=True)).count() == 1
 
 
 def open_tab(page, name: str) -> None:
     """Click the tab called ``name`` and return once it is the selected tab and the app is idle.
 
-    A script run that starts just before the click (a widget's rerun, the page still settling) redraws the tabs
-    and can leave the first tab selected; the click is repeated until the tab reports ``aria-selected`` (the
-    event), at most a few times, each wait bounded by Playwright's own timeout."""
+    While a script run has not yet redrawn a tab's content, Streamlit draws the tab disabled (stale) and a click on
+    it is lost; a run that remounts the tabs selects the default tab again. So the click is repeated until the tab
+    reports ``aria-selected`` (the event), at most a few times, each wait bounded by Playwright's own timeout."""
     tab = page.get_by_role("tab", name=name)
     for _ in range(5):
         wait_for_app_idle(page)
@@ -162,6 +224,37 @@ def open_tab(page, name: str) -> None:
         except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the rerun reset the tabs; click again
             continue
     raise AssertionError(f"tab {name!r} never became the selected tab")
+
+
+def set_toggle(page, label: str, on: bool = True) -> None:
+    """Set the visible toggle (or checkbox) called ``label`` to ``on`` and return once its input reports it and the
+    app is idle. A click that a rerun swallowed (the widget redrawn under it) is repeated, at most a few times;
+    an already set toggle is left alone (clicking it would turn it off)."""
+    box = page.locator('[data-testid="stCheckbox"]:visible').filter(has=page.get_by_text(label, exact=True)).first
+    field = box.locator('input[type="checkbox"]')
+    for _ in range(5):
+        wait_for_app_idle(page)
+        if field.is_checked() == on:
+            return
+        box.locator("label").first.click()
+        try:
+            page.wait_for_function("([e, on]) => e.checked === on", arg=[field.element_handle(), on],
+                                   polling=100, timeout=10_000)
+        except Exception:  # noqa: BLE001 - Playwright's TimeoutError: a rerun redrew the toggle; look again
+            continue
+    wait_for_app_idle(page)
+    if field.is_checked() != on:
+        raise AssertionError(f"toggle {label!r} never became {'on' if on else 'off'}")
+
+
+def frame_of(iframe_locator):
+    """The Playwright frame of the first element of ``iframe_locator``, once it is attached and its document has
+    loaded (not a scan of ``page.frames``, which may not hold it yet and holds the frames of hidden tabs too)."""
+    iframe_locator.first.wait_for(state="visible")
+    frame = iframe_locator.first.element_handle().content_frame()
+    assert frame is not None
+    frame.wait_for_load_state("load")
+    return frame
 
 
 #: Resolves once the sizes of the page's charts, tables, frames and main containers have stayed the same over

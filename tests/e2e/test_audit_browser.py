@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from e2e.conftest import go_to  # tests/ is on sys.path
+
 pytestmark = pytest.mark.e2e
 
 CHART = '[data-testid="stPlotlyChart"]'
@@ -13,13 +15,15 @@ CHART = '[data-testid="stPlotlyChart"]'
 
 def test_changes_chart_has_no_bar_at_zero_when_a_model_is_present(page, open_app, wait_idle, save_screenshot):
     open_app(page, "/")
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Subgroup audit", exact=True).click()
-    wait_idle(page)
+    go_to(page, "Subgroup audit")
     page.get_by_text("Audit of", exact=False).first.wait_for()
     assert "Recourse is verified on the model" in page.locator('[data-testid="stMain"]').inner_text()
     chart = page.locator(CHART).filter(has_text="Number of changes by").first
     chart.locator(".main-svg").first.wait_for(state="visible")
     chart.scroll_into_view_if_needed()
+    # plotly draws the axes and bars after the chart's frame: wait for them (a count or a read is a snapshot)
+    chart.locator(".xtick text").first.wait_for(state="attached")
+    chart.locator(".bars path").first.wait_for(state="attached")
     # what the browser drew: the x-axis categories and the bars' own data, read from plotly's graph div
     ticks = [t.strip() for t in chart.locator(".xtick text").all_text_contents()]
     assert ticks and "0" not in ticks, ticks

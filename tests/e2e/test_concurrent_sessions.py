@@ -14,7 +14,8 @@ import contextlib
 import json
 import re
 
-from conftest import ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, start_server, wait_for_app_idle
+from conftest import (ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, click_nav, go_to, on_page, start_server,
+                      wait_arrived, wait_for_app_idle)
 
 SESSIONS = 6
 ROUNDS = 4
@@ -28,15 +29,10 @@ ACTIONS = ["report", "json", "nav:Global rules", "csv", "report", "nav:Individua
 FAILURE = re.compile(r"Traceback|Error executing deferred|RuntimeError|Exception|changed size during iteration")
 
 
-def _nav(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-
-
 def _on_export(page) -> None:
-    if page.get_by_role("button", name="Download JSON").count() == 0:
-        _nav(page, "Export")
-        wait_for_app_idle(page)
-        page.get_by_role("button", name="Download JSON").wait_for()
+    if not on_page(page, "Export"):  # the page is idle here: the sidebar says which page it shows
+        go_to(page, "Export")
+    page.get_by_role("button", name="Download JSON").wait_for()
 
 
 def test_six_sessions_clicking_reports_exports_and_pages_at_once(request, browser, monkeypatch):
@@ -58,17 +54,21 @@ def test_six_sessions_clicking_reports_exports_and_pages_at_once(request, browse
     for r in range(ROUNDS):
         for page in pages:
             _on_export(page)
-        clicked = []
+        clicked, moved = [], []
         with contextlib.ExitStack() as waiting:  # leaving it waits for every clicked file (a hung build fails)
             for i, page in enumerate(pages):  # start everything, wait for nothing
                 action = ACTIONS[(i + r) % len(ACTIONS)]
                 if action.startswith("nav:"):
-                    _nav(page, action[4:])
+                    moved.append((page, action[4:], click_nav(page, action[4:])))
                     continue
                 label, name = DOWNLOADS[action]
                 clicked.append((i, name, waiting.enter_context(page.expect_download(timeout=APP_TIMEOUT_MS))))
                 page.get_by_role("button", name=label).click()
         downloads += [(i, name, info.value) for i, name, info in clicked]
+        # each new page's run has started and ended (idle alone could see the old page's last run: the click not
+        # yet answered, and the next round would take the old page for the Export page)
+        for page, label, before in moved:
+            wait_arrived(page, label, before)
         for page in pages:
             wait_for_app_idle(page)
             assert page.locator('[data-testid="stException"]').count() == 0, page.locator(

@@ -50,7 +50,8 @@ def charts():
         top = flow.layout.margin.t
         modebar_room(flow)  # as the Compare page draws it: the toolbar's band must not move the plot
         assert flow.layout.margin.t == top
-        out[f"{name} flow"] = flow.to_html(include_plotlyjs=True)
+        # plotly draws in steps after its first shapes appear; post_script runs once newPlot has resolved
+        out[f"{name} flow"] = flow.to_html(include_plotlyjs=True, post_script="document.body.dataset.plotted = 'yes';")
         out[f"{name} tree outline"] = metarule_tree_html(ex, 0, open_all=True)
         out[f"{name} tree diagram"] = metarule_tree_svg(ex, 0)
     return out
@@ -72,7 +73,7 @@ def test_flow_and_tree_text_never_overlaps(browser, charts, tmp_path):
             path.write_text(html, encoding="utf-8")
             page.goto(path.as_uri())
             if "flow" in name:
-                page.wait_for_selector(".sankey .node-rect")
+                page.wait_for_selector("body[data-plotted='yes']", state="attached")  # every label placed
                 # the bands run between the two columns of bars: from the left bars' left to the right bars' right
                 bands[name] = page.evaluate("""(() => { const r = Array.from(document.querySelectorAll(
                     '.sankey .node-rect')).map(e => e.getBoundingClientRect());

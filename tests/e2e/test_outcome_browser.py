@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from e2e.conftest import go_to  # tests/ is on sys.path
+
 
 def _credit(n: int = 800) -> pd.DataFrame:
     rng = np.random.default_rng(11)
@@ -65,6 +67,8 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
         box = main.get_by_role("textbox", name=label, exact=True)
         box.fill(name)
         box.press("Enter")
+        # the name's run has drawn it into the options (idle alone could see the run before the name was sent)
+        main.locator('[data-testid="stRadio"]').get_by_text(f"{name} ({label})", exact=True).wait_for()
         wait_idle(page)
     # the options read the names as they are typed (applied with the answer)
     main.locator('[data-testid="stRadio"]').get_by_text("Good (target = 0)", exact=True).click()
@@ -82,9 +86,7 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
     assert page.get_by_role("button", name="Apply these").count() == 1
     _no_errors(page)
     save_screenshot(page, "outcome_question_credit")
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Global rules", exact=True).click()
-    wait_idle(page)
-    page.get_by_role("heading", name="Global rules").first.wait_for()
+    go_to(page, "Global rules")
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert "Target\n\nGood" in text and "output = 0" not in text  # the metric names the outcome
     _no_errors(page)

@@ -10,7 +10,7 @@ import pytest
 
 from tcrex import datasets
 
-from e2e.conftest import wait_for_layout  # tests/ is on sys.path
+from e2e.conftest import go_to, wait_for_app_idle, wait_for_layout  # tests/ is on sys.path
 
 pytestmark = pytest.mark.e2e
 
@@ -71,6 +71,10 @@ def test_changing_tau_in_the_form_updates_the_rules(page, open_app, save_screens
     slider.focus()
     for _ in range(5):
         slider.press("ArrowLeft")
+    # the form's own run says what Apply would change: the server holds the slider's last value (the event; Apply
+    # clicked before it could apply a value from the middle of the key presses)
+    page.locator('[data-testid="stSidebar"]').get_by_text("τ 0.90 → 0.85", exact=False).wait_for()
+    wait_idle(page)
     page.get_by_role("button", name="Apply parameters").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('τ = 0.85')",
@@ -107,8 +111,7 @@ def open_via_navigation(page, open_app, wait_idle, label: str) -> None:
     """Start on the home page and click a sidebar link (the navigation a user takes; deep links to a sub-page URL
     are covered by ``test_page_renders`` and, on a fresh server, ``test_deep_link.py``)."""
     open_app(page, "/")
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-    wait_idle(page)
+    go_to(page, label)
 
 
 def test_audit_page(page, open_app, save_screenshot, wait_idle):
@@ -140,15 +143,20 @@ def test_plotly_toolbar_never_covers_a_chart_title(page, open_app, save_screensh
     shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
     open_app(page, path)
     charts = page.locator('[data-testid="stPlotlyChart"]')
-    # both pages draw at least two titled charts; count them once the second is drawn (a rerun may be under way)
+    # both pages draw at least two titled charts; count them once the page's run is over and the second is drawn
     charts.nth(1).locator(".main-svg").first.wait_for(state="visible")
+    wait_for_app_idle(page)
     checked = 0
     for i in range(min(charts.count(), 4)):
         chart = charts.nth(i)
         chart.scroll_into_view_if_needed()
-        title = chart.locator(".gtitle")
-        if not title.count():
+        plot = chart.locator(".js-plotly-plot").first
+        plot.wait_for(state="attached")
+        # whether the figure has a title is in its layout; if so, wait for plotly to draw it (a count is a snapshot)
+        if not plot.evaluate("gd => Boolean(gd.layout && gd.layout.title && gd.layout.title.text)"):
             continue
+        title = chart.locator(".gtitle")
+        title.first.wait_for(state="visible")
         chart.hover(position={"x": 40, "y": 120})
         bar = chart.locator(".modebar")
         bar.first.wait_for(state="visible")

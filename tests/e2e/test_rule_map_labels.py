@@ -41,9 +41,11 @@ def test_chart_labels_never_overlap(browser, charts, tmp_path):
     try:
         for name, fig in charts.items():
             path = tmp_path / "chart.html"
-            path.write_text(fig.to_html(include_plotlyjs=True), encoding="utf-8")
+            # plotly draws in steps after the frame (.main-svg) appears; post_script runs once newPlot has resolved
+            path.write_text(fig.to_html(include_plotlyjs=True, post_script="document.body.dataset.plotted = 'yes';"),
+                            encoding="utf-8")
             page.goto(path.as_uri())
-            page.wait_for_selector(".main-svg")
+            page.wait_for_selector("body[data-plotted='yes']", state="attached")
             found[name] = page.evaluate("""Array.from(document.querySelectorAll(
                 '.annotation-text, .textpoint text')).map(t => {const r = t.getBoundingClientRect();
                 return {text: t.textContent, x: r.x, y: r.y, w: r.width, h: r.height};})""")

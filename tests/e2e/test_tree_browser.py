@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e.conftest import go_to, set_toggle  # tests/ is on sys.path
+
 pytestmark = pytest.mark.e2e
 
 OUTLINE = ".tcrex-outline"
@@ -18,14 +20,9 @@ def _no_errors(page) -> None:
     assert page.tcrex_errors == [], page.tcrex_errors
 
 
-def _nav(page, wait_idle, label: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-    wait_idle(page)
-
-
 def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screenshot, wait_idle):
     open_app(page, "/")
-    _nav(page, wait_idle, "Global rules")
+    go_to(page, "Global rules")
     # the sidebar shows the applied favourable outcome (a navigation click right after the first page once sent the
     # browser's default, the first class, back as if chosen: "rejected" shown while "approved" was applied)
     favourable = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
@@ -52,7 +49,8 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     page.get_by_role("option", name="The chosen individual's path", exact=False).click()
     wait_idle(page)
     marked = page.locator(f"{OUTLINE} .leaf.path")
-    marked.first.wait_for(state="visible")
+    marked.first.wait_for(state="visible")  # drawn by the choice's run: idle from here means that run is over
+    wait_idle(page)
     assert "this individual" in marked.first.inner_text()
     _no_errors(page)
     save_screenshot(page, "tree_outline_individual_path")
@@ -67,6 +65,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     wait_idle(page)
     marked = page.locator(f'{OUTLINE} .leaf.path[data-metarule-id="{chosen}"]')
     marked.wait_for(state="visible")
+    wait_idle(page)
     assert page.locator(f"{OUTLINE} .leaf.path").count() == 1
     assert "zoomed leaf" in marked.inner_text() and "this individual" not in marked.inner_text()
     assert f"{chosen} →" in marked.inner_text()
@@ -76,7 +75,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
 
 def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, wait_idle, tmp_path):
     open_app(page, "/")
-    _nav(page, wait_idle, "Individual")
+    go_to(page, "Individual")
     box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
     box.wait_for(state="visible")
     box.fill("17")
@@ -85,8 +84,8 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     # to show row 17 before leaving it (CI once exported row 0 here)
     page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
     wait_idle(page)
-    _nav(page, wait_idle, "Export")
-    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    go_to(page, "Export")
+    set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     button = page.get_by_role("button", name="Download report")

@@ -67,10 +67,9 @@ def credit_page(browser, streamlit_server, tmp_path):
 
 
 def _open(page, label: str) -> None:
-    from e2e.conftest import wait_for_app_idle, wait_for_layout
+    from e2e.conftest import go_to, wait_for_app_idle, wait_for_layout
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-    wait_for_app_idle(page)
+    go_to(page, label)
     page.locator(PAGE_CHARTS[label]).first.wait_for(state="visible")
     wait_for_app_idle(page)
     wait_for_layout(page)  # grids and charts size themselves after they appear
@@ -115,19 +114,18 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
     used to open at the left edge with the root off-screen)."""
     page = credit_page
     _open(page, "Global rules")
-    from e2e.conftest import open_tab, wait_for_app_idle, wait_for_layout
+    from e2e.conftest import frame_of, open_tab, set_toggle, wait_for_app_idle, wait_for_layout
 
     open_tab(page, "Diagram")
-    wait_for_layout(page)
-    full = page.get_by_text("Full size (scroll to pan)")
-    full.wait_for(state="visible")
-    # other tabs keep their own (hidden) frames: only a frame shown in the Diagram tab counts
-    if not page.locator('iframe:visible').count():
-        full.click()
+    # on by default for a tree of more than 12 metarules; set it either way (a click on an "on" toggle turns it off)
+    set_toggle(page, "Full size (scroll to pan)")
+    open_tab(page, "Diagram")  # still the selected tab after the toggle's rerun
+    # other tabs keep their own (hidden) frames: only the frame in the shown panel counts
+    shown = page.locator('[data-testid="stTabPanel"]:visible iframe')
+    shown.first.wait_for(state="visible")  # drawn by the toggle's run, if it was off: that run is over when idle
     wait_for_app_idle(page)
-    page.locator("iframe:visible").first.wait_for(state="visible")
-    frame = next(f for f in page.frames if f != page.main_frame and f.query_selector("#f"))
-    frame.wait_for_function("() => document.getElementById('t').complete")
+    frame = frame_of(shown)
+    frame.wait_for_function("() => document.getElementById('t') !== null && document.getElementById('t').complete")
     wait_for_layout(frame)
     view = frame.evaluate("""() => { const f = document.getElementById('f'), t = document.getElementById('t');
         return {left: f.scrollLeft, width: f.clientWidth, content: t.getBoundingClientRect().width,
@@ -140,10 +138,9 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
 
 def test_uploaded_credit_report_fits_the_page(credit_page, tmp_path):
     page = credit_page
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
-    from e2e.conftest import wait_for_app_idle
+    from e2e.conftest import go_to
 
-    wait_for_app_idle(page)
+    go_to(page, "Export")
     with page.expect_download() as download:
         page.get_by_role("button", name="Download report").click()
     path = tmp_path / "report.html"

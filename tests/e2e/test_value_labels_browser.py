@@ -3,7 +3,7 @@ and in the downloaded report, next to the codes ("on a payroll (Salaried)"), wit
 from __future__ import annotations
 
 from e2e.test_pages import assert_no_errors
-from conftest import wait_for_layout
+from conftest import go_to, set_toggle, wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -33,18 +33,19 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     book = tmp_path / "codebook.csv"
     book.write_text(CODEBOOK, encoding="utf-8")
     open_app(page, "/data_model")
-    page.get_by_text("Upload a codebook file").click()
-    wait_idle(page)
+    set_toggle(page, "Upload a codebook file")
     uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="codebook")
     uploader.locator('input[type="file"]').set_input_files(str(book))
     wait_idle(page)
     page.get_by_text("7 label(s) for 2 feature(s) match the data").wait_for()
     page.get_by_role("button", name="Use this codebook").click()
+    # the codebook's run offers the way back to the data's own codebook (the event: idle alone could see the run
+    # before the click was answered)
+    page.get_by_role("button", name="Back to the data's own codebook").wait_for()
     wait_idle(page)
     assert_no_errors(page)
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Individual", exact=True).click()
-    wait_idle(page)
+    go_to(page, "Individual")
     page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
     wait_for_layout(page)  # the grid has drawn its cells (sizes steady), not a fixed wait
     wait_idle(page)
@@ -64,9 +65,8 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     assert shown, text[:3000]
     save_screenshot(page, "individual_value_labels")
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
-    wait_idle(page)
-    page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
+    go_to(page, "Export")
+    set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
     with page.expect_download() as download:

@@ -29,6 +29,11 @@ _EFFECTIVENESS = "effectiveness of every row"
 _PENDING = "verifying"
 #: Checks of private fits run here, off the page's script run (two at a time for the whole server).
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tcrex-verify")
+#: What stands in for the headline's figure, and for the Overview's sentence, while the points are checked in the
+#: background; the page reruns by itself when the check ends (the browser tests do not call a page showing one of
+#: these idle: ``tests/e2e/conftest.py``).
+CHECKING_VALUE = "checking …"
+CHECKING_SENTENCE = "Checking the recommended points on the model …"
 
 
 @dataclass
@@ -146,7 +151,7 @@ def pending(ws: DataAndModel, result: FitResult) -> bool:
 def _until_verified(ws: DataAndModel, result: FitResult) -> None:
     """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
     if pending(ws, result):
-        st.metric("Verified by a point that follows the advice", "checking …",
+        st.metric("Verified by a point that follows the advice", CHECKING_VALUE,
                   help="The recommended points are being checked on the model; the figure appears in a moment.")
         return
     st.rerun()
@@ -249,7 +254,7 @@ def _sentence_when_verified(ws: DataAndModel, result: FitResult) -> None:
             seen = _WAITING_SINCE.setdefault((result.key, ws.model.key), time.monotonic())
             if time.monotonic() - seen > 1.0:
                 _check_shared(ws, result)
-        st.caption("**Recourse checked on the model.** Checking the recommended points on the model …")
+        st.caption(f"**Recourse checked on the model.** {CHECKING_SENTENCE}")
         return
     st.rerun()
 
