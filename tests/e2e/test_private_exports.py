@@ -37,16 +37,24 @@ def test_an_export_url_expires_after_the_download_and_a_closed_session_is_releas
     page.set_default_timeout(90_000)
     page.goto(base + "/export", wait_until="domcontentloaded")
     wait_for_app_idle(page)
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download JSON").click()
-    download = info.value
-    url = download.url
-    assert "/media/" in url and download.path().read_text().startswith("{")
-    fid = url.rsplit("/", 1)[-1].split(".", 1)[0]
-    removed = f"download {fid} removed"
-    status = _status(url)  # the download window: the bearer URL answers anyone (documented)
-    assert status == 200, (f"the TTL ({TTL_S} s) elapsed before the first check (machine overloaded?)"
-                           if removed in log.read_text() else f"the URL answered {status} inside its TTL")
+    # The first check must fall inside the TTL. On an overloaded machine the TTL may run out first (the server's
+    # log then says so): download again, a bounded number of times; a URL that does not answer inside its TTL
+    # (no removal logged) fails at once.
+    for attempt in range(3):
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Download JSON").click()
+        download = info.value
+        url = download.url
+        assert "/media/" in url and download.path().read_text().startswith("{")
+        fid = url.rsplit("/", 1)[-1].split(".", 1)[0]
+        removed = f"download {fid} removed"
+        status = _status(url)  # the download window: the bearer URL answers anyone (documented)
+        if status == 200:
+            break
+        assert removed in log.read_text(), f"the URL answered {status} inside its TTL"
+        wait_for_app_idle(page)
+    else:
+        raise AssertionError(f"the TTL ({TTL_S} s) elapsed before the first check three times (machine overloaded?)")
     # the page stays open and idle: no script run happens from here on, so only the TTL can remove the export
     # (closing the session first would let Streamlit's own sweep remove it)
     wait_until(lambda: removed in log.read_text(), f"the server to remove the export ({removed!r})")
