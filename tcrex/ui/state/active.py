@@ -239,8 +239,9 @@ def _with_class_names(data: ActiveData) -> ActiveData:
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
-    """The data's codebook matched to the explainer's features: the labels in force and what was left out."""
-    return fit_codebook(ws.data.value_labels or {}, ex.schema_)
+    """The data's codebook matched to the explainer's features: the labels in force and what was left out (the
+    label column's entry names its classes: in the data, not a feature)."""
+    return fit_codebook(ws.data.value_labels or {}, ex.schema_, ws.data.label_column)
 
 
 def _with_labels(ex: TCREx, ws: "DataAndModel", base: TCREx | None = None) -> TCREx:
