@@ -412,8 +412,10 @@ class DataAndModel:
         class labels that read as favourable or adverse, the label column's name ("RiskPerformance": 0), "this
         class or better" for ordinal labels, higher or lower across the mean for regression."""
         label = self.data.label_column or self.model.output_column
+        column = self.data.label_column
+        labels = self.data.frame[column].loc[self.X.index] if column in self.data.frame.columns else None
         return suggest_favourable(self.task, self.classes, label=label, named=self.data.favourable,
-                                  y=self.y_pred)
+                                  y=self.y_pred, labels=labels)
 
     def favourable_default(self) -> Any:
         """The target the dashboard starts from (:meth:`favourable_suggestion`); None: any other class."""
