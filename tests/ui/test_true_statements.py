@@ -136,3 +136,20 @@ def test_edited_parameters_and_constraints_say_not_applied_in_the_summary():
     assert "changes not applied yet" in constraints_line, constraints_line
     assert any("Not applied yet" in w.value and "τ 0.90 → 0.80" in w.value for w in at.sidebar.warning)
     assert session.params(at.session_state).tau == 0.9 and session.params(at.session_state).constraints == ()
+
+
+def test_a_fresh_workspace_does_not_say_changes_are_not_applied():
+    """Nothing edited: the editor's pre-filled suggestions (said as "suggested") are not an edit, so the summary
+    does not say "changes not applied yet" for the parameters or the constraints; an edit still does."""
+    at = new_app()
+    for page in ("global_rules", "individual", "home"):
+        goto(at, page)
+        assert_clean(at)
+        summary = " ".join(c.value for c in at.sidebar.caption)
+        assert "changes not applied yet" not in summary, (page, summary)
+    kind = next(s for s in at.sidebar.selectbox if str(s.key).startswith("con_kind_") and s.key.endswith("_age"))
+    assert kind.value == "increase_only"  # the suggestion, pre-filled
+    kind.set_value("immutable")
+    at.run()
+    goto(at, "global_rules")
+    assert "changes not applied yet" in " ".join(c.value for c in at.sidebar.caption).split("**Constraints:**")[1]
