@@ -340,6 +340,19 @@ def category_names(ws: DataAndModel, feature, categories: list):
     return lambda value: value_text(value, labels)
 
 
+def special_codes_of(result: FitResult | None, feature) -> tuple:
+    """A numeric feature's special codes (``schema_``; -7/-8/-9 "no record"), () without a fit or codes."""
+    if result is None or feature not in result.explainer.schema_.names:
+        return ()
+    return tuple(result.explainer.schema_.features[result.explainer.schema_.index(feature)].special_codes or ())
+
+
+def code_labels(ws: DataAndModel, feature, codes) -> dict:
+    """The codebook's labels of a numeric feature's special ``codes`` (matched as the engine matches them)."""
+    labels, _ = match_feature(str(feature), False, [], ws.data.value_labels.get(feature) or {})
+    return {c: labels[c] for c in codes if c in labels}
+
+
 def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
     """``applied`` with ``feature``'s category moves set to ``chosen`` (``{category: allowed targets}``; a category
     allowed to move anywhere is left out), keeping its kind and weight."""
