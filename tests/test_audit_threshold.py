@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from tcrex import TCREx
-from tcrex.audit import (METRICS, PRACTICAL_DEFAULT, audit, below_threshold_gaps, clear_gaps, gap_direction,
-                         practical_gaps, split_findings)
+from tcrex.audit import (METRICS, audit, below_threshold_gaps, clear_gaps, gap_direction, practical_gaps,
+                         split_findings)
+from tcrex.population import PRACTICAL_DEFAULT
 from tcrex.datasets import make_recourse_groups
 from tcrex.figures import _audit as figs
 from tcrex.figures import gap_forest_plot, gap_forest_svg

@@ -471,3 +471,31 @@ def test_explainer_b_takes_its_own_parameters_and_says_which_limit_stopped_it(se
         compare_models(ex_a, X, model_b, n_boot=10, params_b={"target": 0})
     with pytest.raises(ParameterError, match="explainer_b= given"):
         compare_models(ex_a, X, model_b, n_boot=10, explainer_b=b, params_b={"rho": 0.08})
+
+
+@pytest.mark.parametrize("points", [2.3, 6.0])
+def test_a_gap_gets_the_audits_verdict_in_the_comparison(setup, points):
+    """One owner of "a clear gap" (tcrex.population.clear_gaps: interval excludes zero and at least the practical
+    threshold): a significant 2.3-point gap is below it in the audit and in the comparison alike (findings, JSON,
+    report), a 6-point one is clear in both."""
+    import copy
+
+    from tcrex.audit import clear_gaps
+    from tcrex.population import PRACTICAL_DEFAULT
+    from tcrex.report import comparison_html
+
+    res = copy.deepcopy(setup[-1])
+    gaps = res.gaps.copy()
+    i = gaps.index[gaps["metric"] == "verified_share_a"][0]
+    d = points / 100
+    gaps.loc[i, ["value", "reference_value", "difference", "ci_low", "ci_high", "significant", "small_group"]] = \
+        [0.5 + d, 0.5, d, d / 2, d * 1.5, True, False]
+    res.gaps = gaps
+    audit_says = bool(clear_gaps(gaps, PRACTICAL_DEFAULT)[gaps.index.get_loc(i)])
+    assert audit_says == (points >= PRACTICAL_DEFAULT)
+    said = [f for f in res.to_dict()["findings"] if "have verified recourse under model A more often" in f]
+    assert bool(said) == audit_says, res.findings()
+    below = [f for f in res.findings() if f.startswith("Below the practical threshold")]
+    assert bool(below) != audit_says and (not below or f"+{points:.1f} points" in below[0])
+    gap_table = comparison_html(res).split("<h3>Gaps from")[1].split("</table>")[0]
+    assert gap_table.count(">yes<") == int(clear_gaps(gaps, PRACTICAL_DEFAULT).sum())  # the report's column agrees

@@ -114,3 +114,21 @@ def test_the_loans_sample_ships_its_codebook():
     assert not found.notes and found.n_labels == 13  # every category of the sample has a label, none left out
     cats = {f.name: set(f.categories) for f in ex.schema_.features if f.is_categorical}
     assert all(set(found.labels[f]) == cats[f] for f in cats)
+
+
+def test_the_label_columns_codebook_entry_names_the_classes_and_is_not_called_missing():
+    """A codebook entry for the label (target) column: the label is in the data, so the entry names its classes
+    instead of being reported as a feature "not in the data"."""
+    from tcrex import TCREx, datasets
+    from tcrex.intake import fit_codebook
+
+    frame = datasets.make_credit_bureau(400, random_state=11)
+    target = datasets.CREDIT_BUREAU_TARGET
+    X = frame.drop(columns=[target])
+    ex = TCREx(rho=0.05, n_trees=1).fit(X, y_pred=(frame[target] == "Good").astype(int).to_numpy())
+    found = fit_codebook(datasets.CREDIT_BUREAU_CODEBOOK, ex.schema_, target)
+    assert not any(target in note for note in found.notes), found.notes
+    assert found.class_names == {"Good": "repaid as agreed", "Bad": "90 days or more past due"}
+    assert target not in found.labels  # not a feature of the explainer
+    unknown = fit_codebook({**datasets.CREDIT_BUREAU_CODEBOOK, "nope": {"a": "b"}}, ex.schema_, target)
+    assert any("'nope'" in note and "not in the data" in note for note in unknown.notes)  # a real miss still said

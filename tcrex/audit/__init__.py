@@ -27,8 +27,7 @@ from ``tcrex.audit``.
 """
 from ._counting import AuditCounts, AuditResult, audit, audit_counts, audit_from_counts
 from ._metrics import BETTER_WHEN, METRICS, RULE_METRICS, RULES_ONLY, VERIFIED_ON_MODEL, gap_direction, metric_labels
-from ._threshold import (PRACTICAL_DEFAULT, AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps,
-                         split_findings, threshold_text)
+from ._threshold import AuditFindings, below_threshold_gaps, clear_gaps, practical_gaps, split_findings
 from ._wording import basis_sentence
 
 __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditResult", "METRICS",
@@ -36,5 +35,5 @@ __all__ = ["audit", "audit_counts", "audit_from_counts", "AuditCounts", "AuditRe
            "RULE_METRICS", "RULES_ONLY", "VERIFIED_ON_MODEL", "metric_labels", "basis_sentence",
            "BETTER_WHEN", "gap_direction",
            # when a gap is clear: the one rule the dashboard, the figures and the report apply
-           "PRACTICAL_DEFAULT", "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
-           "split_findings", "threshold_text"]
+           "practical_gaps", "clear_gaps", "below_threshold_gaps", "AuditFindings",
+           "split_findings"]

@@ -1,4 +1,5 @@
-"""When is an audit gap *clear*? The one owner of the rule the dashboard, the figures and the report apply.
+"""When is an audit gap *clear*? The rule is owned by the population layer (:func:`tcrex.population.clear_gaps`,
+shared with the comparison of models); here it is applied with the audit's metrics and its findings are sorted.
 
 A gap between a group and the reference (a row of :meth:`tcrex.audit.AuditResult.gaps`) is **clear** when
 
@@ -21,45 +22,30 @@ import pandas as pd
 from ._metrics import METRICS, gap_direction
 from ._wording import gap_sentence
 
-#: Default practical threshold: percentage points for shares, percent of the reference value for means.
-PRACTICAL_DEFAULT = 5.0
+from .. import population
+from ..population import PRACTICAL_DEFAULT  # the one owner of the threshold (tcrex.population exports it)
+
+#: The audit's mean metrics: their practical threshold is a percent of the reference value.
+MEAN_METRICS = tuple(m for m, spec in METRICS.items() if spec[2] == "mean")
 
 
 def practical_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
-    """Boolean mask over ``gaps`` rows: the gap is at least ``practical`` percentage points (share metrics) or
-    ``practical`` percent of the reference value (mean metrics), and not zero."""
-    if not len(gaps):
-        return np.zeros(0, dtype=bool)
-    kinds = gaps["metric"].map(lambda m: METRICS.get(m, ("", "", "mean"))[2])
-    size = gaps["difference"].abs().to_numpy(dtype=np.float64)
-    ref = gaps["reference_value"].abs().to_numpy(dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        big_share = size * 100 >= practical - 1e-9
-        big_mean = size >= ref * practical / 100 - 1e-12
-        nonzero = size > 0
-    return np.where(kinds.eq("share").to_numpy(), big_share, big_mean) & nonzero
+    """:func:`tcrex.population.practical_gaps` with the audit's metrics (the one rule of audit and comparison)."""
+    return population.practical_gaps(gaps, practical, MEAN_METRICS)
 
 
 def _significant(gaps: pd.DataFrame) -> np.ndarray:
-    if not len(gaps):
-        return np.zeros(0, dtype=bool)
-    return gaps["significant"].fillna(False).to_numpy(dtype=bool)
+    return population.significant_gaps(gaps)
 
 
 def clear_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
-    """Boolean mask over ``gaps`` rows: the gap is clear (interval excludes zero, no small group, and at least
-    the practical threshold)."""
-    return _significant(gaps) & practical_gaps(gaps, practical)
+    """Boolean mask over ``gaps`` rows: the gap is clear (:func:`tcrex.population.clear_gaps`)."""
+    return population.clear_gaps(gaps, practical, MEAN_METRICS)
 
 
 def below_threshold_gaps(gaps: pd.DataFrame, practical: float = PRACTICAL_DEFAULT) -> np.ndarray:
     """Boolean mask: the interval excludes zero but the gap is smaller than the practical threshold."""
-    return _significant(gaps) & ~practical_gaps(gaps, practical)
-
-
-def threshold_text(practical: float) -> str:
-    """The threshold in words, as the findings and captions state it."""
-    return f"{practical:g} percentage points for shares, {practical:g} % of the reference value for means"
+    return population.below_threshold_gaps(gaps, practical, MEAN_METRICS)
 
 
 @dataclass

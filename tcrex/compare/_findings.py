@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..population import (confidence_text,
-                          join_words)
+from ..population import (PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps, confidence_text, join_words,
+                          threshold_text)
 from ..text import pluralise
 from ._vocabulary import COMPARE_METRICS, NEWLY_NEEDED, NO_LONGER_NEEDED
 
@@ -75,8 +75,14 @@ def _findings(res) -> list[str]:
                f"{res.reference_display}{' (the largest group)' if largest else ''}.")
     if len(res.group_labels) < 2:
         out.append("There is only one group, so nothing to compare.")
-    for row in gaps[gaps["significant"]].itertuples():
+    for row in gaps[clear_gaps(gaps, PRACTICAL_DEFAULT)].itertuples():  # the audit's rule of a clear gap
         out.append(_gap_sentence(res, row))
+    small = gaps[below_threshold_gaps(gaps, PRACTICAL_DEFAULT)]
+    if len(small):
+        out.append("Below the practical threshold (" + threshold_text(PRACTICAL_DEFAULT) + "), so not called a clear "
+                   "difference although each interval excludes zero: " + join_words(
+                       [f"{COMPARE_METRICS[r.metric][0]} for {res.display(r.group)} ({_pts(r.difference)})"
+                        for r in small.itertuples()], "and") + ".")
     for g in res.group_labels:
         part = gaps[(gaps["group"] == g) & ~gaps["significant"] & ~gaps["small_group"]
                     & np.isfinite(gaps["ci_low"]) & np.isfinite(gaps["difference"])]

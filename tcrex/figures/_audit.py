@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..errors import ParameterError
-from ..audit import PRACTICAL_DEFAULT, METRICS, AuditResult, below_threshold_gaps, clear_gaps, gap_direction
+from ..population import PRACTICAL_DEFAULT
+from ..audit import METRICS, AuditResult, below_threshold_gaps, clear_gaps, gap_direction
 from ._style import wrap
 
 __all__ = ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",

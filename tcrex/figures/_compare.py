@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from ..compare import (CHANGES, COMPARE_METRICS, GAINED, KEPT, LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, NOT_NEEDED,
                        STILL_NONE, ComparisonResult)
 from ..errors import ParameterError
+from ..population import clear_gaps
 from ._audit import _layout  # the audit's figure frame: the comparison reads as its sibling
 
 __all__ = ["recourse_flow", "comparison_gap_plot", "rule_accuracy_shift", "CHANGE_COLORS"]
@@ -123,7 +124,8 @@ def _alpha(color: str, a: float) -> str:
 
 def comparison_gap_plot(result: ComparisonResult, metrics=None) -> go.Figure:
     """Per group and metric, the difference from the reference group with its bootstrap interval (a forest
-    plot): red where the interval excludes zero and both groups are large enough, grey for small groups."""
+    plot): red where the gap is clear (:func:`tcrex.population.clear_gaps`: the interval excludes zero, both
+    groups are large enough and the gap reaches the practical threshold), grey for small groups."""
     _check(result)
     if result.gaps is None:
         raise ParameterError("this comparison has no groups; run compare_models with groups= to compare groups")
@@ -132,6 +134,7 @@ def comparison_gap_plot(result: ComparisonResult, metrics=None) -> go.Figure:
     if unknown:
         raise ParameterError(f"unknown metric(s) {unknown}; choose among {list(COMPARE_METRICS)}")
     gaps = result.gaps[result.gaps["metric"].isin(metrics)]
+    gaps = gaps.assign(clear=clear_gaps(gaps))  # the audit's rule of a clear gap (the practical threshold too)
     fig = go.Figure()
     labels = []
     for m in metrics:
@@ -139,7 +142,7 @@ def comparison_gap_plot(result: ComparisonResult, metrics=None) -> go.Figure:
         for row in part.itertuples():
             label = f"{COMPARE_METRICS[m][0]} · {html.escape(str(row.group), quote=False)}"
             labels.append(label)
-            color = SMALL_COLOR if row.small_group else SIGNIFICANT_COLOR if row.significant else UNCLEAR_COLOR
+            color = SMALL_COLOR if row.small_group else SIGNIFICANT_COLOR if row.clear else UNCLEAR_COLOR
             d = row.difference * 100
             lo, hi = row.ci_low * 100, row.ci_high * 100
             fig.add_trace(go.Scatter(

@@ -16,7 +16,7 @@ from ._base import LoadedModel, ModelFaultError, UnsafeModelError, short_error
 from .compat import CompatibilityReport, check_compatibility
 from .labels import CodebookReport, fit_codebook, read_codebook
 from .data import (LABEL_NAMES, Finding, TableReport, handle_missing, label_column, non_feature_columns, read_table,
-                   sentinels_to_missing, target_findings)
+                   sentinels_to_missing, special_codes_note, target_findings)
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
 from ._sandbox import SandboxedModel, SandboxLimits, sandbox_enabled
 from ._sandbox import warm_up as warm_sandbox
@@ -24,7 +24,7 @@ from .params import ParamReport, validate_params
 
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
-           "handle_missing", "target_findings", "sentinels_to_missing",
+           "handle_missing", "target_findings", "sentinels_to_missing", "special_codes_note",
            "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
            "warm_sandbox", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook", "fit_codebook",
            "CodebookReport"]

@@ -29,7 +29,23 @@ def sentinels_to_missing(frame: pd.DataFrame, columns) -> tuple[pd.DataFrame, di
     return out, counts
 
 
-def sentinel_finding(s: pd.Series, col: str, findings: list) -> None:
+def special_codes_note(codes, labels=None) -> str:
+    """What happens to a column's special codes, in one wording (the intake's finding says it): they are kept as
+    codes, and advice never moves a value into or out of one (``TCREx(special_codes="auto")``; a transition
+    constraint can allow a move). ``labels``: the column's codebook ``{code: label}``, if any, named with the codes."""
+    labels = labels or {}
+
+    def named(code):
+        label = labels.get(code, labels.get(float(code), labels.get(str(code))))
+        shown = str(code).replace("-", "−")
+        return f"{shown} ({label})" if label not in (None, "") else shown
+
+    return (f"they are kept as special codes ({', '.join(named(c) for c in codes)}), not numbers: advice never "
+            "moves a value into or out of them, unless a transition constraint allows it")
+
+
+def sentinel_finding(s: pd.Series, col: str, findings: list, labels=None) -> None:
+    """Add the "sentinel" finding of column ``col`` (``labels``: its codebook ``{code: label}``, optional)."""
     codes, rows, kind = sentinel_codes(s)
     if not codes:
         return
@@ -38,5 +54,5 @@ def sentinel_finding(s: pd.Series, col: str, findings: list) -> None:
              else "far above every other value")
     findings.append(Finding(
         "sentinel", f"{col!r}: {rows:,} row(s) hold {shown} — {where}, typical markers for \"unknown\" or \"not "
-        "applicable\" (sentinel codes). The rules would treat them as real numbers. Nothing was changed: replace "
-        "them with empty cells (then drop or fill in those rows) or keep them knowingly", col, count=rows))
+        f"applicable\" (sentinel codes). Nothing was changed: {special_codes_note(codes, labels)}. To use them as "
+        "missing values instead, treat them as missing (then drop or fill in those rows)", col, count=rows))

@@ -33,10 +33,10 @@ from ._findings import HIGH_CARDINALITY, LABEL_NAMES, check_frame, label_column,
 from ._numbers import DECIMALS, THOUSANDS, keep_exact_values, read_numbers
 from ._parquet import PARQUET_UNPACK_FACTOR, read_parquet
 from ._report import MB, Finding, TableReport, size_text
-from ._sentinels import sentinels_to_missing
+from ._sentinels import sentinels_to_missing, special_codes_note
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "target_findings",
-           "sentinels_to_missing", "MAX_TABLE_BYTES", "MAX_COLUMNS", "HIGH_CARDINALITY", "PARQUET_UNPACK_FACTOR",
+           "sentinels_to_missing", "special_codes_note", "MAX_TABLE_BYTES", "MAX_COLUMNS", "HIGH_CARDINALITY", "PARQUET_UNPACK_FACTOR",
            "ENCODINGS", "DECIMALS", "THOUSANDS", "LABEL_NAMES", "label_column", "non_feature_columns"]
 
 MAX_TABLE_BYTES = 200 * MB

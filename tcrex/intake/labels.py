@@ -24,10 +24,12 @@ CSV_COLUMNS = ("feature", "value", "label")
 @dataclass
 class CodebookReport:
     """A codebook matched to the features of an explainer: ``labels`` (what applies, ``{feature: {value:
-    label}}``) and ``notes`` (what was left out and why, one sentence each)."""
+    label}}``), ``notes`` (what was left out and why, one sentence each) and ``class_names`` (the codebook's
+    labels of the label column's classes, ``{class: name}``, when the label column was named)."""
 
     labels: dict
     notes: list = field(default_factory=list)
+    class_names: dict = field(default_factory=dict)
 
     @property
     def n_labels(self) -> int:
@@ -104,19 +106,21 @@ def _from_csv(text: str, name: str) -> dict:
     return out
 
 
-def fit_codebook(codebook: dict, schema) -> CodebookReport:
+def fit_codebook(codebook: dict, schema, label_column: str | None = None) -> CodebookReport:
     """The labels of ``codebook`` that apply to ``schema`` (an explainer's ``schema_``), each value keyed as the
     data holds it, and a note for every feature or value left out: a feature that is not in the data, a category
-    the data does not have, a code of a numeric feature that is not a number."""
+    the data does not have, a code of a numeric feature that is not a number. ``label_column``: the data's label
+    (target) column; its entry names the classes (``class_names``), it is in the data though not a feature."""
     checked = check_value_labels(codebook)
     kept, notes = {}, []
-    missing = [f for f in checked if f not in schema.names]
+    classes = dict(checked.get(label_column) or {}) if label_column not in (None, *schema.names) else {}
+    missing = [f for f in checked if f not in schema.names and f != label_column]
     if missing:
         notes.append(f"{len(missing)} feature{'s' if len(missing) > 1 else ''} of the codebook "
                      f"{'are' if len(missing) > 1 else 'is'} not in the data and left out: "
                      + ", ".join(repr(f) for f in missing[:8]) + (" …" if len(missing) > 8 else ""))
     for feature, labels in checked.items():
-        if feature in missing:
+        if feature in missing or feature not in schema.names:  # the label column: its classes, above
             continue
         f = schema.features[schema.index(feature)]
         matched, unknown = match_feature(feature, f.is_categorical, f.categories, labels)
@@ -126,4 +130,4 @@ def fit_codebook(codebook: dict, schema) -> CodebookReport:
                          + ", ".join(repr(v) for v in unknown[:5]) + (" …" if len(unknown) > 5 else "") + ")")
         if matched:
             kept[feature] = {value: label for value, label in labels.items() if value not in unknown}
-    return CodebookReport(labels=kept, notes=notes)
+    return CodebookReport(labels=kept, notes=notes, class_names=classes)

@@ -15,7 +15,8 @@ audit and the comparison import it, never each other's private modules (``tests/
 """
 from ._bootstrap import bootstrap_rng, check_bootstrap_params, gap_row, percentile_interval, ratio, resample_sums
 from ._favourable import favourable_outcome
-from ._gaps import GAP_COLUMNS, GAP_TYPES
+from ._gaps import (GAP_COLUMNS, GAP_TYPES, PRACTICAL_DEFAULT, below_threshold_gaps, clear_gaps, practical_gaps,
+                    significant_gaps, threshold_text)
 from ._groups import (COLUMN_JOIN, MISSING_GROUP, REST, REST_LABEL, VALUE_JOIN, group_display, group_labels,
                       group_order, group_series, is_rest, labelled_groups, named_groups, resolve_groups,
                       resolve_reference)
@@ -31,5 +32,7 @@ __all__ = [
     # intervals from counts and the gaps frame
     "check_bootstrap_params", "bootstrap_rng", "resample_sums", "percentile_interval", "ratio", "gap_row",
     "GAP_COLUMNS", "GAP_TYPES",
+    # when a gap is clear (the practical threshold): the audit's and the comparison's one rule
+    "PRACTICAL_DEFAULT", "practical_gaps", "significant_gaps", "clear_gaps", "below_threshold_gaps", "threshold_text",
     # the exports' values and words
     "json_value", "json_records", "confidence_text", "join_words"]

@@ -26,7 +26,8 @@ import pandas as pd
 from .. import __version__, check_fitted
 from ..figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
 from ..vocabulary import STATUS_TEXT, has_recourse, needs_recourse
-from ..audit import PRACTICAL_DEFAULT, basis_sentence, clear_gaps, split_findings, threshold_text
+from ..audit import basis_sentence, clear_gaps, split_findings
+from ..population import PRACTICAL_DEFAULT, threshold_text
 from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
 
 MAX_TABLE_ROWS = 500
@@ -345,11 +346,12 @@ def comparison_html(result, title: str | None = None) -> str:
             "difference": gaps["difference"].map(_points),
             f"{result.confidence:.0%} interval": [_interval(lo, hi)
                                                   for lo, hi in zip(gaps["ci_low"], gaps["ci_high"])],
-            "clear difference": gaps["significant"].map(lambda v: "yes" if bool(v) else "no")})
+            "clear difference": ["yes" if v else "no" for v in clear_gaps(gaps)]})
         body += (f"<h3>Per group</h3>{_group_table(result.groups, COMPARISON_COLUMNS)}"
                  f"<h3>Gaps from {_e(result.reference_display)}</h3>{_table(gaps)}<p class=\"note\">Differences "
                  f"in percentage points with {result.confidence:.0%} bootstrap intervals ({result.n_boot} "
-                 "resamples); a clear difference is one whose interval excludes zero.</p>")
+                 "resamples); a clear difference is one whose interval excludes zero and that is at least "
+                 f"{PRACTICAL_DEFAULT:g} percentage points (the audit's practical threshold).</p>")
     broken = result.broken_rules()
     if len(broken):
         body += ("<h3>Rules of model A that break under model B</h3>"

@@ -84,3 +84,30 @@ def test_suggested_outcome_for_ordinal_nominal_and_regression(quality):
     assert r.target == (None, 150.0) and "lower" in r.reason  # never "both directions"
     h = suggest_favourable("regression", label="price", y=np.array([1.0, 2.0, 4.0]))
     assert h.target[1] is None and h.target[0] == pytest.approx(2.333) and "higher" in h.reason
+
+
+def test_text_labels_with_a_0_1_model_suggest_what_the_rows_say_or_ask():
+    """Label column "Good"/"Bad" (named RiskPerformance, which reads adverse), model outputs 0/1: the name describes
+    the text, not the model's numbers. The rows say which output goes with "Good"; when they do not, ask (None)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from tcrex import datasets
+
+    frame = datasets.make_credit_bureau(1500, random_state=11)
+    labels = frame.pop(datasets.CREDIT_BUREAU_TARGET)
+    X = frame.select_dtypes("number")
+    for favourable_code, coded in ((1, labels == "Good"), (0, labels == "Bad")):
+        model = HistGradientBoostingClassifier(max_iter=60, random_state=0).fit(X, coded.astype(int))
+        y = model.predict(X)
+        s = suggest_favourable("classification", [0, 1], label="RiskPerformance", y=y, labels=labels)
+        assert s.target == favourable_code, s
+        assert "'Good'" in s.reason and not s.confident
+    unknown = suggest_favourable("classification", [0, 1], label="RiskPerformance", y=np.array([0, 1] * 750),
+                                 labels=pd.Series(["Good", "Good", "Bad", "Bad"] * 375))
+    assert unknown.target is None and "'Bad', 'Good'" in unknown.reason  # each output with each word: ask
+    codes = suggest_favourable("classification", [0, 1], label="RiskPerformance", y=np.array([0, 1] * 50),
+                               labels=pd.Series(["A1", "A2"] * 50))
+    assert codes.target is None  # neither text reads favourable or adverse: ask, not the name's guess (0)
+    numeric = suggest_favourable("classification", [0, 1], label="RiskPerformance", y=np.array([0, 1] * 50),
+                                 labels=pd.Series([0, 1] * 50))
+    assert numeric.target == 0  # a 0/1 label column: its name speaks for the numbers, as before

@@ -378,3 +378,22 @@ def test_a_decimal_comma_file_says_it_once_per_guess():
     kinds = [f.kind for f in rep.findings]
     assert kinds.count("separators") == 1 and "decimal comma" in rep.findings[kinds.index("separators")].message
     assert kinds.count("delimiter") == 1 and kinds.count("encoding") == 1
+
+
+def test_sentinel_finding_says_the_codes_stay_codes_as_the_engine_keeps_them():
+    """The finding says what the engine does (special_codes="auto": kept as codes, advice never moves into or out
+    of them), not "treated as real numbers"; a codebook's labels are named with the codes."""
+    import tcrex
+    from tcrex.intake._sentinels import sentinel_finding
+
+    df = _bureau()
+    rep = read_table(csv_bytes(df), "bureau.csv")
+    msg = next(f.message for f in rep.findings if f.column == "MSinceMostRecentDelq")
+    assert "real numbers" not in msg and "kept as special codes" in msg
+    assert "never moves a value into or out of them" in msg
+    ex = tcrex.TCREx(rho=0.05).fit(df, y_pred=(df["Score"] > 600).astype(int).to_numpy())
+    assert ex.schema_.features[0].special_codes  # the engine agrees: they are codes
+    found = []
+    sentinel_finding(df["MSinceMostRecentDelq"], "MSinceMostRecentDelq", found,
+                     labels={-7: "no delinquency on record", -9: "no bureau record"})
+    assert "−7 (no delinquency on record), −8, −9 (no bureau record)" in found[0].message

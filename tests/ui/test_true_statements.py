@@ -153,3 +153,20 @@ def test_the_sidebar_says_the_overviews_accuracy(uploaded):
     assert said in side, (said, side)
     goto(at, "data_model")
     assert any(said in s for s in _texts(at, "success")), (said, _texts(at, "success"))
+
+
+def test_a_fresh_workspace_does_not_say_changes_are_not_applied():
+    """Nothing edited: the editor's pre-filled suggestions (said as "suggested") are not an edit, so the summary
+    does not say "changes not applied yet" for the parameters or the constraints; an edit still does."""
+    at = new_app()
+    for page in ("global_rules", "individual", "home"):
+        goto(at, page)
+        assert_clean(at)
+        summary = " ".join(c.value for c in at.sidebar.caption)
+        assert "changes not applied yet" not in summary, (page, summary)
+    kind = next(s for s in at.sidebar.selectbox if str(s.key).startswith("con_kind_") and s.key.endswith("_age"))
+    assert kind.value == "increase_only"  # the suggestion, pre-filled
+    kind.set_value("immutable")
+    at.run()
+    goto(at, "global_rules")
+    assert "changes not applied yet" in " ".join(c.value for c in at.sidebar.caption).split("**Constraints:**")[1]

@@ -200,3 +200,33 @@ def test_edit_values_offers_categories_by_their_labels_and_keeps_codes():
     box.set_value("Salaried").run()
     assert_clean(at)
     assert at.selectbox(key="ind_e_employment").value == "Salaried"
+
+
+def test_special_codes_are_named_in_the_edit_boxes_and_the_label_columns_entry_names_classes():
+    """Credit-bureau data with its codebook: the Edit-values box of a numeric feature with special codes says what
+    each code means (the value stays a number), and the codebook's entry for the label column names its classes
+    instead of being reported as "not in the data"."""
+    import json
+
+    from apptest_kit import csv_bytes, upload_data, use_this_data
+    from tcrex import datasets
+
+    at = new_app()
+    upload_data(at, "bureau.csv", csv_bytes(datasets.make_credit_bureau(1200, random_state=11)))
+    next(s for s in at.selectbox if s.label.startswith("Label column")).set_value(datasets.CREDIT_BUREAU_TARGET)
+    use_this_data(at)
+    assert_clean(at)
+    _use_codebook(at, "bureau.json", json.dumps(datasets.CREDIT_BUREAU_CODEBOOK).encode(), "application/json")
+    assert_clean(at)
+    said = " ".join(str(a.value) for kind in ("info", "warning") for a in at.get(kind))
+    assert "not in the data" not in said, said
+    assert "RiskPerformance" in said and "Good = repaid as agreed" in said
+    next(b for b in at.button if b.label == "Use this codebook").click().run()
+    assert_clean(at)
+    goto(at, "individual")
+    at.segmented_control(key="ind_mode").set_value("edit").run()
+    assert_clean(at)
+    box = at.number_input(key="ind_e_MSinceMostRecentDelq")
+    assert isinstance(box.value, (int, float))  # a number, as the data holds
+    assert "−7 (no delinquency on record)" in box.help and "−9 (no bureau record)" in box.help, box.help
+    assert "never moves a value into or out of them" in box.help

@@ -272,7 +272,44 @@ def _name_reads(label, parts) -> bool:
     return any(p in text for p in parts)
 
 
-def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None) -> FavourableSuggestion:
+def _from_text_labels(classes, labels, y, label) -> FavourableSuggestion:
+    """Two numeric output classes of a model whose label column holds text: see :func:`suggest_favourable`."""
+    coded = None if y is None else _coded_as(classes, labels, y)
+    if coded is not None:
+        good = [c for c in classes if str(coded[c]).strip().lower() in FAVOURABLE_WORDS]
+        bad = [c for c in classes if str(coded[c]).strip().lower() in ADVERSE_WORDS]
+        if len(good) == 1 or len(bad) == 1:
+            c = good[0] if len(good) == 1 else classes[1 - classes.index(bad[0])]
+            return FavourableSuggestion(c, f"the model outputs {c} mostly where {label!r} is {str(coded[c])!r}, "
+                                           f"which reads as a favourable outcome; confirm it")
+    shown = ", ".join(repr(str(v)) for v in sorted(pd.unique(pd.Series(np.asarray(labels, dtype=object)).dropna()
+                                                             .astype(str)))[:4])
+    return FavourableSuggestion(None, f"the label column {label!r} holds {shown} while the model outputs "
+                                      f"{classes[0]} and {classes[1]}: nothing says which output is favourable, so "
+                                      "both directions are explained until you choose")
+
+
+def _coded_as(classes, labels, y) -> dict | None:
+    """Which label value each of two numeric output classes stands for, read off the rows (``labels``: the label
+    column's text values, ``y``: the model's outputs on the same rows): ``{class: label value}`` when each class
+    coincides mostly with a different label value, else None (nothing says which output is which)."""
+    labels, y = pd.Series(np.asarray(labels, dtype=object)), pd.Series(np.asarray(y, dtype=object))
+    if len(labels) != len(y) or not len(y):
+        return None
+    out = {}
+    for c in classes:
+        hit = labels[(y == c).to_numpy() | (y.astype(str) == str(c)).to_numpy()].dropna()
+        if not len(hit):
+            return None
+        top = hit.astype(str).value_counts()
+        if len(top) > 1 and top.iloc[0] == top.iloc[1]:
+            return None
+        out[c] = top.index[0]
+    return out if len(set(out.values())) == len(classes) else None
+
+
+def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None,
+                       labels=None) -> FavourableSuggestion:
     """The favourable outcome to start from, with its reason (the dashboard asks the user to confirm it).
 
     ``classes``: the classifier's output classes; ``label``: the label column's name (its words hint at what a 1
@@ -282,7 +319,12 @@ def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None)
     "yes", ">50K") or adverse ("bad", "rejected", "<=50K"); a 0/1 label whose column name reads adverse (0 is
     favourable) or favourable (1); ordinal labels (4+ numeric classes): "this class or better" from the class
     at which at most half the rows remain; regression: lower when the name reads as a risk or a cost, else
-    higher, with the threshold at the mean output."""
+    higher, with the threshold at the mean output.
+
+    ``labels``: the label column's values on the rows of ``y``. When they are text ("Good"/"Bad") and the model
+    outputs 0/1, the column's name and its words describe the text, not the numbers: the class that coincides
+    mostly with a favourable (adverse) word is suggested from the rows; when the rows do not tell, nothing is
+    suggested (None: the user is asked), never the name's guess."""
     if task != CLASSIFICATION:
         values = np.asarray(y if y is not None else [], dtype=np.float64)
         mean = float(np.mean(values)) if len(values) else 0.0
@@ -311,6 +353,9 @@ def suggest_favourable(task: str, classes=(), *, label=None, named=None, y=None)
             return FavourableSuggestion(other, f"the other class, {str(bad[0])!r}, reads as an adverse outcome",
                                         True)
         flags = set(words) <= {"0", "1", "0.0", "1.0", "true", "false"}
+        text = None if labels is None else pd.Series(np.asarray(labels, dtype=object)).dropna()
+        if flags and text is not None and len(text) and pd.to_numeric(text, errors="coerce").isna().any():
+            return _from_text_labels(classes, labels, y, label)
         if flags:
             zero = next(c for c, w in zip(classes, words) if w in ("0", "0.0", "false"))
             one = next(c for c, w in zip(classes, words) if w in ("1", "1.0", "true"))

@@ -21,7 +21,8 @@ from tcrex import is_categorical_column
 from tcrex.constraints import suggest_constraints
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.vocabulary import REGRESSION
-from tcrex.audit import PRACTICAL_DEFAULT, audit, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.audit import audit, practical_gaps, split_findings  # noqa: F401 - one owner
+from tcrex.population import PRACTICAL_DEFAULT
 from tcrex.figures import BAR_METRICS
 from tcrex.population import REST, labelled_groups  # noqa: F401 - one owner
 from tcrex.text import format_number, integer_range

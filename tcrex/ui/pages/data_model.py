@@ -417,6 +417,8 @@ def value_labels_section() -> None:
     if found.notes:
         st.warning("Some labels of the codebook do not match the data and are not used: " + "; ".join(found.notes),
                    icon=":material/label_off:")
+    if found.class_names:
+        st.caption(_classes_named(ws.data.label_column, found.class_names))
     rows = codebook_rows(ex.schema_, found.labels)
     with st.form("value_labels_form"):
         edited = st.data_editor(rows, hide_index=True, width="stretch", num_rows="fixed", key="value_labels_table",
@@ -463,18 +465,26 @@ def value_labels_section() -> None:
         except TCRExError as exc:
             st.error(f"The codebook cannot be used: {exc}", icon=":material/error:")
             return
-        matched = fit_codebook(book, ex.schema_)
+        matched = fit_codebook(book, ex.schema_, ws.data.label_column)
         for note in matched.notes:
             st.warning(f"{upload.name}: {note}", icon=":material/label_off:")
-        st.info(f"{upload.name}: {matched.n_labels} label(s) for {len(matched.labels)} feature(s) match the data.",
+        st.info(f"{upload.name}: {matched.n_labels} label(s) for {len(matched.labels)} feature(s) match the data."
+                + (f" {_classes_named(ws.data.label_column, matched.class_names)}" if matched.class_names else ""),
                 icon=":material/label:")
         if st.button("Use this codebook", key="codebook_use", disabled=not matched.labels):
-            active.set_value_labels(ws.data.key, matched.labels)
+            classes = {ws.data.label_column: matched.class_names} if matched.class_names else {}
+            active.set_value_labels(ws.data.key, {**matched.labels, **classes})
             st.rerun()
     if active.user_value_labels(ws.data.key) is not None and st.button("Back to the data's own codebook",
                                                                        key="codebook_reset"):
         active.clear_value_labels(ws.data.key)
         st.rerun()
+
+
+def _classes_named(label_column, class_names: dict) -> str:
+    """The codebook's entry for the label column: the classes it names (the label is in the data, not a feature)."""
+    named = "; ".join(f"{v} = {name}" for v, name in class_names.items())
+    return f"The codebook names the classes of the label column `{label_column}`: {named}."
 
 
 def codebook_rows(schema, labels: dict) -> pd.DataFrame:

@@ -18,7 +18,7 @@ import streamlit as st
 from tcrex import figures as fg
 from tcrex import conform_dtypes, report, spreadsheet
 from tcrex.vocabulary import is_verified
-from tcrex.audit import PRACTICAL_DEFAULT
+from tcrex.population import PRACTICAL_DEFAULT
 
 from ..state import verification
 from . import audit as audit_page

@@ -14,12 +14,13 @@ import streamlit as st
 
 from tcrex import conform_dtypes
 from tcrex.errors import TCRExError
+from tcrex.intake import special_codes_note
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
 from tcrex.text import pluralise, value_text
 
 from ..widgets import search
-from ..widgets.constraints import category_names
+from ..widgets.constraints import category_names, code_labels, special_codes_of
 from ..state import session
 from ..widgets.components import arrow_safe, build, chart, current_individual, display_value, show, static_table
 from ..state.active import FitResult, DataAndModel
@@ -78,7 +79,7 @@ def individual_picker(ws: DataAndModel, result: FitResult, key: str = session.IN
     values = ws.X.loc[current]
     output = ws.y_pred[positions.get_loc(current)]
     if mode == "edit":
-        edited = _edit_form(ws, values, key)
+        edited = _edit_form(ws, values, key, result)
         if edited is not None:
             return edited
     return Individual(row=current, values=values, output=output)
@@ -91,12 +92,28 @@ SEARCH_HELP = ("Text (no = < > ! or backticks) finds rows containing it anywhere
                "`{label} == 1`, `` `{output}` == \"approved\" ``. Quote text values.")
 
 
+def _code_meaning(ws: DataAndModel, result: FitResult | None, feature, value) -> str:
+    """" (−7: no delinquency on record)" when the box starts at a labelled special code (the value stays a number)."""
+    labels = code_labels(ws, feature, special_codes_of(result, feature))
+    hit = next((c for c in labels if c == value), None)
+    return "" if hit is None else f" ({str(hit).replace('-', '−')}: {labels[hit]})"
+
+
+def _codes_help(ws: DataAndModel, result: FitResult | None, feature) -> str | None:
+    """The box's help for a feature with special codes: each code with its codebook label, and what happens."""
+    codes = special_codes_of(result, feature)
+    if not codes:
+        return None
+    note = special_codes_note(codes, code_labels(ws, feature, codes))
+    return f"Special codes of {feature}: {note[0].upper()}{note[1:]}."
+
+
 def _stale_note(current) -> None:
     st.caption(f"No individual is shown. Row {current}, chosen before, stays selected for the other pages and the "
                "report until you pick another.")
 
 
-def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None:
+def _edit_form(ws: DataAndModel, base: pd.Series, key: str, result: FitResult | None = None) -> Individual | None:
     if ws.model.predict is None:
         st.info("Edited values need a model to score them; with a column of outputs only existing rows can be "
                 "explained.", icon=":material/info:")
@@ -117,8 +134,9 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str) -> Individual | None
             else:
                 is_int = pd.api.types.is_integer_dtype(ws.X[f])
                 v = start[f]
-                new[f] = box.number_input(f, value=int(v) if is_int else float(v), step=1 if is_int else None,
-                                          key=f"{key}_e_{f}", format=None if is_int else "%.4g")
+                new[f] = box.number_input(f + _code_meaning(ws, result, f, v), value=int(v) if is_int else float(v),
+                                          step=1 if is_int else None, key=f"{key}_e_{f}",
+                                          format=None if is_int else "%.4g", help=_codes_help(ws, result, f))
         submitted = st.form_submit_button("Explain these values", type="primary")
     if submitted:
         session.set_edited_individual(new)

@@ -239,8 +239,9 @@ def _with_class_names(data: ActiveData) -> ActiveData:
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
-    """The data's codebook matched to the explainer's features: the labels in force and what was left out."""
-    return fit_codebook(ws.data.value_labels or {}, ex.schema_)
+    """The data's codebook matched to the explainer's features: the labels in force and what was left out (the
+    label column's entry names its classes: in the data, not a feature)."""
+    return fit_codebook(ws.data.value_labels or {}, ex.schema_, ws.data.label_column)
 
 
 def _with_labels(ex: TCREx, ws: "DataAndModel", base: TCREx | None = None) -> TCREx:
@@ -411,8 +412,10 @@ class DataAndModel:
         class labels that read as favourable or adverse, the label column's name ("RiskPerformance": 0), "this
         class or better" for ordinal labels, higher or lower across the mean for regression."""
         label = self.data.label_column or self.model.output_column
+        column = self.data.label_column
+        labels = self.data.frame[column].loc[self.X.index] if column in self.data.frame.columns else None
         return suggest_favourable(self.task, self.classes, label=label, named=self.data.favourable,
-                                  y=self.y_pred)
+                                  y=self.y_pred, labels=labels)
 
     def favourable_default(self) -> Any:
         """The target the dashboard starts from (:meth:`favourable_suggestion`); None: any other class."""

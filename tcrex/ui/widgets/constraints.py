@@ -87,7 +87,17 @@ def edited_not_applied(ws: DataAndModel, result: FitResult | None) -> bool:
         return False
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
-    return draft_spec(scope, ws, categorical, categories) != active.params().constraint_spec
+    start = {f: constraint_spec(*constraint_parts(v)) for f, v in editor_start(scope, ws, result).items()}
+    return draft_spec(scope, ws, categorical, categories) != {f: v for f, v in start.items() if v is not None}
+
+
+def editor_start(scope: str, ws: DataAndModel, result: FitResult | None) -> dict:
+    """The constraints the editor's widgets start from (nothing edited yet): the applied ones, and until the user
+    confirms, the suggestions for the other features (pre-filled and said as "suggested", never as an edit)."""
+    applied = active.params().constraint_spec
+    suggested = {} if session.constraints_confirmed(scope) else suggestions(result)
+    return {f: applied[f] if f in applied else suggested[f] for f in ws.features
+            if f in applied or suggested.get(f) is not None}
 
 
 def _apply(scope: str, ws: DataAndModel, categorical: set, categories: dict, schema) -> None:
@@ -130,9 +140,9 @@ def editor(ws: DataAndModel, result: FitResult | None) -> None:
     applied = active.params().constraint_spec
     suggested = suggestions(result)
     confirmed = session.constraints_confirmed(scope)
+    starts = editor_start(scope, ws, result)
     for f in ws.features:  # first sight of this data and model: applied values, else the suggestions
-        start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
-        kind, weight, transitions = constraint_parts(start)
+        kind, weight, transitions = constraint_parts(starts.get(f))
         session.default_widget(widget_key(scope, "kind", f), kind)
         session.default_widget(widget_key(scope, "w", f), weight)
         if f in categorical:
@@ -328,6 +338,19 @@ def category_names(ws: DataAndModel, feature, categories: list):
     categories themselves as their values, so the constraints hold codes."""
     labels, _ = match_feature(str(feature), True, list(categories), ws.data.value_labels.get(feature) or {})
     return lambda value: value_text(value, labels)
+
+
+def special_codes_of(result: FitResult | None, feature) -> tuple:
+    """A numeric feature's special codes (``schema_``; -7/-8/-9 "no record"), () without a fit or codes."""
+    if result is None or feature not in result.explainer.schema_.names:
+        return ()
+    return tuple(result.explainer.schema_.features[result.explainer.schema_.index(feature)].special_codes or ())
+
+
+def code_labels(ws: DataAndModel, feature, codes) -> dict:
+    """The codebook's labels of a numeric feature's special ``codes`` (matched as the engine matches them)."""
+    labels, _ = match_feature(str(feature), False, [], ws.data.value_labels.get(feature) or {})
+    return {c: labels[c] for c in codes if c in labels}
 
 
 def moves_spec(applied: dict, feature, categories: list, chosen: dict) -> dict:
