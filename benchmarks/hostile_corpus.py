@@ -126,7 +126,7 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
     from tcrex import TCREx
     from tcrex.errors import TCRExError
     from tcrex.intake import handle_missing, read_table
-    from tcrex.report import build_report, fingerprint_frame
+    from tcrex.report import ReportOptions, build_report, fingerprint_frame
     from tcrex.spreadsheet import to_csv
 
     try:
@@ -167,9 +167,10 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
             ex = TCREx(rho=0.1, tau=0.7, n_trees=1, max_cells=20_000).fit(X, y_pred=y)
             explanations = ex.explain(X.head(200), y_pred=y[:200])
             exports += [to_csv(ex.rules_frame()), to_csv(explanations)]
-            html = build_report(ex, title=c.filename, data_description=f"{c.filename}: {list(X.columns)}",
-                                data_fingerprint=fingerprint_frame(X), model_description="corpus labels",
-                                model_fingerprint="-", params={"rho": 0.1, "tau": 0.7}, explanations=explanations)
+            html = build_report(ex, ReportOptions(title=c.filename, data_description=f"{c.filename}: {list(X.columns)}",
+                                                  data_fingerprint=fingerprint_frame(X),
+                                                  model_description="corpus labels", model_fingerprint="-",
+                                                  params={"rho": 0.1, "tau": 0.7}, explanations=explanations))
         except TCRExError as exc:
             note = f"; the engine refused: {str(exc)[:160]}"
     for text in exports:

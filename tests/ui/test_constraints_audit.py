@@ -197,16 +197,16 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
 def test_report_includes_audit_findings_table_forest_plot_and_constraints():
     from tcrex import TCREx
     from tcrex.audit import audit
-    from tcrex.report import build_report
+    from tcrex.report import ReportOptions, build_report
 
     frame = datasets.make_recourse_groups(1200, random_state=1)
     X = frame.drop(columns=["approved", "group"])
     y = frame["approved"].to_numpy()
     ex = TCREx(target=1, constraints={"age": "increase_only"}).fit(X, y_pred=y)
     res = audit(ex, X, frame["group"], y_pred=y, n_boot=200)
-    html = build_report(ex, title="t", data_description="d", data_fingerprint="a" * 64, model_description="m",
-                        model_fingerprint="b" * 64, params={}, figures={}, tables={}, audit=res,
-                        audit_title="Subgroup audit by group — all rows")
+    html = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="a" * 64,
+                                          model_description="m", model_fingerprint="b" * 64, params={}, figures={},
+                                          tables={}, audit=res, audit_title="Subgroup audit by group — all rows"))
     assert 'id="audit"' in html and "Subgroup audit by group — all rows" in html
     assert res.findings()[1].split(" (")[0].replace("=", "=") in html.replace("&#x27;", "'")
     assert 'id="audit-forest"' in html and "<svg" in html and "plotly" not in html.lower()  # static SVG, no script
