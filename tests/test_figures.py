@@ -15,7 +15,7 @@ from tcrex.errors import ParameterError
 from tcrex import figures as F
 from tcrex.figures import _tree
 
-from engine.helpers import figure1, mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import figure1, mixed
 
 # ---------------------------------------------------------------------- fixtures
 

@@ -13,7 +13,7 @@ from tcrex import figures as F
 from tcrex.audit import audit
 from tcrex.report import ReportOptions, build_report
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 NAMES = {1: "approved", 0: "rejected"}
 

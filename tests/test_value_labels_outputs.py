@@ -14,7 +14,7 @@ from tcrex.report import ReportOptions, build_report, fingerprint_bytes, fingerp
 from tcrex.spreadsheet import to_csv
 from tcrex.ui.pages.data_model import codebook_download, codebook_from_rows, codebook_rows
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 SCRIPT = '<script>alert("label")</script>'
 LABELS = {"job": {"manager": SCRIPT, "teacher": "<img src=x onerror=alert(1)>", "clerk": "=HYPERLINK(\"http://x\")",

@@ -26,17 +26,13 @@ the server is started once per session.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-from servers import answers, serve_on_free_port, stop
+from tests.support.browser import APP_TIMEOUT_MS, SCREENSHOTS, start_server, wait_for_app_idle, wait_for_layout
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO_ROOT / "test-artifacts"
-SCREENSHOTS = ARTIFACTS / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -47,10 +43,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# How the server is started: the launcher behind `make run` (options are appended).
-SERVER_COMMAND = [sys.executable, "-m", "tcrex.ui.launch"]
-SERVER_START_LIMIT = 180.0  # seconds: only bounds a hang (a server that never answers), not a speed target
-APP_TIMEOUT_MS = 90_000  # page load + first script run
 
 
 def pytest_collection_modifyitems(config, items):
@@ -59,19 +51,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
-
-
-def start_server(request: pytest.FixtureRequest, log_name: str) -> str:
-    """Start ``SERVER_COMMAND`` on a free port (retried on a clash, :func:`servers.serve_on_free_port`), stopped by
-    a finaliser of ``request``; return its base URL once ``/_stcore/health`` answers."""
-    log_path = ARTIFACTS / log_name
-    env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    command = lambda port: [*SERVER_COMMAND, "--server.headless", "true", "--server.port", str(port),  # noqa: E731
-                            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    proc, port = serve_on_free_port(command, log_path, limit_s=SERVER_START_LIMIT, cwd=REPO_ROOT, env=env,
-                                    ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health"))
-    request.addfinalizer(lambda: stop(proc))
-    return f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="session")
@@ -123,71 +102,6 @@ def page(browser) -> Iterator:
         context.close()
 
 
-def wait_for_app_idle(page) -> None:
-    """Wait until the Streamlit app is connected and its script run has finished.
-
-    ``[data-testid="stApp"]`` carries ``data-test-script-state``: ``initial``
-    before the first run, ``running`` during a run, ``notRunning`` after it.
-    The "Running..." status widget (``stStatusWidget``) must be gone too.
-    """
-    page.wait_for_selector('[data-testid="stApp"]', state="attached")
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            return app !== null
-                && app.getAttribute('data-test-script-state') === 'notRunning'
-                && document.querySelector('[data-testid="stStatusWidget"]') === null;
-        }""",
-        polling=100,
-        timeout=APP_TIMEOUT_MS,
-    )
-
-
-def open_tab(page, name: str) -> None:
-    """Click the tab called ``name`` and return once it is the selected tab and the app is idle.
-
-    A script run that starts just before the click (a widget's rerun, the page still settling) redraws the tabs
-    and can leave the first tab selected; the click is repeated until the tab reports ``aria-selected`` (the
-    event), at most a few times, each wait bounded by Playwright's own timeout."""
-    tab = page.get_by_role("tab", name=name)
-    for _ in range(5):
-        wait_for_app_idle(page)
-        tab.click()
-        wait_for_app_idle(page)
-        try:
-            page.wait_for_function(
-                "(name) => [...document.querySelectorAll('[role=tab]')].some(t => t.innerText.trim() === name"
-                " && t.getAttribute('aria-selected') === 'true')", arg=name, polling=100, timeout=10_000)
-            return
-        except Exception:  # noqa: BLE001 - Playwright's TimeoutError: the rerun reset the tabs; click again
-            continue
-    raise AssertionError(f"tab {name!r} never became the selected tab")
-
-
-#: Resolves once the sizes of the page's charts, tables, frames and main containers have stayed the same over
-#: ``STILL_FRAMES`` consecutive animation frames: the layout after a resize, a new chart or a tab switch has
-#: settled. An event of the browser's rendering loop, not a fixed wait.
-STILL_FRAMES = 8
-_LAYOUT_SETTLED_JS = """(frames) => new Promise(resolve => {
-    const boxes = () => JSON.stringify([...document.querySelectorAll(
-        '[data-testid="stPlotlyChart"], [data-testid="stDataFrame"], [data-testid="stMain"], [role="dialog"], '
-        + '.js-plotly-plot, .modebar, iframe, img')].map(e => { const r = e.getBoundingClientRect();
-            return [r.x, r.y, r.width, r.height]; }));
-    let last = boxes(), still = 0;
-    const tick = () => {
-        const now = boxes();
-        still = now === last ? still + 1 : 0;
-        last = now;
-        if (still >= frames) resolve(true); else requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-})"""
-
-
-def wait_for_layout(target) -> None:
-    """Wait until the layout of ``target`` (a Playwright page or frame) has settled: what is drawn after a script
-    run, a resize or a hover is on screen when this returns (see ``_LAYOUT_SETTLED_JS``)."""
-    target.evaluate(_LAYOUT_SETTLED_JS, STILL_FRAMES)
 
 
 @pytest.fixture

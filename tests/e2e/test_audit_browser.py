@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.browser import go_to
+
 pytestmark = pytest.mark.e2e
 
 CHART = '[data-testid="stPlotlyChart"]'
@@ -13,8 +15,7 @@ CHART = '[data-testid="stPlotlyChart"]'
 
 def test_changes_chart_has_no_bar_at_zero_when_a_model_is_present(page, open_app, wait_idle, save_screenshot):
     open_app(page, "/")
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Subgroup audit", exact=True).click()
-    wait_idle(page)
+    go_to(page, "Subgroup audit")
     page.get_by_text("Audit of", exact=False).first.wait_for()
     assert "Recourse is verified on the model" in page.locator('[data-testid="stMain"]').inner_text()
     chart = page.locator(CHART).filter(has_text="Number of changes by").first

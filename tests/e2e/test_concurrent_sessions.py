@@ -14,7 +14,7 @@ import contextlib
 import json
 import re
 
-from conftest import ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, start_server, wait_for_app_idle
+from tests.support.browser import ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, start_server, wait_for_app_idle
 
 SESSIONS = 6
 ROUNDS = 4

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from tests.support.browser import go_to
+
 pytestmark = pytest.mark.e2e
 
 #: A row of the loans sample whose paper's optimal rule has no point the bundled model confirms (found with the
@@ -15,14 +17,9 @@ pytestmark = pytest.mark.e2e
 ROW = 9
 
 
-def _nav(page, wait_idle, label: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-    wait_idle(page)
-
-
 def test_individual_heading_names_the_recommended_rule(page, open_app, save_screenshot, wait_idle):
     open_app(page, "/")
-    _nav(page, wait_idle, "Individual")
+    go_to(page, "Individual")
     box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
     box.wait_for(state="visible")
     box.fill(str(ROW))

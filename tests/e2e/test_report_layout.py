@@ -12,9 +12,9 @@ from tcrex import TCREx
 from tcrex.audit import audit
 from tcrex.report import ReportOptions, build_report
 
-from credit_like import credit_like, credit_model  # tests/ is on sys.path
+from tests.support.credit_like import credit_like, credit_model
 
-from e2e.conftest import SCREENSHOTS  # tests/ is on sys.path
+from tests.support.browser import SCREENSHOTS
 
 SCREEN = 1440  # px: one screen of a 1440 px tall display
 MAX_SCREENS = 15

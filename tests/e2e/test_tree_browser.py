@@ -7,25 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import assert_no_errors, go_to
+
 pytestmark = pytest.mark.e2e
 
 OUTLINE = ".tcrex-outline"
 
 
-def _no_errors(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-    assert page.tcrex_errors == [], page.tcrex_errors
-
-
-def _nav(page, wait_idle, label: str) -> None:
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
-    wait_idle(page)
-
-
 def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screenshot, wait_idle):
     open_app(page, "/")
-    _nav(page, wait_idle, "Global rules")
+    go_to(page, "Global rules")
     # the sidebar shows the applied favourable outcome (a navigation click right after the first page once sent the
     # browser's default, the first class, back as if chosen: "rejected" shown while "approved" was applied)
     favourable = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
@@ -44,7 +35,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     assert branch.get_attribute("open") is not None  # native <details>: no rerun needed
     assert branch.query_selector(":scope > ul > li").is_visible()
     assert closed.count() == n_closed - 1  # only that branch opened; its sub-branches stay closed
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_branch_open")
 
     # zoom to the chosen individual's path
@@ -54,7 +45,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     marked = page.locator(f"{OUTLINE} .leaf.path")
     marked.first.wait_for(state="visible")
     assert "this individual" in marked.first.inner_text()
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_individual_path")
 
     # zoom to a leaf: the last metarule in the selector; its path opens and only that leaf is marked
@@ -70,13 +61,13 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     assert page.locator(f"{OUTLINE} .leaf.path").count() == 1
     assert "zoomed leaf" in marked.inner_text() and "this individual" not in marked.inner_text()
     assert f"{chosen} →" in marked.inner_text()
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_zoomed_leaf")
 
 
 def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, wait_idle, tmp_path):
     open_app(page, "/")
-    _nav(page, wait_idle, "Individual")
+    go_to(page, "Individual")
     box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
     box.wait_for(state="visible")
     box.fill("17")
@@ -85,7 +76,7 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     # to show row 17 before leaving it (CI once exported row 0 here)
     page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
     wait_idle(page)
-    _nav(page, wait_idle, "Export")
+    go_to(page, "Export")
     page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)

@@ -2,8 +2,7 @@
 and in the downloaded report, next to the codes ("on a payroll (Salaried)"), with HTML in a label escaped."""
 from __future__ import annotations
 
-from e2e.test_pages import assert_no_errors
-from conftest import wait_for_layout
+from tests.support.browser import assert_no_errors, download_report, go_to, wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -43,8 +42,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     wait_idle(page)
     assert_no_errors(page)
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Individual", exact=True).click()
-    wait_idle(page)
+    go_to(page, "Individual")
     page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible")
     wait_for_layout(page)  # the grid has drawn its cells (sizes steady), not a fixed wait
     wait_idle(page)
@@ -64,15 +62,11 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     assert shown, text[:3000]
     save_screenshot(page, "individual_value_labels")
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Export", exact=True).click()
-    wait_idle(page)
+    go_to(page, "Export")
     page.get_by_text("Include the chosen person", exact=True).click()  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Download report").click()
-    path = tmp_path / "report.html"
-    download.value.save_as(str(path))
+    path = download_report(page, tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "<b>looking for work</b>" not in html  # HTML in a label is text, never markup
     in_report = [code for code, label in EMPLOYMENT.items()

@@ -96,7 +96,7 @@ def test_a_workspace_saved_by_a_newer_version_is_refused_whole():
 def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_warning():
     """A reopened link brings back how model B was made (kind, algorithm, training rows, seed); the widgets start
     there and Streamlit shows no 'default value and Session State' warning."""
-    from apptest_kit import assert_clean, goto, new_app
+    from tests.support.apptest_kit import assert_clean, goto, new_app
 
     from tcrex.ui.pages.compare import ALGORITHMS
 

@@ -47,7 +47,7 @@ def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool =
     audited by credit history length: the "1,000-row table with 20 features" of issue #39."""
     import pandas as pd  # noqa: PLC0415
 
-    from credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415
+    from tests.support.credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415
 
     keep = FEATURES[:n_features] + ["target"]
     frame = credit_like(rows)[keep]

@@ -10,7 +10,7 @@ from tcrex import TCREx
 from tcrex import figures as F
 from tcrex.report import ReportOptions, build_report, fingerprint_bytes, fingerprint_frame
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 WHEN = datetime(2024, 7, 21, 9, 30, tzinfo=timezone.utc)
 
