@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from apptest_kit import assert_clean, goto, last_result, new_app
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app
 
 from tcrex.ui.pages import export
 from tcrex.ui.state import active, session
