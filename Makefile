@@ -67,8 +67,8 @@ browser:
 		echo "browser: install it with 'sudo apt-get install chromium'; until then the e2e tests are skipped."; \
 	fi
 
-# Debian's PostgreSQL server binaries for the shared-workspace tests (tests/test_workspace_store.py starts its own
-# server in a temporary folder as the postgres user; nothing is left running). Without root/apt-get they skip.
+# Debian's PostgreSQL server binaries for the shared-workspace tests (tests/workspace/test_workspace_store.py starts its
+# own server in a temporary folder as the postgres user; nothing is left running). Without root/apt-get they skip.
 postgres:
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "postgres: $$(ls /usr/lib/postgresql/*/bin/initdb | head -1) present"; \

@@ -1,4 +1,4 @@
-"""Run the hostile-input corpus (``tests/intake/hostile_corpus.py``) and count the outcomes per class.
+"""Run the hostile-input corpus (``tests/support/hostile_corpus.py``) and count the outcomes per class.
 
     .venv/bin/python benchmarks/hostile_corpus.py                  # every case
     .venv/bin/python benchmarks/hostile_corpus.py --kind table     # tables only (or: --kind model)
@@ -126,7 +126,7 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
     from tcrex import TCREx
     from tcrex.errors import TCRExError
     from tcrex.intake import handle_missing, read_table
-    from tcrex.report import build_report, fingerprint_frame
+    from tcrex.report import ReportOptions, build_report, fingerprint_frame
     from tcrex.spreadsheet import to_csv
 
     try:
@@ -167,9 +167,10 @@ def _table_case(c, data: bytes) -> tuple[str, str]:
             ex = TCREx(rho=0.1, tau=0.7, n_trees=1, max_cells=20_000).fit(X, y_pred=y)
             explanations = ex.explain(X.head(200), y_pred=y[:200])
             exports += [to_csv(ex.rules_frame()), to_csv(explanations)]
-            html = build_report(ex, title=c.filename, data_description=f"{c.filename}: {list(X.columns)}",
-                                data_fingerprint=fingerprint_frame(X), model_description="corpus labels",
-                                model_fingerprint="-", params={"rho": 0.1, "tau": 0.7}, explanations=explanations)
+            html = build_report(ex, ReportOptions(title=c.filename, data_description=f"{c.filename}: {list(X.columns)}",
+                                                  data_fingerprint=fingerprint_frame(X),
+                                                  model_description="corpus labels", model_fingerprint="-",
+                                                  params={"rho": 0.1, "tau": 0.7}, explanations=explanations))
         except TCRExError as exc:
             note = f"; the engine refused: {str(exc)[:160]}"
     for text in exports:
@@ -196,7 +197,7 @@ def _rules_case(c, data: bytes) -> tuple[str, str]:
 def _model_case(c, data: bytes) -> tuple[str, str]:
     from tcrex.errors import TCRExError
     from tcrex.intake import ModelFaultError, check_compatibility, load_model
-    from tests.intake.hostile_corpus import model_table
+    from tests.support.hostile_corpus import model_table
 
     model = None
     try:
@@ -316,8 +317,8 @@ class _Memory:
         if fmt in self.worker_baseline:
             return
         from tcrex.intake import load_model
-        from tests.intake import builders as b
-        from tests.intake.hostile_corpus import model_table
+        from tests.support import builders as b
+        from tests.support.hostile_corpus import model_table
 
         make = {"xgboost-json": lambda: (b.xgb_classifier(n_estimators=3)[0], "m.json", "loans"),
                 "xgboost-ubj": lambda: (b.xgb_classifier(n_estimators=3, fmt="ubj")[0], "m.ubj", "loans"),
@@ -340,7 +341,7 @@ class _Memory:
 
 def _valid_sklearn():
     from sklearn.linear_model import LogisticRegression
-    from tests.intake import builders as b
+    from tests.support import builders as b
 
     X = b.numeric()
     return LogisticRegression().fit(X, X.a > 0)
@@ -358,7 +359,7 @@ def _model_format(data: bytes, filename: str) -> str | None:
 def child(marker_dir: str, names: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     csv.field_size_limit(sys.maxsize)  # the runner parses exported CSVs whatever their cell sizes
-    from tests.intake.hostile_corpus import case
+    from tests.support.hostile_corpus import case
 
     memory = _Memory()
     for name in names:
@@ -495,7 +496,7 @@ def main() -> int:
     parser.add_argument("--json", help="also write every result to this file")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from tests.intake.hostile_corpus import cases
+    from tests.support.hostile_corpus import cases
 
     selected = [c for c in cases() if (args.kind is None or c.kind == args.kind) and (c.quick or not args.quick)
                 and args.match in c.name]

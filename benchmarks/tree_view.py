@@ -18,7 +18,7 @@ from common import SHARED_DATA, load, machine, train_model  # noqa: E402  (adds 
 
 from tcrex import TCREx  # noqa: E402
 from tcrex import figures as F  # noqa: E402
-from tcrex.report import build_report  # noqa: E402
+from tcrex.report import ReportOptions, build_report  # noqa: E402
 
 
 def best(fn, repeat: int = 3):
@@ -73,7 +73,7 @@ def adult_report() -> None:
     print("|---|---|---|")
     for label, extra in [("default (aggregates, rules, chosen individual)", {}),
                          ("include_rows=True", {"rows": ds.X, "include_rows": True})]:
-        secs, html = best(lambda: build_report(ex, **common, **extra), repeat=2)
+        secs, html = best(lambda: build_report(ex, ReportOptions(**common, **extra)), repeat=2)
         print(f"| {label} | {secs:.2f} | {len(html.encode()) / 1024:.0f} |")
 
 

@@ -120,8 +120,7 @@ def main() -> None:
               f"work either way) {1000 * parse_s:.1f} ms; store/parse = {store_s / parse_s:.3f}")
         print(f"disk per workspace (settings only, 100 workspaces): {disk(os.path.join(tmp, 'd')) / 1024:.1f} kB")
     if args.postgres:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from servers import postgres_server  # the server the tests start
+        from tests.support.servers import postgres_server  # the server the tests start
         with postgres_server() as url, tempfile.TemporaryDirectory() as tmp:
             store = WorkspaceStore(url, blobs=tmp)
             times = save_cost(store)

@@ -49,7 +49,7 @@ def fitted():
     and tree-outline tests: every name must come out escaped): ``(explainer, X, y)``."""
     from tcrex import TCREx
 
-    from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+    from tests.support.data import mixed
 
     X, y = mixed(n=400)
     X = X.rename(columns={"job": "<script>job</script>"})

@@ -21,7 +21,7 @@ from tcrex.audit import METRICS, audit, gap_direction
 from tcrex.population import MISSING_GROUP, REST, percentile_interval
 from tcrex.audit._bootstrap import bootstrap_group  # the bootstrap itself (tests may import private modules)
 from tcrex.datasets import make_loans, make_recourse_groups
-from tests.audit_checks import assert_counts_equal, assert_same_audit
+from tests.support.audit_checks import assert_counts_equal, assert_same_audit
 
 N = 4000
 

@@ -13,7 +13,7 @@ from tcrex.population import PRACTICAL_DEFAULT
 from tcrex.datasets import make_recourse_groups
 from tcrex.figures import _audit as figs
 from tcrex.figures import gap_forest_plot, gap_forest_svg
-from tcrex.report import build_report
+from tcrex.report import ReportOptions, build_report
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +97,9 @@ def test_forest_svg_is_static_escaped_and_marks_clear_gaps(planted):
 
 
 def _report(ex, res, **kw):
-    return build_report(ex, title="t", data_description="d", data_fingerprint="a" * 64, model_description="m",
-                        model_fingerprint="b" * 64, params={}, audit=res, audit_title="audit", **kw)
+    return build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="a" * 64,
+                                          model_description="m", model_fingerprint="b" * 64, params={}, audit=res,
+                                          audit_title="audit", **kw))
 
 
 def test_report_applies_the_threshold_and_has_no_scripts(planted):

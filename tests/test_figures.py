@@ -15,7 +15,7 @@ from tcrex.errors import ParameterError
 from tcrex import figures as F
 from tcrex.figures import _tree
 
-from engine.helpers import figure1, mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import figure1, mixed
 
 # ---------------------------------------------------------------------- fixtures
 
@@ -138,7 +138,7 @@ def test_twelve_rule_colours_are_told_apart():
 
 def test_rule_plot_draws_the_two_blue_rules_with_exact_bounds(fig1):
     ex, X, y, blue = fig1
-    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, show_metarules=False)
+    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, F.RulePlotOptions(show_metarules=False))
     rules = _kind(fig, "rule")
     assert len(rules) == 2 and all(t.meta["target"] == blue for t in rules)
     xlo, xhi = fig.layout.xaxis.range
@@ -158,7 +158,7 @@ def test_rule_plot_draws_the_two_blue_rules_with_exact_bounds(fig1):
 def test_metarule_regions_cover_the_plane_and_follow_the_slice(fig1):
     ex, X, y, blue = fig1
     person = {"x1": 2.0, "x2": 2.0}
-    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, individual=person, individual_y="red")
+    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, F.RulePlotOptions(individual=person, individual_y="red"))
     shapes = fig.layout.shapes
     assert shapes and all(s.type == "rect" and s.xref == "x" and s.layer == "below" for s in shapes)
     xlo, xhi = fig.layout.xaxis.range
@@ -187,7 +187,8 @@ def _hex(rgba):
 
 def test_individual_counterfactual_and_arrow(fig1):
     ex, X, y, blue = fig1
-    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, individual={"x1": 2.0, "x2": 2.0}, individual_y="red")
+    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, F.RulePlotOptions(individual={"x1": 2.0, "x2": 2.0},
+                                                                    individual_y="red"))
     (ind,) = _kind(fig, "individual")
     (cf,) = _kind(fig, "counterfactual")
     assert (ind.x[0], ind.y[0]) == (2.0, 2.0) and ind.marker.size >= 18
@@ -204,10 +205,10 @@ def test_individual_counterfactual_and_arrow(fig1):
 def test_individual_by_index_label_takes_its_output_from_y_pred(fig1):
     ex, X, y, blue = fig1
     i = int(np.flatnonzero(y == "red")[0])
-    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, individual=X.index[i])
+    fig = F.rule_plot(ex, blue, "x1", "x2", X, y, F.RulePlotOptions(individual=X.index[i]))
     assert len(_kind(fig, "counterfactual")) == 1
     # without any output the plot still draws the individual and says what is missing
-    fig = F.rule_plot(ex, blue, "x1", "x2", X, None, individual={"x1": 2.0, "x2": 2.0})
+    fig = F.rule_plot(ex, blue, "x1", "x2", X, None, F.RulePlotOptions(individual={"x1": 2.0, "x2": 2.0}))
     assert _kind(fig, "individual") and not _kind(fig, "counterfactual")
     assert "individual_y" in fig.layout.title.subtitle.text
 
@@ -215,24 +216,24 @@ def test_individual_by_index_label_takes_its_output_from_y_pred(fig1):
 def test_scattergl_above_1000_points_and_deterministic_sampling():
     X, y = mixed(n=3000, seed=1)
     ex = TCREx(rho=0.03, tau=0.85).fit(X, y_pred=y)
-    big = F.rule_plot(ex, 0, "age", "income", X, y, max_points=2500)
+    big = F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(max_points=2500))
     pts = _kind(big, "points")
     assert pts and all(isinstance(t, go.Scattergl) for t in pts)
     assert sum(len(t.x) for t in pts) == 2500 == big.layout.meta["n_points"]
     assert "2,500 of 3,000" in big.layout.title.subtitle.text
-    again = F.rule_plot(ex, 0, "age", "income", X, y, max_points=2500)
+    again = F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(max_points=2500))
     assert big.to_json() == again.to_json()
-    small = F.rule_plot(ex, 0, "age", "income", X, y, max_points=800)
+    small = F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(max_points=800))
     pts = _kind(small, "points")
     assert all(isinstance(t, go.Scatter) for t in pts) and sum(len(t.x) for t in pts) == 800
     assert not any(isinstance(t, go.Scattergl) for t in small.data)
-    other_seed = F.rule_plot(ex, 0, "age", "income", X, y, max_points=800, random_state=5)
+    other_seed = F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(max_points=800, random_state=5))
     assert other_seed.to_json() != small.to_json()
 
 
 def test_categorical_axis_uses_positions_and_tick_labels(mix):
     ex, X, y = mix
-    fig = F.rule_plot(ex, 1, "income", "job", X, y, individual=X.iloc[0], individual_y=y[0])
+    fig = F.rule_plot(ex, 1, "income", "job", X, y, F.RulePlotOptions(individual=X.iloc[0], individual_y=y[0]))
     cats = ex.schema_.features[ex.schema_.index("job")].categories
     assert list(fig.layout.yaxis.ticktext) == cats and list(fig.layout.yaxis.tickvals) == list(range(len(cats)))
     assert tuple(fig.layout.yaxis.range) == (-0.5, len(cats) - 0.5)
@@ -615,7 +616,8 @@ def test_figures_are_deterministic(mix):
     ex, X, y = mix
     pop = ex.explain(X.iloc[:50], y_pred=y[:50])
     for make in (lambda: F.metarule_tree_dot(ex, 0, population=pop), lambda: F.metarule_icicle(ex, 0).to_json(),
-                 lambda: F.rule_plot(ex, 0, "age", "job", X, y, individual=X.iloc[3], individual_y=y[3]).to_json()):
+                 lambda: F.rule_plot(ex, 0, "age", "job", X, y, F.RulePlotOptions(individual=X.iloc[3],
+                                                                                  individual_y=y[3])).to_json()):
         assert make() == make()
 
 

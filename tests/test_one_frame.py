@@ -25,10 +25,10 @@ from tcrex.audit import audit
 from tcrex.cli import main
 from tcrex.compare import compare_models
 from tcrex.figures import changes_distribution_by_group, feature_change_heatmap, group_comparison_bars
-from tcrex.report import build_report
+from tcrex.report import ReportOptions, build_report
 from tcrex.vocabulary import BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, SEARCHED, is_verified, needs_recourse
 
-from tests.credit_like import german_like, german_model
+from tests.support.credit_like import german_like, german_model
 
 #: Real XGBoost models, a verification of every row per dataset, the CLI on files: `make test`, not `make test-fast`.
 pytestmark = pytest.mark.slow
@@ -235,9 +235,9 @@ def test_the_report_prints_the_aggregates_of_the_frame(case):
     ex, X, features, want = case["ex"], case["X"], case["features"], case["want"]
     res = audit(ex, X, case["group"], model=case["model"], n_boot=N_BOOT)
     eff = ex.effectiveness(X[features], model=case["model"])
-    html = build_report(ex, title="t", data_description="d", data_fingerprint="f", model_description="m",
-                        model_fingerprint="g", params={}, audit=res, effectiveness=eff,
-                        explanations=case["exp"], trees=False)
+    html = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="f", model_description="m",
+                                          model_fingerprint="g", params={}, audit=res, effectiveness=eff,
+                                          explanations=case["exp"], trees=False))
     parser = _Tables()
     parser.feed(html)
     table = parser.tables[parser.ids.index("audit-basis")]
@@ -296,7 +296,7 @@ def test_an_audit_of_the_frame_given_is_the_audit_that_verifies(case):
     that verifies the rows itself; a frame of other rows or another target is refused."""
     from tcrex.errors import ParameterError
 
-    from tests.audit_checks import assert_same_audit
+    from tests.support.audit_checks import assert_same_audit
 
     ex, X, cf = case["ex"], case["X"], case["cf"]
     want = audit(ex, X, case["group"], model=case["model"], n_boot=N_BOOT)

@@ -11,9 +11,9 @@ import pytest
 from tcrex import TCREx
 from tcrex import figures as F
 from tcrex.audit import audit
-from tcrex.report import build_report
+from tcrex.report import ReportOptions, build_report
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 NAMES = {1: "approved", 0: "rejected"}
 
@@ -66,8 +66,8 @@ def test_metarule_ids_are_numbered_like_rule_ids_across_targets(both):
         assert {m for m in re.findall(r"Metarule (M\d+)", dot)} <= ids and "Metarule 0 " not in dot
     table = F.metacounterfactual_table(exp)
     assert set(table["metarule"]) == {a["metarule_id"] for a in exp.alternatives}
-    report = build_report(ex, title="t", data_description="d", data_fingerprint="f", model_description="m",
-                          model_fingerprint="g", params={})
+    report = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="f",
+                                            model_description="m", model_fingerprint="g", params={}))
     assert all(m in report for m in metas.metarule_id)
 
 
@@ -122,12 +122,12 @@ def test_class_names_replace_output_equals_everywhere(both):
     text = ex.summary_text(NAMES)
     assert "output =" not in text and "approved" in text and "rejected" in text
     for fig in (F.rules_overview(ex, class_names=NAMES), F.metarule_icicle(ex, 0, class_names=NAMES),
-                F.rule_plot(ex, 0, "age", "income", X, y, class_names=NAMES),
+                F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(class_names=NAMES)),
                 F.rule_focus_plot(ex, 0, 0, X, y, X.iloc[:5], class_names=NAMES)):
         assert "output =" not in fig.to_json(), fig.layout.meta
     assert "output =" not in F.metarule_tree_dot(ex, 0, class_names=NAMES)
     assert "output =" not in F.metarule_tree_html(ex, 0, class_names=NAMES)
-    legend = [t.name for t in F.rule_plot(ex, 0, "age", "income", X, y, class_names=NAMES).data
+    legend = [t.name for t in F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(class_names=NAMES)).data
               if t.meta and t.meta.get("kind") == "points"]
     assert sorted(n.replace(" (target)", "") for n in legend) == ["approved", "rejected"]
 
@@ -143,9 +143,9 @@ def test_report_uses_ids_and_class_names(both):
     ex, X, y = both
     row = next(i for i, s in enumerate(ex.explain(X, y_pred=y).status) if s == "ok")
     exp = ex.explain_one(X.iloc[[row]], y_pred=[y[row]])
-    html = build_report(ex, title="t", data_description="d", data_fingerprint="", model_description="m",
-                        model_fingerprint="", params={}, individuals={"Row": (exp, X.iloc[row])},
-                        explanations=ex.explain(X, y_pred=y), class_names=NAMES)
+    html = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="", model_description="m",
+                                          model_fingerprint="", params={}, individuals={"Row": (exp, X.iloc[row])},
+                                          explanations=ex.explain(X, y_pred=y), class_names=NAMES))
     assert "output =" not in html
     rules_section = html.split('id="rules"')[1].split("</section>")[0]
     assert "<th>rule</th>" in rules_section and f'<td class="short">{ex.rule_id(1, 0)}</td>' in rules_section

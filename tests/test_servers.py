@@ -1,4 +1,4 @@
-"""The suite's one way to start a server on a free port (``tests/servers.py``): a port taken between choosing it and
+"""The suite's one way to start a server on a free port (``tests/support/servers.py``): a port taken between choosing it and
 the program's bind is retried on another port, and only the started program listening counts as "serving" --
 something else answering on the port does not."""
 import socket
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-import servers
+from tests.support import servers
 
 
 def _http_server(port):

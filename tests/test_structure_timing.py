@@ -9,11 +9,12 @@ Scanned with ``ast`` over every ``.py`` file under ``tests/``:
     expectation is a ratio printed by a ``benchmarks/`` script instead (``benchmarks/suite_timings.py``);
 (b) a fixed wait: ``time.sleep(<literal > 0>)`` (``from time import sleep`` too) or Playwright's
     ``wait_for_timeout(<literal > 0>)``, outside :data:`SLEEP_ALLOWED`. Wait for the event itself instead
-    (``servers.wait_until``, a file, a log line, an endpoint; ``e2e.conftest.wait_for_layout`` in a browser).
+    (``tests.support.servers.wait_until``, a file, a log line, an endpoint; ``tests.support.browser.wait_for_layout``
+    in a browser).
 
 Polling loops that *bound* a wait (``while time.monotonic() < give_up``) are not asserts and are allowed; the
-suite's one polling loop is ``servers.wait_until``. The checker runs on source text, so the tests at the end plant
-violations in small sources and see them caught (and see the allowed forms pass).
+suite's one polling loop is ``tests.support.servers.wait_until``. The checker runs on source text, so the tests at
+the end plant violations in small sources and see them caught (and see the allowed forms pass).
 """
 from __future__ import annotations
 
@@ -216,7 +217,7 @@ PLANTED_FIXED_WAITS = {
 }
 ALLOWED_FORMS = """
 import time
-from servers import wait_until
+from tests.support.servers import wait_until
 
 def test_ok(tmp_path, page):
     t0 = time.perf_counter()  # measured and printed, never asserted

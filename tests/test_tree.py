@@ -153,7 +153,7 @@ def test_no_branch_is_hidden_at_any_budget(big):
 # ------------------------------------------------------------------------------------------------ the dashboard
 @pytest.mark.slow  # runs the app in AppTest: `make test`, not `make test-fast`
 def test_global_rules_page_shows_the_outline_and_zooms():
-    from ui.apptest_kit import assert_clean, goto, new_app
+    from tests.support.apptest_kit import assert_clean, goto, new_app
 
     at = goto(new_app(), "global_rules")
     assert_clean(at)

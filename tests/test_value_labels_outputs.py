@@ -10,11 +10,11 @@ import pytest
 
 from tcrex import TCREx
 from tcrex import figures as F
-from tcrex.report import build_report, fingerprint_bytes, fingerprint_frame
+from tcrex.report import ReportOptions, build_report, fingerprint_bytes, fingerprint_frame
 from tcrex.spreadsheet import to_csv
 from tcrex.ui.pages.data_model import codebook_download, codebook_from_rows, codebook_rows
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 SCRIPT = '<script>alert("label")</script>'
 LABELS = {"job": {"manager": SCRIPT, "teacher": "<img src=x onerror=alert(1)>", "clerk": "=HYPERLINK(\"http://x\")",
@@ -34,10 +34,11 @@ def test_labels_are_escaped_in_the_report(fitted):
     assert SCRIPT in ex.summary_text() or "<img" in ex.summary_text()  # the engine keeps the text as given
     row = X.iloc[[0]]
     exp = ex.explain_one(row, y_pred=y[:1])
-    html = build_report(ex, title="t", data_description="d", data_fingerprint=fingerprint_frame(X),
-                        model_description="m", model_fingerprint=fingerprint_bytes(b"m"), params={},
-                        figures={"Rule plot": F.rule_plot(ex, 0, "job", "income", X, y)},
-                        individuals={"row 0": (exp, row.iloc[0])}, explanations=ex.explain(X, y_pred=y))
+    html = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint=fingerprint_frame(X),
+                                          model_description="m", model_fingerprint=fingerprint_bytes(b"m"), params={},
+                                          figures={"Rule plot": F.rule_plot(ex, 0, "job", "income", X, y)},
+                                          individuals={"row 0": (exp, row.iloc[0])},
+                                          explanations=ex.explain(X, y_pred=y)))
     for raw in (SCRIPT, "<img src=x", "<b>yes</b>"):
         assert raw not in html
     assert "&lt;script&gt;alert(" in html or "\\u003cscript" in html

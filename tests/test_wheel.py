@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from servers import answers, serve_on_free_port, stop  # tests/ is on sys.path
+from tests.support.servers import answers, serve_on_free_port, stop
 
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: left out of `make test-fast`
 

@@ -216,7 +216,7 @@ def test_audit_finding_on_a_model_feature_suggests_marking_it_immutable_in_words
 
 def test_summary_text_names_a_metarule_without_an_actionable_rule():
     """No "nan" (or "up to 0 changes") for the metarule where constraints forbid every rule."""
-    from engine.helpers import figure1
+    from tests.support.data import figure1
 
     X, y = figure1()
     ex = TCREx(rho=0.02, tau=0.9, constraints={"x1": "immutable"}).fit(X, y_pred=y)

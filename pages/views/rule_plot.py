@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from tcrex.figures import rule_focus_plot, rule_plot
+from tcrex.figures import RulePlotOptions, rule_focus_plot, rule_plot
 
 from tcrex.ui.widgets import page
 from tcrex.ui.widgets import components as ui
@@ -17,9 +17,10 @@ x, y, row = rule_plot_page.plane_controls(ws, result, target, key="plot")
 c1, c2 = st.columns(2)
 show_rules = c1.toggle("Show rules", value=True, key="plot_rules")
 show_metarules = c2.toggle("Show metarule regions through the individual", value=True, key="plot_metarules")
-ui.chart(rule_plot, ex, target, x, y, ws.X, ws.y_pred, individual=row, show_rules=show_rules,
-         show_metarules=show_metarules, max_points=rule_plot_page.MAX_POINTS, height=680, key="rule_plot", legend_below=True,
-         class_names=ws.class_names,
+ui.chart(rule_plot, ex, target, x, y, ws.X, ws.y_pred,
+         RulePlotOptions(individual=row, show_rules=show_rules, show_metarules=show_metarules,
+                         max_points=rule_plot_page.MAX_POINTS, class_names=ws.class_names),
+         height=680, key="rule_plot", legend_below=True,
          caption="Metarule regions are an exact slice through the individual (its other features held fixed).")
 
 st.subheader("One rule in focus")

@@ -7,7 +7,7 @@ all rectangles set in one layout update). No Streamlit here; the dashboard calls
 >>> from tcrex.figures import metarule_tree_dot, rule_plot       # doctest: +SKIP
 >>> st.graphviz_chart(metarule_tree_dot(ex, target=0))          # doctest: +SKIP
 """
-from ._plane import rule_focus_plot, rule_plot
+from ._plane import RulePlotOptions, rule_focus_plot, rule_plot
 from ._style import RULE_PALETTE, rule_color, rule_colors, rule_dash
 from ._summary import change_keep_bars, change_keep_counts, changes_histogram, rules_overview
 from ._tables import individual_table, metacounterfactual_figure, metacounterfactual_table
@@ -16,7 +16,7 @@ from ._outline import metarule_outline, metarule_tree_html
 from ._tree import metarule_icicle, metarule_tree_dot, metarule_tree_svg
 
 __all__ = ["metarule_outline", "metarule_tree_html", "rule_colors", "rule_color", "rule_dash", "RULE_PALETTE", "metarule_tree_dot", "metarule_tree_svg",
-           "metarule_icicle", "dot_to_svg", "parse_dot", "DotError", "rule_plot", "rule_focus_plot",
+           "metarule_icicle", "dot_to_svg", "parse_dot", "DotError", "rule_plot", "RulePlotOptions", "rule_focus_plot",
            "change_keep_bars", "change_keep_counts", "changes_histogram", "rules_overview", "individual_table",
            "metacounterfactual_table", "metacounterfactual_figure"]
 

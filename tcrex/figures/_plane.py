@@ -9,6 +9,7 @@ the data points.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -352,20 +353,52 @@ def _metarule_shapes(ex, target, ax, ay, row) -> tuple[list, list]:
     return shapes, labels
 
 
-def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None, individual=None, show_rules: bool = True,
-              show_metarules: bool = True, max_points: int = 5000, random_state: int = 0, *, individual_y=None,
-              explanation=None, title: str | None = None, class_names=None) -> go.Figure:
+@dataclass(frozen=True, eq=False)
+class RulePlotOptions:
+    """What :func:`rule_plot` draws besides the data and the rules: all optional, the defaults draw every rule and
+    (with an individual, or with exactly two features) the metarule regions over at most 5,000 points.
+
+    >>> RulePlotOptions(individual=12, max_points=2000)  # doctest: +SKIP
+    """
+
+    #: The person to mark: a dict, Series, one-row DataFrame or an index label of ``X``. With one, the exact
+    #: metarule regions through it are drawn (its other features fixed), with a star and an arrow to its
+    #: counterfactual point.
+    individual: object = None
+    #: The individual's model output; else it comes from ``y_pred`` when the individual is a row of ``X``, else
+    #: from the explainer's model.
+    individual_y: object = None
+    #: The individual's :class:`~tcrex.LocalExplanation`, to skip recomputing it.
+    explanation: object = None
+    #: Draw the rules as filled rectangles.
+    show_rules: bool = True
+    #: Shade the metarule regions (through the individual; with exactly two features, without one too).
+    show_metarules: bool = True
+    #: At most this many data points (a deterministic random sample, stated in the title).
+    max_points: int = 5000
+    #: Seed of that sample and of the categorical jitter.
+    random_state: int = 0
+    #: The figure's title; default "<target>: rules on <x> × <y>".
+    title: str | None = None
+    #: ``{label: name}``: names the classes in the legend and the title.
+    class_names: dict | None = None
+
+
+def rule_plot(ex, target: int, x: str, y: str, X: pd.DataFrame, y_pred=None,
+              options: RulePlotOptions | None = None) -> go.Figure:
     """Rules of one target on the plane of features ``x`` and ``y`` (paper Figures 1 and 2).
 
-    Data points (a deterministic random sample of at most ``max_points``, stated in the title) are coloured by
-    model output; rules are filled rectangles with hover text (conditions, accuracy, feasibility). With an
-    ``individual`` (a dict, Series, one-row DataFrame or an index label of X) the exact metarule regions through
-    it are drawn (other features fixed at its values), with the individual as a large star and an arrow to its
-    counterfactual point. Its model output comes from ``individual_y``, else from ``y_pred`` when it is a row of
-    X, else from the explainer's model; pass ``explanation`` (its LocalExplanation) to skip recomputing it.
-    With exactly two features the metarule regions are drawn even without an individual. Rules are named by
-    their ids ("R2"); ``class_names`` (``{label: name}``) names the classes in the legend and the title.
+    Data points (a deterministic random sample of at most ``options.max_points``, stated in the title) are
+    coloured by model output; rules are filled rectangles with hover text (conditions, accuracy, feasibility).
+    With ``options.individual`` the exact metarule regions through it are drawn (other features fixed at its
+    values), with the individual as a large star and an arrow to its counterfactual point (see
+    :class:`RulePlotOptions` for every option). With exactly two features the metarule regions are drawn even
+    without an individual. Rules are named by their ids ("R2").
     """
+    o = options if options is not None else RulePlotOptions()
+    individual, show_rules, show_metarules = o.individual, o.show_rules, o.show_metarules
+    max_points, random_state, individual_y = o.max_points, o.random_state, o.individual_y
+    explanation, title, class_names = o.explanation, o.title, o.class_names
     sol = solution(ex, target)
     X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=ex.schema_.names)
     ax, ay, yv, idx, notes = _plane(ex, x, y, X, y_pred, max_points, random_state)

@@ -325,7 +325,7 @@ def test_tcrex_ui_starts_the_dashboard_from_the_checkout(tmp_path):
     """`tcrex ui` from another folder runs the checkout's app.py (with its .streamlit settings) to the health check."""
     import os
 
-    from servers import answers, serve_on_free_port, stop
+    from tests.support.servers import answers, serve_on_free_port, stop
 
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}

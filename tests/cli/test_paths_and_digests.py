@@ -18,11 +18,7 @@ from tcrex.distributed import explain_parquet_file, file_digest, load_model_file
 from tcrex.errors import TCRExError  # noqa: E402
 from tcrex.intake import load_model  # noqa: E402
 
-
-def _xgb(X, y) -> bytes:
-    Xc = X.astype({c: "category" for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])})
-    m = xgboost.XGBClassifier(n_estimators=5, max_depth=3, enable_categorical=True, tree_method="hist").fit(Xc, y)
-    return bytes(m.get_booster().save_raw("json"))
+from tests.support.builders import xgb_classifier  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +26,8 @@ def folder(tmp_path_factory):
     d = tmp_path_factory.mktemp("user")
     X = make_loans(400, random_state=3)
     y = X.pop("approved").to_numpy()
-    (d / "a.json").write_bytes(_xgb(X, y))
-    (d / "b.json").write_bytes(_xgb(X, 1 - y))
+    (d / "a.json").write_bytes(xgb_classifier(X, y, n_estimators=5)[0])
+    (d / "b.json").write_bytes(xgb_classifier(X, 1 - y, n_estimators=5)[0])
     ex = TCREx(rho=0.05).fit(X, load_model((d / "a.json").read_bytes(), "a.json", sandbox=False))
     (d / "rules.json").write_text(ex.to_json())
     X.to_parquet(d / "x.parquet", index=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from servers import serve_on_free_port  # tests/ is on sys.path
+from tests.support.servers import serve_on_free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DASK = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")

@@ -22,11 +22,7 @@ from tcrex.cli import main  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
 from tcrex.intake import load_model  # noqa: E402
 
-
-def _xgb(X, y) -> bytes:
-    Xc = X.astype({c: "category" for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])})
-    m = xgboost.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True, tree_method="hist").fit(Xc, y)
-    return bytes(m.get_booster().save_raw("json"))
+from tests.support.builders import xgb_classifier  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +32,8 @@ def made(tmp_path_factory):
     d = tmp_path_factory.mktemp("made")
     X = make_loans(1200, random_state=11)
     y = X.pop("approved").to_numpy()
-    (d / "a.json").write_bytes(_xgb(X, y))
-    (d / "b.json").write_bytes(_xgb(X, 1 - y))
+    (d / "a.json").write_bytes(xgb_classifier(X, y, n_estimators=10)[0])
+    (d / "b.json").write_bytes(xgb_classifier(X, 1 - y, n_estimators=10)[0])
     model_a = load_model((d / "a.json").read_bytes(), "a.json", sandbox=False)
     ex = TCREx(rho=0.05).fit(X, model_a)
     (d / "rules.json").write_text(ex.to_json())

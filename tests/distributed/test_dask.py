@@ -65,7 +65,7 @@ def _in_memory_audit(X, rules, **kw):
 def test_audit_on_a_local_cluster_equals_in_memory(fitted):
     """Per-partition counts added on the workers (processes) equal the in-memory audit's counts, and the audit
     built from them is the in-memory audit (table, intervals, findings)."""
-    from tests.audit_checks import assert_counts_equal, assert_same_audit
+    from tests.support.audit_checks import assert_counts_equal, assert_same_audit
     X, rules = fitted
     ddf = _random_partitions(X, seed=11)
     want = _in_memory_audit(X, rules)
@@ -78,7 +78,7 @@ def test_audit_on_a_local_cluster_equals_in_memory(fitted):
 
 
 def test_audit_single_process_dask_equals_in_memory(fitted):
-    from tests.audit_checks import assert_same_audit
+    from tests.support.audit_checks import assert_same_audit
     X, rules = fitted
     got = tdist.audit(_random_partitions(X, seed=12), rules, groups="home_ownership", y_pred="score", target=1,
                       n_boot=50, reference="rest")
@@ -90,7 +90,7 @@ def test_audit_files_in_a_process_pool_equal_in_memory(fitted, tmp_path):
     from concurrent.futures import ProcessPoolExecutor
 
     from tcrex.audit import audit_from_counts
-    from tests.audit_checks import assert_counts_equal, assert_same_audit
+    from tests.support.audit_checks import assert_counts_equal, assert_same_audit
     X, rules = fitted
     bounds = [0, 700, 1500, len(X)]
     for i, (a, b) in enumerate(zip(bounds, bounds[1:])):

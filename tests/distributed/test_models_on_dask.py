@@ -19,7 +19,7 @@ from tcrex import distributed as tdist  # noqa: E402
 from tcrex.cli import main  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
 from tcrex.intake import load_model  # noqa: E402
-from tests.intake import builders as b  # noqa: E402
+from tests.support import builders as b  # noqa: E402
 
 NUMERIC = ["age", "income", "loan_amount", "credit_history_years", "debt_to_income", "n_late_payments"]
 
@@ -178,7 +178,7 @@ QUICK_HOSTILE = ["model/xgboost/mutation-child-out-of-range", "model/skops/schem
 def test_hostile_model_files_on_a_dask_worker_give_a_clear_message(files, nanny_cluster, case_name, tmp_path):
     """The worker loads the file itself (as when the driver cannot read the storage the workers read): a refusal
     or a fault comes back as one FileError naming the file, and nothing in the file ran."""
-    from tests.intake.hostile_corpus import case, model_table
+    from tests.support.hostile_corpus import case, model_table
     cluster, client = nanny_cluster
     c = case(case_name)
     marker = tmp_path / "pwned"

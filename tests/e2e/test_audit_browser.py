@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.conftest import go_to  # tests/ is on sys.path
+from tests.support.browser import go_to
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_pages import SELECTORS, assert_no_errors, open_via_navigation
+from tests.support.browser import SELECTORS, assert_no_errors, open_via_navigation
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,8 @@ import contextlib
 import json
 import re
 
-from conftest import (ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, click_nav, go_to, on_page, start_server,
-                      wait_arrived, wait_for_app_idle)
+from tests.support.browser import (ARTIFACTS, APP_TIMEOUT_MS, SCREENSHOTS, click_nav, go_to, on_page, start_server,
+                                   wait_arrived, wait_for_app_idle)
 
 SESSIONS = 6
 ROUNDS = 4

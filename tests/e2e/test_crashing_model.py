@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS, start_server, wait_for_app_idle
+from tests.support.browser import ARTIFACTS, start_server, wait_for_app_idle
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODEL = REPO_ROOT / "sample_data" / "loans_model.json"

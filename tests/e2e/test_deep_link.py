@@ -10,7 +10,7 @@ server cannot show this: it has already answered other requests.
 from __future__ import annotations
 
 import pytest
-from conftest import wait_for_layout
+from tests.support.browser import wait_for_layout
 
 pytestmark = pytest.mark.e2e
 

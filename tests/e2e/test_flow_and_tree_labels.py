@@ -14,8 +14,8 @@ from tcrex.datasets import LOANS_MODEL_B, SAMPLE_DATA_DIR, SAMPLES, load_bundled
 from tcrex.figures import metarule_tree_html, metarule_tree_svg, recourse_flow
 from tcrex.ui.widgets.components import modebar_room
 
-from credit_like import FEATURES, credit_like, credit_model  # tests/ is on sys.path
-from e2e.conftest import SCREENSHOTS
+from tests.support.browser import SCREENSHOTS
+from tests.support.credit_like import FEATURES, credit_like, credit_model
 
 #: Every visible text node's boxes (a wrapped line is one box each), in page coordinates.
 TEXT_BOXES = """() => { const out = [];

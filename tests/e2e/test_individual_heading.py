@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from e2e.conftest import go_to  # tests/ is on sys.path
+from tests.support.browser import go_to
 
 pytestmark = pytest.mark.e2e
 

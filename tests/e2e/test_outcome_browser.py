@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from e2e.conftest import go_to  # tests/ is on sys.path
+from tests.support.browser import assert_no_errors, go_to, sidebar_text, upload_table
 
 
 def _credit(n: int = 800) -> pd.DataFrame:
@@ -22,44 +22,24 @@ def _credit(n: int = 800) -> pd.DataFrame:
                          "target": bad})
 
 
-def _sidebar(page) -> str:
-    return page.locator('[data-testid="stSidebar"]').inner_text()
-
-
 def _outcome_box(page) -> str:
     """What the sidebar's Favourable outcome box shows (its label and the chosen option)."""
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text="Favourable outcome")
     return box.first.locator("input").input_value()  # the chosen option is the combobox's value
 
 
-def _no_errors(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    alerts = page.locator('[data-testid="stAlertContentError"]')
-    assert alerts.count() == 0, alerts.all_inner_texts()
-    assert page.tcrex_errors == [], page.tcrex_errors
-
-
 def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_idle, save_screenshot, tmp_path):
     csv = tmp_path / "credit.csv"
     _credit().to_csv(csv, index=False)
     open_app(page, "/data_model")
-    assert "Favourable outcome: approved" in _sidebar(page)  # the sample's outcome, before the upload
+    assert "Favourable outcome: approved" in sidebar_text(page)  # the sample's outcome, before the upload
     assert "approved (approved = 1)" in _outcome_box(page)
-    page.get_by_text("Upload a CSV, Parquet or Excel file").click()
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv))
-    page.get_by_text("credit.csv — 800 rows").wait_for()
-    wait_idle(page)
-    page.get_by_role("button", name="Use this data").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('credit.csv')",
-        timeout=90_000)
-    wait_idle(page)
+    upload_table(page, csv, "800")
     main = page.locator('[data-testid="stMain"]')
     main.get_by_text("Which outcome is favourable?").wait_for()
     text = main.inner_text()
     assert "1 = Bad" in text  # the reason: 1 is only a convention
-    sidebar = _sidebar(page)
+    sidebar = sidebar_text(page)
     assert "only suggested" in sidebar and "approved" not in sidebar  # no stale label from the sample
     assert "approved" not in _outcome_box(page) and "target = 1" in _outcome_box(page)
     # name the classes, then answer
@@ -78,18 +58,18 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
         "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('Favourable outcome: Good')",
         timeout=90_000)
     wait_idle(page)
-    sidebar = _sidebar(page)
+    sidebar = sidebar_text(page)
     assert "only suggested" not in sidebar and "approved" not in sidebar
     assert "Good (target = 0)" in _outcome_box(page)
     # the suggested constraints, each with its reason and one button
     assert "MaxDelqEver" in main.inner_text() and "past events" in main.inner_text()
     assert page.get_by_role("button", name="Apply these").count() == 1
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "outcome_question_credit")
     go_to(page, "Global rules")
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert "Target\n\nGood" in text and "output = 0" not in text  # the metric names the outcome
-    _no_errors(page)
+    assert_no_errors(page)
     # the page fits its width: nothing runs off to the right at 1400 px
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     save_screenshot(page, "global_rules_credit_named")

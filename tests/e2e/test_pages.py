@@ -10,7 +10,8 @@ import pytest
 
 from tcrex import datasets
 
-from e2e.conftest import go_to, wait_for_app_idle, wait_for_layout  # tests/ is on sys.path
+from tests.support.browser import (SELECTORS, assert_no_errors, open_via_navigation, sidebar_text, upload_table,
+                                   wait_for_app_idle, wait_for_layout)
 
 pytestmark = pytest.mark.e2e
 
@@ -24,27 +25,6 @@ PAGES = {
     "/individual": ("individual", "Individual", ["plotly", "dataframe"]),
     "/export": ("export", "Export", ["download"]),
 }
-# the audit page has its own test below (it also checks the findings); its screenshot is audit.png
-SELECTORS = {
-    "plotly": '[data-testid="stPlotlyChart"] .main-svg',
-    "graphviz": '[data-testid="stGraphVizChart"] svg, img[alt="metarule tree"]',
-    "outline": ".tcrex-outline details",
-    "dataframe": '[data-testid="stDataFrame"]',
-    "table": '[data-testid="stTable"]',
-    "download": '[data-testid="stDownloadButton"] button',
-}
-
-
-def assert_no_errors(page) -> None:
-    exceptions = page.locator('[data-testid="stException"]')
-    assert exceptions.count() == 0, exceptions.all_inner_texts()
-    alerts = page.locator('[data-testid="stAlertContentError"]')
-    assert alerts.count() == 0, alerts.all_inner_texts()
-    assert page.tcrex_errors == [], page.tcrex_errors
-
-
-def sidebar_text(page) -> str:
-    return page.locator('[data-testid="stSidebar"]').inner_text()
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -90,16 +70,7 @@ def test_uploading_a_csv(page, open_app, save_screenshot, wait_idle, tmp_path):
     csv = tmp_path / "applicants.csv"
     datasets.make_loans(600, random_state=3).to_csv(csv, index=False)
     open_app(page, "/data_model")
-    page.get_by_text("Upload a CSV, Parquet or Excel file").click()
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv))
-    page.get_by_text("applicants.csv — 600 rows").wait_for()
-    wait_idle(page)
-    page.get_by_role("button", name="Use this data").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('applicants.csv')",
-        timeout=60_000)
-    wait_idle(page)
+    upload_table(page, csv, "600")
     page.get_by_text("trained in the app").first.wait_for()
     sidebar = sidebar_text(page)
     assert "600 rows" in sidebar and "metarules" in sidebar
@@ -107,11 +78,6 @@ def test_uploading_a_csv(page, open_app, save_screenshot, wait_idle, tmp_path):
     save_screenshot(page, "data_model_upload")
 
 
-def open_via_navigation(page, open_app, wait_idle, label: str) -> None:
-    """Start on the home page and click a sidebar link (the navigation a user takes; deep links to a sub-page URL
-    are covered by ``test_page_renders`` and, on a fresh server, ``test_deep_link.py``)."""
-    open_app(page, "/")
-    go_to(page, label)
 
 
 def test_audit_page(page, open_app, save_screenshot, wait_idle):

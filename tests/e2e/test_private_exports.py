@@ -10,8 +10,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-from conftest import ARTIFACTS, start_server, wait_for_app_idle
-from servers import wait_until
+from tests.support.browser import ARTIFACTS, start_server, wait_for_app_idle
+from tests.support.servers import wait_until
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # a client with no cookies, no session
 TTL_S = 20

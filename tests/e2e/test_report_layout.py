@@ -10,11 +10,11 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.audit import audit
-from tcrex.report import build_report
+from tcrex.report import ReportOptions, build_report
 
-from credit_like import credit_like, credit_model  # tests/ is on sys.path
+from tests.support.credit_like import credit_like, credit_model
 
-from e2e.conftest import SCREENSHOTS  # tests/ is on sys.path
+from tests.support.browser import SCREENSHOTS
 
 SCREEN = 1440  # px: one screen of a 1440 px tall display
 MAX_SCREENS = 15
@@ -34,13 +34,15 @@ def credit_report(tmp_path_factory):
     chosen = {f"Row {row}": (ex.explain_one(X.iloc[[row]], model=model), X.iloc[row])}
     groups = pd.cut(X["MSinceOldestTradeOpen"], [-1, 33, 66, 100], labels=["short", "medium", "long"]).astype(str)
     res = audit(ex, X, groups, model=model, n_boot=200)
-    html = build_report(ex, title="Credit-like report", data_description="credit-like, 6,000 rows, 23 features",
-                        data_fingerprint="a" * 64, model_description="XGBoost, 200 trees",
-                        model_fingerprint="b" * 64, params={"tau": 0.8, "rho": 0.01}, individuals=chosen,
-                        explanations=explanations, actions=ex.feature_actions(X, model=model),
-                        effectiveness=effectiveness, audit=res, audit_title="by credit history length",
-                        class_names={0: "Good", 1: "Bad"},
-                        generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    html = build_report(ex, ReportOptions(title="Credit-like report",
+                                          data_description="credit-like, 6,000 rows, 23 features",
+                                          data_fingerprint="a" * 64, model_description="XGBoost, 200 trees",
+                                          model_fingerprint="b" * 64, params={"tau": 0.8, "rho": 0.01},
+                                          individuals=chosen, explanations=explanations,
+                                          actions=ex.feature_actions(X, model=model), effectiveness=effectiveness,
+                                          audit=res, audit_title="by credit history length",
+                                          class_names={0: "Good", 1: "Bad"},
+                                          generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc)))
     path = tmp_path_factory.mktemp("report") / "credit-report.html"
     path.write_text(html, encoding="utf-8")
     return ex, html, path

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from e2e.conftest import SCREENSHOTS  # tests/ is on sys.path
-from report_sample import credit_report, sample_report
+from tests.support.browser import SCREENSHOTS
+from tests.support.report_sample import credit_report, sample_report
 
 WIDTH, SCREEN = 1440, 900
 MAX_SCREENS = 4

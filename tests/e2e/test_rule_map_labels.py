@@ -23,7 +23,7 @@ def charts():
     y = model.predict(X)
     ex = TCREx(target=1, class_names=SAMPLES["loans"].class_names).fit(X, model)
     person = X.index[int(np.flatnonzero(y == 0)[0])]
-    out = {f"rule map {a} x {b}": F.rule_plot(ex, 0, a, b, X, y, individual=person, max_points=1500)
+    out = {f"rule map {a} x {b}": F.rule_plot(ex, 0, a, b, X, y, F.RulePlotOptions(individual=person, max_points=1500))
            for a, b in PAIRS}
     out["rules overview"] = F.rules_overview(ex)
     return out

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import go_to, set_toggle  # tests/ is on sys.path
+from tests.support.browser import assert_no_errors, go_to, set_toggle
 
 pytestmark = pytest.mark.e2e
 
 OUTLINE = ".tcrex-outline"
-
-
-def _no_errors(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-    assert page.tcrex_errors == [], page.tcrex_errors
 
 
 def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screenshot, wait_idle):
@@ -41,7 +35,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     assert branch.get_attribute("open") is not None  # native <details>: no rerun needed
     assert branch.query_selector(":scope > ul > li").is_visible()
     assert closed.count() == n_closed - 1  # only that branch opened; its sub-branches stay closed
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_branch_open")
 
     # zoom to the chosen individual's path
@@ -52,7 +46,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     marked.first.wait_for(state="visible")  # drawn by the choice's run: idle from here means that run is over
     wait_idle(page)
     assert "this individual" in marked.first.inner_text()
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_individual_path")
 
     # zoom to a leaf: the last metarule in the selector; its path opens and only that leaf is marked
@@ -69,7 +63,7 @@ def test_tree_opens_at_the_root_and_a_branch_expands(page, open_app, save_screen
     assert page.locator(f"{OUTLINE} .leaf.path").count() == 1
     assert "zoomed leaf" in marked.inner_text() and "this individual" not in marked.inner_text()
     assert f"{chosen} →" in marked.inner_text()
-    _no_errors(page)
+    assert_no_errors(page)
     save_screenshot(page, "tree_outline_zoomed_leaf")
 
 

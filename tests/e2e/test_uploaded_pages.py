@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from credit_like import credit_like  # tests/ is on sys.path
+from tests.support.credit_like import credit_like
 
-from e2e.test_pages import assert_no_errors, sidebar_text
+from tests.support.browser import (APP_TIMEOUT_MS, SCREENSHOTS, assert_no_errors, download_report, frame_of, go_to,
+                                   open_tab, set_toggle, sidebar_text, upload_table, wait_for_app_idle,
+                                   wait_for_layout)
 
 WIDTH, HEIGHT = 1280, 1440
 PAGE_CHARTS = {
@@ -40,8 +42,6 @@ OVERFLOW_JS = """() => {
 
 @pytest.fixture
 def credit_page(browser, streamlit_server, tmp_path):
-    from e2e.conftest import APP_TIMEOUT_MS, wait_for_app_idle
-
     csv = tmp_path / "credit_bureau.csv"
     credit_like(3000, seed=2).to_csv(csv, index=False)
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, accept_downloads=True)
@@ -51,24 +51,13 @@ def credit_page(browser, streamlit_server, tmp_path):
     page.on("pageerror", lambda exc: page.tcrex_errors.append(str(exc)))
     page.goto(streamlit_server + "/data_model", wait_until="domcontentloaded")
     wait_for_app_idle(page)
-    page.get_by_text("Upload a CSV, Parquet or Excel file").click()
-    wait_for_app_idle(page)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(csv))
-    page.get_by_text("credit_bureau.csv — 3,000 rows").wait_for()
-    wait_for_app_idle(page)
-    page.get_by_role("button", name="Use this data").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('credit_bureau.csv')",
-        timeout=APP_TIMEOUT_MS)
-    wait_for_app_idle(page)
+    upload_table(page, csv, "3,000")
     page.get_by_text("trained in the app").first.wait_for()
     yield page
     context.close()
 
 
 def _open(page, label: str) -> None:
-    from e2e.conftest import go_to, wait_for_app_idle, wait_for_layout
-
     go_to(page, label)
     page.locator(PAGE_CHARTS[label]).first.wait_for(state="visible")
     wait_for_app_idle(page)
@@ -76,8 +65,6 @@ def _open(page, label: str) -> None:
 
 
 def _shot(page, name: str):
-    from e2e.conftest import SCREENSHOTS, wait_for_layout
-
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     # Streamlit scrolls inside its main container: grow the window to the content for a whole-page picture
@@ -114,8 +101,6 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
     used to open at the left edge with the root off-screen)."""
     page = credit_page
     _open(page, "Global rules")
-    from e2e.conftest import frame_of, open_tab, set_toggle, wait_for_app_idle, wait_for_layout
-
     open_tab(page, "Diagram")
     # on by default for a tree of more than 12 metarules; set it either way (a click on an "on" toggle turns it off)
     set_toggle(page, "Full size (scroll to pan)")
@@ -138,13 +123,8 @@ def test_full_diagram_opens_centred_on_the_root(credit_page):
 
 def test_uploaded_credit_report_fits_the_page(credit_page, tmp_path):
     page = credit_page
-    from e2e.conftest import go_to
-
     go_to(page, "Export")
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Download report").click()
-    path = tmp_path / "report.html"
-    download.value.save_as(str(path))
+    path = download_report(page, tmp_path)
     html = path.read_text(encoding="utf-8")
     for raw in ("target_description", "n_served", "boundary_effectiveness"):
         assert raw not in html, raw

@@ -2,8 +2,7 @@
 and in the downloaded report, next to the codes ("on a payroll (Salaried)"), with HTML in a label escaped."""
 from __future__ import annotations
 
-from e2e.test_pages import assert_no_errors
-from conftest import go_to, set_toggle, wait_for_layout
+from tests.support.browser import assert_no_errors, download_report, go_to, set_toggle, wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -69,10 +68,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
     set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
     wait_idle(page)
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Download report").click()
-    path = tmp_path / "report.html"
-    download.value.save_as(str(path))
+    path = download_report(page, tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "<b>looking for work</b>" not in html  # HTML in a label is text, never markup
     in_report = [code for code, label in EMPLOYMENT.items()

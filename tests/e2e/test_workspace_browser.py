@@ -2,27 +2,15 @@
 SIGKILL and restarted; a read-only link shows it and saves nothing; a forged link gets a message."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 
 import pytest
 
-from conftest import APP_TIMEOUT_MS, REPO_ROOT, SERVER_COMMAND, wait_for_app_idle, wait_for_layout
-from servers import answers, serve_on_free_port, stop
+from tests.support.browser import APP_TIMEOUT_MS, serve_dashboard, wait_for_app_idle, wait_for_layout
+from tests.support.servers import stop
 
 pytestmark = pytest.mark.slow
-
-
-def _serve(state_dir, log_path):
-    """A dashboard on a free port with its workspaces in ``state_dir``; returns (process, base URL)."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               TCREX_STATE_DIR=str(state_dir))
-    command = lambda port: [*SERVER_COMMAND, "--server.headless", "true", "--server.port", str(port),  # noqa: E731
-                            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    proc, port = serve_on_free_port(command, log_path, cwd=REPO_ROOT, env=env,
-                                    ready=lambda port: answers(f"http://127.0.0.1:{port}/_stcore/health"))
-    return proc, f"http://127.0.0.1:{port}"
 
 
 def _open(page, url):
@@ -68,7 +56,7 @@ def _individual_text(page) -> str:
 
 def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
     state, first_log, log = tmp_path / "state", tmp_path / "first-server.log", tmp_path / "server.log"
-    proc, url = _serve(state, first_log)
+    proc, url = serve_dashboard(first_log, env={"TCREX_STATE_DIR": str(state)})
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -86,7 +74,7 @@ def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    proc, url = _serve(state, log)
+    proc, url = serve_dashboard(log, env={"TCREX_STATE_DIR": str(state)})
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -126,19 +114,15 @@ def test_a_link_restores_the_work_after_sigkill_and_restart(browser, tmp_path):
 def test_two_dashboard_processes_on_one_postgresql_serve_one_workspace(browser, tmp_path):
     """Two dashboard processes behind a balancer share PostgreSQL and a blob folder: a change made through one is
     what the other shows, in turn."""
-    from servers import postgres_server
+    from tests.support.servers import postgres_server
 
     with postgres_server() as url:
         env_store = {"TCREX_STORE": url, "TCREX_BLOBS": str(tmp_path / "blobs")}
         servers = []
         try:
             for name in ("one", "two"):
-                os.environ.update(env_store)
-                try:
-                    servers.append(_serve(tmp_path / f"unused-{name}", tmp_path / f"{name}.log"))
-                finally:
-                    for key in env_store:
-                        os.environ.pop(key, None)
+                servers.append(serve_dashboard(tmp_path / f"{name}.log",
+                                               env={**env_store, "TCREX_STATE_DIR": str(tmp_path / f"unused-{name}")}))
             (_, one), (_, two) = servers
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()

@@ -12,23 +12,14 @@ from hypothesis import strategies as st
 from tcrex import TCREx
 from tcrex.datasets import LOANS_TARGET, load_bundled_loans, load_bundled_model
 
-from .helpers import diagonal_model, mixed, owner_model
+from tests.support.data import diagonal_model, mixed, owner_model
+from tests.support.oracle import point_inside
 
 
 @pytest.fixture(scope="module")
 def data():
     X, _ = mixed(500, seed=1)
     return X
-
-
-def _inside(conditions: dict, p: dict) -> bool:
-    for f, c in conditions.items():
-        if "in" in c:
-            if p[f] not in c["in"]:
-                return False
-        elif not ((c["low"] is None or p[f] > c["low"]) and (c["high"] is None or p[f] <= c["high"])):
-            return False
-    return True
 
 
 def check_alternatives(ex, x: pd.Series, exp, model) -> tuple[int, int]:
@@ -48,14 +39,14 @@ def check_alternatives(ex, x: pd.Series, exp, model) -> tuple[int, int]:
         out = model(pd.DataFrame([point])[list(x.index)].astype(x.to_frame().T.infer_objects().dtypes.to_dict()))
         assert ex.targets_[exp.target].target.contains(np.asarray(out))[0]
         # its "if" part lies inside the alternative's metarule
-        assert _inside(ex.metarule_conditions(exp.target, alt["metarule"]), start)
+        assert point_inside(ex.metarule_conditions(exp.target, alt["metarule"]), start)
         # it changes only the features the alternative names, and says which
         named = {c["feature"] for c in alt["metachanges"]} | {c["feature"] for c in alt["changes"]}
         changed = {f for f in x.index if point[f] != x[f]}
         assert changed <= named and changed == set(alt["changed"])
         assert {f for f in x.index if start[f] != x[f]} == {c["feature"] for c in alt["metachanges"]}
         # the advice applied there follows the alternative's rule, and the sentence states the point's values
-        assert _inside(ex.rule_conditions(exp.target, alt["rule"]), point)
+        assert point_inside(ex.rule_conditions(exp.target, alt["rule"]), point)
         assert "checked on the model" in alt["text"]
         assert alt["paper_text"] != alt["text"]
     return n_verified, len(exp.alternatives)

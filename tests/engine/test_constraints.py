@@ -13,7 +13,7 @@ from tcrex.vocabulary import is_verified
 from tcrex.constraints import constraints_from_suggestions, suggest_constraints
 from tcrex._engine.base._data import FeatureSchema
 
-from .helpers import figure1, mixed
+from tests.support.data import figure1, mixed
 
 A, B, C = {"x1": 2.0, "x2": 2.0}, {"x1": 2.0, "x2": 8.0}, {"x1": 6.0, "x2": 2.0}
 

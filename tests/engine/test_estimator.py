@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 import tcrex
 from tcrex import TCREx
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 def test_repr_names_every_parameter():

@@ -8,7 +8,7 @@ from tcrex import TCREx
 from tcrex.errors import DataError
 from tcrex._engine.base._data import _codes
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 pa = pytest.importorskip("pyarrow")
 

@@ -9,7 +9,7 @@ from tcrex import TCREx
 from tcrex.errors import (CellLimitError, DataError, ModelError, NoValidRuleError, NotFittedError, ParameterError,
                           SchemaError)
 
-from .helpers import figure1, mixed
+from tests.support.data import figure1, mixed
 
 
 def _step_data(n=200):

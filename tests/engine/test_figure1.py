@@ -5,7 +5,7 @@ import pytest
 
 from tcrex import TCREx
 
-from .helpers import figure1
+from tests.support.data import figure1
 
 
 @pytest.fixture(scope="module")

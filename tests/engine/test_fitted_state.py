@@ -9,7 +9,7 @@ import pytest
 from tcrex import TCREx
 from tcrex._engine.fitting._state import FittedState, StateCache
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 def model(Z):

@@ -7,7 +7,7 @@ import tcrex._engine.fitting._grid as grid_module
 from tcrex import TCREx
 from tcrex.errors import CellLimitError
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 @pytest.mark.parametrize("params", [dict(rho=0.02, tau=0.8, n_trees=3), dict(rho=0.03, tau=0.9, n_trees=1),

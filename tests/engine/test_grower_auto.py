@@ -10,7 +10,7 @@ from tcrex import TCREx
 from tcrex.errors import ParameterError
 from tcrex._engine.fitting._surrogate import AUTO_HIST_MIN_ROWS
 
-from .helpers import figure1, mixed
+from tests.support.data import figure1, mixed
 
 _ROOT = Path(__file__).resolve().parents[2]
 # ../shared next to the repository (a worktree under wt/ looks one level further up)

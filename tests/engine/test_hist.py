@@ -11,7 +11,7 @@ from tcrex._engine.base._data import Encoded, FeatureSchema
 from tcrex._engine.fitting._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
 from tcrex._engine.fitting._surrogate import Surrogate, _column_major, _route_encoded
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 def _design(X):

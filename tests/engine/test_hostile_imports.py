@@ -18,7 +18,7 @@ from tcrex._engine.base._outputs import MAX_TARGET_CLASSES
 from tcrex._engine.base._params import MAX_CELLS, MAX_TREES, check_parameter
 from tcrex.intake import validate_params
 
-from .helpers import figure1, mixed
+from tests.support.data import figure1, mixed
 
 REPO = Path(__file__).resolve().parents[2]
 

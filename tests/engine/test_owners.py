@@ -14,7 +14,7 @@ from tcrex.constraints import (CATEGORICAL_KINDS, KIND_LABELS, KINDS, Constraint
 from tcrex.text import (NO_ACTIONABLE_RECOURSE, box_conditions, box_text, format_difference, format_number,
                         metacounterfactual_sentence, status_sentence)
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 @pytest.mark.parametrize("n_rows, rho", [(100, 0.02), (101, 0.02), (1000, 0.1), (7, 1.0), (3, 0.5), (1, 1.0)])

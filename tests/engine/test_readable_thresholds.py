@@ -18,7 +18,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from tcrex import TCREx
 
-from .oracle import Oracle
+from tests.support.oracle import Oracle
 
 
 @pytest.mark.parametrize("a, b, cut", [(20.1, 20.3, 20.2), (1.0, 1.25, 1.1), (12, 13, 12.5), (20, 25, 22),

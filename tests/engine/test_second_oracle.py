@@ -11,7 +11,7 @@ from tcrex.audit import audit
 from tcrex import TCREx
 from tcrex.text import numeric_condition
 
-from .helpers import mixed
+from tests.support.data import mixed
 
 
 def _fitted(**kw):
@@ -139,7 +139,7 @@ def _rules_are_surrogate_nodes(X, y, **kw):
     thresholds kept except float32 midpoints, which may be printed as any number between the same fit values."""
     import json
 
-    from .oracle import forest_nodes, rule_is_a_node
+    from tests.support.oracle import forest_nodes, rule_is_a_node
 
     with warnings.catch_warnings():  # a target without a valid rule is not what is checked here
         warnings.simplefilter("ignore")

@@ -18,9 +18,8 @@ from tcrex import TCREx
 from tcrex.vocabulary import ALREADY_IN_TARGET, SOURCES
 from tcrex.text import box_conditions, status_sentence, value_text, verified_sentence
 
-from .helpers import mixed
-from .test_properties import make_problem
-from .test_verify import diagonal_model, owner_model
+from tests.support.data import diagonal_model, mixed, owner_model
+from tests.support.problems import make_problem
 
 
 def reference_sentences(ex, rec, X, res, class_names=None) -> list:

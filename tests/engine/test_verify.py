@@ -15,7 +15,8 @@ from tcrex.vocabulary import (BOUNDARY, EXAMPLE, MINIMAL_CHANGE, NEXT_RULE, RECO
                               is_verified, needs_recourse, recourse_outcome)
 from tcrex.text import output_text
 
-from .helpers import diagonal_model, mixed, owner_model
+from tests.support.data import diagonal_model, mixed, owner_model
+from tests.support.oracle import point_inside
 
 JOBS = ["clerk", "driver", "manager", "nurse", "teacher"]
 
@@ -35,16 +36,6 @@ def _outside(ex, t, r, x) -> set:
         elif (c["low"] is not None and v <= c["low"]) or (c["high"] is not None and v > c["high"]):
             out.add(f)
     return out
-
-
-def _inside(ex, t, r, p) -> bool:
-    for f, c in ex.rule_conditions(t, r).items():
-        if "in" in c:
-            if p[f] not in c["in"]:
-                return False
-        elif not ((c["low"] is None or p[f] > c["low"]) and (c["high"] is None or p[f] <= c["high"])):
-            return False
-    return True
 
 
 def _check(ex, X, cf, model, reference=None):
@@ -85,7 +76,7 @@ def _check(ex, X, cf, model, reference=None):
         if pd.notna(row["recommended_rule"]):
             r = int(row["recommended_rule"])
             assert row["source"] in (BOUNDARY, SEARCHED, NEXT_RULE)
-            assert _inside(ex, t, r, p)
+            assert point_inside(ex.rule_conditions(t, r), p)
             assert _outside(ex, t, r, x) == diff  # the advice names exactly where the row lies outside the rule
             assert (row["source"] == NEXT_RULE) == (r != int(expl["rule"].iloc[i]))
         else:

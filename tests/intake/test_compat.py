@@ -6,7 +6,7 @@ import pytest
 from tcrex.errors import ModelError
 from tcrex.intake import check_compatibility, load_model
 
-from . import builders as b
+from tests.support import builders as b
 
 pytestmark = pytest.mark.slow  # trains the models it checks: `make test`, not `make test-fast`
 

@@ -9,7 +9,7 @@ from tcrex.errors import DataError, ParameterError
 from tcrex import check_rows_for_rho
 from tcrex.intake import handle_missing, read_table, target_findings
 
-from . import builders as b
+from tests.support import builders as b
 
 
 def csv_bytes(df, sep=",", encoding="utf-8", **kw):

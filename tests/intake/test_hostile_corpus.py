@@ -1,11 +1,11 @@
-"""The hostile-input corpus (tests/intake/hostile_corpus.py), a small deterministic subset: each case in a child
+"""The hostile-input corpus (tests/support/hostile_corpus.py), a small deterministic subset: each case in a child
 process with a memory limit and a timeout (benchmarks/hostile_corpus.py runs them all and prints the tally)."""
 import pytest
 
 from benchmarks.hostile_corpus import BAD, MEMORY_BUDGET_MB, SMALL_FILE_BYTES, run
-from tests.intake.hostile_corpus import cases
+from tests.support.hostile_corpus import cases
 
-from servers import wait_until  # tests/ is on sys.path
+from tests.support.servers import wait_until
 
 pytestmark = pytest.mark.slow  # the hostile corpus, file by file: `make test`, not `make test-fast`
 
@@ -47,7 +47,7 @@ def test_quick_subset_has_no_bad_outcome(kind):
 def test_the_classifier_sees_a_silent_change_and_a_formula():
     """The outcomes are computed, not assumed: a case whose declared reading is wrong is a silent change."""
     from benchmarks import hostile_corpus as runner
-    from tests.intake import hostile_corpus as corpus
+    from tests.support import hostile_corpus as corpus
 
     import pandas as pd
 

@@ -6,7 +6,6 @@ import os
 import pickle
 import subprocess
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -16,7 +15,9 @@ import pytest
 from tcrex.errors import ModelError, TCRExError
 from tcrex.intake import UnsafeModelError, load_model
 
-from . import builders as b
+from tests.support import builders as b
+from tests.support.hostile_models import (SCHEMA_EDITS, SIZE_EDITS, XGB_MUTATIONS, lr_skops, skops_big_zeros,
+                                          skops_duplicate_schema, ubj_true_bomb, ubj_with_count, xgb_doc)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -120,128 +121,17 @@ def test_skops_custom_class():
         load_model(b.skops_bytes(pipe), "m.skops")
 
 
-def _first(schema, pred):
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if pred(node):
-                return node
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    raise AssertionError("no such node")
-
-
-def _lr_skops():
-    from sklearn.linear_model import LogisticRegression
-
-    X = b.numeric()
-    return b.skops_bytes(LogisticRegression().fit(X, X.a > 0))
-
-
-SCHEMA_EDITS = {
-    # a plain object node retargeted at os.system
-    "object-os-system": (lambda s: s.update({"__module__": "os", "__class__": "system"}), r"os\.system"),
-    # a JSON value turned into a call of builtins.eval
-    "function-eval": (lambda s: _first(s["content"], lambda n: n.get("__loader__") == "JsonNode").update(
-        {"__loader__": "FunctionNode", "__module__": "builtins", "__class__": "eval"}), r"function builtins\.eval"),
-    "method-node": (lambda s: s.update({"__loader__": "MethodNode"}), r"via skops loader MethodNode"),
-    "operator-node": (lambda s: s.update({"__loader__": "OperatorFuncNode"}), "OperatorFuncNode"),
-    "type-subprocess": (lambda s: _first(s["content"], lambda n: n.get("__loader__") == "JsonNode").update(
-        {"__loader__": "TypeNode", "__module__": "subprocess", "__class__": "Popen"}), r"subprocess\.Popen"),
-    "malformed-node": (lambda s: s.update({"__class__": ["LogisticRegression"]}), "a node without a proper class"),
-}
-
-
-def _json_node(value) -> dict:
-    return {"__class__": type(value).__name__, "__module__": "builtins", "__loader__": "JsonNode",
-            "content": json.dumps(value), "is_json": True}
-
-
-def _tuple_node(*items) -> dict:
-    return {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode", "content": list(items)}
-
-
-def _constructed(module: str, cls: str, *args) -> dict:
-    """An allow-listed type built by calling its constructor (skops' ConstructorFromReduceNode) with ``args``."""
-    return {"__class__": cls, "__module__": module, "__loader__": "ConstructorFromReduceNode",
-            "content": _tuple_node(*args)}
-
-
-def _with_attribute(node: dict):
-    """A schema edit giving the fitted LogisticRegression one more attribute, ``node`` (skops pairs each key of a
-    dict with a key type: one more of those too, or the key is dropped)."""
-    def edit(schema):
-        attrs = schema["content"]
-        attrs["content"]["extra_"] = node
-        attrs["key_types"]["content"].append(dict(attrs["key_types"]["content"][0]))
-    return edit
-
-
-# sizes a .skops file declares (issue 29): each is refused before anything is allocated; loaded, each took GBs
-SIZE_EDITS = {
-    # 2 GB of object pointers (each set to None: touched) from a 1.6 KB file: peaked at ~2 GB before the refusal
-    "ndarray-object-250m": (_with_attribute(_constructed(
-        "numpy", "ndarray", _tuple_node(_json_node(250_000_000)), _json_node("O"))),
-        r"builds numpy\.ndarray by calling its constructor with a declared size of 2,000,000,000 bytes \(1\.9 GB\), "
-        r"beyond the limit of 128 MB \(the memory budget of a [\d.]+ KB file"),
-    "ndarray-float-2d": (_with_attribute(_constructed(
-        "numpy", "ndarray", _tuple_node(_json_node(100_000), _json_node(100_000)), _json_node("f8"))),
-        r"declared size of 80,000,000,000 bytes"),
-    "ndarray-shape-not-stated": (_with_attribute(_constructed(
-        "numpy", "ndarray", {"__class__": "dict", "__module__": "builtins", "__loader__": "DictNode", "content": {}})),
-        r"builds numpy\.ndarray by calling its constructor with a size the file does not state"),
-    "bytearray-10g": (_with_attribute(_constructed("builtins", "bytearray", _json_node(10**10))),
-                      r"builds builtins\.bytearray .* declared size of 10,000,000,000 bytes"),
-    "sparse-by-constructor": (_with_attribute(_constructed(
-        "scipy.sparse._csr", "csr_matrix", _tuple_node(_json_node(10**9), _json_node(1)))),
-        r"builds scipy\.sparse\._csr\.csr_matrix by calling its constructor, which skops never writes"),
-}
-
-
-def _skops_duplicate_schema() -> bytes:
-    """A .skops archive with two schema.json members: the second names arrays the archive lacks (issue 29: the
-    refusal said "an array node names '….npy', which the archive lacks" instead of saying the archive is
-    ambiguous)."""
-    import zipfile
-
-    good = _lr_skops()
-    src = zipfile.ZipFile(io.BytesIO(good))
-    out = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name: that is the point
-        with zipfile.ZipFile(out, "w") as dst:
-            for info in src.infolist():
-                dst.writestr(info.filename, src.read(info.filename))
-            other = json.loads(src.read("schema.json"))
-            for node in b.skops_nodes(other, loader="NdArrayNode"):
-                if "file" in node:
-                    node["file"] = "other-" + node["file"]
-            dst.writestr("schema.json", json.dumps(other))
-    return out.getvalue()
-
-
-def _skops_big_zeros(mb: int = 300) -> bytes:
-    """A real model whose coefficient array is replaced by ``mb`` MB of zeros (a ~300 KB file): under the old
-    unpacked-size limit (4 x 200 MB), above the memory budget of its own size."""
-    schema, members = b.skops_parts(_lr_skops())
-    node = [n for n in b.skops_nodes(schema, loader="NdArrayNode") if n.get("type") == "numpy"][0]
-    members[node["file"]] = b.npy_bytes(np.zeros((1, mb * 2**20 // 8)))
-    return b.zip_bytes({"schema.json": json.dumps(schema), **members})
-
-
 @pytest.mark.parametrize("case", list(SIZE_EDITS))
 def test_skops_declared_sizes_are_refused_before_allocating(case):
     edit, pattern = SIZE_EDITS[case]
-    data = b.rewrite_skops_schema(_lr_skops(), edit)
+    data = b.rewrite_skops_schema(lr_skops(), edit)
     assert len(data) < 10_000
     with pytest.raises(ModelError, match=pattern):
         load_model(data, "m.skops", sandbox=False)
 
 
 def test_skops_arrays_count_against_the_memory_budget_of_the_file():
-    data = _skops_big_zeros()
+    data = skops_big_zeros()
     assert len(data) < 2_000_000
     with pytest.raises(ModelError, match=r"arrays would take more than 128 MB once loaded .* the limit is 128 MB "
                                          r"\(the memory budget of a [\d.]+ KB file: the larger of 128 MB and 50 x"):
@@ -251,7 +141,7 @@ def test_skops_arrays_count_against_the_memory_budget_of_the_file():
 def test_skops_archive_with_two_schemas_is_ambiguous():
     with pytest.raises(ModelError, match=r"the \.skops archive is ambiguous or damaged: it holds 2 members named "
                                          r"'schema\.json'"):
-        load_model(_skops_duplicate_schema(), "m.skops", sandbox=False)
+        load_model(skops_duplicate_schema(), "m.skops", sandbox=False)
 
 
 def test_a_real_constructor_call_still_loads():
@@ -276,7 +166,7 @@ def test_a_real_constructor_call_still_loads():
 @pytest.mark.parametrize("case", list(SCHEMA_EDITS))
 def test_skops_schema_edited_by_hand(case):
     edit, pattern = SCHEMA_EDITS[case]
-    data = b.rewrite_skops_schema(_lr_skops(), edit)
+    data = b.rewrite_skops_schema(lr_skops(), edit)
     with pytest.raises(UnsafeModelError, match=pattern):
         load_model(data, "m.skops")
 
@@ -289,7 +179,7 @@ def test_skops_deeply_nested_schema():
         s["content"]["content"]["nested"] = node
 
     with pytest.raises(UnsafeModelError, match="nesting deeper"):
-        load_model(b.rewrite_skops_schema(_lr_skops(), edit), "m.skops")
+        load_model(b.rewrite_skops_schema(lr_skops(), edit), "m.skops")
 
 
 def test_skops_zip_bomb_is_refused_before_unpacking():
@@ -376,56 +266,10 @@ def test_onnx_with_no_graph():
 
 
 # ---------------------------------------------------------------------------------------------- XGBoost
-def _xgb_doc():
-    data, _, _ = b.xgb_classifier(n_estimators=3)
-    return json.loads(data)
-
-
-def _tree(d, k=0):
-    return d["learner"]["gradient_booster"]["model"]["trees"][k]
-
-
-# each of these crashes or hangs XGBoost 3.2 itself when loaded unchecked (segfault at predict, or unbounded
-# allocation), or is otherwise inconsistent; all must be refused before XGBoost sees them
-XGB_MUTATIONS = {
-    "child-out-of-range": (lambda d: _tree(d)["left_children"].__setitem__(0, 10**6), "points outside the tree"),
-    "child-negative": (lambda d: _tree(d)["right_children"].__setitem__(0, -7), "points outside the tree"),
-    "loop-to-root": (lambda d: _tree(d)["left_children"].__setitem__(0, 0), "points outside the tree"),
-    "shared-child": (lambda d: _tree(d)["right_children"].__setitem__(0, _tree(d)["left_children"][0]),
-                     "child of two nodes"),
-    "one-child": (lambda d: _tree(d)["right_children"].__setitem__(0, -1), "exactly one child"),
-    "split-feature-out-of-range": (lambda d: _tree(d)["split_indices"].__setitem__(0, 10**6),
-                                   "feature index 1000000, but the model has 3 features"),
-    "tree-id": (lambda d: _tree(d).__setitem__("id", 77), "tree ids must be their positions"),
-    "num-class-huge": (lambda d: d["learner"]["learner_model_param"].__setitem__("num_class", "1000000000"),
-                       r"num_class = 1000000000 is out of range"),
-    "num-feature-mismatch": (lambda d: d["learner"]["learner_model_param"].__setitem__("num_feature", "2"),
-                             "3 feature names for 2 features"),
-    "tree-info": (lambda d: d["learner"]["gradient_booster"]["model"].__setitem__("tree_info", [4, 4, 4]),
-                  "output group 4"),
-    "num-trees": (lambda d: d["learner"]["gradient_booster"]["model"]["gbtree_model_param"].__setitem__(
-        "num_trees", "99"), "num_trees does not match"),
-    "array-length": (lambda d: _tree(d)["split_conditions"].pop(), "split_conditions has"),
-    "num-nodes": (lambda d: _tree(d)["tree_param"].__setitem__("num_nodes", "100000"), "left_children has"),
-    "string-for-number": (lambda d: _tree(d)["left_children"].__setitem__(0, "1"), "list of numbers"),
-    "category-code": (lambda d: _tree(d).__setitem__("categories", [10**5] * len(_tree(d)["categories"]) or [10**5]),
-                      "categor"),
-    "cats-offsets": (lambda d: d["learner"]["gradient_booster"]["model"]["cats"]["enc"][2].__setitem__(
-        "offsets", [0, 5, 3, 999]), "string offsets are inconsistent"),
-    "cats-sorted-idx": (lambda d: d["learner"]["gradient_booster"]["model"]["cats"].__setitem__(
-        "sorted_idx", [7, 7, 7]), "sorted_idx"),
-    "vector-leaf": (lambda d: _tree(d)["tree_param"].__setitem__("size_leaf_vector", "3"), "multi-output"),
-    "multi-target": (lambda d: d["learner"]["learner_model_param"].__setitem__("num_target", "2"), "2 targets"),
-    "booster-name": (lambda d: d["learner"]["gradient_booster"].__setitem__("name", "evil"), "unknown booster"),
-    "best-iteration": (lambda d: d["learner"]["attributes"].__setitem__("best_iteration", "500"), "best_iteration"),
-    "feature-type": (lambda d: d["learner"]["feature_types"].__setitem__(0, "pickle"), "unknown feature type"),
-}
-
-
 @pytest.mark.parametrize("case", list(XGB_MUTATIONS))
 def test_xgboost_structure_is_checked(case):
     edit, pattern = XGB_MUTATIONS[case]
-    d = _xgb_doc()
+    d = xgb_doc()
     edit(d)
     data = json.dumps(d).encode()
     with pytest.raises(ModelError, match=pattern) as ei:
@@ -433,30 +277,15 @@ def test_xgboost_structure_is_checked(case):
     assert "damaged or was edited by hand" in str(ei.value)
 
 
-def _ubj_with_count(count: int) -> bytes:
-    import struct
-
-    return b"{L" + struct.pack(">q", 7) + b"learner[$D#L" + struct.pack(">q", count) + b"\0" * 16 + b"}"
-
-
-def _ubj_true_bomb(containers: int = 250, count: int = 1_000_000) -> bytes:
-    """``containers`` typed containers of ``count`` ``T`` each (2.9 KB for 250 x 1,000,000): each under the bound
-    per container, together 250 million list slots (~1.9 GB) before the budget for the whole file (issue 29)."""
-    import struct
-
-    one = b"[$T#l" + struct.pack(">i", count)
-    return b"{L" + struct.pack(">q", 7) + b"learner[" + one * containers + b"]}"
-
-
 @pytest.mark.parametrize("case,data,pattern", [
-    ("ubj-true-bomb", _ubj_true_bomb(), "declares 1,000,000 elements of null/true/false, which take no bytes; the "
+    ("ubj-true-bomb", ubj_true_bomb(), "declares 1,000,000 elements of null/true/false, which take no bytes; the "
                                         "file may hold at most 1,000,000 such elements in all"),
     ("json-no-learner", b'{"hello": 1}', "no 'learner' object"),
     ("json-truncated", None, "looks truncated"),
     ("json-deep", b"{\"learner\": " + b"[" * 100_000 + b"]" * 100_000 + b"}", "nesting is too deep|not valid"),
     ("json-not-utf8", b'{"learner": "\xff\xfe"}', "not UTF-8"),
     ("json-tcrex-rules", b'{"format": "tcrex-rules", "version": 1}', "no 'learner' object"),
-    ("ubj-huge-count", _ubj_with_count(2**60), "declares 1152921504606846976 elements"),
+    ("ubj-huge-count", ubj_with_count(2**60), "declares 1152921504606846976 elements"),
     ("ubj-bad-marker", b"{L\x00\x00\x00\x00\x00\x00\x00\x01a\x07}", "unknown marker"),
     ("ubj-duplicate-key", b"{i\x01aTi\x01aF}", "duplicate key"),
     ("ubj-deep", b"{i\x01a" + b"[" * 200 + b"]" * 200 + b"}", "nesting deeper than 64"),
@@ -493,7 +322,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 from tcrex.errors import TCRExError
 from tcrex.intake import load_model
-from tests.intake import builders as b
+from tests.support import builders as b
 data, _, Xc = b.xgb_classifier(n_estimators=4)
 X = Xc.copy(); X["job"] = X["job"].astype(str)
 base = json.loads(data)
@@ -602,7 +431,7 @@ resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 sys.path.insert(0, sys.argv[1])
 from tcrex.errors import TCRExError
 from tcrex.intake import load_model
-from tests.intake import builders as b
+from tests.support import builders as b
 values = json.loads(sys.argv[2])
 for objective in ("binary", "regression"):
     if objective == "binary":

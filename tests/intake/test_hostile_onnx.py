@@ -15,6 +15,8 @@ from tcrex.errors import ModelError
 from tcrex.intake import SandboxLimits, load_model
 from tcrex.intake._onnx import ALLOW_DYNAMIC_ENV, MAX_FACTOR, MAX_STATIC_ELEMENTS
 
+from tests.support import builders as b
+
 X3 = pd.DataFrame({"a": [0.5, -1.0, 2.0], "b": [1.0, 2.0, 3.0], "c": [0.0, 0.0, 1.0]})
 
 
@@ -247,7 +249,6 @@ def test_onnx_loads_and_predicts_in_a_small_sandbox():
     """ONNX Runtime maps far more address space than it uses; under a tight RLIMIT_AS its import used to fail and
     the upload was reported as 'onnx/onnxruntime are not installed'. The worker's limit now counts from what the
     libraries mapped, so the default models work under a 1.5 GB limit."""
-    from . import builders as b
 
     model = load_model(b.onnx_bytes(b.onnx_regressor()), "m.onnx", sandbox=SandboxLimits(memory_gb=1.5))
     try:
@@ -257,37 +258,20 @@ def test_onnx_loads_and_predicts_in_a_small_sandbox():
         model.close()
 
 
-def tree_model(feature=1000, width=3, name="trees"):
-    """A one-split tree ensemble (ai.onnx.ml) over an (N, ``width``) input splitting on ``feature``; ``width``
-    None leaves the input's width dynamic (known only when it runs)."""
-    node = h.make_node("TreeEnsembleRegressor", ["X"], ["y"], domain="ai.onnx.ml", name=name,
-                       n_targets=1, nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2],
-                       nodes_featureids=[feature, 0, 0], nodes_values=[0.5, 0.0, 0.0],
-                       nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"], nodes_truenodeids=[1, 0, 0],
-                       nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0], target_nodeids=[1, 2],
-                       target_ids=[0, 0], target_weights=[1.0, 2.0])
-    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [None, width])],
-                         [h.make_tensor_value_info("y", T.FLOAT, [None, 1])])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)],
-                         producer_name="tcrex-tests")
-    model.ir_version = 8
-    return model.SerializeToString()
-
-
 def test_a_tree_splitting_outside_its_input_is_refused_at_load():
     """Issue 29: ONNX Runtime loads a tree ensemble splitting on feature 1000 of 3 and fails at the first
     prediction with its own C++ message; the split is now checked against the input's width when loading."""
     with pytest.raises(ModelError) as ei:
-        load_model(tree_model(1000), "m.onnx", sandbox=False)
+        load_model(b.onnx_tree_model(1000), "m.onnx", sandbox=False)
     assert str(ei.value) == ("the ONNX model is damaged or was edited by hand: TreeEnsembleRegressor 'trees' splits "
                              "on feature index 1000 (1 split(s) outside the input), but its input has 3 feature(s). "
                              "Export the model again from the library it was trained with")
     with pytest.raises(ModelError, match="splits on feature index -2 .* feature indices start at 0"):
-        load_model(tree_model(-2, width=None), "m.onnx", sandbox=False)
+        load_model(b.onnx_tree_model(-2, width=None), "m.onnx", sandbox=False)
 
 
 def test_a_tree_splitting_outside_a_dynamic_input_is_worded_when_it_runs():
-    model = load_model(tree_model(1000, width=None), "m.onnx", sandbox=False)
+    model = load_model(b.onnx_tree_model(1000, width=None), "m.onnx", sandbox=False)
     with pytest.raises(ModelError) as ei:
         model.predict(X3)
     assert str(ei.value) == ("the ONNX model's trees split on feature index 1000, but it was given 3 feature(s): the "
@@ -296,5 +280,5 @@ def test_a_tree_splitting_outside_a_dynamic_input_is_worded_when_it_runs():
 
 
 def test_a_tree_inside_its_input_loads_and_predicts():
-    model = load_model(tree_model(2), "m.onnx", sandbox=False)
+    model = load_model(b.onnx_tree_model(2), "m.onnx", sandbox=False)
     assert model.predict(X3).tolist() == [1.0, 1.0, 2.0]

@@ -14,7 +14,7 @@ import pytest
 from tcrex.errors import ModelError
 from tcrex.intake import UnsafeModelError, load_model
 
-from . import builders as b
+from tests.support import builders as b
 
 pytestmark = pytest.mark.slow  # damaged models fuzzed in sandboxed workers: `make test`, not `make test-fast`
 

@@ -11,7 +11,7 @@ from tcrex.errors import DataError, ParameterError
 from tcrex.intake import read_table
 from tcrex.intake import data as intake_data
 
-from . import builders as b
+from tests.support import builders as b
 
 
 def kinds(rep):

@@ -8,7 +8,7 @@ from tcrex import TCREx
 from tcrex.errors import ModelError
 from tcrex.intake import LoadedModel, check_compatibility, detect_format, load_model
 
-from . import builders as b
+from tests.support import builders as b
 
 
 def _object_frame(Xc):

@@ -4,7 +4,7 @@ and the rule heading names the rule whose changes are shown."""
 
 from __future__ import annotations
 
-from apptest_kit import assert_clean, goto, new_app
+from tests.support.apptest_kit import assert_clean, goto, new_app
 
 TRY = "Try this alternative in Edit values"
 

@@ -12,9 +12,10 @@ from tcrex import datasets
 from tcrex.text import pluralise
 from tcrex.ui.state import session
 
-from apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto, last_result,
-                         loans_with_income_gaps, loans_with_uploaded_model, new_app, outputs_from_a_column,
-                         sidebar_text, upload_bundled_model, upload_data, use_this_data)
+from tests.support.apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto,
+                                       last_result, loans_with_income_gaps, loans_with_uploaded_model, new_app,
+                                       outputs_from_a_column, sidebar_text, upload_bundled_model, upload_data,
+                                       use_this_data)
 
 
 # ------------------------------------------------------------------------------------------------ default sample

@@ -12,7 +12,7 @@ from tcrex import datasets
 from tcrex.ui.state import session
 from tcrex.vocabulary import is_verified
 
-from apptest_kit import assert_clean, goto, last_result, new_app, outputs_from_a_column
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app, outputs_from_a_column
 
 def _markdown(at) -> str:
     return " ".join(m.value for m in at.markdown)

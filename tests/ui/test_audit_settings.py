@@ -3,11 +3,10 @@ intersectional groups, a sensible default column, and constraint hints as button
 
 from __future__ import annotations
 
-from tcrex import datasets
 from tcrex.ui.pages import audit
 from tcrex.ui.state import session
 
-from apptest_kit import assert_clean, csv_bytes, goto, last_result, new_app, upload_data
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app, planted_groups_app
 
 
 def _markdown(at) -> str:
@@ -15,16 +14,8 @@ def _markdown(at) -> str:
 
 
 def groups_app():
-    """The planted-disparity data (group B needs more changes) with ``group`` kept as "audit only"."""
-    from tcrex.ui.state.sources import DataSpec, ModelSpec
-
-    at = new_app()
-    frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
-    upload_data(at, "groups.csv", csv_bytes(frame))
-    digest = session.uploads(at.session_state, create=False)["data"][0]
-    session.set_data_spec(DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop", ("group",)),
-                          at.session_state)
-    session.set_model_spec(ModelSpec("train", "xgboost"), at.session_state)
+    """The planted-disparity data on the audit page, with ``group`` kept as "audit only"."""
+    at = planted_groups_app()
     goto(at, "audit")
     assert_clean(at)
     return at

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_kit import assert_clean, charts, goto, new_app
+from tests.support.apptest_kit import assert_clean, charts, goto, new_app
 
 from tcrex import datasets
 from tcrex.compare import compare_models

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_kit import assert_clean, goto, new_app
+from tests.support.apptest_kit import assert_clean, goto, new_app
 
 from tcrex.ui.state import session
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from tcrex import datasets
 from tcrex.ui.state import session
 
-from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, sidebar_text,
-                       upload_data)
+from tests.support.apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app,
+                                       planted_groups_app, sidebar_text, upload_data)
 
 CONSTRAINED_PAGES = ["home", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export"]
 
@@ -161,16 +161,7 @@ def test_audit_page_on_the_loans_sample_has_content_at_once():
 
 
 def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_disparity():
-    from tcrex.ui.state.sources import DataSpec, ModelSpec
-
-    at = new_app()
-    frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
-    upload_data(at, "groups.csv", csv_bytes(frame))
-    digest = session.uploads(at.session_state, create=False)["data"][0]
-    # what "not a feature (audit only)" in the column table produces
-    session.set_data_spec(DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop", ("group",)),
-                          at.session_state)
-    session.set_model_spec(ModelSpec("train", "xgboost"), at.session_state)
+    at = planted_groups_app()  # "not a feature (audit only)" for group, as the column table sets it
     goto(at, "data_model")
     assert_clean(at)
     assert "not a feature (audit only)" in at.dataframe[-1].value.set_index("column").loc["group", "role"]
@@ -197,16 +188,16 @@ def test_audit_by_a_column_that_is_not_a_model_feature_finds_the_planted_dispari
 def test_report_includes_audit_findings_table_forest_plot_and_constraints():
     from tcrex import TCREx
     from tcrex.audit import audit
-    from tcrex.report import build_report
+    from tcrex.report import ReportOptions, build_report
 
     frame = datasets.make_recourse_groups(1200, random_state=1)
     X = frame.drop(columns=["approved", "group"])
     y = frame["approved"].to_numpy()
     ex = TCREx(target=1, constraints={"age": "increase_only"}).fit(X, y_pred=y)
     res = audit(ex, X, frame["group"], y_pred=y, n_boot=200)
-    html = build_report(ex, title="t", data_description="d", data_fingerprint="a" * 64, model_description="m",
-                        model_fingerprint="b" * 64, params={}, figures={}, tables={}, audit=res,
-                        audit_title="Subgroup audit by group — all rows")
+    html = build_report(ex, ReportOptions(title="t", data_description="d", data_fingerprint="a" * 64,
+                                          model_description="m", model_fingerprint="b" * 64, params={}, figures={},
+                                          tables={}, audit=res, audit_title="Subgroup audit by group — all rows"))
     assert 'id="audit"' in html and "Subgroup audit by group — all rows" in html
     assert res.findings()[1].split(" (")[0].replace("=", "=") in html.replace("&#x27;", "'")
     assert 'id="audit-forest"' in html and "<svg" in html and "plotly" not in html.lower()  # static SVG, no script

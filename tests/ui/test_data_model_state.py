@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 
 import openpyxl
-from intake import builders as b
-from apptest_kit import (assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data)
+from tests.support import builders as b
+from tests.support.apptest_kit import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
 
 from tcrex import datasets
 from tcrex.ui.state import session, sources
@@ -134,7 +134,7 @@ def test_integer_scores_are_classes_by_default_and_regression_on_request():
 
 
 def test_failed_parameters_keep_the_last_good_result_with_a_banner_naming_the_parameter():
-    from apptest_kit import apply_params, charts
+    from tests.support.apptest_kit import apply_params, charts
 
     at = new_app()
     goto(at, "global_rules")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from apptest_kit import assert_clean, goto, last_result, new_app
-
 from tcrex.ui.pages import export
 from tcrex.ui.state import active, session
+
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app
 
 WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -11,8 +11,8 @@ from tcrex import datasets
 from tcrex.vocabulary import ALREADY_IN_TARGET
 from tcrex.ui.state import session
 
-from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app, outputs_from_a_column,
-                         sidebar_text, upload_data, use_this_data)
+from tests.support.apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app,
+                                       outputs_from_a_column, sidebar_text, upload_data, use_this_data)
 
 
 def _markdown(at) -> str:

@@ -7,8 +7,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from apptest_kit import (assert_clean, confirm_outcome, csv_bytes, goto, last_result, new_app, sidebar_text,
-                         target_box, upload_data, use_this_data)
+from tests.support.apptest_kit import (assert_clean, confirm_outcome, csv_bytes, goto, last_result, new_app,
+                                       sidebar_text, target_box, upload_data, use_this_data)
 
 from tcrex.ui.state import session
 

@@ -9,8 +9,8 @@ import json
 from tcrex import datasets
 from tcrex.ui.state import session
 
-from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_uploaded_model, new_app, upload_data,
-                         use_this_data)
+from tests.support.apptest_kit import (assert_clean, csv_bytes, goto, loans_with_uploaded_model, new_app, upload_data,
+                                       use_this_data)
 
 
 def test_an_uploaded_xgboost_json_model_gets_roc_and_pr_curves():
@@ -69,7 +69,7 @@ def test_the_label_column_is_chosen_after_upload_and_never_stays_a_feature():
     roles = at.dataframe[-1].value.set_index("column")["role"]
     assert roles["apprvd"] == "label"
     # a model is trained on it; the label is no feature of the explainer
-    from apptest_kit import last_result
+    from tests.support.apptest_kit import last_result
     assert "apprvd" not in last_result(at).explainer.schema_.names
     # changing it again: the old label is left out of the features, never silently one
     box = next(s for s in at.selectbox if s.label == "Label column")

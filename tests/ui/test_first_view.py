@@ -3,7 +3,7 @@ runs in the background, and the page then shows the same sentence it would have 
 
 from __future__ import annotations
 
-from apptest_kit import assert_clean, last_result, new_app
+from tests.support.apptest_kit import assert_clean, last_result, new_app
 
 from tcrex.ui.state import verification
 

@@ -7,7 +7,7 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from apptest_kit import apply_params, assert_clean, last_result, new_app
+from tests.support.apptest_kit import apply_params, assert_clean, last_result, new_app
 
 from tcrex.ui.state import session
 

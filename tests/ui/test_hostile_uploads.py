@@ -1,17 +1,17 @@
 """Hostile and broken uploads through the Data & model page (AppTest): every one gives an error or a warning on
 the page, never an exception, and nothing from an uploaded file is executed. Files come from the intake tests'
-generators (tests/intake/builders.py)."""
+generators (tests/support/builders.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from intake import builders as b
+from tests.support import builders as b
 from tcrex import datasets
 from tcrex.ui.state import session
 
-from apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, new_app, sidebar_text, upload_data,
-                         use_this_data)
+from tests.support.apptest_kit import (assert_clean, csv_bytes, goto, loans_with_income_gaps, new_app, sidebar_text,
+                                       upload_data, use_this_data)
 
 
 def upload_model(at, name: str, data: bytes):

@@ -6,7 +6,7 @@ import numpy as np
 
 from tcrex.ui.state import caching, memory, session
 
-from apptest_kit import apply_params, last_result, new_app
+from tests.support.apptest_kit import apply_params, last_result, new_app
 
 
 def _state(n: int, mb: int) -> dict:

@@ -9,7 +9,7 @@ import pytest
 from tcrex.datasets import make_credit_bureau
 from tcrex.ui.state import session
 
-from ui.apptest_kit import csv_bytes, new_app, sidebar_text, upload_data, use_this_data  # tests/ is on sys.path
+from tests.support.apptest_kit import csv_bytes, new_app, sidebar_text, upload_data, use_this_data
 
 LABEL = "target"  # found as the label by its name
 

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
-                         sidebar_text, upload_data, use_this_data)
+from tests.support.apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result,
+                                       loans_with_uploaded_model, new_app, sidebar_text, upload_data, use_this_data,
+                                       wide_frame)
 
 from tcrex.constraints import pack_constraints
 from tcrex.ui.state import session, active
@@ -177,18 +178,9 @@ def test_sentinel_codes_are_a_finding_on_upload():
 
 
 # ------------------------------------------------------------------------------------------------ many features
-def _wide(n_features: int = 14, n: int = 400) -> pd.DataFrame:
-    rng = np.random.default_rng(1)
-    frame = pd.DataFrame({f"f{i:02d}": rng.normal(size=n).round(3) for i in range(n_features)})
-    frame["age"] = rng.integers(18, 80, n)
-    frame["region"] = rng.choice(["north", "south", "west"], n)
-    frame["approved"] = ((frame.f00 + frame.f01 > 0) | (frame.age > 60)).astype(int)
-    return frame
-
-
 def test_many_features_edit_constraints_in_a_main_area_table():
     at = new_app()
-    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    upload_data(at, "wide.csv", csv_bytes(wide_frame()))
     use_this_data(at)
     assert_clean(at)
     # the sidebar stays short: a summary and a link, no row per feature
@@ -244,7 +236,7 @@ def test_a_new_model_clears_the_constraints_with_a_note():
 
 def test_many_features_limit_category_moves_below_the_table():
     at = new_app()
-    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    upload_data(at, "wide.csv", csv_bytes(wide_frame()))
     use_this_data(at)
     goto(at, "data_model")
     scope = next(str(d.key) for d in at.data_editor if str(d.key).startswith("con_table_")).split("_")[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tcrex import datasets
 
-from ui.apptest_kit import new_app, upload_data  # tests/ is on sys.path
+from tests.support.apptest_kit import new_app, upload_data
 
 
 def test_a_semicolon_file_names_every_guess():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from apptest_kit import assert_clean, goto, new_app
+from tests.support.apptest_kit import assert_clean, goto, new_app
 
 pytestmark = pytest.mark.apptest
 

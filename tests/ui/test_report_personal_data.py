@@ -6,7 +6,7 @@ from __future__ import annotations
 from tcrex.ui.pages import export
 from tcrex.ui.state import active
 
-from apptest_kit import assert_clean, goto, last_result, new_app
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app
 
 
 def _markdown(at) -> str:

@@ -11,7 +11,8 @@ import pytest
 from tcrex import TCREx
 from tcrex.ui.state import session, shared
 
-from apptest_kit import apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data, use_this_data
+from tests.support.apptest_kit import (apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data,
+                                       use_this_data)
 
 
 def test_two_sessions_share_the_bundled_explainer_object():

@@ -8,13 +8,14 @@ import json
 from dataclasses import replace
 
 import pytest
-from apptest_kit import (assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
-                         sidebar_text, upload_bundled_model, upload_data, use_this_data)
 
 from tcrex import datasets
 from tcrex.constraints import pack_constraints
 from tcrex.ui.pages import audit
 from tcrex.ui.state import session
+
+from tests.support.apptest_kit import (assert_clean, csv_bytes, goto, last_result, loans_with_uploaded_model, new_app,
+                                       sidebar_text, upload_bundled_model, upload_data, use_this_data, wide_frame)
 
 
 def _texts(at, kind: str) -> list[str]:
@@ -87,10 +88,9 @@ def test_the_reference_box_and_the_coverage_chart_name_the_current_grouping_and_
 
 
 def test_an_edited_constraints_table_says_not_applied_yet():
-    from test_page_content import _wide
 
     at = new_app()
-    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    upload_data(at, "wide.csv", csv_bytes(wide_frame()))
     use_this_data(at)
     goto(at, "data_model")
     next(b for b in at.button if b.label == "Apply constraints").click()  # the suggestion (age) confirmed
@@ -108,10 +108,9 @@ def test_an_edited_constraints_table_says_not_applied_yet():
 
 
 def test_the_overview_quotes_a_rule_of_the_current_data():
-    from test_page_content import _wide
 
     at = new_app()
-    upload_data(at, "wide.csv", csv_bytes(_wide()))
+    upload_data(at, "wide.csv", csv_bytes(wide_frame()))
     use_this_data(at)
     goto(at, "home")
     assert_clean(at)

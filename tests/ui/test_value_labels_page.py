@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from apptest_kit import assert_clean, goto, last_result, new_app
+from tests.support.apptest_kit import assert_clean, goto, last_result, new_app
 
 pytestmark = pytest.mark.apptest
 

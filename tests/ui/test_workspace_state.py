@@ -96,7 +96,7 @@ def test_a_workspace_saved_by_a_newer_version_is_refused_whole():
 def test_a_restored_compare_choice_starts_the_compare_pages_widgets_without_a_warning():
     """A reopened link brings back how model B was made (kind, algorithm, training rows, seed); the widgets start
     there and Streamlit shows no 'default value and Session State' warning."""
-    from apptest_kit import assert_clean, goto, new_app
+    from tests.support.apptest_kit import assert_clean, goto, new_app
 
     from tcrex.ui.pages.compare import ALGORITHMS
 
@@ -142,7 +142,7 @@ def active_digest(ss, slot):
 def test_a_restored_compare_grouping_starts_the_compare_page_there_and_a_change_is_saved():
     """The walk of scenario 1: after a restart the Compare page grouped by the default column again, not by the
     one chosen (Age_band); the grouping is kept with the workspace's other compare choices."""
-    from apptest_kit import assert_clean, goto, new_app
+    from tests.support.apptest_kit import assert_clean, goto, new_app
 
     from tcrex.ui.pages.compare import ALGORITHMS
 
@@ -169,7 +169,7 @@ def test_a_restored_compare_grouping_starts_the_compare_page_there_and_a_change_
 def test_a_read_only_link_never_shows_an_editing_link():
     """The walk of scenario 1, step 6: a colleague's read-only link opened the Workspaces page, whose list of recent
     workspaces linked this workspace (and every other) by its editing id, so the viewer could change everything."""
-    from apptest_kit import goto, new_app
+    from tests.support.apptest_kit import goto, new_app
 
     owner = new_app()
     bound = session.workspace_binding(owner.session_state)

@@ -173,14 +173,15 @@ def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | Non
             axes = (used + [f for f in ws.features if f not in used])[:2]
             if include_rows and len(axes) == 2 and sol.n_rules:
                 figs[f"Rule map: {axes[0]} × {axes[1]}, target {ws.target_name(sol.target)}"] = fg.rule_plot(
-                    ex, t, axes[0], axes[1], ws.X, ws.y_pred, individual=first, max_points=2000, class_names=names)
+                    ex, t, axes[0], axes[1], ws.X, ws.y_pred, fg.RulePlotOptions(individual=first, max_points=2000,
+                                                                                 class_names=names))
     rows = None
     if include_rows:
         rows = ws.X.copy()
         rows.insert(0, "model output", ws.y_pred)
     prov = provenance(ws, result, audit)
-    return report.build_report(
-        ex, title=f"T-CREx report — {ws.data.label}",
+    options = report.ReportOptions(
+        title=f"T-CREx report — {ws.data.label}",
         data_description=prov["data"], data_fingerprint=ws.data.key,
         model_description=prov["model"] + (f" ({prov['model score']})" if ws.model.score is not None else ""),
         model_fingerprint=ws.model.key,
@@ -197,6 +198,7 @@ def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | Non
         class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target),
         comparison=None if comparison is None else comparison.result,
         comparison_title=None if comparison is None else comparison.title)
+    return report.build_report(ex, options)
 
 
 @dataclass

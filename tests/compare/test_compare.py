@@ -382,10 +382,11 @@ def test_cli_compare_bad_inputs_are_messages(setup, tmp_path):
 
 def test_report_section_and_figures(setup):
     from tcrex.figures import comparison_gap_plot, recourse_flow, rule_accuracy_shift
-    from tcrex.report import build_report
+    from tcrex.report import ReportOptions, build_report
     X, y, model_a, model_b, ex_a, groups, res = setup
-    html = build_report(ex_a, title="t", data_description="d", data_fingerprint="x", model_description="m",
-                        model_fingerprint="y", params={}, comparison=res, comparison_title="A against B")
+    html = build_report(ex_a, ReportOptions(title="t", data_description="d", data_fingerprint="x",
+                                            model_description="m", model_fingerprint="y", params={}, comparison=res,
+                                            comparison_title="A against B"))
     assert 'id="comparison"' in html and res.headline() in html.replace("&#x27;", "'")
     assert "<script" not in html
     flow = recourse_flow(res).data[0]

@@ -174,6 +174,26 @@ def onnx_per_column_classifier():
     return model
 
 
+def onnx_tree_model(feature=1000, width=3, name="trees") -> bytes:
+    """A one-split tree ensemble (ai.onnx.ml) over an (N, ``width``) input splitting on ``feature``; ``width``
+    None leaves the input's width dynamic (known only when it runs)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    node = h.make_node("TreeEnsembleRegressor", ["X"], ["y"], domain="ai.onnx.ml", name=name,
+                       n_targets=1, nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2],
+                       nodes_featureids=[feature, 0, 0], nodes_values=[0.5, 0.0, 0.0],
+                       nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"], nodes_truenodeids=[1, 0, 0],
+                       nodes_falsenodeids=[2, 0, 0], target_treeids=[0, 0], target_nodeids=[1, 2],
+                       target_ids=[0, 0], target_weights=[1.0, 2.0])
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [None, width])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [None, 1])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)],
+                         producer_name="tcrex-tests")
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
 def onnx_bytes(model) -> bytes:
     return model.SerializeToString()
 

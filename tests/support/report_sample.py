@@ -11,7 +11,7 @@ from tcrex import TCREx
 from tcrex.audit import audit
 from tcrex.compare import compare_models
 from tcrex.datasets import LOANS_MODEL_B, SAMPLE_DATA_DIR, SAMPLES, load_bundled_loans, load_bundled_model
-from tcrex.report import build_report
+from tcrex.report import ReportOptions, build_report
 
 N_BOOT = 60
 
@@ -31,12 +31,14 @@ def sample_report(include_person: bool = False, rows: int = 1500) -> str:
         chosen = {f"Row {row}": (ex.explain_one(X.iloc[[row]], model=model), X.iloc[row])}
     res = audit(ex, X, X["employment"].astype(str), model=model, n_boot=N_BOOT)
     comparison = compare_models(ex, X, model_b, model_a=model, groups=X["employment"].astype(str), n_boot=N_BOOT)
-    return build_report(ex, title="T-CREx report — loans sample", data_description=f"loans.csv: {len(X):,} rows",
-                        data_fingerprint="a" * 64, model_description="XGBoost (bundled)", model_fingerprint="b" * 64,
-                        params={"tau": ex.tau, "rho": ex.rho}, individuals=chosen, explanations=explanations,
-                        actions=ex.feature_actions(X, model=model), effectiveness=effectiveness, audit=res,
-                        audit_title="by employment", comparison=comparison, comparison_title="model A vs model B",
-                        generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    return build_report(ex, ReportOptions(title="T-CREx report — loans sample",
+                                          data_description=f"loans.csv: {len(X):,} rows", data_fingerprint="a" * 64,
+                                          model_description="XGBoost (bundled)", model_fingerprint="b" * 64,
+                                          params={"tau": ex.tau, "rho": ex.rho}, individuals=chosen,
+                                          explanations=explanations, actions=ex.feature_actions(X, model=model),
+                                          effectiveness=effectiveness, audit=res, audit_title="by employment",
+                                          comparison=comparison, comparison_title="model A vs model B",
+                                          generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc)))
 
 
 def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool = False) -> str:
@@ -45,7 +47,7 @@ def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool =
     audited by credit history length: the "1,000-row table with 20 features" of issue #39."""
     import pandas as pd  # noqa: PLC0415
 
-    from credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415
+    from tests.support.credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415
 
     keep = FEATURES[:n_features] + ["target"]
     frame = credit_like(rows)[keep]
@@ -62,10 +64,12 @@ def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool =
     groups = pd.cut(X["MSinceOldestTradeOpen"], [-1, 33, 66, 100], labels=["short", "medium", "long"]).astype(str)
     res = audit(ex, X, groups, model=model, n_boot=N_BOOT)
     comparison = compare_models(ex, X, model_b, model_a=model, groups=groups, n_boot=N_BOOT)
-    return build_report(ex, title="T-CREx report — credit table", data_description=f"credit: {len(X):,} rows, "
-                        f"{n_features} features", data_fingerprint="a" * 64, model_description="XGBoost",
-                        model_fingerprint="b" * 64, params={"tau": ex.tau, "rho": ex.rho}, individuals=chosen,
-                        explanations=explanations, actions=ex.feature_actions(X, model=model),
-                        effectiveness=effectiveness, audit=res, audit_title="by credit history length",
-                        comparison=comparison, comparison_title="model A vs model B",
-                        generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    return build_report(ex, ReportOptions(title="T-CREx report — credit table",
+                                          data_description=f"credit: {len(X):,} rows, {n_features} features",
+                                          data_fingerprint="a" * 64, model_description="XGBoost",
+                                          model_fingerprint="b" * 64, params={"tau": ex.tau, "rho": ex.rho},
+                                          individuals=chosen, explanations=explanations,
+                                          actions=ex.feature_actions(X, model=model), effectiveness=effectiveness,
+                                          audit=res, audit_title="by credit history length", comparison=comparison,
+                                          comparison_title="model A vs model B",
+                                          generated_at=datetime(2026, 1, 2, tzinfo=timezone.utc)))

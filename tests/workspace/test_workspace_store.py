@@ -16,10 +16,12 @@ import threading
 import zipfile
 
 import pytest
-from servers import postgres_server
 
 from tcrex.workspace import (DamagedWorkspace, Limits, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError,
                              WorkspaceStore, WorkspaceTooLarge, export_workspace, import_workspace, is_id)
+
+from tests.support.builders import zip_bytes
+from tests.support.servers import postgres_server
 
 
 @pytest.fixture
@@ -253,14 +255,6 @@ def test_export_and_import_move_a_workspace_with_new_links(tmp_path):
     assert json.loads(zipfile.ZipFile(io.BytesIO(data)).read("workspace.json"))["version"] == 1
 
 
-def _zip(entries: dict) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, content in entries.items():
-            zf.writestr(name, content)
-    return buf.getvalue()
-
-
 def _manifest(**kw):
     base = {"format": "tcrex-workspace", "version": 1, "settings": {}, "files": []}
     base.update(kw)
@@ -269,15 +263,15 @@ def _manifest(**kw):
 
 @pytest.mark.parametrize("data, message", [
     (b"not a zip", "not a zip archive"),
-    (_zip({"other.txt": "x"}), "workspace.json is missing"),
-    (_zip({"workspace.json": "{"}), "not JSON"),
-    (_zip({"workspace.json": json.dumps({"format": "other"})}), "not tcrex-workspace"),
-    (_zip({"workspace.json": _manifest(version=99)}), "version 99 is not supported"),
-    (_zip({"workspace.json": _manifest(files=[{"digest": "0" * 64, "name": "a.csv", "size": 3}])}),
+    (zip_bytes({"other.txt": "x"}), "workspace.json is missing"),
+    (zip_bytes({"workspace.json": "{"}), "not JSON"),
+    (zip_bytes({"workspace.json": json.dumps({"format": "other"})}), "not tcrex-workspace"),
+    (zip_bytes({"workspace.json": _manifest(version=99)}), "version 99 is not supported"),
+    (zip_bytes({"workspace.json": _manifest(files=[{"digest": "0" * 64, "name": "a.csv", "size": 3}])}),
      "lacks the upload"),
-    (_zip({"workspace.json": _manifest(files=[{"digest": "0" * 64, "name": "a.csv", "size": 3}]),
+    (zip_bytes({"workspace.json": _manifest(files=[{"digest": "0" * 64, "name": "a.csv", "size": 3}]),
            "files/" + "0" * 64: "abc"}), "damaged"),
-    (_zip({"workspace.json": _manifest(files=[{"digest": "../../x", "name": "a.csv", "size": 3}])}),
+    (zip_bytes({"workspace.json": _manifest(files=[{"digest": "../../x", "name": "a.csv", "size": 3}])}),
      "does not describe"),
 ])
 def test_hostile_workspace_files_get_a_clear_message(tmp_path, data, message):
@@ -292,7 +286,7 @@ def test_a_zip_bomb_is_refused_from_its_directory(tmp_path):
     big = b"\0" * 50_000
     import hashlib
     digest = hashlib.sha256(big).hexdigest()
-    data = _zip({"workspace.json": _manifest(files=[{"digest": digest, "name": "big.csv", "size": len(big)}]),
+    data = zip_bytes({"workspace.json": _manifest(files=[{"digest": digest, "name": "big.csv", "size": len(big)}]),
                  f"files/{digest}": big})
     assert len(data) < 1_000
     with pytest.raises(WorkspaceTooLarge, match="budget"):

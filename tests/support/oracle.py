@@ -237,6 +237,18 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def point_inside(conditions: dict, point: dict) -> bool:
+    """Whether one point (``{feature: value}``) meets every condition: ``low < x <= high`` (None = open end), or
+    ``x`` one of the listed categories."""
+    for f, c in conditions.items():
+        if "in" in c:
+            if point[f] not in c["in"]:
+                return False
+        elif not ((c["low"] is None or point[f] > c["low"]) and (c["high"] is None or point[f] <= c["high"])):
+            return False
+    return True
+
+
 def interval_has_integer(low, high) -> bool:
     """Whether ``(low, high]`` (None = open end) contains a whole number."""
     if low is None or high is None:

@@ -9,7 +9,7 @@ the outcome (ok / clear refusal / crash / hang / memory / silent change / formul
 A table case declares what the file holds as its writer meant it (:class:`Expect`): the columns, the first values
 of some columns, the findings that must accompany the reading (``require``) and the findings that justify a
 reading that differs from what was written (``allow``). A reading that differs without such a finding is a
-*silent change*. Model cases reuse the generators of ``builders.py`` and ``test_hostile_models.py``.
+*silent change*. Model cases reuse the generators of ``builders.py`` and ``hostile_models.py``.
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import builders as b
+from tests.support import builders as b
+from tests.support import hostile_models as hm
 
 XSS = "<script>tcrexXSS()</script>"
 XSS_IMG = '<img src=x onerror="tcrexXSS()">'
@@ -352,15 +353,13 @@ def _zip_bomb() -> bytes:
 
 # ---------------------------------------------------------------------------------------------- models
 def _model_cases() -> list[Case]:
-    from . import test_hostile_models as thm
-
     cases: list[Case] = []
 
     def add(cls, name, filename, make, table="loans", quick=False):
         cases.append(Case(f"model/{cls}/{name}", cls, "model", filename, make, table=table, quick=quick))
 
     # ------------------------------------------------------------------ XGBoost
-    for key, (edit, _) in thm.XGB_MUTATIONS.items():
+    for key, (edit, _) in hm.XGB_MUTATIONS.items():
         add("xgboost", f"mutation-{key}", "m.json", lambda marker, e=edit: _xgb_edit(e), quick=key in (
             "child-out-of-range", "loop-to-root", "num-class-huge"))
     for seed in range(30):
@@ -371,29 +370,29 @@ def _model_cases() -> list[Case]:
             add("xgboost", f"truncated-{fmt}-{frac}", f"m.{fmt}",
                 lambda marker, f=fmt, r=frac: (lambda d: d[:int(len(d) * r)])(b.xgb_classifier(fmt=f,
                                                                                                 n_estimators=3)[0]))
-    add("xgboost", "ubj-huge-count", "m.ubj", lambda marker: thm._ubj_with_count(2 ** 60), quick=True)
-    add("xgboost", "ubj-true-bomb", "m.ubj", lambda marker: thm._ubj_true_bomb(), quick=True)
+    add("xgboost", "ubj-huge-count", "m.ubj", lambda marker: hm.ubj_with_count(2 ** 60), quick=True)
+    add("xgboost", "ubj-true-bomb", "m.ubj", lambda marker: hm.ubj_true_bomb(), quick=True)
     add("xgboost", "json-deep", "m.json", lambda marker: b'{"learner": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     add("xgboost", "base-score-odd", "m.json", lambda marker: _xgb_edit(
         lambda d: d["learner"]["learner_model_param"].__setitem__("base_score", "[1E400,nan]")))
     # ------------------------------------------------------------------ scikit-learn through skops
-    for key, (edit, _) in thm.SCHEMA_EDITS.items():
-        add("skops", f"schema-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(thm._lr_skops(), e),
+    for key, (edit, _) in hm.SCHEMA_EDITS.items():
+        add("skops", f"schema-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(hm.lr_skops(), e),
             table="numeric", quick=key == "object-os-system")
     add("skops", "zip-bomb", "m.skops", lambda marker: _skops_zip_bomb(), table="numeric", quick=True)
     add("skops", "function-os-system", "m.skops", lambda marker: _skops_os_system(), table="numeric")
-    for key, (edit, _) in thm.SIZE_EDITS.items():  # sizes declared in the schema (issue 29)
-        add("skops", f"declared-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(thm._lr_skops(), e),
+    for key, (edit, _) in hm.SIZE_EDITS.items():  # sizes declared in the schema (issue 29)
+        add("skops", f"declared-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(hm.lr_skops(), e),
             table="numeric", quick=key == "ndarray-object-250m")
-    add("skops", "two-schemas", "m.skops", lambda marker: thm._skops_duplicate_schema(), table="numeric", quick=True)
-    add("skops", "zeros-300mb-in-300kb", "m.skops", lambda marker: thm._skops_big_zeros(), table="numeric")
+    add("skops", "two-schemas", "m.skops", lambda marker: hm.skops_duplicate_schema(), table="numeric", quick=True)
+    add("skops", "zeros-300mb-in-300kb", "m.skops", lambda marker: hm.skops_big_zeros(), table="numeric")
     for est in ("tree", "forest", "hgb"):
         for seed in range(8):
             add("skops", f"npy-fuzz-{est}-{seed}", "m.skops", lambda marker, e=est, s=seed: _skops_npy_fuzz(e, s),
                 table="numeric", quick=(est, seed) == ("tree", 0))
     for frac in (0.3, 0.9):
         add("skops", f"truncated-{frac}", "m.skops",
-            lambda marker, r=frac: (lambda d: d[:int(len(d) * r)])(thm._lr_skops()), table="numeric")
+            lambda marker, r=frac: (lambda d: d[:int(len(d) * r)])(hm.lr_skops()), table="numeric")
     # ------------------------------------------------------------------ ONNX
     add("onnx", "external-data", "m.onnx", lambda marker: b.onnx_bytes(b.onnx_external_data()), table="numeric",
         quick=True)
@@ -410,10 +409,8 @@ def _model_cases() -> list[Case]:
             lambda marker, r=frac: (lambda d: d[:int(len(d) * r)])(b.onnx_bytes(b.onnx_linear_classifier())),
             table="numeric")
     add("onnx", "garbage", "m.onnx", lambda marker: b.garbage(seed=5), table="numeric")
-    from . import test_hostile_onnx as tho
-
-    add("onnx", "tree-feature-1000-of-3", "m.onnx", lambda marker: tho.tree_model(1000), table="numeric", quick=True)
-    add("onnx", "tree-feature-1000-dynamic-width", "m.onnx", lambda marker: tho.tree_model(1000, width=None),
+    add("onnx", "tree-feature-1000-of-3", "m.onnx", lambda marker: b.onnx_tree_model(1000), table="numeric", quick=True)
+    add("onnx", "tree-feature-1000-dynamic-width", "m.onnx", lambda marker: b.onnx_tree_model(1000, width=None),
         table="numeric")
     # ------------------------------------------------------------------ pickles disguised as other formats
     for name in ("m.json", "m.skops", "m.onnx", "m.ubj"):

@@ -8,9 +8,9 @@ import pytest
 
 from tcrex import TCREx
 from tcrex import figures as F
-from tcrex.report import build_report, fingerprint_bytes, fingerprint_frame
+from tcrex.report import ReportOptions, build_report, fingerprint_bytes, fingerprint_frame
 
-from engine.helpers import mixed  # tests/ is on sys.path (rootdir-relative imports)
+from tests.support.data import mixed
 
 WHEN = datetime(2024, 7, 21, 9, 30, tzinfo=timezone.utc)
 
@@ -22,14 +22,17 @@ def report(fitted):
     figures = {
         "Rules overview": F.rules_overview(ex),
         "Changes <per> individual": F.changes_histogram(out),
-        "Rule plot": F.rule_plot(ex, 0, "age", "income", X, y, individual=X.iloc[1], individual_y=y[1]),
+        "Rule plot": F.rule_plot(ex, 0, "age", "income", X, y, F.RulePlotOptions(individual=X.iloc[1],
+                                                                                 individual_y=y[1])),
     }
     tables = {"Explanations": out.head(20), "Many rows": pd.DataFrame({"n": range(600)})}
-    html = build_report(ex, title='Loans <script>alert("t")</script>', data_description="4 columns & 400 rows",
-                        data_fingerprint=fingerprint_frame(X), model_description="<b>predictions</b> column",
-                        model_fingerprint=fingerprint_bytes(b"model bytes"),
-                        params={"rho": 0.03, "tau": 0.85, "<img src=x onerror=alert(1)>": "<i>v</i>"},
-                        figures=figures, tables=tables, generated_at=WHEN)
+    html = build_report(ex, ReportOptions(title='Loans <script>alert("t")</script>',
+                                          data_description="4 columns & 400 rows",
+                                          data_fingerprint=fingerprint_frame(X),
+                                          model_description="<b>predictions</b> column",
+                                          model_fingerprint=fingerprint_bytes(b"model bytes"),
+                                          params={"rho": 0.03, "tau": 0.85, "<img src=x onerror=alert(1)>": "<i>v</i>"},
+                                          figures=figures, tables=tables, generated_at=WHEN))
     return html, figures, X
 
 
@@ -81,11 +84,11 @@ def test_dot_argument_and_non_tree_fallback(fitted):
     ex, X, y = fitted
     common = dict(title="t", data_description="d", data_fingerprint="ab", model_description="m",
                   model_fingerprint="cd", params={}, figures={}, tables={}, generated_at=WHEN)
-    none = build_report(ex, dot={}, **common)
+    none = build_report(ex, ReportOptions(dot={}, **common))
     assert "<svg" not in none and "plotly" not in none.lower()
-    odd = build_report(ex, dot={"two parents": "digraph { a -> c; b -> c; }"}, **common)
+    odd = build_report(ex, ReportOptions(dot={"two parents": "digraph { a -> c; b -> c; }"}, **common))
     assert "not a simple tree" in odd and "<svg" not in odd and "digraph { a -&gt; c; b -&gt; c; }" in odd
-    own = build_report(ex, dot={"tree 0": F.metarule_tree_dot(ex, 0)}, **common)
+    own = build_report(ex, ReportOptions(dot={"tree 0": F.metarule_tree_dot(ex, 0)}, **common))
     assert own.count("<svg") == 1
 
 
@@ -94,7 +97,7 @@ def test_report_is_deterministic(fitted):
     args = dict(title="t", data_description="d", data_fingerprint="ab", model_description="m",
                 model_fingerprint="cd", params={"a": 1}, figures={"o": F.rules_overview(ex)},
                 tables={"r": ex.rules_frame()}, generated_at=WHEN)
-    assert build_report(ex, **args) == build_report(ex, **args)
+    assert build_report(ex, ReportOptions(**args)) == build_report(ex, ReportOptions(**args))
 
 
 def test_fingerprint_frame_changes_with_the_data(fitted):
@@ -110,10 +113,11 @@ def test_fingerprint_frame_changes_with_the_data(fitted):
 def _stakeholder_report(ex, X, y, rows=(7,), **extra):
     out = ex.explain(X, y_pred=y)
     individuals = {f"Row {r}": (ex.explain_one(X.loc[[r]], y_pred=[y[r]]), X.loc[r]) for r in rows}
-    return build_report(ex, title="t", data_description="loans, 400 rows", data_fingerprint="ab",
-                        model_description="a model", model_fingerprint="cd", params={"flag": True, "n": np.int64(3)},
-                        generated_at=WHEN, individuals=individuals, explanations=out,
-                        actions=ex.feature_actions(X, y_pred=y), **extra)
+    return build_report(ex, ReportOptions(title="t", data_description="loans, 400 rows", data_fingerprint="ab",
+                                          model_description="a model", model_fingerprint="cd",
+                                          params={"flag": True, "n": np.int64(3)}, generated_at=WHEN,
+                                          individuals=individuals, explanations=out,
+                                          actions=ex.feature_actions(X, y_pred=y), **extra))
 
 
 def _values(X, r):
@@ -170,8 +174,8 @@ def test_no_row_data_unless_asked(fitted):
     leaked = [v for v in unique_incomes if f"<td>{v}</td>" in cells]
     assert not leaked, leaked
     with_rows = build_report(
-        ex, title="t", data_description="d", data_fingerprint="ab", model_description="m", model_fingerprint="cd",
-        params={}, generated_at=WHEN, rows=X, include_rows=True)
+        ex, ReportOptions(title="t", data_description="d", data_fingerprint="ab", model_description="m",
+                          model_fingerprint="cd", params={}, generated_at=WHEN, rows=X, include_rows=True))
     assert 'id="rows"' in with_rows and "row-level data: the first 400 of 400 rows" in with_rows
     assert "does <b>not</b> contain" not in with_rows
 
@@ -236,9 +240,10 @@ def test_report_built_from_the_api_does_not_speak_for_the_dashboard():
 
     ex = TCREx(rho=0.03, tau=0.85, target=1).fit(X, model)
     eff = ex.effectiveness(X, model=model)
-    html = build_report(ex, title="API report", data_description="d", data_fingerprint=fingerprint_frame(X),
-                        model_description="m", model_fingerprint=fingerprint_bytes(b"m"), params={},
-                        explanations=ex.explain(X), effectiveness=eff, generated_at=WHEN)
+    html = build_report(ex, ReportOptions(title="API report", data_description="d",
+                                          data_fingerprint=fingerprint_frame(X), model_description="m",
+                                          model_fingerprint=fingerprint_bytes(b"m"), params={},
+                                          explanations=ex.explain(X), effectiveness=eff, generated_at=WHEN))
     assert "Checked on the model" in html
     assert "dashboard" not in html.lower()
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from tcrex import datasets
 from tcrex.ui.state import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,3 +142,29 @@ def outputs_from_a_column(rows: int = 1000) -> AppTest:
     at.selectbox(key="setup_output_column").set_value("model_says").run()
     next(b for b in at.button if b.label == "Use this column").click()
     return at.run()
+
+
+def wide_frame(n_features: int = 14, n: int = 400) -> pd.DataFrame:
+    """A table with many features (``f00`` … and ``age``, ``region``) and an ``approved`` outcome."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({f"f{i:02d}": rng.normal(size=n).round(3) for i in range(n_features)})
+    frame["age"] = rng.integers(18, 80, n)
+    frame["region"] = rng.choice(["north", "south", "west"], n)
+    frame["approved"] = ((frame.f00 + frame.f01 > 0) | (frame.age > 60)).astype(int)
+    return frame
+
+
+def planted_groups_app() -> AppTest:
+    """The planted-disparity data (group B needs more changes; ``datasets.make_recourse_groups``) uploaded with
+    ``group`` kept as "not a feature (audit only)" (what the column table produces) and an XGBoost model to train;
+    not yet run (the caller goes to a page)."""
+    from tcrex.ui.state.sources import DataSpec, ModelSpec
+
+    at = new_app()
+    frame = datasets.make_recourse_groups(1600, disparity=True, random_state=0)
+    upload_data(at, "groups.csv", csv_bytes(frame))
+    digest = session.uploads(at.session_state, create=False)["data"][0]
+    session.set_data_spec(DataSpec("upload", "groups.csv", digest, "approved", (), None, "drop", ("group",)),
+                          at.session_state)
+    session.set_model_spec(ModelSpec("train", "xgboost"), at.session_state)
+    return at
