@@ -308,3 +308,26 @@ def test_an_audit_of_the_frame_given_is_the_audit_that_verifies(case):
     other = ex.counterfactuals(X[case["features"]], model=case["model"], target=0)
     with pytest.raises(ParameterError, match="other people"):
         audit(ex, X, case["group"], model=case["model"], counterfactuals=other, n_boot=N_BOOT)
+
+
+def test_the_reports_how_hard_counts_the_verified_advice(case):
+    """"How hard it is" counts the features each verified point changes (the advice people get, never 0), and
+    names the features that advice changes most: the frame's own figures. Without the frame it says its counts are
+    the rules', not checked."""
+    ex, cf = case["ex"], case["cf"]
+    opts = dict(title="t", data_description="d", data_fingerprint="f", model_description="m", model_fingerprint="g",
+                params={}, explanations=case["exp"], trees=False)
+    html = build_report(ex, ReportOptions(**opts, counterfactuals=cf))
+    section = html[html.index('id="how-hard"'):html.index('id="where-groups-differ"') if 'id="where-groups-differ"'
+                   in html else None]
+    parser = _Tables()
+    parser.feed(section)
+    rows = {int(r[0]): int(r[1].replace(",", "")) for r in parser.tables[0][1:]}
+    verified = cf.loc[case["ver"]]
+    assert rows == verified["n_changes"].astype(int).value_counts().to_dict()
+    assert 0 not in rows  # a person who needs recourse and is verified changes at least one feature
+    assert f"of the {len(verified):,} people with a change the model confirms" in section
+    top = pd.Series([f for c in verified["changed"] for f in c]).value_counts().index[0]
+    assert f"most often: {top} (" in section
+    unchecked = build_report(ex, ReportOptions(**opts))
+    assert "By the rules alone (not checked on a model)" in unchecked

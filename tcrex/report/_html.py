@@ -26,7 +26,7 @@ import pandas as pd
 
 from .. import __version__, check_fitted
 from ..figures import change_keep_counts, dot_to_svg, gap_forest_svg, individual_table, metarule_tree_html
-from ..vocabulary import STATUS_TEXT, has_recourse, needs_recourse
+from ..vocabulary import STATUS_TEXT, has_recourse, is_verified, needs_recourse
 from ..audit import basis_sentence, clear_gaps, split_findings
 from ..population import PRACTICAL_DEFAULT, threshold_text
 from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
@@ -479,10 +479,9 @@ def _bars(counts: pd.DataFrame) -> str:
             f"</thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def _changes_table(explanations: pd.DataFrame) -> str:
-    status = explanations["status"].astype(str).to_numpy()
-    sel = has_recourse(status) & needs_recourse(status)
-    counts = explanations.loc[sel, "changes"].value_counts().sort_index()
+def _changes_table(changes: pd.Series) -> str:
+    """A bar per number of features to change (``changes``: one number per person with advice)."""
+    counts = changes.dropna().astype(int).value_counts().sort_index()
     if not len(counts):
         return '<p class="note">No one here has a recourse.</p>'
     top = max(int(counts.max()), 1)
@@ -725,8 +724,12 @@ def _who_gets_recourse(explanations, effectiveness) -> str | None:
     return _stack(parts) + "".join(f"<p>{_e(w)}</p>" for w in words)
 
 
-def _how_hard(explanations, actions) -> str | None:
-    """Question 2: how many features people are asked to change (a bar per count), and which features most."""
+def _how_hard(explanations, actions, counterfactuals=None) -> str | None:
+    """Question 2: how many features people are asked to change (a bar per count), and which features most. With
+    the checked points (``counterfactuals``) it counts the advice people get: the features each verified point
+    changes; without a model, the rules' changes, said as not checked."""
+    if counterfactuals is not None and len(counterfactuals):
+        return _how_hard_verified(counterfactuals)
     if explanations is None or not len(explanations):
         return None
     status = explanations["status"].astype(str).to_numpy()
@@ -735,16 +738,35 @@ def _how_hard(explanations, actions) -> str | None:
     if not len(changes):
         return '<p>No one who needs a change has a rule to follow, so there is no effort to measure.</p>'
     one = int((changes <= 1).sum())
-    words = [f"Half of the people with advice are asked to change at most {_cell(float(changes.median()))} "
-             f"feature{'' if float(changes.median()) == 1 else 's'}; {_pct(one, len(changes))} need a single "
-             "change."]
+    words = [f"By the rules alone (not checked on a model), half of the people with a rule are asked to change at "
+             f"most {_cell(float(changes.median()))} feature{'' if float(changes.median()) == 1 else 's'}; "
+             f"{_pct(one, len(changes))} need a single change."]
     if actions is not None and len(actions):
         counts = change_keep_counts(actions)
         counts = counts[counts["change"] > 0].sort_values("change", ascending=False).head(3)
         if len(counts):
             words.append("The features most often asked to change: " + join_and(
                 [f"{f} ({int(c):,} people)" for f, c in zip(counts["feature"], counts["change"])]) + ".")
-    return _changes_table(explanations) + "".join(f"<p>{_e(w)}</p>" for w in words)
+    return _changes_table(explanations["changes"][sel]) + "".join(f"<p>{_e(w)}</p>" for w in words)
+
+
+def _how_hard_verified(counterfactuals: pd.DataFrame) -> str:
+    """"How hard it is" from the points the model confirms: the changes each verified point makes (never 0: a
+    person who needs recourse and is verified changes at least one feature), and the features changed most."""
+    verified = counterfactuals.loc[is_verified(counterfactuals)]
+    if not len(verified):
+        return '<p>No one who needs a change has one the model confirms, so there is no effort to measure.</p>'
+    changes = verified["n_changes"].astype(int)
+    median = float(changes.median())
+    one = int((changes <= 1).sum())
+    words = [f"Checked on the model: of the {len(verified):,} people with a change the model confirms, half are "
+             f"asked to change at most {_cell(median)} feature{'' if median == 1 else 's'}; "
+             f"{_pct(one, len(verified))} need a single change."]
+    counts = pd.Series([f for changed in verified["changed"] for f in changed], dtype=object).value_counts()
+    if len(counts):
+        words.append("The features the confirmed advice changes most often: " + join_and(
+            [f"{f} ({int(c):,} people)" for f, c in counts.head(3).items()]) + ".")
+    return _changes_table(changes) + "".join(f"<p>{_e(w)}</p>" for w in words)
 
 
 def _where_groups_differ(result, practical: float) -> str:
@@ -896,6 +918,9 @@ class ReportOptions:
     trees: bool = True
     #: :meth:`TCREx.effectiveness` output: how often the recommended points work on the model.
     effectiveness: object = None
+    #: ``TCREx.counterfactuals(X, model=...)`` of the same people: with it, "How hard it is" counts the changes of
+    #: the points the model confirms (the advice people get), not the paper's rule changes.
+    counterfactuals: pd.DataFrame | None = None
     #: Each target in words (``{0: "approved"}``) instead of ``output = 1``.
     outcome_names: dict | None = None
     #: ``{label: name}`` for the classes everywhere else; default the explainer's own.
@@ -973,7 +998,7 @@ def _main_part(ex, o: ReportOptions, names: dict, embed_rows: bool) -> _Sections
     main = _Sections()
     main.add("executive-summary", "Executive summary", _executive_summary(ex, o, names, embed_rows))
     main.question("who-gets-recourse", "Who gets recourse", _who_gets_recourse(o.explanations, o.effectiveness))
-    main.question("how-hard", "How hard it is", _how_hard(o.explanations, o.actions))
+    main.question("how-hard", "How hard it is", _how_hard(o.explanations, o.actions, o.counterfactuals))
     if o.audit is not None:
         main.question("groups-differ", "Where groups differ", _where_groups_differ(o.audit, o.audit_practical))
     if o.comparison is not None:
@@ -1079,7 +1104,10 @@ def _appendix(ex, o: ReportOptions, names: dict, embed_rows: bool, class_names) 
         app.add("comparison", "Recourse across models", comparison_html(o.comparison, o.comparison_title))
     agg = []
     if explanations is not None and len(explanations):
-        agg.append("<h3>Features to change, per individual with a recourse</h3>" + _changes_table(explanations))
+        status = explanations["status"].astype(str).to_numpy()
+        ruled = explanations["changes"][has_recourse(status) & needs_recourse(status)]
+        agg.append("<h3>Features each person's rule asks to change (the paper's rules, not checked on a model)</h3>"
+                   + _changes_table(ruled))
     if actions is not None and len(actions):
         agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
     if agg:

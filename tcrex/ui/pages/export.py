@@ -194,11 +194,19 @@ def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | Non
         audit_practical=PRACTICAL_DEFAULT if audit is None else audit.practical,
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
         rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
+        counterfactuals=_verified_frame(ws, result),
         outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)},
         class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target),
         comparison=None if comparison is None else comparison.result,
         comparison_title=None if comparison is None else comparison.title)
     return report.build_report(ex, options)
+
+
+def _verified_frame(ws: DataAndModel, result: FitResult) -> pd.DataFrame | None:
+    """The points checked on the model (the same rows as the report's verified counts), or None without a model:
+    the report's "How hard it is" then counts the advice people get."""
+    rows = verification.verified_rows(ws, result)
+    return None if rows is None else rows.frame
 
 
 @dataclass
