@@ -19,6 +19,7 @@ from tcrex._engine.base._params import MAX_CELLS, MAX_TREES, check_parameter
 from tcrex.intake import validate_params
 
 from tests.support.data import figure1, mixed
+from tests.support.hostile_exports import many_rules_export, nested_rules_export
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,22 +100,6 @@ def test_valid_export_and_version_1_still_load(export):
     pd.testing.assert_frame_equal(v1.explain(X, y_pred=y), back.explain(X, y_pred=y))
 
 
-def _many_rules_export(n_rules=600, n_features=4):
-    """600 one-condition rules, 150 per feature at distinct thresholds: a 151^4 = 520 million cell grid."""
-    X, y = figure1()
-    doc = json.loads(TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y).to_json())
-    doc["features"] = [{"name": f"f{j}", "type": "numeric"} for j in range(n_features)]
-    rules = []
-    for r in range(n_rules):
-        j = r % n_features
-        rules.append({"id": r, "conditions": {f"f{j}": {"low": None, "high": float(r)}}, "n": 10, "n_target": 10,
-                      "feasibility": 0.1, "accuracy": 1.0, "complexity": 1})
-    doc["targets"] = [{**doc["targets"][0], "rules": rules, "metarules": [{"id": 0, "rule": 0, "conditions": {},
-                                                                           "sparsity": 1, "n_cells": 1}]}]
-    doc["n_fit_rows"] = 1000
-    return json.dumps(doc)
-
-
 #: Loads the export from stdin in a child process with a 2 GB address space; prints the outcome and the peak of
 #: what Python and numpy allocated while loading (tracemalloc), in MB: a refusal "before anything is built" holds
 #: the parsed JSON and the rule bounds, never the grid. (How fast the refusal comes is a benchmark,
@@ -143,7 +128,7 @@ def test_grid_size_is_checked_before_anything_is_built(tmp_path):
     the rules' thresholds, in a child process with a 2 GB address space, having allocated next to nothing."""
     script = tmp_path / "grid.py"
     script.write_text(GRID_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script), str(REPO)], input=_many_rules_export(), capture_output=True,
+    proc = subprocess.run([sys.executable, str(script), str(REPO)], input=many_rules_export(), capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-1500:]
     kind, peak_mb, message = proc.stdout.split(" ", 2)
@@ -152,26 +137,12 @@ def test_grid_size_is_checked_before_anything_is_built(tmp_path):
     assert "span a grid of 519,885,601 cells, above the export's max_cells = 100,000" in message
 
 
-def _nested_rules_export(n_rules=20_000):
-    """``n_rules`` nested rules on one numeric feature (-i-1.5, i+1.5]: only 2 n + 1 cells, but n x (2 n + 1)
-    table entries (issue 29: a 2.6 MB file raised MemoryError at 2.5 GB in _grid.py / _solution.py)."""
-    X, y = figure1()
-    doc = json.loads(TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y).to_json())
-    doc["features"] = [{"name": "x", "type": "numeric"}]
-    rules = [{"id": i, "conditions": {"x": {"low": -(i + 1.5), "high": i + 1.5}}, "n": 100 + i, "n_target": 100 + i}
-             for i in range(n_rules)]
-    doc["targets"] = [{**doc["targets"][0], "rules": rules,
-                       "metarules": [{"id": 0, "rule": n_rules - 1, "conditions": {}}]}]
-    doc["n_fit_rows"] = 10**6
-    return json.dumps(doc)
-
-
 def test_grid_memory_is_checked_before_anything_per_cell_is_built(tmp_path):
     """The cell count (40,001) is far below max_cells, but the cell-by-rule tables are not: refused from the
     grid's axes, in a child process with a 2 GB address space, naming the limit and how to raise it."""
     script = tmp_path / "grid.py"
     script.write_text(GRID_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script), str(REPO)], input=_nested_rules_export(), capture_output=True,
+    proc = subprocess.run([sys.executable, str(script), str(REPO)], input=nested_rules_export(), capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-1500:]
     kind, peak_mb, message = proc.stdout.split(" ", 2)
@@ -188,7 +159,7 @@ def test_the_grid_memory_estimate_bounds_what_solving_takes():
     (tracemalloc counts numpy's allocations) and within 2x of it, so the limit refuses what it says it refuses."""
     import tracemalloc
 
-    text = _nested_rules_export(1500)
+    text = nested_rules_export(1500)
     with pytest.raises(SchemaError, match=r"need about (\d+) MB") as ei:
         TCREx.from_json(text, max_grid_bytes=2**20)
     estimate = int(re.search(r"need about (\d+) MB", str(ei.value)).group(1)) * 2**20

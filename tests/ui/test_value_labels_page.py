@@ -208,7 +208,7 @@ def test_special_codes_are_named_in_the_edit_boxes_and_the_label_columns_entry_n
     instead of being reported as "not in the data"."""
     import json
 
-    from apptest_kit import csv_bytes, upload_data, use_this_data
+    from tests.support.apptest_kit import csv_bytes, upload_data, use_this_data
     from tcrex import datasets
 
     at = new_app()
