@@ -26,6 +26,13 @@ def goto(at: AppTest, page: str) -> AppTest:
     return at.switch_page(f"pages/views/{page}.py").run()
 
 
+def show_row(at: AppTest, row: int) -> AppTest:
+    """On the Individual page: choose the person by row number (the "By row" mode) and show row ``row``."""
+    at.segmented_control(key="ind_mode").set_value("row").run()
+    return at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row) \
+        .run()
+
+
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]

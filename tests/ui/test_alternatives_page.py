@@ -4,7 +4,7 @@ and the rule heading names the rule whose changes are shown."""
 
 from __future__ import annotations
 
-from tests.support.apptest_kit import assert_clean, goto, new_app
+from tests.support.apptest_kit import assert_clean, goto, new_app, show_row
 
 TRY = "Try this alternative in Edit values"
 
@@ -22,8 +22,7 @@ def test_alternatives_are_marked_and_the_confirmed_one_loads_into_edit_values():
     goto(at, "individual")
     seen_marks, tried = set(), 0
     for row in range(0, 80, 2):
-        at.segmented_control(key="ind_mode").set_value("row").run()
-        at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
+        show_row(at, row)
         assert_clean(at)
         table = _meta_table(at)
         if table is None:
@@ -57,8 +56,7 @@ def test_rule_heading_names_the_recommended_rule_and_the_papers_rule_as_a_second
     goto(at, "individual")
     found = False
     for row in range(0, 200):
-        at.segmented_control(key="ind_mode").set_value("row").run()
-        at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
+        show_row(at, row)
         caps = [c.value for c in at.caption if "paper's optimal rule" in c.value and "not confirmed" in c.value]
         nxt = [m.value for m in at.markdown if "the recommendation follows the next rule in cost order" in m.value]
         if not nxt:

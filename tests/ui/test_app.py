@@ -14,7 +14,7 @@ from tcrex.ui.state import session
 
 from tests.support.apptest_kit import (PAGES, apply_params, assert_clean, charts, choose_upload, csv_bytes, goto,
                                        last_result, loans_with_income_gaps, loans_with_uploaded_model, new_app,
-                                       outputs_from_a_column, sidebar_text, upload_bundled_model, upload_data,
+                                       outputs_from_a_column, show_row, sidebar_text, upload_bundled_model, upload_data,
                                        use_this_data)
 
 
@@ -310,8 +310,7 @@ def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_when
     goto(at, "individual")
     checked = 0
     for row in range(0, 60, 3):
-        at.segmented_control(key="ind_mode").set_value("row").run()
-        at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
+        show_row(at, row)
         assert_clean(at)
         ticked = [m.value for m in at.markdown if "✓ Checked on the model" in m.value]
         if not ticked:

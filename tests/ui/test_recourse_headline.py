@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from tests.support.apptest_kit import assert_clean, goto, new_app
+from tests.support.apptest_kit import assert_clean, goto, new_app, show_row
 
 pytestmark = pytest.mark.apptest
 
@@ -15,8 +15,7 @@ def test_the_headline_names_the_rule_of_the_heading_below():
     goto(at, "individual")
     named = 0
     for row in range(0, 40, 3):
-        at.segmented_control(key="ind_mode").set_value("row").run()
-        at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
+        show_row(at, row)
         assert_clean(at)
         headline = [s.value for s in at.success if s.value.startswith("**Recourse")]
         if not headline:
