@@ -371,6 +371,12 @@ def _pct(a: int, b: int) -> str:
     return "–" if not b else f"{a / b:.0%}"
 
 
+def _with_rule(explanations: pd.DataFrame) -> np.ndarray:
+    """Which rows of an explain() frame need recourse and have a rule for it (the paper's, not checked)."""
+    status = explanations["status"].astype(str).to_numpy()
+    return has_recourse(status) & needs_recourse(status)
+
+
 def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tuple[str, list]:
     """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only) and, when
     the points were checked on the model, its :class:`Effectiveness`."""
@@ -641,8 +647,7 @@ def _advised(metas: pd.DataFrame, explanations: pd.DataFrame | None) -> pd.Serie
         return metas["n_served"]
     if explanations is None or not len(explanations):
         return None
-    status = explanations["status"].astype(str).to_numpy()
-    sel = explanations[has_recourse(status) & needs_recourse(status)]
+    sel = explanations[_with_rule(explanations)]
     counts = pd.Series(list(zip(pd.to_numeric(sel["target"]).astype(int), pd.to_numeric(sel["metarule"]).astype(int)))
                        ).value_counts() if len(sel) else pd.Series(dtype=int)
     return pd.Series([int(counts.get((int(t), int(m)), 0)) for t, m in zip(metas["target"], metas["metarule"])],
@@ -732,8 +737,7 @@ def _how_hard(explanations, actions, counterfactuals=None) -> str | None:
         return _how_hard_verified(counterfactuals)
     if explanations is None or not len(explanations):
         return None
-    status = explanations["status"].astype(str).to_numpy()
-    sel = has_recourse(status) & needs_recourse(status)
+    sel = _with_rule(explanations)
     changes = explanations.loc[sel, "changes"].dropna()
     if not len(changes):
         return '<p>No one who needs a change has a rule to follow, so there is no effort to measure.</p>'
@@ -1104,8 +1108,7 @@ def _appendix(ex, o: ReportOptions, names: dict, embed_rows: bool, class_names) 
         app.add("comparison", "Recourse across models", comparison_html(o.comparison, o.comparison_title))
     agg = []
     if explanations is not None and len(explanations):
-        status = explanations["status"].astype(str).to_numpy()
-        ruled = explanations["changes"][has_recourse(status) & needs_recourse(status)]
+        ruled = explanations["changes"][_with_rule(explanations)]
         agg.append("<h3>Features each person's rule asks to change (the paper's rules, not checked on a model)</h3>"
                    + _changes_table(ruled))
     if actions is not None and len(actions):
