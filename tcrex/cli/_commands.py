@@ -148,17 +148,35 @@ def _codebook(path):
         return read_codebook(fh.read(), os.path.basename(path))
 
 
-def _labelled(ex, path, book=None):
+def _labelled(ex, path, book=None, label_columns=()):
     """``ex`` with the codebook at ``path`` (or already read, ``book``) in force (labels for features or values
-    the rules do not have are left out, each said on stderr); ``ex`` itself when no file is given."""
+    the rules do not have are left out, each said on stderr); ``ex`` itself when no file is given.
+
+    ``label_columns``: columns of the data that are not features and may hold the label (``--y-pred-column``,
+    ``--drop-column``s). When the codebook names exactly one of them, its entry names the classes, as the
+    dashboard reads a codebook; they are used unless ``--class-names`` already named the classes."""
     if not path:
         return ex
     from ..intake import fit_codebook
-    found = fit_codebook(_codebook(path) if book is None else book, ex.schema_)
+    book = _codebook(path) if book is None else book
+    names = set(ex.schema_.names)
+    candidates = [c for c in dict.fromkeys(label_columns) if c and c in book and c not in names]
+    found = fit_codebook(book, ex.schema_, candidates[0] if len(candidates) == 1 else None)
     for note in found.notes:
         _say(f"value labels: {note}")
     _say(f"value labels: {found.n_labels} label(s) for {len(found.labels)} feature(s) from {path}")
-    return ex.update(value_labels=found.labels)
+    ex = ex.update(value_labels=found.labels)
+    if found.class_names and not ex.class_names:
+        from ..codebook import match_feature
+        classes = list(ex.classes_)
+        matched, unknown = match_feature("class", True, classes, found.class_names) if classes else ({}, [])
+        if unknown:
+            _say(f"class names: the codebook's {candidates[0]!r} entry names {len(unknown)} value(s) the model "
+                 "never outputs; left out")
+        if matched:
+            ex = ex.update(class_names=matched)
+            _say(f"class names: {len(matched)} from the codebook's {candidates[0]!r} entry")
+    return ex
 
 
 def _group_labels(path, column) -> dict | None:
@@ -495,7 +513,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
-    _labelled(ex, value_labels_path, book)
+    ex = _labelled(ex, value_labels_path, book, (y_col, *drop))
     import fsspec
     with fsspec.open(out, "w") as fh:
         fh.write(ex.to_json())

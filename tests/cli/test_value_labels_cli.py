@@ -220,3 +220,25 @@ def test_a_bad_class_names_value_is_an_error_line(data, tmp_path, given, message
                "--out", tmp_path / "r.json")
     assert res.exit_code != 0 and "error:" in res.output and message in res.output, res.output
     assert "Traceback" not in res.output
+
+
+def test_the_codebooks_label_entry_names_the_classes_as_the_dashboard_reads_it(data, tmp_path):
+    """A codebook with an entry for the label column (here the dropped ``--y-pred-column``) names the classes, as
+    the dashboard reads it, instead of being called "not in the data"; ``--class-names`` still wins."""
+    d, X = data
+    book = tmp_path / "book.csv"
+    book.write_text(CODEBOOK.read_text() + "score,0,declined\nscore,1,approved\nscore,7,never output\n")
+    rules = tmp_path / "rules.json"
+    res = _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--rho", "0.05",
+               "--value-labels", book, "--out", rules)
+    assert res.exit_code == 0, res.output
+    assert "not in the data" not in res.output, res.output
+    assert "class names: 2 from the codebook's 'score' entry" in res.output, res.output
+    assert "1 value(s) the model never outputs" in res.output, res.output
+    ex = TCREx.from_json(rules.read_text())
+    assert ex.class_names == {0: "declined", 1: "approved"}
+    assert ex.value_labels["employment"] == LOANS_VALUE_LABELS["employment"]
+    res = _run("fit", "--data", d / "loans.parquet", "--y-pred-column", "score", "--rho", "0.05",
+               "--value-labels", book, "--class-names", "0=no,1=yes", "--out", rules)
+    assert res.exit_code == 0, res.output
+    assert TCREx.from_json(rules.read_text()).class_names == {0: "no", 1: "yes"}
