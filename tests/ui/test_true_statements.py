@@ -105,6 +105,14 @@ def test_an_edited_constraints_table_says_not_applied_yet():
     pending = [w for w in _texts(at, "warning") if "Not applied yet" in w]
     assert pending and "f03: immutable" in pending[0] and "age: increase only" in pending[0], _texts(at, "warning")
     assert session.params(at.session_state).constraint_spec == {"age": "increase_only"}  # nothing applied
+    # the sidebar's summary says so too (it read the sidebar editor's widgets only, which 11+ features never draw)
+    constraints_line = " ".join(c.value for c in at.sidebar.caption).split("**Constraints:**")[1]
+    assert "changes not applied yet" in constraints_line, constraints_line
+    next(b for b in at.button if b.label == "Apply constraints").click()
+    at.run()
+    constraints_line = " ".join(c.value for c in at.sidebar.caption).split("**Constraints:**")[1]
+    assert "changes not applied yet" not in constraints_line, constraints_line
+    assert session.params(at.session_state).constraint_spec == {"age": "increase_only", "f03": "immutable"}
 
 
 def test_the_overview_quotes_a_rule_of_the_current_data():

@@ -83,7 +83,9 @@ def edited_not_applied(ws: DataAndModel, result: FitResult | None) -> bool:
     """Whether the sidebar editor's widgets (once drawn) describe other constraints than the applied ones: the
     sidebar's summary says so even while the editor is folded away."""
     scope = scope_of(ws)
-    if uses_table(ws) or not all(session.has_widget(widget_key(scope, "kind", f)) for f in ws.features):
+    if uses_table(ws):
+        return _table_edited(ws, result)
+    if not all(session.has_widget(widget_key(scope, "kind", f)) for f in ws.features):
         return False
     categorical = set(ws.categorical)
     categories = {f: _categories(ws, result, f) for f in ws.features if f in categorical}
@@ -314,6 +316,27 @@ def table_frame(ws: DataAndModel, result: FitResult | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
+def table_key(ws: DataAndModel) -> str:
+    """The constraints table's widget key (a new key after every Apply, so the table starts from what applies)."""
+    return f"con_table_{scope_of(ws)}_{session.constraints_table_version()}"
+
+
+def _table_edited(ws: DataAndModel, result: FitResult | None) -> bool:
+    """Whether the constraints table (while drawn: its edits live in its widget state) describes other
+    constraints than it started from: the table's start with the user's edits to "constraint" and "weight"."""
+    key = table_key(ws)
+    if not session.has_widget(key):
+        return False
+    edits = (session.widget_value(key, None) or {}).get("edited_rows") or {}
+    start = table_frame(ws, result)
+    edited = start.copy()
+    for row, changes in edits.items():
+        for column in ("constraint", "weight"):
+            if column in changes and 0 <= int(row) < len(edited):
+                edited.at[int(row), column] = changes[column]
+    return table_spec(ws, edited) != table_spec(ws, start)
+
+
 def table_spec(ws: DataAndModel, edited: pd.DataFrame) -> dict:
     """The engine's constraints dict from the edited table (category-move limits already applied are kept while
     the feature's kind is unchanged)."""
@@ -418,7 +441,6 @@ def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
     nothing while the applied set differed)."""
     full_rerun_if_requested(session.CONSTRAINTS_RERUN)
     scope = scope_of(ws)
-    version = session.constraints_table_version()
     applied = active.params().constraint_spec
     frame = table_frame(ws, result)
     st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
@@ -429,7 +451,7 @@ def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
         st.info("**Suggested from the column names — please confirm:** the rows marked *suggested* are pre-filled "
                 "but **not applied** until you press **Apply constraints**.", icon=":material/lightbulb:")
     edited = st.data_editor(
-        frame, hide_index=True, width="stretch", key=f"con_table_{scope}_{version}",
+        frame, hide_index=True, width="stretch", key=table_key(ws),
         disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
         column_config={
             "constraint": st.column_config.SelectboxColumn(
