@@ -50,28 +50,31 @@ def integer_range(low: float, high: float) -> tuple[float, float]:
 RANGE_LABELS = 3
 
 
-def numeric_condition(low: float, high: float, integer: bool, labels=None) -> str:
+def numeric_condition(low: float, high: float, integer: bool, labels=None, special_codes=()) -> str:
     """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"; a single value
     through :func:`value_text` ("= no delinquency on record (-7)" when the codebook labels it). A range that holds
-    labelled values (special codes such as −9 "no bureau record") names them in words: "≤ -7 (including no bureau
-    record (-9) and no delinquency on record (-7))" — true of the range whatever else the data holds."""
+    labelled special codes (``special_codes``, the feature's: −9 "no bureau record") names them in words: "≤ -7
+    (including no bureau record (-9) and no delinquency on record (-7))" — a code is not a quantity, so "≤ -7"
+    alone would hide what it holds. An ordinary labelled value is not named: "≤ 1" holds 0 "no late payments on
+    record" as plainly as it holds 1."""
     text = _range_text(low, high, integer, labels)
-    if not labels or text.startswith("= "):
+    if not labels or not len(special_codes) or text.startswith("= "):
         return text
+    codes = {float(c) for c in special_codes}
     inside = []
     for value in labels:
         try:
             v = float(value)
         except (TypeError, ValueError):
             continue
-        if low < v <= high:
+        if low < v <= high and v in codes:
             inside.append(v)
     if not inside or text == "any value":
         return text
     inside.sort()
     named = [value_text(v, labels) for v in inside[:RANGE_LABELS]]
     if len(inside) > RANGE_LABELS:
-        named.append(pluralise(len(inside) - RANGE_LABELS, "more labelled value"))
+        named.append(pluralise(len(inside) - RANGE_LABELS, "more labelled code"))
     return f"{text} (including {join_and(named)})"
 
 
@@ -326,7 +329,7 @@ def box_conditions(schema, boxes, r: int, *, text: bool = True) -> dict:
             cond = {"bounds": {"low": low if math.isfinite(low) else None,
                                "high": high if math.isfinite(high) else None}}
             if text:
-                cond["text"] = numeric_condition(low, high, f.integer, f.labels)
+                cond["text"] = numeric_condition(low, high, f.integer, f.labels, f.special_codes)
         out[i] = cond
     return out
 

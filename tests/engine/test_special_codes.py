@@ -327,15 +327,20 @@ def test_a_range_that_holds_special_codes_names_them_in_words():
     from tcrex.text import numeric_condition
 
     labels = {float(k): v for k, v in CREDIT_BUREAU_CODEBOOK["MSinceMostRecentDelq"].items()}
-    said = numeric_condition(-9, 3, True, labels)
+    codes = sorted(labels)
+    said = numeric_condition(-9, 3, True, labels, codes)
     assert said.startswith("in [-8, 3] (including ")
     inside = [v for v in labels if -9 < v <= 3]
     assert inside and all(f"{labels[v]} ({v:g})" in said for v in inside)
     assert f"({-9:g})" not in said.split("including", 1)[1] or -9 in inside  # −9 lies outside (−9, 3]
-    assert numeric_condition(-7, np.inf, True, labels) == "≥ -6"  # holds no code: numbers only
-    assert numeric_condition(-9, 3, True, None) == "in [-8, 3]"
+    assert numeric_condition(-7, np.inf, True, labels, codes) == "≥ -6"  # holds no code: numbers only
+    assert numeric_condition(-9, 3, True, None, codes) == "in [-8, 3]"
     many = {float(v): f"code {v}" for v in range(-6, 0)}
-    assert numeric_condition(-np.inf, 0, True, many).endswith("and 3 more labelled values)")
+    assert numeric_condition(-np.inf, 0, True, many, sorted(many)).endswith("and 3 more labelled codes)")
+    # an ordinary labelled value is a quantity like any other: "≤ 1" says nothing more of 0 "no late payments"
+    ordinary = {0.0: "no late payments on record"}
+    assert numeric_condition(-np.inf, 1, True, ordinary, []) == "≤ 1"
+    assert numeric_condition(-np.inf, 1, True, {**ordinary, -9.0: "no record"}, [-9.0]) == "≤ 1 (including no record (-9))"
     # the rules of a fitted explainer say it where a range holds a code
     book = {f: CREDIT_BUREAU_CODEBOOK[f] for f in CREDIT_BUREAU_SPECIAL_CODES}
     ex = _bureau_case(value_labels=book)[0]

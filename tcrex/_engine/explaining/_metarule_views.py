@@ -61,8 +61,8 @@ def _build(sol, schema, ids, masks) -> dict:
         last = int(np.flatnonzero(left)[-1])
         low, high = sol.grid.interval(i, 0, last)
         node["threshold"] = high
-        node["left_text"] = numeric_condition(-np.inf, high, f.integer, f.labels)
-        node["right_text"] = numeric_condition(high, np.inf, f.integer, f.labels)
+        node["left_text"] = numeric_condition(-np.inf, high, f.integer, f.labels, f.special_codes)
+        node["right_text"] = numeric_condition(high, np.inf, f.integer, f.labels, f.special_codes)
     node["left"] = _build(sol, schema, left_ids, masks)
     node["right"] = _build(sol, schema, right_ids, masks)
     node["n_cells"] = node["left"]["n_cells"] + node["right"]["n_cells"]
