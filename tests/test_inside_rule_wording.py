@@ -7,7 +7,8 @@ import pytest
 from tcrex import TCREx
 from tcrex.datasets import LOANS_TARGET, load_bundled_loans, load_bundled_model
 from tcrex.figures import metarule_icicle, metarule_outline, metarule_tree_dot, metarule_tree_html
-from tcrex.report._html import _metarules_html, _top_rules
+from tcrex.report._recourse import _top_rules
+from tcrex.report._tables import _metarules_html
 
 PAPER = "no change needed"
 
@@ -125,7 +126,7 @@ def test_tree_and_outline_count_what_verifies_the_people_each_metarule_serves(lo
 
 
 def test_report_heads_a_person_with_the_recommended_rule_and_flags_the_alternatives(loans):
-    from tcrex.report._html import _individual_html
+    from tcrex.report._recourse import _individual_html
 
     ex, X, model = loans
     rejected = np.flatnonzero(np.asarray(model.predict(X)) == 0)

@@ -103,7 +103,7 @@ def test_trivial_rule_is_flagged_in_the_text_summary(trivial):
 
 
 def test_trivial_rule_is_left_out_of_the_report_top_rules(trivial):
-    from tcrex.report._html import _top_rules
+    from tcrex.report._recourse import _top_rules
 
     ex, X, y = trivial
     top = _top_rules(ex, ex.explain(X, y_pred=y))

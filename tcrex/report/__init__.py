@@ -1,9 +1,13 @@
 """A self-contained HTML report of a fitted explainer for stakeholders (:func:`build_report`; what goes in:
-:class:`ReportOptions`): one string that works offline, on a projector and on paper; ``_html`` builds it (see its
-docstring and ``docs/figures.md``).
+:class:`ReportOptions`): one string that works offline, on a projector and on paper. ``_html`` assembles it (see
+its docstring and ``docs/figures.md``) from parts: ``_markup`` (escaping, tables, numbers for people),
+``_recourse`` (headline, top rules, who gets recourse and how hard, the chosen people), ``_tables`` (rules,
+metarules, glossary) and ``_groups`` (the subgroup audit and the comparison of two models).
 """
-from ._html import (AUDIT_COLUMNS, AUDIT_RULE_COLUMNS, GLOSSARY, ReportOptions, build_report, comparison_html,
-                    fingerprint_bytes, fingerprint_frame, report_contents)
+from ._groups import AUDIT_COLUMNS, AUDIT_RULE_COLUMNS, comparison_html
+from ._html import ReportOptions, build_report, report_contents
+from ._markup import fingerprint_bytes, fingerprint_frame
+from ._tables import GLOSSARY
 
 __all__ = ["build_report", "ReportOptions", "report_contents", "comparison_html", "fingerprint_bytes",
            "fingerprint_frame", "GLOSSARY", "AUDIT_COLUMNS", "AUDIT_RULE_COLUMNS"]

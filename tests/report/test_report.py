@@ -199,7 +199,7 @@ def test_values_are_formatted_for_readers(fitted):
 def test_rule_effectiveness_sentence_says_what_the_share_leaves_out():
     """A rule's "works" share leaves out individuals only a real example helps, and a real example is also a point
     inside the rule: the stakeholder sentence says so rather than "a point inside it works for 99 %"."""
-    from tcrex.report._html import _top_rules
+    from tcrex.report._recourse import _top_rules
 
     X, _ = mixed(n=1500, seed=3)
 
@@ -276,7 +276,7 @@ def test_numbers_and_headings_are_for_people(fitted):
 
 
 def test_plain_number_helpers():
-    from tcrex.report._html import _interval, _mean, _percent, _points
+    from tcrex.report._markup import _interval, _mean, _percent, _points
 
     assert _percent(0.1579) == "16%" and _percent(None) == "" and _percent(float("nan")) == ""
     assert _points(-0.0312) == "-3.1 points" and _points(0.08) == "+8.0 points" and _points(None) == "–"
