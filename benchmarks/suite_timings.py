@@ -8,7 +8,7 @@ Each line prints the measured median, the baseline's median and their ratio, wit
 hold (absolute seconds on the developers' machine) restated as the ratio to look for:
 
 * ``audit``: ``tcrex.audit.audit`` of 30,000 loans rows in four groups with its 1,000 bootstrap resamples (CPU
-  time) against the same audit with one resample (was ``tests/test_audit.py``: "CPU < 2.0 s; a loop over resamples
+  time) against the same audit with one resample (was ``tests/audit/test_audit.py``: "CPU < 2.0 s; a loop over resamples
   would take minutes"). Target: the resamples are vectorised, so 1,000 of them cost far less than 1,000 audits
   (ratio <= 20; a loop would be ~1,000).
 * ``grid``: ``TCREx.from_json`` refusing a 600-rule export whose grid would hold 520 million cells, and a

@@ -481,7 +481,7 @@ def test_user_text_is_not_markup(planted):
 
 
 def test_audit_modules_do_not_import_streamlit():
-    root = Path(__file__).resolve().parents[1] / "tcrex"
+    root = Path(__file__).resolve().parents[2] / "tcrex"
     for path in [*(root / "audit").glob("*.py"), root / "figures" / "_audit.py"]:
         source = path.read_text()
         assert "import streamlit" not in source and "from streamlit" not in source

@@ -607,7 +607,7 @@ def test_metacounterfactuals_when_there_are_none(lopsided):
 
 
 def test_no_streamlit_in_figures_or_report():
-    root = Path(__file__).resolve().parents[1] / "tcrex"
+    root = Path(__file__).resolve().parents[2] / "tcrex"
     for path in list((root / "figures").glob("*.py")) + list((root / "report").glob("*.py")):
         assert "streamlit" not in path.read_text(encoding="utf-8"), path
 
