@@ -464,7 +464,7 @@ def test_layers_come_from_the_folders():
     assert layer_of("tcrex.audit._bootstrap") == AUDIT and layer_of("tcrex.compare._result") == COMPARE
     assert layer_of("tcrex.figures._style") == layer_of("tcrex.figures") == "tcrex.figures"
     assert layer_of("tcrex.intake.data") == "tcrex.intake"
-    assert layer_of("tcrex.cli._commands") == "tcrex.cli" and layer_of("tcrex.report") == "tcrex.report"
+    assert layer_of("tcrex.cli._common") == "tcrex.cli" and layer_of("tcrex.report") == "tcrex.report"
     assert layer_of("tcrex.ui.state") == DASHBOARD and layer_of("tcrex.__main__") == PROGRAM
     assert layer_of("pages.views.individual") == layer_of("app") == APP
     # the root holds the face, the engine's public modules, __main__ and folders: nothing else to classify

@@ -12,7 +12,7 @@ xgboost = pytest.importorskip("xgboost")
 
 from tcrex import TCREx  # noqa: E402
 from tcrex.cli import PATH_PARAMETERS, main  # noqa: E402
-from tcrex.cli._commands import _absolute  # noqa: E402
+from tcrex.cli._common import _absolute  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
 from tcrex.distributed import explain_parquet_file, file_digest, load_model_file  # noqa: E402
 from tcrex.errors import TCRExError  # noqa: E402

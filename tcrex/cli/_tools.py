@@ -1,0 +1,105 @@
+"""``tcrex check-model`` (whether a model file loads and answers as the rules need), ``tcrex ui`` (the dashboard)
+and ``tcrex workspace`` (export and import a saved workspace).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ._common import _Fail, _guard, main, _model, _read_all, _say, _warn_non_features
+
+
+@main.command("check-model")
+@click.argument("model_path")
+@click.option("--data", help="Sample table to check the model against (as `tcrex fit --model` reads it).")
+@click.option("--drop-column", "drop", multiple=True,
+              help="Column that is not an input (a label, an id; repeatable), as for `tcrex fit`.")
+@_guard
+def check_model(model_path, data, drop):
+    """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data).
+
+    The data's columns are taken as `tcrex fit --model` takes them: the model's own inputs when its file names
+    them (every other column left out, said in one line), else every column but the --drop-column ones."""
+    from ..errors import ModelError
+    try:
+        m = _model(model_path)
+    except ModelError as exc:
+        click.echo(f"refused: {exc}")
+        sys.exit(1)
+    click.echo(f"accepted: {m.description}" if hasattr(m, "description") else "accepted")
+    if data:
+        from ..intake import check_compatibility
+        frame = _read_all(data)
+        missing = [c for c in drop if c not in frame.columns]
+        if missing:
+            raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
+        X = frame.drop(columns=list(drop))
+        names = m.feature_names
+        if names is not None:  # as fit: the model's inputs; the others left out (a missing input is a problem below)
+            left = [c for c in X.columns if c not in set(names)]
+            if left:
+                _say(f"features: the model's {len(names)} input(s); left out: {', '.join(map(str, left))}")
+                X = X.drop(columns=left)
+        else:
+            _warn_non_features(X)
+        rep = check_compatibility(m, X)
+        click.echo(rep.message)
+        if not rep.ok:
+            if names is None and m.n_features is not None and X.shape[1] != m.n_features:
+                click.echo("leave out the columns that are not inputs (a label, an id) with --drop-column")
+            sys.exit(1)
+
+
+@main.command("ui", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("streamlit_options", nargs=-1, type=click.UNPROCESSED)
+def ui(streamlit_options):
+    """Start the dashboard on the bundled loans sample (any `streamlit run` options, e.g. --server.port 8600).
+
+    Needs the app extra: pip install 'tcrex[app]'."""
+    import importlib.util
+
+    if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("plotly") is None:
+        raise _Fail("the dashboard needs Streamlit and plotly: pip install 'tcrex[app]'")
+    from ..ui.launch import main as launch
+    launch(list(streamlit_options))
+
+
+@main.group("workspace")
+def workspace_group():
+    """Move dashboard workspaces between servers: export one as a zip, import a zip as a new workspace.
+
+    The store is the one the dashboard uses: TCREX_STORE (a PostgreSQL URL or an SQLite folder), else
+    TCREX_STATE_DIR (docs/deployment.md, "Workspaces")."""
+
+
+@workspace_group.command("export")
+@click.argument("workspace_id")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="The zip file to write (settings and uploads, versioned).")
+@_guard
+def workspace_export(workspace_id, out):
+    """Write the workspace WORKSPACE_ID (its editing or read-only link id) to a zip file."""
+    from ..workspace import WorkspaceStore, export_workspace
+    data = export_workspace(WorkspaceStore.from_env(), workspace_id)
+    with open(out, "wb") as fh:
+        fh.write(data)
+    _say(f"wrote {os.path.abspath(out)} ({len(data):,} bytes)")
+
+
+@workspace_group.command("import")
+@click.argument("zip_path", type=click.Path(exists=True, dir_okay=False))
+@_guard
+def workspace_import(zip_path):
+    """Import a workspace zip as a new workspace; prints its editing id and its read-only id."""
+    from ..workspace import WorkspaceStore, import_workspace
+    with open(zip_path, "rb") as fh:
+        ws = import_workspace(WorkspaceStore.from_env(), fh.read())
+    click.echo(f"id: {ws.id}")
+    click.echo(f"read-only id: {ws.view_id}")
+    _say("open it with ?ws=<id> on the dashboard's address")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
