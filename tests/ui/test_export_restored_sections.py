@@ -87,3 +87,44 @@ def test_a_saved_comparison_whose_model_b_file_is_gone_is_said_not_dropped():
     assert "no comparison with another model: the saved comparison cannot be rebuilt" in listed
     assert "model B's file is not in this workspace" in listed
     assert "the comparison with another model;" not in listed and session.last_comparison(at.session_state) is None
+
+
+def test_an_audit_and_a_comparison_of_a_filtered_population_are_rebuilt_from_the_saved_filter():
+    """A filter's choices are saved with the workspace (Population.spec): the report after a restart rebuilds the
+    same audit and comparison of the filtered rows, where it used to say "its population is a filter, which is not
+    saved"."""
+    owner = new_app()
+    bound = session.workspace_binding(owner.session_state)
+    goto(owner, "audit")
+    next(s for s in owner.get("button_group") if s.key == "audit_pop_mode").set_value("filter").run()
+    owner.selectbox(key="audit_pop_filter_feature").set_value("employment").run()
+    values = owner.multiselect(key="audit_pop_filter_values_employment")
+    values.set_value(list(values.options[:2])).run()
+    assert_clean(owner)
+    audit_a = session.last_audit(owner.session_state)
+    assert audit_a.population.startswith("employment in {"), audit_a.population
+    goto(owner, "compare")
+    next(s for s in owner.get("button_group") if s.key == "compare_pop_mode").set_value("filter").run()
+    owner.selectbox(key="compare_pop_filter_feature").set_value("age").run()
+    assert_clean(owner)
+    comparison_a = session.last_comparison(owner.session_state)
+    assert " ≤ age ≤ " in comparison_a.population, comparison_a.population
+    goto(owner, "export")
+    seen = _report(owner)
+
+    fresh = new_app()
+    fresh.query_params["ws"] = bound.id
+    fresh.run()
+    goto(fresh, "export")
+    assert_clean(fresh)
+    listed = " ".join(m.value for m in fresh.markdown)
+    assert "not saved" not in listed and "computed from the saved settings" in listed, listed
+    restored_audit = session.last_audit(fresh.session_state)
+    restored_comparison = session.last_comparison(fresh.session_state)
+    assert restored_audit.restored and restored_audit.population == audit_a.population
+    assert restored_audit.result.table().equals(audit_a.result.table())
+    assert restored_comparison.restored and restored_comparison.population == comparison_a.population
+    assert restored_comparison.result.summary == comparison_a.result.summary
+    built = _report(fresh)
+    for anchor in ("groups-differ", "models-changed"):
+        assert _section(built, anchor) == _section(seen, anchor)

@@ -310,6 +310,7 @@ def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSe
                         default=prefs.get("population", "test" if len(ws.data.test_index) else "all"),
                         label="Audit population")
     prefs["population"] = session.widget_value(f"{key}_pop_mode", prefs.get("population"))
+    prefs["population_spec"] = pop.spec  # a filter's choices too: the report rebuilds the audit from them
     c3, c4, c5 = st.columns(3)
     confidence = c3.select_slider("Confidence level", CONFIDENCES, value=prefs.get("confidence", 0.95),
                                   key=f"{key}_confidence", format_func=lambda c: f"{c:.0%}")
@@ -452,9 +453,9 @@ def saved_settings(ws: DataAndModel) -> AuditSettings | str | None:
     if missing:
         return f"the saved grouping column {missing[0]!r} cannot group this data"
     mode = prefs.get("population") or ("test" if len(ws.data.test_index) else "all")
-    pop = ui.population_of(ws, mode)
+    pop = ui.population_from_spec(ws, prefs.get("population_spec")) or ui.population_of(ws, mode)
     if pop is None:
-        return "its population is a filter, which is not saved; open the Subgroup audit page to run it"
+        return "its population is a filter this data no longer has; open the Subgroup audit page to run it"
     target, target_label = saved_target(ws, prefs)
     return AuditSettings(column=column, population=pop, target=target, target_label=target_label,
                          confidence=float(prefs.get("confidence", 0.95)),

@@ -268,7 +268,8 @@ def run(ws: DataAndModel, result: FitResult, model_b: ActiveModel, column: str |
         return None
     # kept with the workspace's other compare choices for the report built from saved settings (:func:`restore`)
     session.set_compare_choice({**session.compare_choice(), "target": target, "target_label": target_label,
-                                "population": population.label, "params_b": params_b})
+                                "population": population.label, "population_spec": population.spec,
+                                "params_b": params_b})
     return run_
 
 
@@ -315,9 +316,12 @@ def restore(ws: DataAndModel, result: FitResult) -> ComparisonRun | str | None:
     if column is not None and column not in audit.group_columns(ws):
         return f"the saved grouping column {column!r} cannot group this data"
     mode = ui.SIMPLE_POPULATIONS.get(choice.get("population"))
-    population = None if mode is None else ui.population_of(ws, mode)
-    if population is None or not len(population.index):
-        return "its population is a filter, which is not saved; open the Compare models page to run it"
+    population = ui.population_from_spec(ws, choice.get("population_spec")) or (
+        None if mode is None else ui.population_of(ws, mode))
+    if population is None:
+        return "its population is a filter this data no longer has; open the Compare models page to run it"
+    if not len(population.index):
+        return "its population is empty on this data"
     try:
         model_b = saved_model_b(ws, choice)
     except InputProblem as exc:

@@ -140,6 +140,10 @@ def arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
 class Population:
     label: str
     index: pd.Index  # row labels of ws.X
+    #: How to choose the same rows again (plain JSON, kept in a workspace): ``{"mode": "all" | "fit" | "test"}``,
+    #: a filter ``{"mode": "filter", "feature": f, "values": [...]}`` or ``{..., "range": [low, high]}``, a
+    #: subgroup ``{"mode": "subgroup", "feature": f, "value": v}`` (:func:`population_from_spec`).
+    spec: dict | None = None
 
     def frame(self, ws: DataAndModel) -> pd.DataFrame:
         return ws.X.loc[self.index]
@@ -172,11 +176,54 @@ def population_of(ws: DataAndModel, mode: str) -> Population | None:
     """The population of a selector mode that needs no further choice ("all", "fit", "test"; "test" without a test
     split is all rows, as the selector offers it), or None (a filter or a subgroup: its choices are widgets)."""
     if mode == "fit":
-        return Population("fit rows", ws.data.fit_index)
+        return Population("fit rows", ws.data.fit_index, {"mode": "fit"})
     if mode == "test" and len(ws.data.test_index):
-        return Population("test split", ws.data.test_index)
+        return Population("test split", ws.data.test_index, {"mode": "test"})
     if mode in ("all", "test"):
-        return Population("all rows", ws.X.index)
+        return Population("all rows", ws.X.index, {"mode": "all"})
+    return None
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _kept_values(ws: DataAndModel, feature: str, chosen: list) -> Population:
+    col = _filter_column(ws, feature)
+    chosen = [_plain(v) for v in chosen]
+    return Population(f"{feature} in {{{', '.join(map(str, chosen))}}}", ws.X.index[col.isin(chosen).to_numpy()],
+                      {"mode": "filter", "feature": feature, "values": chosen})
+
+
+def _kept_range(ws: DataAndModel, feature: str, low: float, high: float) -> Population:
+    col = _filter_column(ws, feature)
+    return Population(f"{low:.4g} ≤ {feature} ≤ {high:.4g}", ws.X.index[((col >= low) & (col <= high)).to_numpy()],
+                      {"mode": "filter", "feature": feature, "range": [float(low), float(high)]})
+
+
+def _subgroup(ws: DataAndModel, feature: str, value) -> Population:
+    col = _filter_column(ws, feature)
+    value = _plain(value)
+    return Population(f"{feature} = {value}", ws.X.index[(col == value).to_numpy()],
+                      {"mode": "subgroup", "feature": feature, "value": value})
+
+
+def population_from_spec(ws: DataAndModel, spec) -> Population | None:
+    """The population a :attr:`Population.spec` describes, rebuilt on this data with the label the selector gave
+    it; None when the spec is missing or no longer fits the data (its feature is gone)."""
+    if not isinstance(spec, dict):
+        return None
+    mode, feature = spec.get("mode"), spec.get("feature")
+    if mode in ("all", "fit", "test"):
+        return population_of(ws, mode)
+    if feature != OUTPUT and feature not in ws.features:
+        return None
+    if mode == "subgroup" and "value" in spec:
+        return _subgroup(ws, feature, spec["value"])
+    if mode == "filter" and isinstance(spec.get("values"), list):
+        return _kept_values(ws, feature, spec["values"])
+    if mode == "filter" and isinstance(spec.get("range"), list) and len(spec["range"]) == 2:
+        return _kept_range(ws, feature, *map(float, spec["range"]))
     return None
 
 
@@ -197,15 +244,14 @@ def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "fi
         groupable = [c for c in options if is_groupable(ws, c)]
         if not groupable:
             st.caption("No categorical feature to form subgroups; showing all rows.")
-            return Population("all rows", index)
+            return Population("all rows", index, {"mode": "all"})
         c1, c2 = st.columns(2)
         feature = c1.selectbox("Subgroup feature", groupable, key=f"{key}_sub_feature",
                                index=min(1, len(groupable) - 1))
         col = _filter_column(ws, feature)
         values = sorted(col.dropna().unique().tolist(), key=str)
         value = c2.selectbox("Value", values, key=f"{key}_sub_value_{feature}", format_func=str)
-        mask = (col == value).to_numpy()
-        return Population(f"{feature} = {value}", index[mask])
+        return _subgroup(ws, feature, value)
     c1, c2 = st.columns([1, 2])
     feature = c1.selectbox("Filter on", options, key=f"{key}_filter_feature")
     col = _filter_column(ws, feature)
@@ -213,18 +259,16 @@ def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "fi
         values = sorted(col.dropna().unique().tolist(), key=str)
         chosen = c2.multiselect("Keep values", values, default=values[:1], key=f"{key}_filter_values_{feature}",
                                 format_func=str)
-        mask = col.isin(chosen).to_numpy()
-        label = f"{feature} in {{{', '.join(map(str, chosen))}}}"
+        pop = _kept_values(ws, feature, chosen)
     else:
         lo, hi = float(col.min()), float(col.max())
         if lo == hi:
-            return Population(f"{feature} = {lo:g}", index)
+            return Population(f"{feature} = {lo:g}", index, {"mode": "filter", "feature": feature, "range": [lo, hi]})
         low, high = c2.slider("Range", lo, hi, (lo, hi), key=f"{key}_filter_range_{feature}")
-        mask = ((col >= low) & (col <= high)).to_numpy()
-        label = f"{low:.4g} ≤ {feature} ≤ {high:.4g}"
-    if not mask.any():
+        pop = _kept_range(ws, feature, low, high)
+    if not len(pop.index):
         st.warning("No row matches this filter; widen it.", icon=":material/filter_alt_off:")
-    return Population(label, index[mask])
+    return pop
 
 
 def group_values(ws: DataAndModel, feature: str) -> pd.Series:
