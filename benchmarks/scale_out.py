@@ -356,6 +356,8 @@ def model_throughput(args) -> None:
                 print(f"  explain --model, {tag:<14} {rows / dt:>10,.0f} rows/s  {dt:6.1f}s  "
                       f"{dt / yard:5.2f}x yardstick; CPU {mem.cpu:.1f}s = {mem.cpu / ycpu:.2f}x   peak RSS: {mem}",
                       flush=True)
+            if args.programs and "xgboost" in name:
+                programs(args, srcs, path, rules, tmp, rows)
             if not args.skip_dask:
                 if cluster is None:
                     from distributed import Client, LocalCluster
@@ -381,6 +383,67 @@ def model_throughput(args) -> None:
             cluster.close()
 
 
+#: The yardstick as a program: read every file batch by batch as ``tcrex explain`` reads them and call the bare
+#: XGBoost ``Booster`` (its default threads) once per row; start-up (Python, pandas/pyarrow, XGBoost, the model's
+#: parse) included, as a command's is.
+YARDSTICK_PROGRAM = """
+import sys
+import xgboost as xgb
+from tcrex.distributed import iter_frames
+booster = xgb.Booster(model_file=sys.argv[1])
+names = booster.feature_names
+for src in sys.argv[3:]:
+    for df in iter_frames(src, batch_size=int(sys.argv[2]), dictionary=True):
+        booster.inplace_predict(df[names])
+"""
+
+#: Runs one program; prints its wall time and the CPU-seconds of it and the children it waited for (os.wait4).
+LAUNCHER = """
+import json, os, subprocess, sys, time
+t = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+print(json.dumps({"wall": time.perf_counter() - t, "cpu": usage.ru_utime + usage.ru_stime,
+                  "code": os.waitstatus_to_exitcode(status), "stderr": err.decode(errors="replace")[-2000:]}))
+"""
+
+
+def _program(argv, cwd) -> tuple[float, float]:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", LAUNCHER, *map(str, argv)], cwd=cwd, capture_output=True,
+                         text=True, check=True).stdout
+    res = json.loads(out)
+    if res["code"] != 0:
+        raise SystemExit(f"{' '.join(map(str, argv[:6]))} ... failed:\n{res['stderr']}")
+    return res["wall"], res["cpu"]
+
+
+def programs(args, srcs, model_path, rules, tmp, rows) -> None:
+    """--programs N: the yardstick and ``tcrex explain --model`` in one process, each as a program started from
+    scratch (start-up included: what issue #38's 1.5x target names), alternated N times."""
+    py = sys.executable
+    out = tmp / "out-program"
+    yard_argv = [py, "-c", YARDSTICK_PROGRAM, str(model_path), str(args.batch_size), *srcs]
+    ours_argv = [py, "-m", "tcrex", "explain", "--rules", str(rules), "--data", str(tmp / "in"), "--model",
+                 str(model_path), "--out", str(out), "--batch-size", str(args.batch_size)]
+    pairs = []
+    for _ in range(args.programs):
+        shutil.rmtree(out, ignore_errors=True)
+        y = _program(yard_argv, tmp)
+        o = _program(ours_argv, tmp)
+        pairs.append((y, o))
+        print(f"  as programs (start-up included), load {os.getloadavg()[0]:.1f}: yardstick {y[0]:.2f}s wall "
+              f"{y[1]:.2f} CPU-s; explain --model, one process {o[0]:.2f}s wall {o[1]:.2f} CPU-s = "
+              f"{o[0] / y[0]:.2f}x wall, {o[1] / y[1]:.2f}x CPU", flush=True)
+    wall = sorted(o[0] / y[0] for y, o in pairs)
+    cpu = sorted(o[1] / y[1] for y, o in pairs)
+    print(f"  explain --model, one process, as programs: {wall[len(wall) // 2]:.2f}x the yardstick's wall "
+          f"(pairs {wall[0]:.2f}-{wall[-1]:.2f}), {cpu[len(cpu) // 2]:.2f}x its CPU (target 1.5x wall)", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=20_000_000)
@@ -398,6 +461,9 @@ def main():
     ap.add_argument("--fit-sample", type=int, default=100_000)
     ap.add_argument("--verified-rows", type=int, default=20_000, help="rows of explain --verified (0: skip)")
     ap.add_argument("--skip-dask", action="store_true")
+    ap.add_argument("--programs", type=int, default=0,
+                    help="with --model: also time the XGBoost yardstick and explain --model in one process as "
+                         "programs started from scratch (start-up included), alternated this many times")
     args = ap.parse_args()
     if args.model:
         return model_throughput(args)

@@ -3,6 +3,7 @@ Parquet file per input file.
 """
 from __future__ import annotations
 
+import posixpath
 import time
 
 import click
@@ -30,6 +31,11 @@ from ._runs import _rows_affected, _run_files, _verification
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
             reference_rows, value_labels_path=None, class_names_text=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
+    if model_path and y_col is None and workers == 1 and not scheduler:
+        # first of all, before pandas and the engine are imported: the model's sandbox worker starts (and imports its
+        # libraries) on the other core meanwhile
+        from ..intake import start_model_worker
+        start_model_worker(posixpath.basename(model_path), _model_threads(workers, scheduler))
     import fsspec
 
     from ..distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules

@@ -10,6 +10,7 @@ from .. import as_frame as _engine_as_frame
 from .. import is_categorical_column
 from ..errors import DataError, ModelError, TCRExError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION
+from ._spawn import THREADS_ENV  # the model's share of the cores, set in its sandbox worker's environment
 
 
 #: The memory budget of an untrusted model file (docs/security.md, "Memory budget"): what the sizes a file declares
@@ -41,9 +42,6 @@ def _size(n: float) -> str:
             return f"{value:.1f} {unit}" if value < 10 and value != int(value) else f"{value:.0f} {unit}"
     return f"{int(n)} bytes"
 
-
-#: The model's share of the cores, set by the sandbox in its worker's environment (``_sandbox.worker_env``).
-THREADS_ENV = "TCREX_MODEL_THREADS"
 
 
 def threads_given() -> int | None:

@@ -11,7 +11,6 @@ import json
 import multiprocessing as mp
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,10 +22,10 @@ import numpy as np
 
 from ..errors import DataError, ModelError
 from ..vocabulary import TASKS
-from ._base import THREADS_ENV, LoadedModel, ModelFaultError, UnsafeModelError
+from ._base import LoadedModel, ModelFaultError, UnsafeModelError
+from ._spawn import ENV_ENABLED, THREADS_ENV, env_enabled, model_threads, take_worker, worker_env  # noqa: F401
 from ._wire import decode
 
-ENV_ENABLED = "TCREX_SANDBOX"
 ENV_MEMORY = "TCREX_SANDBOX_MEMORY_GB"
 ENV_LOAD_SECONDS = "TCREX_SANDBOX_LOAD_SECONDS"
 ENV_PREDICT_SECONDS = "TCREX_SANDBOX_PREDICT_SECONDS"
@@ -60,7 +59,7 @@ def sandbox_enabled(sandbox=None) -> bool:
         return bool(sandbox)
     if isinstance(sandbox, SandboxLimits):
         return True
-    return os.environ.get(ENV_ENABLED, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return env_enabled()
 
 
 def _signal_name(code: int) -> str:
@@ -173,63 +172,6 @@ class _Child:
             pass
 
 
-#: What the worker process runs first: take this process's import path from the pipe (so it imports the same
-#: tcrex), then serve. Only the app writes to that pipe before the worker answers, so unpickling it is safe.
-#: ``tcrex`` and ``tcrex.intake`` are registered without running their ``__init__`` (which import the whole engine
-#: and, through the explainer, scikit-learn: ~1 s of CPU); :func:`._worker.import_on_demand` then gives them their
-#: names one module at a time, so the worker imports only what loading and calling the model needs.
-_BOOT = ("import importlib.util, sys\n"
-         "from multiprocessing.connection import Connection\n"
-         "conn = Connection(int(sys.argv[1]))\n"
-         "sys.path[:] = conn.recv()\n"
-         "for name in ('tcrex', 'tcrex.intake'):\n"
-         "    sys.modules[name] = importlib.util.module_from_spec(importlib.util.find_spec(name))\n"
-         "from tcrex.intake._worker import import_on_demand, serve\n"
-         "import_on_demand(sys.modules['tcrex'], sys.modules['tcrex.intake'])\n"
-         "serve(conn)\n")
-
-
-def _python() -> str:
-    exe = sys.executable or getattr(sys, "_base_executable", None)
-    if not exe:
-        raise ModelError("cannot start the model worker: this Python does not know its own executable "
-                         "(sys.executable is empty)")
-    return exe
-
-
-def worker_env(threads: int | None = None) -> dict:
-    """The environment of a worker process: this one's, with the model's thread count (``OMP_NUM_THREADS``, read
-    by XGBoost and scikit-learn's OpenMP code; ONNX Runtime is told the same number through ``TCREX_MODEL_THREADS``)
-    set from ``threads`` or :data:`ENV_THREADS` (default 1)."""
-    env = dict(os.environ)
-    n = threads if threads is not None else model_threads()
-    env["OMP_NUM_THREADS"] = env[ENV_THREADS] = str(max(1, int(n)))
-    return env
-
-
-def model_threads() -> int:
-    """Threads the model may use: ``TCREX_MODEL_THREADS`` when set (the CLI sets it per pool or Dask worker so
-    workers and model threads share the cores), else 1 (a dashboard serves several people on the same cores)."""
-    try:
-        return max(1, int(os.environ.get(ENV_THREADS, "1")))
-    except ValueError:
-        return 1
-
-
-#: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of 262,144 rows is ~13 MB
-#: pickled; with the default ~200 KB buffers it crossed in ~65 write/read turns, each waiting for the other
-#: process to be scheduled, which on a loaded machine adds up.
-SOCKET_BUFFER = 4 * 1024 * 1024
-
-
-def _widen(sock: socket.socket) -> None:
-    for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
-        except OSError:  # pragma: no cover - the default buffer still works, only slower
-            pass
-
-
 class _Worker:
     """One worker process running one model.
 
@@ -242,7 +184,6 @@ class _Worker:
     """
 
     def __init__(self, data: bytes, filename: str, options: dict, limits: SandboxLimits, loader):
-        from multiprocessing.connection import Connection
         self.limits = limits
         if _fork_server_wanted():
             # the dashboard: fork the worker from the warm fork server (libraries already imported)
@@ -267,28 +208,14 @@ class _Worker:
                     if main is not None:
                         sys.modules["__main__"] = main
             child.close()
-            forked = True
         else:
-            ours, theirs = socket.socketpair()
-            for sock in (ours, theirs):
-                _widen(sock)
-            self.conn = Connection(ours.detach())
-            fd = theirs.detach()
-            try:
-                popen = subprocess.Popen([_python(), "-c", _BOOT, str(fd)], pass_fds=(fd,), close_fds=True,
-                                         stdin=subprocess.DEVNULL, env=worker_env(limits.threads))
-            except OSError as exc:
-                self.conn.close()
-                raise ModelError(f"cannot start the model worker ({exc})") from None
-            finally:
-                os.close(fd)
+            # a program (a fresh interpreter; the one started ahead of the model when there is one, _spawn), told
+            # this process's import path first
+            self.conn, popen = take_worker(limits.threads)
             self.proc = _Child(popen)
-            forked = False
         self._grace = [STOP_GRACE_SECONDS]  # read by the finalizer: 0 for a worker known to be hung or broken
         self._finalizer = weakref.finalize(self, _kill, self.proc, self.conn, self._grace)
         try:
-            if not forked:  # a started program learns this process's import path first (see _BOOT)
-                self.conn.send(list(sys.path))
             self.conn.send((loader, data, filename, options, int(limits.memory_gb * GB)))
         except (OSError, ValueError):  # the worker died at start-up: reported when the answer is awaited
             pass

@@ -120,6 +120,39 @@ def test_a_started_worker_imports_only_what_its_model_needs(monkeypatch):
         m.close()
 
 
+def test_a_worker_started_ahead_of_its_model_is_the_one_that_loads_it(monkeypatch):
+    """``tcrex explain --model`` starts the worker before it imports pandas and the engine (issue #38): the model
+    loaded next with the same settings runs in that very process, which imported only what the model needs, and
+    answers as a worker started for it does; with other settings (thread count) a new worker starts, and the one
+    started ahead ends when its pipe is closed."""
+    from tcrex.intake import start_model_worker
+
+    m, X = _model(monkeypatch)
+    want = m.predict(X).tolist()
+    m.close()
+    start_model_worker("model.json", threads=1)
+    from tcrex.intake import _spawn
+
+    ahead = _spawn._SPARE["popen"]
+    again = load_model(m._data, "m.json", sandbox=SandboxLimits(memory_gb=2, threads=1))
+    try:
+        assert again._worker.proc.pid == ahead.pid and not _spawn._SPARE
+        assert again.predict(X).tolist() == want
+        maps = _mapped_files(ahead.pid)
+        assert "/xgboost/" in maps and "/sklearn/" not in maps
+    finally:
+        again.close()
+    assert ahead.wait(60) == 0
+    start_model_worker("model.json", threads=1)
+    unused = _spawn._SPARE["popen"]
+    other = load_model(m._data, "m.json", sandbox=SandboxLimits(memory_gb=2, threads=2))
+    try:
+        assert other._worker.proc.pid != unused.pid and other.predict(X).tolist() == want
+    finally:
+        other.close()
+    assert unused.wait(60) == 0  # its pipe closed unused: it ended by itself
+
+
 def test_the_workers_packages_give_their_names_on_demand(tmp_path):
     """The worker's ``tcrex`` is registered without its ``__init__`` (``_sandbox._BOOT``): a name imports only
     the module that defines it; a name it does not know runs the whole ``__init__`` once, so every name still
