@@ -767,7 +767,7 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
             for j in np.flatnonzero(cands.cat_kind == IMMUTABLE):
                 barred |= pool.cat[:, j][None, :] != x.cat[s:e, j][:, None]
             dist[barred] = np.inf
-        elif constrained:
+        elif constrained and _any_bar(cands):
             barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
@@ -797,6 +797,14 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
         else:  # ties in the order of the pool, as argmin breaks them
             best[s:e] = _k_smallest(dist, k)
     return best
+
+
+def _any_bar(cands) -> bool:
+    """Whether any constraint or special code can bar a reference row in :func:`_nearest` (else nothing is barred,
+    and the mask of barred pairs is not built)."""
+    return (bool(cands.codes) or any(kind in (INCREASE, DECREASE, IMMUTABLE) for kind in cands.num_kind)
+            or any(kind == IMMUTABLE for kind in cands.cat_kind)
+            or (cands.trans is not None and any(t is not None for t in cands.trans)))
 
 
 def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
