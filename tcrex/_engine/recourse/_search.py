@@ -752,9 +752,15 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
     diff = np.empty((min(step, len(x)), len(pool)), dtype=np.float32)  # reused: no temporary per feature
     for s in range(0, len(x), step):
         e = min(s + step, len(x))
-        dist = np.zeros((e - s, len(pool)), dtype=np.float32)
+        dist = np.empty((e - s, len(pool)), dtype=np.float32)
         tmp = diff[:e - s]
+        if not xp.shape[1]:
+            dist[:] = 0
         for j in range(xp.shape[1]):  # the same float32 sums, feature by feature, as a plain expression would give
+            if j == 0:  # 0 + |d| is |d|: the first feature's shifts are the sum so far
+                np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=dist)
+                np.abs(dist, out=dist)
+                continue
             np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
             np.abs(tmp, out=tmp)
             dist += tmp
@@ -811,8 +817,11 @@ def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
     """Per row of ``dist``, the columns of its ``k`` smallest finite values, smallest first and ties in column
     order (the first ``k`` columns of a stable argsort), -1 beyond the row's finite values.
 
-    A partition finds each row's k-th smallest value; only the columns up to it are sorted (a full stable argsort
-    of every row's ~4,000 reference distances took most of the search beyond the rules; issue #38)."""
+    Only the columns up to a bound on each row's k-th smallest value are sorted (a full stable argsort of every
+    row's ~4,000 reference distances took most of the search beyond the rules; issue #38). The bound is the
+    largest of the minima of k blocks of the row's columns: k distinct columns lie at or below it, so the k-th
+    smallest does too, and the columns kept include every one the k first can be (ties at the k-th value as
+    well); it costs one pass over the row, where a partition cost several."""
     n, m = dist.shape
     out = np.full((n, k), -1, dtype=np.int64)
     kk = min(k, m)
@@ -820,8 +829,12 @@ def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
         return out
     if np.isnan(dist).any():  # a NaN is never a neighbour, as an infinite distance (and sorts after it)
         dist = np.where(np.isnan(dist), np.inf, dist)
-    kth = np.partition(dist, kk - 1, axis=1)[:, kk - 1]
-    r, c = np.nonzero((dist <= kth[:, None]) & np.isfinite(dist))  # every tie at the k-th value included
+    starts = (np.arange(kk) * m) // kk  # kk non-empty blocks (kk <= m)
+    bound = np.minimum.reduceat(dist, starts, axis=1).max(axis=1)
+    wide = ~np.isfinite(bound)  # a block with no finite value (barred pairs side by side): the k-th value itself
+    if wide.any():
+        bound[wide] = np.partition(dist[wide], kk - 1, axis=1)[:, kk - 1]
+    r, c = np.nonzero((dist <= bound[:, None]) & np.isfinite(dist))  # every tie at the k-th value included
     order = np.lexsort((c, dist[r, c], r))  # by row, then distance, then column (the stable order)
     r, c = r[order], c[order]
     rank = np.arange(len(r)) - np.searchsorted(r, r)  # position within the row's candidates
