@@ -115,3 +115,4 @@ def test_remembered_values_are_kept_per_row():
     recourse._remember(memory, "k", np.array([5]), np.array([7]))
     assert recourse._remembered(memory, "k", np.array([1, 2, 5, 12]), compute).tolist() == [10, 20, 7, 120]
     assert calls == [3, 2]
+    assert recourse._remembered({}, "k", np.zeros(0, dtype=np.int64), compute).tolist() == []

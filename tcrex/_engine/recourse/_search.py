@@ -715,7 +715,7 @@ def _remembered(memory: dict, key, rows: np.ndarray, compute) -> np.ndarray:
     at = np.minimum(np.searchsorted(have_rows, rows), max(len(have_rows) - 1, 0))
     hit = (have_rows[at] == rows) if len(have_rows) else np.zeros(len(rows), dtype=bool)
     miss = np.flatnonzero(~hit)
-    if not len(miss):
+    if not len(miss) and have_vals is not None:
         return have_vals[at].copy()
     new = compute(miss)
     out = np.empty((len(rows),) + new.shape[1:], dtype=new.dtype)
