@@ -22,6 +22,8 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    that many features, and a row whose nearest case needs more tries the next nearest (``MAX_CASES`` in all).
    With ``max_changes`` above ``SHORT_FIRST`` (2), stages 1-3 run first for advice of at most 2 changes, then,
    for the rows left without verified recourse, up to ``max_changes``: short advice wherever one is verified.
+   The longer pass reuses what the short one learnt about a row (its nearest cases, the subset sizes of each case
+   already scored with none confirmed) instead of scoring those points again.
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
