@@ -34,3 +34,14 @@ def test_continuous_distances_and_a_row_with_no_neighbour():
     got = _k_smallest(dist, 8)
     np.testing.assert_array_equal(got, stable_argsort_k(dist, 8))
     assert (got[3] == -1).all() and (got[4] >= 0).all()
+
+
+def test_barred_blocks_and_nearest_rows_at_the_end():
+    """Infinite distances side by side (a block of barred reference rows) and the nearest rows last."""
+    rng = np.random.default_rng(11)
+    dist = rng.random((40, 120)).astype(np.float32)
+    dist[:20, :60] = np.inf
+    dist[20:, 100:] = dist[20:, 100:] / 100  # the nearest at the end of the pool
+    dist[25, :] = np.round(dist[25, :], 1)  # ties
+    for k in (1, 3, 8, 120, 130):
+        np.testing.assert_array_equal(_k_smallest(dist, k), stable_argsort_k(dist, k))

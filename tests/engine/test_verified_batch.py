@@ -96,10 +96,11 @@ def test_grouped_sentences_are_the_row_by_row_sentences(case, monkeypatch):
     assert cf["text"].nunique() < len(cf)  # rows do share sentences: the grouping is exercised
 
 
-def reference_give_back(cands, scorer, x, x_pct, start, scale, tgt, start_out):
+def reference_give_back(cands, scorer, x, x_pct, start, scale, tgt, start_out, known=None):
     """Every subset of each row's differing features kept at the start's values, in one model call per row size:
     the confirmed subset with the fewest features wins, then the nearest, then the earlier subset; with
-    max_changes, only subsets of at most that many features, and a result beyond it is not within."""
+    max_changes, only subsets of at most that many features, and a result beyond it is not within. ``known`` is
+    neither read nor updated: every pass scores every subset again."""
     num, cat = start.num.copy(), start.cat.copy()
     out = np.asarray(start_out, dtype=object).copy()
     m = x.num.shape[1]

@@ -663,10 +663,15 @@ def conform_dtypes(X: pd.DataFrame, like) -> pd.DataFrame:
     return X if out is None else out
 
 
-def conform_frame(points: pd.DataFrame, X: pd.DataFrame) -> pd.DataFrame:
+def conform_frame(points: pd.DataFrame, X: pd.DataFrame, fresh: bool = False) -> pd.DataFrame:
     """Points (counterfactuals, examples, edited rows) as a model reads X: X's columns, in its order and with its
-    labels, and X's dtypes where they keep every value (:func:`conform_dtypes`)."""
-    points = points[[str(c) for c in X.columns]] if list(points.columns) != list(X.columns) else points.copy()
+    labels, and X's dtypes where they keep every value (:func:`conform_dtypes`). ``fresh``: ``points`` was just
+    built for this call and nobody else holds it, so it is relabelled in place rather than copied (the search's
+    model calls: a copy of every candidate point per call)."""
+    if list(points.columns) != list(X.columns):
+        points = points[[str(c) for c in X.columns]]
+    elif not fresh:
+        points = points.copy()
     points.columns = X.columns
     return conform_dtypes(points, X)
 

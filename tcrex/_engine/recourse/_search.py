@@ -22,6 +22,8 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    that many features, and a row whose nearest case needs more tries the next nearest (``MAX_CASES`` in all).
    With ``max_changes`` above ``SHORT_FIRST`` (2), stages 1-3 run first for advice of at most 2 changes, then,
    for the rows left without verified recourse, up to ``max_changes``: short advice wherever one is verified.
+   The longer pass reuses what the short one learnt about a row (its nearest cases, the subset sizes of each case
+   already scored with none confirmed) instead of scoring those points again.
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -494,6 +496,7 @@ def find_recourse(state: FittedState, enc: Encoded, res: RowLookup, model_call, 
     # SHORT_FIRST changes, then again up to max_changes for the rows it left without verified recourse
     most = state.max_changes
     limits = [most] if most is None or most <= SHORT_FIRST else [SHORT_FIRST, most]
+    memory = {}  # what the search beyond the rules learnt in an earlier pass (see _beyond_rules)
     for limit in limits:
         cands.max_changes = limit
         rec.n_beyond_max = 0
@@ -514,7 +517,7 @@ def find_recourse(state: FittedState, enc: Encoded, res: RowLookup, model_call, 
                                      "the rules and similar cases need reference rows (reference=), which this "
                                      "explainer does not hold")
             else:
-                _beyond_rules(cands, scorer, rec, left, tgt, reference, accept)
+                _beyond_rules(cands, scorer, rec, left, tgt, reference, accept, memory)
     if rec.n_beyond_max:
         rec.notes.append(f"{rec.n_beyond_max:,} row(s) have no change of at most {cands.max_changes} features "
                          f"(max_changes) that the model confirms, from the rules or from their {MAX_CASES} nearest "
@@ -652,8 +655,17 @@ def _score_round(rec, scorer, accept, blocks) -> None:
     accept(owner[best], num[best], cat[best], out[best], rule[best], source, near=(near_num, near_cat, near_out))
 
 
-def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
-    """Steps 3-4 for ``rows`` (see the module doc)."""
+def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None):
+    """Steps 3-4 for ``rows`` (see the module doc).
+
+    ``memory`` (a dict kept across the passes of :func:`find_recourse`) carries what an earlier pass learnt about
+    the same rows, so that the pass of longer advice does not redo it (issue #38): each row's nearest allowed
+    cases (they do not depend on ``max_changes``), and per row and case the size up to which every subset of the
+    features the case changes was scored and none confirmed (the short pass scores the subsets of at most 2 of
+    them; the long pass starts at 3 for those rows). Both are facts about the rows, the reference rows and the
+    model, so the answers are those of a search without memory."""
+    if memory is None:
+        memory = {}
     ref_enc, ref_out, scale = reference
     enc = cands.enc
     x = enc.take(rows)
@@ -667,8 +679,9 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
         pool_pct = scale.transform(pool)
         # the nearest allowed real case first; with max_changes, a row whose change that works needs more
         # features tries the next nearest ones (up to MAX_CASES), each given back as far as the model agrees
-        cases = _nearest(cands, x.take(sel), x_pct[sel], pool, pool_pct, constrained=True,
-                         k=1 if cands.max_changes is None else MAX_CASES)
+        k = 1 if cands.max_changes is None else MAX_CASES
+        cases = _remembered(memory, ("cases", t, k), rows[sel], lambda w: _nearest(
+            cands, x.take(sel[w]), x_pct[sel[w]], pool, pool_pct, constrained=True, k=k))
         have = cases[:, 0] >= 0
         served = np.zeros(len(sel), dtype=bool)
         for attempt in range(cases.shape[1]):
@@ -677,8 +690,10 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
                 break
             pos = cases[at, attempt]
             r_rows = rows[sel[at]]
+            known = _remembered(memory, ("failed", t, attempt), r_rows, lambda w: np.zeros(len(w), dtype=np.int64))
             num, cat, out, within = _give_back(cands, scorer, enc.take(r_rows), x_pct[sel[at]], pool.take(pos),
-                                               scale, np.full(len(at), t), _objects(ref_out[in_t[pos]]))
+                                               scale, np.full(len(at), t), _objects(ref_out[in_t[pos]]), known=known)
+            _remember(memory, ("failed", t, attempt), r_rows, known)
             accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
             served[at[within]] = True
         failed = have & ~served  # every change that works needs more than max_changes features
@@ -686,11 +701,44 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept):
         rec.n_beyond_max += int(failed.sum())
         if (~have).any():  # a similar case only: the nearest row with the target output that keeps the person's
             # immutable features (other constraints aside)
-            any_pos = _nearest(cands, x.take(sel[~have]), x_pct[sel[~have]], pool, pool_pct, constrained=IMMUTABLE)
+            lost = sel[~have]
+            any_pos = _remembered(memory, ("similar", t), rows[lost], lambda w: _nearest(
+                cands, x.take(lost[w]), x_pct[lost[w]], pool, pool_pct, constrained=IMMUTABLE))
             ok = any_pos >= 0
             if ok.any():
                 e = pool.take(any_pos[ok])
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
+
+
+def _remembered(memory: dict, key, rows: np.ndarray, compute) -> np.ndarray:
+    """Per row of ``rows`` (ascending row numbers of the input), the value kept in ``memory[key]`` for it; rows
+    without one get ``compute(positions in rows)`` (a function of each row alone), which is kept too."""
+    have_rows, have_vals = memory.get(key, (np.zeros(0, dtype=np.int64), None))
+    at = np.minimum(np.searchsorted(have_rows, rows), max(len(have_rows) - 1, 0))
+    hit = (have_rows[at] == rows) if len(have_rows) else np.zeros(len(rows), dtype=bool)
+    miss = np.flatnonzero(~hit)
+    if not len(miss) and have_vals is not None:
+        return have_vals[at].copy()
+    new = compute(miss)
+    out = np.empty((len(rows),) + new.shape[1:], dtype=new.dtype)
+    out[miss] = new
+    if hit.any():
+        out[hit] = have_vals[at[hit]]
+    _remember(memory, key, rows[miss], new)
+    return out
+
+
+def _remember(memory: dict, key, rows: np.ndarray, values: np.ndarray) -> None:
+    """Keep ``values`` for ``rows`` (ascending row numbers) in ``memory[key]``, replacing what was kept for them."""
+    have_rows, have_vals = memory.get(key, (np.zeros(0, dtype=np.int64), None))
+    if have_vals is None or not len(have_rows):
+        memory[key] = (np.asarray(rows, dtype=np.int64).copy(), np.asarray(values).copy())
+        return
+    keep = ~np.isin(have_rows, rows)
+    all_rows = np.concatenate([have_rows[keep], rows])
+    all_vals = np.concatenate([have_vals[keep], values])
+    order = np.argsort(all_rows, kind="stable")
+    memory[key] = (all_rows[order], all_vals[order])
 
 
 def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: int | None = None) -> np.ndarray:
@@ -706,9 +754,15 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
     diff = np.empty((min(step, len(x)), len(pool)), dtype=np.float32)  # reused: no temporary per feature
     for s in range(0, len(x), step):
         e = min(s + step, len(x))
-        dist = np.zeros((e - s, len(pool)), dtype=np.float32)
+        dist = np.empty((e - s, len(pool)), dtype=np.float32)
         tmp = diff[:e - s]
+        if not xp.shape[1]:
+            dist[:] = 0
         for j in range(xp.shape[1]):  # the same float32 sums, feature by feature, as a plain expression would give
+            if j == 0:  # 0 + |d| is |d|: the first feature's shifts are the sum so far
+                np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=dist)
+                np.abs(dist, out=dist)
+                continue
             np.subtract(xp[s:e, j][:, None], pp[:, j][None, :], out=tmp)
             np.abs(tmp, out=tmp)
             dist += tmp
@@ -721,7 +775,7 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
             for j in np.flatnonzero(cands.cat_kind == IMMUTABLE):
                 barred |= pool.cat[:, j][None, :] != x.cat[s:e, j][:, None]
             dist[barred] = np.inf
-        elif constrained:
+        elif constrained and _any_bar(cands):
             barred = np.zeros(dist.shape, dtype=bool)
             for j, kind in enumerate(cands.num_kind):
                 xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
@@ -753,12 +807,23 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
     return best
 
 
+def _any_bar(cands) -> bool:
+    """Whether any constraint or special code can bar a reference row in :func:`_nearest` (else nothing is barred,
+    and the mask of barred pairs is not built)."""
+    return (bool(cands.codes) or any(kind in (INCREASE, DECREASE, IMMUTABLE) for kind in cands.num_kind)
+            or any(kind == IMMUTABLE for kind in cands.cat_kind)
+            or (cands.trans is not None and any(t is not None for t in cands.trans)))
+
+
 def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
     """Per row of ``dist``, the columns of its ``k`` smallest finite values, smallest first and ties in column
     order (the first ``k`` columns of a stable argsort), -1 beyond the row's finite values.
 
-    A partition finds each row's k-th smallest value; only the columns up to it are sorted (a full stable argsort
-    of every row's ~4,000 reference distances took most of the search beyond the rules; issue #38)."""
+    Only the columns up to a bound on each row's k-th smallest value are sorted (a full stable argsort of every
+    row's ~4,000 reference distances took most of the search beyond the rules; issue #38). The bound is the
+    largest of the minima of k blocks of the row's columns: k distinct columns lie at or below it, so the k-th
+    smallest does too, and the columns kept include every one the k first can be (ties at the k-th value as
+    well); it costs one pass over the row, where a partition cost several."""
     n, m = dist.shape
     out = np.full((n, k), -1, dtype=np.int64)
     kk = min(k, m)
@@ -766,8 +831,12 @@ def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
         return out
     if np.isnan(dist).any():  # a NaN is never a neighbour, as an infinite distance (and sorts after it)
         dist = np.where(np.isnan(dist), np.inf, dist)
-    kth = np.partition(dist, kk - 1, axis=1)[:, kk - 1]
-    r, c = np.nonzero((dist <= kth[:, None]) & np.isfinite(dist))  # every tie at the k-th value included
+    starts = (np.arange(kk) * m) // kk  # kk non-empty blocks (kk <= m)
+    bound = np.minimum.reduceat(dist, starts, axis=1).max(axis=1)
+    wide = ~np.isfinite(bound)  # a block with no finite value (barred pairs side by side): the k-th value itself
+    if wide.any():
+        bound[wide] = np.partition(dist[wide], kk - 1, axis=1)[:, kk - 1]
+    r, c = np.nonzero((dist <= bound[:, None]) & np.isfinite(dist))  # every tie at the k-th value included
     order = np.lexsort((c, dist[r, c], r))  # by row, then distance, then column (the stable order)
     r, c = r[order], c[order]
     rank = np.arange(len(r)) - np.searchsorted(r, r)  # position within the row's candidates
@@ -776,7 +845,7 @@ def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out):
+def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, start_out, known=None):
     """From ``start`` (confirmed points, each a real row with the target output), give back the row's own values.
 
     Rows whose start differs in at most ``MAX_SUBSET_FEATURES`` features try the subsets of those features kept at
@@ -784,7 +853,11 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
     subset) — the smallest change that the model confirms, exactly. Subsets are scored one size at a time (one
     model call per size, for the rows no smaller subset served), so a row served by one or two changes is not
     scored on all its 2**k subsets. Rows differing in more features give back one feature at a time (the one
-    whose return shortens the distance most among those the model still confirms) until none can be."""
+    whose return shortens the distance most among those the model still confirms) until none can be.
+
+    ``known`` (per row, optional, updated in place): every subset of at most ``known[i]`` of row i's differing
+    features is known to be scored already with none confirmed (an earlier pass, same start): those sizes are not
+    scored again, which changes no answer. On return it holds, per row, the size up to which that is true now."""
     num, cat = start.num.copy(), start.cat.copy()
     out = np.asarray(start_out, dtype=object).copy()
     diff = np.concatenate([start.num != x.num, start.cat != x.cat], axis=1)
@@ -795,25 +868,29 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
         few = np.array([_n_subsets(size, most) <= MAX_SUBSETS for size in range(int(k.max(initial=0)) + 1)])
         small |= few[k]  # per row through a table over the sizes (one Python call per size, not per row)
     live = small & (k > 1)  # one feature apart: the start itself is the smallest change
+    floor = np.zeros(len(x), dtype=np.int64) if known is None else np.where(small, known, 0)
     top = int(k[live].max()) if live.any() else 0
     for changes in range(1, top if most is None else min(top, most + 1)):
-        blocks = [_subsets(x, start, diff, np.flatnonzero(live & (k == size)), size, changes)
-                  for size in np.unique(k[live]) if size > changes]
+        if not (live & (k > changes)).any():
+            break
+        scored = live & (k > changes) & (floor < changes)  # sizes known to fail are not scored again
+        blocks = [_subsets(x, start, diff, np.flatnonzero(scored & (k == size)), size, changes)
+                  for size in np.unique(k[scored])]
         blocks = [b for b in blocks if b is not None]
         if not blocks:
-            break
+            continue
         cn, cc, owner, order = (np.concatenate(z) for z in zip(*blocks))
         o = scorer.outputs(Encoded(cn, cc))
         good = np.flatnonzero(scorer.in_target(o, tgt[owner]))
-        if not len(good):
-            continue
-        dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
-        good = good[np.lexsort((order[good], dist, owner[good]))]
-        best = good[np.r_[True, owner[good][1:] != owner[good][:-1]]]
-        r = owner[best]
-        num[r], cat[r] = cn[best], cc[best]
-        out[r] = _objects(o[best])
-        live[r] = False
+        if len(good):
+            dist = scale.distance(x.take(owner[good]), Encoded(cn[good], cc[good]), x_pct[owner[good]])
+            good = good[np.lexsort((order[good], dist, owner[good]))]
+            best = good[np.r_[True, owner[good][1:] != owner[good][:-1]]]
+            r = owner[best]
+            num[r], cat[r] = cn[best], cc[best]
+            out[r] = _objects(o[best])
+            live[r] = False
+        floor[scored & live] = changes  # every subset up to this size scored, none confirmed
     big = np.flatnonzero(~small)
     if len(big):
         n_, c_, o_ = _give_back_greedy(cands, scorer, x.take(big), x_pct[big], Encoded(num[big], cat[big]), scale,
@@ -821,6 +898,8 @@ def _give_back(cands, scorer, x: Encoded, x_pct, start: Encoded, scale, tgt, sta
         num[big], cat[big], out[big] = n_, c_, o_
     n_changed = (num != x.num).sum(axis=1) + (cat != x.cat).sum(axis=1)
     within = np.ones(len(x), dtype=bool) if most is None else n_changed <= most
+    if known is not None:
+        known[:] = np.maximum(known, floor)
     return num, cat, out, within
 
 

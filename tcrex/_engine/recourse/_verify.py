@@ -45,7 +45,8 @@ class _Model:
         if len(enc) == 0:
             return np.zeros(0, dtype=object)
         self.calls += 1
-        frame = conform_frame(self.schema.decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X)
+        frame = conform_frame(self.schema.decode(enc, pd.RangeIndex(len(enc)), self.as_categorical), self.X,
+                              fresh=True)
         return predict(self.model, frame)
 
 
