@@ -18,7 +18,7 @@ from .labels import CodebookReport, fit_codebook, read_codebook
 from .data import (LABEL_NAMES, Finding, TableReport, handle_missing, label_column, non_feature_columns, read_table,
                    sentinels_to_missing, special_codes_note, target_findings)
 from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
-from ._sandbox import SandboxedModel, SandboxLimits, sandbox_enabled
+from ._sandbox import SandboxedModel, SandboxLimits, model_threads, sandbox_enabled
 from ._sandbox import warm_up as warm_sandbox
 from .params import ParamReport, validate_params
 
@@ -26,5 +26,5 @@ __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "Unsa
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
            "handle_missing", "target_findings", "sentinels_to_missing", "special_codes_note",
            "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
-           "warm_sandbox", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook", "fit_codebook",
+           "warm_sandbox", "model_threads", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook", "fit_codebook",
            "CodebookReport"]

@@ -436,10 +436,11 @@ def bundled_model(data: ActiveData) -> ActiveModel:
     if missing:
         raise InputProblem(f"the bundled loans model needs the column(s) {missing}, which this data does not have; "
                            "train a model in the app or upload one that matches")
-    # one thread per prediction: the server runs sessions (and the model check) side by side on few cores, and
-    # XGBoost's threads spin between its many small calls (on 2 cores the shared fit's model check took 0.5-0.7 s
-    # of CPU with one thread, 1.5-1.8 s with the default two); the outputs are the same
-    m.booster_model.set_params(n_jobs=1)
+    # the threads an uploaded model gets in its sandbox (default 1): the server runs sessions (and the model check)
+    # side by side on few cores, and XGBoost's threads spin between its many small calls (on 2 cores the shared
+    # fit's model check took 0.5-0.7 s of CPU with one thread, 1.5-1.8 s with XGBoost's default of every core);
+    # the outputs are the same
+    m.booster_model.set_params(n_jobs=intake.model_threads())
     params = m.meta.get("params", {})
     acc = known = None
     if data.label_column and data.label_column == m.target:
