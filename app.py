@@ -54,4 +54,4 @@ with memory.timed_run(page.title):  # the server's share of a page time, logged 
     workspace.banner()
     page.run()
 workspace.save(page.url_path)
-verification.check_in_background()  # the page is drawn: the model check later pages show starts now
+verification.check_in_background()  # the page run is over: the model check later pages show starts (once drawn)

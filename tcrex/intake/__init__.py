@@ -33,7 +33,7 @@ _LAZY = {
     **dict.fromkeys(("MAX_MODEL_BYTES", "PICKLE_ENV", "detect_format", "load_model", "pickle_allowed"), ".models"),
     **dict.fromkeys(("SandboxedModel", "SandboxLimits", "sandbox_enabled"), "._sandbox"),
     **dict.fromkeys(("ParamReport", "validate_params"), ".params"),
-    "start_model_worker": "._spawn",
+    **dict.fromkeys(("model_threads", "start_model_worker"), "._spawn"),
 }
 #: public names defined under another name in their module
 _RENAMED = {"warm_sandbox": ("._sandbox", "warm_up")}
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the same names for type checkers and for the import graph o
     from ._base import LoadedModel, ModelFaultError, UnsafeModelError, short_error
     from ._sandbox import SandboxedModel, SandboxLimits, sandbox_enabled
     from ._sandbox import warm_up as warm_sandbox
-    from ._spawn import start_model_worker
+    from ._spawn import model_threads, start_model_worker
     from .compat import CompatibilityReport, check_compatibility
     from .data import (LABEL_NAMES, Finding, TableReport, handle_missing, label_column, non_feature_columns,
                        read_table, sentinels_to_missing, special_codes_note, target_findings)
@@ -54,8 +54,8 @@ __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "Unsa
            "PICKLE_ENV", "check_compatibility", "CompatibilityReport", "read_table", "TableReport", "Finding",
            "handle_missing", "target_findings", "sentinels_to_missing", "special_codes_note",
            "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
-           "warm_sandbox", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook", "fit_codebook",
-           "CodebookReport", "start_model_worker"]
+           "warm_sandbox", "model_threads", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook",
+           "fit_codebook", "CodebookReport", "start_model_worker"]
 
 
 def __getattr__(name: str):

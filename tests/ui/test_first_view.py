@@ -27,3 +27,48 @@ def test_overview_shows_the_checked_recourse_sentence_after_a_placeholder():
     eff = last_result(at).cache["effectiveness of every row"]  # the check's figures, as every page counts them
     assert shown[0] == f"{HEAD} Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
     assert not any("Checking the recommended points" in c.value for c in at.caption)
+
+
+def test_a_fresh_servers_model_check_waits_until_the_first_view_is_drawn(monkeypatch):
+    """The shared fit's check is asked for at the end of the first run but starts only when the browser's next
+    request (the placeholder's poll, here the next run) says the page is drawn; the sentence is then the same."""
+    from tcrex.ui.state import caching, shared
+
+    new_app()  # the shared fit and the model exist; what follows is a server that has never checked it
+    monkeypatch.setattr(shared, "_values", caching.LRU(caching.SHARED_VALUES))
+    for name in ("_SHARED_CHECKS", "_DRAWN", "_WAITING_SINCE"):
+        monkeypatch.setattr(verification, name, {})
+    monkeypatch.setattr(verification, "DRAW_WAIT", 300.0)  # the check starts on the poll, however slow this run
+    at = new_app()
+    assert_clean(at)
+    assert not _sentences(at) and any("Checking the recommended points" in c.value for c in at.caption)
+    (key, future), = verification._SHARED_CHECKS.items()  # asked for at the end of the run ...
+    assert not verification._DRAWN[key].is_set()  # ... to start once the page is drawn
+    at.run()  # the placeholder's poll: the page was drawn
+    assert verification._DRAWN[key].is_set()
+    future.result(timeout=300)
+    at.run()
+    eff = last_result(at).cache["effectiveness of every row"]
+    assert _sentences(at) == [f"{HEAD} Of the {eff.n_needing:,} who need recourse: {eff.headline()}."]
+
+
+def test_the_bundled_model_predicts_the_sample_once_with_the_sandboxs_threads():
+    """Loading the bundled model measures its accuracy on the sample; those outputs are the ones every page reads
+    (not predicted a second time), and they equal a prediction of the same rows."""
+    import numpy as np
+
+    from tcrex import intake
+    from tcrex.ui.state import session, shared
+
+    at = new_app()
+    data = shared.sample_data("loans")
+    spec = session.model_spec(at.session_state)
+    assert spec.kind == "bundled"
+    model = shared.model(data, spec)  # the server's one, as the page got it
+    known_key, known_features, known = model.known_outputs
+    assert (known_key, known_features) == (data.key, tuple(data.features))
+    outputs = next(iter(session.caches(at.session_state)["outputs"].values()))
+    assert outputs is known  # the session's outputs are the loading's, not a second prediction
+    assert np.array_equal(known, model.predict(data.frame[data.features]))
+    assert model.score == float(np.mean(known == data.frame[data.label_column].to_numpy()))
+    assert model.model.booster_model.get_params()["n_jobs"] == intake.model_threads()

@@ -418,6 +418,9 @@ class ActiveModel:
     warnings: list[str] = field(default_factory=list)  # what the loader and the compatibility check warn about
     #: columns the model treats as categorical although their dtype is numeric (from check_compatibility)
     categorical_features: list[str] = field(default_factory=list)
+    #: ``(data key, feature columns, outputs)``: the model's outputs on those columns of that data when loading it
+    #: measured them already (the bundled model's accuracy), so the data's outputs are not predicted twice
+    known_outputs: tuple | None = None
     #: why the label column cannot be compared with this model's outputs (:func:`label_problem`), or None
     label_problem: str | None = None
 
@@ -433,17 +436,28 @@ def bundled_model(data: ActiveData) -> ActiveModel:
     if missing:
         raise InputProblem(f"the bundled loans model needs the column(s) {missing}, which this data does not have; "
                            "train a model in the app or upload one that matches")
+    # the threads an uploaded model gets in its sandbox (default 1): the server runs sessions (and the model check)
+    # side by side on few cores, and XGBoost's threads spin between its many small calls (on 2 cores the shared
+    # fit's model check took 0.5-0.7 s of CPU with one thread, 1.5-1.8 s with XGBoost's default of every core);
+    # the outputs are the same
+    m.booster_model.set_params(n_jobs=intake.model_threads())
     params = m.meta.get("params", {})
-    acc = None
+    acc = known = None
     if data.label_column and data.label_column == m.target:
-        acc = float(np.mean(m.predict(data.frame) == data.frame[data.label_column].to_numpy()))
+        features = data.features
+        if set(m.feature_names) <= set(features):  # the frame data_and_model() predicts on: predicted once
+            pred = m.predict(data.frame[features])
+            known = (data.key, tuple(features), pred)
+        else:
+            pred = m.predict(data.frame)
+        acc = float(np.mean(pred == data.frame[data.label_column].to_numpy()))
     return ActiveModel(key=bundled_model_digest(), label="Bundled XGBoost classifier",
                        description=(f"{params.get('n_estimators', '?')} trees, at most "
                                     f"{params.get('max_leaves', '?')} leaves each, trained on all rows of the "
                                     "loans sample"),
                        kind="bundled", task=CLASSIFICATION, predict=m.predict, spec=ModelSpec("bundled"),
                        score=acc, score_name="accuracy on this data (training data: no hold-out)",
-                       classes=[int(c) for c in m.classes_], model=m)
+                       classes=[int(c) for c in m.classes_], model=m, known_outputs=known)
 
 
 def trained_model(data: ActiveData, algorithm: str) -> ActiveModel:

@@ -8,6 +8,7 @@ and draws the headline.
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,23 +107,43 @@ def verified_rows(ws: DataAndModel, result: FitResult, wait: bool = True) -> Ver
 #: waiting for each.
 _SHARED_CHECKS: dict = {}
 _WAITING_SINCE: dict = {}
+#: Per shared check: set once a browser has drawn the page that asked for it (its next request: the placeholder's
+#: poll, or any later page run); the check waits for it, at most :data:`DRAW_WAIT` seconds.
+_DRAWN: dict = {}
+#: How long a shared check started at the end of a page run waits for the browser to draw that page. On a fresh
+#: server the check (0.5-0.7 s of CPU) started while a 2-core machine's browser was still drawing the first view
+#: and slowed it; a page that shows a placeholder polls within a second of being drawn and starts it then.
+DRAW_WAIT = 5.0
 
 
-def _check_shared(ws: DataAndModel, result: FitResult):
-    """Start (once per server) checking a shared fit's points in the background; the future of that check."""
+def _after_draw(drawn, build):
+    drawn.wait(DRAW_WAIT)
+    return build()
+
+
+def _check_shared(ws: DataAndModel, result: FitResult, *, drawn: bool = True):
+    """Start (once per server) checking a shared fit's points in the background; the future of that check.
+
+    ``drawn=False`` (the end of a page run): the check waits until that page is drawn (:func:`page_drawn`), at
+    most :data:`DRAW_WAIT` seconds; ``drawn=True``: the page is drawn, the check runs now (or stops waiting)."""
     key = (result.key, ws.model.key)
+    event = _DRAWN.setdefault(key, threading.Event())
+    if drawn:
+        event.set()
     future = _SHARED_CHECKS.get(key)
     if future is None:
         future = _SHARED_CHECKS.setdefault(key, _BACKGROUND.submit(
-            shared.once, result, "verified", ws.model.key, lambda: _verify(ws, result)))
+            _after_draw, event, lambda: shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))))
     return future
 
 
 def check_in_background() -> None:
-    """After a page is drawn (``app.py``), start checking the current fit's points on the model in the background,
-    so the pages that show the check (Global rules, Change & keep, the report) find it done or under way: on a
-    fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once per
-    server; a fit whose check is done or under way is left alone."""
+    """At the end of a page run (``app.py``), start checking the current fit's points on the model in the
+    background, so the pages that show the check (Global rules, Change & keep, the report) find it done or under
+    way: on a fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once
+    per server, from when the browser has drawn the page (its next request, at most :data:`DRAW_WAIT` seconds
+    later): the fresh server's first view is not slowed by it. A fit whose check is done or under way is left
+    alone."""
     result = session.current_fit()
     if result is None or _CACHE in result.cache or _PENDING in result.cache:
         return
@@ -131,7 +152,9 @@ def check_in_background() -> None:
         return  # no model to check with, or the last fit belongs to other data or another model
     if shared.is_shared_result(result):
         if not shared.has_value(result, "verified", ws.model.key):
-            _check_shared(ws, result)
+            # a check asked for by an earlier run runs now (that page was drawn: this is a later request); one
+            # asked for now waits for this page to be drawn
+            _check_shared(ws, result, drawn=(result.key, ws.model.key) in _SHARED_CHECKS)
         return
     result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
 
@@ -237,7 +260,8 @@ def recourse_note(ws: DataAndModel, result: FitResult) -> None:
 
 def _shared_unchecked(ws: DataAndModel, result: FitResult) -> bool:
     """A shared fit whose check has not finished: on a fresh server's first view it has not even started, and it
-    starts only once the page is drawn (:func:`check_in_background`), so it never competes with the page's run."""
+    starts only once the page is drawn (:func:`check_in_background`: when the placeholder first polls), so it
+    competes neither with the page's run nor with the browser drawing it."""
     if not (shared.is_shared_result(result) and model_available(ws)) or _CACHE in result.cache \
             or shared.has_value(result, "verified", ws.model.key):
         return False
@@ -249,11 +273,14 @@ def _shared_unchecked(ws: DataAndModel, result: FitResult) -> bool:
 def _sentence_when_verified(ws: DataAndModel, result: FitResult) -> None:
     if _shared_unchecked(ws, result) or pending(ws, result):
         if shared.is_shared_result(result):
-            # normally started by check_in_background() at the end of the page run; a later poll starts it
-            # itself should that not have happened (e.g. the page shows a kept result, not the current fit)
-            seen = _WAITING_SINCE.setdefault((result.key, ws.model.key), time.monotonic())
-            if time.monotonic() - seen > 1.0:
+            key = (result.key, ws.model.key)
+            if key in _SHARED_CHECKS:  # asked for at the end of an earlier run: this poll says the page is drawn
                 _check_shared(ws, result)
+            else:  # normally asked for by check_in_background() at the end of the page run; a later poll starts
+                # it itself should that not have happened (e.g. the page shows a kept result, not the current fit)
+                seen = _WAITING_SINCE.setdefault(key, time.monotonic())
+                if time.monotonic() - seen > 1.0:
+                    _check_shared(ws, result)
         st.caption(f"**Recourse checked on the model.** {CHECKING_SENTENCE}")
         return
     st.rerun()
