@@ -123,10 +123,12 @@ def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     assert any(m.label == "Verified by a point that follows the advice" and m.value.endswith("%") for m in at.metric)
 
 
-def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies():
-    """The default audit is one result for every session; its figures are built once for it and each page run gets
-    its own copy (a page setting its height never changes another's figure)."""
+def test_audit_figures_are_built_once_per_audit_result_and_drawn_without_being_changed():
+    """The default audit is one result for every session; its figures are built once for it and each height, set
+    up for drawing once (height, room for the toolbar), and every page run draws that same figure without changing
+    it (drawing serialises a copy)."""
     import plotly.graph_objects as go
+    from streamlit.testing.v1 import AppTest
 
     from tcrex.ui.pages import audit
     from tcrex.ui.state import caching
@@ -141,13 +143,24 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
         name = "r"
 
     res, other = Result(), Result()
-    first = audit._figure(builder, res, metric="a")
-    first.update_layout(height=123)
-    again = audit._figure(builder, res, metric="a")
-    assert calls == ["a"] and again is not first and again.layout.height is None
-    audit._figure(builder, res, metric="b")
-    audit._figure(builder, other, metric="a")
-    assert calls == ["a", "b", "a"]  # other arguments and other results are built separately
+    first, height = audit._figure(builder, res, metric="a", height=420)
+    assert height == 420 and first.layout.height == 420 and first.layout.title.pad.t  # as drawn
+    drawn = first.to_plotly_json()
+    again, _ = audit._figure(builder, res, metric="a", height=420)
+    assert calls == ["a"] and again is first
+    audit._figure(builder, res, metric="a", height=300)
+    audit._figure(builder, res, metric="b", height=420)
+    audit._figure(builder, other, metric="a", height=420)
+    assert calls == ["a", "a", "b", "a"]  # other heights, arguments and results are built separately
+
+    def draw(fig):
+        from tcrex.ui.widgets import components as ui
+
+        ui.draw_prepared(fig, height=420, key="f")
+
+    at = AppTest.from_function(draw, args=(first,)).run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    assert first.to_plotly_json() == drawn  # drawing read the shared figure and left it as it was
     ident = id(other)
     del other
     import gc
