@@ -104,6 +104,36 @@ def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per
     assert runs_a and runs_a[-1].result is runs_b[-1].result  # the default audit, computed once
 
 
+def test_what_every_session_draws_of_the_shared_fit_is_built_once_and_drawn_the_same():
+    """The Overview's and Global rules' figures, the metarule tree's outline and a data row's explanation on
+    Individual are the same for every session of the shared fit: the first session builds them, the next draws the
+    very same objects (nothing new is built) and shows the same figures; a private fit builds its own."""
+    from tcrex.ui.state import verification
+
+    def pages(at):
+        specs = []
+        for page in ("home", "global_rules", "individual"):
+            goto(at, page)
+            assert not at.exception, [e.value for e in at.exception]
+            specs += [c.proto.spec for c in at.get("plotly_chart")] + [h.proto.body for h in at.get("html")]
+        return specs
+
+    first = new_app()
+    for future in list(verification._SHARED_CHECKS.values()):  # the check the pages show, done (not racing them)
+        future.result(timeout=300)
+    shown = pages(first)
+    built = dict(shared._views.items())
+    kinds = {k[1] for k in built}
+    assert {"figure", "built", "metarule_tree", "metarule_outline", "explain_one"} <= kinds, kinds
+    second = new_app()
+    assert pages(second) == shown  # the same figures, outline and explanation on screen
+    assert dict(shared._views.items()).keys() == built.keys()  # nothing built again ...
+    assert all(shared._views[k] is v for k, v in built.items())  # ... the same objects, drawn as they are
+    apply_params(second, tau=0.8)  # a private fit: its own figures, none added to the server's views
+    pages(second)
+    assert dict(shared._views.items()).keys() == built.keys()
+
+
 def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     """Apply parameters does not wait for the model check of a private fit: it runs in the background, the page
     says "checking", and once it is done the figures are those of this fit (not the shared one)."""
