@@ -260,7 +260,8 @@ def _over_limit(runs: dict[str, list[float]], limit: float) -> str:
     over = sorted(((v, p) for p, values in runs.items() for v in values if v > limit), reverse=True)
     n = sum(len(v) for v in runs.values())
     if not over:
-        return f"every page run <= {limit:g} s of server time: met ({n} runs, slowest {max((v for vs in runs.values() for v in vs), default=0):.2f} s)"
+        slowest = max((v for values in runs.values() for v in values), default=0.0)
+        return f"every page run <= {limit:g} s of server time: met ({n} runs, slowest {slowest:.2f} s)"
     return (f"every page run <= {limit:g} s of server time: NOT met, {len(over)} of {n} runs over: "
             + ", ".join(f"{p} {v:.2f} s" for v, p in over))
 
