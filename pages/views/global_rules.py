@@ -36,24 +36,29 @@ with c1:
 collapse = c2.toggle("Hide empty branches", value=True, key="tree_collapse")
 population = None if pop.label == "all rows" and not collapse else \
     verification.with_sources(ws, result, result.explanations.loc[pop.index])
+# every row (the default): the same figures for every session of a shared fit, built once per server (ui.shared_chart)
+every = pop.index.equals(ws.X.index)
+view = (target, collapse, repr(ws.class_names), None if population is None else tuple(population.columns)) \
+    if every else None
 # keyed: the browser keeps the chosen tab under the key, so a rerun that redraws the tabs (the model check ending,
 # a toggle inside a tab) cannot send the reader back to the first tab
 tab_outline, tab_tree, tab_icicle, tab_text = st.tabs(["Tree", "Diagram", "Coverage (icicle)", "Text summary"],
                                                       key="global_rules_tabs")
 with tab_outline:
-    global_rules.metarule_tree_panel(ws, result, target, population=population)
+    global_rules.metarule_tree_panel(ws, result, target, population=population, share=view)
 with tab_tree:
     full = st.toggle("Full size (scroll to pan)", value=len(sol.metarules) > 12, key="tree_full")
     if full:
-        global_rules.scrolling_svg(ui.build(metarule_tree_svg, ex, target, population=population,
-                                       collapse_empty=collapse, class_names=ws.class_names))
+        global_rules.scrolling_svg(ui.shared_build(result, view, metarule_tree_svg, ex, target,
+                                                   population=population, collapse_empty=collapse,
+                                                   class_names=ws.class_names))
     else:
-        ui.chart(metarule_tree_dot, ex, target, population=population, collapse_empty=collapse,
-                 class_names=ws.class_names)
+        ui.shared_chart(result, view, metarule_tree_dot, ex, target, population=population, collapse_empty=collapse,
+                        class_names=ws.class_names)
 with tab_icicle:
-    ui.chart(metarule_icicle, ex, target,
-             population=verification.with_sources(ws, result, result.explanations.loc[pop.index]), height=520,
-             class_names=ws.class_names)
+    sourced = verification.with_sources(ws, result, result.explanations.loc[pop.index])
+    ui.shared_chart(result, (target, repr(ws.class_names), tuple(sourced.columns)) if every else None,
+                    metarule_icicle, ex, target, population=sourced, height=520, class_names=ws.class_names)
 with tab_text:
     st.caption(f"The rules and metarules of the target chosen above ({ws.target_name(sol.target)}) in words.")
     st.code(ex.summary_text(ws.class_names, target=target), language=None, wrap_lines=True)

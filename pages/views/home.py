@@ -38,7 +38,7 @@ if n_blocked:
 
 st.subheader(f"{ws.data.label} · {ws.model.label}")
 st.caption(ws.data.description)
-ui.chart(rules_overview, ex, height=420, class_names=ws.class_names)
+ui.shared_chart(result, repr(ws.class_names), rules_overview, ex, height=420, class_names=ws.class_names)
 
 st.subheader("Explore")
 links = st.columns(3)

@@ -18,8 +18,8 @@ if model_b_label:
 ind = individual.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)
 if ind is None:  # a search found nobody or could not be read: no stale individual under the message
     st.stop()
-output = [ind.output] if model_b_label is None else None  # under model B, B's own output on this person
-exp = individual.guard(lambda: ex.explain_one(ind.frame, y_pred=output, model=model, class_names=ws.class_names))
+under_b = model_b_label is not None  # under model B, B's own output on this person
+exp = individual.guard(lambda: individual.explain(ws, result, ex, ind, model, under_b))
 if exp is not None:
     individual.recourse_headline(ws, result, ind, exp)
     st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
@@ -30,4 +30,4 @@ if exp is not None:
         individual.no_actionable_alternatives(exp)
     elif exp.alternatives:
         st.subheader("Metacounterfactuals")
-        individual.alternatives_section(ws, exp)
+        individual.alternatives_section(ws, exp, result, share=individual.row_view(ws, ind, under_b))

@@ -104,6 +104,36 @@ def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per
     assert runs_a and runs_a[-1].result is runs_b[-1].result  # the default audit, computed once
 
 
+def test_what_every_session_draws_of_the_shared_fit_is_built_once_and_drawn_the_same():
+    """The Overview's and Global rules' figures, the metarule tree's outline and a data row's explanation on
+    Individual are the same for every session of the shared fit: the first session builds them, the next draws the
+    very same objects (nothing new is built) and shows the same figures; a private fit builds its own."""
+    from tcrex.ui.state import verification
+
+    def pages(at):
+        specs = []
+        for page in ("home", "global_rules", "individual"):
+            goto(at, page)
+            assert not at.exception, [e.value for e in at.exception]
+            specs += [c.proto.spec for c in at.get("plotly_chart")] + [h.proto.body for h in at.get("html")]
+        return specs
+
+    first = new_app()
+    for future in list(verification._SHARED_CHECKS.values()):  # the check the pages show, done (not racing them)
+        future.result(timeout=300)
+    shown = pages(first)
+    built = dict(shared._views.items())
+    kinds = {k[1] for k in built}
+    assert {"figure", "built", "metarule_tree", "metarule_outline", "explain_one"} <= kinds, kinds
+    second = new_app()
+    assert pages(second) == shown  # the same figures, outline and explanation on screen
+    assert dict(shared._views.items()).keys() == built.keys()  # nothing built again ...
+    assert all(shared._views[k] is v for k, v in built.items())  # ... the same objects, drawn as they are
+    apply_params(second, tau=0.8)  # a private fit: its own figures, none added to the server's views
+    pages(second)
+    assert dict(shared._views.items()).keys() == built.keys()
+
+
 def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     """Apply parameters does not wait for the model check of a private fit: it runs in the background, the page
     says "checking", and once it is done the figures are those of this fit (not the shared one)."""
@@ -123,10 +153,12 @@ def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     assert any(m.label == "Verified by a point that follows the advice" and m.value.endswith("%") for m in at.metric)
 
 
-def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies():
-    """The default audit is one result for every session; its figures are built once for it and each page run gets
-    its own copy (a page setting its height never changes another's figure)."""
+def test_audit_figures_are_built_once_per_audit_result_and_drawn_without_being_changed():
+    """The default audit is one result for every session; its figures are built once for it and each height, set
+    up for drawing once (height, room for the toolbar), and every page run draws that same figure without changing
+    it (drawing serialises a copy)."""
     import plotly.graph_objects as go
+    from streamlit.testing.v1 import AppTest
 
     from tcrex.ui.pages import audit
     from tcrex.ui.state import caching
@@ -141,13 +173,24 @@ def test_audit_figures_are_built_once_per_audit_result_and_handed_out_as_copies(
         name = "r"
 
     res, other = Result(), Result()
-    first = audit._figure(builder, res, metric="a")
-    first.update_layout(height=123)
-    again = audit._figure(builder, res, metric="a")
-    assert calls == ["a"] and again is not first and again.layout.height is None
-    audit._figure(builder, res, metric="b")
-    audit._figure(builder, other, metric="a")
-    assert calls == ["a", "b", "a"]  # other arguments and other results are built separately
+    first, height = audit._figure(builder, res, metric="a", height=420)
+    assert height == 420 and first.layout.height == 420 and first.layout.title.pad.t  # as drawn
+    drawn = first.to_plotly_json()
+    again, _ = audit._figure(builder, res, metric="a", height=420)
+    assert calls == ["a"] and again is first
+    audit._figure(builder, res, metric="a", height=300)
+    audit._figure(builder, res, metric="b", height=420)
+    audit._figure(builder, other, metric="a", height=420)
+    assert calls == ["a", "a", "b", "a"]  # other heights, arguments and results are built separately
+
+    def draw(fig):
+        from tcrex.ui.widgets import components as ui
+
+        ui.draw_prepared(fig, height=420, key="f")
+
+    at = AppTest.from_function(draw, args=(first,)).run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    assert first.to_plotly_json() == drawn  # drawing read the shared figure and left it as it was
     ident = id(other)
     del other
     import gc

@@ -8,7 +8,6 @@ columns with many values are split into quartiles.  The last audit is remembered
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -489,7 +488,8 @@ def findings(run_: AuditRun, practical: float = PRACTICAL_DEFAULT) -> None:
     """The plain-language findings as the page's headline: overview, clear gaps (red: interval excludes zero and
     at least ``practical`` points; the rule is :func:`tcrex.audit.clear_gaps`), then the rest."""
     res = run_.result
-    found = split_findings(res, practical)
+    # once per audit result (the default audit is one result for every session): its wording took half the page run
+    found = caching.derived(res, ("split_findings", practical), lambda: split_findings(res, practical))
     if found is None:
         return
     with st.container(border=True):
@@ -519,7 +519,8 @@ def hints(ws: DataAndModel, result: FitResult, run_: AuditRun, key: str = "audit
     """What to do about it, as buttons: mark the grouping feature immutable when people are told to change it
     (the finding says so), and the suggested actionability constraints not applied yet."""
     res = run_.result
-    told = res.group_is_feature and any("consider marking it immutable" in f for f in res.findings())
+    told = res.group_is_feature and any("consider marking it immutable" in f
+                                        for f in caching.derived(res, "findings", res.findings))
     if told:
         constraints.immutable_button(ws, res.group_column, key)
     constraints.suggestions_panel(ws, result, key)
@@ -566,14 +567,16 @@ TABLE_CONFIG = {
 }
 
 
-def _figure(builder: Callable[..., Any], result, *args, **kwargs):
-    """``builder(result, *args, **kwargs)``, built once per audit result and arguments (the default audit of the
-    bundled sample is one result for every session, and its four figures took 1.1 s of the page to build; a deep
-    copy takes a few hundredths of a second). Each call gets its own copy: the caller sets its height, so the
-    cached figure is never drawn or changed itself."""
+def _figure(builder: Callable[..., Any], result, *args, height: int | None = None, **kwargs):
+    """``builder(result, *args, **kwargs)`` prepared for drawing at ``height`` (:func:`ui.prepare_figure`): built once
+    per audit result, arguments and height (the default audit of the bundled sample is one result for every
+    session, and its four figures took 1.1 s of the page to build). Returns ``(figure, height)``; the figure is drawn
+    as it is (:func:`ui.draw_prepared` only reads it), so it is never copied: a deep copy of each figure took about
+    as long as the rest of the page's run."""
     key = (builder.__module__, builder.__qualname__, tuple(repr(a) for a in args),
-           tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-    return copy.deepcopy(caching.derived(result, key, lambda: builder(result, *args, **kwargs)))
+           tuple(sorted((k, repr(v)) for k, v in kwargs.items())), height)
+    return caching.derived(result, key, lambda: ui.prepare_figure(builder(result, *args, **kwargs), height,
+                                                                  legend_below=False))
 
 
 def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, key: str | None = None,
@@ -581,14 +584,14 @@ def audit_chart(builder: Callable[..., Any], *args, height: int | None = None, k
     """Draw the audit figure ``builder(*args, **kwargs)`` (a failure becomes a message); built once per audit
     result and arguments (:func:`_figure`)."""
     try:
-        fig = _figure(builder, *args, **kwargs)
+        fig, height = _figure(builder, *args, height=height, **kwargs)
     except TCRExError as exc:
         st.warning(str(exc), icon=":material/warning:")
         return
     except Exception as exc:  # noqa: BLE001 - a figure failure must not take the page down
         st.error(f"This figure could not be drawn ({type(exc).__name__}: {exc}).", icon=":material/error:")
         return
-    ui.show(fig, height=height, key=key)
+    ui.draw_prepared(fig, height=height, key=key)
 
 
 def metric_choice(key: str, res=None) -> str:

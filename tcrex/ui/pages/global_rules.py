@@ -14,7 +14,7 @@ import streamlit as st
 from tcrex.figures import metarule_outline, metarule_tree_html
 from tcrex.text import NO_CONDITION, is_trivial_rule, trivial_rule_note
 
-from ..state import verification
+from ..state import shared, verification
 from ..state.active import FitResult, DataAndModel
 from ..widgets.components import current_individual
 
@@ -141,8 +141,10 @@ def _zoom_label(choice, row, ex=None, target: int = 0) -> str:
 
 @st.fragment
 def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, population=None,
-                        key: str = "tree_outline") -> None:
-    """The outline of ``target``'s metarule tree with its zoom selector."""
+                        key: str = "tree_outline", share=None) -> None:
+    """The outline of ``target``'s metarule tree with its zoom selector. ``share``: what the population depends
+    on when it is the same for every session (:func:`tcrex.ui.widgets.components.shared_chart`); the split tree, and
+    the outline opened at the root, are then built once per server for the shared fit."""
     ex = result.explainer
     sol = ex.targets_[target]
     n = len(sol.metarules)
@@ -160,10 +162,17 @@ def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, popula
     elif zoom != ROOT:
         kwargs["highlight_metarule"] = int(zoom)
     trees = result.cache.setdefault("metarule_trees", {})  # the split tree is the costly part; zooming reuses it
+    every_session = share is not None and zoom == ROOT and shared.is_shared_result(result)
     try:
         if target not in trees:
-            trees[target] = ex.metarule_tree(target) if sol.n_rules and sol.grid is not None else None
-        outline = metarule_outline(ex, target, tree=trees[target], class_names=ws.class_names, **kwargs)
+            trees[target] = shared.view(result, "metarule_tree", target, lambda: (
+                ex.metarule_tree(target) if sol.n_rules and sol.grid is not None else None))
+        if every_session:  # the outline as it opens, the same for every session of the shared fit
+            outline, html = shared.view(result, "metarule_outline", (target, share, open_all), lambda: _outline(
+                ex, target, trees[target], ws.class_names, kwargs, open_all and n <= UI_MAX_LEAVES))
+        else:
+            outline, html = _outline(ex, target, trees[target], ws.class_names, kwargs,
+                                     open_all and n <= UI_MAX_LEAVES)
     except Exception as exc:  # noqa: BLE001 - a figure problem must not blank the page
         st.warning(f"The tree outline could not be built ({type(exc).__name__}: {exc}).", icon=":material/warning:")
         return
@@ -174,6 +183,11 @@ def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, popula
     if zoom == INDIVIDUAL and outline["path_metarule"] is not None:
         st.caption(f"Row {row} falls in metarule {ex.metarule_id(target, outline['path_metarule'])} of this target; "
                    "its path is opened and marked in red.")
-    html = metarule_tree_html(ex, target, outline=outline, open_all=open_all and n <= UI_MAX_LEAVES)
     st.html(f'<div style="max-height:900px;overflow:auto;border:1px solid #ddd;border-radius:8px;padding:8px 12px;'
             f'background:#fff">{html}</div>')
+
+
+def _outline(ex, target: int, tree, class_names, kwargs: dict, open_all: bool) -> tuple[dict, str]:
+    """The outline of ``target``'s tree and its HTML."""
+    outline = metarule_outline(ex, target, tree=tree, class_names=class_names, **kwargs)
+    return outline, metarule_tree_html(ex, target, outline=outline, open_all=open_all)

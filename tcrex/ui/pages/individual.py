@@ -21,8 +21,9 @@ from tcrex.text import pluralise, value_text
 
 from ..widgets import search
 from ..widgets.constraints import category_names, code_labels, special_codes_of
-from ..state import session
-from ..widgets.components import arrow_safe, build, chart, current_individual, display_value, show, static_table
+from ..state import session, shared
+from ..widgets.components import (arrow_safe, build, chart, current_individual, display_value, shared_chart, show,
+                                 static_table)
 from ..state.active import FitResult, DataAndModel
 
 
@@ -155,6 +156,28 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str, result: FitResult | 
     return Individual(row=None, values=frame.iloc[0], output=output, edited=True)
 
 
+def row_view(ws: DataAndModel, ind: Individual, under_b: bool):
+    """What one row's explanation depends on besides the fit when it is the same for every session (a row of the
+    data as it is, under the active model), else None (an edited row, or model B)."""
+    if under_b or ind.edited or ind.row is None:
+        return None
+    return ind.row, ws.model.key, repr(ws.class_names)
+
+
+def explain(ws: DataAndModel, result: FitResult, ex, ind: Individual, model, under_b: bool = False):
+    """``ex.explain_one`` of the chosen individual, with its own output under model A (B's own output under model B).
+    For a row as it is under the active model of the fit every session shares, once per server
+    (:func:`tcrex.ui.state.shared.view`): every session that opened Individual explained the same first row again,
+    checking its points on the model."""
+    output = None if under_b else [ind.output]
+
+    def run():
+        return ex.explain_one(ind.frame, y_pred=output, model=model, class_names=ws.class_names)
+
+    view = row_view(ws, ind, under_b)
+    return run() if view is None else shared.view(result, "explain_one", view, run)
+
+
 def guard(fn: Callable[[], Any]) -> Any:
     """Run ``fn``; engine errors become a warning on the page."""
     try:
@@ -235,9 +258,10 @@ def model_verdict(ws: DataAndModel, exp) -> str | None:
     return check
 
 
-def alternatives_section(ws: DataAndModel, exp) -> None:
+def alternatives_section(ws: DataAndModel, exp, result: FitResult | None = None, share=None) -> None:
     """The metacounterfactuals: the figure, the table with the model's verdict per alternative (✓/✗), and for
-    an alternative the model confirms, a button that loads its point into Edit values."""
+    an alternative the model confirms, a button that loads its point into Edit values. ``share``: the row's
+    :func:`row_view` (the figure is then built once per server for the shared ``result``)."""
     checked = any(a.get("verified") is not None for a in exp.alternatives)
     st.caption("The nearest other metarules: if this individual's features were slightly different, which "
                "recourse would the rules recommend instead?"
@@ -245,7 +269,10 @@ def alternatives_section(ws: DataAndModel, exp) -> None:
                   "holds inside that metarule, the advice applied there); ✗: the model confirms none, so the "
                   "alternative is what the rules say, not recourse that works." if checked else
                   " Not checked on a model (the outputs come from a column of the data)."))
-    chart(metacounterfactual_figure, exp)  # its height follows its number of alternatives
+    if result is not None:  # its height follows its number of alternatives
+        shared_chart(result, share, metacounterfactual_figure, exp)
+    else:
+        chart(metacounterfactual_figure, exp)
     # the figure above draws the counts; the table says what would differ, the advice there and the verdict
     static_table(metacounterfactual_table, exp, index="alternative",
                  drop=["text", "features that would differ", "difference from now"]

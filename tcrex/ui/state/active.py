@@ -462,7 +462,8 @@ def model_performance(ws: DataAndModel):
     data's, else the last class)."""
     target = params().target
     key = sources.sha256("performance", ws.key(), repr(_performance_positive(ws, target)))
-    return caching.cached("performance", key, lambda: measure_model(ws, target))
+    return caching.cached("performance", key, lambda: shared.model_view(ws.data, ws.model, "performance", key,
+                                                                        lambda: measure_model(ws, target)))
 
 
 def _performance_positive(ws: DataAndModel, target) -> Any:

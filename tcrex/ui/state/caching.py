@@ -16,6 +16,9 @@ surrogate parameters
 values derived from a shared fit       ``shared.once`` (an :class:`LRU`)          :data:`SHARED_VALUES`
 (verified points, audits), the model's
 outputs on a sample
+what every session draws of a shared   ``shared.view`` (an :class:`LRU`)          :data:`SHARED_VIEWS`
+fit (figures, the tree, a row's
+explanation), the model's performance
 a sample read with other choices       ``state._sample`` (cache_data)            :data:`SAMPLE_FRAMES`
 an upload parsed, by its SHA-256       ``state.parse_upload`` (cache_data)       :data:`PARSED_UPLOADS`
 a parsed table prepared for a choice   ``state._prepared`` (cache_data)          :data:`PREPARED_DATA`
@@ -55,6 +58,8 @@ SHARED_SAMPLES = 8
 SHARED_MODELS = 8
 SHARED_FITS = 8
 SHARED_VALUES = 32
+#: Kept apart from :data:`SHARED_VALUES`, so that the many small views never push out a value that took seconds.
+SHARED_VIEWS = 64
 SAMPLE_FRAMES = 8
 PARSED_UPLOADS = 4
 PREPARED_DATA = 8

@@ -177,6 +177,12 @@ def _runtime():
 
 def release_session(session_id: str) -> None:
     """Close a session for good and give its memory back (uploads, fits, models, explainers, state)."""
+    with _lock:
+        rec = _sessions.get(session_id)
+    if rec is not None and rec.finalizer is not None:
+        # this release trims once at its end: the backstop's trim when the closed session is collected would
+        # be a second full gc.collect() right before it, holding the interpreter lock while other sessions run
+        rec.finalizer.detach()
     rt = _runtime()
     if rt is not None:
         app_session = st_compat.app_session(rt, session_id)

@@ -241,6 +241,21 @@ def once(result, name: str, key, build):
     return _once((result.key, name, key), build)
 
 
+#: Views of shared fits that every session draws the same (figures, the metarule tree, one row's explanation), in a
+#: cache of their own (:data:`caching.SHARED_VIEWS`): many of them never push a verified check out of :data:`_values`.
+_views = caching.LRU(caching.SHARED_VIEWS)
+
+
+def view(result, name: str, key, build):
+    """:func:`once` for what a page draws of a shared fit ``result`` (a figure, the tree outline, one row's
+    explanation): built once per server and handed to every session as it is (frozen, read-only; drawing only reads
+    it). Eight sessions opening a page at once built the same figures eight times, one after the other on the one
+    interpreter. A private fit gets ``build()``."""
+    if not is_shared_result(result):
+        return build()
+    return _once((result.key, name, key), build, _views)
+
+
 def has_value(result, name: str, key) -> bool:
     """Whether :func:`once` already holds the value for this shared fit and ``(name, key)``."""
     with _lock:
@@ -255,19 +270,28 @@ def model_outputs(data, model, build):
     return _once((data.key, model.key, "outputs"), build)
 
 
-def _once(full: tuple, build):
+def model_view(data, model, name: str, key, build):
+    """:func:`view` for what follows from the data and the model alone (the model's performance on the sample):
+    once per server for a bundled sample with a shared model, else ``build()``."""
+    if not (is_shared_data(data.spec) and is_shared_model(model.spec)):
+        return build()
+    return _once((data.key, model.key, name, key), build, _views)
+
+
+def _once(full: tuple, build, values: caching.LRU | None = None):
+    values = _values if values is None else values
     with _lock:
-        if full in _values:
-            return _values.lookup(full)
+        if full in values:
+            return values.lookup(full)
         gate = _value_locks.setdefault(full, threading.Lock())
     with gate:  # one session computes; the others wait for it instead of computing the same value
         with _lock:
-            if full in _values:
-                return _values[full]
+            if full in values:
+                return values[full]
         try:
             value = freeze(build())
             with _lock:
-                _values.put(full, value)
+                values.put(full, value)
         finally:  # a failed build leaves no gate behind: the next session asking computes it
             with _lock:
                 _value_locks.pop(full, None)

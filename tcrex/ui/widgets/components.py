@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from tcrex.errors import TCRExError
 from tcrex.performance import ModelPerformance
 from tcrex.vocabulary import OK, REGRESSION
 
-from ..state import session
+from ..state import session, shared
 from ..state.active import DataAndModel, FitResult, model_performance
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,56 @@ def chart(builder: Callable[..., Any], *args, height: int | None = None, key: st
     if caption:
         st.caption(caption)
     return out
+
+
+def shared_chart(result: FitResult, share: Hashable | None, builder: Callable[..., Any], *args, height: int | None = None,
+                 key: str | None = None, legend_below: bool = False, dot_width: str = "stretch", **kwargs) -> None:
+    """:func:`chart`, with the figure built once per server when ``result`` is the fit every session shares.
+
+    ``share`` names what the figure depends on besides ``result`` and ``builder`` (the caller's choices: target,
+    population, toggles); ``args``/``kwargs`` must follow from ``result`` and ``share``. The figure is built, its
+    legend, height and toolbar room set (what :func:`show` does), then kept and drawn as it is by every session:
+    drawing only reads it (``st.plotly_chart`` serialises a copy), so no session copies or changes it. Eight sessions
+    opening a page at once built the same figures eight times on one interpreter. A private fit, or a builder that
+    fails, takes :func:`chart`'s path (which shows the message); so does ``share=None`` (a view that is not the
+    same for every session, such as a filtered population)."""
+    if share is None or not shared.is_shared_result(result):
+        chart(builder, *args, height=height, key=key, legend_below=legend_below, dot_width=dot_width, **kwargs)
+        return
+    name = (builder.__module__, builder.__qualname__, height, legend_below)
+    try:
+        out, drawn_height = shared.view(result, "figure", (name, share), lambda: prepare_figure(
+            builder(*args, **kwargs), height, legend_below))
+    except Exception:  # noqa: BLE001 - the plain path says what went wrong, as before
+        chart(builder, *args, height=height, key=key, legend_below=legend_below, dot_width=dot_width, **kwargs)
+        return
+    draw_prepared(out, height=drawn_height, key=key, dot_width=dot_width)
+
+
+def shared_build(result: FitResult, share: Hashable | None, builder: Callable[..., Any], *args, **kwargs) -> Any:
+    """:func:`build` once per server for the shared fit (see :func:`shared_chart`); for values nobody changes
+    (text such as an SVG)."""
+    if share is None or not shared.is_shared_result(result):
+        return build(builder, *args, **kwargs)
+    try:
+        return shared.view(result, "built", ((builder.__module__, builder.__qualname__), share),
+                           lambda: builder(*args, **kwargs))
+    except Exception:  # noqa: BLE001 - the plain path says what went wrong, as before
+        return build(builder, *args, **kwargs)
+
+
+def prepare_figure(out: Any, height: int | None, legend_below: bool) -> tuple[Any, int | None]:
+    """A built figure as :func:`chart` and :func:`show` leave it before drawing: legend below, height, toolbar
+    room (the same calls in the same order)."""
+    if legend_below and hasattr(out, "update_layout"):
+        margin = legend_below_plot(out)
+        if height:
+            height += max(margin - _ONE_LEGEND_ROW, 0)
+    if hasattr(out, "to_plotly_json"):
+        if height:
+            out.update_layout(height=height)
+        modebar_room(out)
+    return out, height
 
 
 def legend_below_plot(fig, width_px: int = 1100) -> int:
@@ -83,14 +133,20 @@ _ONE_LEGEND_ROW = 104
 def show(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
     if out is None:
         return
+    if hasattr(out, "to_plotly_json"):
+        out, height = prepare_figure(out, height, legend_below=False)
+    draw_prepared(out, height=height, key=key, dot_width=dot_width)
+
+
+def draw_prepared(out: Any, height: int | None = None, key: str | None = None, dot_width: str = "stretch") -> None:
+    """Draw a prepared figure (:func:`prepare_figure`) without changing it."""
+    if out is None:
+        return
     if isinstance(out, str):
         st.graphviz_chart(out, width=dot_width)
     elif isinstance(out, pd.DataFrame):
         st.dataframe(arrow_safe(out), hide_index=True, width="stretch", height=height or "auto")
     elif hasattr(out, "to_plotly_json"):
-        if height:
-            out.update_layout(height=height)
-        modebar_room(out)
         st.plotly_chart(out, width="stretch", key=key, config=PLOTLY_CONFIG)
     else:
         st.write(out)
