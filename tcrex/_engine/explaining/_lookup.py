@@ -196,7 +196,7 @@ def explain_frame(state: FittedState, X, y_pred, target, model) -> pd.DataFrame:
         "changes": res.changes,
         "status": pd.Categorical.from_codes(res.status, dtype=_STATUS_DTYPE),
         "text": pd.Categorical.from_codes(codes, categories=pd.Index(sentences, dtype=object), validate=False),
-    }, index=X.index)
+    }, index=X.index, copy=False)  # the columns are this call's own arrays: no copy needed (a third of the cost)
 
 
 def explain_table(state: FittedState, X, y_pred, target, model):

@@ -113,19 +113,23 @@ class Surrogate:
         self.random_state = random_state
         self.params = dict(params or {})
 
-    def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
-        """``y_code``: class codes (classification) or float outputs (regression). ``grower_`` is the grower
+    def fit(self, enc: Encoded, y_code: np.ndarray, by_column: Encoded | None = None) -> "Surrogate":
+        """``y_code``: class codes (classification) or float outputs (regression); ``by_column``: a column-major
+        copy of ``enc`` when the caller has one (:meth:`FeatureSchema.encode_both`). ``grower_`` is the grower
         used ("exact" or "hist"; "auto" resolved by :func:`resolve_grower`), ``grower_reason_`` why."""
+        # column-major copies (enc's rows are contiguous): the choice and the grower read columns, the router
+        # gathers from them
+        cols = by_column
+        if cols is None and self.grower != "exact":
+            cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
         distinct = {}  # numeric slot -> its distinct values and counts, when choosing the grower read them
         whole = [self.schema.features[i].integer for i in self.schema.numeric]
-        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc, self.n_trees, self.params, distinct,
-                                                           whole)
+        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc if cols is None else cols, self.n_trees,
+                                                           self.params, distinct, whole)
         if self.grower_ == "hist":
             # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
             # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
             columns = self.schema.one_hot_columns()
-            # column-major copies (enc's rows are contiguous): the grower bins columns, the router gathers from them
-            cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
             for j, w in enumerate(whole):  # the columns the choice did not read: counted where whole numbers
                 if j not in distinct:
                     distinct[j] = distinct_values(cols.num[:, j], w)
