@@ -332,11 +332,14 @@ class FeatureSchema:
         return cls(features)
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, X, columns: list | None = None) -> Encoded:
+    def encode(self, X, columns: list | None = None, by_column: bool = False) -> Encoded:
         """Rows of X (by column name) in internal form; every problem is reported with the column names.
-        ``columns``: X's columns as :func:`frame_columns` gives them, when the caller has them already."""
+        ``columns``: X's columns as :func:`frame_columns` gives them, when the caller has them already;
+        ``by_column``: the matrices column-major (each column contiguous: for a caller that reads only columns,
+        such as a lookup of grid cells) rather than row-major (each row contiguous: gathers of rows)."""
         numbers, codes, n = self._encoded_columns(X, columns)
-        return Encoded(_stack_columns(numbers, n, np.float64), _stack_columns(codes, n, np.int64))
+        stack = _column_matrix if by_column else _stack_columns
+        return Encoded(stack(numbers, n, np.float64), stack(codes, n, np.int64))
 
     def encode_both(self, X, columns: list | None = None) -> tuple[Encoded, Encoded]:
         """:meth:`encode`'s rows (row-major) and a column-major copy of them (each column contiguous, what the
@@ -443,6 +446,8 @@ class FeatureSchema:
         """The same features with the codebook ``value_labels`` (``{feature: {value: label}}``, checked and matched
         by :func:`tcrex.codebook.resolve_value_labels`; None or {} removes every label)."""
         matched = resolve_value_labels(self, value_labels)
+        if not matched and not any(f.labels for f in self.features):
+            return self  # no label before or after (a fit without a codebook): the same features
         return FeatureSchema([replace(f, labels=matched.get(i, {})) for i, f in enumerate(self.features)])
 
     @property
