@@ -8,7 +8,7 @@ import pytest
 from tcrex import TCREx
 from tcrex.errors import ParameterError
 from tcrex._engine.base._data import Encoded, FeatureSchema
-from tcrex._engine.fitting._hist import HistTree, grow_hist_trees, grow_hist_trees_encoded
+from tcrex._engine.fitting._hist import HistTree, distinct_values, grow_hist_trees, grow_hist_trees_encoded
 from tcrex._engine.fitting._surrogate import Surrogate, _column_major, _route_encoded
 
 from tests.support.data import mixed
@@ -301,3 +301,18 @@ def test_categorical_only_data_fits_with_both_growers():
         assert ex.surrogate_.candidates_.low.shape[1] == 0
         assert sorted(ex.rules_frame().conditions) == sorted(
             TCREx(rho=0.1, tau=0.9).fit(X, y_pred=y).rules_frame().conditions)
+
+
+@pytest.mark.parametrize("kind", ["small whole", "negative whole", "wide whole", "fractions", "constant"])
+def test_distinct_values_counted_equal_sorted(kind):
+    """Whole numbers are counted instead of sorted: the same distinct values and counts as np.unique, whatever the
+    hint says (a column that is not whole is sorted)."""
+    rng = np.random.default_rng(3)
+    col = {"small whole": rng.integers(0, 40, 5000), "negative whole": rng.integers(-900, 7, 3000),
+           "wide whole": rng.integers(0, 10**9, 2000), "fractions": rng.integers(0, 50, 4000) / 4,
+           "constant": np.full(100, 7)}[kind].astype(np.float64)
+    uniq, counts = np.unique(col, return_counts=True)
+    for whole in (True, False):
+        got, n_le = distinct_values(col, whole)
+        assert got.dtype == np.float64 and np.array_equal(got, uniq)
+        assert np.array_equal(n_le, np.cumsum(counts))

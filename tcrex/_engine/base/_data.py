@@ -116,10 +116,13 @@ def sentinel_codes(s) -> tuple[list, int, str]:
 
     ``s``: a Series or an array of numbers. The data is never changed."""
     v = s.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(s, pd.Series) else np.asarray(s, np.float64)
-    v = v[np.isfinite(v)]
+    # finite extremes mean every value is finite (min and max propagate NaN): the column is used as it is
+    low, top = (float(v.min()), float(v.max())) if len(v) else (np.nan, np.nan)
+    if not (np.isfinite(low) and np.isfinite(top)):
+        v = v[np.isfinite(v)]
+        low, top = (float(v.min()), float(v.max())) if len(v) else (np.nan, np.nan)
     if len(v) < 20:
         return [], 0, ""
-    low, top = float(v.min()), float(v.max())
     if low >= 0 and not (top >= 99 and _whole(top) and set(str(int(top))) == {"9"}):
         return [], 0, ""  # the common case, in two passes over the column and no sort
     neg = v[v < 0]
@@ -183,6 +186,12 @@ def as_frame(X) -> pd.DataFrame:
     if arr.ndim != 2:
         raise DataError(f"X must be a table (DataFrame or 2-D array), got an array with {arr.ndim} dimensions")
     return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+
+
+def frame_columns(X: pd.DataFrame) -> list:
+    """The columns of X as Series, by position (fetching a column from a frame costs pandas' per-call work: a fit
+    fetches them once for detecting the types and encoding)."""
+    return [s for _, s in X.items()]
 
 
 def _is_plain_number(dtype) -> bool:
@@ -265,10 +274,11 @@ class FeatureSchema:
 
     # ------------------------------------------------------------------ detection
     @classmethod
-    def detect(cls, X: pd.DataFrame, categorical=None, numeric=None) -> "FeatureSchema":
+    def detect(cls, X: pd.DataFrame, categorical=None, numeric=None, columns: list | None = None) -> "FeatureSchema":
         """Object, string, category and bool columns are categorical; everything else numeric.
 
-        ``categorical`` / ``numeric`` name columns whose detected type should be overridden.
+        ``categorical`` / ``numeric`` name columns whose detected type should be overridden. ``columns``: X's
+        columns as :func:`frame_columns` gives them, when the caller has them (a fit encodes the same columns).
         """
         X = as_frame(X)
         if X.shape[1] == 0:
@@ -287,7 +297,7 @@ class FeatureSchema:
         if both:
             raise ParameterError(f"column(s) {sorted(both)} listed as both categorical and numeric")
         # by position, so labels like 1 and True cannot select each other's column; each column is fetched once
-        columns = [s for _, s in X.items()]
+        columns = frame_columns(X) if columns is None else columns
         if any(_has_missing(s) for s in columns):
             check_no_missing(X.set_axis(cols, axis=1), cols)  # raises, naming every column with its count
         features = []
@@ -322,8 +332,26 @@ class FeatureSchema:
         return cls(features)
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, X) -> Encoded:
-        """Rows of X (by column name) in internal form; every problem is reported with the column names."""
+    def encode(self, X, columns: list | None = None, by_column: bool = False) -> Encoded:
+        """Rows of X (by column name) in internal form; every problem is reported with the column names.
+        ``columns``: X's columns as :func:`frame_columns` gives them, when the caller has them already;
+        ``by_column``: the matrices column-major (each column contiguous: for a caller that reads only columns,
+        such as a lookup of grid cells) rather than row-major (each row contiguous: gathers of rows)."""
+        numbers, codes, n = self._encoded_columns(X, columns)
+        stack = _column_matrix if by_column else _stack_columns
+        return Encoded(stack(numbers, n, np.float64), stack(codes, n, np.int64))
+
+    def encode_both(self, X, columns: list | None = None) -> tuple[Encoded, Encoded]:
+        """:meth:`encode`'s rows (row-major) and a column-major copy of them (each column contiguous, what the
+        histogram grower reads), both built from the converted columns: copying each column into place is several
+        times cheaper than transposing the row-major matrices afterwards."""
+        numbers, codes, n = self._encoded_columns(X, columns)
+        return (Encoded(_stack_columns(numbers, n, np.float64), _stack_columns(codes, n, np.int64)),
+                Encoded(_column_matrix(numbers, n, np.float64), _column_matrix(codes, n, np.int64)))
+
+    def _encoded_columns(self, X, columns: list | None = None) -> tuple[list, list, int]:
+        """The numeric columns (as numbers castable to float64) and category codes of X's features, checked, and
+        the number of rows."""
         X = as_frame(X)
         labels = X.columns.tolist()
         cols = [str(c) for c in labels]
@@ -337,7 +365,7 @@ class FeatureSchema:
         if not all(isinstance(c, str) for c in labels):  # renaming str columns to themselves is a no-op
             X = X.set_axis(cols, axis=1)
         if len(cols) == len(self.names):  # X holds just the features: one pass over its columns, no name lookups
-            column = dict(X.items())
+            column = dict(X.items()) if columns is None else dict(zip(cols, columns))
         else:
             column = {name: X[name] for name in self.names}
         # missing values show up after conversion as NaN numbers or -1 codes; each column is checked as it is
@@ -359,7 +387,7 @@ class FeatureSchema:
             has_missing = has_missing or bool((codes[-1] < 0).any())
         if has_missing:
             check_no_missing(X, self.names)
-        return Encoded(_stack_columns(numbers, len(X), np.float64), _stack_columns(codes, len(X), np.int64))
+        return numbers, codes, len(X)
 
     def decode(self, enc: Encoded, index, as_categorical: dict | None = None) -> pd.DataFrame:
         """Encoded rows back to feature values (whole-number columns of integer features as int64).
@@ -418,6 +446,8 @@ class FeatureSchema:
         """The same features with the codebook ``value_labels`` (``{feature: {value: label}}``, checked and matched
         by :func:`tcrex.codebook.resolve_value_labels`; None or {} removes every label)."""
         matched = resolve_value_labels(self, value_labels)
+        if not matched and not any(f.labels for f in self.features):
+            return self  # no label before or after (a fit without a codebook): the same features
         return FeatureSchema([replace(f, labels=matched.get(i, {})) for i, f in enumerate(self.features)])
 
     @property
@@ -484,6 +514,15 @@ def _stack_columns(columns: list, n: int, dtype) -> np.ndarray:
         stop = start + _ROWS_PER_BLOCK
         for j, values in enumerate(columns):
             out[start:stop, j] = values[start:stop]
+    return out
+
+
+def _column_matrix(columns: list, n: int, dtype) -> np.ndarray:
+    """An (n, len(columns)) column-major matrix of ``dtype`` with the given columns (cast on the way in, as
+    :func:`_stack_columns` casts them)."""
+    out = np.empty((n, len(columns)), dtype=dtype, order="F")
+    for j, values in enumerate(columns):
+        out[:, j] = values
     return out
 
 

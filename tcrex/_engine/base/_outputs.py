@@ -93,7 +93,7 @@ def check_outputs(y, n_rows: int) -> np.ndarray:
                          "predicted labels (predict), not probabilities")
     if len(y) != n_rows:
         raise ModelError(f"got {len(y)} outputs for {n_rows} rows")
-    if pd.isna(y).any():
+    if y.dtype.kind not in "biu" and pd.isna(y).any():  # (integers and booleans cannot be missing)
         raise ModelError(f"{int(pd.isna(y).sum())} model output(s) are missing (NaN)")
     return y
 
@@ -137,7 +137,7 @@ def detect_task(y, model=None) -> str:
         return CLASSIFICATION
     if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
         return CLASSIFICATION
-    if np.all(np.asarray(y, dtype=float) == np.round(np.asarray(y, dtype=float))):
+    if y.dtype.kind in "iu" or np.all(np.asarray(y, dtype=float) == np.round(np.asarray(y, dtype=float))):
         table = _small_int_table(y)
         if (len(np.unique(y)) if table is None else int(table[1].sum())) <= MAX_CLASSES:
             return CLASSIFICATION

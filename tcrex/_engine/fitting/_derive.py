@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...codebook import check_class_names
 from ...constraints import Constraints
-from ..base._data import FeatureSchema, resolve_special_codes
+from ..base._data import FeatureSchema, frame_columns, resolve_special_codes
 from ...errors import ModelError, NoValidRuleError, ParameterError
 from ..base._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
                        detect_task, predict)
@@ -114,10 +114,11 @@ def grid_sizes(X: pd.DataFrame, model, y_pred, params: dict) -> list[GridSize]:
 def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0: float | None = None) -> FittedState:
     """Step (a): the state of a fit on X with its surrogate grown and no target solved yet."""
     t0 = time.perf_counter() if t0 is None else t0
-    schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"])
+    columns = frame_columns(X)  # fetched once, for detecting the types and for encoding
+    schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"], columns)
     schema = schema.with_labels(params["value_labels"])  # checked before anything is grown
-    enc = schema.encode(X)
-    resolve_special_codes(schema, enc, params["special_codes"])
+    enc, by_column = schema.encode_both(X, columns)  # rows, and the same as columns for the surrogate
+    resolve_special_codes(schema, by_column, params["special_codes"])  # (reads columns)
     report("model outputs", 0.02)
     y = check_outputs(y_pred, len(X)) if y_pred is not None else predict(model, X)
     task = check_task(params["task"]) or detect_task(y, model if y_pred is None else None)
@@ -141,9 +142,9 @@ def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0:
     report("surrogate", 0.05)
     t1 = time.perf_counter()
     surrogate = Surrogate(schema, task, params["rho"], params["n_trees"], params["random_state"],
-                          params["surrogate_params"], params["grower"]).fit(enc, y_code)
+                          params["surrogate_params"], params["grower"]).fit(enc, y_code, by_column)
     t2 = time.perf_counter()
-    counts = category_counts(enc, schema)
+    counts = category_counts(by_column, schema)
     state = FittedState(
         schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=len(X), solutions=[],
         tau=params["tau"], rho=params["rho"], max_cells=params["max_cells"], random_state=params["random_state"],

@@ -110,13 +110,13 @@ def grow_hist_trees(design, y_code, task, rho, n_trees=1, random_state=0, params
 
 
 def grow_hist_trees_encoded(num, num_columns, groups, group_codes, n_columns, y_code, task, rho, n_trees=1,
-                            random_state=0, params=None, presorted: dict | None = None) -> list[HistTree]:
+                            random_state=0, params=None, distinct: dict | None = None) -> list[HistTree]:
     """:func:`grow_hist_trees` without materialising the one-hot design matrix (same trees).
 
     ``num`` (N x k) holds the numeric design columns ``num_columns``; ``groups`` lists the design columns of each
     one-hot block and ``group_codes`` (N x blocks) which of them is hot in each row; the design has
     ``n_columns`` columns in all. Thresholds and ``feature`` refer to design columns, as in grow_hist_trees.
-    ``presorted``: column j of ``num`` -> its values sorted, where the caller already sorted them.
+    ``distinct``: column j of ``num`` -> its :func:`distinct_values`, where the caller already has them.
     """
     num = np.asarray(num, dtype=np.float64)
     n_rows = num.shape[0] if num.ndim == 2 and num.shape[1] else len(group_codes)
@@ -126,8 +126,8 @@ def grow_hist_trees_encoded(num, num_columns, groups, group_codes, n_columns, y_
         raise ParameterError(f"task must be {CLASSIFICATION!r} or {REGRESSION!r}, got {task!r}")
     opts = _options(dict(params or {}), rho, n_rows, n_columns, n_trees, task)
     num_t = np.ascontiguousarray(num.T)  # one contiguous row per column
-    presorted = presorted or {}
-    numeric = [(int(d), num_t[j], presorted.get(j)) for j, d in enumerate(num_columns)]
+    distinct = distinct or {}
+    numeric = [(int(d), num_t[j], distinct.get(j)) for j, d in enumerate(num_columns)]
     groups = [np.asarray(list(g), dtype=np.int64) for g in groups]
     binned = _Binned(n_rows, n_columns, numeric, groups, np.asarray(group_codes), opts.max_bins)
     return _grow_all(binned, y_code, task, n_trees, random_state, opts)
@@ -216,8 +216,8 @@ class _Binned:
 
     def __init__(self, n_rows: int, n_columns: int, numeric: list, groups: list, group_codes: np.ndarray,
                  max_bins: int):
-        """``numeric``: (design column, values[, the values sorted or None]) of the columns binned as ordered
-        features; ``groups``: the design columns of each one-hot block, ``group_codes`` (N x blocks) the position of
+        """``numeric``: (design column, values[, their :func:`distinct_values` or None]) of the columns binned as
+        ordered features; ``groups``: the design columns of each one-hot block, ``group_codes`` (N x blocks) the position of
         the hot one in each row."""
         self.n_rows, self.n_columns = n_rows, n_columns
         # codes[f, r]: the bin of row r on feature f, one contiguous row per feature (routing reads one feature of
@@ -226,8 +226,8 @@ class _Binned:
         dtype = np.uint8 if widest <= 256 else np.uint16 if widest <= 65536 else np.uint32
         codes = np.empty((len(numeric) + len(groups), n_rows), dtype=dtype)
         n_bins, nominal, cand_col, lo, hi = [], [], [], [], []
-        for d, values, *srt in numeric:
-            bins, upper, next_low = _bin_column(values, max_bins, *srt)
+        for d, values, *known in numeric:
+            bins, upper, next_low = _bin_column(values, max_bins, *known)
             if bins is None:
                 continue
             codes[len(n_bins)] = bins
@@ -326,22 +326,38 @@ def _check_groups(design: np.ndarray, groups) -> list:
     return out
 
 
-def _bin_column(col: np.ndarray, max_bins: int, srt: np.ndarray | None = None):
-    """Bin codes of one column, with each boundary's value below and above; None for a constant column.
-    ``srt``: the column's values sorted, when the caller has them."""
+def distinct_values(col: np.ndarray, whole: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of the finite column ``col``, ascending, and for each the number of values at most it:
+    ``(uniq, n_le)``. When ``whole`` says every value may be a whole number (a hint: it is checked), whole numbers
+    spanning at most ``4 N + 1024`` are counted (one ``np.bincount``) instead of sorted: the same values and
+    counts, several times faster on the tens of thousands of rows of a large fit."""
     n = len(col)
-    srt = np.sort(col) if srt is None else srt
+    if whole and n:
+        low, high = float(col.min()), float(col.max())
+        if high - low <= 4 * n + 1024 and np.array_equal(col, np.floor(col)):
+            counts = np.bincount((col - low).astype(np.intp), minlength=int(high - low) + 1)
+            present = np.flatnonzero(counts)
+            # whole numbers below 2**53 in magnitude (the span is small and float32 caps the values): exact
+            return present + low, np.cumsum(counts).take(present)
+    srt = np.sort(col)
     new = np.empty(n, dtype=bool)
-    new[0] = True
+    new[:1] = True
     np.not_equal(srt[1:], srt[:-1], out=new[1:])
-    uniq = srt.compress(new)
+    first = np.flatnonzero(new)  # where each distinct value starts in sorted order
+    return srt.compress(new), np.append(first[1:], n)
+
+
+def _bin_column(col: np.ndarray, max_bins: int, distinct: tuple | None = None):
+    """Bin codes of one column, with each boundary's value below and above; None for a constant column.
+    ``distinct``: the column's :func:`distinct_values`, when the caller has them."""
+    n = len(col)
+    uniq, n_le = distinct_values(col) if distinct is None else distinct
     n_uniq = len(uniq)
     if n_uniq == 1:
         return None, None, None
     if n_uniq == 2:  # e.g. a 0/1 column
         return col > uniq[0], uniq[:1], uniq[1:]
-    first = np.flatnonzero(new)  # where each distinct value starts in sorted order
-    n_le = np.append(first[1:], n)  # rows <= uniq[i]
+    first = np.append(0, n_le[:-1])  # where each distinct value starts in sorted order (rows < uniq[i])
     span = uniq[-1] - uniq[0]
     if span <= 4 * n + 1024 and np.all(uniq == np.floor(uniq)):  # whole numbers in a small range: a table
         lut = np.zeros(int(span) + 1, dtype=np.intp)

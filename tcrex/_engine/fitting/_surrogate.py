@@ -13,7 +13,7 @@ import numpy as np
 
 from ..base._boxes import Boxes
 from ..base._data import Encoded, FeatureSchema
-from ._hist import grow_hist_trees, grow_hist_trees_encoded
+from ._hist import distinct_values, grow_hist_trees, grow_hist_trees_encoded
 from ..base._outputs import min_rule_rows
 from ...vocabulary import CLASSIFICATION
 
@@ -30,8 +30,8 @@ _EXACT_ALIKE = ("max_depth", "min_samples_leaf")  # params both growers read the
 _SKLEARN_GAP = 1e-7  # scikit-learn's FEATURE_THRESHOLD: CART never splits between float32 values closer than this
 
 
-def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None, sorted_columns: dict | None = None
-                   ) -> tuple[str, str]:
+def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None, distinct: dict | None = None,
+                   whole=None) -> tuple[str, str]:
     """The grower to use and why: ``(grower, reason)``.
 
     "exact" and "hist" resolve to themselves. "auto" resolves to "hist" where the histogram grower provably
@@ -41,8 +41,10 @@ def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None, sorted_
     histograms whose one-vs-rest splits are CART's one-hot splits. The trees are then scikit-learn's up to
     tie-breaking between equally good splits. Otherwise it chooses by data size (reason "size"): "hist" from
     ``AUTO_HIST_MIN_ROWS`` fit rows on, "exact" below; a parameter only one grower accepts picks that grower
-    (reason "params"). ``sorted_columns``: filled with numeric slot -> the column sorted, for each column the check
-    sorted (the histogram grower bins from them instead of sorting again).
+    (reason "params"). ``distinct``: filled with numeric slot -> the column's
+    :func:`tcrex._engine.fitting._hist.distinct_values`, for each column the check read (the histogram grower
+    bins from them instead of reading the column again); ``whole``: per numeric slot, whether the column may hold
+    whole numbers only (the schema's ``integer``; a hint, checked).
     """
     if grower != "auto":
         return grower, "set"
@@ -52,24 +54,26 @@ def resolve_grower(grower: str, enc: Encoded, n_trees: int, params=None, sorted_
     if set(params) & set(_HIST_ONLY) - {"max_bins"}:
         return "hist", "params"
     if n_trees == 1 and not set(params) - set(_EXACT_ALIKE) - {"max_bins"} and \
-            _hist_is_exact(enc.num, params.get("max_bins", _HIST_DEFAULT_BINS), sorted_columns):
+            _hist_is_exact(enc.num, params.get("max_bins", _HIST_DEFAULT_BINS), distinct, whole):
         return "hist", "hist exact"
     if "max_bins" in params:
         return "hist", "params"
     return ("hist" if len(enc) >= AUTO_HIST_MIN_ROWS else "exact"), "size"
 
 
-def _hist_is_exact(num: np.ndarray, max_bins, sorted_columns: dict | None = None) -> bool:
+def _hist_is_exact(num: np.ndarray, max_bins, distinct: dict | None = None, whole=None) -> bool:
     """Whether every numeric column has at most ``max_bins`` distinct values, each exactly a float32 and no two
     within scikit-learn's 1e-7 (so the histogram grower's one bin per value gives CART's candidates). Each column
-    it sorts is kept in ``sorted_columns`` (slot -> sorted values) when given."""
+    it reads is kept in ``distinct`` (slot -> its ``distinct_values``) when given; ``whole``: per slot, whether
+    the column may hold whole numbers only (counted rather than sorted)."""
     if not isinstance(max_bins, (int, np.integer)) or max_bins < 2:
         return False
     for j in range(num.shape[1]):
-        srt = np.sort(num[:, j])  # encoded columns hold no NaN: np.unique's values are the sorted distinct ones
-        if sorted_columns is not None:
-            sorted_columns[j] = srt
-        uniq = srt[np.concatenate(([True], srt[1:] != srt[:-1]))] if len(srt) else srt
+        # encoded columns hold no NaN: these are np.unique's values
+        found = distinct_values(num[:, j], bool(whole[j]) if whole is not None else False)
+        if distinct is not None:
+            distinct[j] = found
+        uniq = found[0]
         if len(uniq) > max_bins:
             return False
         with np.errstate(over="ignore"):
@@ -109,18 +113,27 @@ class Surrogate:
         self.random_state = random_state
         self.params = dict(params or {})
 
-    def fit(self, enc: Encoded, y_code: np.ndarray) -> "Surrogate":
-        """``y_code``: class codes (classification) or float outputs (regression). ``grower_`` is the grower
+    def fit(self, enc: Encoded, y_code: np.ndarray, by_column: Encoded | None = None) -> "Surrogate":
+        """``y_code``: class codes (classification) or float outputs (regression); ``by_column``: a column-major
+        copy of ``enc`` when the caller has one (:meth:`FeatureSchema.encode_both`). ``grower_`` is the grower
         used ("exact" or "hist"; "auto" resolved by :func:`resolve_grower`), ``grower_reason_`` why."""
-        presorted = {}  # numeric slot -> its sorted values, when choosing the grower sorted it
-        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc, self.n_trees, self.params, presorted)
+        # column-major copies (enc's rows are contiguous): the choice and the grower read columns, the router
+        # gathers from them
+        cols = by_column
+        if cols is None and self.grower != "exact":
+            cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
+        distinct = {}  # numeric slot -> its distinct values and counts, when choosing the grower read them
+        whole = [self.schema.features[i].integer for i in self.schema.numeric]
+        self.grower_, self.grower_reason_ = resolve_grower(self.grower, enc if cols is None else cols, self.n_trees,
+                                                           self.params, distinct, whole)
         if self.grower_ == "hist":
             # the histogram grower reads numeric columns and category codes: no one-hot matrix is built, and
             # rows are routed from the codes (a one-hot column is 1.0 exactly where its category is hot)
             columns = self.schema.one_hot_columns()
-            # column-major copies (enc's rows are contiguous): the grower bins columns, the router gathers from them
-            cols = Encoded(_column_major(enc.num), _column_major(enc.cat))
-            trees = self._grow_encoded(cols, columns, y_code, presorted)
+            for j, w in enumerate(whole):  # the columns the choice did not read: counted where whole numbers
+                if j not in distinct:
+                    distinct[j] = distinct_values(cols.num[:, j], w)
+            trees = self._grow_encoded(cols, columns, y_code, distinct)
             numeric = (lambda c: cols.num[:, self.schema.slot[columns[c][0]]])  # noqa: E731
             trees = readable_thresholds(trees, lambda c: numeric(c) if columns[c][1] < 0 else None)
             route = (lambda tree: _route_encoded(tree, cols, columns, self.schema))  # noqa: E731
@@ -134,11 +147,11 @@ class Surrogate:
         self._extract(trees, route, columns)
         return self
 
-    def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray, presorted: dict | None = None) -> list:
+    def _grow_encoded(self, enc: Encoded, columns, y_code: np.ndarray, distinct: dict | None = None) -> list:
         num_columns = [c for c, (_, code) in enumerate(columns) if code < 0]
         groups = [[c for c, (i, code) in enumerate(columns) if i == f and code >= 0] for f in self.schema.categorical]
         return grow_hist_trees_encoded(enc.num, num_columns, groups, enc.cat, len(columns), y_code, self.task,
-                                       self.rho, self.n_trees, self.random_state, self.params, presorted)
+                                       self.rho, self.n_trees, self.random_state, self.params, distinct)
 
     def _grow(self, design: np.ndarray, y_code: np.ndarray) -> list:  # the exact grower (hist: _grow_encoded)
         """Tree structures with ``children_left``, ``children_right``, ``feature``, ``threshold`` (left is
