@@ -12,7 +12,7 @@ import tcrex._engine.recourse._search as recourse
 from tcrex import TCREx
 from tcrex.datasets import make_credit_bureau, make_loans
 
-from tests.engine.test_verified_batch import SEARCH_CASES
+from tests.support.search_cases import SEARCH_CASES
 
 
 class Counting:
