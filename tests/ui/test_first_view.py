@@ -36,7 +36,7 @@ def test_a_fresh_servers_model_check_waits_until_the_first_view_is_drawn(monkeyp
 
     new_app()  # the shared fit and the model exist; what follows is a server that has never checked it
     monkeypatch.setattr(shared, "_values", caching.LRU(caching.SHARED_VALUES))
-    for name in ("_SHARED_CHECKS", "_DRAWN", "_WAITING_SINCE"):
+    for name in ("_SHARED_CHECKS", "_DRAWN", "_WAITING_SINCE", "_POLLS"):
         monkeypatch.setattr(verification, name, {})
     monkeypatch.setattr(verification, "DRAW_WAIT", 300.0)  # the check starts on the poll, however slow this run
     at = new_app()

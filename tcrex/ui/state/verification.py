@@ -114,6 +114,10 @@ _DRAWN: dict = {}
 #: server the check (0.5-0.7 s of CPU) started while a 2-core machine's browser was still drawing the first view
 #: and slowed it; a page that shows a placeholder polls within a second of being drawn and starts it then.
 DRAW_WAIT = 5.0
+#: The placeholder's polls that start a waiting check: the first comes while a 2-core machine's browser may still be
+#: drawing the page's charts (its timer fires between them), the second once it has drawn them.
+DRAW_POLLS = 2
+_POLLS: dict = {}
 
 
 def _after_draw(drawn, build):
@@ -274,8 +278,10 @@ def _sentence_when_verified(ws: DataAndModel, result: FitResult) -> None:
     if _shared_unchecked(ws, result) or pending(ws, result):
         if shared.is_shared_result(result):
             key = (result.key, ws.model.key)
-            if key in _SHARED_CHECKS:  # asked for at the end of an earlier run: this poll says the page is drawn
-                _check_shared(ws, result)
+            if key in _SHARED_CHECKS:  # asked for at the end of an earlier run: these polls say the page is drawn
+                _POLLS[key] = _POLLS.get(key, 0) + 1
+                if _POLLS[key] >= DRAW_POLLS:
+                    _check_shared(ws, result)
             else:  # normally asked for by check_in_background() at the end of the page run; a later poll starts
                 # it itself should that not have happened (e.g. the page shows a kept result, not the current fit)
                 seen = _WAITING_SINCE.setdefault(key, time.monotonic())
