@@ -128,3 +128,23 @@ def test_an_audit_and_a_comparison_of_a_filtered_population_are_rebuilt_from_the
     built = _report(fresh)
     for anchor in ("groups-differ", "models-changed"):
         assert _section(built, anchor) == _section(seen, anchor)
+
+
+def test_every_population_the_selector_gives_is_rebuilt_from_its_spec_with_the_same_rows_and_label():
+    """Population.spec is plain JSON (a workspace keeps it) and rebuilds exactly what the selector chose."""
+    import json
+
+    from tcrex.ui.widgets import components as ui
+
+    new_app()
+    ws = active.data_and_model()
+    chosen = [ui.population_of(ws, mode) for mode in ("all", "fit", "test")] + [
+        ui._kept_values(ws, "employment", ["Salaried", "Retired"]),
+        ui._kept_range(ws, "age", 30.0, 45.5),
+        ui._subgroup(ws, "home_ownership", "Rent"),
+        ui._constant(ws, "age", 40.0),
+    ]
+    for pop in chosen:
+        back = ui.population_from_spec(ws, json.loads(json.dumps(pop.spec)))
+        assert back is not None and back.label == pop.label and back.index.equals(pop.index), pop.spec
+    assert ui.population_from_spec(ws, {"mode": "filter", "feature": "gone", "values": [1]}) is None

@@ -197,7 +197,8 @@ class Population:
     label: str
     index: pd.Index  # row labels of ws.X
     #: How to choose the same rows again (plain JSON, kept in a workspace): ``{"mode": "all" | "fit" | "test"}``,
-    #: a filter ``{"mode": "filter", "feature": f, "values": [...]}`` or ``{..., "range": [low, high]}``, a
+    #: a filter ``{"mode": "filter", "feature": f, "values": [...]}``, ``{..., "range": [low, high]}`` or
+    #: ``{..., "constant": v}`` (a feature holding one value), a
     #: subgroup ``{"mode": "subgroup", "feature": f, "value": v}`` (:func:`population_from_spec`).
     spec: dict | None = None
 
@@ -257,6 +258,12 @@ def _kept_range(ws: DataAndModel, feature: str, low: float, high: float) -> Popu
                       {"mode": "filter", "feature": feature, "range": [float(low), float(high)]})
 
 
+def _constant(ws: DataAndModel, feature: str, value: float) -> Population:
+    """A filter on a feature that holds one value: every row, named by that value."""
+    return Population(f"{feature} = {value:g}", ws.X.index,
+                      {"mode": "filter", "feature": feature, "constant": float(value)})
+
+
 def _subgroup(ws: DataAndModel, feature: str, value) -> Population:
     col = _filter_column(ws, feature)
     value = _plain(value)
@@ -278,6 +285,8 @@ def population_from_spec(ws: DataAndModel, spec) -> Population | None:
         return _subgroup(ws, feature, spec["value"])
     if mode == "filter" and isinstance(spec.get("values"), list):
         return _kept_values(ws, feature, spec["values"])
+    if mode == "filter" and "constant" in spec:
+        return _constant(ws, feature, float(spec["constant"]))
     if mode == "filter" and isinstance(spec.get("range"), list) and len(spec["range"]) == 2:
         return _kept_range(ws, feature, *map(float, spec["range"]))
     return None
@@ -319,7 +328,7 @@ def population(ws: DataAndModel, key: str, *, choices=("all", "fit", "test", "fi
     else:
         lo, hi = float(col.min()), float(col.max())
         if lo == hi:
-            return Population(f"{feature} = {lo:g}", index, {"mode": "filter", "feature": feature, "range": [lo, hi]})
+            return _constant(ws, feature, lo)
         low, high = c2.slider("Range", lo, hi, (lo, hi), key=f"{key}_filter_range_{feature}")
         pop = _kept_range(ws, feature, low, high)
     if not len(pop.index):
