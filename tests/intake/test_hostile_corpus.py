@@ -60,7 +60,10 @@ def test_the_classifier_sees_a_silent_change_and_a_formula():
 
 
 def test_the_memory_measure_sees_this_process_and_its_children():
-    """The measure can fail: 200 MB touched here, and 200 MB touched by a child process, are both counted."""
+    """The measure can fail: 200 MB touched here, and 200 MB touched by a child process, are both counted.
+
+    Only lower bounds: how much more than the block the kernel reports depends on the machine (the allocator, page
+    sizes, whether ``clear_refs`` may reset the peak), exactly as a time does, so the figures live in benchmarks."""
     import subprocess
     import sys
 
@@ -72,7 +75,9 @@ def test_the_memory_measure_sees_this_process_and_its_children():
     block[::4096] = b"x" * len(block[::4096])
     own = memory.above_baseline(rss0, None)
     del block
-    assert 190 <= own < 260, own
+    assert own >= 190, own
+    rss0 = memory.start()
+    alone = memory.above_baseline(rss0, None)  # the same measure with no block and no child
     rss0 = memory.start()
     # the child holds its 200 MB until the sampler has seen them (an event, not a sleep the sampler must win)
     child = subprocess.Popen([sys.executable, "-c", "import sys; b = bytearray(200 * 2**20); "
@@ -84,4 +89,4 @@ def test_the_memory_measure_sees_this_process_and_its_children():
     child.communicate("")
     assert child.returncode == 0
     both = memory.above_baseline(rss0, None)
-    assert 190 <= both < 300, both
+    assert both - alone >= 190, (both, alone)
