@@ -131,6 +131,16 @@ def categorical_condition(allowed: np.ndarray, categories: list, labels=None) ->
     return "in {" + ", ".join(yes) + "}"
 
 
+def feature_text(name, title=None) -> str:
+    """A feature as people read it: its title from the data dictionary with the column name after it
+    ("repayment status last month (status_1)"), or the column name alone when it has no title. Every sentence,
+    table and figure that names a feature on its own names it through this function."""
+    name = str(name)
+    if title is None or not str(title).strip() or str(title).strip() == name:
+        return name
+    return f"{str(title).strip()} ({name})"
+
+
 def change_phrase(name: str, condition: str, verb: str = "to") -> str:
     """A condition as the place to move a feature to: "age to ≥ 5", "MaritalStatus to Married", "age to a value
     from 5 to 8" (for "in [5, 8]"), "x to a value above 1.5 and at most 3" (for "in (1.5, 3]"), "colour to one of
