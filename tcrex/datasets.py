@@ -769,3 +769,123 @@ def make_credit_bureau(n_samples: int = 6000, random_state: int | None = 0) -> p
 
 
 __all__ += ["CREDIT_BUREAU_CODEBOOK", "CREDIT_BUREAU_SPECIAL_CODES", "CREDIT_BUREAU_TARGET", "make_credit_bureau"]
+
+
+# ---------------------------------------------------------------------------
+# A credit-card-like data set: monthly status codes beside delays, coded categories, amounts, history columns
+# ---------------------------------------------------------------------------
+
+#: Name of the target column of :func:`make_credit_card` (1 = defaults next month, 0 = does not).
+CREDIT_CARD_TARGET = "default"
+
+#: The default status codes of :func:`make_credit_card`'s monthly repayment-status columns: codes, not amounts,
+#: beside the ordinary values 1…8 ("months of delay").
+CREDIT_CARD_STATUS_CODES: dict[int, str] = {-2: "no consumption that month", -1: "paid in full",
+                                            0: "revolving credit (minimum paid)"}
+
+_CARD_CATEGORIES = {"sex": {"c1": "male", "c2": "female"},
+                    "education": {"c1": "graduate school", "c2": "university", "c3": "high school", "c4": "other"},
+                    "marital_status": {"c1": "married", "c2": "single", "c3": "other"}}
+_MONTH_WORDS = {1: "last month", 2: "two months ago", 3: "three months ago", 4: "four months ago",
+                5: "five months ago", 6: "six months ago"}
+
+
+def credit_card_columns(months: int = 6, status: str = "status_{k}", bill: str = "bill_{k}",
+                        paid: str = "paid_{k}") -> dict[str, list[str]]:
+    """The monthly columns of :func:`make_credit_card` by family (``status``, ``bill``, ``paid``), most recent
+    month first (``k`` = 1 is last month)."""
+    return {family: [pattern.format(k=k) for k in range(1, months + 1)]
+            for family, pattern in (("status", status), ("bill", bill), ("paid", paid))}
+
+
+def credit_card_codebook(months: int = 6, status_codes: dict | None = None, **names) -> dict[str, dict]:
+    """``{feature: {value: label}}`` of :func:`make_credit_card` with the same arguments: the status codes of every
+    status column (with ``1``…``8`` labelled "k month(s) late") and the coded categories."""
+    codes = CREDIT_CARD_STATUS_CODES if status_codes is None else dict(status_codes)
+    delays = {d: f"{d} month{'s' if d > 1 else ''} late" for d in range(1, 9)}
+    book: dict[str, dict] = {c: {**codes, **delays} for c in credit_card_columns(months, **names)["status"]}
+    book.update({f: dict(labels) for f, labels in _CARD_CATEGORIES.items()})
+    return book
+
+
+def credit_card_titles(months: int = 6, **names) -> dict[str, str]:
+    """``{feature: title}`` of :func:`make_credit_card`: what each column means, in words a board reads
+    ("repayment status last month", "amount paid six months ago")."""
+    cols = credit_card_columns(months, **names)
+    titles = {"credit_limit": "credit limit", "sex": "sex", "education": "education",
+              "marital_status": "marital status", "age": "age in years"}
+    for k in range(1, months + 1):
+        when = _MONTH_WORDS.get(k, f"{k} months ago")
+        titles[cols["status"][k - 1]] = f"repayment status {when}"
+        titles[cols["bill"][k - 1]] = f"bill amount {when}"
+        titles[cols["paid"][k - 1]] = f"amount paid {when}"
+    return titles
+
+
+def make_credit_card(n_samples: int = 4000, months: int = 6, status_codes: dict | None = None,
+                     random_state: int | None = 0, **names) -> pd.DataFrame:
+    """A generated credit-card default table shaped like the UCI "default of credit card clients" data: special
+    codes that sit *on* the number line beside ordinary values, coded categories and history columns.
+
+    * ``credit_limit`` (amount), ``sex``, ``education``, ``marital_status`` (codes ``c1``, ``c2``, …) and ``age``;
+    * per month ``k`` = 1 (last month) … ``months``: a repayment status (``status_{k}``) holding a **code** from
+      ``status_codes`` (default :data:`CREDIT_CARD_STATUS_CODES`: −2 no consumption, −1 paid in full, 0 revolving
+      credit — values *inside* the range of a number, so no heuristic that looks for outliers can tell) or the
+      months of delay 1…8; the bill (``bill_{k}``) and the amount paid (``paid_{k}``). Statuses are correlated
+      from month to month, as real repayment histories are;
+    * ``default``: 1 if the client defaults next month, 0 if not (about a quarter 1), from a noisy score in which
+      last month's delay weighs most, older delays less, the codes carry their own effect (never their numeric
+      value), and paying a larger share of last month's bill and a higher limit lower the risk — so recourse
+      through the amounts exists for people whose status columns are codes or history.
+
+    ``names`` renames the monthly families with patterns (``status="pay_status_m{k}"``, ``bill=…``, ``paid=…``)
+    so tests can use a table shaped differently from the default. Deterministic for a given ``random_state``."""
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    if months < 1:
+        raise ValueError(f"months must be at least 1, got {months}")
+    codes = sorted(CREDIT_CARD_STATUS_CODES if status_codes is None else status_codes)
+    rng = np.random.default_rng(random_state)
+    n = int(n_samples)
+    cols = credit_card_columns(months, **names)
+    frame = pd.DataFrame({
+        "credit_limit": (np.round(np.exp(rng.normal(11.6, 0.8, n)), -4)).clip(10_000, 800_000).astype(np.int64),
+        "sex": rng.choice(np.array(["c1", "c2"], dtype=object), n, p=[0.4, 0.6]),
+        "education": rng.choice(np.array(["c1", "c2", "c3", "c4"], dtype=object), n, p=[0.35, 0.47, 0.16, 0.02]),
+        "marital_status": rng.choice(np.array(["c1", "c2", "c3"], dtype=object), n, p=[0.45, 0.53, 0.02]),
+        "age": rng.integers(21, 76, n).astype(np.int64),
+    })
+    # a latent repayment habit drives every month's status (months are correlated)
+    habit = rng.normal(0, 1, n)
+    code_p = np.array([0.15, 0.2, 0.65][: len(codes)] if len(codes) <= 3 else np.full(len(codes), 1 / len(codes)))
+    code_p = code_p / code_p.sum()
+    status = np.empty((months, n), dtype=np.int64)
+    delay = np.zeros((months, n))
+    for k in range(months):
+        late = rng.random(n) < _sigmoid(-1.6 + 1.1 * habit + rng.normal(0, 0.6, n))
+        months_late = np.clip(np.round(rng.gamma(1.3 + np.maximum(habit, 0), 1.0, n)), 1, 8).astype(np.int64)
+        status[k] = np.where(late, months_late, rng.choice(np.array(codes, dtype=np.int64), n, p=code_p))
+        delay[k] = np.where(late, months_late, 0)
+    limit = frame["credit_limit"].to_numpy(np.float64)
+    bill = np.round(limit * np.clip(rng.beta(2, 3, (months, n)), 0, 1.2), -1)
+    share = np.clip(rng.beta(1.5 - 0.3 * np.tanh(habit), 3, (months, n)), 0, 1)
+    paid = np.round(bill * share, -1)
+    no_consumption = status == codes[0]
+    bill[no_consumption] = 0
+    paid[no_consumption] = 0
+    for k in range(months):
+        frame[cols["status"][k]] = status[k]
+        frame[cols["bill"][k]] = bill[k].astype(np.int64)
+        frame[cols["paid"][k]] = paid[k].astype(np.int64)
+    ratio_1 = np.where(bill[0] > 0, paid[0] / np.maximum(bill[0], 1), 1.0)
+    code_effect = {codes[0]: -0.2, codes[-1]: 0.1} if len(codes) > 1 else {codes[0]: 0.0}
+    z = (-1.7 + 1.05 * delay[0] + sum(0.35 / (k + 1) * delay[k] for k in range(1, months))
+         + np.vectorize(lambda v: code_effect.get(v, 0.0))(status[0])
+         - 2.2 * (ratio_1 - 0.3) - 0.7 * (np.log(limit) - 11.6) + 0.004 * (frame["age"].to_numpy() - 35)
+         + rng.normal(0, 0.5, n))
+    frame[CREDIT_CARD_TARGET] = (z > 0).astype(np.int64)
+    return frame
+
+
+__all__ += ["CREDIT_CARD_STATUS_CODES", "CREDIT_CARD_TARGET", "credit_card_codebook", "credit_card_columns",
+            "credit_card_titles", "make_credit_card"]

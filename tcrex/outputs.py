@@ -14,6 +14,8 @@ import contextlib
 import os
 import secrets
 
+import fsspec
+
 PARTIAL_MARK = ".partial-"
 
 
@@ -35,8 +37,6 @@ def atomic_output(path, mode: str = "wb", **open_kwargs):
     Yields an open file object; on a normal exit the file is closed and renamed to ``path`` (replacing an older
     file of that name), on an exception the temporary file is removed and the exception propagates.
     """
-    import fsspec
-
     if "w" not in mode:
         raise ValueError(f"atomic_output writes files; mode {mode!r} does not")
     fs, final = fsspec.core.url_to_fs(str(path))

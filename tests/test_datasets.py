@@ -212,3 +212,27 @@ def test_datasets_module_does_not_import_streamlit():
     )
     assert out.stdout.strip() == "False"
     assert datasets.SAMPLE_DATA_DIR == SAMPLE_DIR
+
+
+def test_make_credit_card_is_deterministic_and_holds_codes_beside_delays():
+    from tcrex.datasets import (CREDIT_CARD_STATUS_CODES, CREDIT_CARD_TARGET, credit_card_codebook,
+                                credit_card_columns, credit_card_titles, make_credit_card)
+
+    a, b = make_credit_card(800, random_state=3), make_credit_card(800, random_state=3)
+    pd.testing.assert_frame_equal(a, b)
+    cols = credit_card_columns()
+    for c in cols["status"]:
+        values = set(a[c].unique())
+        assert values <= set(CREDIT_CARD_STATUS_CODES) | set(range(1, 9))
+        assert values & set(CREDIT_CARD_STATUS_CODES) and values & set(range(1, 9))
+    assert set(a[CREDIT_CARD_TARGET].unique()) == {0, 1}
+    assert 0.05 < a[CREDIT_CARD_TARGET].mean() < 0.5
+    book, titles = credit_card_codebook(), credit_card_titles()
+    assert set(book) == set(cols["status"]) | {"sex", "education", "marital_status"}
+    assert set(titles) == set(a.columns) - {CREDIT_CARD_TARGET}
+    # a differently shaped table: other codes, other names, more months
+    c = make_credit_card(300, months=9, status_codes={-5: "closed", -4: "frozen"}, status="pay_m{k}", bill="b{k}",
+                         paid="p{k}")
+    assert [f"pay_m{k}" for k in range(1, 10)] == credit_card_columns(9, status="pay_m{k}")["status"]
+    assert set(c["pay_m1"].unique()) <= {-5, -4} | set(range(1, 9))
+    assert "b9" in c.columns and "status_1" not in c.columns
