@@ -126,7 +126,7 @@ def test_bad_input_is_one_line_and_exit_code_2(case, cli_runs, tmp_path):
     for args, words in cases:
         res = _cli(*args)
         assert res.exit_code == 2, (args, res.output)
-        assert f"error: " in res.output and words in res.output, res.output
+        assert "error: " in res.output and words in res.output, res.output
         assert "Traceback" not in res.output
     assert not (tmp_path / "x.json").exists()
     assert [r.version.label for r in Monitor(store).history("credit").runs] == ["v1", "v2", "v3"]
