@@ -105,7 +105,8 @@ class Monitor:
     def init(self, name: str, *, rules, people, id_column: str, model, version: str, groups=(),
              reference_rows=None, target=None, dictionary=None, class_names=None, policy=None, n_boot: int = 1000,
              confidence: float = 0.95, random_state: int = 0, min_group_size: int = 30,
-             allow_pickle: bool | None = None, scheduler=None, registered: float | None = None) -> RunResult:
+             allow_pickle: bool | None = None, scheduler=None, registered: float | None = None,
+             partition_rows: int | None = None) -> RunResult:
         """Start monitoring ``people`` (a DataFrame, or Parquet/CSV files: a path, glob, directory or fsspec URL)
         under the rules ``rules`` (a fitted :class:`tcrex.TCREx` or its JSON text): their verified advice under
         the first model version, the baseline (run 0).
@@ -118,7 +119,8 @@ class Monitor:
         ``class_names``: ``{class: name}``; ``policy``: an :class:`AlertPolicy` or its dict; ``n_boot``,
         ``confidence``, ``random_state``, ``min_group_size``: the bootstrap of every run, as for the audit.
         ``model``: the first version's model file (path, fsspec URL, ``models:/NAME/VERSION`` or
-        ``models:/NAME@ALIAS``, or a :class:`ModelSource`), labelled ``version``."""
+        ``models:/NAME@ALIAS``, or a :class:`ModelSource`), labelled ``version``. ``scheduler``: a Dask scheduler
+        address or ``distributed.Client`` (the people re-checked on its workers, ``partition_rows`` per task)."""
         name = _check_name(name)
         check_bootstrap_params(n_boot, confidence, min_group_size)
         policy = AlertPolicy.from_dict(policy.to_dict() if isinstance(policy, AlertPolicy) else policy)
@@ -154,7 +156,7 @@ class Monitor:
         self._say(f"baseline: {len(X):,} people, model {source.origin_text} (sha256 {source.sha256[:12]}…)")
         t1 = time.perf_counter()
         frame = self._frames(baseline_part, rules_text, ref, X, None, source, _json_spec(spec), str(version),
-                             allow_pickle, scheduler, loaded)
+                             allow_pickle, scheduler, loaded, partition_rows=partition_rows)
         t2 = time.perf_counter()
         params = {"id_column": id_column, "groups": [list(g) if isinstance(g, (list, tuple)) else g
                                                      for g in groupings],
@@ -179,11 +181,12 @@ class Monitor:
 
     # ================================================================== running
     def run(self, name: str, *, model, version: str, allow_pickle: bool | None = None, scheduler=None,
-            registered: float | None = None) -> RunResult:
+            registered: float | None = None, partition_rows: int | None = None) -> RunResult:
         """Register ``model`` as the next version (labelled ``version``) and re-check every person's advice on it:
         kept / invalidated, fresh verified recourse for whoever needs it and holds none that works, who no longer
         needs it, per group the figures and the alerts. Recorded atomically: a run killed at any moment leaves the
-        history as it was. ``scheduler``: a Dask scheduler address or ``distributed.Client``."""
+        history as it was. ``scheduler``: a Dask scheduler address or ``distributed.Client`` (``partition_rows``
+        people per task)."""
         t0 = time.perf_counter()
         stored = self.records.monitor(name, touch=True)
         spec_doc = stored.spec
@@ -210,7 +213,8 @@ class Monitor:
                   f"{source.origin_text} (sha256 {source.sha256[:12]}…)")
         t1 = time.perf_counter()
         frame = self._frames(advance_part, rules_text, ref, X, previous, source, params["target"], version,
-                             allow_pickle, scheduler, loaded, same_model=source.sha256 == last["model_sha256"])
+                             allow_pickle, scheduler, loaded, same_model=source.sha256 == last["model_sha256"],
+                             partition_rows=partition_rows)
         t2 = time.perf_counter()
         groupings = _groupings(params["groups"])
         policy = AlertPolicy.from_dict(params["policy"])
@@ -311,7 +315,7 @@ class Monitor:
         return loaded
 
     def _frames(self, fn, rules_text, ref, X, previous, source, spec, label, allow_pickle, scheduler, loaded,
-                same_model=False):
+                same_model=False, partition_rows=None):
         features = X[[c for c in X.columns]]
         shared = {"rules": rules_text, "reference": ref, "model_bytes": source.data, "filename": source.filename,
                   "sha256": source.sha256, "spec": spec, "label": label, "allow_pickle": allow_pickle}
@@ -323,7 +327,7 @@ class Monitor:
             shared["threads"] = _cores()
             parts = [{"X": features, **({"previous": previous} if previous is not None else {})}]
         else:
-            parts = slices_of(features, previous)
+            parts = slices_of(features, previous, partition_rows)
         frame = run_parts(fn, {**shared, "spec": _spec_back(spec)}, parts, scheduler, self._say)
         return ensure_order(frame, len(X))
 

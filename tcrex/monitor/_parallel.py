@@ -65,7 +65,7 @@ def advance_part(rules: str, reference, X, previous, model_bytes, filename, sha2
     return advance_frame(ex, X, previous, model, spec, reference, label, same_model=same_model)
 
 
-def partitions(n: int, size: int = PARTITION_ROWS) -> list[slice]:
+def partitions(n: int, size: int) -> list[slice]:
     return [slice(a, min(a + size, n)) for a in range(0, max(n, 1), size)] if n else [slice(0, 0)]
 
 
@@ -123,10 +123,11 @@ def _stitch(frames: list) -> pd.DataFrame:
     return normalise(out)
 
 
-def slices_of(X: pd.DataFrame, previous: pd.DataFrame | None, size: int = PARTITION_ROWS) -> list[dict]:
-    """The partitions' arguments: X's rows (and the previous frame's) of each slice."""
+def slices_of(X: pd.DataFrame, previous: pd.DataFrame | None, size: int | None = None) -> list[dict]:
+    """The partitions' arguments: X's rows (and the previous frame's) of each slice of ``size`` rows (default
+    :data:`PARTITION_ROWS`)."""
     parts = []
-    for s in partitions(len(X), size):
+    for s in partitions(len(X), int(size or PARTITION_ROWS)):
         part = {"X": X.iloc[s]}
         if previous is not None:
             part["previous"] = previous.iloc[s]

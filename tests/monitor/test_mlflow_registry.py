@@ -82,7 +82,9 @@ def registry(tracking, case):
     client = MlflowClient()
     client.set_registered_model_alias("credit", "champion", "2")
     numbers = case.people[[c for c in case.fit_rows.columns if case.fit_rows[c].dtype.kind in "if"]].head(200)
-    lr = LogisticRegression(max_iter=500).fit(numbers.to_numpy(dtype=float), np.arange(len(numbers)) % 2)
+    values = numbers.to_numpy(dtype=float)
+    values = (values - values.mean(axis=0)) / np.where(values.std(axis=0) > 0, values.std(axis=0), 1)
+    lr = LogisticRegression().fit(values, np.arange(len(numbers)) % 2)
     with mlflow.start_run():
         mlflow.sklearn.log_model(lr, name="model", registered_model_name="plain-skops", pip_requirements=["sklearn"])
     with mlflow.start_run():
