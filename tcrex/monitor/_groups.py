@@ -80,7 +80,8 @@ def _rows(res, name, frame, previous, n_boot, confidence, random_state, min_grou
     """The groups of one grouping (``name`` None: everyone) from its audit, plus the comparison's invalidation
     rate and the paired change of the share."""
     t = res.table().set_index("group")
-    iv = res.metric_intervals().set_index(["group", "metric"])
+    iv = {(g, m): np.array([v, lo, hi], dtype=np.float64) for g, m, v, lo, hi in
+          res.metric_intervals()[["group", "metric", "value", "ci_low", "ci_high"]].itertuples(index=False)}
     gaps = res.gaps()
     share_gaps = gaps[gaps["metric"] == "recourse_share"].reset_index(drop=True)
     clear = pd.Series(clear_gaps(share_gaps), index=share_gaps["group"].to_numpy()) if len(share_gaps) else \
@@ -98,8 +99,7 @@ def _rows(res, name, frame, previous, n_boot, confidence, random_state, min_grou
         r = t.loc[g]
 
         def ci(metric):
-            return iv.loc[(g, metric), ["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64) \
-                if (g, metric) in iv.index else np.full(3, np.nan)
+            return iv.get((g, metric), np.full(3, np.nan))
         share, changes, dist = ci("recourse_share"), ci("mean_changes"), ci("mean_distance")
         gap = share_gaps.loc[g] if g in share_gaps.index else None
         cmp_row = compared.get(g) if compared is not None else None
