@@ -129,3 +129,45 @@ def brute_force(ex, people: pd.DataFrame, previous: pd.DataFrame, model, referen
         ["kept", "invalidated", "gained", "newly_needing", "no_longer_needing", "still_none"], default="not_needing")
     return pd.DataFrame({"status": status, "needs_recourse": need, "verified": ver, "advice_holds": holds,
                          "previous_verified": prev_ver})
+
+
+#: The group the dashboard's monitored loans degrade on purpose, and the monitor's name there.
+LOANS_DEGRADED = ("employment", "Self-employed")
+LOANS_MONITOR = "loans releases"
+
+
+def bundled_loans_monitor(store, folder: Path, rows: int = 1200):
+    """A monitor of the bundled loans sample as the dashboard shows it (each person a row of the data, id ``row``):
+    v1 the bundled model, v2 the bundled model retrained on a bootstrap resample, v3 a model that rejects every
+    self-employed applicant (trained on labels set so), which raises alerts for that group. Returns the Monitor."""
+    import xgboost as xgb
+
+    from tcrex import TCREx, datasets
+    from tcrex.monitor import Monitor
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    frame = datasets.load_bundled_loans()
+    y = frame.pop(datasets.LOANS_TARGET)
+    levels = datasets.LOANS_CATEGORIES
+    Z = frame.copy()
+    for c, values in levels.items():
+        Z[c] = pd.Categorical(Z[c].astype(object), categories=values)
+    column, value = LOANS_DEGRADED
+    labels = y.copy()
+    labels[(frame[column] == value).to_numpy()] = 0
+    xgb.XGBClassifier(n_estimators=50, max_leaves=8, enable_categorical=True, tree_method="hist",
+                      random_state=0).fit(Z, labels).save_model(str(folder / "loans-v3-degraded.json"))
+    model_a = datasets.load_bundled_model()
+    ex = TCREx(rho=0.02, tau=0.9, target=1, constraints={column: "immutable", "age": "increase_only"}).fit(
+        frame, model_a)
+    people = frame.head(rows).copy()
+    people.insert(0, "row", people.index.to_numpy())
+    mon = Monitor(store)
+    mon.init(LOANS_MONITOR, rules=ex, people=people, id_column="row",
+             model=datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL, version="v1", groups=[column],
+             class_names={0: "rejected", 1: "approved"}, n_boot=300, registered=1_780_000_000.0)
+    mon.run(LOANS_MONITOR, model=datasets.SAMPLE_DATA_DIR / datasets.LOANS_MODEL_B, version="v2",
+            registered=1_782_600_000.0)
+    mon.run(LOANS_MONITOR, model=folder / "loans-v3-degraded.json", version="v3", registered=1_785_200_000.0)
+    return mon
