@@ -37,7 +37,7 @@ def test_a_monitor_of_the_store_shows_its_history_and_alerts(store_monitor):
     goto(at, "monitor")
     assert_clean(at)
     at.selectbox(key="monitor_open_pick").set_value(LOANS_MONITOR)
-    _button(at, "Open").click().run()
+    _button(at, "Open this monitor").click().run()
     assert_clean(at)
     assert session.monitor_choice(at.session_state)["name"] == LOANS_MONITOR
     h = store_monitor.history(LOANS_MONITOR)

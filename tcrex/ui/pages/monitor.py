@@ -119,7 +119,7 @@ def open_form(names: list[str]) -> None:
             name = st.selectbox("Monitor", names, key="monitor_open_pick")
         else:
             name = st.text_input("Monitor name (as given to `tcrex monitor init --name`)", key="monitor_open_name")
-        go = st.form_submit_button("Open", icon=":material/folder_open:")
+        go = st.form_submit_button("Open this monitor", icon=":material/folder_open:")
     if go and name:
         if name not in names:
             st.warning(f"No monitor named **{name}** in this store.", icon=":material/search_off:")
@@ -199,7 +199,7 @@ def headline(h) -> None:
         c[2].metric("Verified recourse now", f"{last.verified_share:.0%}",
                     help="Share of the people needing recourse under the last version who hold advice it confirms")
         inval = last.invalidation_rate
-        c[3].metric("Advice invalidated at the last release", "—" if inval != inval else f"{inval:.0%}",
+        c[3].metric("Invalidated at last release", "—" if inval != inval else f"{inval:.0%}",
                     help="Share of the verified advice held before the last version that it rejects")
     st.caption(f"Monitor **{h.monitor}**; favourable outcome: {last.target}. Every figure is verified on the model "
                "of its version (the same definition on every page).")
