@@ -76,3 +76,23 @@ def test_start_monitoring_the_analysis_and_register_the_model_again(store_monito
     assert again.version.label == "v2" and again.version.model_sha256 == first.version.model_sha256
     assert again.counts["invalidated"] == 0 and again.alerts == []
     assert any("No alert at v2" in s.value for s in at.success)
+
+
+def test_a_read_only_link_shows_the_monitor_and_changes_nothing(store_monitor):
+    owner = new_app()
+    goto(owner, "monitor")
+    owner.selectbox(key="monitor_open_pick").set_value(LOANS_MONITOR)
+    _button(owner, "Open this monitor").click().run()
+    bound = session.workspace_binding(owner.session_state)
+    viewer = new_app()
+    viewer.query_params["ws"] = bound.view_id
+    viewer.run()
+    goto(viewer, "monitor")
+    assert_clean(viewer)
+    assert session.workspace_binding(viewer.session_state).read_only
+    h = store_monitor.history(LOANS_MONITOR)
+    assert h.last.headline() in " ".join(m.value for m in viewer.markdown)  # the same monitor, from the saved choice
+    assert [w for w in viewer.warning if w.value.startswith("**Alert")]
+    labels = [b.label for b in viewer.button]
+    assert "Register and re-check" not in labels and "Follow another monitor" not in labels
+    assert not [t for t in viewer.text_input if t.key in ("monitor_label", "monitor_name")]
