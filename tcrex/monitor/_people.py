@@ -99,7 +99,7 @@ def advance_frame(ex, X: pd.DataFrame, previous: pd.DataFrame, model, spec, refe
     advice_version = np.where(kept, previous["advice_version"].astype(object).to_numpy(),
                               np.where(ver, label, None))
     return _with_columns(cf, status=status, need=need, ver=ver, prev_ver=prev_ver, holds=holds, y=y,
-                         target=exp["target"], advice_version=advice_version)
+                         target=exp["target"], advice_version=advice_version, normal=True)
 
 
 def _concat(parts: list, index) -> pd.DataFrame:
@@ -120,8 +120,8 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
                                        categories=list(RECOURSE_OUTCOMES))
     frame["changed"] = [tuple(c) if c is not None and not (isinstance(c, float) and c != c) else () for c in
                         frame["changed"]]
-    frame["valid"] = pd.array(frame["valid"].astype(object).where(frame["valid"].notna(), None).tolist(),
-                              dtype="boolean")
+    valid = frame["valid"]
+    frame["valid"] = valid.astype("boolean") if not isinstance(valid.dtype, pd.BooleanDtype) else valid
     for c in ("rule", "recommended_rule"):
         frame[c] = pd.array(pd.to_numeric(frame[c], errors="coerce"), dtype="Int64") if c in frame else frame[c]
     frame["n_changes"] = frame["n_changes"].fillna(0).astype(np.int64)
@@ -135,8 +135,9 @@ def normalise(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _with_columns(cf, *, status, need, ver, prev_ver, holds, y, target, advice_version) -> pd.DataFrame:
-    out = normalise(cf)
+def _with_columns(cf, *, status, need, ver, prev_ver, holds, y, target, advice_version,
+                  normal: bool = False) -> pd.DataFrame:
+    out = cf.copy() if normal else normalise(cf)  # ``normal``: cf has the verified frame's dtypes already
     n = len(out)
     out["status"] = pd.Categorical(status, dtype=_STATUS_DTYPE)
     out["needs_recourse"] = np.asarray(need, dtype=bool)
