@@ -94,7 +94,9 @@ def run_parts(fn, shared: dict, parts: list[tuple], scheduler=None, progress=Non
         big = {k: client.scatter(v, broadcast=True) for k, v in shared.items()
                if isinstance(v, (bytes, pd.DataFrame)) and v is not None}
         args = {**shared, **big}
-        futs = [client.submit(fn, **args, **part, pure=False) for part in parts]
+        # each partition's frames are scattered, not embedded in the task graph (Dask warns about large graphs)
+        futs = [client.submit(fn, **args, **{k: client.scatter(v) for k, v in part.items()}, pure=False)
+                for part in parts]
         out = []
         try:
             for i, f in enumerate(futs):
