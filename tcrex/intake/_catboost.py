@@ -309,10 +309,11 @@ def _parse_json(doc: dict) -> dict:
              "flat": _whole(f.get("flat_feature_index"), "categorical flat_feature_index"),
              "name": str(f.get("feature_id", "")) or None}
             for f in _dicts(fi.get("categorical_features") or [], "categorical_features")]
-    one_hot = [{"cat": _whole(f.get("cat_feature_index"), "one-hot cat_feature_index"),
-                "values": np.asarray([_whole(v, "one-hot value", -2**31, 2**32) for v in _list(f.get("values", []),
-                                                                                                "one-hot values")])}
-               for f in _dicts(fi.get("one_hot_features") or [], "one_hot_features")]
+    # one-hot splits: the JSON keeps each categorical feature's one-hot values (hashes) in its own record
+    one_hot = [{"cat": pos, "values": np.asarray([_whole(v, "one-hot value", 0, 2**32 - 1)
+                                                  for v in _list(f["values"], "one-hot values")], dtype=np.int64)}
+               for pos, f in enumerate(_dicts(fi.get("categorical_features") or [], "categorical_features"))
+               if f.get("values")]
     ctrs = []
     for c in _dicts(fi.get("ctrs") or [], "ctrs"):
         elems = _dicts(c.get("elements", []), "ctr elements")

@@ -521,7 +521,7 @@ def _tree(f: dict, k: int, n_features: int, is_cat: list[bool], group: int) -> T
 def _categories(pandas_cat, is_cat: list[bool], trees: list[TreeArrays]) -> list:
     """Per feature: the category list of ``pandas_categorical`` (in code order) or None."""
     out = [None] * len(is_cat)
-    if pandas_cat is None:
+    if pandas_cat is None or pandas_cat == []:  # [] : trained on a frame without pandas categories
         return out
     if not isinstance(pandas_cat, list) or not all(isinstance(c, list) for c in pandas_cat):
         raise _Bad("pandas_categorical must be a list of category lists")

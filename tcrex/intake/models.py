@@ -36,7 +36,7 @@ from ._ubjson import looks_like_ubjson
 
 __all__ = ["load_model", "detect_format", "LoadedModel", "UnsafeModelError", "MAX_MODEL_BYTES",
            "pickle_allowed", "PICKLE_ENV", "CLASSIFICATION", "REGRESSION", "UPLOAD_EXTENSIONS", "library_installed",
-           "OPTIONAL_LIBRARIES"]
+           "OPTIONAL_LIBRARIES", "missing_libraries"]
 
 MB = 1024 * 1024
 #: Largest accepted file per format, in bytes. Change it here or pass ``max_bytes=`` to :func:`load_model`.
@@ -92,6 +92,13 @@ def library_installed(fmt: str) -> bool:
     if family not in OPTIONAL_LIBRARIES:
         return True
     return importlib.util.find_spec(OPTIONAL_LIBRARIES[family][0]) is not None
+
+
+def missing_libraries() -> dict[str, str]:
+    """The model formats this installation cannot load because their optional library is not installed: format
+    name ("LightGBM", "CatBoost") -> the pip extra that adds it."""
+    names = {"lightgbm": "LightGBM", "catboost": "CatBoost"}
+    return {names[f]: extra for f, (_, extra) in OPTIONAL_LIBRARIES.items() if not library_installed(f)}
 
 
 def detect_format(data: bytes, filename: str) -> str:
