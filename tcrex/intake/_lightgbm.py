@@ -145,6 +145,8 @@ def _parse_tree_block(block: str, k: int) -> dict:
 
 def _tail_parts(tail: str) -> tuple[list[int] | None, object]:
     """The categorical feature indices of the parameters block (None when not stated) and ``pandas_categorical``."""
+    if "\nparameters:" in tail and "\nend of parameters" not in tail:
+        raise ModelError("not a complete LightGBM model: its parameters have no 'end of parameters' line (truncated?)")
     cat_idx = None
     m = re.search(r"^\[categorical_feature: ([^\]\n]*)\]$", tail, re.M)
     if m:

@@ -120,6 +120,8 @@ def check_tree(t: TreeArrays, n_features: int) -> None:
     internal = np.flatnonzero(~leaf)
     if internal.size:
         children = np.concatenate([t.left[internal], t.right[internal]])
+        if np.any(children == 0):
+            raise TreeProblem("a node's child is the root (the tree loops back to its start)")
         if children.min() < 1 or children.max() >= n:
             bad = int(children[(children < 1) | (children >= n)][0])
             raise TreeProblem(f"a child index ({bad}) points outside its {n} nodes")

@@ -91,7 +91,7 @@ def lgb_model(task="binary", *, categorical=True, fmt="text", n_estimators=30, X
 
     X_, ys = _tree_inputs(categorical, X)
     y = ys[task] if y is None else y
-    Xc = X_.astype({c: "category" for c in X_.columns if X_[c].dtype == object})
+    Xc = X_.astype({c: "category" for c in X_.columns if not pd.api.types.is_numeric_dtype(X_[c])})
     cls = lgb.LGBMRegressor if task == "regression" else lgb.LGBMClassifier
     m = cls(n_estimators=n_estimators, num_leaves=15, min_child_samples=10, verbose=-1, **params).fit(Xc, y)
     if fmt == "json":
@@ -111,7 +111,8 @@ def cb_model(task="binary", *, categorical=True, fmt="cbm", n_estimators=30, X=N
 
     X_, ys = _tree_inputs(categorical, X)
     y = ys[task] if y is None else y
-    cats = [c for c in X_.columns if X_[c].dtype == object] if cat_features is None else list(cat_features)
+    cats = ([c for c in X_.columns if not pd.api.types.is_numeric_dtype(X_[c])] if cat_features is None
+            else list(cat_features))
     cls = cb.CatBoostRegressor if task == "regression" else cb.CatBoostClassifier
     kw = {"loss_function": "MultiClass"} if task == "multiclass" else {}
     m = cls(iterations=n_estimators, depth=4, verbose=0, allow_writing_files=False, thread_count=1,
