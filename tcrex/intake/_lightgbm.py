@@ -499,8 +499,9 @@ def _tree(f: dict, k: int, n_features: int, is_cat: list[bool], group: int) -> T
                 raise _Bad(f"tree {k}: cat_threshold holds a word out of range")
             idx = th[cat]
             if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n_cat):
-                raise _Bad(f"tree {k}: a categorical split names category set {idx[(idx < 0) | (idx >= n_cat)][0]!r}"
-                           f" of {n_cat}")
+                bad = idx[(idx != np.round(idx)) | (idx < 0) | (idx >= n_cat)][0]
+                raise _Bad(f"tree {k}: a categorical split names category set {float(bad):g}, but the tree has "
+                           f"{n_cat}")
             for node, j in zip(np.flatnonzero(cat).tolist(), idx.astype(np.int64).tolist()):
                 seg = words[bounds[j]:bounds[j + 1]]
                 bits = [w * 32 + b for w, word in enumerate(seg.tolist()) for b in range(32) if word >> b & 1]

@@ -208,6 +208,23 @@ def cbm_fuzz(seed: int) -> bytes:
     return bytes(data)
 
 
+def lgb_text_fuzz(seed: int) -> bytes:
+    """A LightGBM text model with a few numbers of its trees replaced by others (indices, huge, negative, NaN)."""
+    rng = random.Random(seed)
+    lines = lgb_text().split("\n")
+    tree_lines = [i for i, line in enumerate(lines) if "=" in line and line.split("=")[0] in (
+        "split_feature", "threshold", "decision_type", "left_child", "right_child", "leaf_value", "cat_boundaries",
+        "cat_threshold", "num_leaves", "num_cat")]
+    values = ["0", "1", "-1", "2", "-2", "7", "31", "65536", "2147483648", "-2147483649", "nan", "inf", "1e308", "x"]
+    for _ in range(rng.randint(1, 4)):
+        i = rng.choice(tree_lines)
+        key, value = lines[i].split("=", 1)
+        tokens = value.split(" ")
+        tokens[rng.randrange(len(tokens))] = rng.choice(values)
+        lines[i] = key + "=" + " ".join(tokens)
+    return "\n".join(line for line in lines if not line.startswith("tree_sizes=")).encode()
+
+
 _NON_SYM = functools.partial(cb_file, "cbm", "Depthwise", False)
 CBM_MUTATIONS = {
     "split-out-of-range": (_cbm_set(1, 0, "<i", 10**6), "binary feature 1000000"),
