@@ -168,7 +168,7 @@ def _tail_parts(tail: str) -> tuple[list[int] | None, object]:
 
 def parse_text(data: bytes) -> dict:
     """The model's parts from a text model file: ``header`` (dict of str), ``trees`` (one dict of str per tree),
-    ``categorical`` (feature indices named by the parameters, or None), ``pandas_categorical``."""
+    ``cat_features`` (feature indices named by the parameters, or None), ``pandas_categorical``."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -185,7 +185,7 @@ def parse_text(data: bytes) -> dict:
         cat_idx, pandas_cat = _tail_parts(tail)
     except _Bad as exc:
         raise _damaged(str(exc)) from None
-    return {"header": header, "trees": trees, "categorical": cat_idx, "pandas_categorical": pandas_cat}
+    return {"header": header, "trees": trees, "cat_features": cat_idx, "pandas_categorical": pandas_cat}
 
 
 # ---------------------------------------------------------------------------------------------- the JSON dump
@@ -242,7 +242,7 @@ def _parse_dump(doc: dict) -> dict:
         raise ModelError(f"the LightGBM model has {len(tree_info):,} trees; at most {MAX_TREES:,} are accepted")
     trees = [_dump_tree(t, k) for k, t in enumerate(tree_info)]
     pandas_cat = doc.get("pandas_categorical")
-    return {"header": header, "trees": trees, "categorical": cat_features, "pandas_categorical": pandas_cat}
+    return {"header": header, "trees": trees, "cat_features": cat_features, "pandas_categorical": pandas_cat}
 
 
 _MISSING_CODE = {"None": 0, "Zero": 1, "NaN": 2}
@@ -387,7 +387,7 @@ def _check(parts: dict) -> dict:
         raise _Bad(f"{len(infos)} feature infos for {n_features} features")
     if len(set(names)) != len(names):
         raise _Bad("duplicate feature names")
-    is_cat = _feature_kinds(infos or ["none"] * n_features, parts["categorical"])
+    is_cat = _feature_kinds(infos or ["none"] * n_features, parts["cat_features"])
     if name in _CLASSIFIERS:
         n_classes = 2 if name == "binary" else num_class
         if name != "binary" and num_class < 2:

@@ -10,7 +10,7 @@ statistics of categories, one-hot splits on hashed values) has ``complete=False`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -111,9 +111,10 @@ def check_tree(t: TreeArrays, n_features: int) -> None:
     no shared or unreachable branch), leaves on both sides, split features in ``[0, n_features)``, finite numeric
     thresholds and leaf values. Raises :class:`TreeProblem`."""
     n = t.n_nodes
-    for name in ("right", "feature", "threshold", "value", "default_left", "missing", "categorical"):
-        if len(getattr(t, name)) != n:
-            raise TreeProblem(f"its {name} array has {len(getattr(t, name))} entries for {n} nodes")
+    for f in fields(t):
+        arr = getattr(t, f.name)
+        if isinstance(arr, np.ndarray) and len(arr) != n:
+            raise TreeProblem(f"its {f.name} array has {len(arr)} entries for {n} nodes")
     leaf = t.left < 0
     if np.any((t.right < 0) != leaf):
         raise TreeProblem(f"node {int(np.flatnonzero((t.right < 0) != leaf)[0])} has exactly one child")
