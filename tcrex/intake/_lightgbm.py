@@ -47,6 +47,8 @@ _TREE_KEYS = {"num_leaves": "1", "num_cat": "1", "split_feature": "i", "split_ga
               "leaf_count": "l", "internal_value": "i", "internal_weight": "i", "internal_count": "i",
               "cat_boundaries": "c", "cat_threshold": "c", "is_linear": "1", "shrinkage": "1"}
 _LINEAR_KEYS = ("leaf_const", "num_features", "leaf_features", "leaf_coeff")
+#: Header lines that are a bare word (a random forest's trees are averaged, not added).
+_HEADER_FLAGS = ("average_output",)
 _HEADER_KEYS = ("version", "num_class", "num_tree_per_iteration", "label_index", "max_feature_idx", "objective",
                 "average_output", "feature_names", "monotone_constraints", "feature_infos", "tree_sizes")
 
@@ -114,7 +116,7 @@ def _split_blocks(text: str) -> tuple[dict, list[str], str]:
         if not line:
             continue
         key, sep, value = line.partition("=")
-        if not sep:
+        if not sep and key not in _HEADER_FLAGS:
             raise _Bad(f"the header line {line[:40]!r} is not key=value")
         if key in header:
             raise _Bad(f"the header names {key!r} twice")
@@ -416,8 +418,7 @@ def _check(parts: dict) -> dict:
             raise _Bad(f"the objective's sigmoid {params['sigmoid'][:20]!r} must be a positive number")
     link = (_CLASSIFIERS.get(name) or ("exp" if name in _LOG_LINK else "identity"))
     ensemble = TreeEnsemble(trees=trees, n_features=n_features, n_groups=per_iter, average="average_output" in h,
-                            link=link, scale=1.0)
-    ensemble.sigmoid = sigmoid
+                            link=link, scale=1.0, link_scale=sigmoid)
     return {"n_features": n_features, "names": names, "is_cat": is_cat, "objective": name,
             "objective_text": h.get("objective", ""), "classes": None if n_classes is None else list(range(n_classes)),
             "categories": categories, "ensemble": ensemble, "version": version, "per_iter": per_iter,

@@ -52,7 +52,8 @@ class TreeArrays:
 class TreeEnsemble:
     """Trees whose leaf outputs add up, per output group, to a raw score: ``scale * sum + bias`` (divided by the
     number of iterations when ``average``); ``link`` turns raw scores into the model's outputs ("identity",
-    "sigmoid", "softmax", "exp"). ``dtype``: the precision the library compares inputs in (CatBoost: float32)."""
+    "sigmoid", "softmax", "exp"; a sigmoid of ``link_scale * raw``). ``dtype``: the precision the library compares
+    inputs in (CatBoost: float32)."""
 
     trees: list
     n_features: int
@@ -61,12 +62,15 @@ class TreeEnsemble:
     scale: float = 1.0
     average: bool = False
     link: str = "identity"
+    link_scale: float = 1.0
     dtype: str = "float64"
     complete: bool = True
     why_incomplete: str = ""
 
     def raw_scores(self, X: np.ndarray) -> np.ndarray:
-        """The raw score of every row of X (rows x features, categories as the model's codes): shape (n, n_groups)."""
+        """The raw score (margin) of every row of X (rows x features, categories as the model's codes), the value the
+        link turns into the model's output: shape (n, n_groups). For averaged trees (a LightGBM random forest) the
+        average, which LightGBM's own ``raw_score=True`` leaves undivided."""
         if not self.complete:
             raise ValueError(f"these trees cannot be evaluated outside their library: {self.why_incomplete}")
         X = np.asarray(X, dtype=np.float64)

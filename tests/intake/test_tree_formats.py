@@ -189,3 +189,19 @@ def test_missing_library_is_said(monkeypatch):
     assert missing_libraries() == {"LightGBM": "tcrex[lightgbm]"}
     with pytest.raises(ModelError, match=r"LightGBM is not installed on this server.*tcrex\[lightgbm\]"):
         load_model(data, "m.txt")
+
+
+def test_lightgbm_random_forest_averages_its_trees():
+    """boosting='rf' writes a bare `average_output` header line: its trees are averaged, not added."""
+    import lightgbm as lgb
+
+    X, ys = b.tree_table()
+    Xc = X.astype({c: "category" for c in b.TREE_TABLE_CATEGORIES})
+    m = lgb.LGBMClassifier(boosting_type="rf", n_estimators=10, bagging_freq=1, bagging_fraction=0.7,
+                           verbose=-1).fit(Xc, ys["binary"])
+    model = load_model(m.booster_.model_to_string().encode(), "rf.txt")
+    assert model.trees.average
+    assert np.array_equal(model.predict(Xc), m.predict(Xc))
+    assert np.array_equal(model.predict_proba(Xc), m.predict_proba(Xc))
+    margin = model.trees.raw_scores(_codes(model, Xc))[:, 0]  # the average LightGBM's sigmoid is taken of
+    np.testing.assert_allclose(1 / (1 + np.exp(-margin)), m.predict_proba(Xc)[:, 1], rtol=1e-12)
