@@ -323,7 +323,11 @@ class _Memory:
         make = {"xgboost-json": lambda: (b.xgb_classifier(n_estimators=3)[0], "m.json", "loans"),
                 "xgboost-ubj": lambda: (b.xgb_classifier(n_estimators=3, fmt="ubj")[0], "m.ubj", "loans"),
                 "sklearn": lambda: (b.skops_bytes(_valid_sklearn()), "m.skops", "numeric"),
-                "onnx": lambda: (b.onnx_bytes(b.onnx_linear_classifier()), "m.onnx", "numeric")}.get(fmt)
+                "onnx": lambda: (b.onnx_bytes(b.onnx_linear_classifier()), "m.onnx", "numeric"),
+                "lightgbm-text": lambda: (_tree_file("lgb"), "m.txt", "loans"),
+                "lightgbm-json": lambda: (_tree_file("lgb-json"), "m.json", "loans"),
+                "catboost-cbm": lambda: (_tree_file("cbm"), "m.cbm", "loans"),
+                "catboost-json": lambda: (_tree_file("cb-json"), "m.json", "loans")}.get(fmt)
         if make is None:
             self.worker_baseline[fmt] = 0
             return
@@ -337,6 +341,14 @@ class _Memory:
         self._settle()
         with self._lock:
             self.worker_baseline[fmt] = max(self.peaks.values(), default=0)
+
+
+def _tree_file(which: str) -> bytes:
+    """The valid LightGBM / CatBoost model the hostile tree files start from (tests/support/hostile_trees.py)."""
+    from tests.support import hostile_trees as ht
+
+    return {"lgb": lambda: ht.lgb_text().encode(), "lgb-json": lambda: ht.lgb_dump().encode(),
+            "cbm": lambda: ht.cb_file(), "cb-json": lambda: ht.cb_file("json")}[which]()
 
 
 def _valid_sklearn():

@@ -17,7 +17,7 @@ from ..errors import TCRExError
 @main.command()
 @_data_option
 @click.option("--y-pred-column", "y_col", help="Column with the model's outputs (dropped from the features).")
-@click.option("--model", "model_path", help="Model file (XGBoost JSON/UBJ, skops, ONNX), loaded safely.")
+@click.option("--model", "model_path", help="Model file (XGBoost JSON/UBJ, LightGBM .txt, CatBoost .cbm/JSON, skops, ONNX), loaded safely.")
 @click.option("--drop-column", "drop", multiple=True, help="Column to leave out of the features (repeatable).")
 @click.option("--target", help="Target class or regression spec (as TCREx(target=...)).")
 @click.option("--rho", type=float, default=0.02, show_default=True)

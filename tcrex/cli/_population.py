@@ -70,7 +70,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 
 @main.command()
 @click.option("--rules", "rules_path", required=True, help="Rules JSON of model A (written by `tcrex fit`).")
-@click.option("--model", "model_path", required=True, help="Model A file (XGBoost JSON/UBJ, skops, ONNX).")
+@click.option("--model", "model_path", required=True, help="Model A file (XGBoost JSON/UBJ, LightGBM .txt, CatBoost .cbm/JSON, skops, ONNX).")
 @click.option("--model-b", "model_b_path", required=True, help="Model B file, on the same features and task.")
 @click.option("--rules-b", "rules_b_path",
               help="Rules JSON of model B; default: fitted here with A's parameters on model B (see --fit-rows-b).")

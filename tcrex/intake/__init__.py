@@ -1,7 +1,9 @@
 """Safe intake of uploaded models and tables, and pre-flight checks (no Streamlit here).
 
-* :func:`load_model` — XGBoost JSON/UBJSON, scikit-learn via skops (fixed allow-list), ONNX (no external data,
-  no custom operators); pickle/joblib only when the operator enables it. Returns a :class:`LoadedModel`.
+* :func:`load_model` — XGBoost JSON/UBJSON, LightGBM text/JSON dump, CatBoost .cbm/JSON, scikit-learn via skops
+  (fixed allow-list), ONNX (no external data, no custom operators); pickle/joblib only when the operator enables it.
+  Returns a :class:`LoadedModel`. :func:`missing_libraries` names the formats whose optional library this
+  installation lacks; :data:`UPLOAD_EXTENSIONS` the file extensions an upload accepts.
 * :func:`check_compatibility` — a model against a table: names, count, types, categories, a trial prediction.
 * :func:`read_table` — CSV (encoding and delimiter detected) or Parquet, with findings; :func:`handle_missing`,
   :func:`target_findings`, :func:`non_feature_columns` (id-like and label-like columns) (whether a table has enough rows for rho is the engine's :func:`tcrex.check_rows_for_rho`).
@@ -30,7 +32,8 @@ _LAZY = {
     **dict.fromkeys(("CodebookReport", "fit_codebook", "read_codebook"), ".labels"),
     **dict.fromkeys(("LABEL_NAMES", "Finding", "TableReport", "handle_missing", "label_column", "non_feature_columns",
                      "read_table", "sentinels_to_missing", "special_codes_note", "target_findings"), ".data"),
-    **dict.fromkeys(("MAX_MODEL_BYTES", "PICKLE_ENV", "detect_format", "load_model", "pickle_allowed"), ".models"),
+    **dict.fromkeys(("MAX_MODEL_BYTES", "PICKLE_ENV", "UPLOAD_EXTENSIONS", "detect_format", "load_model",
+                     "missing_libraries", "pickle_allowed"), ".models"),
     **dict.fromkeys(("SandboxedModel", "SandboxLimits", "sandbox_enabled"), "._sandbox"),
     **dict.fromkeys(("ParamReport", "validate_params"), ".params"),
     **dict.fromkeys(("model_threads", "start_model_worker"), "._spawn"),
@@ -47,7 +50,8 @@ if TYPE_CHECKING:  # the same names for type checkers and for the import graph o
     from .data import (LABEL_NAMES, Finding, TableReport, handle_missing, label_column, non_feature_columns,
                        read_table, sentinels_to_missing, special_codes_note, target_findings)
     from .labels import CodebookReport, fit_codebook, read_codebook
-    from .models import MAX_MODEL_BYTES, PICKLE_ENV, detect_format, load_model, pickle_allowed
+    from .models import (MAX_MODEL_BYTES, PICKLE_ENV, UPLOAD_EXTENSIONS, detect_format, load_model, missing_libraries,
+                         pickle_allowed)
     from .params import ParamReport, validate_params
 
 __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "UnsafeModelError", "ModelFaultError", "MAX_MODEL_BYTES",
@@ -55,7 +59,7 @@ __all__ = ["load_model", "detect_format", "pickle_allowed", "LoadedModel", "Unsa
            "handle_missing", "target_findings", "sentinels_to_missing", "special_codes_note",
            "validate_params", "ParamReport", "SandboxedModel", "SandboxLimits", "sandbox_enabled", "short_error",
            "warm_sandbox", "model_threads", "LABEL_NAMES", "label_column", "non_feature_columns", "read_codebook",
-           "fit_codebook", "CodebookReport", "start_model_worker"]
+           "fit_codebook", "CodebookReport", "start_model_worker", "UPLOAD_EXTENSIONS", "missing_libraries"]
 
 
 def __getattr__(name: str):

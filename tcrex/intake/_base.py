@@ -138,7 +138,7 @@ class LoadedModel:
 
     Attributes
     ----------
-    kind : "xgboost", "sklearn", "onnx" or "pickle"
+    kind : "xgboost", "lightgbm", "catboost", "sklearn", "onnx" or "pickle"
     task : "classification" or "regression"
     feature_names : list of str, or None when the file stores no names (columns are then matched by position)
     n_features : int or None (None when the file does not say)
@@ -147,6 +147,8 @@ class LoadedModel:
     feature_kinds : dict feature name -> "numeric" / "categorical" for the inputs whose kind is known
     description : one line for people ("XGBoost binary classifier, 100 trees, 12 features ...")
     warnings : things the user should know that do not stop the model from being used
+    trees : LightGBM and CatBoost models loaded in this process also keep their checked trees as a
+        :class:`tcrex.intake._trees.TreeEnsemble` (node arrays; ``raw_scores`` evaluates them in numpy)
 
     ``predict(X)`` returns one output per row (class labels for classifiers, numbers for regressors); every
     failure is a :class:`tcrex.errors.ModelError` naming the problem. A loaded model is also callable, so it can be

@@ -45,7 +45,8 @@ _BOOT = ("import importlib.util, sys\n"
 
 #: Formats a worker started ahead of its model prepares for, by the file's extension (a wrong guess costs only time:
 #: the load request's own format is imported then).
-_FORMAT_BY_EXTENSION = {".json": "xgboost-json", ".ubj": "xgboost-ubj", ".onnx": "onnx", ".skops": "sklearn"}
+_FORMAT_BY_EXTENSION = {".json": "xgboost-json", ".ubj": "xgboost-ubj", ".onnx": "onnx", ".skops": "sklearn",
+                        ".txt": "lightgbm-text", ".cbm": "catboost-cbm"}
 
 #: Socket buffer asked for (the kernel caps it at net.core.wmem_max/rmem_max). A batch of 262,144 rows is ~13 MB
 #: pickled; with the default ~200 KB buffers it crossed in ~65 write/read turns, each waiting for the other

@@ -18,13 +18,15 @@ def _plain(v):
 
 #: Libraries each format needs, imported before the memory limit is set (see :func:`_preload`).
 _FORMAT_MODULES = {"onnx": ("onnx", "onnxruntime"), "xgboost-json": ("xgboost",), "xgboost-ubj": ("xgboost",),
-                   "sklearn": ("sklearn.ensemble", "skops.io"), "pickle": ("joblib", "sklearn.ensemble")}
+                   "sklearn": ("sklearn.ensemble", "skops.io"), "pickle": ("joblib", "sklearn.ensemble"),
+                   "lightgbm-text": ("lightgbm",), "lightgbm-json": ("lightgbm",), "catboost-cbm": ("catboost",),
+                   "catboost-json": ("catboost",)}
 
 
 #: Libraries a format's library imports only for features the worker never uses, kept out while it is imported:
 #: XGBoost imports scikit-learn (~0.9 s of CPU, most of a started worker's imports) only to define its
 #: scikit-learn wrappers; the worker calls the bare ``Booster``.
-_NOT_NEEDED = {"xgboost": ("sklearn",)}
+_NOT_NEEDED = {"xgboost": ("sklearn",), "lightgbm": ("sklearn",)}
 
 
 def _preload(fmt: str | None) -> None:
@@ -208,6 +210,10 @@ def prepare(fmt: str | None) -> None:
         from . import _onnx  # noqa: F401
     elif fmt == "sklearn":
         from . import _sklearn  # noqa: F401
+    elif fmt.startswith("lightgbm"):
+        from . import _lightgbm  # noqa: F401
+    elif fmt.startswith("catboost"):
+        from . import _catboost  # noqa: F401
     _preload(fmt)
 
 

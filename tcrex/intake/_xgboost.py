@@ -26,6 +26,7 @@ from .. import MAX_TARGET_CLASSES
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ._base import LoadedModel, as_frame, numeric_column, short_error
+from ._categories import code_map, codes, integer_codes
 from ._ubjson import UBJSONError
 from ._ubjson import decode as ubj_decode
 
@@ -435,7 +436,7 @@ class XGBoostModel(LoadedModel):
                          categories=categories, feature_kinds=kinds, description=desc, warnings=warnings)
         self._label = label
         self._types = types
-        self._code_maps = [None if c is None else _code_map(c) for c in info["cats"]]
+        self._code_maps = [None if c is None else code_map(c) for c in info["cats"]]
 
     def _matrix(self, X: pd.DataFrame) -> np.ndarray:
         arr = np.empty((len(X), len(self._types)), dtype=np.float64)
@@ -451,39 +452,10 @@ class XGBoostModel(LoadedModel):
     def _codes(self, s: pd.Series, j: int, name: str) -> np.ndarray:
         cmap = self._code_maps[j]
         if cmap is None:  # no stored names: pandas codes, or integer codes as given
-            if isinstance(s.dtype, pd.CategoricalDtype):
-                codes = s.cat.codes.to_numpy().astype(np.float64)
-                codes[codes < 0] = np.nan
-                return codes
-            values = numeric_column(s, name)
-            ok = np.isnan(values) | ((values >= 0) & (values == np.round(values)))
-            if not ok.all():
-                raise ModelError(f"categorical column {name!r}: the model stores no category names, so values must "
-                                 f"be integer codes >= 0; got {values[~ok][0]!r}")
-            return values
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            # the column's own codes (-1: missing) and its few categories (a Parquet dictionary, a pandas category):
-            # no per-row hashing of values; categories no row holds are not checked
-            local, uniques = s.cat.codes.to_numpy(), s.cat.categories
-            held = np.bincount(local[local >= 0], minlength=len(uniques)) > 0
-        else:
-            local, uniques = pd.factorize(s, use_na_sentinel=True)
-            held = np.ones(len(uniques), dtype=bool)
-        mapped = np.empty(len(uniques) + 1, dtype=np.float64)
-        mapped[-1] = np.nan
-        unknown = []
-        for u, value in enumerate(np.asarray(uniques, dtype=object)):
-            code = _lookup(cmap, value)
-            if code is None and held[u]:
-                unknown.append(value)
-            mapped[u] = np.nan if code is None else code
-        if unknown:
-            known = self.categories.get(self._label[j], [])
-            extra = (" Some of the model's category names are damaged in the file (see the model's warnings)."
-                     if self._info["damaged"][j] else "")
-            raise ModelError(f"column {name!r} holds value(s) {sorted(map(str, unknown))[:5]} that the model was not "
-                             f"trained with (known: {known[:20]}{' …' if len(known) > 20 else ''}).{extra}")
-        return mapped[local]
+            return integer_codes(s, name)
+        extra = (" Some of the model's category names are damaged in the file (see the model's warnings)."
+                 if self._info["damaged"][j] else "")
+        return codes(s, cmap, name, self.categories.get(self._label[j], []), extra)
 
     #: objectives whose raw output gives class scores (probabilities, or a margin turned into one)
     _SCORED = ("binary:logistic", "binary:logitraw", "multi:softprob")
@@ -532,31 +504,6 @@ class XGBoostModel(LoadedModel):
         else:  # binary:logistic: probabilities of class 1
             idx = (out > 0.5).astype(np.int64)
         return np.asarray(self.classes, dtype=object if any(isinstance(c, str) for c in self.classes) else None)[idx]
-
-
-def _code_map(names: list) -> dict:
-    m = {}
-    for code, v in enumerate(names):
-        if v is None:
-            continue
-        m.setdefault(v, code)
-        if not isinstance(v, str):
-            m.setdefault(str(v), code)  # 10 also matches the text "10"
-    return m
-
-
-def _lookup(cmap: dict, value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool):
-        value = str(value)
-    try:
-        code = cmap.get(value)
-    except TypeError:  # unhashable
-        return None
-    if code is None and isinstance(value, float) and value.is_integer():
-        code = cmap.get(int(value))
-    return code
 
 
 def load(data: bytes, fmt: str) -> XGBoostModel:

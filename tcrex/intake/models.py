@@ -9,6 +9,10 @@ Accepted (nothing in them runs code on load):
 * XGBoost JSON / UBJSON (``.json``, ``.ubj``): parsed and structure-checked in Python before XGBoost sees it.
 * scikit-learn through skops (``.skops``): every type in the file must be on a fixed allow-list kept in code.
 * ONNX (``.onnx``): run by ONNX Runtime; external tensor data and custom operator domains are refused.
+* LightGBM text models (``.txt``, ``booster.save_model``) and JSON dumps (``booster.dump_model``): parsed and
+  structure-checked in Python; LightGBM reads a text model written from the checked trees.
+* CatBoost ``.cbm`` and JSON (``save_model(..., format="json", pool=...)``): the flatbuffers core or the JSON
+  document read and structure-checked in Python before CatBoost reads the same bytes.
 
 Pickle and joblib (``.pkl``, ``.pickle``, ``.joblib``, ...) run arbitrary code when loaded. They are refused with
 :class:`UnsafeModelError` unless the operator turns them on: ``allow_pickle=True``, or the environment variable
@@ -31,16 +35,19 @@ from ._base import LoadedModel, UnsafeModelError, short_error
 from ._ubjson import looks_like_ubjson
 
 __all__ = ["load_model", "detect_format", "LoadedModel", "UnsafeModelError", "MAX_MODEL_BYTES",
-           "pickle_allowed", "PICKLE_ENV", "CLASSIFICATION", "REGRESSION"]
+           "pickle_allowed", "PICKLE_ENV", "CLASSIFICATION", "REGRESSION", "UPLOAD_EXTENSIONS", "library_installed",
+           "OPTIONAL_LIBRARIES", "missing_libraries"]
 
 MB = 1024 * 1024
 #: Largest accepted file per format, in bytes. Change it here or pass ``max_bytes=`` to :func:`load_model`.
-MAX_MODEL_BYTES: dict[str, int] = {"xgboost": 200 * MB, "sklearn": 200 * MB, "onnx": 200 * MB, "pickle": 200 * MB}
+MAX_MODEL_BYTES: dict[str, int] = {"xgboost": 200 * MB, "sklearn": 200 * MB, "onnx": 200 * MB, "lightgbm": 200 * MB,
+                                   "catboost": 200 * MB, "pickle": 200 * MB}
 #: A .skops archive may unpack to at most this many times its limit (zip-bomb guard).
 SKOPS_UNPACK_FACTOR = 4
 PICKLE_ENV = "TCREX_ALLOW_PICKLE"
 
-_EXT = {".json": "xgboost-json", ".ubj": "xgboost-ubj", ".skops": "sklearn", ".onnx": "onnx",
+_EXT = {".json": "xgboost-json", ".ubj": "xgboost-ubj", ".skops": "sklearn", ".onnx": "onnx", ".txt": "lightgbm-text",
+        ".lgb": "lightgbm-text", ".lgbm": "lightgbm-text", ".cbm": "catboost-cbm",
         ".pkl": "pickle", ".pickle": "pickle", ".joblib": "pickle", ".jbl": "pickle", ".dill": "pickle",
         ".cloudpickle": "pickle", ".sav": "pickle", ".pck": "pickle", ".p": "pickle", ".bst": "xgboost-binary",
         ".model": "xgboost-unknown", ".xgb": "xgboost-unknown", ".ort": "onnx-ort", ".zip": "zip", ".h5": "keras",
@@ -49,6 +56,14 @@ _COMPRESSED = {b"\x78\x01": "zlib", b"\x78\x5e": "zlib", b"\x78\x9c": "zlib", b"
                b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz", b"\x5d\x00\x00": "lzma",
                b"\x04\x22\x4d\x18": "lz4"}
 _TRUTHY = {"1", "true", "yes", "on"}
+#: What the dashboard's upload accepts (every extension a model format above is saved with), and its help text.
+UPLOAD_EXTENSIONS = ["json", "ubj", "ubjson", "skops", "onnx", "txt", "cbm"]
+#: Formats whose library may be left out of an installation (optional extras), with the pip extra that adds it.
+OPTIONAL_LIBRARIES = {"lightgbm": ("lightgbm", "tcrex[lightgbm]"), "catboost": ("catboost", "tcrex[catboost]")}
+#: Keys that tell the JSON of one library from another's within the first bytes of the document.
+_JSON_MARKERS = ((b'"learner"', "xgboost-json"), (b'"oblivious_trees"', "catboost-json"),
+                 (b'"features_info"', "catboost-json"), (b'"ctr_data"', "catboost-json"),
+                 (b'"scale_and_bias"', "catboost-json"), (b'"tree_info"', "lightgbm-json"))
 
 
 def pickle_allowed(allow_pickle: bool | None = None) -> bool:
@@ -58,9 +73,38 @@ def pickle_allowed(allow_pickle: bool | None = None) -> bool:
     return os.environ.get(PICKLE_ENV, "").strip().lower() in _TRUTHY
 
 
+def _json_format(data: bytes) -> str:
+    """Which library's JSON a document is, from the keys in its first 64 KB (XGBoost's when none is seen: its
+    loader then says what the document lacks). The first marker in the text wins: a LightGBM dump names
+    ``tree_info`` before any tree, CatBoost's JSON ``features_info`` before its trees, XGBoost ``learner`` first."""
+    head = bytes(data[:65536])
+    found = [(pos, fmt) for marker, fmt in _JSON_MARKERS if (pos := head.find(marker)) >= 0]
+    if b'"name"' in head[:200] and b'"tree"' in head[:200] and b'"tree_info"' in head:
+        return "lightgbm-json"
+    return min(found)[1] if found else "xgboost-json"
+
+
+def library_installed(fmt: str) -> bool:
+    """Whether the library a format needs can be imported here (for the optional LightGBM and CatBoost)."""
+    import importlib.util
+
+    family = fmt.split("-")[0]
+    if family not in OPTIONAL_LIBRARIES:
+        return True
+    return importlib.util.find_spec(OPTIONAL_LIBRARIES[family][0]) is not None
+
+
+def missing_libraries() -> dict[str, str]:
+    """The model formats this installation cannot load because their optional library is not installed: format
+    name ("LightGBM", "CatBoost") -> the pip extra that adds it."""
+    names = {"lightgbm": "LightGBM", "catboost": "CatBoost"}
+    return {names[f]: extra for f, (_, extra) in OPTIONAL_LIBRARIES.items() if not library_installed(f)}
+
+
 def detect_format(data: bytes, filename: str) -> str:
-    """``"xgboost-json"``, ``"xgboost-ubj"``, ``"sklearn"``, ``"onnx"`` or ``"pickle"``, from content first and the
-    file name second; raises ModelError for anything else (with what it looks like)."""
+    """``"xgboost-json"``, ``"xgboost-ubj"``, ``"sklearn"``, ``"onnx"``, ``"lightgbm-text"``, ``"lightgbm-json"``,
+    ``"catboost-cbm"``, ``"catboost-json"`` or ``"pickle"``, from content first and the file name second; raises
+    ModelError for anything else (with what it looks like)."""
     ext = PurePath(filename or "").suffix.lower()
     by_ext = _EXT.get(ext)
     head = bytes(data[:8])
@@ -79,10 +123,21 @@ def detect_format(data: bytes, filename: str) -> str:
         if by_ext in (None, "sklearn", "zip"):
             return "sklearn"
         raise ModelError(f"{filename!r} does not match its extension: the content is a zip archive (a .skops file?)")
+    if data.startswith(b"CBM1"):
+        return "catboost-cbm"
     if looks_like_ubjson(data):
         return "xgboost-ubj"
     if bytes(data[:64]).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        return "xgboost-json"
+        return _json_format(data)
+    from ._lightgbm import looks_like_text_model
+    if looks_like_text_model(data):
+        return "lightgbm-text"
+    if by_ext == "lightgbm-text":
+        raise ModelError(f"{filename!r} is not a LightGBM text model (it does not start with the lines 'tree' and "
+                         "'version=...'); save the model with booster.save_model('model.txt')")
+    if by_ext == "catboost-cbm":
+        raise ModelError(f"{filename!r} is not a CatBoost model (a .cbm file starts with 'CBM1'); save the model "
+                         "with model.save_model('model.cbm')")
     if by_ext in ("xgboost-json", "xgboost-ubj", "sklearn", "onnx"):
         return by_ext
     if by_ext == "xgboost-binary" or (by_ext == "xgboost-unknown" and head[:4] == b"binf"):
@@ -91,7 +146,8 @@ def detect_format(data: bytes, filename: str) -> str:
     if head[:1] == b"\x08":  # protobuf field 1 (ir_version): what .onnx files start with
         return "onnx"
     raise ModelError(f"cannot tell what kind of model {filename!r} is; upload XGBoost JSON/UBJSON (.json, .ubj), "
-                     "a scikit-learn model saved with skops (.skops) or an ONNX model (.onnx)")
+                     "a scikit-learn model saved with skops (.skops), an ONNX model (.onnx), a LightGBM text model "
+                     "(.txt) or a CatBoost model (.cbm, or its JSON)")
 
 
 def _limit(fmt: str, max_bytes) -> int:
@@ -156,6 +212,12 @@ def load_in_process(data: bytes, filename: str, *, allow_pickle: bool | None = N
     if fmt == "onnx":
         from . import _onnx
         return _onnx.load(data, allow_dynamic=allow_dynamic_onnx)
+    if fmt in ("lightgbm-text", "lightgbm-json"):
+        from . import _lightgbm
+        return _lightgbm.load(data, "json" if fmt == "lightgbm-json" else "text")
+    if fmt in ("catboost-cbm", "catboost-json"):
+        from . import _catboost
+        return _catboost.load(data, "json" if fmt == "catboost-json" else "cbm")
     return _load_pickle(data, filename, allow_pickle)
 
 

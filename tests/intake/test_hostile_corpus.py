@@ -18,7 +18,8 @@ def test_the_corpus_covers_every_class_and_names_are_unique():
     assert {c.cls for c in every if c.kind == "table"} >= {"encoding", "delimiter", "separators", "exact values",
                                                             "line endings", "size", "parquet", "archive", "nesting",
                                                             "garbage", "formula", "xss", "combined", "mutation"}
-    assert {c.cls for c in every if c.kind == "model"} == {"xgboost", "skops", "onnx", "pickle"}
+    assert {c.cls for c in every if c.kind == "model"} == {"xgboost", "skops", "onnx", "lightgbm", "catboost",
+                                                            "pickle"}
     assert {c.cls for c in every if c.kind == "rules"} == {"rules"}
 
 

@@ -390,7 +390,8 @@ def test_size_limit(maker, name):
     (b"binf" + b"\0" * 100, "m.bst", "old binary XGBoost"),
     (b"PK\x03\x04" + b"\0" * 100, "m.pt", r"\.pt models are not supported; export the model to ONNX"),
     (b"\x89HDF\r\n", "m.h5", "not supported"),
-    (b"hello world", "m.txt", "cannot tell what kind of model"),
+    (b"hello world", "m.txt", "not a LightGBM text model"),
+    (b"hello world", "m.model3", "cannot tell what kind of model"),
     (b"\x1f\x8b\x08\x00" + b"\0" * 20, "m.json", "gzip-compressed"),
     (b"PK\x03\x04" + b"\0" * 100, "m.onnx", "zip archive"),
 ])

@@ -57,6 +57,90 @@ def xgb_regressor(X=None, *, fmt="json"):
     return bytes(m.get_booster().save_raw(fmt)), m
 
 
+# ---------------------------------------------------------------------------------------------- LightGBM, CatBoost
+TASKS = ("binary", "multiclass", "regression")
+#: the text columns of :func:`tree_table`
+TREE_TABLE_CATEGORIES = ["sex", "education", "marital_status"]
+
+
+def tree_table(n=1200, seed=0):
+    """A table shaped unlike the loans sample: the generated credit-card table (text-coded categories, status codes
+    -2/-1/0 beside delays, amounts, three months of history) with missing bills, and a target per task."""
+    from tcrex.datasets import make_credit_card
+
+    X = make_credit_card(n, months=3, random_state=seed)
+    y_binary = X.pop("default").to_numpy()
+    X = X.astype({c: object for c in TREE_TABLE_CATEGORIES}).astype({"bill_2": float})
+    X.loc[X.index % 9 == 0, "bill_2"] = np.nan
+    edu = X.education.map({v: i for i, v in enumerate(sorted(X.education.unique()))}).to_numpy()
+    y_multi = (np.digitize(X.age, [35, 50]) + edu) % 3
+    y_reg = X.credit_limit / 1000 + 5.0 * (X.sex == "c1") - 0.001 * X.bill_2.fillna(0)
+    return X, {"binary": y_binary, "multiclass": y_multi, "regression": y_reg.to_numpy()}
+
+
+def _tree_inputs(categorical: bool, X=None, seed=0):
+    X_, ys = tree_table(seed=seed) if X is None else (X, None)
+    if not categorical:
+        X_ = X_.drop(columns=TREE_TABLE_CATEGORIES)
+    return X_, ys
+
+
+def lgb_model(task="binary", *, categorical=True, fmt="text", n_estimators=30, X=None, y=None, **params):
+    """A LightGBM model trained here (pandas categories when ``categorical``): (file bytes, the model, its X)."""
+    import lightgbm as lgb
+
+    X_, ys = _tree_inputs(categorical, X)
+    y = ys[task] if y is None else y
+    Xc = X_.astype({c: "category" for c in X_.columns if not pd.api.types.is_numeric_dtype(X_[c])})
+    cls = lgb.LGBMRegressor if task == "regression" else lgb.LGBMClassifier
+    m = cls(n_estimators=n_estimators, num_leaves=15, min_child_samples=10, verbose=-1, **params).fit(Xc, y)
+    if fmt == "json":
+        data = json.dumps(m.booster_.dump_model()).encode()
+    else:
+        data = m.booster_.model_to_string().encode()
+    return data, m, Xc
+
+
+def cb_model(task="binary", *, categorical=True, fmt="cbm", n_estimators=30, X=None, y=None, cat_features=None,
+             **params):
+    """A CatBoost model trained here (text categories as ``cat_features`` when ``categorical``): (file bytes, the
+    model, its X). ``fmt="json"`` saves it with the training pool (so the JSON lists the categories)."""
+    import tempfile
+
+    import catboost as cb
+
+    X_, ys = _tree_inputs(categorical, X)
+    y = ys[task] if y is None else y
+    cats = ([c for c in X_.columns if not pd.api.types.is_numeric_dtype(X_[c])] if cat_features is None
+            else list(cat_features))
+    cls = cb.CatBoostRegressor if task == "regression" else cb.CatBoostClassifier
+    kw = {"loss_function": "MultiClass"} if task == "multiclass" else {}
+    m = cls(iterations=n_estimators, depth=4, verbose=0, allow_writing_files=False, thread_count=1,
+            cat_features=cats or None, **kw, **params).fit(X_, y)
+    with tempfile.TemporaryDirectory(prefix="tcrex-cb-") as d:
+        path = pathlib.Path(d) / f"m.{fmt}"
+        if fmt == "json":
+            m.save_model(str(path), format="json", pool=cb.Pool(X_, cat_features=cats or None))
+        else:
+            m.save_model(str(path))
+        data = path.read_bytes()
+    return data, m, X_
+
+
+def cb_reference(data: bytes, fmt: str, task: str):
+    """CatBoost's own reading of a saved file (the reference a JSON model is compared with: CatBoost's JSON export
+    rounds leaf values, so the JSON model predicts as CatBoost loading that JSON does, not as the trained one)."""
+    import tempfile
+
+    import catboost as cb
+
+    cls = cb.CatBoostRegressor if task == "regression" else cb.CatBoostClassifier
+    with tempfile.TemporaryDirectory(prefix="tcrex-cb-") as d:
+        path = pathlib.Path(d) / f"m.{fmt}"
+        path.write_bytes(data)
+        return cls().load_model(str(path), format="json" if fmt == "json" else "cbm")
+
+
 # ---------------------------------------------------------------------------------------------- scikit-learn
 def sklearn_pipeline(X=None, y=None):
     from sklearn.compose import ColumnTransformer

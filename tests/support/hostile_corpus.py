@@ -412,6 +412,21 @@ def _model_cases() -> list[Case]:
     add("onnx", "tree-feature-1000-of-3", "m.onnx", lambda marker: b.onnx_tree_model(1000), table="numeric", quick=True)
     add("onnx", "tree-feature-1000-dynamic-width", "m.onnx", lambda marker: b.onnx_tree_model(1000, width=None),
         table="numeric")
+    # ------------------------------------------------------------------ LightGBM and CatBoost (tests/support/hostile_trees.py)
+    from tests.support import hostile_trees as ht
+
+    quick = {"loop-two-nodes", "million-trees", "split-out-of-range", "ctr-table-damage-0"}
+    for key, (make, _) in ht.LGB_MUTATIONS.items():
+        add("lightgbm", key, "m.json" if key.startswith("dump") else "m.txt", lambda marker, m=make: m(),
+            quick=key in quick)
+    for key, (make, _) in ht.CBM_MUTATIONS.items():
+        add("catboost", f"cbm-{key}", "m.cbm", lambda marker, m=make: m(), quick=f"cbm-{key}" in {
+            "cbm-split-out-of-range", "cbm-ctr-table-damage-0"})
+    for key, (make, _) in ht.CB_JSON_MUTATIONS.items():
+        add("catboost", f"json-{key}", "m.json", lambda marker, m=make: m(), quick=key == "million-trees")
+    for seed in range(12):
+        add("catboost", f"cbm-fuzz-{seed}", "m.cbm", lambda marker, s=seed: ht.cbm_fuzz(s))
+        add("lightgbm", f"text-fuzz-{seed}", "m.txt", lambda marker, s=seed: ht.lgb_text_fuzz(s))
     # ------------------------------------------------------------------ pickles disguised as other formats
     for name in ("m.json", "m.skops", "m.onnx", "m.ubj"):
         add("pickle", f"pickle-as-{name}", name, lambda marker: b.evil_pickle(marker, b.sklearn_pipeline()),

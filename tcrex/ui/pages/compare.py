@@ -23,7 +23,7 @@ from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, PARAMS_B, compare_
 from tcrex.spreadsheet import to_csv
 
 from . import audit, monitor
-from .data_model import MODEL_TYPES, PICKLE_TYPES
+from .data_model import MODEL_LABEL, MODEL_TYPES, PICKLE_TYPES, missing_formats_note
 from ..state import active, caching, session, sources, verification
 from ..widgets import components as ui
 from ..widgets.components import MAX_TABLE_ROWS
@@ -169,9 +169,10 @@ def _index(options: list, saved, key: str) -> int:
 
 def _uploaded_b(ws: DataAndModel, key: str) -> ActiveModel | None:
     types = MODEL_TYPES + (PICKLE_TYPES if active.allow_pickle() else [])
-    upload = st.file_uploader("Model B file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
+    upload = st.file_uploader(MODEL_LABEL.replace("Model file", "Model B file"), type=types,
                               key=f"{key}_file:{ws.data.key[:16]}",
                               help="Loaded without running code, like the model on the Data & model page.")
+    missing_formats_note()
     if upload is not None:
         active.remember_blob("model_b", upload.name, upload.getvalue())
     if active.blob("model_b") is None:

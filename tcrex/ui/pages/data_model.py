@@ -14,7 +14,7 @@ import streamlit as st
 from tcrex import figures as fg
 from tcrex.codebook import check_value_labels, match_feature
 from tcrex.errors import ParameterError, TCRExError
-from tcrex.intake import fit_codebook, read_codebook
+from tcrex.intake import UPLOAD_EXTENSIONS, fit_codebook, missing_libraries, read_codebook
 from tcrex.performance import ModelPerformance
 from tcrex.spreadsheet import to_csv
 from tcrex.text import format_number
@@ -32,7 +32,12 @@ DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
                 "upload": "Upload a CSV, Parquet or Excel file"}
 MODEL_CHOICES = {"bundled": "Bundled XGBoost model", "train": "Train a model in the app",
                  "upload": "Upload a model file", "column": "Use a column of model outputs"}
-MODEL_TYPES = ["json", "ubj", "ubjson", "skops", "onnx"]
+MODEL_TYPES = list(UPLOAD_EXTENSIONS)
+MODEL_LABEL = "Model file: XGBoost JSON/UBJSON, LightGBM .txt, CatBoost .cbm/JSON, scikit-learn .skops, ONNX"
+MODEL_HELP = ("Loaded without running code: XGBoost's, LightGBM's (booster.save_model) and CatBoost's (.cbm, or JSON "
+              "saved with the training pool) own formats, checked before the library reads them; skops with a fixed "
+              "allow-list of scikit-learn types; ONNX without custom operators. Pickle files are refused unless the "
+              "operator enables them.")
 PICKLE_TYPES = ["pkl", "pickle", "joblib"]
 AUDIT_ONLY = "not a feature (audit only)"
 #: The label column's task: detected (``None``) or chosen.
@@ -269,11 +274,10 @@ def _train(data) -> None:
 
 def _upload_model(data) -> None:
     types = MODEL_TYPES + (PICKLE_TYPES if active.allow_pickle() else [])
-    upload = st.file_uploader("Model file: XGBoost JSON/UBJSON, scikit-learn .skops, ONNX", type=types,
+    upload = st.file_uploader(MODEL_LABEL, type=types,
                               key=f"setup_model_file:{data.key[:16]}",  # new data: an empty uploader
-                              help="Loaded without running code: XGBoost's own format, skops with a fixed "
-                                   "allow-list of scikit-learn types, ONNX without custom operators. Pickle files "
-                                   "are refused unless the operator enables them.")
+                              help=MODEL_HELP)
+    missing_formats_note()
     if active.allow_pickle():
         st.warning("Pickle loading is enabled by the operator: a pickle file can run any code when loaded.",
                    icon=":material/warning:")
@@ -295,6 +299,17 @@ def _upload_model(data) -> None:
             return
         active.use_model(candidate)
         st.rerun()
+
+
+def missing_formats_note() -> None:
+    """Under a model uploader: the formats this server cannot load because their library is not installed."""
+    missing = missing_libraries()
+    if missing:
+        names = " and ".join(missing)
+        extras = ", ".join(f"pip install '{e}'" for e in missing.values())
+        st.caption(f"{names} models cannot be loaded on this server: "
+                   f"{'its library is' if len(missing) == 1 else 'their libraries are'} not installed (the operator "
+                   f"can add {'it' if len(missing) == 1 else 'them'}: {extras}).")
 
 
 def _column(data) -> None:
