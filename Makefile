@@ -1,6 +1,6 @@
 # Two commands for a new user:
 #   make run    set up .venv and start the dashboard (http://localhost:$(PORT))
-#   make test   set up .venv (and Debian's chromium) and run every test
+#   make test   set up .venv (and Debian's chromium, PostgreSQL, the MLflow test server) and run every test
 # For the edit-test loop: make test-fast (no browser, cluster, slow or AppTest tests) and make lint (ruff).
 #
 # Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
@@ -17,8 +17,10 @@ CHROMIUM := /usr/bin/chromium
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements.stamp
+MLFLOW_VENV := .venv-mlflow
+MLFLOW_STAMP := $(MLFLOW_VENV)/.requirements.stamp
 
-.PHONY: help venv lock browser postgres run test test-fast lint sample-data clean-venv
+.PHONY: help venv lock browser postgres mlflow-server run test test-fast lint sample-data clean-venv
 
 help:
 	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
@@ -29,6 +31,7 @@ help:
 	@echo "make lock   - rewrite requirements.lock from what $(VENV) has installed (after changing requirements.txt)"
 	@echo "make browser     - only install Debian's chromium if missing (needs root + apt-get)"
 	@echo "make postgres    - only install Debian's postgresql if missing (the shared-workspace tests start one)"
+	@echo "make mlflow-server - only create $(MLFLOW_VENV), the MLflow tracking server the monitor's registry tests start"
 	@echo "make sample-data - rebuild sample_data/ (CSV + bundled model)"
 
 # The stamp is newer than requirements.txt once pip has installed it; pip runs
@@ -80,13 +83,24 @@ postgres:
 		echo "postgres: NOTE: PostgreSQL is missing and cannot be installed here; the shared-workspace test is skipped."; \
 	fi
 
+# The MLflow tracking server of the monitor's registry tests (tests/monitor/test_mlflow_registry.py starts it on
+# loopback with a SQLite backend). Full mlflow pins pyarrow<26 and pandas<3, which conflict with requirements.lock, so
+# it lives in an environment of its own, pinned by .ci/mlflow-server.txt (about 850 MB; docs/monitor.md). The client
+# (mlflow-skinny, the extra tcrex[mlflow]) is in requirements.txt.
+mlflow-server: $(MLFLOW_STAMP)
+
+$(MLFLOW_STAMP): .ci/mlflow-server.txt
+	@test -x $(MLFLOW_VENV)/bin/python || { echo "creating $(MLFLOW_VENV) with $(PYTHON)"; $(PYTHON) -m venv $(MLFLOW_VENV); }
+	$(MLFLOW_VENV)/bin/python -m pip install --disable-pip-version-check --no-input -q -r .ci/mlflow-server.txt
+	@touch $@
+
 # tcrex.ui.launch is `streamlit run app.py` without the spurious "Page not found"
 # modal on a fresh server's first deep link (see its docstring).
 run: venv
 	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT)
 
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
-test: venv browser postgres
+test: venv browser postgres mlflow-server
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 # Everything but the browser, cluster, slow (property/fuzz, sandboxed workers, wheel install) and AppTest tests:

@@ -33,6 +33,7 @@ PAGE_GROUPS = {
     "Audit": [
         st.Page(PAGES / "audit.py", title="Subgroup audit", icon=":material/balance:"),
         st.Page(PAGES / "compare.py", title="Compare models", icon=":material/compare_arrows:"),
+        st.Page(PAGES / "monitor.py", title="Monitor", icon=":material/monitor_heart:"),
     ],
     "Share": [
         st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),

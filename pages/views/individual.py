@@ -10,9 +10,9 @@ from tcrex.ui.pages import compare, individual
 
 st.title("Individual")
 ws, result = page.require_result()
-ex, model, model_b_label = compare.individual_view(ws, result)  # model A, or model B from Compare models
+ex, model, model_b_label = compare.individual_view(ws, result)  # model A, model B (Compare), or a monitored version
 if model_b_label:
-    st.info(f"Explained under **model B ({model_b_label})**, from the Compare models page.", icon=":material/compare_arrows:")
+    st.info(compare.view_banner(model_b_label), icon=":material/compare_arrows:")
     st.button("Back to model A (the active model)", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "back_to_a"), on_click=compare.back_to_model_a)
 
 ind = individual.individual_picker(ws, result, key=session.INDIVIDUAL_WIDGETS)

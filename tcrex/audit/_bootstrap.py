@@ -187,7 +187,9 @@ def _bootstrap_sums(rng, values, counts, sizes, max_chunk=4_000_000) -> np.ndarr
     total = int(np.sum(counts))
     if not total or not len(sizes) or sizes.max() == 0:
         return out
-    cum = np.cumsum(counts)
+    # the sorted multiset itself: position i holds the value a cumulative-count lookup would give (searching the
+    # cumulative counts for every draw cost 20x more at a few hundred thousand values; the draws are the same)
+    multiset = np.repeat(np.asarray(values), np.asarray(counts, dtype=np.int64))
     dtype = np.int32 if total < 2**31 else np.int64
     step = max(1, max_chunk // int(sizes.max()))
     for s in range(0, len(sizes), step):
@@ -196,7 +198,7 @@ def _bootstrap_sums(rng, values, counts, sizes, max_chunk=4_000_000) -> np.ndarr
         starts = np.concatenate([[0], np.cumsum(sz)[:-1]])
         nonempty = sz > 0
         if nonempty.any():  # reduceat needs valid start offsets: only resamples that drew something
-            drawn = values[np.searchsorted(cum, idx, side="right")]
+            drawn = multiset[idx]
             out[s:s + step][nonempty] = np.add.reduceat(drawn, starts[nonempty])
     return out
 

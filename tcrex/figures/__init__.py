@@ -33,3 +33,7 @@ __all__ += ["confusion_matrix_figure", "roc_curve_figure", "pr_curve_figure", "r
 # recourse across two models (issue #26)
 from ._compare import CHANGE_COLORS, comparison_gap_plot, recourse_flow, rule_accuracy_shift  # noqa: E402
 __all__ += ["recourse_flow", "comparison_gap_plot", "rule_accuracy_shift", "CHANGE_COLORS"]
+
+# recourse monitored across model versions (tcrex.monitor)
+from ._monitor import monitor_group_shares, monitor_timeline  # noqa: E402
+__all__ += ["monitor_timeline", "monitor_group_shares"]

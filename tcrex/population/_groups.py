@@ -53,11 +53,18 @@ def resolve_groups(X: pd.DataFrame, groups) -> tuple[np.ndarray, list, str]:
 def _intersection(parts: list[pd.Series]) -> pd.Series:
     """Several groupings as one: a row's group is its values joined ("F · B"), "(missing)" standing for a missing
     value; the name joins the columns' names ("sex × race"). Groups are the combinations present."""
-    text = [p.map(lambda v: MISSING_GROUP if pd.isna(v) else _label(v)).astype(str) for p in parts]
+    text = [_labels_of(p) for p in parts]
     joined = text[0]
     for t in text[1:]:
         joined = joined + VALUE_JOIN + t
     return joined.rename(COLUMN_JOIN.join(str(p.name) for p in parts))
+
+
+def _labels_of(p: pd.Series) -> pd.Series:
+    """Each value's label (text; ``MISSING_GROUP`` when missing), worked out once per distinct value."""
+    codes, uniques = pd.factorize(p.astype(object), use_na_sentinel=True)
+    text = np.array([_label(v) for v in uniques] + [MISSING_GROUP], dtype=object)
+    return pd.Series(text[codes], index=p.index, dtype=object).astype(str)
 
 
 def group_series(X: pd.DataFrame, groups) -> tuple[pd.Series, str]:

@@ -303,6 +303,13 @@ class WorkspaceStore:
         url = env.get("TCREX_STORE") or default_state_dir(env)
         return cls(url, blobs=env.get("TCREX_BLOBS") or None, limits=Limits.from_env(env))
 
+    def transaction(self):
+        """A transaction on the store's database (``with store.transaction() as tx: tx.execute(sql, args)``, ``?``
+        placeholders on both databases; committed when the block ends, rolled back on an error): what packages
+        keeping tables of their own in the same store (:mod:`tcrex.monitor`) write through, so they reach SQLite
+        or PostgreSQL exactly as the workspaces do. :attr:`kind` says which database it is."""
+        return self._db.transaction()
+
     # ------------------------------------------------------------------ reading
     def _row(self, tx, any_id: str):
         if not is_id(any_id):

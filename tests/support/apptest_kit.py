@@ -13,7 +13,8 @@ from tcrex.ui.state import session
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
-PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export", "compare"]
+PAGES = ["home", "data_model", "global_rules", "rule_plot", "change_keep", "individual", "audit", "export", "compare",
+         "monitor"]
 
 
 def new_app() -> AppTest:

@@ -22,7 +22,7 @@ from tcrex.vocabulary import CLASSIFICATION
 from tcrex.compare import CHANGE_TEXT, CHANGES, GAINED, LOST, PARAMS_B, compare_models
 from tcrex.spreadsheet import to_csv
 
-from . import audit
+from . import audit, monitor
 from .data_model import MODEL_LABEL, MODEL_TYPES, PICKLE_TYPES, missing_formats_note
 from ..state import active, caching, session, sources, verification
 from ..widgets import components as ui
@@ -414,8 +414,12 @@ def open_individual(row, under_b: bool = False) -> None:
 
 
 def individual_view(ws: DataAndModel, result: FitResult):
-    """``(explainer, model, label)`` the Individual page explains under: model B of the last comparison when the
-    drill-down asked for it (``label`` names it), else the active model A (``label`` None)."""
+    """``(explainer, model, label)`` the Individual page explains under: a monitored model version when the Monitor
+    page's drill-down asked for it, model B of the last comparison when its drill-down did (``label`` names it),
+    else the active model A (``label`` None)."""
+    under_version = monitor.individual_view(ws, result)
+    if under_version is not None:
+        return under_version
     if session.individual_under_b():
         run_ = last_comparison(result)
         if run_ is not None and run_.result.explainer_b is not None and run_.model_b is not None:
@@ -426,6 +430,14 @@ def individual_view(ws: DataAndModel, result: FitResult):
 
 def back_to_model_a() -> None:
     session.set_individual_under_b(False)
+    session.set_individual_under_version(None)
+
+
+def view_banner(label: str) -> str:
+    """The Individual page's banner when it explains under another model than the active one."""
+    if session.individual_under_version():
+        return f"Explained under the model of **{label}**, from the Monitor page."
+    return f"Explained under **model B ({label})**, from the Compare models page."
 
 
 def under_both(ws: DataAndModel, result: FitResult, run_: ComparisonRun, row, target) -> pd.DataFrame | None:

@@ -212,7 +212,8 @@ def set_individual_under_b(under_b: bool, state: MutableMapping | None = None) -
 def clear_data_dependents(state: MutableMapping | None = None) -> None:
     """New data: forget what named rows or fits of the old data (the individual, its edits, the model-B view, the
     fit, the last good fit and the fit error)."""
-    for key in (INDIVIDUAL, EDITED_INDIVIDUAL, INDIVIDUAL_UNDER_B, LAST_FIT, LAST_GOOD_FIT, FIT_ERROR):
+    for key in (INDIVIDUAL, EDITED_INDIVIDUAL, INDIVIDUAL_UNDER_B, INDIVIDUAL_UNDER_VERSION, LAST_FIT, LAST_GOOD_FIT,
+                FIT_ERROR):
         _pop(key, None, state)
 
 
@@ -458,6 +459,34 @@ def compare_choice(state: MutableMapping | None = None) -> dict:
 
 def set_compare_choice(choice: dict, state: MutableMapping | None = None) -> None:
     _set(COMPARE_CHOICE, dict(choice), state)
+
+
+#: The monitor this workspace follows on the Monitor page (``{"name": ...}``: a monitor of the store), saved with the
+#: workspace so its read-only link shows the same monitor. Written by :mod:`tcrex.ui.pages.monitor`.
+MONITOR_CHOICE = "tcrex.monitor_choice"
+#: ``{"monitor": name, "version": label}`` while the Individual page explains under a monitored model version
+#: (the Monitor page's drill-down); cleared by "Back to model A" and when the data changes.
+INDIVIDUAL_UNDER_VERSION = "tcrex.individual_under_version"
+
+
+def monitor_choice(state: MutableMapping | None = None) -> dict:
+    return dict(_get(MONITOR_CHOICE, {}, state))
+
+
+def set_monitor_choice(choice: dict, state: MutableMapping | None = None) -> None:
+    _set(MONITOR_CHOICE, dict(choice), state)
+
+
+def individual_under_version(state: MutableMapping | None = None) -> dict | None:
+    found = _get(INDIVIDUAL_UNDER_VERSION, None, state)
+    return dict(found) if found else None
+
+
+def set_individual_under_version(view: dict | None, state: MutableMapping | None = None) -> None:
+    if view:
+        _set(INDIVIDUAL_UNDER_VERSION, dict(view), state)
+    else:
+        _pop(INDIVIDUAL_UNDER_VERSION, None, state)
 
 
 def last_comparison(state: MutableMapping | None = None) -> Any:

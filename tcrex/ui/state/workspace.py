@@ -34,7 +34,8 @@ from . import caching, session, sources, active
 PERSISTED = (session.DATA_SPEC, session.MODEL_SPEC, session.PARAMS, session.CLASS_NAMES, session.VALUE_LABELS,
              session.OUTCOME_CONFIRMED,
              session.FAVOURABLE_FOR, session.CONSTRAINTS_CONFIRMED, session.INDIVIDUAL, session.EDITED_INDIVIDUAL,
-             session.AUDIT_PREFS, session.SETUP_DATA_CHOICE, session.SETUP_MODEL_CHOICE, session.COMPARE_CHOICE)
+             session.AUDIT_PREFS, session.SETUP_DATA_CHOICE, session.SETUP_MODEL_CHOICE, session.COMPARE_CHOICE,
+             session.MONITOR_CHOICE)
 #: Upload slots saved with the workspace (data, model, comparison model B).
 SLOTS = ("data", "model", "model_b")
 #: The version of the settings' JSON layout (a newer one is refused with a message, never half-read).
