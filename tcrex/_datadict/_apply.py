@@ -9,7 +9,8 @@ from dataclasses import replace
 from ..codebook import match_feature
 from ..constraints import IMMUTABLE, suggest_constraints
 from ..errors import ParameterError
-from ._record import CATEGORICAL, NUMERIC, ORDERED, DataDictionary, value_key
+from ..vocabulary import CATEGORICAL, NUMERIC
+from ._record import ORDERED, DataDictionary, value_key
 from ._suggest import code_question
 
 #: The ``constraints`` parameter's default: what the dictionary declares, and the suggested actionability
@@ -83,12 +84,10 @@ def matched_labels(schema, value_labels) -> tuple[dict, list]:
 
 def with_titles(schema, dictionary: DataDictionary | None):
     """``schema`` with each feature's title from ``dictionary`` (None: no titles)."""
-    from .._engine.base._data import FeatureSchema  # noqa: PLC0415 - the engine imports this module
-
     titles = dictionary.titles if dictionary is not None else {}
     if not titles and not any(getattr(f, "title", None) for f in schema.features):
         return schema
-    return FeatureSchema([replace(f, title=titles.get(f.name)) for f in schema.features])
+    return type(schema)([replace(f, title=titles.get(f.name)) for f in schema.features])
 
 
 def fit_constraints(schema, dictionary: DataDictionary | None, spec) -> tuple[dict | None, dict]:
