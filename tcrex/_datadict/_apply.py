@@ -13,8 +13,9 @@ from ..vocabulary import CATEGORICAL, NUMERIC
 from ._record import ORDERED, DataDictionary, value_key
 from ._suggest import code_question
 
-#: The ``constraints`` parameter's default: what the dictionary declares, and the suggested actionability
-#: (:func:`tcrex.constraints.suggest_constraints`) for the features it leaves unsettled; free without a dictionary.
+#: The ``constraints`` parameter's default (None means the same): what the dictionary declares, and the suggested
+#: actionability (:func:`tcrex.constraints.suggest_constraints`) for the features it leaves unsettled; free without
+#: a dictionary.
 AUTO = "auto"
 
 
@@ -93,16 +94,16 @@ def with_titles(schema, dictionary: DataDictionary | None):
 def fit_constraints(schema, dictionary: DataDictionary | None, spec) -> tuple[dict | None, dict]:
     """The ``constraints`` a fit applies, and ``{feature: reason}`` of the suggested ones it applied.
 
-    * ``"auto"`` (the default): with a dictionary, what it declares (a direction, immutable, a history column:
-      immutable) and, for every feature it leaves unsettled, the suggestion of
+    * None (the default) or ``"auto"``: with a dictionary, what it declares (a direction, immutable, a history
+      column: immutable) and, for every feature it leaves unsettled, the suggestion of
       :func:`tcrex.constraints.suggest_constraints` (names, titles and labels: protected attributes immutable,
       age increase only, history columns immutable except the most recent); without one, none;
-    * ``None`` or ``{}``: none at all (every feature free);
+    * ``{}``: none at all (every feature free);
     * a dict: exactly it, plus what the dictionary declares for the features it does not name (no suggestion).
     A categorical feature takes only free or immutable (a direction becomes immutable)."""
-    if spec is None or (isinstance(spec, dict) and not spec):
+    if isinstance(spec, dict) and not spec:
         return None, {}
-    if isinstance(spec, str) and spec == AUTO:
+    if spec is None or (isinstance(spec, str) and spec == AUTO):
         if dictionary is None:
             return None, {}
         explicit = {}

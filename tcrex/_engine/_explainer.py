@@ -72,15 +72,16 @@ class TCREx:
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
         Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
-    constraints : "auto", None or dict
+    constraints : None, "auto" or dict
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
-        "auto" (default): with a ``dictionary``, the actionability it declares and, for the features it leaves
-        unsettled, the suggested one (protected attributes immutable, age increase only, history columns
+        None (default) or "auto": with a ``dictionary``, the actionability it declares and, for the features it
+        leaves unsettled, the suggested one (protected attributes immutable, age increase only, history columns
         immutable except the most recent: :func:`tcrex.constraints.suggest_constraints`), listed with reasons in
-        ``suggested_constraints_``; without a dictionary, none. None or ``{}``: every feature free. A dict: exactly
-        it, plus what the dictionary declares for the features it does not name.
+        ``suggested_constraints_``; without a dictionary, none. ``{}``: every feature free (the dictionary's
+        actionability and the suggestions switched off). A non-empty dict: exactly it, plus what the dictionary
+        declares for the features it does not name.
     grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
@@ -118,7 +119,7 @@ class TCREx:
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
-                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints="auto",
+                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
                  grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES, value_labels=None,
                  class_names=None, dictionary=None):
         self.rho = rho

@@ -74,7 +74,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _warn_non_features(X)
     if model is not None:
         _check_model_kinds(model, X, data)
-    cons = json.load(open(constraints_path)) if constraints_path else "auto"  # "auto": the dictionary's, if any
+    cons = json.load(open(constraints_path)) if constraints_path else None  # None: the dictionary's, if any
     ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons,
                max_changes=max_changes or None, class_names=class_names, dictionary=dictionary)
     ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
