@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from ..errors import DataError
+from ..inputs import refuse_nested_columns
 from ._numbers import EXACT_INTEGER, big_integer_message
 from ._report import Finding, TableReport, size_text
 
@@ -55,9 +56,7 @@ def read_parquet(data: bytes, filename: str, max_columns: int, max_bytes: int) -
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DataError(f"duplicate column name(s) {dup[:10]}; every column needs a unique name — rename them")
-    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
-    if nested:
-        raise DataError(f"column(s) {nested[:10]} hold nested values (lists/structs/maps); flatten them first")
+    refuse_nested_columns(schema, repr(filename))
     damaged = f"{filename!r} is not a valid Parquet file (its metadata is inconsistent: damaged or edited?)"
     groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     if meta.num_rows < 0 or any(g.num_rows < 0 for g in groups) or sum(g.num_rows for g in groups) != meta.num_rows:
