@@ -58,7 +58,7 @@ def test_two_labels_for_one_value_in_python_are_refused_too():
     with pytest.raises(ParameterError, match=r"1 and '1\.0' are one value with two labels"):
         check_value_labels({"status": {1: "married", "1.0": "single"}})
     # a flag is not a code: True and 1 are two values
-    assert check_value_labels({"flag": {True: "yes", 1: "one"}}) == {"flag": {True: "yes", 1: "one"}}
+    assert check_value_labels({"flag": {True: "yes", "1": "one"}}) == {"flag": {True: "yes", "1": "one"}}
 
 
 @pytest.mark.parametrize("doc,key", [('{"status": {"1": "married", "1": "single"}}', "1"),
