@@ -9,7 +9,8 @@ import pytest
 import xgboost as xgb
 from click.testing import CliRunner
 
-from tcrex import TCREx, rule_stability
+from tcrex import TCREx
+from tcrex.compare import rule_stability
 from tcrex.compare import CHANGES, ComparisonResult, compare_counts, compare_from_counts, compare_models
 from tcrex.errors import CellLimitError, DataError, ModelError, ParameterError, SchemaError
 from tcrex.vocabulary import is_verified, needs_recourse
