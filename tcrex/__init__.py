@@ -30,7 +30,7 @@ _LAZY = {
     "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
     "MAX_CLASSES": "._engine.base._outputs", "MAX_TARGET_CLASSES": "._engine.base._outputs",
     "check_rows_for_rho": "._engine.base._outputs", "detect_task": "._engine.base._outputs",
-    "min_rule_rows": "._engine.base._outputs",
+    "min_rule_rows": "._engine.base._outputs", "model_feature_names": "._engine.base._outputs",
     "check_fitted": "._engine.base._params", "check_parameter": "._engine.base._params",
     "Solution": "._engine.fitting._solution", "Target": "._engine.fitting._targets",
     "FavourableSuggestion": "._engine.fitting._targets", "favourable_class": "._engine.fitting._targets",
@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # the same names for type checkers and for the import graph o
                                      is_categorical_column, sentinel_codes)
     from ._engine._explainer import LocalExplanation, TCREx
     from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
-    from ._engine.base._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+    from ._engine.base._outputs import (MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task,
+                                        min_rule_rows, model_feature_names)
     from ._engine.base._params import check_fitted, check_parameter
     from ._engine.fitting._solution import Solution
     from ._engine.fitting._targets import (FavourableSuggestion, Target, favourable_class, ordered_labels,
@@ -54,6 +55,8 @@ __all__ = ["TCREx", "LocalExplanation",
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the input columns a model declares, in its order (None: it takes columns by position)
+           "model_feature_names",
            # the one rule giving a frame the dtypes a model was trained on (a cast never changes a value)
            "conform_dtypes", "conform_frame",
            # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost

@@ -794,6 +794,80 @@ def reworded_targets(sources) -> list[str]:
     return sorted(set(found))
 
 
+#: the only module that measures a model (:mod:`tcrex.performance`: :func:`~tcrex.performance.score`,
+#: :func:`~tcrex.performance.model_performance`)
+METRIC_OWNER = "tcrex.performance"
+#: names that hold a sum of squares in a hand-written R² (``1 - ss_res / ss_tot``)
+SQUARES_NAMES = re.compile(r"^(ss_?\w*|sse|sst|rss|tss)$")
+
+
+def _squares(node: ast.AST) -> bool:
+    """A sum of squares: ``... ** 2``, a ``sum``/``var`` call, or a name that says so (``ss_res``)."""
+    return any((isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)) or
+               (isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) in ("sum", "var")) or
+               (isinstance(n, ast.Name) and SQUARES_NAMES.match(n.id)) for n in ast.walk(node))
+
+
+def _share_equal(node: ast.AST) -> bool:
+    """``mean(a == b)`` / ``(a == b).mean()`` / ``average(a == b)`` of two values (not against a constant): an accuracy."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+    if name not in ("mean", "average"):
+        return False
+    args = node.args[:1] if node.args else [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    return any(isinstance(a, ast.Compare) and any(isinstance(o, ast.Eq) for o in a.ops)
+               and not any(isinstance(x, ast.Constant) for x in [a.left, *a.comparators]) for a in args)
+
+
+def handwritten_metrics(sources) -> list[str]:
+    """A model measured outside :mod:`tcrex.performance`: ``sklearn.metrics`` imported, an R² written out (``1 -
+    ss_res / ss_tot``) or an accuracy written out (``np.mean(pred == y)``)."""
+    found = []
+    for mod, (src, _) in sources.items():
+        if mod == METRIC_OWNER:
+            continue
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sklearn.metrics") or \
+                    isinstance(node, ast.ImportFrom) and node.module == "sklearn" and \
+                    any(a.name == "metrics" for a in node.names) or \
+                    isinstance(node, ast.Import) and any(a.name.startswith("sklearn.metrics") for a in node.names):
+                found.append(f"{mod}:{node.lineno} imports sklearn.metrics (use tcrex.performance.score)")
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
+                    and node.left.value == 1 and isinstance(node.right, ast.BinOp) \
+                    and isinstance(node.right.op, ast.Div) and _squares(node.right):
+                found.append(f"{mod}:{node.lineno} writes R² out (use tcrex.performance.score)")
+            elif _share_equal(node):
+                found.append(f"{mod}:{node.lineno} writes an accuracy out (use tcrex.performance.score)")
+    return sorted(set(found))
+
+
+def test_models_are_measured_by_one_owner():
+    found = handwritten_metrics(_tree_sources())
+    assert not found, "a model measured outside tcrex.performance:\n" + "\n".join(found)
+
+
+def test_checker_finds_planted_handwritten_metrics():
+    tree = _synthetic(
+        tcrex__ui__state__training="import numpy as np\ndef f(y, pred):\n    ss_res = np.sum((y - pred) ** 2)\n"
+                                   "    ss_tot = float(np.sum((y - y.mean()) ** 2)) or 1.0\n"
+                                   "    return 1.0 - ss_res / ss_tot, np.mean(pred == y)\n",
+        tcrex__ui__state__sources="def g(t, p):\n    return 1 - ((t - p) ** 2).sum() / ((t - t.mean()) ** 2).sum(), "
+                                  "(p.astype(str) == t.astype(str)).mean()\n",
+        tcrex__datasets="from sklearn.metrics import accuracy_score\n",
+        tcrex__cli___x="from sklearn import metrics\nimport sklearn.metrics\n",
+        tcrex__intake___enc="def h(b, n, k):\n    return (b == 0).mean(axis=0), 1 - n / k\n",  # not a model's figure
+        tcrex__performance="from sklearn.metrics import r2_score\ndef score(t, p):\n    return (t == p).mean()\n")
+    assert handwritten_metrics(tree) == [
+        "tcrex.cli._x:1 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.cli._x:2 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.datasets:1 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.ui.state.sources:2 writes R² out (use tcrex.performance.score)",
+        "tcrex.ui.state.sources:2 writes an accuracy out (use tcrex.performance.score)",
+        "tcrex.ui.state.training:5 writes R² out (use tcrex.performance.score)",
+        "tcrex.ui.state.training:5 writes an accuracy out (use tcrex.performance.score)"]
+
+
 def test_frames_are_conformed_by_one_owner():
     found = conformed_elsewhere(_tree_sources())
     assert not found, "a frame's dtypes set outside the owner:\n" + "\n".join(found)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import TCREx, detect_task
+from .. import TCREx, detect_task, model_feature_names
 from ..errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError
 from ..population import (favourable_outcome)
 from ..vocabulary import CLASSIFICATION
@@ -16,17 +16,6 @@ from ..vocabulary import CLASSIFICATION
 def resolve_target(explainer, target):
     """The favourable outcome: ``target`` or the explainer's; one outcome (who needs recourse depends on it)."""
     return favourable_outcome(explainer, target, needs="comparing models needs", fitted="explainer A")
-
-
-def _model_features(model):
-    for attr in ("feature_names_in_", "feature_names"):
-        names = getattr(model, attr, None)
-        if names is not None and not callable(names):
-            try:
-                return [str(n) for n in list(names)]
-            except TypeError:
-                continue
-    return None
 
 
 def _check_model(name: str, model, names: list, explainer, y) -> None:
@@ -49,7 +38,7 @@ def _key(v):
 
 
 def _check_features(name: str, model, names: list) -> None:
-    feats = _model_features(model)
+    feats = model_feature_names(model)
     if feats is None:
         return
     missing, extra = [f for f in feats if f not in names], [f for f in names if f not in feats]

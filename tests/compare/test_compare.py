@@ -240,6 +240,14 @@ def test_bad_inputs_get_clear_messages(setup):
     fewer = _xgb(X.drop(columns=["age"]), y, 0)
     with pytest.raises(DataError, match=r"model B does not take \['age'\]"):
         compare_models(ex_a, X, fewer, n_boot=10)
+    # the engine's rule of which columns a model declares (tcrex.model_feature_names): a loaded model file's list
+    class Declared:  # a model that names its inputs like tcrex.intake.LoadedModel, one the data lacks
+        feature_names = [*X.columns, "zip_code"]
+
+        def predict(self, rows):
+            return model_b.predict(rows[list(X.columns)])
+    with pytest.raises(DataError, match=r"model B needs \['zip_code'\], which explainer A does not explain"):
+        compare_models(ex_a, X, Declared(), n_boot=10)
     from sklearn.tree import DecisionTreeRegressor
     reg = DecisionTreeRegressor(max_depth=3).fit(X.select_dtypes("number"), X["income"] * 1.5)
     num = X.select_dtypes("number")

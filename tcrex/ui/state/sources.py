@@ -25,6 +25,7 @@ from tcrex.errors import TCRExError
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 
 from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
+from tcrex import performance
 from tcrex.performance import label_mismatch
 from tcrex.performance import model_performance as measure
 
@@ -450,7 +451,7 @@ def bundled_model(data: ActiveData) -> ActiveModel:
             known = (data.key, tuple(features), pred)
         else:
             pred = m.predict(data.frame)
-        acc = float(np.mean(pred == data.frame[data.label_column].to_numpy()))
+        acc = performance.score(data.frame[data.label_column].to_numpy(), pred, CLASSIFICATION)
     return ActiveModel(key=bundled_model_digest(), label="Bundled XGBoost classifier",
                        description=(f"{params.get('n_estimators', '?')} trees, at most "
                                     f"{params.get('max_leaves', '?')} leaves each, trained on all rows of the "
@@ -560,12 +561,9 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
             mismatch = label_problem(data.label_column, data.frame[data.label_column], classes, pred)
         if mismatch:
             pass  # no score: it would compare labels with outputs of another kind
-        elif pred is not None and task == CLASSIFICATION:
-            score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), f"accuracy on {where}"
-        elif pred is not None and pd.api.types.is_numeric_dtype(truth):
-            truth = truth.astype(float)
-            score = 1 - float(np.sum((truth - pred) ** 2)) / (float(np.sum((truth - truth.mean()) ** 2)) or 1.0)
-            score_name = f"R² on {where}"
+        elif pred is not None and (task == CLASSIFICATION or pd.api.types.is_numeric_dtype(truth)):
+            score = performance.score(truth, pred, task)
+            score_name = f"{performance.score_name(task)} on {where}"
     notes = (["Loaded with pickle because the operator enabled it; only load files you trust."]
              if loaded.kind == "pickle" else [])
     return ActiveModel(key=sha256("upload", sha256(blob)), label=f"Uploaded model {filename!r}",
