@@ -24,7 +24,7 @@ English) and ``_stability`` (:func:`rule_stability`: rules and advice across ret
 ``tcrex.compare``, ``rule_stability`` and ``RuleStability`` included (the package face ``tcrex`` lists only the
 engine's names: the comparison is a layer above it).
 """
-from ._models import PARAMS_B
+from ._models import PARAMS_B, fit_explainer_b
 from ._comparison import check_models, compare_counts, compare_from_counts, compare_models, favourable_target
 from ._counts import ComparisonCounts
 from ._result import ComparisonResult
@@ -39,5 +39,7 @@ __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourabl
            "NOT_NEEDED", "FIT_ROWS_A", "COMPARED_ROWS", "REFERENCE_ROWS", "GIVEN",
            # the parameters of explainer B a comparison may set apart from A's (params_b=)
            "PARAMS_B",
+           # explainer B fitted as a comparison fits it (A's parameters on model B's outputs)
+           "fit_explainer_b",
            # how stable each rule and piece of advice is across retrained models
            "rule_stability", "RuleStability"]
