@@ -135,7 +135,6 @@ LAZY_IMPORTS = {
         "imports Streamlit after the malloc arena cap is set, before Streamlit starts any thread",
     ("tcrex/ui/launch.py", "pandas"): "warm-up before the health check answers (the first figure's template)",
     ("tcrex/ui/launch.py", "tcrex.figures"): "warm-up before the health check answers (plotly's validators)",
-    ("tcrex/ui/state/sources.py", "openpyxl"): "optional: only an uploaded spreadsheet needs it",
     ("tcrex/ui/state/training.py", "xgboost"): "heavy: imported when an XGBoost model is trained in the app",
     ("tcrex/ui/state/training.py", "sklearn.ensemble"): "heavy: imported when a random forest is trained",
     ("tcrex/ui/state/training.py", "sklearn.linear_model"): "heavy: imported when a linear model is trained",

@@ -7,9 +7,7 @@ loaders); nothing here unpickles anything.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import threading
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from tcrex import categorical_columns, detect_task, intake, is_categorical_colum
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 
-from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
+from tcrex.intake.data import DECIMALS, ENCODINGS, EXCEL_EXTENSIONS, THOUSANDS
 from tcrex import performance
 from tcrex.performance import label_mismatch
 from tcrex.performance import model_performance as measure
@@ -302,45 +300,6 @@ class TableFindings:
         return {f.column: f.count for f in self.report.findings if f.kind == "sentinel"}
 
 
-#: Spreadsheet extensions read with openpyxl (the first sheet, values only).
-EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
-#: Largest spreadsheet read (cells of the first sheet); larger ones are refused with "save it as CSV".
-MAX_EXCEL_CELLS = 5_000_000
-
-
-def excel_to_csv(data: bytes, filename: str) -> bytes:
-    """The first sheet of an ``.xlsx`` file as CSV bytes (so :func:`tcrex.intake.read_table` checks it like any
-    CSV); a file openpyxl cannot read, or a sheet above :data:`MAX_EXCEL_CELLS`, is refused with "save it as CSV"."""
-
-    import openpyxl  # noqa: PLC0415 - only for spreadsheets
-
-    refuse = f"{filename!r} could not be read as an Excel workbook"
-    try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a bad file; all mean "unreadable"
-        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
-    try:
-        sheet = book.worksheets[0]
-        out = io.StringIO()
-        writer = csv.writer(out)
-        cells = 0
-        for row in sheet.iter_rows(values_only=True):
-            cells += len(row)
-            if cells > MAX_EXCEL_CELLS:
-                raise InputProblem(f"{filename!r} has more than {MAX_EXCEL_CELLS:,} cells; save it as CSV and upload "
-                                   "that")
-            writer.writerow(["" if v is None else v for v in row])
-    except InputProblem:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
-    finally:
-        book.close()
-    if not cells:
-        raise InputProblem(f"the first sheet of {filename!r} is empty; save the table as CSV and upload that")
-    return out.getvalue().encode("utf-8")
-
-
 #: "How to read this file" (CSV uploads): option of :func:`tcrex.intake.read_table` -> {value: label}; ``None``
 #: (listed first) leaves the option to the detection.
 READ_CHOICES = {
@@ -360,12 +319,10 @@ def reads_as_text(filename: str) -> bool:
 
 
 def read_table(data: bytes, filename: str, reading: tuple = ()) -> TableFindings:
-    """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings
-    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`). ``reading``: the user's
-    "How to read this file" choices as ``(option, value)`` pairs (CSV only)."""
+    """Parse an uploaded CSV, Excel or Parquet file with :func:`tcrex.intake.read_table` (which owns every format,
+    a workbook's budget and messages included) and summarise its findings. ``reading``: the user's "How to read
+    this file" choices as ``(option, value)`` pairs (CSV only)."""
     options = dict(reading) if reads_as_text(filename) else {}
-    if str(filename).lower().endswith(EXCEL_EXTENSIONS):
-        data, filename = excel_to_csv(data, filename), str(filename).rsplit(".", 1)[0] + ".csv"
     try:
         report = intake.read_table(data, filename, **options)
     except TCRExError as exc:
