@@ -28,7 +28,11 @@ def excel_to_csv(data: bytes, filename: str, max_cells: int = MAX_EXCEL_CELLS) -
     """The first sheet of a workbook as UTF-8 CSV bytes, and a note naming that sheet when the workbook has others
     (None when it has one). A file openpyxl cannot read, an empty first sheet or one above ``max_cells`` cells is
     a :class:`tcrex.errors.DataError` saying to save it as CSV."""
-    import openpyxl  # noqa: PLC0415 - only for spreadsheets
+    try:
+        import openpyxl  # noqa: PLC0415 - only for spreadsheets
+    except ImportError:
+        raise DataError(f"{filename!r} is an Excel workbook, and reading one needs openpyxl, which this installation "
+                        "lacks (pip install 'tcrex[app]'); or save it as CSV (UTF-8) and use that") from None
 
     refuse = f"{filename!r} could not be read as an Excel workbook"
     try:
