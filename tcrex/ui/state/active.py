@@ -501,7 +501,11 @@ class FitResult:
     key: str
     fit_seconds: float
     update_seconds: float | None
-    cache: dict = field(default_factory=dict)
+    #: every row's ``feature_actions`` (:meth:`actions`, computed once)
+    feature_actions: pd.DataFrame | None = field(default=None, repr=False)
+    #: the metarule trees the Global rules page drew, by what they were drawn for (the split tree is the costly
+    #: part; zooming reuses it)
+    metarule_trees: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_rules(self) -> int:
@@ -517,9 +521,9 @@ class FitResult:
 
     def actions(self, ws: DataAndModel) -> pd.DataFrame:
         """``feature_actions`` for every row (computed once)."""
-        if "actions" not in self.cache:
-            self.cache["actions"] = self.explainer.feature_actions(ws.X, y_pred=ws.y_pred)
-        return self.cache["actions"]
+        if self.feature_actions is None:
+            self.feature_actions = self.explainer.feature_actions(ws.X, y_pred=ws.y_pred)
+        return self.feature_actions
 
 
 def labels_key(ws: DataAndModel) -> str:

@@ -150,6 +150,28 @@ def set_last_good_fit(workspace_key: str, result, state: MutableMapping | None =
     _set(LAST_GOOD_FIT, (workspace_key, result), state)
 
 
+#: The page run under way: a token replaced at the end of every page run (:func:`next_page_run`). A background check
+#: asked for in one run and waiting for its page to be drawn starts on a request of a later run.
+PAGE_RUN = "tcrex.page_run"
+#: The checks whose failure this session was told of (each once).
+CHECKS_WARNED = "tcrex.checks_warned"
+
+
+def page_run(state: MutableMapping | None = None) -> object:
+    """The token of this session's page run under way (the same object until :func:`next_page_run`)."""
+    return _setdefault(PAGE_RUN, object(), state)
+
+
+def next_page_run(state: MutableMapping | None = None) -> None:
+    """The page run is over: the next request (a placeholder's poll, a page run) has another token."""
+    _set(PAGE_RUN, object(), state)
+
+
+def checks_warned(state: MutableMapping | None = None) -> set:
+    """Keys of the checks whose failure this session was shown."""
+    return _setdefault(CHECKS_WARNED, set(), state)
+
+
 def fit_error(state: MutableMapping | None = None) -> Any:
     return _get(FIT_ERROR, None, state)
 
