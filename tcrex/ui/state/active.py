@@ -501,11 +501,8 @@ class FitResult:
     key: str
     fit_seconds: float
     update_seconds: float | None
-    #: every row's ``feature_actions`` (:meth:`actions`, computed once)
-    feature_actions: pd.DataFrame | None = field(default=None, repr=False)
-    #: the metarule trees the Global rules page drew, by what they were drawn for (the split tree is the costly
-    #: part; zooming reuses it)
-    metarule_trees: dict = field(default_factory=dict, repr=False)
+    feature_actions: pd.DataFrame | None = field(default=None, repr=False)  # every row's (:meth:`actions`)
+    metarule_trees: dict = field(default_factory=dict, repr=False)  # drawn by Global rules (zooming reuses them)
 
     @property
     def n_rules(self) -> int:

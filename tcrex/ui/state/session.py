@@ -150,25 +150,17 @@ def set_last_good_fit(workspace_key: str, result, state: MutableMapping | None =
     _set(LAST_GOOD_FIT, (workspace_key, result), state)
 
 
-#: The page run under way: a token replaced at the end of every page run (:func:`next_page_run`). A background check
-#: asked for in one run and waiting for its page to be drawn starts on a request of a later run.
-PAGE_RUN = "tcrex.page_run"
-#: The checks whose failure this session was told of (each once).
-CHECKS_WARNED = "tcrex.checks_warned"
+#: The page run's token (a check waiting for its page to be drawn starts in a later run); checks whose failure was shown
+PAGE_RUN, CHECKS_WARNED = "tcrex.page_run", "tcrex.checks_warned"
 
 
-def page_run(state: MutableMapping | None = None) -> object:
-    """The token of this session's page run under way (the same object until :func:`next_page_run`)."""
+def page_run(state: MutableMapping | None = None, *, renew: bool = False) -> object:
+    if renew:  # the page run is over
+        _set(PAGE_RUN, object(), state)
     return _setdefault(PAGE_RUN, object(), state)
 
 
-def next_page_run(state: MutableMapping | None = None) -> None:
-    """The page run is over: the next request (a placeholder's poll, a page run) has another token."""
-    _set(PAGE_RUN, object(), state)
-
-
 def checks_warned(state: MutableMapping | None = None) -> set:
-    """Keys of the checks whose failure this session was shown."""
     return _setdefault(CHECKS_WARNED, set(), state)
 
 

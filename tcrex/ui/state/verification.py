@@ -17,7 +17,7 @@ import streamlit as st
 
 from tcrex.errors import TCRExError
 
-from . import checks, session, shared
+from . import checks, session, shared, st_compat
 from .active import DataAndModel, FitResult, fit_key, try_data_and_model
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
@@ -81,14 +81,14 @@ def the_check(ws: DataAndModel, result: FitResult) -> checks.Check | None:
     return checks.REGISTRY.get(check_key(ws, result))
 
 
-def _ask(ws: DataAndModel, result: FitResult, *, start: bool) -> checks.Check:
+def _ask(ws: DataAndModel, result: FitResult, *, start: bool, asked_in: object = None) -> checks.Check:
     is_shared = shared.is_shared_result(result)
 
     def build():
         rows = _verify(ws, result)
         return shared.freeze(rows) if is_shared and not isinstance(rows, str) else rows  # read by every session
 
-    return checks.REGISTRY.ask(check_key(ws, result), build, start=start, asked_in=session.page_run())
+    return checks.REGISTRY.ask(check_key(ws, result), build, start=start, asked_in=asked_in)
 
 
 def _start_if_drawn(ws: DataAndModel, result: FitResult) -> None:
@@ -98,7 +98,7 @@ def _start_if_drawn(ws: DataAndModel, result: FitResult) -> None:
     is_shared = shared.is_shared_result(result)
     check = the_check(ws, result)
     if check is None:
-        _ask(ws, result, start=not is_shared)
+        _ask(ws, result, start=not is_shared, asked_in=session.page_run())
     elif check.status == checks.WAITING and (not is_shared or check.asked_in is not session.page_run()):
         check.start()
 
@@ -137,7 +137,10 @@ def _done(ws: DataAndModel, result: FitResult, wait: bool) -> checks.Check | Non
 
 
 def _warn_once(check: checks.Check) -> None:
-    """The reason a check failed, shown once per session and check."""
+    """The reason a check failed, shown once per session and check (not by a download's builder, which runs
+    outside the page run: the export then says what it lacks)."""
+    if st_compat.session_id_of_this_run() is None:
+        return
     said = session.checks_warned()
     if check.key not in said:
         said.add(check.key)
@@ -160,7 +163,7 @@ def check_in_background() -> None:
             return  # no model to check with, or the last fit belongs to other data or another model
         _start_if_drawn(ws, result)
     finally:
-        session.next_page_run()
+        session.page_run(renew=True)
 
 
 def pending(ws: DataAndModel, result: FitResult) -> bool:
