@@ -66,7 +66,7 @@ def _verify(ws: DataAndModel, result: FitResult) -> VerifiedRows | str:
         frame = result.explainer.counterfactuals(ws.X.iloc[pos], y_pred=ws.y_pred[pos], model=ws.model.predict,
                                                  verify=True, class_names=ws.class_names)
     except TCRExError as exc:
-        return f"The recommended points could not be checked on the model: {exc}"
+        return str(exc)  # the reason, in words (the page says what it is the reason for)
     return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
 
 
