@@ -149,9 +149,8 @@ _lock = threading.Lock()
 def _sample_data(name: str):
     frame, label, categorical = sources.load_sample_frame(name)
     spec = sources.DataSpec("sample", name, label=label, categorical=categorical)
-    data = sources.prepare_frame(frame, spec, categorical)
-    sources.describe_sample(data, name)
-    data.frame = data.frame.copy()  # one private copy; handed out as shallow copies
+    data = sources.describe_sample(sources.prepare_frame(frame, spec, categorical), name)
+    data = replace(data, frame=data.frame.copy())  # one private copy; handed out as shallow copies
     freeze(data)
     return data
 
@@ -159,12 +158,10 @@ def _sample_data(name: str):
 def sample_data(name: str, spec=None):
     """The bundled sample ``name`` as :class:`ActiveData` (computed once per server; the frame is a shallow
     copy, so writing to it never reaches another session)."""
-    data = copy.copy(_sample_data(name))
-    data.frame = data.frame.copy(deep=False)
-    data.notes = list(data.notes)
-    if spec is not None:
-        data.spec = replace(spec, label=data.spec.label, categorical=data.spec.categorical)
-    return data
+    data = _sample_data(name)
+    return replace(data, frame=data.frame.copy(deep=False), notes=list(data.notes),
+                   spec=data.spec if spec is None else replace(spec, label=data.spec.label,
+                                                               categorical=data.spec.categorical))
 
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=caching.SHARED_MODELS)

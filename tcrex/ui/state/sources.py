@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -105,9 +105,10 @@ class DataSpec:
     reading: tuple = ()  # ("delimiter", ";"), ... chosen under "How to read this file" (CSV); empty: detected
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class ActiveData:
-    """The data set the dashboard works on."""
+    """The data set the dashboard works on: a frozen record (a view with other names or labels is a
+    ``dataclasses.replace`` of it; cached and shared ones are never patched)."""
 
     key: str  # content hash of the frame the engine sees
     label: str  # short human name (sidebar)
@@ -162,14 +163,13 @@ def describe_sample(data: ActiveData, name: str) -> ActiveData:
     """Name a bundled sample and carry its metadata (favourable outcome, class names) while its label column is
     the sample's own target."""
     info = datasets.SAMPLES[name]
-    data.label = SAMPLE_LABELS.get(name, name)
-    data.description = info.description
+    changes: dict[str, Any] = {"label": SAMPLE_LABELS.get(name, name), "description": info.description}
     if data.label_column == info.target:
-        data.favourable, data.class_names = info.favourable, dict(info.class_names)
+        changes.update(favourable=info.favourable, class_names=dict(info.class_names))
     if info.codebook:  # the sample's codebook, read as any codebook file is
-        data.value_labels = intake.read_codebook((datasets.SAMPLE_DATA_DIR / info.codebook).read_bytes(),
-                                                 info.codebook)
-    return data
+        changes["value_labels"] = intake.read_codebook((datasets.SAMPLE_DATA_DIR / info.codebook).read_bytes(),
+                                                       info.codebook)
+    return replace(data, **changes)
 
 
 def load_sample_frame(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
