@@ -43,6 +43,8 @@ class Check:
     future: Future | None = field(default=None, repr=False)
     #: the page run that asked for it (a session's token): a waiting check starts on a later request
     asked_in: object = field(default=None, repr=False)
+    #: the sessions (ids) that were shown why it failed, each once
+    told: set[str] = field(default_factory=set, repr=False)
     #: what is computed once from ``value`` (every row's effectiveness), by name
     derived: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

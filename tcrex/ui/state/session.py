@@ -153,18 +153,14 @@ def set_last_good_fit(workspace_key: str, result, state: MutableMapping | None =
     _set(LAST_GOOD_FIT, (workspace_key, result), state)
 
 
-#: The page run's token (a check waiting for its page to be drawn starts in a later run); checks whose failure was shown
-PAGE_RUN, CHECKS_WARNED = "tcrex.page_run", "tcrex.checks_warned"
+#: The token of the page run under way, renewed when it ends: a check waiting for its page to be drawn starts later.
+PAGE_RUN = "tcrex.page_run"
 
 
 def page_run(state: MutableMapping | None = None, *, renew: bool = False) -> object:
     if renew:  # the page run is over
         _set(PAGE_RUN, object(), state)
     return _setdefault(PAGE_RUN, object(), state)
-
-
-def checks_warned(state: MutableMapping | None = None) -> set:
-    return _setdefault(CHECKS_WARNED, set(), state)
 
 
 def fit_error(state: MutableMapping | None = None) -> Any:

@@ -139,11 +139,9 @@ def _done(ws: DataAndModel, result: FitResult, wait: bool) -> checks.Check | Non
 def _warn_once(check: checks.Check) -> None:
     """The reason a check failed, shown once per session and check (not by a download's builder, which runs
     outside the page run: the export then says what it lacks)."""
-    if st_compat.session_id_of_this_run() is None:
-        return
-    said = session.checks_warned()
-    if check.key not in said:
-        said.add(check.key)
+    sid = st_compat.session_id_of_this_run()
+    if sid is not None and sid not in check.told:
+        check.told.add(sid)
         st.warning(f"The recommended points could not be checked on the model: {check.error}",
                    icon=":material/warning:")
 
