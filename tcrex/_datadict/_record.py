@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..codebook import CONTROL_CHARACTERS, MAX_LABELS, check_label
+from ..codebook import CONTROL_CHARACTERS, MAX_LABELS, check_label, normalise_code
 from ..constraints import DECREASE, FREE, IMMUTABLE, INCREASE
 from ..vocabulary import CATEGORICAL, NUMERIC
 from ..errors import ParameterError, SchemaError
@@ -69,21 +69,13 @@ def _long_text(text: str, where: str) -> str:
 
 
 def value_key(value) -> tuple:
-    """The identity of a value in a dictionary: numbers by their float value (``1``, ``1.0`` and ``"1"`` of a
-    numeric feature are one value), text by its stripped text. Two entries of one feature with one key collide."""
-    if type(value) is int or type(value) is float:  # the common case, without the abstract-class checks below
-        return ("number", float(value))
-    value = _plain(value)
-    if isinstance(value, bool):
-        return ("text", str(value))
-    if isinstance(value, numbers.Real):
-        return ("number", float(value))
-    text = str(value).strip()
-    try:
-        number = float(text.replace("−", "-"))
-    except ValueError:
-        return ("text", text)
-    return ("number", number) if math.isfinite(number) else ("text", text)
+    """The identity of a value in a dictionary, by the codebook's one spelling of a value
+    (:func:`tcrex.codebook.normalise_code`): numbers by their float value (``1``, ``1.0``, ``"1"`` and ``"−1"``
+    against ``-1``), text NFC-normalised and stripped. Two entries of one feature with one key collide."""
+    if type(value) is int or type(value) is float:  # the common case, without the abstract-class checks
+        return ("number", float(value) + 0.0)
+    key = normalise_code(value)
+    return ("number", key) if isinstance(key, float) else ("text", str(key))
 
 
 def _check_value(value, where: str):
