@@ -145,7 +145,6 @@ def _search(ex, targets, budget: float):
     """The suggested parameters and their checked (rules, metarules) for ``targets``, or (None, None)."""
     X, y = ex.fit_rows(), ex.__dict__["state_"].fit_y
     rho0, trees0 = float(ex.rho), int(ex.n_trees)
-    base = _counts(ex, targets)
     best = None
     t0 = time.perf_counter()
     seen = set()

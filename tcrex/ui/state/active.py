@@ -490,6 +490,10 @@ def try_data_and_model() -> tuple[DataAndModel | None, str | None]:
 
 
 # ============================================================================================ explainer
+#: Seconds the dashboard lets :meth:`TCREx.fit_findings` search for a better setting after a degenerate fit.
+FINDINGS_BUDGET = 4.0
+
+
 @dataclass
 class FitResult:
     """A fitted explainer for the current parameters, and every row's explanation."""
@@ -514,6 +518,14 @@ class FitResult:
     @property
     def n_cells(self) -> int:
         return sum(t.n_cells for t in self.explainer.targets_)
+
+    def findings(self) -> list:
+        """:meth:`TCREx.fit_findings` of this fit (every row's explanations; the suggestion searched within
+        :data:`FINDINGS_BUDGET` seconds), computed once."""
+        if "findings" not in self.cache:
+            self.cache["findings"] = self.explainer.fit_findings(explanations=self.explanations,
+                                                                 budget=FINDINGS_BUDGET)
+        return self.cache["findings"]
 
     def actions(self, ws: DataAndModel) -> pd.DataFrame:
         """``feature_actions`` for every row (computed once)."""
