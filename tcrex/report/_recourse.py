@@ -8,12 +8,14 @@ import pandas as pd
 
 from ..figures import change_keep_counts, individual_table
 from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
-from ..vocabulary import has_recourse, is_verified, needs_recourse, STATUS_TEXT
+from ..vocabulary import ALREADY_IN_RULE, has_recourse, is_verified, needs_recourse, STATUS_PLAIN, STATUS_TEXT
 from ._markup import _cell, _e, _full, _kv, _pct, _stack, _table, _WHO_COLORS
 
 
 #: How many rules the executive page names in words (all targets together); the rest are in the appendix.
 TOP_RULES = 3
+#: The label of every rule-only figure once a model checked the advice: secondary, never a headline.
+RULES_ALONE = "what the rules alone say, not checked on the model"
 
 
 def _with_rule(explanations: pd.DataFrame) -> np.ndarray:
@@ -22,9 +24,13 @@ def _with_rule(explanations: pd.DataFrame) -> np.ndarray:
     return has_recourse(status) & needs_recourse(status)
 
 
-def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tuple[str, list]:
-    """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only) and, when
-    the points were checked on the model, its :class:`Effectiveness`."""
+def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None,
+              counterfactuals: pd.DataFrame | None = None) -> tuple[str, list]:
+    """Headline recourse figures (HTML) and plain sentences. With the verified frame (``counterfactuals``) every
+    figure is the verified one (the advice people get, checked on the model); the rules' own count is one
+    secondary sentence, said as :data:`RULES_ALONE`. Without a model, the rules' figures, said as not checked."""
+    if counterfactuals is not None and len(counterfactuals):
+        return _headline_verified(explanations, counterfactuals)
     if explanations is None or not len(explanations):
         return "", []
     status = explanations["status"].astype(str).to_numpy()
@@ -56,6 +62,41 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     elif explanations is not None and len(explanations):
         words.append("The recommended points were not checked on a model (no model was available): a rule is "
                      "only right for most of the individuals inside it, so a point may not change the outcome.")
+    return f'<div class="headline">{html_cards}</div>', words
+
+
+def verified_figures(counterfactuals: pd.DataFrame) -> dict:
+    """The headline figures of the verified frame (one owner: the executive page's tiles, its sentences and the
+    tests read them here): people, needing a change, verified, the median changes of the verified points, and
+    those with a similar case only / nothing."""
+    outcome = counterfactuals["recourse"].astype(object)
+    need = outcome.notna().to_numpy()
+    verified = is_verified(counterfactuals)
+    changes = counterfactuals.loc[verified, "n_changes"].astype(int)
+    return {"people": len(counterfactuals), "need": int(need.sum()), "verified": int(verified.sum()),
+            "median_changes": float(changes.median()) if len(changes) else None,
+            "similar": int((outcome == "similar_case").sum()), "none": int((outcome == "none").sum())}
+
+
+def _headline_verified(explanations, counterfactuals: pd.DataFrame) -> tuple[str, list]:
+    f = verified_figures(counterfactuals)
+    median = "–" if f["median_changes"] is None else _cell(f["median_changes"])
+    cards = [("individuals explained", f"{f['people']:,}"),
+             ("need a change to reach the favourable outcome", f"{f['need']:,} ({_pct(f['need'], f['people'])})"),
+             ("of them get a change the model confirms", f"{f['verified']:,} ({_pct(f['verified'], f['need'])})"),
+             ("median features the confirmed change changes", median)]
+    html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
+    words = [f"Of {f['people']:,} individuals, {f['need']:,} are not in the favourable outcome; the model confirms "
+             f"a change for {f['verified']:,} of them ({_pct(f['verified'], f['need'])}), typically changing "
+             f"{median} feature{'' if median == '1' else 's'}."]
+    if f["similar"] + f["none"]:
+        words.append(f"{f['similar'] + f['none']:,} have no confirmed change (for {f['similar']:,} a similar real "
+                     "case is shown, which is not advice).")
+    if explanations is not None and len(explanations):
+        status = explanations["status"].astype(str).to_numpy()
+        n_has = int((has_recourse(status) & needs_recourse(status)).sum())
+        words.append(f"The rules alone (not checked on the model) give {n_has:,} of them a rule to follow; the "
+                     "appendix keeps those figures apart.")
     return f'<div class="headline">{html_cards}</div>', words
 
 
@@ -114,13 +155,16 @@ def _rule_outcome_sentence(r) -> str:
     return text + said + "."
 
 
-def _changes_table(changes: pd.Series) -> str:
-    """A bar per number of features to change (``changes``: one number per person with advice)."""
+def _changes_table(changes: pd.Series, inside_rule: bool = False) -> str:
+    """A bar per number of features to change (``changes``: one number per person with advice). ``inside_rule``
+    (the rules' own counts once a model checked the advice): 0 is not "no change" but people inside a rule the
+    model does not confirm, and says so."""
     counts = changes.dropna().astype(int).value_counts().sort_index()
     if not len(counts):
         return '<p class="note">No one here has a recourse.</p>'
     top = max(int(counts.max()), 1)
-    rows = "".join(f"<tr><td>{int(c)}</td><td>{int(n):,}</td><td style=\"width:55%\"><span class=\"bar\" "
+    label = {0: STATUS_PLAIN[ALREADY_IN_RULE]} if inside_rule else {}
+    rows = "".join(f"<tr><td>{_e(label.get(int(c), str(int(c))))}</td><td>{int(n):,}</td><td style=\"width:55%\"><span class=\"bar\" "
                    f'style="width:{100 * int(n) / top:.1f}%;background:#009E73"></span></td></tr>'
                    for c, n in counts.items())
     return (f"<table><thead><tr><th>features to change</th><th>individuals</th><th></th></tr></thead>"
