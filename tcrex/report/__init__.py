@@ -5,11 +5,11 @@ its docstring and ``docs/figures.md``) from parts: ``_markup`` (escaping, tables
 metarules, glossary) and ``_groups`` (the subgroup audit and the comparison of two models).
 """
 from ._groups import AUDIT_COLUMNS, AUDIT_RULE_COLUMNS, comparison_html
-from ._html import ReportOptions, build_report, report_contents
+from ._html import ReportOptions, build_report, report_contents, report_summary
 from ._markup import fingerprint_bytes, fingerprint_frame
 from ._summary import summary_sentence, verified_changes, VerifiedChange
 from ._tables import GLOSSARY
 
 __all__ = ["build_report", "ReportOptions", "report_contents", "comparison_html", "fingerprint_bytes",
-           "fingerprint_frame", "GLOSSARY", "AUDIT_COLUMNS", "AUDIT_RULE_COLUMNS", "summary_sentence", "verified_changes",
+           "fingerprint_frame", "GLOSSARY", "AUDIT_COLUMNS", "AUDIT_RULE_COLUMNS", "summary_sentence", "report_summary", "verified_changes",
            "VerifiedChange"]

@@ -8,6 +8,8 @@ and draws the headline.
 
 from __future__ import annotations
 
+import html
+
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -260,6 +262,43 @@ def recourse_note(ws: DataAndModel, result: FitResult) -> None:
         st.markdown(f"**Recourse checked on the model.** {text}")
     elif pending(ws, result):
         _sentence_when_verified(ws, result)
+
+
+#: The Overview's and the report's first sentence when there is no model to check the advice on.
+NO_MODEL_SUMMARY = ("The outputs come from a column of the data, so no change was checked on a model: the figures "
+                    "below say what the rules alone say.")
+
+
+def summary_text(ws: DataAndModel, result: FitResult, wait: bool = True) -> str | None:
+    """The one sentence (:func:`tcrex.report.summary_sentence`) of this fit from the verified frame, in the
+    data's titles and labels, once per fit (``wait=False``: None while the points are being checked). The
+    Overview's first line and the report's first paragraph both print it."""
+    if not model_available(ws):
+        return NO_MODEL_SUMMARY
+    rows = verified_rows(ws, result, wait=wait)
+    if rows is None:
+        return None
+    key = ("summary", repr(ws.class_names))
+    if key not in result.cache:
+        from tcrex.report import summary_sentence  # noqa: PLC0415 - the report package only once a sentence is due
+
+        ex = result.explainer
+        outcome = ws.target_name(ex.targets_[0].target) if len(ex.targets_) == 1 else "the favourable outcome"
+        result.cache[key] = summary_sentence(rows.frame, ws.X.loc[rows.frame.index], outcome=outcome,
+                                             titles=getattr(ws.data, "titles", None) or None,
+                                             labels=ws.data.value_labels or None,
+                                             total_rows=rows.n_rows if rows.sampled else None)
+    return result.cache[key]
+
+
+def summary_note(ws: DataAndModel, result: FitResult) -> None:
+    """The Overview's first line: the one sentence, in bold; nothing while the points are being checked (the
+    page's recourse note holds the placeholder and reruns the page when the check is done)."""
+    if model_available(ws) and (_shared_unchecked(ws, result) or pending(ws, result)):
+        return
+    text = summary_text(ws, result, wait=False)
+    if text:
+        st.markdown(f'<p id="summary"><b>{html.escape(text)}</b></p>', unsafe_allow_html=True)
 
 
 def _shared_unchecked(ws: DataAndModel, result: FitResult) -> bool:
