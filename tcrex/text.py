@@ -172,6 +172,16 @@ def pluralise(n, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
+def rule_changes_text(sparsity) -> str:
+    """A metarule's worst-case changes as trees, outlines and summaries say them: the rules' own figure, said as
+    such, and never "0 changes" -- a region inside its rule holds people the model may still reject ("inside the
+    rule (the rules alone ask nothing)")."""
+    n = int(sparsity)
+    if n <= 0:
+        return "inside the rule (the rules alone ask nothing)"
+    return f"the rules alone ask up to {pluralise(n, 'change')}"
+
+
 def format_value(v) -> str:
     """A single data value as a reader sees it in a message: plain numbers (``5``, not ``np.int64(5)``), text in
     quotes, missing as "missing"."""
