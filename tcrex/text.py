@@ -172,6 +172,11 @@ def pluralise(n, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
+#: The label of every rule-only figure once a model checked the advice (the report, the Individual page): a
+#: secondary place, never a headline.
+RULES_ALONE = "what the rules alone say, not checked on the model"
+
+
 def rule_changes_text(sparsity) -> str:
     """A metarule's worst-case changes as trees, outlines and summaries say them: the rules' own figure, said as
     such, and never "0 changes" -- a region inside its rule holds people the model may still reject ("inside the

@@ -23,11 +23,11 @@ import pandas as pd
 from .. import check_fitted, __version__
 from ..figures import change_keep_counts, dot_to_svg, metarule_tree_html
 from ..population import PRACTICAL_DEFAULT
-from ..text import pluralise
+from ..text import pluralise, RULES_ALONE
 from ._groups import _audit_headline, _audit_html, comparison_html, _what_changed, _where_groups_differ
 from ._markup import _bars, _CSS, _e, _fp, _full, _kv, MAX_TABLE_ROWS, _slug, _table
 from ..vocabulary import is_verified
-from ._recourse import (_changes_table, _headline, RULES_ALONE, _how_hard, _individual_html, _performance_html, _top_rules,
+from ._recourse import (_changes_table, _headline, _how_hard, _individual_html, _performance_html, _top_rules,
                         TOP_RULES, _who_gets_recourse, _with_rule)
 from ._summary import summary_sentence
 from ._tables import _glossary, MAX_REPORT_LEAVES, _metarules_html, OPEN_ALL_LEAVES, _rules_html

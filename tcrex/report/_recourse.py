@@ -14,8 +14,6 @@ from ._markup import _cell, _e, _full, _kv, _pct, _stack, _table, _WHO_COLORS
 
 #: How many rules the executive page names in words (all targets together); the rest are in the appendix.
 TOP_RULES = 3
-#: The label of every rule-only figure once a model checked the advice: secondary, never a headline.
-RULES_ALONE = "what the rules alone say, not checked on the model"
 
 
 def _with_rule(explanations: pd.DataFrame) -> np.ndarray:
