@@ -24,6 +24,7 @@ from ._common import (_class_names_option, _data_option, _Fail, _guard, _labelle
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Resamples of the audit's and the comparison's bootstrap: the dashboard's (tcrex/ui/pages/audit.py N_BOOT).
 N_BOOT = 1000
+NO_CHROMIUM = "--pdf needs Chromium (Debian: apt-get install chromium; or set TCREX_CHROMIUM to its path)"
 #: Seconds Chromium may take to print the report.
 PDF_TIMEOUT = 180
 
@@ -43,7 +44,7 @@ def print_pdf(html_path: str, pdf_path: str) -> None:
 
     program = chromium()
     if program is None:
-        raise _Fail("--pdf needs Chromium (Debian: apt-get install chromium; or set TCREX_CHROMIUM to its path)")
+        raise _Fail(NO_CHROMIUM)
     with tempfile.TemporaryDirectory(prefix="tcrex-pdf-") as tmp:
         out = os.path.join(tmp, "report.pdf")
         cmd = [program, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
@@ -118,6 +119,8 @@ def report_command(rules_path, model_path, data, reference_rows, audit_by, model
     from ..report import ReportOptions, build_report, fingerprint_bytes, fingerprint_frame, report_summary
 
     t0 = time.perf_counter()
+    if pdf_path and chromium() is None:  # said before any work
+        raise _Fail(NO_CHROMIUM)
     with fsspec.open(rules_path, "r") as fh:
         rules = _labelled_rules(fh.read(), value_labels_path, class_names_text)
     ex = load_rules(rules)

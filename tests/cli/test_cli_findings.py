@@ -1,12 +1,16 @@
 """tcrex fit says a degenerate explanation on stderr and stores the findings in the rules JSON."""
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from tcrex import TCREx
 from tcrex.cli import main
 
 from tests.support.voice_cases import credit_card_case, loans_case
+
+pytestmark = pytest.mark.slow  # a fit with its findings' search per test
 
 
 def _fit(tmp_path, X, y, *args):

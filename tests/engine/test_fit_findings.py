@@ -2,9 +2,13 @@
 and gives more rules; an explanation with several rules and metarules gets none."""
 import json
 
+import pytest
+
 from tcrex import FINDING_KINDS, TCREx
 
 from tests.support.voice_cases import credit_card_case, loans_case
+
+pytestmark = pytest.mark.slow  # several fits per finding's suggestion
 
 
 def test_credit_card_defaults_are_degenerate_and_the_suggestion_gives_more_rules():

@@ -19,6 +19,8 @@ from tests.support.voice_cases import credit_card_case, loans_case
 CASES = {"loans": (loans_case, dict(target=1), "approved"),
          "credit card": (credit_card_case, dict(target=0), "no default")}
 
+pytestmark = pytest.mark.slow  # fits, verifies and builds whole reports
+
 
 def _report(ex, X, model, outcome):
     explanations = ex.explain(X, model=model)
@@ -87,6 +89,7 @@ def test_credit_card_people_inside_a_rule_the_model_rejects_are_never_zero_chang
     assert "inside a rule the model does not confirm" in text
 
 
+@pytest.mark.apptest
 def test_the_same_sentence_in_the_app_the_export_report_and_tcrex_report(tmp_path):
     from tcrex.ui.pages import export
     from tcrex.ui.state import active, verification
