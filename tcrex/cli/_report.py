@@ -10,9 +10,6 @@ Chromium (headless ``--print-to-pdf``).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
 import time
 
 import click
@@ -20,45 +17,18 @@ import click
 from ._common import (_class_names_option, _data_option, _Fail, _guard, _labelled_rules, main, _model, _read_all,
                       _say, _value_labels_option)
 
-#: Chromium programs tried for ``--pdf`` (``TCREX_CHROMIUM`` first when set): Debian's package, then others.
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Resamples of the audit's and the comparison's bootstrap: the dashboard's (tcrex/ui/pages/audit.py N_BOOT).
 N_BOOT = 1000
-NO_CHROMIUM = "--pdf needs Chromium (Debian: apt-get install chromium; or set TCREX_CHROMIUM to its path)"
-#: Seconds Chromium may take to print the report.
-PDF_TIMEOUT = 180
-
-
-def chromium() -> str | None:
-    """The Chromium program ``--pdf`` runs, or None."""
-    own = os.environ.get("TCREX_CHROMIUM")
-    if own:
-        return own if shutil.which(own) else None
-    return next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
 
 
 def print_pdf(html_path: str, pdf_path: str) -> None:
-    """``html_path`` printed to ``pdf_path`` by headless Chromium (A4, the report's print styles); the PDF appears
-    complete or not at all."""
-    from ..outputs import atomic_output
+    """:func:`tcrex.report.print_pdf`, its refusals said as the command line's."""
+    from ..report import PdfError, print_pdf as _print
 
-    program = chromium()
-    if program is None:
-        raise _Fail(NO_CHROMIUM)
-    with tempfile.TemporaryDirectory(prefix="tcrex-pdf-") as tmp:
-        out = os.path.join(tmp, "report.pdf")
-        cmd = [program, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
-               f"--user-data-dir={os.path.join(tmp, 'profile')}", f"--print-to-pdf={out}",
-               "file://" + os.path.abspath(html_path)]
-        try:
-            done = subprocess.run(cmd, capture_output=True, timeout=PDF_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            raise _Fail(f"Chromium did not print the report within {PDF_TIMEOUT} s") from None
-        if done.returncode != 0 or not os.path.exists(out) or not os.path.getsize(out):
-            raise _Fail(f"Chromium could not print the report (exit {done.returncode}): "
-                        f"{done.stderr.decode(errors='replace').strip()[-300:]}")
-        with open(out, "rb") as src, atomic_output(pdf_path) as dst:
-            shutil.copyfileobj(src, dst)
+    try:
+        _print(html_path, pdf_path)
+    except PdfError as exc:
+        raise _Fail(str(exc)) from None
 
 
 def report_inputs(ex, X, model, reference, *, groups=None, audit_title=None, model_b=None, model_b_label=None):
@@ -119,6 +89,8 @@ def report_command(rules_path, model_path, data, reference_rows, audit_by, model
     from ..report import ReportOptions, build_report, fingerprint_bytes, fingerprint_frame, report_summary
 
     t0 = time.perf_counter()
+    from ..report import chromium, NO_CHROMIUM
+
     if pdf_path and chromium() is None:  # said before any work
         raise _Fail(NO_CHROMIUM)
     with fsspec.open(rules_path, "r") as fh:

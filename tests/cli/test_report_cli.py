@@ -102,5 +102,5 @@ def test_without_chromium_pdf_is_refused_with_what_to_install(loans_files, tmp_p
     d = loans_files
     res = _run("report", "--rules", d / "rules.json", "--model", MODEL, "--data", d / "people.csv",
                "--reference-rows", d / "fit.csv", "--out", tmp_path / "r.html", "--pdf", tmp_path / "r.pdf")
-    assert res.exit_code == 2 and "--pdf needs Chromium" in res.output
+    assert res.exit_code == 2 and "printing the report to PDF needs Chromium" in res.output
     assert not (tmp_path / "r.pdf").exists() and not (tmp_path / "r.html").exists()  # said before any work

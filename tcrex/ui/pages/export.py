@@ -296,6 +296,25 @@ def report_contents(ws: DataAndModel, result: FitResult, include_person: bool = 
                                   figures=interactive) + sections.notes
 
 
+def pdf_available() -> bool:
+    """Whether this server can print the report to PDF (Chromium is installed: :func:`tcrex.report.chromium`)."""
+    return report.chromium() is not None
+
+
+def pdf_report(ws: DataAndModel, result: FitResult, include_rows: bool = False, interactive: bool = False,
+               include_person: bool = False, sections: ReportSections | None = None) -> Callable[[], bytes]:
+    """The report printed to PDF by the server's Chromium (A4, the main part first, the appendix on its own
+    pages), built on click: the same HTML as :func:`html_report` with the same options."""
+    html = html_report(ws, result, include_rows=include_rows, interactive=interactive,
+                       include_person=include_person, sections=sections)
+
+    def build() -> bytes:
+        text = html()
+        with st.spinner("Printing the report to PDF ..."):
+            return report.pdf_bytes(text)
+    return build
+
+
 def html_report(ws: DataAndModel, result: FitResult, include_rows: bool = False,
                 interactive: bool = False, include_person: bool = False,
                 sections: ReportSections | None = None) -> Callable[[], str]:
