@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..figures import change_keep_counts, individual_table
-from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
+from ..text import class_label, framed_alternative, is_trivial_rule, join_and, pluralise, trivial_rule_note
 from ..vocabulary import ALREADY_IN_RULE, has_recourse, is_verified, needs_recourse, STATUS_PLAIN, STATUS_TEXT
 from ._markup import _cell, _e, _full, _kv, _pct, _stack, _table, _WHO_COLORS
 
@@ -225,9 +225,11 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
         parts.append(_table(table, widths=widths))
     if exp.alternatives:
         marks = {True: "✓ ", False: "✗ "}
-        alts = "".join(f"<li>{_e(marks.get(a.get('verified'), ''))}{_e(a['text'])}</li>" for a in exp.alternatives)
+        alts = "".join(f"<li title=\"{_e(a.get('paper_text') or a['text'])}\">{_e(marks.get(a.get('verified'), ''))}"
+                       f"{_e(framed_alternative(a['text']))}</li>" for a in exp.alternatives)
         checked = any(a.get("verified") is not None for a in exp.alternatives)
-        parts.append("<p>Nearby metarules (if this individual were slightly different)"
+        parts.append("<p>Nearby metarules: what the advice would be had this person been slightly different (their "
+                     "past, not something to change now; the paper's wording in each line's tooltip)"
                      + ("; ✓ the model confirms a point of the alternative, ✗ it confirms none" if checked else
                         "; not checked on a model") + f":</p><ul>{alts}</ul>")
     return f'<div class="figure">{"".join(parts)}</div>'

@@ -17,7 +17,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import special_codes_note
 from tcrex.vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, STATUS_PLAIN
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
-from tcrex.text import pluralise, RULES_ALONE, value_text
+from tcrex.text import framed_alternative, pluralise, RULES_ALONE, value_text
 
 from ..widgets import search
 from ..widgets.constraints import category_names, code_labels, special_codes_of
@@ -318,7 +318,7 @@ def no_actionable_alternatives(exp) -> None:
     st.caption("The nearest metarules with a rule the constraints allow: if this individual's features were "
                "different in these ways, the rules would recommend this recourse.")
     for k, a in enumerate(alts, start=1):
-        st.markdown(f"{k}. {a['text']}")
+        st.markdown(f"{k}. {framed_alternative(a['text'])}")
 
     shown = _copy(exp)
     shown.alternatives = alts
