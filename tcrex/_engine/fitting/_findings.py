@@ -12,6 +12,7 @@ rules.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -158,7 +159,9 @@ def _search(ex, targets, budget: float):
         seen.add(key)
         trial = type(ex)(**{**ex.get_params(deep=False), **params})
         try:
-            trial.fit(X, y_pred=y)
+            with warnings.catch_warnings():  # a trial's own warnings ("no valid rule") are not the user's fit's
+                warnings.simplefilter("ignore")
+                trial.fit(X, y_pred=y)
         except (TCRExError, ValueError, MemoryError):  # the grid too large for max_cells, too few rows for rho
             continue
         if len(trial.targets_) != len(ex.targets_):
