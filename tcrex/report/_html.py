@@ -171,7 +171,8 @@ def _executive_summary(ex, o: ReportOptions, names: dict, embed_rows: bool) -> s
              ("found", f"{pluralise(n_rules, 'rule')} and {pluralise(n_metas, 'metarule')} at accuracy ≥ {ex.tau:g}, "
                        "each rule holding "
                        f"≥ {ex.rho:g} of the data")]
-    top = _top_rules(ex, o.explanations, effectiveness=o.effectiveness, names=names, checked=False)
+    top = _top_rules(ex, o.explanations, effectiveness=o.effectiveness, names=names, checked=False,
+                     counterfactuals=o.counterfactuals)
     shown = top[:TOP_RULES]  # three in all, however many targets: the rest are in the appendix
     more = n_rules - sum(t.startswith("To reach ") for t in shown)
     if more > 0:

@@ -99,9 +99,10 @@ def _headline_verified(explanations, counterfactuals: pd.DataFrame) -> tuple[str
 
 
 def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=None, names=None,
-               checked: bool = True) -> list:
+               checked: bool = True, counterfactuals: pd.DataFrame | None = None) -> list:
     """The most used (else the largest) rules per target, in plain words; ``checked`` adds what happened on the
-    model to the people each rule is the optimal rule for (the executive page leaves it to the appendix)."""
+    model to the people each rule is the optimal rule for (the executive page leaves it to the appendix). With
+    the verified frame (``counterfactuals``) a rule's use is the people whose confirmed change follows it."""
     rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
     names = names or {}
     out = []
@@ -110,7 +111,15 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
         if not len(rt):
             out.append(f"No rule reaches {names.get(t, sol.target.describe())} at these settings.")
             continue
-        if explanations is not None and len(explanations):
+        verified_use = counterfactuals is not None and len(counterfactuals) and explanations is not None \
+            and len(explanations)
+        if verified_use:
+            tgt = pd.to_numeric(explanations["target"].reindex(counterfactuals.index), errors="coerce").to_numpy()
+            mine = is_verified(counterfactuals) & (tgt == t) \
+                & (counterfactuals["source"].astype(object) != "minimal_change").to_numpy()
+            used = pd.to_numeric(counterfactuals.loc[mine, "recommended_rule"], errors="coerce").dropna().astype(int)
+            rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
+        elif explanations is not None and len(explanations):
             tgt = pd.to_numeric(explanations["target"], errors="coerce")
             used = pd.to_numeric(explanations.loc[tgt == t, "rule"], errors="coerce").dropna().astype(int)
             rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
@@ -123,7 +132,8 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             out.append(f"Rule {r.rule_id} ({outcome}) is left out: {trivial_rule_note(outcome, r.accuracy)}.{who}")
         rt = rt[~trivial].sort_values(["used", "n"], ascending=False).head(k)
         for _, r in rt.iterrows():
-            who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
+            who = ((f"; the confirmed change of {pluralise(r.used, 'person', 'people')} follows it" if verified_use
+                    else f", recommended to {pluralise(r.used, 'individual')}") if r.used else "")
             works = ""
             if checked and "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
                 works = " " + _rule_outcome_sentence(r)

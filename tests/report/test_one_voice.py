@@ -71,6 +71,14 @@ def test_the_reports_main_part_is_the_verified_frames_aggregate(case):
     rows = re.findall(r"<tr><td>(\d+)</td><td>([\d,]+)</td>", main)
     assert rows and all(int(c) >= 1 for c, _ in rows)
     assert sum(int(n.replace(",", "")) for _, n in rows) == figures["verified"]
+    # the top rules count the people whose confirmed change follows them
+    ids = dict(zip(ex.rules_frame()["rule_id"], ex.rules_frame()["rule"]))
+    followed = re.findall(r"Rule (R\d+) — [^<]*?the confirmed change of ([\d,]+) (?:person|people) follows it",
+                          html.unescape(main))
+    assert followed
+    through = cf.loc[(cf["recourse"].astype(object) == "verified") & (cf["source"].astype(object) != "minimal_change")]
+    for rid, n in followed:
+        assert int(n.replace(",", "")) == int((through["recommended_rule"] == ids[rid]).sum())
     # the rules' own count is secondary and says so; its 0 is named, not a number
     appendix = text[text.index("</main>"):]
     assert "What the rules alone say, not checked on the model" in appendix
