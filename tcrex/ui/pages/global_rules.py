@@ -76,7 +76,11 @@ def _apply_suggestion(suggestion: dict) -> None:
 def findings_panel(result: FitResult, key: str = "findings") -> None:
     """What this fit says too little about (:meth:`TCREx.fit_findings`), each sentence once, with its checked
     suggestion and one button that applies it."""
-    findings = result.findings()
+    if "findings" in result.cache:
+        findings = result.findings()
+    else:  # a degenerate fit tries a few settings (at most FINDINGS_BUDGET seconds), once per fit
+        with st.spinner("Checking whether these settings say enough ..."):
+            findings = result.findings()
     if not findings:
         return
     text = " ".join(dict.fromkeys(f.text for f in findings))
