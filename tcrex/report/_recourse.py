@@ -213,8 +213,10 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
             facts.append(("rule", recommended or getattr(exp, "rule_id", None) or exp.rule))
         if exp.counterfactual_valid is not None and recommended != getattr(exp, "rule_id", None):
             facts.append(("the paper's optimal rule", f"{exp.rule_id}, not confirmed by the model here"))
+        checked = exp.counterfactual_valid is not None and getattr(exp, "recourse", None) is not None
         facts += [("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
-                  ("features to change", exp.n_changes)]
+                  ("features to change", exp.n_changes if not checked or exp.recourse == "verified"
+                   else "none the model confirms")]  # never "0" for someone the model rejects
     if exp.rule is not None:
         parts.insert(1, f"<p class=\"rule-heading\"><b>{_e(_rule_heading(exp))}</b></p>")
     parts.append(_kv(facts))
