@@ -131,3 +131,23 @@ def test_the_same_sentence_in_the_app_the_export_report_and_tcrex_report(tmp_pat
     assert _cards(cli_text) == _cards(report_text)
     section_ids = re.compile(r'<section id="([^"]+)"')
     assert section_ids.findall(_main_part(cli_text)) == section_ids.findall(_main_part(report_text))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_tree_outline_counts_the_verified_frame(case):
+    """The metarule tree's outline (the Global rules page's and the report's) says, per leaf, what verifies the
+    people it serves: summed over the leaves, the verified frame's own count of verified people."""
+    from tcrex.figures import metarule_tree_html
+
+    load, params, _ = CASES[case]
+    X, model = load()
+    ex = TCREx(**params).fit(X, model)
+    explanations = ex.explain(X, model=model)
+    cf = ex.counterfactuals(X, model=model)
+    population = explanations.assign(source=cf["source"].astype(object))
+    text = html.unescape(metarule_tree_html(ex, 0, population=population, open_all=True))
+    said = sum(int(n.replace(",", "")) for n in re.findall(
+        r"([\d,]+) (?:verified through this rule|through the next rule|by a minimal change)", text))
+    served = explanations["metarule"].notna().to_numpy() & (cf["recourse"].astype(object) == "verified").to_numpy()
+    assert said == int(served.sum()) > 0
+    assert "up to 0 change" not in text
