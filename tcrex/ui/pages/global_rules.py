@@ -76,7 +76,7 @@ def _apply_suggestion(suggestion: dict) -> None:
 def findings_panel(result: FitResult, key: str = "findings") -> None:
     """What this fit says too little about (:meth:`TCREx.fit_findings`), each sentence once, with its checked
     suggestion and one button that applies it."""
-    if "findings" in result.cache:
+    if result.fit_findings is not None:
         findings = result.findings()
     else:  # a degenerate fit tries a few settings (at most FINDINGS_BUDGET seconds), once per fit
         with st.spinner("Checking whether these settings say enough ..."):
@@ -196,7 +196,7 @@ def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, popula
         kwargs["highlight_row"] = ws.X.loc[[row]]
     elif zoom != ROOT:
         kwargs["highlight_metarule"] = int(zoom)
-    trees = result.cache.setdefault("metarule_trees", {})  # the split tree is the costly part; zooming reuses it
+    trees = result.metarule_trees  # the split tree is the costly part; zooming reuses it
     every_session = share is not None and zoom == ROOT and shared.is_shared_result(result)
     try:
         if target not in trees:
