@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex.errors import TCRExError
+from tcrex.report import summary_sentence
 
 from . import checks, session, shared, st_compat
 from .active import DataAndModel, FitResult, fit_key, try_data_and_model
@@ -284,8 +285,6 @@ def summary_text(ws: DataAndModel, result: FitResult, wait: bool = True) -> str 
     labels = ws.data.value_labels or None
 
     def sentence_of(rows: VerifiedRows) -> str:
-        from tcrex.report import summary_sentence  # noqa: PLC0415 - the report package only once a sentence is due
-
         return summary_sentence(rows.frame, ws.X.loc[rows.frame.index], outcome=outcome, titles=titles,
                                 labels=labels, total_rows=rows.n_rows if rows.sampled else None)
     # kept with the check per wording (a session's class names or titles make another sentence of the same check)
