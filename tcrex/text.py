@@ -169,6 +169,40 @@ def pluralise(n, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
+def framed_alternative(text: str) -> str:
+    """A metacounterfactual's sentence ("If income were 35.1: change debt_to_income to 0.24 …") framed for the
+    person it is about: the "if" part is their past, not advice ("Had income been 35.1 (not something you can
+    change now), the advice would be: change debt_to_income to 0.24 …"). A sentence of another shape is returned
+    as it is; the paper's own wording stays in ``paper_text``."""
+    text = str(text)
+    if not text.startswith("If ") or ": " not in text:
+        return text
+    head, rest = text[3:].split(": ", 1)
+
+    def had(part: str) -> str:  # "income were 35.1" / "status_1 ≥ 2" -> "income been 35.1" / "status_1 been ≥ 2"
+        if " were " in part:
+            return part.replace(" were ", " been ", 1)
+        name, _, rest = part.partition(" ")
+        return f"{name} been {rest}" if rest else part
+    head = " and ".join(", ".join(had(p) for p in chunk.split(", ")) for chunk in head.split(" and "))
+    return f"Had {head} (not something you can change now), the advice would be: {rest}"
+
+
+#: The label of every rule-only figure once a model checked the advice (the report, the Individual page): a
+#: secondary place, never a headline.
+RULES_ALONE = "what the rules alone say, not checked on the model"
+
+
+def rule_changes_text(sparsity) -> str:
+    """A metarule's worst-case changes as trees, outlines and summaries say them: the rules' own figure, said as
+    such, and never "0 changes" -- a region inside its rule holds people the model may still reject ("inside the
+    rule (the rules alone ask nothing)")."""
+    n = int(sparsity)
+    if n <= 0:
+        return "inside the rule (the rules alone ask nothing)"
+    return f"the rules alone ask up to {pluralise(n, 'change')}"
+
+
 def format_value(v) -> str:
     """A single data value as a reader sees it in a message: plain numbers (``5``, not ``np.int64(5)``), text in
     quotes, missing as "missing"."""

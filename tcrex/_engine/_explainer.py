@@ -25,6 +25,7 @@ from ..errors import ParameterError, not_fitted
 from .explaining._summary import metarules_frame, rules_frame, summary_text
 from .base._params import MAX_CHANGES, check_parameter
 from .base._in_target import in_target
+from .fitting._findings import FINDINGS_BUDGET, fit_findings
 from .fitting._recount import candidate_counts, recount
 from .explaining._lookup import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
 from .serialization._rules_json import from_json, to_json
@@ -242,6 +243,17 @@ class TCREx:
         self.state_ = fit_state(as_frame(X), model, y_pred, self.get_params(), report, t0)
         report("done", 1.0)
         return self
+
+    def fit_findings(self, *, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET) -> list:
+        """What this fit says too little about, as :class:`tcrex.FitFinding` s (empty when nothing): one rule, one
+        metarule, a metarule with no condition serving >= 90 % of the people needing recourse, or (given
+        ``counterfactuals``, the verified frame of :meth:`counterfactuals`) many more people verified beyond the
+        rules than through them. Each finding carries a plain sentence and a suggested parameter set (smaller
+        ``rho`` and/or more ``n_trees``) that was fitted on the same rows within ``budget`` seconds and gives more
+        rules (``suggestion`` None when no setting tried did). ``explanations``: :meth:`explain` of the fit rows,
+        computed when not given (an explainer restored from JSON needs it, and gets no suggestion)."""
+        self._state()
+        return fit_findings(self, explanations, counterfactuals, budget)
 
     def grid_sizes(self, X, model=None, *, y_pred=None) -> list:
         """Per target, the metarule grid :meth:`fit` with these parameters would build (a
@@ -517,10 +529,12 @@ class TCREx:
         return metarule_slice(state.all_solutions()[target], schema, schema.index(x), schema.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
-    def to_json(self, indent=None, *, effectiveness=None) -> str:
+    def to_json(self, indent=None, *, effectiveness=None, findings=None) -> str:
         """The versioned JSON export; ``effectiveness`` (from :meth:`effectiveness`) adds per-rule and
-        per-metarule effectiveness as optional fields (format version 3)."""
-        return to_json(self.get_params(), self._state(), indent=indent, effectiveness=effectiveness)
+        per-metarule effectiveness as optional fields (format version 3); ``findings`` (from :meth:`fit_findings`)
+        adds them as ``"findings"`` (plain data; readers ignore it)."""
+        return to_json(self.get_params(), self._state(), indent=indent, effectiveness=effectiveness,
+                       findings=findings)
 
     @classmethod
     def from_json(cls, text, *, max_grid_bytes: int | None = None) -> "TCREx":

@@ -105,10 +105,13 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
+    findings = ex.fit_findings()  # a degenerate explanation said at once, with a checked suggestion
+    for f in findings:
+        _say(f"finding: {f.text} {f.suggestion_text()}")
     ex = _labelled(ex, value_labels_path, book, (y_col, *drop))
     import fsspec
     with fsspec.open(out, "w") as fh:
-        fh.write(ex.to_json())
+        fh.write(ex.to_json(findings=findings))
     n_rules = len(ex.rules_frame())
     _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
 

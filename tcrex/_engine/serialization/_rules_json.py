@@ -62,7 +62,7 @@ def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
     return {schema.names[i]: c["bounds"] for i, c in box_conditions(schema, boxes, r, text=False).items()}
 
 
-def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -> str:
+def to_json(params: dict, state: FittedState, indent=None, effectiveness=None, findings=None) -> str:
     """The export of ``state``; ``params``: the estimator's parameters (``TCREx.get_params()``)."""
     schema = state.schema
     doc = {
@@ -117,6 +117,8 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
         doc["version"] = VERSION_EFFECTIVENESS
         doc["effectiveness"] = effectiveness.to_dict()
+    if findings:  # optional: what the fit says too little about (TCREx.fit_findings), for people; never read back
+        doc["findings"] = [f.to_dict() for f in findings]
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
 
 
