@@ -15,6 +15,7 @@ searches again on the real model if any answer differed, so "verified" keeps mea
 from __future__ import annotations
 
 import json
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -79,7 +80,7 @@ def tree_scorer(model, schema, X: pd.DataFrame, as_categorical: dict, real) -> T
     ``as_categorical`` codes), or None when its trees cannot be read or its decision is not one of those above
     (then every point is asked of the model). ``real(enc)``: the model's outputs, for the points near a tie."""
     try:
-        read = _xgboost(model) if type(model).__name__ == "XGBClassifier" else _forest(model)
+        read = _read(model)
     except (ImportError, AttributeError, KeyError, TypeError, ValueError, IndexError, json.JSONDecodeError):
         return None
     if read is None:
@@ -118,6 +119,29 @@ def tree_scorer(model, schema, X: pd.DataFrame, as_categorical: dict, real) -> T
 
 
 # ------------------------------------------------------------------------------------------ readers
+#: What was read from each model's trees, while the model lives: an XGBoost booster read once (its JSON parse
+#: costs more than a search on a small batch), a forest as long as it holds the same trees.
+_READ = weakref.WeakKeyDictionary()
+
+
+def _read(model):
+    xgb = type(model).__name__ == "XGBClassifier"
+    owner = model.get_booster() if xgb else model
+    key = (owner.num_boosted_rounds(),) if xgb else tuple(id(e.tree_) for e in getattr(model, "estimators_", [model]))
+    try:
+        kept = _READ.get(owner)
+    except TypeError:  # not weakly referable: read every time
+        kept = None
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    read = _xgboost(model) if xgb else _forest(model)
+    try:
+        _READ[owner] = (key, read)
+    except TypeError:
+        pass
+    return read
+
+
 def _xgboost(model):
     """(ensemble, classes, tie, per input "num" / "cat" / the category names it stores) of an XGBClassifier."""
     booster = model.get_booster()
