@@ -109,7 +109,7 @@ class CompiledTrees:
     instead: the scores are those of ``raw_scores`` on every row."""
 
     def __init__(self, ens: TreeEnsemble):
-        from sklearn.tree._tree import NODE_DTYPE, Tree
+        from sklearn.tree._tree import NODE_DTYPE, Tree  # noqa: PLC0415 - the intake reads trees without scikit-learn
 
         if not ens.complete:
             raise ValueError(f"these trees cannot be evaluated outside their library: {ens.why_incomplete}")

@@ -3,7 +3,7 @@
 The search asks the model about many small batches of points (the nearest point of a rule, deeper ones, the
 subsets of a change beyond the rules, one feature given back at a time): with a library model each call pays a
 fixed cost (a pandas frame built, converted and checked) far above scoring its points. For a classifier whose
-trees can be read (an XGBoost ``XGBClassifier`` with a logistic or softmax objective, a scikit-learn decision tree,
+trees can be read (an XGBoost ``XGBClassifier`` with the objective binary:logistic or multi:softprob, a scikit-learn decision tree,
 random forest or extra-trees classifier), :func:`tree_scorer` reads them into a :class:`tcrex.trees.TreeEnsemble`
 and scores the points on encoded arrays through :meth:`TreeEnsemble.compiled`: the class whose score is highest, as
 the library's ``predict`` decides. A point whose decision lies within a rounding error of a tie (the library sums
@@ -19,9 +19,11 @@ import weakref
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
 
 from ...trees import MISSING_NAN_DEFAULT, TreeArrays, TreeEnsemble
-from ..base._data import Encoded, categorical_codes
+from ..base._data import Encoded
 from ..base._outputs import model_feature_names
 from ._search import _objects
 
@@ -153,7 +155,7 @@ def _xgboost(model):
     doc = json.loads(bytes(booster.save_raw("json")))
     learner = doc["learner"]
     objective = learner["objective"]["name"]
-    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax"):
+    if objective not in ("binary:logistic", "multi:softprob"):  # (multi:softmax's predict gives its own dtype)
         return None
     gb = learner["gradient_booster"]
     if gb["name"] != "gbtree":
@@ -233,9 +235,6 @@ def _xgb_tie(ensemble: TreeEnsemble) -> float:
 
 def _forest(model):
     """(ensemble, classes, tie, None) of a scikit-learn decision tree, random forest or extra-trees classifier."""
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
-
     if type(model) in (DecisionTreeClassifier, ExtraTreeClassifier):
         estimators = [model]
     elif type(model) in (RandomForestClassifier, ExtraTreesClassifier):
