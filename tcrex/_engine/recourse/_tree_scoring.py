@@ -112,11 +112,11 @@ def tree_scorer(model, schema, X: pd.DataFrame, as_categorical: dict, real) -> T
                 return None
         table[table < 0] = np.nan
         columns.append(("cat", schema.slot[i], table))
+    is_cat = np.array([c[0] == "cat" for c in columns], dtype=bool)
     for t in ensemble.trees:  # a categorical split of a numeric input, or the reverse: not this reading
         internal = t.left >= 0
-        for node in np.flatnonzero(internal):
-            if bool(t.categorical[node]) != (columns[int(t.feature[node])][0] == "cat"):
-                return None
+        if np.any(t.categorical[internal] != is_cat[t.feature[internal]]):
+            return None
     return TreeScorer(ensemble, columns, classes, tie, real)
 
 
