@@ -149,6 +149,19 @@ class CompiledTrees:
             self.walks.append((tree, np.asarray(t.value, dtype=np.float64), int(t.group)))
         self.zero_special = np.asarray(sorted(zero_special), dtype=np.int64)
         self.columns = columns
+        # the derived columns of one feature in one gather: per feature, (its derived columns, a lookup whose row
+        # c holds each column's 0/1 for category code c, then a row of 1 (right) for a code no table lists, then a
+        # row of NaN for a missing value)
+        self.by_feature = []
+        for f in sorted({f for f, _ in self.tables}):
+            ks = [k for k, (g, _) in enumerate(self.tables) if g == f]
+            width = max(len(self.tables[k][1]) for k in ks)
+            lookup = np.ones((width + 2, len(ks)), dtype=np.float32)
+            for c, k in enumerate(ks):
+                table = self.tables[k][1]
+                lookup[:len(table), c] = table
+            lookup[width + 1] = np.nan
+            self.by_feature.append((f, ens.n_features + np.asarray(ks, dtype=np.int64), lookup))
 
     def raw_scores(self, X: np.ndarray) -> np.ndarray:
         """:meth:`TreeEnsemble.raw_scores` of every row of X."""
@@ -165,13 +178,14 @@ class CompiledTrees:
         if len(X):
             aug = np.empty((len(X), self.columns), dtype=np.float32)
             aug[:, :ens.n_features] = x32
-            for k, (f, table) in enumerate(self.tables):
+            for f, cols, lookup in self.by_feature:
                 v = X[:, f]
-                col = np.ones(len(X), dtype=np.float32)
-                ok = np.isfinite(v) & (v >= 0) & (v < len(table))
-                col[ok] = table[v[ok].astype(np.int64)]
-                col[np.isnan(v)] = np.nan
-                aug[:, ens.n_features + k] = col
+                width = len(lookup) - 2
+                ok = np.isfinite(v) & (v >= 0) & (v < width)
+                code = np.full(len(X), width, dtype=np.int64)
+                code[ok] = v[ok].astype(np.int64)
+                code[np.isnan(v)] = width + 1
+                aug[:, cols] = lookup[code]
             for tree, value, group in self.walks:
                 out[:, group] += value[tree.apply(aug)]
             if ens.average and ens.trees:

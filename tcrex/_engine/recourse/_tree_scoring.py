@@ -191,7 +191,7 @@ def _xgboost(model):
             right_set = {int(v) for v in allc[int(seg[c]):int(seg[c]) + int(size[c])]}
             feature = int(t["split_indices"][node])
             n_known = len(cats[feature]) if isinstance(cats[feature], list) else 0
-            top = max([n_known, max(right_set, default=-1) + 1, 1 << 10])
+            top = max(n_known or 1 << 10, max(right_set, default=-1) + 1)
             # a category in the node's set goes right, every other one left (XGBoost's partition splits)
             left_categories[node] = set(range(top)) - right_set
         threshold = np.where(internal, np.nextafter(cond, np.float32(-np.inf)), 0.0).astype(np.float64)
