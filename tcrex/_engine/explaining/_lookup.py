@@ -35,11 +35,17 @@ def outputs(state: FittedState, X: pd.DataFrame, y_pred, model=None) -> np.ndarr
 
 
 def fit_dtypes_of(state: FittedState, X: pd.DataFrame) -> pd.DataFrame:
-    """X with the fit data's column dtypes wherever the cast keeps every value (:func:`conform_dtypes`), before any
-    model sees it: rows decoded from the explainer's encoding (the kept fit rows) and frames read back from a file
-    (Parquet's text columns for a model trained on pandas categories) reach the model as it was trained. X itself
-    when the explainer holds no fit dtypes (restored from JSON) or nothing differs."""
-    return conform_dtypes(X, state.fit_dtypes) if state is not None and state.fit_dtypes else X
+    """X with the fit data's pandas categories given back (:func:`conform_dtypes`, where the cast keeps every value)
+    to the columns that lost them, before any model sees it: rows decoded from the explainer's encoding (the kept
+    fit rows) and frames read back from a file (Parquet's text columns) reach a model trained on pandas categories
+    as it was trained. A column the caller holds as categories, or as numbers, is left as given; X itself when the
+    explainer holds no fit dtypes (restored from JSON) or nothing lost its categories."""
+    if state is None or not state.fit_dtypes or len({str(c) for c in X.columns}) != X.shape[1]:
+        return X  # (duplicate names: encoding reports them)
+    lost = {str(c): state.fit_dtypes[str(c)] for c in X.columns
+            if isinstance(state.fit_dtypes.get(str(c)), pd.CategoricalDtype)
+            and not isinstance(X[c].dtype, pd.CategoricalDtype)}
+    return conform_dtypes(X, lost) if lost else X
 
 
 def model_columns(state: FittedState, X: pd.DataFrame, model) -> pd.DataFrame:
