@@ -20,6 +20,7 @@ Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.widgets.page`,
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -33,6 +34,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import CodebookReport, fit_codebook
 from tcrex.vocabulary import CLASSIFICATION
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
+from tcrex.dictionary import DataDictionary, value_key
 from tcrex.text import class_text, target_spec_text, target_text
 
 from . import caching, session, shared, sources
@@ -224,18 +226,68 @@ def clear_value_labels(data_key: str) -> None:
     session.clear_value_labels(data_key)
 
 
+def user_dictionary(data_key: str) -> DataDictionary | None:
+    """The data dictionary the user gave this data (None: none). A saved one that no longer reads (a workspace
+    from elsewhere) is dropped with a note, never half-applied."""
+    text = session.dictionary_text(data_key)
+    if text is None:
+        return None
+    try:
+        return _read_dictionary(text)
+    except TCRExError as exc:
+        session.set_dictionary_text(data_key, None)
+        note_for_user(f"the saved data dictionary could not be read and was set aside ({exc})")
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def _read_dictionary(text: str) -> DataDictionary:
+    return DataDictionary.from_json(text)
+
+
+def set_dictionary(data_key: str, dictionary: DataDictionary | None) -> None:
+    """The data dictionary of this data from now on, on every page (None: none)."""
+    session.set_dictionary_text(data_key, None if dictionary is None or not len(dictionary) else dictionary.to_json())
+
+
+def merged_labels(book: dict, dictionary: DataDictionary | None) -> dict:
+    """The codebook ``book`` with the dictionary's value labels (codes' meanings included) over it, value by value
+    (``-2`` and ``-2.0`` are one value: :func:`tcrex.dictionary.value_key`)."""
+    if dictionary is None:
+        return book
+    out = {f: dict(v) for f, v in book.items()}
+    for feature, labels in dictionary.value_labels.items():
+        keys = {value_key(v) for v in labels}
+        out[feature] = {**{v: lab for v, lab in out.get(feature, {}).items() if value_key(v) not in keys}, **labels}
+    return out
+
+
 def _with_class_names(data: ActiveData) -> ActiveData:
-    """The data with the user's class names over the metadata's, and the user's codebook instead of the data's
-    own (a copy: cached data is shared)."""
+    """The data with the user's class names over the metadata's, the user's codebook instead of the data's own,
+    and the user's data dictionary (its labels over the codebook's) (a copy: cached data is shared)."""
     names = user_class_names(data.key)
     book = user_value_labels(data.key)
-    if not names and book is None:
+    dictionary = user_dictionary(data.key)
+    if not names and book is None and dictionary is None:
         return data
     out = copy.copy(data)
     out.class_names = {**data.class_names, **names}
     if book is not None:
         out.value_labels = book
+    if dictionary is not None:
+        out.dictionary = dictionary
+        out.value_labels = merged_labels(out.value_labels or {}, dictionary)
     return out
+
+
+def special_codes(ws: "DataAndModel") -> dict:
+    """The special codes the dictionary declares for numeric features of ``ws`` (``{feature: [codes]}``; the
+    other features' codes are detected by the engine)."""
+    if ws.data.dictionary is None:
+        return {}
+    categorical = set(ws.categorical)
+    return {f: list(c) for f, c in ws.data.dictionary.special_codes.items() if f in ws.features
+            and f not in categorical}
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
@@ -531,7 +583,7 @@ def labels_key(ws: DataAndModel) -> str:
 
 def fit_key(ws: DataAndModel, p: Params) -> str:
     return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
-                          sorted(ws.categorical), list(ws.X.columns))
+                          sorted(ws.categorical), list(ws.X.columns), sorted(special_codes(ws).items()))
 
 
 def _target_spec(ws: DataAndModel, p: Params):
@@ -576,7 +628,8 @@ def _unfitted(ws: DataAndModel, p: Params) -> TCREx:
     numeric = [c for c in ws.X.columns if c not in categorical]
     return TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
                  task=ws.task, categorical_features=categorical, numeric_features=numeric,
-                 constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
+                 constraints=p.constraint_spec or None, grower=p.grower, random_state=0,
+                 special_codes=special_codes(ws) or "auto")
 
 
 def grid_preview(ws: DataAndModel, p: Params) -> list:

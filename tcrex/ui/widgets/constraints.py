@@ -26,6 +26,7 @@ from tcrex.text import value_text
 from ..state import session, active
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from ..state.active import FitResult, DataAndModel
+from ..state.sources import InputProblem
 
 MAX_CATEGORIES = 20  # categorical features with more categories get no transition editor
 
@@ -44,10 +45,19 @@ def suggestions(result: FitResult | None) -> dict:
 
 
 def suggestion_details(result: FitResult | None) -> dict:
-    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
+    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``
+    (the labels and the data dictionary's titles speak too; a feature whose actionability the dictionary declares
+    gets no suggestion: the dictionary's word is applied with it)."""
     if result is None:
         return {}
-    return suggest_constraints(result.explainer.schema_)
+    try:
+        dictionary = active.active_data().dictionary
+    except InputProblem:
+        dictionary = None
+    found = suggest_constraints(result.explainer.schema_, result.explainer.value_labels or None,
+                                dictionary.titles if dictionary is not None else None)
+    settled = dictionary.declared if dictionary is not None else set()
+    return {f: s for f, s in found.items() if f not in settled}
 
 
 def _categories(ws: DataAndModel, result: FitResult | None, feature: str) -> list:
@@ -224,6 +234,20 @@ def apply_spec(ws: DataAndModel, spec: dict, message: str) -> None:
     request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
+def adopt_spec(ws: DataAndModel, spec: dict, message: str) -> None:
+    """Apply ``spec`` as the constraints from the page script (not a callback: the editors' widgets may be drawn
+    already this run, so they are forgotten, not set, and start from the applied constraints when drawn next)."""
+    scope = scope_of(ws)
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}kind_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}w_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}limit_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}to_{scope}_")
+    active.set_params(constraints=spec)
+    session.confirm_constraints(scope)
+    session.bump_constraints_table()
+    session.set_constraints_message("success", message)
+
+
 def _apply_suggested(ws: DataAndModel, found: dict) -> None:
     applied = active.params().constraint_spec
     spec = {**applied, **{f: s["constraint"] for f, s in found.items() if f not in applied}}
@@ -293,7 +317,7 @@ def sidebar_summary(ws: DataAndModel, result: FitResult | None) -> None:
     if pending:
         st.caption(f":orange[**Suggested, not applied:** {describe_constraints(pending)}]")
     st.page_link("pages/views/data_model.py", label="Edit the constraints (table)", icon=":material/table_edit:",
-                 help="Data & model page, section 4")
+                 help="Data & model page, section 7")
 
 
 def allows_direction(ws: DataAndModel, result: FitResult | None, feature) -> bool:
