@@ -130,12 +130,12 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str, result: FitResult | 
                 values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
                 cur = start[f]
                 # the codebook's names, as the sentences say them ("no checking account (A14)"); the value is the code
-                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
+                new[f] = box.selectbox(ws.feature_name(f), values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
                                        format_func=category_names(ws, f, values))
             else:
                 is_int = pd.api.types.is_integer_dtype(ws.X[f])
                 v = start[f]
-                new[f] = box.number_input(f + _code_meaning(ws, result, f, v), value=int(v) if is_int else float(v),
+                new[f] = box.number_input(ws.feature_name(f) + _code_meaning(ws, result, f, v), value=int(v) if is_int else float(v),
                                           step=1 if is_int else None, key=f"{key}_e_{f}",
                                           format=None if is_int else "%.4g", help=_codes_help(ws, result, f))
         submitted = st.form_submit_button("Explain these values", type="primary")

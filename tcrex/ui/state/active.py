@@ -431,6 +431,11 @@ class DataAndModel:
     def key(self) -> str:
         return sources.sha256(self.data.key, self.model.key)
 
+    def feature_name(self, column) -> str:
+        """A column as pages name it: its dictionary title with the name ("repayment status last month
+        (status_1)"), else the name (:meth:`tcrex.ui.state.sources.ActiveData.feature_name`)."""
+        return self.data.feature_name(column)
+
     def outcome_name(self, value) -> str:
         return f"{value:.4g}" if self.task == REGRESSION else self.class_name(value)
 

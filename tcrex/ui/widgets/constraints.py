@@ -178,7 +178,7 @@ def editor(ws: DataAndModel, result: FitResult | None) -> None:
         is_cat = f in categorical
         c1, c2 = st.columns([2, 1], vertical_alignment="bottom", gap="small")
         kinds = KINDS if allows_direction(ws, result, f) else CATEGORICAL_KINDS
-        c1.selectbox(f, list(kinds), key=widget_key(scope, "kind", f), format_func=KIND_LABELS.get)
+        c1.selectbox(ws.feature_name(f), list(kinds), key=widget_key(scope, "kind", f), format_func=KIND_LABELS.get)
         c2.number_input(f"weight of {f}", min_value=0.1, max_value=100.0, step=0.5, format="%.1f",
                         key=widget_key(scope, "w", f), label_visibility="collapsed",
                         help=f"Weight: the cost of changing {f} (1 = default)")
@@ -276,7 +276,7 @@ def suggestions_panel(ws: DataAndModel, result: FitResult | None, key: str) -> N
     with st.container(border=True):
         st.markdown("**Suggested actionability constraints** — advice should only ask for changes a person can "
                     "make:")
-        st.markdown("\n".join(f"- `{f}`: **{describe_constraint(s['constraint'])}** — {s['reason']}"
+        st.markdown("\n".join(f"- {ws.feature_name(f)}: **{describe_constraint(s['constraint'])}** — {s['reason']}"
                                for f, s in found.items()))
         st.button(f"Apply these {len(found)} constraint{'s' if len(found) != 1 else ''}", type="primary",
                   key=f"{key}_apply_suggested", icon=":material/lock:", on_click=_apply_suggested,
