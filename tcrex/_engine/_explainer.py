@@ -72,10 +72,15 @@ class TCREx:
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
         Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
-    constraints : dict, optional
+    constraints : "auto", None or dict
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
+        "auto" (default): with a ``dictionary``, the actionability it declares and, for the features it leaves
+        unsettled, the suggested one (protected attributes immutable, age increase only, history columns
+        immutable except the most recent: :func:`tcrex.constraints.suggest_constraints`), listed with reasons in
+        ``suggested_constraints_``; without a dictionary, none. None or ``{}``: every feature free. A dict: exactly
+        it, plus what the dictionary declares for the features it does not name.
     grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
@@ -102,12 +107,20 @@ class TCREx:
         ``{class: name}`` (``{1: "approved", 0: "rejected"}``): the default class names of every text (a method's
         own ``class_names=`` overrides them); checked against the model's classes in ``fit``, kept in the JSON
         export.
+    dictionary : tcrex.dictionary.DataDictionary, optional
+        What the data means (:mod:`tcrex.dictionary`; read a file with ``tcrex.dictionary.read_dictionary``): per
+        column a title (every text then says "repayment status last month (status_1)"), value labels (merged
+        under ``value_labels``), special codes (merged under ``special_codes``: categories beside the number line,
+        never moved into or out of), the kind (categorical / numeric) and the actionability (see
+        ``constraints``). Columns it describes that are not features, and labels of values the data does not
+        have, are left out and said in ``dictionary_notes_``, as is every labelled number that is not a code.
+        Kept in the JSON export.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
-                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
+                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints="auto",
                  grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES, value_labels=None,
-                 class_names=None):
+                 class_names=None, dictionary=None):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -124,6 +137,7 @@ class TCREx:
         self.max_changes = max_changes
         self.value_labels = value_labels
         self.class_names = class_names
+        self.dictionary = dictionary
 
     schema_ = _fitted("schema", "The features (names, kinds, categories).")
     task_ = _fitted("task", '"classification" or "regression".')
@@ -140,11 +154,17 @@ class TCREx:
     recount_counts_ = _fitted("recounted", "The counts of recount() (None before any recount).")
     recount_summary_ = _fitted("recount_summary", "What the last recount changed (None before any recount).")
     effectiveness_ = _fitted("effectiveness", "Effectiveness loaded with a JSON export that carries it, or None.")
+    dictionary_ = _fitted("dictionary", "The data dictionary the fit applied (a tcrex.dictionary.DataDictionary), "
+                          "or None.")
+    suggested_constraints_ = _fitted("suggested_constraints", "The suggested constraints applied by default "
+                                     "(constraints='auto' with a dictionary): {feature: reason}.")
+    dictionary_notes_ = _fitted("dictionary_notes", "What the fit says about the dictionary: parts not used, "
+                                "labelled numbers that may be codes.")
 
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
                "numeric_features", "surrogate_params", "constraints", "grower", "random_state", "special_codes",
-               "max_changes", "value_labels", "class_names")
+               "max_changes", "value_labels", "class_names", "dictionary")
 
     # scikit-learn's estimator contract without deriving from its BaseEstimator: importing sklearn.base costs
     # ~1.7 s of CPU (it loads scipy.stats), which every CLI command paid before its first row although a restored
