@@ -17,7 +17,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import special_codes_note
 from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
-from tcrex.text import pluralise, value_text
+from tcrex.text import feature_text, pluralise, value_text
 
 from ..widgets import search
 from ..widgets.constraints import category_names, code_labels, special_codes_of
@@ -372,13 +372,21 @@ def paper_rule_note(exp) -> str | None:
     return None
 
 
-def _cond_lines(conds: dict) -> str:
-    return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+def _named(feature, titles: dict | None) -> str:
+    """A feature in the condition lists: its dictionary title with the name (:func:`tcrex.text.feature_text`),
+    else the name as code."""
+    text = feature_text(feature, (titles or {}).get(feature))
+    return f"`{feature}`" if text == str(feature) else text
 
 
-def rule_and_metarule(exp, value_labels=None) -> None:
+def _cond_lines(conds: dict, titles: dict | None = None) -> str:
+    return "\n".join(f"- {_named(f, titles)} {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+
+
+def rule_and_metarule(exp, value_labels=None, titles=None) -> None:
     """The rule and the metarule side by side (two columns of condition lists); ``value_labels`` (the
-    explainer's codebook) names labelled values as the sentences do."""
+    explainer's codebook) names labelled values as the sentences do, ``titles`` (the data dictionary's) names
+    the features."""
 
     def said(feature, value):
         labels = (value_labels or {}).get(feature)
@@ -392,18 +400,19 @@ def rule_and_metarule(exp, value_labels=None) -> None:
         if paper:
             st.caption(paper)
         if getattr(exp, "counterfactual_source", None) != "minimal_change":  # no rule's conditions apply
-            st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions))
+            st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions, titles))
         if exp.changes:
             st.markdown("**Change:** " + ", ".join(
-                f"`{c['feature']}` from {said(c['feature'], c['current'])} to "
+                f"{_named(c['feature'], titles)} from {said(c['feature'], c['current'])} to "
                 + (f"{said(c['feature'], c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
                    if "value" in c else str(c["condition"]))
                 for c in exp.changes))
         if exp.keeps:
-            st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+            st.markdown("**Keep:** " + ", ".join(f"{_named(k['feature'], titles)} {k['condition']}"
+                                                 for k in exp.keeps))
     with right:
         st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
         st.caption(f"The region of inputs for which the rules' optimum is {exp.rule_id or 'this rule'} (the "
                    "paper's optimal rule):")
-        st.markdown(_cond_lines(exp.metarule_conditions))
+        st.markdown(_cond_lines(exp.metarule_conditions, titles))
 

@@ -280,14 +280,18 @@ def _with_class_names(data: ActiveData) -> ActiveData:
     return out
 
 
-def special_codes(ws: "DataAndModel") -> dict:
-    """The special codes the dictionary declares for numeric features of ``ws`` (``{feature: [codes]}``; the
-    other features' codes are detected by the engine)."""
-    if ws.data.dictionary is None:
-        return {}
+def engine_dictionary(ws: "DataAndModel") -> DataDictionary | None:
+    """The dictionary the fit takes (``TCREx(dictionary=...)``): the user's entries for the features of ``ws``,
+    their kinds left to the column table (the dashboard's one owner of typing: *use as* on Data & model) and no
+    special codes on a column used as categorical. None without a dictionary."""
+    d = ws.data.dictionary
+    if d is None:
+        return None
     categorical = set(ws.categorical)
-    return {f: list(c) for f, c in ws.data.dictionary.special_codes.items() if f in ws.features
-            and f not in categorical}
+    features = set(ws.features)
+    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes)
+                    for e in d.entries if e.name in features)
+    return DataDictionary(entries) if entries else None
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
@@ -588,7 +592,13 @@ def labels_key(ws: DataAndModel) -> str:
 
 def fit_key(ws: DataAndModel, p: Params) -> str:
     return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
-                          sorted(ws.categorical), list(ws.X.columns), sorted(special_codes(ws).items()))
+                          sorted(ws.categorical), list(ws.X.columns), _dictionary_json(ws))
+
+
+def _dictionary_json(ws: DataAndModel) -> str:
+    """The fit's dictionary as text (a new title or code is a new fit: the engine takes the dictionary in ``fit``)."""
+    d = engine_dictionary(ws)
+    return "" if d is None else d.to_json()
 
 
 def _target_spec(ws: DataAndModel, p: Params):
@@ -634,7 +644,7 @@ def _unfitted(ws: DataAndModel, p: Params) -> TCREx:
     return TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
                  task=ws.task, categorical_features=categorical, numeric_features=numeric,
                  constraints=p.constraint_spec or None, grower=p.grower, random_state=0,
-                 special_codes=special_codes(ws) or "auto")
+                 dictionary=engine_dictionary(ws))
 
 
 def grid_preview(ws: DataAndModel, p: Params) -> list:

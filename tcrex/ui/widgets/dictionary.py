@@ -10,7 +10,7 @@ of the format; the codes the data suggests (:func:`tcrex.dictionary.suggest`) ar
 
 The dictionary is kept per data content (:func:`tcrex.ui.state.active.set_dictionary`) and saved with the
 workspace; every page then names features by their titles (:meth:`tcrex.ui.state.sources.ActiveData.feature_name`)
-and the fit takes its special codes (:func:`tcrex.ui.state.active.special_codes`).
+and the fit takes it (:func:`tcrex.ui.state.active.engine_dictionary`: ``TCREx(dictionary=...)``).
 """
 from __future__ import annotations
 
@@ -97,9 +97,11 @@ def _cell(value) -> str:
 
 
 def frames(ws: DataAndModel, result: FitResult | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The two tables' rows: numeric features (with codes and their row counts), then categorical features."""
+    """The two tables' rows: numeric features (with codes and their row counts: declared, else detected by the fit,
+    else suggested by the data), then categorical features."""
     categorical = set(ws.categorical)
     action_words = {v: k for k, v in ACTIONS.items()}
+    suggested = {s.feature: list(s.value) for s in code_suggestions(ws)}
     numeric, cats = [], []
     for f in ws.features:
         e = entry_of(ws, f)
@@ -109,11 +111,12 @@ def frames(ws: DataAndModel, result: FitResult | None) -> tuple[pd.DataFrame, pd
         if f in categorical:
             cats.append({**base, "kind": "ordered categories" if e.kind == "ordered" else "categorical"})
             continue
-        codes = e.special_codes or detected_codes(result, f)
+        detected = detected_codes(result, f)
+        codes = e.special_codes or detected or suggested.get(f, [])
         declared = bool(e.codes)
+        note = "" if declared or not codes else " (detected, not declared)" if detected else " (suggested above)"
         numeric.append({**base, "unit": e.unit or "", "special codes": codes_text(ws, f, codes) if declared else "",
-                        "rows per code": (code_counts(ws, f, codes) + ("" if declared or not codes
-                                                                       else " (detected, not declared)"))})
+                        "rows per code": code_counts(ws, f, codes) + note})
     return pd.DataFrame(numeric, columns=NUMERIC_COLUMNS), pd.DataFrame(cats, columns=CATEGORICAL_COLUMNS)
 
 
@@ -145,27 +148,41 @@ def dictionary_from_tables(ws: DataAndModel, numeric: pd.DataFrame, cats: pd.Dat
 
 def full_dictionary(ws: DataAndModel) -> DataDictionary:
     """What the download holds: every feature with its kind and its labels in force (the codebook's and the
-    dictionary's), the user's entries for titles, codes and actionability."""
-    categorical = set(ws.categorical)
+    dictionary's), the user's entries for titles, codes and actionability (:func:`complete_dictionary`)."""
+    return complete_dictionary(ws.features, ws.categorical, ws.X, ws.data.value_labels or {}, ws.data.dictionary)
+
+
+def complete_dictionary(features, categorical, X: pd.DataFrame, value_labels: dict,
+                        dictionary: DataDictionary | None) -> DataDictionary:
+    """``dictionary``'s entries for ``features`` completed with each feature's kind (``categorical`` or numeric)
+    and the codebook's labels (``value_labels``, matched to the values of ``X`` as the engine matches them) for
+    the values the entry neither labels nor declares as codes."""
+    categorical = set(categorical)
     entries = []
-    for f in ws.features:
-        e = entry_of(ws, f)
+    for f in features:
+        e = (dictionary.get(str(f)) if dictionary is not None else None) or FeatureEntry(str(f))
         is_cat = f in categorical
-        given = ws.data.value_labels.get(f) or {}
-        matched, _ = match_feature(str(f), is_cat, list(ws.X[f].dropna().unique()) if is_cat else [], given)
-        codes = {value_key(c) for c, _ in e.codes}
-        labels = dict(e.labels)
-        have = {value_key(v) for v in labels} | codes
-        labels.update({v: lab for v, lab in matched.items() if value_key(v) not in have})
-        entries.append(replace(e, kind=e.kind or (CATEGORICAL if is_cat else NUMERIC),
-                               labels=tuple(labels.items())))
-    return DataDictionary(tuple(entries), (ws.data.dictionary or DataDictionary()).class_names)
+        matched, _ = match_feature(str(f), is_cat, list(X[f].dropna().unique()) if is_cat else [],
+                                   value_labels.get(f) or {})
+        have = {value_key(v) for v, _ in e.labels} | {value_key(c) for c, _ in e.codes}
+        labels = list(e.labels) + [(v, lab) for v, lab in matched.items() if value_key(v) not in have]
+        entries.append(replace(e, kind=e.kind or (CATEGORICAL if is_cat else NUMERIC), labels=tuple(labels)))
+    return DataDictionary(tuple(entries), dictionary.class_names if dictionary is not None else ())
 
 
 def csv_download(d: DataDictionary) -> bytes:
     """The dictionary as the extended codebook CSV, formula-like cells neutralised (:mod:`tcrex.spreadsheet`)."""
     frame = pd.read_csv(io.StringIO(d.to_csv()), dtype=str, keep_default_na=False)
+    frame["value"] = frame["value"].map(_number_or_text).astype(object)  # a code -2 is a number, not a formula
     return to_csv(frame, index=False).encode("utf-8")
+
+
+def _number_or_text(text: str):
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number == int(number) and abs(number) < 2**53 else number
 
 
 def table_schema_download(d: DataDictionary) -> bytes:
