@@ -324,7 +324,11 @@ def side_by_side(ws: DataAndModel, exp, values: pd.Series, constraints=None, val
                   constraints=constraints, value_labels=value_labels)
     if table is None:
         return
-    table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
+    table = table.rename(columns={"counterfactual value": "recommended point"})
+    if "feature" in table.columns and ws.data.titles:  # the dictionary's titles ("⟨model output⟩" stays)
+        features = set(map(str, ws.features))
+        table["feature"] = [ws.feature_name(f) if str(f) in features else f for f in table["feature"]]
+    table = arrow_safe(table)
     styled = table.style.apply(_highlight_row, axis=1)
     st.dataframe(styled, hide_index=True, width="stretch")
     st.caption("Highlighted: the features to change. First row: the model's output at each point (✓ = the "

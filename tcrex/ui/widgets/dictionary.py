@@ -301,8 +301,8 @@ def findings(ws: DataAndModel) -> None:
         st.markdown("**Values that look like codes, not numbers** — as numbers, a rule may span them and advice "
                     "may move a value into one (“change it to −2”):")
         for s in found:
-            labels = ws.data.value_labels.get(s.feature) or {}
-            shown = ", ".join(value_text(c, labels).replace("-", "−") for c in s.value)
+            labels, _ = match_feature(str(s.feature), False, [], ws.data.value_labels.get(s.feature) or {})
+            shown = ", ".join(value_text(float(c), labels).replace("-", "−") for c in s.value)
             left, right = st.columns([5, 1], vertical_alignment="center")
             left.markdown(f"Treat **{shown}** of **{ws.data.feature_name(s.feature)}** as codes?  \n"
                           f":gray[{s.reason}]")
