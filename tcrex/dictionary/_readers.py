@@ -20,12 +20,12 @@ from ..codebook import MAX_LABELS
 from ..errors import DataError, ParameterError, SchemaError
 from ..intake.labels import MAX_CODEBOOK_BYTES
 from ._record import (ACTIONABILITY, CATEGORICAL, FORMAT, KINDS, MAX_FEATURES, NUMERIC, ORDERED, DataDictionary,
-                      FeatureEntry)
+                      FeatureEntry, value_key)
 
 #: The largest dictionary file read (the codebook's budget).
 MAX_DICTIONARY_BYTES = MAX_CODEBOOK_BYTES
 #: Kinds of a CSV row: a value's label or special code, or a property of the column (empty value).
-ROW_KINDS = ("label", "special", "title", "description", "unit", "type", "actionability", "history")
+ROW_KINDS = ("label", "special", "order", "title", "description", "unit", "type", "actionability", "history")
 _YES, _NO = {"yes", "true", "1", "y"}, {"no", "false", "0", "n", ""}
 #: JSON nesting deeper than this is not a dictionary (a Table Schema is four levels deep).
 MAX_DEPTH = 8
@@ -100,7 +100,7 @@ def _from_json(text: str, name: str) -> DataDictionary:
     if _depth(doc, MAX_DEPTH) > MAX_DEPTH:
         raise DataError(f"{name}: the JSON is nested deeper than a dictionary is ({MAX_DEPTH} levels at most)")
     if isinstance(doc, dict) and doc.get("format") == FORMAT:
-        return DataDictionary.from_dict(doc, DataError)
+        return DataDictionary.from_dict(doc, SchemaError)
     if isinstance(doc, dict) and isinstance(doc.get("fields"), list):
         return from_table_schema(doc)
     if isinstance(doc, dict) and all(isinstance(v, dict) for v in doc.values()):
@@ -113,8 +113,6 @@ def _from_json(text: str, name: str) -> DataDictionary:
 
 
 _TS_NUMERIC = {"integer", "number", "year"}
-_TS_KEYS = {"name", "title", "description", "type", "format", "categories", "categoriesOrdered", "missingValues",
-            "constraints", "example", "rdfType", "unit", "x-actionability", "x-history"}
 
 
 def from_table_schema(doc: dict) -> DataDictionary:
@@ -166,10 +164,16 @@ def from_table_schema(doc: dict) -> DataDictionary:
             value, label = (m.get("value"), m.get("label")) if isinstance(m, dict) else (m, None)
             if isinstance(value, str) and not value.strip():
                 continue  # the empty cell: a missing value, not a code
+            if kind is None and value_key(value)[0] == "text":
+                continue  # "NA" of a field of any type: a missing-value marker, not a code of a number
             codes.append((value, label))
         if codes and kind in (CATEGORICAL, ORDERED):
             labels.extend((v, lab) for v, lab in codes if lab is not None)  # a categorical's codes are categories
             codes = []
+        extra = f.get("x-valueLabels") or []
+        if not isinstance(extra, list) or not all(isinstance(x, dict) and "value" in x for x in extra):
+            raise SchemaError(f"field {fname!r}: x-valueLabels must be a list of {{value, label}} objects")
+        labels.extend((x["value"], x.get("label")) for x in extra)
         actionability = f.get("x-actionability")
         if actionability is not None and actionability not in ACTIONABILITY:
             raise SchemaError(f"field {fname!r}: x-actionability must be one of {', '.join(ACTIONABILITY)}")
@@ -195,21 +199,17 @@ def to_table_schema(dictionary: DataDictionary) -> dict:
             f["description"] = e.description
         if e.unit:
             f["unit"] = e.unit
-        if e.kind == NUMERIC or e.codes:
-            f["type"] = "number"
-        elif e.kind in (CATEGORICAL, ORDERED):
-            f["type"] = "string"
-        elif e.labels:
-            f["type"] = "any"
+        f["type"] = "number" if e.kind == NUMERIC else "string" if e.kind in (CATEGORICAL, ORDERED) else "any"
         labels = dict(e.labels)
-        if e.kind in (CATEGORICAL, ORDERED) or (e.labels and e.kind is None and not e.codes):
+        if e.kind in (CATEGORICAL, ORDERED):
             values = list(e.order) or list(labels)
             values += [v for v in labels if v not in values]
             f["categories"] = [{"value": v, "label": labels[v]} if v in labels else v for v in values]
             if e.kind == ORDERED:
                 f["categoriesOrdered"] = True
-        if e.codes:
-            f["missingValues"] = [{"value": str(v), "label": m} if m else str(v) for v, m in e.codes]
+        elif e.labels:  # labelled values of a number (or of a column of undeclared kind): an extension key
+            f["x-valueLabels"] = [{"value": v, "label": lab} for v, lab in e.labels]
+        f["missingValues"] = [{"value": str(v), "label": m} if m else str(v) for v, m in e.codes]  # [] for none
         if e.actionability:
             f["x-actionability"] = e.actionability
         if e.history:
@@ -246,7 +246,14 @@ def _from_csv(text: str, name: str) -> DataDictionary:
             n += 1
             if n > MAX_LABELS:
                 raise DataError(f"{name} has more than {MAX_LABELS:,} rows; that is not a dictionary")
-            p = parts.setdefault(feature, {"labels": {}, "codes": {}})
+            p = parts.setdefault(feature, {"labels": {}, "codes": {}, "order": []})
+            if kind == "order":  # a category of an ordered feature, in its place (its label optional)
+                if not value or value in p["order"]:
+                    raise DataError(f"{name}, line {line}: an order row needs a value not listed before")
+                p["order"].append(value)
+                if label:
+                    p["labels"][value] = label
+                continue
             if kind in ("label", "special"):
                 if not value:
                     raise DataError(f"{name}, line {line}: a {kind} row needs a value")
@@ -275,13 +282,32 @@ def _from_csv(text: str, name: str) -> DataDictionary:
         try:
             entries.append(FeatureEntry(
                 feature, title=p.get("title"), description=p.get("description"), unit=p.get("unit"),
-                kind=kind.lower() if kind else None, labels=tuple(p["labels"].items()),
+                kind=kind.lower() if kind else None, labels=tuple((_csv_value(v), lab) for v, lab in p["labels"].items()),
                 codes=tuple((v, m or None) for v, m in p["codes"].items()),
-                order=tuple(p["labels"]) if (kind or "").lower() == ORDERED else (),
+                order=tuple(map(_csv_value, p["order"] + [v for v in p["labels"] if v not in p["order"]]))
+                if (kind or "").lower() == ORDERED else (),
                 actionability=(p.get("actionability") or None), history=history in _YES))
         except ParameterError as exc:
             raise DataError(f"{name}: {exc}") from None
     return DataDictionary(tuple(entries))
+
+
+def _csv_value(text: str):
+    """A CSV cell as a value: a number when the text is the number's own spelling ("3", "-2", "0.5"), else the text
+    ("01", "A14", "1e3" stay text: a category spelled so is not the number)."""
+    try:
+        number = int(text)
+        if str(number) == text:
+            return number
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+        if repr(number) == text:
+            return number
+    except ValueError:
+        pass
+    return text
 
 
 def to_csv_text(dictionary: DataDictionary) -> str:
@@ -299,8 +325,10 @@ def to_csv_text(dictionary: DataDictionary) -> str:
         if e.history:
             w.writerow([e.name, "", "yes", "history"])
         labels = dict(e.labels)
-        for v in list(e.order) + [v for v in labels if v not in e.order]:
-            if v in labels:
+        for v in e.order:
+            w.writerow([e.name, v, labels.get(v, ""), "order"])
+        for v in labels:
+            if v not in e.order:
                 w.writerow([e.name, v, labels[v], "label"])
         for v, m in e.codes:
             w.writerow([e.name, v, m or "", "special"])

@@ -53,6 +53,10 @@ class Suggestions:
         return out
 
 
+def _whole(v: float) -> bool:
+    return bool(np.isfinite(v) and float(v) == int(v))
+
+
 def _shown(codes) -> str:
     return ", ".join(str(c).replace("-", "−") for c in codes)
 
@@ -80,15 +84,18 @@ def candidate_codes(s: pd.Series) -> tuple[list, str]:
         return codes, (f"a small-integer status column: {_shown(codes)} (in {int(counts[low].sum()):,} rows) sit at or "
                        f"below zero beside the counts 1…{int(values.max())}, typical of status codes (\"paid in "
                        "full\", \"no use\") rather than amounts")
-    top = values[values >= 90]
-    if len(top) and len(top) <= STATUS_MAX_CODES and len(top) < len(values):
-        rest_max = float(values[values < 90].max())
-        nines = all(set(str(int(c))[:-1] or "9") == {"9"} and str(int(c))[-1] in "6789" for c in top)
-        if nines and top.min() > 2 * rest_max and counts[values >= 90].min() >= CODE_MIN_ROWS \
-                and (values < 90).sum() >= 3:
+    # nines and their neighbours (96-99, 996-999, ...) above every ordinary value, which stay below 95 % of them
+    big = float(values.max())
+    if big >= 96 and _whole(big):
+        ceiling = 10 ** len(str(int(big))) - 1  # 99, 999, 9999
+        top = values[(values >= ceiling - 3) & (values <= ceiling)]
+        rest = values[values < ceiling - 3]
+        if 1 <= len(top) <= STATUS_MAX_CODES and len(rest) >= 3 and float(rest.max()) < 0.95 * float(top.min()) \
+                and counts[-len(top):].min() >= CODE_MIN_ROWS and big == ceiling:
             codes = [int(c) for c in top]
-            return codes, (f"{_shown(codes)} (in {int(counts[values >= 90].sum()):,} rows) are far above every other "
-                           f"value (at most {rest_max:g}), typical codes for \"unknown\" or \"refused\"")
+            return codes, (f"{_shown(codes)} (in {int(counts[-len(top):].sum()):,} rows) sit above every other value "
+                           f"(at most {float(rest.max()):g}), typical codes for \"not applicable\", \"don't know\" "
+                           "or \"refused\"")
     return [], ""
 
 
