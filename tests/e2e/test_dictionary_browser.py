@@ -40,6 +40,8 @@ def test_accepted_codes_and_titles_reach_the_individual_page(page, open_app, wai
     accept.wait_for(state="detached")
     wait_idle(page)
     assert_no_errors(page)
+    page.get_by_text("5 · Data dictionary").scroll_into_view_if_needed()
+    save_screenshot(page, "data_model_dictionary")
 
     go_to(page, "Individual")
     page.get_by_text("Checked on the model").first.wait_for()

@@ -259,7 +259,7 @@ def section(ws: DataAndModel, result: FitResult | None) -> None:
                     "title": st.column_config.TextColumn("title", max_chars=200),
                     "unit": st.column_config.TextColumn("unit", max_chars=40),
                     "special codes": st.column_config.TextColumn(
-                        "special codes", max_chars=2000, width="large",
+                        "special codes", max_chars=2000, width="medium",
                         help="Values that are codes, not numbers, each with its meaning: "
                              "-2 = no consumption; -1 = paid in full"),
                     "rows per code": st.column_config.TextColumn("rows per code", width="medium"),
