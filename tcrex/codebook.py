@@ -24,6 +24,8 @@ from .text import shown
 
 #: At most this many labels over all features (a codebook of a wide credit file has a few thousand).
 MAX_LABELS = 100_000
+#: Largest codebook or data dictionary file accepted (100,000 labels of 40 characters are about 5 MB).
+MAX_CODEBOOK_BYTES = 5 * 2**20
 #: The longest label, in characters (a phrase, not a paragraph).
 MAX_LABEL_CHARS = 200
 

@@ -72,15 +72,16 @@ class TCREx:
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
         Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
-    constraints : "auto", None or dict
+    constraints : None, "auto" or dict
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
-        "auto" (default): with a ``dictionary``, the actionability it declares and, for the features it leaves
-        unsettled, the suggested one (protected attributes immutable, age increase only, history columns
+        None (default) or "auto": with a ``dictionary``, the actionability it declares and, for the features it
+        leaves unsettled, the suggested one (protected attributes immutable, age increase only, history columns
         immutable except the most recent: :func:`tcrex.constraints.suggest_constraints`), listed with reasons in
-        ``suggested_constraints_``; without a dictionary, none. None or ``{}``: every feature free. A dict: exactly
-        it, plus what the dictionary declares for the features it does not name.
+        ``suggested_constraints_``; without a dictionary, none. ``{}``: every feature free (the dictionary's
+        actionability and the suggestions switched off). A non-empty dict: exactly it, plus what the dictionary
+        declares for the features it does not name.
     grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
@@ -118,7 +119,7 @@ class TCREx:
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
-                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints="auto",
+                 categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
                  grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES, value_labels=None,
                  class_names=None, dictionary=None):
         self.rho = rho
@@ -252,7 +253,7 @@ class TCREx:
         return grid_sizes(as_frame(X), model, y_pred, self.get_params())
 
     def update(self, *, tau=None, target=None, constraints=None, value_labels=None, class_names=None,
-               progress=None) -> "TCREx":
+               dictionary=None, progress=None) -> "TCREx":
         """Re-derive rules and metarules for a new ``tau``, ``target`` and/or ``constraints`` from the grown
         surrogate (``constraints={}`` removes them), and/or change the codebook ``value_labels`` or the
         ``class_names`` (``{}`` removes them).
@@ -260,16 +261,18 @@ class TCREx:
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
         ``target="default"`` to go back to the default targets. After :meth:`recount`, rules are re-derived from
         the recounted counts (all rows), not from the fit sample. Labels and names change only words: they need
-        no surrogate (an explainer restored from JSON takes them too) and re-derive nothing.
+        no surrogate (an explainer restored from JSON takes them too) and re-derive nothing. ``dictionary`` (a
+        :class:`tcrex.dictionary.DataDictionary`) puts another dictionary's words in force the same way: its
+        titles and labels (its special codes must be the ones the rules were fitted with: codes change rules).
         """
-        if value_labels is not None or class_names is not None:
-            relabelled = relabel_state(self._state(), value_labels, class_names)  # checked before anything changes
+        if value_labels is not None or class_names is not None or dictionary is not None:
+            relabelled = relabel_state(self._state(), value_labels, class_names, dictionary)  # checked first
             if tau is target is constraints is None:
                 self.state_ = relabelled
-                self._keep_labels(value_labels, class_names)
+                self._keep_labels(value_labels, class_names, dictionary)
                 return self
         state = self._surrogate_state("change tau or the target")
-        if value_labels is not None or class_names is not None:
+        if value_labels is not None or class_names is not None or dictionary is not None:
             state = relabelled
         if tau is not None:
             check_parameter("tau", tau)
@@ -283,12 +286,14 @@ class TCREx:
         self.tau, self.target = self.state_.tau, new_target
         if constraints is not None:
             self.constraints = constraints or None
-        self._keep_labels(value_labels, class_names)
+        self._keep_labels(value_labels, class_names, dictionary)
         report("done", 1.0)
         return self
 
-    def _keep_labels(self, value_labels, class_names) -> None:
+    def _keep_labels(self, value_labels, class_names, dictionary=None) -> None:
         """The parameters follow what ``update`` put in force (a later ``fit`` uses them too)."""
+        if dictionary is not None:
+            self.dictionary = self.state_.dictionary
         if value_labels is not None:
             self.value_labels = value_labels or None
         if class_names is not None:

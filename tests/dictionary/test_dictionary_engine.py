@@ -42,7 +42,7 @@ def _verified_texts(points):
 def test_no_verified_point_moves_into_or_out_of_a_declared_code(case, form):
     X, model, d = case
     rows = X.iloc[:300]
-    ex = TCREx(dictionary=_as(form, d), constraints=None).fit(X, model)
+    ex = TCREx(dictionary=_as(form, d), constraints={}).fit(X, model)
     assert {n: ex.schema_.features[ex.schema_.index(n)].special_codes for n in d.special_codes} == d.special_codes
     points = ex.counterfactuals(rows, model=model, reference=X)
     moved, verified = code_moves(rows, points, d)
@@ -64,7 +64,7 @@ def test_without_the_dictionary_advice_moves_into_codes(case):
 
 def test_no_range_spans_a_code_without_naming_it(case):
     X, model, d = case
-    ex = TCREx(dictionary=d, constraints=None, rho=0.01).fit(X, model)
+    ex = TCREx(dictionary=d, constraints={}, rho=0.01).fit(X, model)
     spans = 0
     for sol in ex.targets_:
         for boxes, n in ((sol.rules, sol.n_rules), (sol.metarules, len(sol.metarules))):
@@ -95,7 +95,7 @@ def test_the_json_export_keeps_the_dictionary_titles_and_applied_suggestions(cas
     rows = X.iloc[:80]
     assert back.explain(rows, model=model)["text"].tolist() == ex.explain(rows)["text"].tolist()
     # an export written without a dictionary still loads, with none
-    plain = TCREx.from_json(TCREx(constraints=None).fit(X, model).to_json())
+    plain = TCREx.from_json(TCREx().fit(X, model).to_json())
     assert plain.dictionary_ is None and plain.suggested_constraints_ == {}
 
 
@@ -113,8 +113,8 @@ def test_suggested_actionability_applies_by_default_with_a_dictionary(case):
     for name, spec in applied.items():  # a categorical feature never gets a direction
         if ex.schema_.features[ex.schema_.index(name)].is_categorical:
             assert spec == {"kind": "immutable"}
-    # switched off: constraints=None, or an explicit empty entry for one feature
-    assert TCREx(dictionary=d, constraints=None).fit(X, model).constraints_.to_dict() == {}
+    # switched off: constraints={}, or an explicit empty entry for one feature
+    assert TCREx(dictionary=d, constraints={}).fit(X, model).constraints_.to_dict() == {}
     off = TCREx(dictionary=d.replace_entry(FeatureEntry(age))).fit(X, model)
     assert age not in off.constraints_.to_dict() and marital in off.constraints_.to_dict()
     # an explicit dict is exactly what applies (no suggestion), with the dictionary's declarations
@@ -124,10 +124,10 @@ def test_suggested_actionability_applies_by_default_with_a_dictionary(case):
 
 def test_a_codebook_labelling_numbers_asks_whether_they_are_codes():
     X, model, d = card_case(n=600)
-    ex = TCREx(value_labels=d.value_labels, constraints=None).fit(X, model)
+    ex = TCREx(value_labels=d.value_labels, constraints={}).fit(X, model)
     notes = " ".join(ex.dictionary_notes_)
     assert "status_1" in notes and "as codes?" in notes and "no consumption that month" in notes
-    declared = TCREx(dictionary=d, constraints=None).fit(X, model)
+    declared = TCREx(dictionary=d, constraints={}).fit(X, model)
     assert not any("as codes?" in n for n in declared.dictionary_notes_)
 
 
@@ -143,7 +143,7 @@ def test_suggest_finds_codes_history_and_protected_columns(case):
     immutable = {s.feature for s in found.of("actionability") if s.value == "immutable"}
     assert {"marital_status", "sex"} <= immutable or "civil_state" in suggest(X, d).dictionary.constraints
     assert all(s.feature in X.columns for s in found.items)
-    assert {f.column for f in found.findings()} >= set(codes)
+    assert {feature for feature, field, _ in found.messages() if field == "codes"} == set(codes)
 
 
 def test_a_dictionary_that_contradicts_the_data_is_refused_before_anything_is_fitted():
@@ -155,3 +155,21 @@ def test_a_dictionary_that_contradicts_the_data_is_refused_before_anything_is_fi
     assert not hasattr(ex, "schema_")
     with pytest.raises(ParameterError, match="DataDictionary"):
         TCREx(dictionary=["not", "a", "dictionary"]).fit(X, model)
+
+
+def test_without_a_dictionary_the_intake_names_the_status_columns_and_their_codes(case):
+    import io
+
+    from tcrex.intake import read_table
+
+    X, _, d = case
+    buf = io.BytesIO()
+    X.to_csv(buf, index=False)
+    found = {f.column: f for f in read_table(buf.getvalue(), "table.csv").findings if f.kind == "special_codes"}
+    detected = {n for n, c in d.special_codes.items() if TCREx().fit(X.iloc[:400], y_pred=np.arange(400) % 2)
+                .schema_.features[list(X.columns).index(n)].special_codes}
+    for name, codes in d.special_codes.items():
+        if name in detected:
+            continue  # the engine detects them on its own (the "sentinel" finding says so)
+        assert name in found, name
+        assert all(str(c).replace("-", "−") in found[name].message for c in codes)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...codebook import check_class_names
 from ...constraints import Constraints
-from ...dictionary._apply import (check_dictionary_param, fit_constraints, fit_parameters, label_questions,
+from ...dictionary import (check_dictionary_param, fit_constraints, fit_parameters, label_questions,
                                   matched_labels, special_codes_param, with_titles)
 from ..base._data import FeatureSchema, frame_columns, resolve_special_codes
 from ...errors import ModelError, NoValidRuleError, ParameterError
@@ -166,12 +166,29 @@ def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0:
     return state
 
 
-def relabel_state(state: FittedState, value_labels, class_names) -> FittedState:
-    """A new state with another codebook and/or other class names (None: keep them; {} removes them): nothing is
-    re-derived (labels change words, never rules), but the cached frames hold sentences, so the cache is fresh."""
-    schema = state.schema if value_labels is None else state.schema.with_labels(value_labels)
+def relabel_state(state: FittedState, value_labels, class_names, dictionary=None) -> FittedState:
+    """A new state with another codebook and/or other class names (None: keep them; {} removes them) and/or
+    another data dictionary's words (titles and labels; its codes must be the ones the rules were fitted with):
+    nothing is re-derived (labels change words, never rules), but the cached frames hold sentences, so the cache
+    is fresh."""
+    changes = {}
+    if dictionary is not None:
+        dictionary = check_dictionary_param(dictionary)
+        changes = {"dictionary": dictionary}
+        for name, codes in dictionary.special_codes.items():
+            if name in state.schema.names:
+                f = state.schema.features[state.schema.index(name)]
+                if f.is_categorical or [float(c) for c in codes] != [float(c) for c in f.special_codes]:
+                    raise ParameterError(
+                        f"the dictionary declares the special codes {codes} of {name!r}, but the rules were fitted "
+                        f"with {f.special_codes or 'none'}; codes change the rules, not only words: fit again with "
+                        "this dictionary (TCREx(dictionary=...), tcrex fit --dictionary)")
+        labels, _ = matched_labels(state.schema, {**dictionary.value_labels, **(value_labels or {})})
+        schema = with_titles(state.schema.with_labels(labels), dictionary)
+    else:
+        schema = state.schema if value_labels is None else state.schema.with_labels(value_labels)
     names = state.class_names if class_names is None else check_class_names(class_names, state.classes)
-    return rederive(state, schema=schema, class_names=names)
+    return rederive(state, schema=schema, class_names=names, **changes)
 
 
 def update_state(state: FittedState, tau, constraints, spec, report=_quiet) -> FittedState:

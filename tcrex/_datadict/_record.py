@@ -12,18 +12,19 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..codebook import MAX_LABELS, check_label
+from ..constraints import DECREASE, FREE, IMMUTABLE, INCREASE
+from ..vocabulary import CATEGORICAL, NUMERIC
 from ..errors import ParameterError, SchemaError
 from ..text import shown
 
 #: The JSON document's ``format`` and the version written (older versions are read).
-FORMAT = "tcrex-dictionary"
-VERSION = 1
+DICTIONARY_FORMAT = "tcrex-dictionary"
+DICTIONARY_VERSION = 1
 #: Kinds a feature may be declared as (None: detected from the data).
-NUMERIC, CATEGORICAL, ORDERED = "numeric", "categorical", "ordered"
+ORDERED = "ordered"
 KINDS = (NUMERIC, CATEGORICAL, ORDERED)
 #: Actionability a feature may be declared with (None: not declared, so a suggestion may apply; ``"free"``:
 #: declared free, so no suggestion applies). Directions are for numeric and ordered features only.
-FREE, IMMUTABLE, INCREASE, DECREASE = "free", "immutable", "increase_only", "decrease_only"
 ACTIONABILITY = (FREE, IMMUTABLE, INCREASE, DECREASE)
 #: At most this many features in one dictionary (a wide credit-bureau file has a few thousand columns).
 MAX_FEATURES = 20_000
@@ -375,7 +376,7 @@ class DataDictionary:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict:
-        out = {"format": FORMAT, "version": VERSION, "features": [e.to_dict() for e in self.entries]}
+        out = {"format": DICTIONARY_FORMAT, "version": DICTIONARY_VERSION, "features": [e.to_dict() for e in self.entries]}
         if self.class_names:
             out["class_names"] = [[v, n] for v, n in self.class_names]
         return out
@@ -385,18 +386,18 @@ class DataDictionary:
 
     @classmethod
     def from_dict(cls, doc, error=SchemaError) -> "DataDictionary":
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise error(f"not a {FORMAT} document (its \"format\" must be {FORMAT!r})")
+        if not isinstance(doc, dict) or doc.get("format") != DICTIONARY_FORMAT:
+            raise error(f"not a {DICTIONARY_FORMAT} document (its \"format\" must be {DICTIONARY_FORMAT!r})")
         version = doc.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
-            raise error(f"{FORMAT} version {shown(version)} is not one this tcrex reads (it reads 1 to {VERSION}); "
+        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= DICTIONARY_VERSION:
+            raise error(f"{DICTIONARY_FORMAT} version {shown(version)} is not one this tcrex reads (it reads 1 to {DICTIONARY_VERSION}); "
                         "upgrade tcrex to read a newer file")
         unknown = set(doc) - {"format", "version", "features", "class_names"}
         if unknown:
-            raise error(f"{FORMAT}: unknown key(s) {', '.join(sorted(map(str, unknown))[:5])}")
+            raise error(f"{DICTIONARY_FORMAT}: unknown key(s) {', '.join(sorted(map(str, unknown))[:5])}")
         features = doc.get("features", [])
         if not isinstance(features, list):
-            raise error(f"{FORMAT}: \"features\" must be a list of objects")
+            raise error(f"{DICTIONARY_FORMAT}: \"features\" must be a list of objects")
         if len(features) > MAX_FEATURES:
             raise error(f"the dictionary describes {len(features):,} columns; at most {MAX_FEATURES:,} are allowed")
         entries = tuple(FeatureEntry.from_dict(d, error) for d in features)
@@ -405,21 +406,13 @@ class DataDictionary:
         except (ParameterError, TypeError) as exc:
             raise error(str(exc)) from None
 
-    @classmethod
-    def from_json(cls, text) -> "DataDictionary":
-        """A dictionary from :meth:`to_json`'s text (untrusted: checked as :func:`read_dictionary` checks)."""
-        from ._readers import read_dictionary  # noqa: PLC0415 - the readers import this module
-
-        data = text.encode("utf-8") if isinstance(text, str) else text
-        return read_dictionary(data, "dictionary.json")
-
 
 def as_dictionary(value, where: str = "dictionary") -> DataDictionary | None:
     """The ``dictionary=`` parameter as a :class:`DataDictionary`: None, a DataDictionary, its dict form, or a
     codebook-shaped mapping ``{feature: {value: label}}``."""
     if value is None or isinstance(value, DataDictionary):
         return value
-    if isinstance(value, dict) and value.get("format") == FORMAT:
+    if isinstance(value, dict) and value.get("format") == DICTIONARY_FORMAT:
         return DataDictionary.from_dict(value, ParameterError)
     if isinstance(value, dict):
         return DataDictionary.from_parts(value_labels=value)

@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .._engine.base._data import FeatureSchema, sentinel_codes
+from .._engine.base._data import categorical_columns, sentinel_codes
 from ..constraints import IMMUTABLE, suggest_constraints
-from ..intake._report import Finding
-from ._record import CATEGORICAL, NUMERIC, ORDERED, DataDictionary, FeatureEntry, value_key
+from ..vocabulary import CATEGORICAL, NUMERIC
+from ._record import ORDERED, DataDictionary, FeatureEntry, value_key
 
 #: A small-integer status column: at most this many distinct values, of which at most ``STATUS_MAX_CODES`` are
 #: at or below zero beside positive counts 1, 2, … (repayment status: -2/-1/0 beside months of delay 1…8).
@@ -42,15 +42,10 @@ class Suggestions:
     def of(self, field: str) -> list:
         return [s for s in self.items if s.field == field]
 
-    def findings(self) -> list:
-        """The code and history suggestions as intake findings (:class:`tcrex.intake.Finding`), one per column."""
-        out = []
-        for s in self.items:
-            if s.field == "codes":
-                out.append(Finding("special_codes", f"{s.feature!r}: {s.reason}", s.feature))
-            elif s.field == "history":
-                out.append(Finding("history", f"{s.feature!r}: {s.reason}", s.feature, severity="info"))
-        return out
+    def messages(self) -> list:
+        """``[(feature, field, sentence)]``: each suggestion as one sentence naming its column (what an intake
+        finding or a CLI line says)."""
+        return [(s.feature, s.field, f"{s.feature!r}: {s.reason}") for s in self.items]
 
 
 def _whole(v: float) -> bool:
@@ -135,23 +130,23 @@ def suggest(frame: pd.DataFrame, dictionary: DataDictionary | None = None, *, la
     X = frame.drop(columns=[label_column]) if label_column is not None and label_column in frame.columns else frame
     cats = [e.name for e in given.entries if e.kind in (CATEGORICAL, ORDERED) and e.name in X.columns]
     nums = [e.name for e in given.entries if e.kind == NUMERIC and e.name in X.columns]
-    schema = FeatureSchema.detect(X, cats or None, nums or None)
+    typed = set(categorical_columns(X)) - set(nums) | set(cats)  # the engine's column typing, then the declared
     items, entries = [], {}
-    for f in schema.features:
-        declared = given.get(f.name)
-        entry = declared or FeatureEntry(f.name)
+    for name in map(str, X.columns):
+        categorical = name in typed
+        declared = given.get(name)
+        entry = declared or FeatureEntry(name)
         if declared is None or declared.kind is None:
-            kind = CATEGORICAL if f.is_categorical else NUMERIC
-            entry = replace(entry, kind=kind)
-        if not f.is_categorical and not (declared is not None and declared.codes):
+            entry = replace(entry, kind=CATEGORICAL if categorical else NUMERIC)
+        if not categorical and not (declared is not None and declared.codes):
             labels = dict(declared.labels) if declared is not None else {}
             asked = labelled_values(declared)
-            codes, why = candidate_codes(X[f.name])
+            codes, why = candidate_codes(X[name])
             if asked:
-                items.append(Suggestion(f.name, "codes", asked, code_question(f.name, asked, labels)))
+                items.append(Suggestion(name, "codes", asked, code_question(name, asked, labels)))
                 codes = sorted(set(codes) | set(asked))
             elif codes:
-                items.append(Suggestion(f.name, "codes", codes, f"{why}. Treat them as special codes (categories "
+                items.append(Suggestion(name, "codes", codes, f"{why}. Treat them as special codes (categories "
                                         "beside the number line)? Then advice never moves a value into or out of "
                                         "one"))
             if codes:
@@ -159,7 +154,7 @@ def suggest(frame: pd.DataFrame, dictionary: DataDictionary | None = None, *, la
                 entry = replace(entry, labels=tuple((k, lab) for k, lab in entry.labels
                                                     if value_key(k) not in {value_key(c) for c in codes}),
                                 codes=tuple((c, meaning.get(value_key(c))) for c in codes))
-        entries[f.name] = entry
+        entries[name] = entry
     merged = DataDictionary(tuple(entries.values()))
     actions = suggest_constraints(X, merged.value_labels, merged.titles)
     settled = given.declared

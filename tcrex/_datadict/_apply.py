@@ -9,11 +9,13 @@ from dataclasses import replace
 from ..codebook import match_feature
 from ..constraints import IMMUTABLE, suggest_constraints
 from ..errors import ParameterError
-from ._record import CATEGORICAL, NUMERIC, ORDERED, DataDictionary, value_key
+from ..vocabulary import CATEGORICAL, NUMERIC
+from ._record import ORDERED, DataDictionary, value_key
 from ._suggest import code_question
 
-#: The ``constraints`` parameter's default: what the dictionary declares, and the suggested actionability
-#: (:func:`tcrex.constraints.suggest_constraints`) for the features it leaves unsettled; free without a dictionary.
+#: The ``constraints`` parameter's default (None means the same): what the dictionary declares, and the suggested
+#: actionability (:func:`tcrex.constraints.suggest_constraints`) for the features it leaves unsettled; free without
+#: a dictionary.
 AUTO = "auto"
 
 
@@ -83,27 +85,25 @@ def matched_labels(schema, value_labels) -> tuple[dict, list]:
 
 def with_titles(schema, dictionary: DataDictionary | None):
     """``schema`` with each feature's title from ``dictionary`` (None: no titles)."""
-    from .._engine.base._data import FeatureSchema  # noqa: PLC0415 - the engine imports this module
-
     titles = dictionary.titles if dictionary is not None else {}
     if not titles and not any(getattr(f, "title", None) for f in schema.features):
         return schema
-    return FeatureSchema([replace(f, title=titles.get(f.name)) for f in schema.features])
+    return type(schema)([replace(f, title=titles.get(f.name)) for f in schema.features])
 
 
 def fit_constraints(schema, dictionary: DataDictionary | None, spec) -> tuple[dict | None, dict]:
     """The ``constraints`` a fit applies, and ``{feature: reason}`` of the suggested ones it applied.
 
-    * ``"auto"`` (the default): with a dictionary, what it declares (a direction, immutable, a history column:
-      immutable) and, for every feature it leaves unsettled, the suggestion of
+    * None (the default) or ``"auto"``: with a dictionary, what it declares (a direction, immutable, a history
+      column: immutable) and, for every feature it leaves unsettled, the suggestion of
       :func:`tcrex.constraints.suggest_constraints` (names, titles and labels: protected attributes immutable,
       age increase only, history columns immutable except the most recent); without one, none;
-    * ``None`` or ``{}``: none at all (every feature free);
+    * ``{}``: none at all (every feature free);
     * a dict: exactly it, plus what the dictionary declares for the features it does not name (no suggestion).
     A categorical feature takes only free or immutable (a direction becomes immutable)."""
-    if spec is None or (isinstance(spec, dict) and not spec):
+    if isinstance(spec, dict) and not spec:
         return None, {}
-    if isinstance(spec, str) and spec == AUTO:
+    if spec is None or (isinstance(spec, str) and spec == AUTO):
         if dictionary is None:
             return None, {}
         explicit = {}

@@ -18,8 +18,9 @@ import json
 
 from ..codebook import MAX_LABELS
 from ..errors import DataError, ParameterError, SchemaError
-from ..intake.labels import MAX_CODEBOOK_BYTES
-from ._record import (ACTIONABILITY, CATEGORICAL, FORMAT, KINDS, MAX_FEATURES, NUMERIC, ORDERED, DataDictionary,
+from ..codebook import MAX_CODEBOOK_BYTES
+from ..vocabulary import CATEGORICAL, NUMERIC
+from ._record import (ACTIONABILITY, DICTIONARY_FORMAT, KINDS, MAX_FEATURES, ORDERED, DataDictionary,
                       FeatureEntry, value_key)
 
 #: The largest dictionary file read (the codebook's budget).
@@ -99,7 +100,7 @@ def _from_json(text: str, name: str) -> DataDictionary:
         raise DataError(f"{name}: the JSON is nested far too deeply for a dictionary") from None
     if _depth(doc, MAX_DEPTH) > MAX_DEPTH:
         raise DataError(f"{name}: the JSON is nested deeper than a dictionary is ({MAX_DEPTH} levels at most)")
-    if isinstance(doc, dict) and doc.get("format") == FORMAT:
+    if isinstance(doc, dict) and doc.get("format") == DICTIONARY_FORMAT:
         return DataDictionary.from_dict(doc, SchemaError)
     if isinstance(doc, dict) and isinstance(doc.get("fields"), list):
         return from_table_schema(doc)
@@ -107,7 +108,7 @@ def _from_json(text: str, name: str) -> DataDictionary:
         if sum(len(v) for v in doc.values()) > MAX_LABELS:
             raise DataError(f"{name} has more than {MAX_LABELS:,} labels; that is not a codebook")
         return DataDictionary.from_parts(value_labels=doc)
-    raise DataError(f"{name}: a JSON dictionary is a {FORMAT} document, a Table Schema (an object with \"fields\") "
+    raise DataError(f"{name}: a JSON dictionary is a {DICTIONARY_FORMAT} document, a Table Schema (an object with \"fields\") "
                     'or a codebook {feature: {value: label}}, e.g. {"Checking_account_status": {"A14": "no checking '
                     'account"}}')
 
