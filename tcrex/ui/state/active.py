@@ -282,15 +282,18 @@ def _with_class_names(data: ActiveData) -> ActiveData:
 
 def engine_dictionary(ws: "DataAndModel") -> DataDictionary | None:
     """The dictionary the fit takes (``TCREx(dictionary=...)``): the user's entries for the features of ``ws``,
-    their kinds left to the column table (the dashboard's one owner of typing: *use as* on Data & model) and no
-    special codes on a column used as categorical. None without a dictionary."""
+    their kinds left to the column table (the dashboard's one owner of typing: *use as* on Data & model), no
+    special codes on a column used as categorical, and their actionability left to the constraints editor (the
+    dashboard's one owner of what applies: a dictionary's declared actionability becomes applied constraints
+    when the dictionary is applied, and the editor may change them). None without a dictionary."""
     d = ws.data.dictionary
     if d is None:
         return None
     categorical = set(ws.categorical)
     features = set(ws.features)
-    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes)
-                    for e in d.entries if e.name in features)
+    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes,
+                            actionability=None, history=False) for e in d.entries if e.name in features)
+    entries = tuple(e for e in entries if not e.is_empty())
     return DataDictionary(entries) if entries else None
 
 
@@ -643,7 +646,7 @@ def _unfitted(ws: DataAndModel, p: Params) -> TCREx:
     numeric = [c for c in ws.X.columns if c not in categorical]
     return TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
                  task=ws.task, categorical_features=categorical, numeric_features=numeric,
-                 constraints=p.constraint_spec or None, grower=p.grower, random_state=0,
+                 constraints=p.constraint_spec, grower=p.grower, random_state=0,  # {}: every feature free
                  dictionary=engine_dictionary(ws))
 
 

@@ -22,11 +22,11 @@ import pandas as pd
 import streamlit as st
 
 from tcrex.codebook import match_feature
-from tcrex.dictionary import (CATEGORICAL, NUMERIC, DataDictionary, FeatureEntry, read_dictionary, suggest,
-                              value_key)
+from tcrex.dictionary import DataDictionary, FeatureEntry, read_dictionary, suggest, value_key
 from tcrex.errors import ParameterError, TCRExError
 from tcrex.spreadsheet import to_csv
 from tcrex.text import format_number, value_text
+from tcrex.vocabulary import CATEGORICAL, NUMERIC
 
 from ..state import active, caching, session, sources
 from ..state.active import DataAndModel, FitResult
