@@ -106,6 +106,10 @@ def test_titles_and_actionability_edited_in_the_table_reach_every_page():
     assert_clean(at)
     texts = " ".join(m.value for m in at.markdown)
     assert "repayment status last month (status_1)" in texts and "`status_1`" not in texts, texts[:2000]
+    goto(at, "rule_plot")  # the Rule map's axes and its hint name the titles too
+    assert_clean(at)
+    axis = next(b for b in at.selectbox if b.label == "Horizontal axis")
+    assert "repayment status last month (status_1)" in axis.options and "age in years (age)" in axis.options
     # the workspace keeps it: a fresh session restored from the snapshot has the same dictionary
     from tcrex.ui.state import workspace
     fresh: dict = {}
@@ -135,8 +139,9 @@ def test_an_uploaded_dictionary_is_used_and_the_downloads_read_back(fmt):
     # downloads: the CSV and the Table Schema read back to the same titles, codes and labels
     labels = {**datasets.credit_card_codebook()}
     features = [c for c in CARD.columns if c != datasets.CREDIT_CARD_TARGET]
-    full = dictionary_widget.complete_dictionary(features, ["sex", "education", "marital_status"], CARD[features],
-                                                 labels, d)
+    full, skipped = dictionary_widget.complete_dictionary(features, ["sex", "education", "marital_status"],
+                                                          CARD[features], labels, d)
+    assert skipped == []
     for raw, file in ((dictionary_widget.csv_download(full), "d.csv"),
                       (dictionary_widget.table_schema_download(full), "d.json")):
         back = read_dictionary(raw, file)
@@ -161,3 +166,18 @@ def test_a_hostile_dictionary_is_refused_whole():
     assert any(e.value.startswith("The dictionary cannot be used") and "HTML" in e.value for e in at.error), \
         [e.value for e in at.error]
     assert session.DICTIONARY not in at.session_state or not at.session_state[session.DICTIONARY]
+
+
+def test_a_codebook_label_with_markup_is_left_out_of_the_dictionary_download_not_a_crash():
+    """The codebook reader keeps HTML in a label (shown escaped); a dictionary never holds markup, so the
+    download leaves that label out and says so, and the page stays whole."""
+    at = _card_app()
+    at.toggle(key="codebook_upload_open").set_value(True).run()
+    uploader = next(u for u in at.get("file_uploader") if "codebook" in u.proto.label)
+    uploader.set_value(("book.csv", b"feature,value,label\neducation,c1,<b>graduate</b>\neducation,c2,university\n",
+                        "text/csv")).run()
+    next(b for b in at.button if b.key == "codebook_use").click()
+    at.run()
+    assert_clean(at)
+    note = [c.value for c in at.caption if "hold HTML markup" in c.value]
+    assert note and "education = c1" in note[0], [c.value for c in at.caption]

@@ -146,28 +146,39 @@ def dictionary_from_tables(ws: DataAndModel, numeric: pd.DataFrame, cats: pd.Dat
     return d
 
 
-def full_dictionary(ws: DataAndModel) -> DataDictionary:
+def full_dictionary(ws: DataAndModel) -> tuple[DataDictionary, list]:
     """What the download holds: every feature with its kind and its labels in force (the codebook's and the
     dictionary's), the user's entries for titles, codes and actionability (:func:`complete_dictionary`)."""
     return complete_dictionary(ws.features, ws.categorical, ws.X, ws.data.value_labels or {}, ws.data.dictionary)
 
 
 def complete_dictionary(features, categorical, X: pd.DataFrame, value_labels: dict,
-                        dictionary: DataDictionary | None) -> DataDictionary:
+                        dictionary: DataDictionary | None) -> tuple[DataDictionary, list]:
     """``dictionary``'s entries for ``features`` completed with each feature's kind (``categorical`` or numeric)
     and the codebook's labels (``value_labels``, matched to the values of ``X`` as the engine matches them) for
-    the values the entry neither labels nor declares as codes."""
+    the values the entry neither labels nor declares as codes. Returns the dictionary and the codebook labels a
+    dictionary cannot hold (``(feature, value)``: HTML markup in a label, which the codebook shows escaped), left
+    out of it, never raised."""
     categorical = set(categorical)
-    entries = []
+    entries, skipped = [], []
     for f in features:
         e = (dictionary.get(str(f)) if dictionary is not None else None) or FeatureEntry(str(f))
         is_cat = f in categorical
         matched, _ = match_feature(str(f), is_cat, list(X[f].dropna().unique()) if is_cat else [],
                                    value_labels.get(f) or {})
         have = {value_key(v) for v, _ in e.labels} | {value_key(c) for c, _ in e.codes}
-        labels = list(e.labels) + [(v, lab) for v, lab in matched.items() if value_key(v) not in have]
+        labels = list(e.labels)
+        for v, lab in matched.items():
+            if value_key(v) in have:
+                continue
+            try:
+                FeatureEntry(str(f), labels=((v, lab),))
+            except TCRExError:
+                skipped.append((f, v))
+                continue
+            labels.append((v, lab))
         entries.append(replace(e, kind=e.kind or (CATEGORICAL if is_cat else NUMERIC), labels=tuple(labels)))
-    return DataDictionary(tuple(entries), dictionary.class_names if dictionary is not None else ())
+    return DataDictionary(tuple(entries), dictionary.class_names if dictionary is not None else ()), skipped
 
 
 def csv_download(d: DataDictionary) -> bytes:
@@ -315,7 +326,7 @@ def findings(ws: DataAndModel) -> None:
 
 def files(ws: DataAndModel) -> None:
     """Download the dictionary (CSV, Table Schema JSON); upload one (CSV, JSON, Table Schema) as untrusted input."""
-    full = full_dictionary(ws)
+    full, skipped = full_dictionary(ws)
     c1, c2, c3 = st.columns([2, 2, 2], vertical_alignment="bottom")
     opened = c1.toggle("Upload a data dictionary", key="dictionary_upload_open")
     c2.download_button("Download the dictionary (CSV)", data=csv_download(full), file_name="dictionary.csv",
@@ -323,6 +334,10 @@ def files(ws: DataAndModel) -> None:
     c3.download_button("Download as Table Schema (JSON)", data=table_schema_download(full),
                        file_name="dictionary.schema.json", mime="application/json", on_click="ignore",
                        key="dictionary_download_schema")
+    if skipped:
+        st.caption(f"{len(skipped)} codebook label(s) hold HTML markup, which a dictionary file never holds; they "
+                   "are left out of the downloads: " + ", ".join(f"{f} = {v}" for f, v in skipped[:5])
+                   + (" …" if len(skipped) > 5 else ""))
     upload = st.file_uploader("A data dictionary: CSV feature,value,label[,kind] (kind: label, special, title, "
                               "description, unit, type, actionability, history), its JSON, or a Frictionless "
                               "Table Schema", type=["csv", "json"], key="dictionary_upload") if opened else None
