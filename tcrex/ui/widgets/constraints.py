@@ -22,6 +22,7 @@ from tcrex.constraints import (CATEGORICAL_KINDS, FREE, IMMUTABLE, INCREASE, KIN
                                constraint_parts, constraint_spec, constraints_from_suggestions, describe_constraint,
                                describe_constraints, kinds_for, suggest_constraints)
 from tcrex.text import value_text
+from tcrex.vocabulary import CATEGORICAL, NUMERIC
 
 from ..state import session, active
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
@@ -336,7 +337,7 @@ def _ordered(result: FitResult | None, feature) -> bool:
 #: The constraints tables: features that may take a direction (numbers, ordered categories), then the other
 #: categorical features (*free* or *immutable* only: one table's choices are the same for every row, so a
 #: categorical feature must never sit in a table that offers "increase only").
-TABLE_PARTS = ("directed", "categorical")
+TABLE_PARTS = ("directed", CATEGORICAL)
 
 
 def table_frame(ws: DataAndModel, result: FitResult | None, part: str | None = None) -> pd.DataFrame:
@@ -359,7 +360,7 @@ def table_frame(ws: DataAndModel, result: FitResult | None, part: str | None = N
             note.append(f"suggested: {describe_constraint(suggested[f])} — confirm with Apply")
         if transitions:
             note.append("limited category moves (kept)")
-        kind_type = ("ordered categories" if f in categorical else "numeric") if directed else "categorical"
+        kind_type = ("ordered categories" if f in categorical else NUMERIC) if directed else CATEGORICAL
         rows.append({"feature": str(f), "type": kind_type,
                      "constraint": KIND_LABELS[kind], "weight": float(weight), "note": "; ".join(note)})
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -510,10 +511,10 @@ def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
         if frame.empty:
             continue
         kinds = KINDS if part == "directed" else CATEGORICAL_KINDS
-        if part == "categorical":
+        if part == CATEGORICAL:
             st.markdown("**Categorical features** — free or immutable (no order to move along)")
-        elif not frames["categorical"].empty:
-            st.markdown("**Numeric features**" + (" and ordered categories" if (frame["type"] != "numeric").any()
+        elif not frames[CATEGORICAL].empty:
+            st.markdown("**Numeric features**" + (" and ordered categories" if (frame["type"] != NUMERIC).any()
                                                    else ""))
         edits.append(st.data_editor(
             frame, hide_index=True, width="stretch", key=table_key(ws, part),

@@ -109,7 +109,7 @@ def frames(ws: DataAndModel, result: FitResult | None) -> tuple[pd.DataFrame, pd
                                                                                                NOT_DECLARED),
                 "history": bool(e.history), "description": e.description or ""}
         if f in categorical:
-            cats.append({**base, "kind": "ordered categories" if e.kind == "ordered" else "categorical"})
+            cats.append({**base, "kind": "ordered categories" if e.kind == "ordered" else CATEGORICAL})
             continue
         detected = detected_codes(result, f)
         codes = e.special_codes or detected or suggested.get(f, [])
@@ -241,8 +241,12 @@ def _accept_codes(ws: DataAndModel, found: list) -> None:
         codes = tuple((c, next((lab for v, lab in labels.items() if value_key(v) == value_key(c)), None))
                       for c in s.value)
         keys = {value_key(c) for c, _ in codes}
-        d = d.replace_entry(replace(e, codes=codes, labels=tuple((v, lab) for v, lab in e.labels
-                                                                 if value_key(v) not in keys)))
+        kept = tuple((v, lab) for v, lab in e.labels if value_key(v) not in keys)
+        try:
+            entry = replace(e, codes=codes, labels=kept)
+        except TCRExError:  # a codebook label a dictionary cannot hold (markup): the code without its meaning
+            entry = replace(e, codes=tuple((c, None) for c, _ in codes), labels=kept)
+        d = d.replace_entry(entry)
     active.set_dictionary(ws.data.key, d)
     session.set_notice("Special codes declared: " + "; ".join(
         f"{ws.data.feature_name(s.feature)}: {', '.join(format_number(c) for c in s.value)}" for s in found)
