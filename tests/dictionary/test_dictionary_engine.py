@@ -166,10 +166,26 @@ def test_without_a_dictionary_the_intake_names_the_status_columns_and_their_code
     buf = io.BytesIO()
     X.to_csv(buf, index=False)
     found = {f.column: f for f in read_table(buf.getvalue(), "table.csv").findings if f.kind == "special_codes"}
-    detected = {n for n, c in d.special_codes.items() if TCREx().fit(X.iloc[:400], y_pred=np.arange(400) % 2)
-                .schema_.features[list(X.columns).index(n)].special_codes}
+    from tcrex import sentinel_codes
+
+    detected = {n for n in d.special_codes if sentinel_codes(X[n])[0]}
     for name, codes in d.special_codes.items():
         if name in detected:
             continue  # the engine detects them on its own (the "sentinel" finding says so)
         assert name in found, name
         assert all(str(c).replace("-", "−") in found[name].message for c in codes)
+
+
+def test_update_puts_a_dictionarys_words_on_restored_rules_and_refuses_other_codes():
+    X, model, d = survey_case(n=800)
+    plain = TCREx(dictionary=DataDictionary.from_parts(special_codes=d.special_codes), constraints={}).fit(X, model)
+    restored = TCREx.from_json(plain.to_json())
+    assert "savings balance (savings)" not in " ".join(restored.rules_frame()["conditions"])
+    worded = restored.update(dictionary=d)
+    assert worded.dictionary_ == d and worded.schema_.features[0].title == "savings balance"
+    said = " ".join(worded.rules_frame()["conditions"])
+    assert any(f"{e.title} ({e.name})" in said for e in d.entries if e.title)
+    other = d.replace_entry(FeatureEntry("hours_worked", codes=((99, "refused"),)))
+    with pytest.raises(ParameterError, match="fit again with this dictionary"):
+        restored.update(dictionary=other)
+    assert restored.dictionary_ == d  # the failed update left the explainer as it was
