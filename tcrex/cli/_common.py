@@ -58,13 +58,22 @@ def _absolute(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path))
 
 
-def _guard(fn):
+def _guard(fn=None, *, folders=("people_out",)):
+    """A command's body with paths made absolute, outputs checked against inputs before anything is opened
+    (:func:`tcrex.cli._paths.check_outputs`; ``folders``: its output options that name a folder) and every
+    problem said as one ``error:`` line. ``@_guard`` or ``@_guard(folders=("out",))``."""
     import functools
+
+    if fn is None:
+        return functools.partial(_guard, folders=folders)
 
     @functools.wraps(fn)
     def run(*a, **k):
         k = {name: _absolute(v) if name in PATH_PARAMETERS else v for name, v in k.items()}
         try:
+            from ._paths import check_outputs
+            for warning in check_outputs(k, folders):
+                _say(warning)
             return fn(*a, **k)
         except click.ClickException:
             raise

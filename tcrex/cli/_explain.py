@@ -27,7 +27,7 @@ from ._runs import _rows_affected, _run_files, _verification
 @_reference_rows_option
 @_value_labels_option
 @_class_names_option
-@_guard
+@_guard(folders=("out", "people_out"))
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
             reference_rows, value_labels_path=None, class_names_text=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
