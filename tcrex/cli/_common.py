@@ -25,6 +25,28 @@ class _Fail(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+#: Exit code of a command stopped by SIGTERM (128 + the signal's number, as a shell reports it).
+SIGTERM_EXIT = 143
+
+
+def _on_sigterm(signum, frame):
+    """SIGTERM (a scheduler's timeout, ``kill``): the run stops as on an error (``SystemExit``, which no error
+    handler of the run takes for a problem of its files), so the files it was writing are removed
+    (:func:`tcrex.outputs.atomic_output`) and only complete files stay."""
+    _say("error: stopped by SIGTERM; files not finished are removed, finished ones are complete")
+    raise SystemExit(SIGTERM_EXIT)
+
+
+def _stop_on_sigterm():
+    """Install :func:`_on_sigterm` for the command's run (main thread only); returns what restores the old one."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 #: The engine's keyword arguments and the options that set them: the engine's messages say what to pass in
 #: Python ("pass target= ..."), which a CLI user reads as the option (:func:`cli_words`).
 _OPTIONS = {"target": "--target", "reference_rows": "--reference-rows", "reference": "--reference",
@@ -70,6 +92,7 @@ def _guard(fn=None, *, folders=("people_out",)):
     @functools.wraps(fn)
     def run(*a, **k):
         k = {name: _absolute(v) if name in PATH_PARAMETERS else v for name, v in k.items()}
+        restore = _stop_on_sigterm()
         try:
             from ._paths import check_outputs
             for warning in check_outputs(k, folders):
@@ -80,6 +103,8 @@ def _guard(fn=None, *, folders=("people_out",)):
         except (TCRExError, OSError, ValueError, KeyError) as exc:
             from ..intake import short_error
             raise _Fail(cli_words(short_error(exc))) from None
+        finally:
+            restore()
     return run
 
 

@@ -102,8 +102,8 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
     ex = _labelled(ex, value_labels_path, book, (y_col, *drop))
-    import fsspec
-    with fsspec.open(out, "w") as fh:
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         fh.write(ex.to_json())
     n_rules = len(ex.rules_frame())
     _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
@@ -133,7 +133,8 @@ def suggest_constraints_command(data, drop, with_reasons, out):
         _say("no suggestion: no column name or value looks like a protected attribute, a past event or elapsed time")
     text = json.dumps(found if with_reasons else constraints_from_suggestions(found), indent=2, ensure_ascii=False)
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
+        from ..outputs import atomic_output
+        with atomic_output(out, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
         _say(f"wrote {len(found)} suggestion(s) to {out}")
     else:

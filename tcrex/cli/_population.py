@@ -63,7 +63,8 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
             cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
             "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     doc["used"] = provenance(rules, model_path, kw.get("model_digest"), kw.get("reference_digests"))
-    with fsspec.open(out, "w") as fh:
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
     _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
 
@@ -175,7 +176,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     reference_digests = reference_files(reference_rows) if reference_rows else None
     doc["used"] = {"a": provenance(rules, model_path, digest_a, reference_digests),
                    "b": provenance(rules_b, model_b_path, digest_b, reference_digests)}
-    with fsspec.open(out, "w") as fh:
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, allow_nan=False, default=str)
     _say(res.headline())
     _say(f"compared {counts.n_rows:,} rows -> {out}" + (f" (people: {people_out.rstrip('/')}/)" if people_out else ""))

@@ -6,9 +6,12 @@ rows in input order.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pandas as pd
+
+from ..outputs import atomic_output
 
 from ._stream import _require_columns, iter_frames, load_reference, load_rules, model_file, provenance, reference_files
 
@@ -41,7 +44,6 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
     kept per content), for both searches beyond the rules, the distances and the re-check of A's rules.
     ``model_a_digest``, ``model_b_digest``, ``reference_digests``: the contents the run started with (a replaced
     file is refused)."""
-    import fsspec
     import pyarrow.parquet as pq
 
     ex_a, ex_b = load_rules(rules_a), load_rules(rules_b)
@@ -57,8 +59,8 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                   "b": provenance(rules_b, model_b_path, model_b_digest, reference_digests)}).encode()}
     cols = list(dict.fromkeys(names + ([groups] if groups else [])))
     total, writer, offset = None, None, 0
-    fout = fsspec.open(people_dst, "wb").open() if people_dst else None
-    try:
+    with contextlib.ExitStack() as stack:  # the people file appears complete or not at all
+        fout = stack.enter_context(atomic_output(people_dst, "wb")) if people_dst else None
         for df in iter_frames(src, batch_size=batch_size, columns=cols):
             c, people = compare_frame(ex_a, ex_b, df, model_a=model_a, model_b=model_b, groups=groups, target=target,
                                       explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None,
@@ -81,9 +83,6 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                                                             **used}))
         if writer is not None:
             writer.close()
-    finally:
-        if fout is not None:
-            fout.close()
     return total
 
 

@@ -542,9 +542,9 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     replaced since is refused. The output's key-value metadata ``tcrex`` names what was used: the digests of the
     rules, the model file and the reference rows (:func:`provenance`).
     """
-    import fsspec
     import pyarrow.parquet as pq
 
+    from ..outputs import atomic_output
     ex = load_rules(rules)
     keep = list(keep)
     if verified and not model_path:
@@ -560,7 +560,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
             reference, reference_digests = None, None
         model, model_digest = model_file(model_path, model_threads, model_digest) if model_path else (None, None)
         used = {b"tcrex": json.dumps(provenance(rules, model_path, model_digest, reference_digests)).encode()}
-        with fsspec.open(dst, "wb") as fout:
+        with atomic_output(dst, "wb") as fout:  # complete under its final name, or not there at all
             def write(table):
                 nonlocal writer, n
                 if writer is None:
@@ -610,13 +610,8 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                     run.close()
                 if writer is not None:
                     writer.close()
-    except BaseException as exc:  # no partial output that would read as a complete, shorter file
-        fs, path = fsspec.core.url_to_fs(dst)
-        if fs.exists(path):
-            fs.rm(path)
-        if isinstance(exc, Exception):
-            raise located(exc, src, run.rows if run is not None else rows) from None
-        raise
+    except Exception as exc:  # noqa: BLE001 - atomic_output removed the unfinished file; said naming the rows
+        raise located(exc, src, run.rows if run is not None else rows) from None
     return n
 
 
