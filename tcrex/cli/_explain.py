@@ -38,7 +38,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
         start_model_worker(posixpath.basename(model_path), _model_threads(workers, scheduler))
     import fsspec
 
-    from ..distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
+    from ..distributed import check_kept_columns, expand_paths, explain_parquet_file, load_model_file_soon, load_rules
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     if verified and not model_path:
@@ -50,6 +50,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     load_rules(rules)  # fail early on a bad file
     rules = _labelled_rules(rules, value_labels_path, class_names_text)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
+    check_kept_columns(load_rules(rules), keep, verified, "--keep-columns")  # before any file is read or written
     srcs = expand_paths(data)
     base = out.rstrip("/")
     jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]

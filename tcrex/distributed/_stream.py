@@ -16,6 +16,9 @@ import pandas as pd
 from ..errors import ParameterError, SchemaError, TCRExError
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
+#: The columns ``explain --verified`` writes after the point's feature columns (``TCREx.counterfactuals(verify=True)``;
+#: tests/cli/test_kept_columns.py holds them to the engine's frame).
+VERIFIED_COLUMNS = ("valid", "source", "recourse", "changed", "n_changes", "rule", "recommended_rule", "output", "text")
 #: Key of the Parquet metadata of ``explain --verified`` outputs saying what verification used (JSON: reference_rows,
 #: not_done, rows_affected).
 VERIFICATION_KEY = b"tcrex.verification"
@@ -287,10 +290,30 @@ def expand_paths(spec: str) -> list[str]:
                   else f"memory://{p.lstrip('/')}" for p in out)
 
 
+def output_columns(ex, verified: bool = False) -> list[str]:
+    """The columns :func:`explain_parquet_file` writes before the kept ones: the explanation's, or with
+    ``verified`` the point's features and the verification's."""
+    return list(ex.schema_.names) + list(VERIFIED_COLUMNS) if verified else list(EXPLAIN_COLUMNS)
+
+
+def check_kept_columns(ex, keep, verified: bool = False, option: str = "kept column(s)") -> None:
+    """Refuse kept columns that an output column of the same name would duplicate (a file with two columns of one
+    name is unreadable by pandas and pyarrow), naming both."""
+    written = output_columns(ex, verified)
+    clash = [c for c in keep if c in written]
+    if clash:
+        what = "verified counterfactual" if verified else "explanation"
+        raise ParameterError(f"{option} {', '.join(map(repr, clash))} would be written beside the {what} "
+                             f"column(s) of the same name ({', '.join(written)}): a file with two columns of one "
+                             "name is unreadable; keep other columns (an id) and join on them, or rename the "
+                             "column in the data")
+
+
 def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tuple[pd.DataFrame, dict]:
     """The feature columns of ``df`` and the outputs argument (the column ``y_pred`` or ``model``) of an explain
-    call, after checking that every column needed is there."""
+    call, after checking that every column needed is there and that no kept one clashes with an output column."""
     names = list(ex.schema_.names)
+    check_kept_columns(ex, keep)
     _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
     check_number_columns(ex, df)
     return df[names], ({"y_pred": df[y_pred].to_numpy()} if y_pred is not None else {"model": model})
@@ -647,9 +670,10 @@ def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None, refe
     names = list(ex.schema_.names)
     _require_columns(df, names + list(keep))
     check_number_columns(ex, df)
+    check_kept_columns(ex, keep, verified=True)
     cf = ex.counterfactuals(df[names], model=model, verify=True, reference=reference)
     clash = [c for c in keep if c in cf.columns]
-    if clash:
+    if clash:  # a column the engine added after VERIFIED_COLUMNS was written
         raise TCRExError(f"kept column(s) {', '.join(clash)} would overwrite counterfactual columns of the same "
                          "name; keep other columns (an id) and join on them")
     fixed = {}
