@@ -162,7 +162,9 @@ _data_option = click.option("--data", required=True, help="Parquet/CSV file, glo
 _run_options = _options(
     click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes."),
     click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT."),
-    click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True))
+    click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True),
+    click.option("--progress/--no-progress", default=True, show_default=True,
+                 help="A stderr line per batch of a file (rows done, rows/s, ETA) when a file takes several."))
 
 #: ``--reference-rows`` of ``explain --verified`` and ``audit`` (``compare`` says more: both models use them).
 _reference_rows_option = click.option(

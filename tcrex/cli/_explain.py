@@ -28,7 +28,7 @@ from ._runs import _rows_affected, _run_files, _verification
 @_value_labels_option
 @_class_names_option
 @_guard(folders=("out", "people_out"))
-def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
+def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, progress, verified,
             reference_rows, value_labels_path=None, class_names_text=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     if model_path and y_col is None and workers == 1 and not scheduler:
@@ -57,14 +57,33 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     if reference_rows and not verified:
         raise _Fail("--reference-rows serves the verification of --verified; add --verified")
     kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size, verified=verified,
-              model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows)
+              model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows, progress=progress)
     t0 = time.perf_counter()
+    record = {}
     total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
                            "explained", model_path=model_path, reference_rows=reference_rows,
-                           names=load_rules(rules).schema_.names, out=out))  # a refused model stops it before any file
+                           names=load_rules(rules).schema_.names, out=out, record=record))  # a refused model stops it before any file
     dt = time.perf_counter() - t0
+    from ..outputs import remove_partials
+    for _, dst in jobs:  # what workers killed mid-file left (their jobs were run again)
+        remove_partials(dst)
+    _write_run_record(base, {"rows": total, "files": [d for _, d in jobs], "seconds": round(dt, 3),
+                             "workers": workers, "scheduler": scheduler, **record})
     if verified and not reference_rows:  # each output's metadata says how many of its rows it affected
         from ..distributed import NO_REFERENCE_NOT_DONE
         _verification(None, {"rows": sum(_rows_affected(dst) for _, dst in jobs)},
                       "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     _say(f"{total:,} rows from {len(jobs)} file(s) in {dt:.1f}s ({total / max(dt, 1e-9):,.0f} rows/s) -> {base}/")
+
+
+#: The run's record in its output folder (skipped as an input, as pyarrow and Dask skip ``_`` files): what it
+#: wrote and what it met (``workers_lost``: Dask workers lost while running its jobs, which were run again).
+RUN_RECORD = "_tcrex_run.json"
+
+
+def _write_run_record(base: str, record: dict) -> None:
+    import json
+
+    from ..outputs import atomic_output
+    with atomic_output(f"{base}/{RUN_RECORD}", "w") as fh:
+        json.dump(record, fh, indent=1, default=str)

@@ -29,7 +29,7 @@ from ._runs import audit_json, _compare_job, _run_files, _verification
 @_class_names_option
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out, reference_rows, value_labels_path=None, class_names_text=None):
+          batch_size, progress, out, reference_rows, value_labels_path=None, class_names_text=None):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
@@ -50,10 +50,11 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
               batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows,
-              group_labels=_group_labels(value_labels_path, group_column))
+              group_labels=_group_labels(value_labels_path, group_column), progress=progress)
+    record = {}
     counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted",
                             model_path=model_path, reference_rows=reference_rows,
-                            names=load_rules(rules).schema_.names))
+                            names=load_rules(rules).schema_.names, record=record))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)
     if model_path:
@@ -63,6 +64,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
             cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
             "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     doc["used"] = provenance(rules, model_path, kw.get("model_digest"), kw.get("reference_digests"))
+    doc["run"] = record
     from ..outputs import atomic_output
     with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
@@ -97,7 +99,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @_class_names_option
 @_guard
 def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
-            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out,
+            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, progress, out, people_out,
             value_labels_path=None, class_names_text=None):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
@@ -162,9 +164,10 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
               explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows,
               model_a_digest=digest_a, model_b_digest=digest_b,
-              group_labels=_group_labels(value_labels_path, group_column))
+              group_labels=_group_labels(value_labels_path, group_column), progress=progress)
+    record = {}
     counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
-                            scheduler, "compared", out=people_out))
+                            scheduler, "compared", out=people_out, record=record))
     res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     cells = counts.cells
     doc = json.loads(res.to_json(people=False))
@@ -176,6 +179,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     reference_digests = reference_files(reference_rows) if reference_rows else None
     doc["used"] = {"a": provenance(rules, model_path, digest_a, reference_digests),
                    "b": provenance(rules_b, model_b_path, digest_b, reference_digests)}
+    doc["run"] = record
     from ..outputs import atomic_output
     with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, allow_nan=False, default=str)

@@ -10,7 +10,8 @@ from ._common import _Fail, _say
 from ..errors import TCRExError
 
 
-def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, reference_rows=None, names=(), out=None):
+def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, reference_rows=None, names=(), out=None,
+               record=None):
     """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
     ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order. Whatever goes
     wrong with a job (a bad file, a model fault, a worker lost by the pool or the cluster) stops the run with a
@@ -22,16 +23,22 @@ def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, referenc
     sandbox start competing with the workers'), the ``reference_rows`` (features ``names``) read, and the output
     folder ``out`` is this client's folder and writable there. ``kw`` then gains the digests of the model file
     (``model_digest``) and of the reference rows (``reference_digests``): every job uses exactly those contents
-    (a file replaced during the run is refused), and the caller names them in its outputs."""
+    (a file replaced during the run is refused), and the caller names them in its outputs.
+
+    ``record`` (a dict) receives what the run met that its outputs should say: ``"workers_lost"``, the Dask workers
+    lost while running its jobs (each said on stderr when it happens; the scheduler ran their jobs again)."""
     marker = [_mark_output(out)] if out else []
+    record = {} if record is None else record
+    record.setdefault("workers_lost", [])
     try:
-        yield from _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker)
+        yield from _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker,
+                             record)
     finally:
         if marker:  # the run stopped before the check confirmed the folder
             _unmark_output(out, marker.pop(), confirm=False)
 
 
-def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker):
+def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker, record):
     """:func:`_run_files` once the output folder is marked (``marker``: its marker, emptied once confirmed)."""
     from ..distributed import FileError, check_run, located
 
@@ -71,9 +78,14 @@ def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows
         except (OSError, TimeoutError) as exc:
             raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
         with client:
+            from ..distributed import PROGRESS_TOPIC
+            client.subscribe_topic(PROGRESS_TOPIC, lambda event: _say(event[1]))
+            files = {}  # task key -> input file
+            client.subscribe_topic("all", lambda event: _lost_worker(event[1], files, record))
             if checks:
                 check(client.submit(check_run, *run_args, pure=False).result)
             futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
+            files.update({f.key: job[1] for f, job in zip(futs, jobs)})
             try:
                 for job, f in zip(jobs, futs):
                     yield result(job, f.result)
@@ -99,6 +111,22 @@ def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows
         for job in jobs:
             yield result(job, lambda: fn(*job, **kw))
             _say(f"{verb} {job[1]}")
+
+
+def _lost_worker(msg, files: dict, record: dict) -> None:
+    """A scheduler event: a worker removed unexpectedly (killed, out of memory, its machine gone) while it ran
+    jobs of this run is said on stderr and kept in ``record["workers_lost"]``; the scheduler runs those jobs again
+    on the other workers (their outputs are complete: each file is written whole or not at all)."""
+    if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+        return
+    keys = set(msg.get("processing-tasks") or ()) | set(msg.get("lost-computed-tasks") or ())
+    mine = sorted(files[k] for k in keys if k in files)
+    if not mine and not files:
+        return
+    record["workers_lost"].append({"worker": msg.get("worker"), "jobs_rerun": mine})
+    _say(f"warning: Dask worker {msg.get('worker')} was lost" + (
+        f" while running {len(mine)} job(s) ({', '.join(mine)}); the scheduler runs them again on the other workers"
+        if mine else "; none of this run's jobs was running there"))
 
 
 def _mark_output(out: str) -> str:

@@ -274,13 +274,16 @@ def load_reference(spec: str, names: tuple, digests: list[dict] | None = None) -
 
 
 def expand_paths(spec: str) -> list[str]:
-    """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it."""
+    """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it, except those
+    whose names start with ``.`` or ``_`` (as pyarrow and Dask read a folder: a killed run's hidden unfinished
+    file, a run's ``_tcrex_run.json`` record)."""
     import fsspec
     fs, _, paths = fsspec.get_fs_token_paths(spec)
     out = []
     for p in paths:
         if fs.isdir(p):
-            out += [q for q in fs.ls(p, detail=False) if not fs.isdir(q)]
+            out += [q for q in fs.ls(p, detail=False) if not fs.isdir(q)
+                    and not posixpath.basename(q.rstrip("/")).startswith((".", "_"))]
         else:
             out.append(p)
     if not out:
@@ -548,7 +551,8 @@ def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144, verified: bool = False,
                          model_threads: int | None = None, reference_rows: str | None = None,
-                         model_digest: dict | None = None, reference_digests: list[dict] | None = None) -> int:
+                         model_digest: dict | None = None, reference_digests: list[dict] | None = None,
+                         progress: bool = False) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
@@ -563,11 +567,13 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     ``reference_rows``: file(s) of reference rows for the search beyond the rules (:func:`load_reference`).
     ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`); a file
     replaced since is refused. The output's key-value metadata ``tcrex`` names what was used: the digests of the
-    rules, the model file and the reference rows (:func:`provenance`).
+    rules, the model file and the reference rows (:func:`provenance`). ``progress``: a stderr line per batch
+    (:class:`tcrex.distributed.BatchProgress`).
     """
     import pyarrow.parquet as pq
 
     from ..outputs import atomic_output
+    from ._progress import BatchProgress, known_rows
     ex = load_rules(rules)
     keep = list(keep)
     if verified and not model_path:
@@ -583,6 +589,8 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
             reference, reference_digests = None, None
         model, model_digest = model_file(model_path, model_threads, model_digest) if model_path else (None, None)
         used = {b"tcrex": json.dumps(provenance(rules, model_path, model_digest, reference_digests)).encode()}
+        counter = BatchProgress("verified" if verified else "explained", src,
+                                known_rows(src) if progress else None, enabled=progress)
         with atomic_output(dst, "wb") as fout:  # complete under its final name, or not there at all
             def write(table):
                 nonlocal writer, n
@@ -593,6 +601,7 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
                     table = _conform(table, writer.schema, src)
                 writer.write_table(table)
                 n += table.num_rows
+                counter.step(table.num_rows)
 
             try:
                 frames = numbered(iter_frames(src, batch_size=batch_size, dictionary=True))
@@ -741,15 +750,19 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
                target=None, batch_size: int = 262_144, model_threads: int | None = None,
                reference_rows: str | None = None, model_digest: dict | None = None,
-               reference_digests: list[dict] | None = None, group_labels: dict | None = None):
+               reference_digests: list[dict] | None = None, group_labels: dict | None = None,
+               progress: bool = False):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
     its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows.
-    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`)."""
+    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`).
+    ``progress``: a stderr line per batch (:class:`tcrex.distributed.BatchProgress`)."""
+    from ._progress import BatchProgress, known_rows
     ex = load_rules(rules)
     names = list(ex.schema_.names)
     cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
     total, rows, n = None, None, 0
+    counter = BatchProgress("counted", src, known_rows(src) if progress else None, enabled=progress)
     try:
         reference = load_reference(reference_rows, tuple(names), reference_digests) \
             if reference_rows and model_path else None
@@ -760,6 +773,7 @@ def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, 
                             group_labels=group_labels)
             total = c if total is None else total + c
             n += len(df)
+            counter.step(len(df))
         rows = None
         if total is None:  # no rows: the counts of an empty frame (an audit's zero)
             total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,
