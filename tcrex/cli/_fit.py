@@ -42,8 +42,8 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         batch_size, out, value_labels_path=None, class_names_text=None):
     """Fit rules and metarules on DATA and write them as JSON."""
     from .. import TCREx
-    from ..distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
-                              sample_rows, start_outputs)
+    from ..distributed import (BatchProgress, Overlapped, column_names, count_rows, expand_paths, iter_frames,
+                              known_rows, located, numbered, sample_rows, start_outputs)
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
@@ -90,10 +90,12 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
 
             run = Overlapped(numbered(iter_frames(src, batch_size=batch_size, columns=cols, dictionary=names)),
                              start)
+            counter = BatchProgress("recounted", src, known_rows(src))
             try:
                 for (_, df), yb in run:
                     c = ex.candidate_counts(df[names], y_pred=yb)
                     counts = c if counts is None else counts + c
+                    counter.step(len(df))
             except (TCRExError, OSError, ValueError, KeyError) as exc:
                 raise located(exc, src, run.rows) from None
             finally:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import TCRExError
 from ._compare import compare_file, compare_frame
-from ._progress import PROGRESS_TOPIC, BatchProgress, say_progress
+from ._progress import PROGRESS_TOPIC, BatchProgress, known_rows, say_progress
 from ._stream import (EXPLAIN_COLUMNS, NO_REFERENCE_NOT_DONE, VERIFICATION_KEY, VERIFIED_COLUMNS, FileError,
                       Overlapped, audit_file, audit_frame, check_kept_columns, check_model_file, check_number_columns,
                       check_run, column_names, count_rows, counterfactual_table, explain_columns,
@@ -27,7 +27,8 @@ __all__ = ["explain", "audit", "audit_counts", "explain_columns", "explain_parqu
            "compare_file", "compare_frame", "Overlapped", "numbered", "start_outputs", "column_names",
            "check_model_file", "VERIFICATION_KEY", "NO_REFERENCE_NOT_DONE", "check_run", "load_model_file_soon",
            "file_digest", "model_file", "provenance", "reference_files", "VERIFIED_COLUMNS", "output_columns",
-           "check_kept_columns", "PROGRESS_TOPIC", "BatchProgress", "say_progress"]
+           "check_kept_columns", "PROGRESS_TOPIC", "BatchProgress", "say_progress",
+           "known_rows"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:

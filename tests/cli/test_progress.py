@@ -72,3 +72,12 @@ def test_audit_says_a_line_per_batch(bureau, tmp_path):
     lines = _progress(res.output, "counted")
     assert [LINE.match(ln).group(3) for ln in lines] == ["400", "800", "1,200"], lines
     assert json.loads((tmp_path / "audit.json").read_text())["run"] == {"workers_lost": []}
+
+
+def test_fit_on_a_sample_says_a_line_per_batch_of_its_recount(bureau, tmp_path):
+    res = CliRunner().invoke(main, ["fit", "--data", str(bureau / "big.parquet"), "--y-pred-column", "target",
+                                    "--drop-column", "grade", "--sample", "600", "--batch-size", "500",
+                                    "--rho", "0.05", "--out", str(tmp_path / "rules.json")])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("recounted ") and "rows/s" in ln]
+    assert [ln.split(": ")[1].split(" rows")[0] for ln in lines] == ["500/1,200", "1,000/1,200", "1,200/1,200"]
