@@ -364,6 +364,15 @@ def _model_threads(workers: int, scheduler) -> int | None:
     return None if scheduler else max(1, _cores() // max(1, workers))
 
 
+def _run_options_of(workers, scheduler, batch_size, progress, reference_rows=None):
+    """The :class:`tcrex.distributed.RunOptions` of a command's ``--workers``, ``--scheduler``, ``--batch-size``,
+    ``--progress`` and ``--reference-rows`` (model threads: :func:`_model_threads`)."""
+    from ..distributed import RunOptions
+    return RunOptions(workers=workers, scheduler=scheduler, batch_size=batch_size,
+                      model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows,
+                      progress=progress)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """T-CREx counterfactual rules: fit rules, explain and audit data sets of any size."""

@@ -9,7 +9,7 @@ import time
 import click
 
 from ._common import (_class_names_option, _data_option, _Fail, _guard, _labelled_rules, main, _model_threads,
-                      _output_names, _reference_rows_option, _run_options, _say, _value_labels_option)
+                      _output_names, _reference_rows_option, _run_options, _run_options_of, _say, _value_labels_option)
 from ._runs import _rows_affected, _run_files, _verification
 
 
@@ -38,7 +38,8 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
         start_model_worker(posixpath.basename(model_path), _model_threads(workers, scheduler))
     import fsspec
 
-    from ..distributed import check_kept_columns, expand_paths, explain_parquet_file, load_model_file_soon, load_rules
+    from ..distributed import (RunCheck, check_kept_columns, expand_paths, explain_parquet_file, load_model_file_soon,
+                              load_rules)
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     if verified and not model_path:
@@ -56,13 +57,14 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
     jobs = [(src, f"{base}/{name}") for src, name in zip(srcs, _output_names(srcs))]
     if reference_rows and not verified:
         raise _Fail("--reference-rows serves the verification of --verified; add --verified")
-    kw = dict(y_pred=y_col, model_path=model_path, keep=keep, batch_size=batch_size, verified=verified,
-              model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows, progress=progress)
+    opts = _run_options_of(workers, scheduler, batch_size, progress, reference_rows)
+    kw = dict(y_pred=y_col, model_path=model_path, keep=keep, verified=verified,
+              **opts.job_kwargs("batch_size", "model_threads", "reference_rows", "progress"))
     t0 = time.perf_counter()
     record = {}
-    total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, workers, scheduler,
-                           "explained", model_path=model_path, reference_rows=reference_rows,
-                           names=load_rules(rules).schema_.names, out=out, record=record))  # a refused model stops it before any file
+    check = RunCheck(model_path, reference_rows, tuple(load_rules(rules).schema_.names), out)
+    total = sum(_run_files(explain_parquet_file, [(rules, s, d) for s, d in jobs], kw, opts, "explained", check,
+                           record))  # a refused model stops it before any file
     dt = time.perf_counter() - t0
     from ..outputs import remove_partials
     for _, dst in jobs:  # what workers killed mid-file left (their jobs were run again)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..errors import TCRExError
 from ._compare import compare_file, compare_frame
+from ._options import RunCheck, RunOptions
 from ._progress import PROGRESS_TOPIC, BatchProgress, known_rows, say_progress
 from ._stream import (EXPLAIN_COLUMNS, NO_REFERENCE_NOT_DONE, VERIFICATION_KEY, VERIFIED_COLUMNS, FileError,
                       Overlapped, audit_file, audit_frame, check_kept_columns, check_model_file, check_number_columns,
@@ -28,7 +29,7 @@ __all__ = ["explain", "audit", "audit_counts", "explain_columns", "explain_parqu
            "check_model_file", "VERIFICATION_KEY", "NO_REFERENCE_NOT_DONE", "check_run", "load_model_file_soon",
            "file_digest", "model_file", "provenance", "reference_files", "VERIFIED_COLUMNS", "output_columns",
            "check_kept_columns", "PROGRESS_TOPIC", "BatchProgress", "say_progress",
-           "known_rows"]
+           "known_rows", "RunOptions", "RunCheck"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:
