@@ -62,8 +62,10 @@ def known_rows(src: str) -> int | None:
     """The rows of a Parquet file from its footer (None for a CSV, whose rows are known only once read)."""
     if src.lower().endswith(".csv"):
         return None
-    from ._stream import count_rows
+    import fsspec
+    import pyarrow.parquet as pq
     try:
-        return count_rows(src)
+        with fsspec.open(src, "rb") as fh:
+            return pq.ParquetFile(fh).metadata.num_rows
     except Exception:  # noqa: BLE001 - the run's own reader says what is wrong with the file
         return None

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,6 +21,7 @@ from tcrex.intake import load_model  # noqa: E402
 from tcrex.outputs import is_partial  # noqa: E402
 
 from tests.support.builders import xgb_classifier  # noqa: E402
+from tests.support.servers import wait_until  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 2000
@@ -49,11 +49,9 @@ def _events(out: Path):
 
 def _wait(proc, out, moment):
     """Poll the output folder until ``moment(partials, finished)`` holds; False when the run ended first."""
-    while proc.poll() is None:
-        if moment(*_events(out)):
-            return True
-        time.sleep(0.005)
-    return False
+    wait_until(lambda: proc.poll() is not None or moment(*_events(out)), "the moment or the run's end",
+               limit_s=600, every_s=0.005)
+    return proc.poll() is None
 
 
 MOMENTS = {  # (name, the condition the folder shows)

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,6 +21,7 @@ from tcrex.intake import load_model  # noqa: E402
 from tcrex.outputs import is_partial  # noqa: E402
 
 from tests.support.builders import xgb_classifier  # noqa: E402
+from tests.support.servers import wait_until  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 1500
@@ -51,11 +51,13 @@ def test_a_worker_lost_mid_job_is_said_and_recorded_and_the_outputs_are_whole(na
                              "--out", str(out), "--batch-size", "100", "--scheduler", cluster.scheduler_address],
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
     try:
-        busy = None
-        while proc.poll() is None and busy is None:  # a job is writing its file: find the worker running it
+        def running():  # a job is writing its file: the worker running it (or the run's end)
             if out.exists() and any(is_partial(n) for n in os.listdir(out)):
-                busy = next((w for w, keys in client.processing().items() if keys), None)
-            time.sleep(0.01)
+                return next((w for w, keys in client.processing().items() if keys), None)
+            return "ended" if proc.poll() is not None else None
+
+        busy = wait_until(running, "a job writing its file", limit_s=600, every_s=0.01)
+        busy = None if busy == "ended" else busy
         assert busy is not None, f"the run ended before a job was seen running: {proc.stderr.read()}"
         pid = client.run(os.getpid, workers=[busy])[busy]
         os.kill(pid, signal.SIGKILL)  # the worker process, not its nanny (which starts a new one)
