@@ -110,8 +110,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     """
     import fsspec
 
-    from .. import TCREx
-    from ..compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
+    from ..compare import (COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target,
+                           fit_explainer_b)
     from ..distributed import (RunCheck, count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
     with fsspec.open(rules_path, "r") as fh:
@@ -148,9 +148,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         if missing:
             raise _Fail(f"{b_spec} lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
-        # as compare_models does: A's parameters and task, model B asked once about the rows
-        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_, "class_names": None}).fit(
-            X, y_pred=ex_a.outputs(X, model=model_b))
+        ex_b = fit_explainer_b(ex_a, X, ex_a.outputs(X, model=model_b), fit_on=fit_on,
+                               remedy="fit model B's rules with other parameters and pass them with --rules-b")
         rules_b = ex_b.to_json()
         _say(f"fitted model B's rules on {fit_on} ({len(X):,} rows of {b_spec}) with A's parameters "
              f"({len(ex_b.rules_frame())} rules)")
