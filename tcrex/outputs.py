@@ -50,3 +50,16 @@ def atomic_output(path, mode: str = "wb", **open_kwargs):
             if fs.exists(tmp):
                 fs.rm(tmp)
         raise
+
+
+def remove_partials(final: str) -> int:
+    """Remove the temporary files :func:`atomic_output` left beside ``final`` (a local path or an fsspec URL)
+    when their writer was killed outright (a lost Dask worker, SIGKILL); call it once the run that owns ``final``
+    has written it. Returns how many were removed."""
+    fs, path = fsspec.core.url_to_fs(str(final))
+    head, _, base = path.rpartition("/")
+    left = fs.glob(f"{head}/.{base}{PARTIAL_MARK}*") if head else []
+    for p in left:
+        with contextlib.suppress(FileNotFoundError):
+            fs.rm(p)
+    return len(left)

@@ -47,3 +47,14 @@ def test_fsspec_urls_are_written_the_same_way(tmp_path):
         fh.write("a,b\n1,2\n")
     assert (tmp_path / "out.csv").read_text() == "a,b\n1,2\n"
     assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_remove_partials_removes_only_the_leftovers_of_that_file(tmp_path):
+    from tcrex.outputs import partial_name, remove_partials
+    final = tmp_path / "p1.parquet"
+    final.write_bytes(b"whole")
+    for name in (partial_name(str(final)), partial_name(str(final)), partial_name(str(tmp_path / "p2.parquet"))):
+        open(name, "wb").close()
+    assert remove_partials(str(final)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir())[1:] == ["p1.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir())[0].startswith(".p2.parquet.partial-")

@@ -25,6 +25,28 @@ class _Fail(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+#: Exit code of a command stopped by SIGTERM (128 + the signal's number, as a shell reports it).
+SIGTERM_EXIT = 143
+
+
+def _on_sigterm(signum, frame):
+    """SIGTERM (a scheduler's timeout, ``kill``): the run stops as on an error (``SystemExit``, which no error
+    handler of the run takes for a problem of its files), so the files it was writing are removed
+    (:func:`tcrex.outputs.atomic_output`) and only complete files stay."""
+    _say("error: stopped by SIGTERM; files not finished are removed, finished ones are complete")
+    raise SystemExit(SIGTERM_EXIT)
+
+
+def _stop_on_sigterm():
+    """Install :func:`_on_sigterm` for the command's run (main thread only); returns what restores the old one."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 #: The engine's keyword arguments and the options that set them: the engine's messages say what to pass in
 #: Python ("pass target= ..."), which a CLI user reads as the option (:func:`cli_words`).
 _OPTIONS = {"target": "--target", "reference_rows": "--reference-rows", "reference": "--reference",
@@ -58,19 +80,31 @@ def _absolute(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path))
 
 
-def _guard(fn):
+def _guard(fn=None, *, folders=("people_out",)):
+    """A command's body with paths made absolute, outputs checked against inputs before anything is opened
+    (:func:`tcrex.cli._paths.check_outputs`; ``folders``: its output options that name a folder) and every
+    problem said as one ``error:`` line. ``@_guard`` or ``@_guard(folders=("out",))``."""
     import functools
+
+    if fn is None:
+        return functools.partial(_guard, folders=folders)
 
     @functools.wraps(fn)
     def run(*a, **k):
         k = {name: _absolute(v) if name in PATH_PARAMETERS else v for name, v in k.items()}
+        restore = _stop_on_sigterm()
         try:
+            from ._paths import check_outputs
+            for warning in check_outputs(k, folders):
+                _say(warning)
             return fn(*a, **k)
         except click.ClickException:
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
             from ..intake import short_error
             raise _Fail(cli_words(short_error(exc))) from None
+        finally:
+            restore()
     return run
 
 
@@ -145,7 +179,9 @@ _data_option = click.option("--data", required=True, help="Parquet/CSV file, glo
 _run_options = _options(
     click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Local processes."),
     click.option("--scheduler", help="Address of an existing Dask scheduler, tcp://HOST:PORT."),
-    click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True))
+    click.option("--batch-size", type=click.IntRange(min=1), default=262_144, show_default=True),
+    click.option("--progress/--no-progress", default=True, show_default=True,
+                 help="A stderr line per batch of a file (rows done, rows/s, ETA) when a file takes several."))
 
 #: ``--reference-rows`` of ``explain --verified`` and ``audit`` (``compare`` says more: both models use them).
 _reference_rows_option = click.option(
@@ -370,6 +406,15 @@ def _model_threads(workers: int, scheduler) -> int | None:
     workers`` in a pool; on Dask each worker's own
     thread count (``dask worker --nthreads``; None here)."""
     return None if scheduler else max(1, _cores() // max(1, workers))
+
+
+def _run_options_of(workers, scheduler, batch_size, progress, reference_rows=None):
+    """The :class:`tcrex.distributed.RunOptions` of a command's ``--workers``, ``--scheduler``, ``--batch-size``,
+    ``--progress`` and ``--reference-rows`` (model threads: :func:`_model_threads`)."""
+    from ..distributed import RunOptions
+    return RunOptions(workers=workers, scheduler=scheduler, batch_size=batch_size,
+                      model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows,
+                      progress=progress)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -44,8 +44,8 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         batch_size, out, value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Fit rules and metarules on DATA and write them as JSON."""
     from .. import TCREx
-    from ..distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
-                              sample_rows, start_outputs)
+    from ..distributed import (BatchProgress, Overlapped, column_names, count_rows, expand_paths, iter_frames,
+                              known_rows, located, numbered, sample_rows, start_outputs)
     t0 = time.perf_counter()
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
@@ -94,10 +94,12 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
 
             run = Overlapped(numbered(iter_frames(src, batch_size=batch_size, columns=cols, dictionary=names)),
                              start)
+            counter = BatchProgress("recounted", src, known_rows(src))
             try:
                 for (_, df), yb in run:
                     c = ex.candidate_counts(df[names], y_pred=yb)
                     counts = c if counts is None else counts + c
+                    counter.step(len(df))
             except (TCRExError, OSError, ValueError, KeyError) as exc:
                 raise located(exc, src, run.rows) from None
             finally:
@@ -109,8 +111,8 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     for f in findings:
         _say(f"finding: {f.text} {f.suggestion_text()}")
     ex = _labelled(ex, value_labels_path, book, (y_col, *drop))
-    import fsspec
-    with fsspec.open(out, "w") as fh:
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         fh.write(ex.to_json(findings=findings))
     n_rules = len(ex.rules_frame())
     _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
@@ -188,7 +190,8 @@ def suggest_constraints_command(data, drop, with_reasons, out):
         _say("no suggestion: no column name or value looks like a protected attribute, a past event or elapsed time")
     text = json.dumps(found if with_reasons else constraints_from_suggestions(found), indent=2, ensure_ascii=False)
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
+        from ..outputs import atomic_output
+        with atomic_output(out, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
         _say(f"wrote {len(found)} suggestion(s) to {out}")
     else:

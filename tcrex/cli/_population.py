@@ -8,9 +8,8 @@ import json
 import click
 
 from ._common import (_dictionary_option, _rules_text, _bootstrap_options, _class_names_option, _data_option, _Fail,
-                      _group_labels, _guard,
-                      _labelled_rules, main, _model, _model_threads, _output_names, _read_all, _reference_rows_option,
-                      _run_options, _say, _target, _value_labels_option)
+                      _group_labels, _guard, _labelled_rules, main, _model, _output_names, _read_all,
+                      _reference_rows_option, _run_options, _run_options_of, _say, _target, _value_labels_option)
 from ._runs import audit_json, _compare_job, _run_files, _verification
 
 
@@ -31,16 +30,16 @@ from ._runs import audit_json, _compare_job, _run_files, _verification
 @_dictionary_option
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out, reference_rows, value_labels_path=None, class_names_text=None, dictionary_path=None):
+          batch_size, progress, out, reference_rows, value_labels_path=None, class_names_text=None,
+          dictionary_path=None):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
     recourse) and the counts are added; the audit and its bootstrap run from these counts, never from rows.
     """
-    import fsspec
 
     from ..audit import audit_from_counts
-    from ..distributed import audit_file, expand_paths, load_rules, provenance
+    from ..distributed import RunCheck, audit_file, expand_paths, load_rules, provenance
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
     rules = _rules_text(rules_path)
@@ -49,12 +48,13 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     srcs = expand_paths(data)
     if reference_rows and not model_path:
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
+    opts = _run_options_of(workers, scheduler, batch_size, progress, reference_rows)
     kw = dict(groups=group_column, y_pred=y_col, model_path=model_path, target=_target(target),
-              batch_size=batch_size, model_threads=_model_threads(workers, scheduler), reference_rows=reference_rows,
-              group_labels=_group_labels(value_labels_path, group_column))
-    counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, workers, scheduler, "counted",
-                            model_path=model_path, reference_rows=reference_rows,
-                            names=load_rules(rules).schema_.names))
+              group_labels=_group_labels(value_labels_path, group_column),
+              **opts.job_kwargs("batch_size", "model_threads", "reference_rows", "progress"))
+    record = {}
+    check = RunCheck(model_path, reference_rows, tuple(load_rules(rules).schema_.names))
+    counts = sum(_run_files(audit_file, [(rules, s) for s in srcs], kw, opts, "counted", check, record))
     res = audit_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     doc = audit_json(res)
     if model_path:
@@ -64,7 +64,9 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
             cells["needs_recourse"].astype(bool) & (cells["works"] == 0), "n"].sum())},
             "{rows} people needing recourse", NO_REFERENCE_NOT_DONE)
     doc["used"] = provenance(rules, model_path, kw.get("model_digest"), kw.get("reference_digests"))
-    with fsspec.open(out, "w") as fh:
+    doc["run"] = record
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, default=str)
     _say(f"audited {counts.n_rows:,} rows in {len(res.groups)} groups -> {out}")
 
@@ -98,7 +100,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @_dictionary_option
 @_guard
 def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
-            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out,
+            group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, progress, out, people_out,
             value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
@@ -111,7 +113,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
 
     from ..compare import (COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target,
                            fit_explainer_b)
-    from ..distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
+    from ..distributed import (RunCheck, count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
     rules = _labelled_rules(_rules_text(rules_path), value_labels_path, class_names_text, dictionary_path)
     ex_a = load_rules(rules)  # fail early on a bad file
@@ -157,12 +159,14 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         base = people_out.rstrip("/")
         people_jobs = [f"{base}/{name}" for name in _output_names(srcs)]
     digest_a, digest_b = model_file(model_path)[1], model_file(model_b_path)[1]  # the models loaded above (cached)
+    opts = _run_options_of(workers, scheduler, batch_size, progress, reference_rows)
     kw = dict(model_a_path=model_path, model_b_path=model_b_path, groups=group_column, target=spec,
-              explainer_b_fit_on=fit_on, batch_size=batch_size, reference_rows=reference_rows,
-              model_a_digest=digest_a, model_b_digest=digest_b,
-              group_labels=_group_labels(value_labels_path, group_column))
-    counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, workers,
-                            scheduler, "compared", out=people_out))
+              explainer_b_fit_on=fit_on, model_a_digest=digest_a, model_b_digest=digest_b,
+              group_labels=_group_labels(value_labels_path, group_column),
+              **opts.job_kwargs("batch_size", "reference_rows", "progress"))
+    record = {}
+    counts = sum(_run_files(_compare_job, [(rules, s, rules_b, d) for s, d in zip(srcs, people_jobs)], kw, opts,
+                            "compared", RunCheck(out=people_out), record))
     res = compare_from_counts(counts, n_boot=n_boot, reference=reference, random_state=seed)
     cells = counts.cells
     doc = json.loads(res.to_json(people=False))
@@ -174,7 +178,9 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     reference_digests = reference_files(reference_rows) if reference_rows else None
     doc["used"] = {"a": provenance(rules, model_path, digest_a, reference_digests),
                    "b": provenance(rules_b, model_b_path, digest_b, reference_digests)}
-    with fsspec.open(out, "w") as fh:
+    doc["run"] = record
+    from ..outputs import atomic_output
+    with atomic_output(out, "w") as fh:
         json.dump(doc, fh, indent=1, allow_nan=False, default=str)
     _say(res.headline())
     _say(f"compared {counts.n_rows:,} rows -> {out}" + (f" (people: {people_out.rstrip('/')}/)" if people_out else ""))

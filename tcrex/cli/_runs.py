@@ -10,34 +10,43 @@ from ._common import _Fail, _say
 from ..errors import TCRExError
 
 
-def _run_files(fn, jobs, kw, workers, scheduler, verb, model_path=None, reference_rows=None, names=(), out=None):
-    """``fn(*job, **kw)`` for every job (the second argument is the input file), in one process, a local pool of
-    ``workers`` processes or on the Dask cluster at ``scheduler``; yields the results in job order. Whatever goes
-    wrong with a job (a bad file, a model fault, a worker lost by the pool or the cluster) stops the run with a
-    message naming its file.
+def _run_files(fn, jobs, kw, opts, verb, check=None, record=None):
+    """``fn(*job, **kw)`` for every job (the second argument is the input file), as ``opts``
+    (:class:`tcrex.distributed.RunOptions`) says: in one process, a local pool of ``opts.workers`` processes or on
+    the Dask cluster at ``opts.scheduler``; yields the results in job order. Whatever goes wrong with a job (a bad
+    file, a model fault, a worker lost by the pool or the cluster) stops the run with a message naming its file.
 
-    Before any job, one of the workers checks the run (:func:`tcrex.distributed.check_run`): the model file
-    ``model_path`` loads (a refused file stops the run with one message naming it; the worker's later jobs reuse
-    the model: the driver starts no model sandbox of its own, which on a pool of two on two cores was a third
-    sandbox start competing with the workers'), the ``reference_rows`` (features ``names``) read, and the output
-    folder ``out`` is this client's folder and writable there. ``kw`` then gains the digests of the model file
+    Before any job, one of the workers checks the run as ``check`` (:class:`tcrex.distributed.RunCheck`) says
+    (:func:`tcrex.distributed.check_run`): the model file loads (a refused file stops the run with one message
+    naming it; the worker's later jobs reuse the model: the driver starts no model sandbox of its own, which on a
+    pool of two on two cores was a third sandbox start competing with the workers'), the reference rows read, and
+    the output folder is this client's folder and writable there. ``kw`` then gains the digests of the model file
     (``model_digest``) and of the reference rows (``reference_digests``): every job uses exactly those contents
-    (a file replaced during the run is refused), and the caller names them in its outputs."""
-    marker = [_mark_output(out)] if out else []
+    (a file replaced during the run is refused), and the caller names them in its outputs.
+
+    ``record`` (a dict) receives what the run met that its outputs should say: ``"workers_lost"``, the Dask workers
+    lost while running its jobs (each said on stderr when it happens; the scheduler ran their jobs again)."""
+    from ..distributed import RunCheck
+    check = check or RunCheck()
+    marker = [_mark_output(check.out)] if check.out else []
+    record = {} if record is None else record
+    record.setdefault("workers_lost", [])
     try:
-        yield from _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker)
+        yield from _run_jobs(fn, jobs, kw, opts, verb, check, marker, record)
     finally:
         if marker:  # the run stopped before the check confirmed the folder
-            _unmark_output(out, marker.pop(), confirm=False)
+            _unmark_output(check.out, marker.pop(), confirm=False)
 
 
-def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows, names, out, marker):
+def _run_jobs(fn, jobs, kw, opts, verb, run_check, marker, record):
     """:func:`_run_files` once the output folder is marked (``marker``: its marker, emptied once confirmed)."""
     from ..distributed import FileError, check_run, located
 
-    threads = kw.get("model_threads")
-    checks = model_path or reference_rows or out
-    run_args = (model_path, threads, reference_rows, tuple(names), out, marker[0] if marker else None)
+    out, scheduler, workers = run_check.out, opts.scheduler, opts.workers
+    run_args = (run_check.model_path, kw.get("model_threads"), run_check.reference_rows, tuple(run_check.names),
+                out, marker[0] if marker else None)
+    checks = bool(run_check)
+    what = run_check.model_path or run_check.reference_rows or out
 
     def check(get):
         try:
@@ -45,7 +54,7 @@ def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows
         except (TCRExError, OSError, ValueError, KeyError):
             raise  # said as for any other input (the message names the file)
         except Exception as exc:  # noqa: BLE001 - a worker lost by the pool or the cluster
-            raise _Fail(f"{model_path or reference_rows or out}: {type(exc).__name__}: {exc}") from None
+            raise _Fail(f"{what}: {type(exc).__name__}: {exc}") from None
         if marker:
             _unmark_output(out, marker.pop())
         if "model" in found:
@@ -71,9 +80,14 @@ def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows
         except (OSError, TimeoutError) as exc:
             raise _Fail(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
         with client:
+            from ..distributed import PROGRESS_TOPIC
+            client.subscribe_topic(PROGRESS_TOPIC, lambda event: _say(event[1]))
+            files = {}  # task key -> input file
+            client.subscribe_topic("all", lambda event: _lost_worker(event[1], files, record))
             if checks:
                 check(client.submit(check_run, *run_args, pure=False).result)
             futs = [client.submit(fn, *job, pure=False, **kw) for job in jobs]
+            files.update({f.key: job[1] for f, job in zip(futs, jobs)})
             try:
                 for job, f in zip(jobs, futs):
                     yield result(job, f.result)
@@ -99,6 +113,22 @@ def _run_jobs(fn, jobs, kw, workers, scheduler, verb, model_path, reference_rows
         for job in jobs:
             yield result(job, lambda: fn(*job, **kw))
             _say(f"{verb} {job[1]}")
+
+
+def _lost_worker(msg, files: dict, record: dict) -> None:
+    """A scheduler event: a worker removed unexpectedly (killed, out of memory, its machine gone) while it ran
+    jobs of this run is said on stderr and kept in ``record["workers_lost"]``; the scheduler runs those jobs again
+    on the other workers (their outputs are complete: each file is written whole or not at all)."""
+    if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+        return
+    keys = set(msg.get("processing-tasks") or ()) | set(msg.get("lost-computed-tasks") or ())
+    mine = sorted(files[k] for k in keys if k in files)
+    if not mine and not files:
+        return
+    record["workers_lost"].append({"worker": msg.get("worker"), "jobs_rerun": mine})
+    _say(f"warning: Dask worker {msg.get('worker')} was lost" + (
+        f" while running {len(mine)} job(s) ({', '.join(mine)}); the scheduler runs them again on the other workers"
+        if mine else "; none of this run's jobs was running there"))
 
 
 def _mark_output(out: str) -> str:

@@ -102,8 +102,9 @@ def workspace_group():
 def workspace_export(workspace_id, out):
     """Write the workspace WORKSPACE_ID (its editing or read-only link id) to a zip file."""
     from ..workspace import WorkspaceStore, export_workspace
+    from ..outputs import atomic_output
     data = export_workspace(WorkspaceStore.from_env(), workspace_id)
-    with open(out, "wb") as fh:
+    with atomic_output(out, "wb") as fh:
         fh.write(data)
     _say(f"wrote {os.path.abspath(out)} ({len(data):,} bytes)")
 

@@ -13,19 +13,23 @@ import pandas as pd
 
 from ..errors import TCRExError
 from ._compare import compare_file, compare_frame
-from ._stream import (EXPLAIN_COLUMNS, NO_REFERENCE_NOT_DONE, VERIFICATION_KEY, FileError, Overlapped, audit_file,
-                      audit_frame, check_model_file, check_run,
-                      check_number_columns, column_names, count_rows, counterfactual_table, explain_columns,
+from ._options import RunCheck, RunOptions
+from ._progress import PROGRESS_TOPIC, BatchProgress, known_rows, say_progress
+from ._stream import (EXPLAIN_COLUMNS, NO_REFERENCE_NOT_DONE, VERIFICATION_KEY, VERIFIED_COLUMNS, FileError,
+                      Overlapped, audit_file, audit_frame, check_kept_columns, check_model_file, check_number_columns,
+                      check_run, column_names, count_rows, counterfactual_table, explain_columns,
                       explain_parquet_file, expand_paths, file_digest, iter_frames, load_model_file,
-                      load_model_file_soon, load_rules, located, model_file, numbered, provenance, reference_files,
-                      sample_rows, start_outputs)
+                      load_model_file_soon, load_rules, located, model_file, numbered, output_columns, provenance,
+                      reference_files, sample_rows, start_outputs)
 
 __all__ = ["explain", "audit", "audit_counts", "explain_columns", "explain_parquet_file", "audit_frame", "audit_file",
            "expand_paths", "iter_frames", "count_rows", "sample_rows", "load_rules", "load_model_file",
            "EXPLAIN_COLUMNS", "FileError", "located", "check_number_columns", "counterfactual_table",
            "compare_file", "compare_frame", "Overlapped", "numbered", "start_outputs", "column_names",
            "check_model_file", "VERIFICATION_KEY", "NO_REFERENCE_NOT_DONE", "check_run", "load_model_file_soon",
-           "file_digest", "model_file", "provenance", "reference_files"]
+           "file_digest", "model_file", "provenance", "reference_files", "VERIFIED_COLUMNS", "output_columns",
+           "check_kept_columns", "PROGRESS_TOPIC", "BatchProgress", "say_progress",
+           "known_rows", "RunOptions", "RunCheck"]
 
 
 def _part(df: pd.DataFrame, rules: str, y_pred, keep) -> pd.DataFrame:

@@ -6,9 +6,12 @@ rows in input order.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pandas as pd
+
+from ..outputs import atomic_output
 
 from ._stream import _require_columns, iter_frames, load_reference, load_rules, model_file, provenance, reference_files
 
@@ -33,15 +36,15 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                  target=None, explainer_b_fit_on=None, people_dst: str | None = None, batch_size: int = 262_144,
                  reference_rows: str | None = None, model_a_digest: dict | None = None,
                  model_b_digest: dict | None = None, reference_digests: list[dict] | None = None,
-                 group_labels: dict | None = None):
+                 group_labels: dict | None = None, progress: bool = False):
     """The comparison counts of one Parquet or CSV file, batch by batch (they add up); with ``people_dst`` the
     people-level frame is written there as Parquet (rows in input order, a ``row`` column numbering them; its
     key-value metadata ``tcrex`` names the digests of both rules, both model files and the reference rows,
     :func:`provenance`). ``reference_rows``: file(s) of the rows explainer A was fitted on (:func:`load_reference`,
     kept per content), for both searches beyond the rules, the distances and the re-check of A's rules.
     ``model_a_digest``, ``model_b_digest``, ``reference_digests``: the contents the run started with (a replaced
-    file is refused)."""
-    import fsspec
+    file is refused). ``progress``: a stderr line per batch (:class:`tcrex.distributed.BatchProgress`)."""
+    from ._progress import BatchProgress, known_rows
     import pyarrow.parquet as pq
 
     ex_a, ex_b = load_rules(rules_a), load_rules(rules_b)
@@ -57,8 +60,9 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                   "b": provenance(rules_b, model_b_path, model_b_digest, reference_digests)}).encode()}
     cols = list(dict.fromkeys(names + ([groups] if groups else [])))
     total, writer, offset = None, None, 0
-    fout = fsspec.open(people_dst, "wb").open() if people_dst else None
-    try:
+    counter = BatchProgress("compared", src, known_rows(src) if progress else None, enabled=progress)
+    with contextlib.ExitStack() as stack:  # the people file appears complete or not at all
+        fout = stack.enter_context(atomic_output(people_dst, "wb")) if people_dst else None
         for df in iter_frames(src, batch_size=batch_size, columns=cols):
             c, people = compare_frame(ex_a, ex_b, df, model_a=model_a, model_b=model_b, groups=groups, target=target,
                                       explainer_b_fit_on=explainer_b_fit_on, people=people_dst is not None,
@@ -70,6 +74,7 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                                                                           or {}), **used}))
                 writer.write_table(table.cast(writer.schema))
             offset += len(df)
+            counter.step(len(df))
         if total is None:  # no rows: the counts of an empty frame
             total, people = compare_frame(ex_a, ex_b, pd.DataFrame({c: [] for c in cols}), model_a=model_a,
                                           model_b=model_b, groups=groups, target=target,
@@ -81,9 +86,6 @@ def compare_file(rules_a: str, rules_b: str, src: str, *, model_a_path: str, mod
                                                                             **used}))
         if writer is not None:
             writer.close()
-    finally:
-        if fout is not None:
-            fout.close()
     return total
 
 

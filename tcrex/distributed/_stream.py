@@ -1,6 +1,7 @@
 """Row-streaming explanation of Parquet/CSV files, local or behind fsspec URLs (``s3://``, ``memory://``, ...)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -17,6 +18,9 @@ from ..errors import ParameterError, SchemaError, TCRExError
 from ..inputs import refuse_nested_values
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
+#: The columns ``explain --verified`` writes after the point's feature columns (``TCREx.counterfactuals(verify=True)``;
+#: tests/cli/test_kept_columns.py holds them to the engine's frame).
+VERIFIED_COLUMNS = ("valid", "source", "recourse", "changed", "n_changes", "rule", "recommended_rule", "output", "text")
 #: Key of the Parquet metadata of ``explain --verified`` outputs saying what verification used (JSON: reference_rows,
 #: not_done, rows_affected).
 VERIFICATION_KEY = b"tcrex.verification"
@@ -272,7 +276,9 @@ def load_reference(spec: str, names: tuple, digests: list[dict] | None = None) -
 
 
 def expand_paths(spec: str) -> list[str]:
-    """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it."""
+    """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it, except those
+    whose names start with ``.`` or ``_`` (as pyarrow and Dask read a folder: a killed run's hidden unfinished
+    file, a run's ``_tcrex_run.json`` record)."""
     import fsspec
     try:
         fs, _, paths = fsspec.get_fs_token_paths(spec)
@@ -285,7 +291,8 @@ def expand_paths(spec: str) -> list[str]:
     out = []
     for p in paths:
         if fs.isdir(p):
-            out += [q for q in fs.ls(p, detail=False) if not fs.isdir(q)]
+            out += [q for q in fs.ls(p, detail=False) if not fs.isdir(q)
+                    and not posixpath.basename(q.rstrip("/")).startswith((".", "_"))]
         else:
             out.append(p)
     if not out:
@@ -298,10 +305,30 @@ def expand_paths(spec: str) -> list[str]:
                   else f"memory://{p.lstrip('/')}" for p in out)
 
 
+def output_columns(ex, verified: bool = False) -> list[str]:
+    """The columns :func:`explain_parquet_file` writes before the kept ones: the explanation's, or with
+    ``verified`` the point's features and the verification's."""
+    return list(ex.schema_.names) + list(VERIFIED_COLUMNS) if verified else list(EXPLAIN_COLUMNS)
+
+
+def check_kept_columns(ex, keep, verified: bool = False, option: str = "kept column(s)") -> None:
+    """Refuse kept columns that an output column of the same name would duplicate (a file with two columns of one
+    name is unreadable by pandas and pyarrow), naming both."""
+    written = output_columns(ex, verified)
+    clash = [c for c in keep if c in written]
+    if clash:
+        what = "verified counterfactual" if verified else "explanation"
+        raise ParameterError(f"{option} {', '.join(map(repr, clash))} would be written beside the {what} "
+                             f"column(s) of the same name ({', '.join(written)}): a file with two columns of one "
+                             "name is unreadable; keep other columns (an id) and join on them, or rename the "
+                             "column in the data")
+
+
 def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tuple[pd.DataFrame, dict]:
     """The feature columns of ``df`` and the outputs argument (the column ``y_pred`` or ``model``) of an explain
-    call, after checking that every column needed is there."""
+    call, after checking that every column needed is there and that no kept one clashes with an output column."""
     names = list(ex.schema_.names)
+    check_kept_columns(ex, keep)
     _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
     refuse_nested_values(df, names)
     check_number_columns(ex, df)
@@ -537,7 +564,8 @@ def _pandas_metadata(rules: str, df: pd.DataFrame, keep) -> dict:
 def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None = None, model_path: str | None = None,
                          keep=(), batch_size: int = 262_144, verified: bool = False,
                          model_threads: int | None = None, reference_rows: str | None = None,
-                         model_digest: dict | None = None, reference_digests: list[dict] | None = None) -> int:
+                         model_digest: dict | None = None, reference_digests: list[dict] | None = None,
+                         progress: bool = False) -> int:
     """Explain ``src`` (Parquet or CSV) into the Parquet file ``dst`` batch by batch, rows in input order.
 
     Parquet string columns are read dictionary-encoded; CSV is parsed in chunks of ``batch_size`` rows. The
@@ -552,18 +580,16 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
     ``reference_rows``: file(s) of reference rows for the search beyond the rules (:func:`load_reference`).
     ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`); a file
     replaced since is refused. The output's key-value metadata ``tcrex`` names what was used: the digests of the
-    rules, the model file and the reference rows (:func:`provenance`).
+    rules, the model file and the reference rows (:func:`provenance`). ``progress``: a stderr line per batch
+    (:class:`tcrex.distributed.BatchProgress`).
     """
-    import fsspec
-    import pyarrow.parquet as pq
 
+    from ..outputs import atomic_output
+    from ._progress import BatchProgress, known_rows
     ex = load_rules(rules)
-    keep = list(keep)
     if verified and not model_path:
         raise TCRExError("verified counterfactuals are checked on the model: give the model file")
-    n, rows, run = 0, None, None
-    n_none = 0  # rows needing recourse left without verified recourse (what reference rows could have changed)
-    writer = metadata = None
+    where = _Batch()
     try:
         if verified and reference_rows:
             reference_digests = reference_digests or reference_files(reference_rows)
@@ -571,65 +597,129 @@ def explain_parquet_file(rules: str, src: str, dst: str, *, y_pred: str | None =
         else:
             reference, reference_digests = None, None
         model, model_digest = model_file(model_path, model_threads, model_digest) if model_path else (None, None)
+        job = _FileJob(ex, rules, src, model, y_pred, list(keep), batch_size, reference)
         used = {b"tcrex": json.dumps(provenance(rules, model_path, model_digest, reference_digests)).encode()}
-        with fsspec.open(dst, "wb") as fout:
-            def write(table):
-                nonlocal writer, n
-                if writer is None:
-                    writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
-                                                                                **used}))
-                elif table.schema != writer.schema:  # a CSV chunk inferred another type for a kept column
-                    table = _conform(table, writer.schema, src)
-                writer.write_table(table)
-                n += table.num_rows
-
+        counter = BatchProgress("verified" if verified else "explained", src,
+                                known_rows(src) if progress else None, enabled=progress)
+        with atomic_output(dst, "wb") as fout:  # complete under its final name, or not there at all
+            sink = _ParquetSink(fout, used, src, counter)
+            none = [0]  # rows needing recourse left without verified recourse (what reference rows could change)
+            tables = _verified_tables(job, where, sink, none) if verified else _explained_tables(job, where)
             try:
-                frames = numbered(iter_frames(src, batch_size=batch_size, dictionary=True))
-                if model is not None and not verified:
-                    # batch k is explained and written while the model predicts batch k+1 in its sandbox worker
-                    run = Overlapped(frames, lambda df: start_outputs(ex, df, model, keep))
-                    for (rows, df), outputs in run:
-                        if metadata is None:
-                            metadata = _pandas_metadata(rules, df, keep)
-                        write(explain_columns_arrow(ex, df, model=model, keep=keep, metadata=metadata, outputs=outputs))
-                else:
-                    for rows, df in frames:
-                        if verified:
-                            table = counterfactual_table(ex, df, model, keep,
-                                                         None if writer is None else writer.schema,
-                                                         reference=reference)
-                            n_none += _count_none(table)
-                            write(table)
-                        else:
-                            if metadata is None:
-                                metadata = _pandas_metadata(rules, df, keep)
-                            write(explain_columns_arrow(ex, df, y_pred=y_pred, model=model, keep=keep, metadata=metadata))
-                rows = run = None
-                if writer is None:  # empty input: still one (empty) output with the right columns
-                    empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([y_pred] if y_pred else [])
-                                          + keep})
-                    table = counterfactual_table(ex, empty, model, keep, reference=reference) if verified else explain_columns_arrow(
-                        ex, empty, y_pred=y_pred, model=model, keep=keep,
-                        metadata=_pandas_metadata(rules, empty, keep))
-                    writer = pq.ParquetWriter(fout, table.schema.with_metadata({**(table.schema.metadata or {}),
-                                                                                **used}))
+                for table in tables:
+                    sink.write(table)
+                where.clear()
+                if sink.writer is None:  # empty input: still one (empty) output with the right columns
+                    sink.start(_empty_table(job, verified))
                 if verified:
-                    writer.add_key_value_metadata({VERIFICATION_KEY: json.dumps(
+                    sink.writer.add_key_value_metadata({VERIFICATION_KEY: json.dumps(
                         {"reference_rows": reference_rows, "not_done": None if reference_rows else
-                         NO_REFERENCE_NOT_DONE, "rows_affected": None if reference_rows else n_none})})
+                         NO_REFERENCE_NOT_DONE, "rows_affected": None if reference_rows else none[0]})})
             finally:
-                if run is not None:  # stopped by a failure: the model's pending answer is read first
-                    run.close()
-                if writer is not None:
-                    writer.close()
-    except BaseException as exc:  # no partial output that would read as a complete, shorter file
-        fs, path = fsspec.core.url_to_fs(dst)
-        if fs.exists(path):
-            fs.rm(path)
-        if isinstance(exc, Exception):
-            raise located(exc, src, run.rows if run is not None else rows) from None
-        raise
-    return n
+                tables.close()  # stopped by a failure: the model's pending answer is read first
+                sink.close()
+    except Exception as exc:  # noqa: BLE001 - atomic_output removed the unfinished file; said naming the rows
+        raise located(exc, src, where.rows()) from None
+    return sink.n
+
+
+@dataclasses.dataclass(frozen=True)
+class _FileJob:
+    """What the row sources of :func:`explain_parquet_file` read: the explainer (and its JSON), the input file,
+    the model (None with a ``y_pred`` column), the kept columns, the batch size and the reference rows."""
+    ex: object
+    rules: str
+    src: str
+    model: object
+    y_pred: str | None
+    keep: list
+    batch_size: int
+    reference: pd.DataFrame | None
+
+    def frames(self):
+        return numbered(iter_frames(self.src, batch_size=self.batch_size, dictionary=True))
+
+
+class _Batch:
+    """The batch a failure belongs to: the rows a source is on, or those of its :class:`Overlapped` run."""
+
+    def __init__(self):
+        self.at, self.run = None, None
+
+    def rows(self):
+        return self.run.rows if self.run is not None else self.at
+
+    def clear(self):
+        self.at = self.run = None
+
+
+class _ParquetSink:
+    """Arrow tables written one after another into one Parquet file (open binary ``fout``): the first table's
+    schema (with the run's key-value metadata ``used``) is the file's; a later table of another type for a
+    kept column (a CSV chunk) is conformed or refused naming ``src``; ``counter`` counts the rows written."""
+
+    def __init__(self, fout, used: dict, src: str, counter):
+        self.fout, self.used, self.src, self.counter = fout, used, src, counter
+        self.writer, self.n = None, 0
+
+    @property
+    def schema(self):
+        return None if self.writer is None else self.writer.schema
+
+    def start(self, table) -> None:
+        import pyarrow.parquet as pq
+        self.writer = pq.ParquetWriter(self.fout, table.schema.with_metadata({**(table.schema.metadata or {}),
+                                                                              **self.used}))
+
+    def write(self, table) -> None:
+        if self.writer is None:
+            self.start(table)
+        elif table.schema != self.writer.schema:
+            table = _conform(table, self.writer.schema, self.src)
+        self.writer.write_table(table)
+        self.n += table.num_rows
+        self.counter.step(table.num_rows)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _explained_tables(job: _FileJob, where: _Batch):
+    """Each batch's explanation as an Arrow table: with a model, batch k is explained while the model predicts
+    batch k+1 in its sandbox worker (:class:`Overlapped`); with a ``y_pred`` column, from the column."""
+    ex, keep, metadata = job.ex, job.keep, None
+    if job.model is not None:
+        where.run = run = Overlapped(job.frames(), lambda df: start_outputs(ex, df, job.model, keep))
+        try:
+            for (_, df), outputs in run:
+                metadata = metadata or _pandas_metadata(job.rules, df, keep)
+                yield explain_columns_arrow(ex, df, model=job.model, keep=keep, metadata=metadata, outputs=outputs)
+        finally:
+            run.close()
+        return
+    for where.at, df in job.frames():
+        metadata = metadata or _pandas_metadata(job.rules, df, keep)
+        yield explain_columns_arrow(ex, df, y_pred=job.y_pred, keep=keep, metadata=metadata)
+
+
+def _verified_tables(job: _FileJob, where: _Batch, sink: _ParquetSink, none: list):
+    """Each batch's verified counterfactuals as an Arrow table of the types of the first (``sink.schema``);
+    ``none[0]`` counts the rows left without verified recourse."""
+    for where.at, df in job.frames():
+        table = counterfactual_table(job.ex, df, job.model, job.keep, sink.schema, reference=job.reference)
+        none[0] += _count_none(table)
+        yield table
+
+
+def _empty_table(job: _FileJob, verified: bool):
+    """The output of an input without rows: its columns and types."""
+    ex, keep = job.ex, job.keep
+    empty = pd.DataFrame({c: [] for c in list(ex.schema_.names) + ([job.y_pred] if job.y_pred else []) + keep})
+    if verified:
+        return counterfactual_table(ex, empty, job.model, keep, reference=job.reference)
+    return explain_columns_arrow(ex, empty, y_pred=job.y_pred, model=job.model, keep=keep,
+                                 metadata=_pandas_metadata(job.rules, empty, keep))
 
 
 def _count_none(table) -> int:
@@ -664,9 +754,10 @@ def counterfactual_table(ex, df: pd.DataFrame, model, keep=(), schema=None, refe
     names = list(ex.schema_.names)
     _require_columns(df, names + list(keep))
     check_number_columns(ex, df)
+    check_kept_columns(ex, keep, verified=True)
     cf = ex.counterfactuals(df[names], model=model, verify=True, reference=reference)
     clash = [c for c in keep if c in cf.columns]
-    if clash:
+    if clash:  # a column the engine added after VERIFIED_COLUMNS was written
         raise TCRExError(f"kept column(s) {', '.join(clash)} would overwrite counterfactual columns of the same "
                          "name; keep other columns (an id) and join on them")
     fixed = {}
@@ -734,15 +825,19 @@ def audit_frame(ex, df: pd.DataFrame, *, groups: str, y_pred: str | None = None,
 def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, model_path: str | None = None,
                target=None, batch_size: int = 262_144, model_threads: int | None = None,
                reference_rows: str | None = None, model_digest: dict | None = None,
-               reference_digests: list[dict] | None = None, group_labels: dict | None = None):
+               reference_digests: list[dict] | None = None, group_labels: dict | None = None,
+               progress: bool = False):
     """The audit counts of one Parquet or CSV file, batch by batch (they add up); only the features, the grouping
     column and the outputs' column are read (string features dictionary-encoded, the grouping column plain, so
     its labels sort as in an in-memory audit). Any failure is a :class:`FileError` naming ``src`` and the rows.
-    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`)."""
+    ``model_digest``, ``reference_digests``: the contents the run started with (:func:`check_run`).
+    ``progress``: a stderr line per batch (:class:`tcrex.distributed.BatchProgress`)."""
+    from ._progress import BatchProgress, known_rows
     ex = load_rules(rules)
     names = list(ex.schema_.names)
     cols = list(dict.fromkeys(names + [groups] + ([y_pred] if y_pred else [])))
     total, rows, n = None, None, 0
+    counter = BatchProgress("counted", src, known_rows(src) if progress else None, enabled=progress)
     try:
         reference = load_reference(reference_rows, tuple(names), reference_digests) \
             if reference_rows and model_path else None
@@ -753,6 +848,7 @@ def audit_file(rules: str, src: str, *, groups: str, y_pred: str | None = None, 
                             group_labels=group_labels)
             total = c if total is None else total + c
             n += len(df)
+            counter.step(len(df))
         rows = None
         if total is None:  # no rows: the counts of an empty frame (an audit's zero)
             total = audit_frame(ex, pd.DataFrame({c: [] for c in cols}), groups=groups, y_pred=y_pred, model=model,

@@ -93,7 +93,8 @@ def _check_run(res, made, user, out, model_name):
         assert used["model"]["bytes"] == (made[0] / model_name).stat().st_size
         assert used["model"]["path"] == str(user / "m.json")
         assert used["rules"]["sha256"] == _sha256(user / "rules.json")
-    assert sorted(p.name for p in (user / out).iterdir()) == ["part0.parquet", "part1.parquet"]  # no marker left
+    assert sorted(p.name for p in (user / out).iterdir()) == ["_tcrex_run.json", "part0.parquet",
+                                                              "part1.parquet"]  # the run's record; no marker left
 
 
 def test_models_disagree(made):
