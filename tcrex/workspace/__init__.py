@@ -9,8 +9,9 @@ docs/deployment.md, "Workspaces".
 from ._archive import export_workspace, import_workspace
 from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
 from ._ids import is_id, new_id
-from ._store import Health, Limits, Workspace, WorkspaceStore, WorkspaceSummary, default_state_dir, size_text
+from ._store import (SAVE_STEPS, UPLOAD_STEPS, Health, Limits, Workspace, WorkspaceStore, WorkspaceSummary,
+                     default_state_dir, size_text)
 
-__all__ = ["WorkspaceStore", "Workspace", "WorkspaceSummary", "Limits", "Health", "default_state_dir", "size_text",
+__all__ = ["WorkspaceStore", "Workspace", "SAVE_STEPS", "UPLOAD_STEPS", "WorkspaceSummary", "Limits", "Health", "default_state_dir", "size_text",
            "export_workspace", "import_workspace", "is_id", "new_id",
            "WorkspaceError", "UnknownWorkspace", "ReadOnlyWorkspace", "DamagedWorkspace", "WorkspaceTooLarge"]

@@ -28,11 +28,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ._blobs import BlobFolder, digest_of
+from ._blobs import TMP_PREFIX, BlobFolder, digest_of
 from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
 from ._ids import is_digest, is_id, new_id
 
 MB = 2 ** 20
+
+#: The steps of :meth:`WorkspaceStore.save`, in order, as :attr:`WorkspaceStore.on_step` sees them: before the
+#: transaction, the row changed but not committed, committed.
+SAVE_STEPS = ("save:begin", "save:row-written", "save:committed")
+#: The steps of :meth:`WorkspaceStore.put_blob`: before anything, half the file in its temporary name, the file
+#: complete under its digest, its row written but not committed, committed.
+UPLOAD_STEPS = ("upload:begin", "upload:file-partial", "upload:file-written", "upload:row-written",
+                "upload:committed")
 
 #: The settings of one workspace as JSON text, at most (they are choices, not data: uploads are blobs).
 MAX_SETTINGS_BYTES = 2 * MB
@@ -295,6 +303,13 @@ class WorkspaceStore:
             self._db = _SQLite(path, self.notes)
             blobs = blobs or os.path.join(os.path.dirname(os.path.abspath(path)), "blobs")
         self.blobs = BlobFolder(blobs)
+        #: Called with each step's name (:data:`SAVE_STEPS`, :data:`UPLOAD_STEPS`) as a write passes it; None in
+        #: normal use. The fault-injection test pauses a writer process there and kills it with SIGKILL.
+        self.on_step: Callable[[str], None] | None = None
+
+    def _step(self, name: str) -> None:
+        if self.on_step is not None:
+            self.on_step(name)
 
     @classmethod
     def from_env(cls, env=os.environ) -> "WorkspaceStore":
@@ -409,6 +424,7 @@ class WorkspaceStore:
         ``base_revision``: refuse (``False`` is never returned; :class:`WorkspaceError` is raised) when another
         writer saved since that revision. Without it the last writer wins (two tabs of one workspace)."""
         text = _settings_text(settings)
+        self._step("save:begin")
         with self._db.transaction() as tx:
             real = self._editable(tx, ws_id)
             if base_revision is None:
@@ -421,38 +437,59 @@ class WorkspaceStore:
                 if cur.rowcount == 0:
                     raise WorkspaceError("The workspace was changed elsewhere since it was opened; reload it.")
             revision = tx.execute("SELECT revision FROM workspaces WHERE id = ?", (real,)).fetchone()[0]
+            self._step("save:row-written")
+        self._step("save:committed")
         return int(revision)
 
     def put_blob(self, ws_id: str, data: bytes, name: str) -> str:
         """Keep an uploaded file in the workspace; returns its digest. Refused over the workspace's or the store's
-        budget (:class:`WorkspaceTooLarge`)."""
+        budget (:class:`WorkspaceTooLarge`).
+
+        The content first, then the row: the file is written (atomically) before the row naming it is committed,
+        so a process killed at any instant leaves either the old workspace (perhaps with an orphan file, harmless
+        and removed by :meth:`collect_orphans`) or the workspace holding a complete file, never a row pointing at
+        nothing. The steps are :data:`UPLOAD_STEPS`."""
         data = bytes(data)
         name = str(name)[:255]
         digest = digest_of(data)
+        self._step("upload:begin")
+        with self._db.transaction() as tx:  # refuse early, before a large file is written
+            held = self._check_budget(tx, self._editable(tx, ws_id), digest, len(data))
+        if not held:
+            self.blobs.put(data, step=lambda s: self._step(f"upload:{s}"))
+            self._step("upload:file-written")
         with self._db.transaction() as tx:
             real = self._editable(tx, ws_id)
-            held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
-                              (real, digest)).fetchone()
-            if held is None:
-                used = tx.execute("SELECT COALESCE(SUM(size), 0) FROM workspace_blobs WHERE ws_id = ?",
-                                  (real,)).fetchone()[0]
-                if int(used) + len(data) > self.limits.workspace_bytes:
-                    raise WorkspaceTooLarge(
-                        f"this workspace's uploads would exceed {size_text(self.limits.workspace_bytes)}; delete or "
-                        "duplicate-and-trim the workspace, or raise TCREX_WORKSPACE_MAX_MB")
-                known = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
-                if known is None:
-                    total = tx.execute("SELECT COALESCE(SUM(size), 0) FROM (SELECT digest, MAX(size) AS size "
-                                       "FROM workspace_blobs GROUP BY digest) AS d").fetchone()[0]
-                    if int(total) + len(data) > self.limits.total_bytes:
-                        raise WorkspaceTooLarge("the workspace store is full; ask the operator to free space or "
-                                                "raise TCREX_STORE_MAX_MB")
-                # The row first, then the file: a concurrent delete that checks references after this commit
-                # keeps the file.
+            if not self._check_budget(tx, real, digest, len(data)):
                 tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) VALUES (?, ?, ?, ?)",
                            (real, digest, len(data), name))
-        self.blobs.put(data)
+                self._step("upload:row-written")
+        self._step("upload:committed")
+        if not self.blobs.exists(digest):
+            # Another process deleted the last workspace holding the same content between our write and our
+            # commit (its clean-up saw no row yet): write it again, now that the row keeps it.
+            self.blobs.put(data)
         return digest
+
+    def _check_budget(self, tx, real: str, digest: str, size: int) -> bool:
+        """Whether the workspace already holds that content; raises :class:`WorkspaceTooLarge` when adding it
+        would exceed a budget."""
+        held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?", (real, digest)).fetchone()
+        if held is not None:
+            return True
+        used = tx.execute("SELECT COALESCE(SUM(size), 0) FROM workspace_blobs WHERE ws_id = ?", (real,)).fetchone()[0]
+        if int(used) + size > self.limits.workspace_bytes:
+            raise WorkspaceTooLarge(
+                f"this workspace's uploads would exceed {size_text(self.limits.workspace_bytes)}; delete or "
+                "duplicate-and-trim the workspace, or raise TCREX_WORKSPACE_MAX_MB")
+        known = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
+        if known is None:
+            total = tx.execute("SELECT COALESCE(SUM(size), 0) FROM (SELECT digest, MAX(size) AS size "
+                               "FROM workspace_blobs GROUP BY digest) AS d").fetchone()[0]
+            if int(total) + size > self.limits.total_bytes:
+                raise WorkspaceTooLarge("the workspace store is full; ask the operator to free space or "
+                                        "raise TCREX_STORE_MAX_MB")
+        return False
 
     def drop_blob(self, ws_id: str, digest: str) -> None:
         """Let the workspace forget an uploaded file (deleted from disk when no workspace holds it)."""
@@ -505,6 +542,26 @@ class WorkspaceStore:
             except UnknownWorkspace:  # deleted meanwhile by another process
                 pass
         return old
+
+    def collect_orphans(self, grace_s: float = 3600.0) -> list[str]:
+        """Remove upload files no workspace holds (left by a process killed between writing a file and committing
+        its row, or by a refused upload) and temporary files of unfinished writes, once older than ``grace_s``
+        seconds (a younger one may be an upload in flight in another process). Returns the names removed."""
+        cutoff = self.clock() - grace_s
+        with self._db.transaction() as tx:
+            held = {d for (d,) in tx.execute("SELECT DISTINCT digest FROM workspace_blobs").fetchall()}
+        removed = []
+        for name, modified in self.blobs.listing():
+            if modified > cutoff:
+                continue
+            if name.startswith(TMP_PREFIX):
+                self.blobs.delete_temporary(name)
+                removed.append(name)
+            elif is_digest(name) and name not in held:
+                self._collect([name])  # checks the rows again, in case a workspace took it meanwhile
+                if not self.blobs.exists(name):
+                    removed.append(name)
+        return removed
 
     # ------------------------------------------------------------------ health
     def check(self) -> Health:

@@ -126,7 +126,8 @@ def test_uploads_come_back_through_a_real_store(tmp_path):
         db.put_blob(ws.id, raw, name)
     db.save(ws.id, workspace.snapshot(ss))
     opened = db.open(ws.id)
-    blobs = workspace.stored_uploads(db, ws.id, opened.blobs)
+    blobs, missing = workspace.stored_uploads(db, ws.id, opened.blobs)
+    assert missing == []
     fresh: dict = {}
     workspace.restore(opened.settings, blobs, fresh)
     for slot in ("data", "model"):

@@ -64,6 +64,9 @@ def store() -> WorkspaceStore:
     if expired:
         print(f"tcrex workspaces: {len(expired)} workspace(s) unused for longer than the expiry were deleted",
               file=sys.stderr)
+    orphans = db.collect_orphans()
+    if orphans:
+        print(f"tcrex workspaces: {len(orphans)} upload file(s) no workspace holds were removed", file=sys.stderr)
     return db
 
 
@@ -139,15 +142,30 @@ def _title(spec) -> str:
     return f"{spec.name}" if spec is not None else "Untitled workspace"
 
 
-def stored_uploads(db: WorkspaceStore, link: str, digests) -> dict[str, bytes]:
+def stored_uploads(db: WorkspaceStore, link: str, blobs_of) -> tuple[dict[str, bytes], list[str]]:
     """A workspace's kept files keyed as the session keys its uploads (:func:`tcrex.ui.state.sources.sha256`, the
     digest the settings name), not as the store keys them (its own content digest): the two differ, and keyed by
-    the store's digest no saved upload matched its settings, so a reopened link fell back to the sample."""
-    blobs = {}
-    for digest in digests:
-        raw = db.get_blob(link, digest)
+    the store's digest no saved upload matched its settings, so a reopened link fell back to the sample.
+
+    ``blobs_of``: the opened workspace's ``{digest: (name, size)}``. Returns the files found and the names of those
+    the store could not hand back (missing or damaged): the workspace opens with everything else."""
+    blobs, missing = {}, []
+    for digest in blobs_of:
+        try:
+            raw = db.get_blob(link, digest)
+        except (DamagedWorkspace, UnknownWorkspace):
+            entry = blobs_of[digest] if isinstance(blobs_of, dict) else None
+            missing.append(str(entry[0]) if entry else digest[:12])
+            continue
         blobs[sources.sha256(raw)] = raw
-    return blobs
+    return blobs, missing
+
+
+def missing_text(names) -> str:
+    """What a reopened workspace lacks, for its banner."""
+    listed = ", ".join(f"*{n}*" for n in sorted(names))
+    return (f"This workspace opened without the uploaded file(s) {listed}: the store no longer has them (missing or "
+            "damaged). Every other choice is restored; upload the file(s) again on the Data & model page.")
 
 
 def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
@@ -228,10 +246,11 @@ def attach(page_path: str | None = None) -> Binding | None:
     if link:
         try:
             ws = db.open(link)
-            blobs = stored_uploads(db, link, ws.blobs)
+            blobs, missing = stored_uploads(db, link, ws.blobs)
             restore(ws.settings, blobs)
             bound = Binding(ws.id, ws.view_id, ws.read_only, saved=json.dumps(ws.settings, sort_keys=True),
-                            files=frozenset(blobs), restored_page=ws.settings.get("page"))
+                            files=frozenset(blobs), restored_page=ws.settings.get("page"),
+                            problem=missing_text(missing) if missing else None)
             session.set_workspace_binding(bound)
             return bound
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
