@@ -3,7 +3,8 @@
 #   make test   set up .venv (and Debian's chromium, PostgreSQL, the MLflow test server) and run every test
 # For the edit-test loop: make test-fast (no browser, cluster, slow or AppTest tests) and make lint (ruff).
 #
-# Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
+# Variables: PORT (default 8501), HOST (default 127.0.0.1: this machine only; a shared server is an explicit
+# HOST=0.0.0.0, see docs/deployment.md), PYTHON (interpreter that creates .venv,
 # default python3), PYTEST_ARGS (extra pytest arguments, e.g. "-m 'not e2e'").
 
 SHELL := /bin/bash
@@ -11,6 +12,7 @@ SHELL := /bin/bash
 
 PYTHON ?= python3
 PORT ?= 8501
+HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 
@@ -97,7 +99,7 @@ $(MLFLOW_STAMP): .ci/mlflow-server.txt
 # tcrex.ui.launch is `streamlit run app.py` without the spurious "Page not found"
 # modal on a fresh server's first deep link (see its docstring).
 run: venv
-	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT)
+	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT) --server.address $(HOST)
 
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
 test: venv browser postgres mlflow-server

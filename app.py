@@ -9,13 +9,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui.state import memory, verification, workspace
+from tcrex.ui.state import memory, read_only, verification, workspace
 from tcrex.ui.widgets import sidebar
 from tcrex.ui.widgets.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages" / "views"
 
+read_only.install()  # a read-only session gets every input disabled, on the server (tcrex/ui/state/read_only.py)
 st.set_page_config(page_title="T-CREx", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 st.logo(str(ROOT / "assets" / "logo.svg"), size="large")
 

@@ -56,5 +56,6 @@ if spaces:
         st.markdown(f"[{item.title}]({workspace.link(item.id)}){mark} — saved {when}, uploads {size_text(item.size)}")
 elif bound.read_only:
     st.caption("A read-only link opens only its own workspace; other workspaces are not listed here.")
-elif workspace.listing_allowed() is False:
-    st.caption("This is a shared server: workspaces are reached only through their links.")
+else:
+    st.caption("Other workspaces are not listed: each is reached only through its links. (On a single-user machine "
+               "whose server listens on loopback only, the operator may list them with TCREX_LIST_WORKSPACES=1.)")

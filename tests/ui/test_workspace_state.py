@@ -32,6 +32,7 @@ def _session_with_everything() -> dict:
     ss[session.AUDIT_PREFS] = {"key1": {"column": "sex", "reference": None}}
     ss[session.SETUP_DATA_CHOICE] = "upload"
     ss[session.COMPARE_CHOICE] = {"kind": "train", "algo": "forest", "how": "seed", "seed": 7}
+    ss[session.MONITOR_CHOICE] = {"name": "loans-monthly"}
     session.set_workspace_page("audit", ss)
     uploads = session.uploads(ss)
     for slot, name, raw in (("data", "loans.csv", data), ("model", "model.json", model)):
@@ -176,7 +177,7 @@ def test_a_read_only_link_never_shows_an_editing_link():
     bound = session.workspace_binding(owner.session_state)
     assert bound is not None and bound.id and not bound.read_only
     goto(owner, "workspaces")
-    assert any(bound.id in m.value for m in owner.markdown)  # the owner's own page lists it (a local server)
+    assert any(bound.id in c.value for c in owner.code)  # the owner's own page shows its editing link
     viewer = new_app()
     viewer.query_params["ws"] = bound.view_id
     viewer.run()

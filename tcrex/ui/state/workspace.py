@@ -298,8 +298,9 @@ def banner() -> None:
     """What the reader must know about this workspace: a read-only link, a bad link, a store problem."""
     bound = binding()
     if bound is not None and bound.read_only and bound.id:
-        st.info("**Read-only link.** You can look at every page; nothing you change here is saved. To work on this "
-                "analysis, use *Duplicate* on the Workspaces page.", icon=":material/visibility:")
+        st.info("**Read-only link.** You can look at every page as it was saved; every input is disabled and nothing "
+                "is saved. To work on this analysis, use *Duplicate* on the Workspaces page: the copy and its links "
+                "are yours alone.", icon=":material/visibility:")
     problem = take_problem()
     if problem:
         st.warning(problem, icon=":material/warning:")
@@ -314,10 +315,23 @@ def take_problem() -> str | None:
 
 
 # ============================================================================================ Workspaces page
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback_only() -> bool:
+    """Whether this server listens on loopback only (``server.address``; Streamlit's default, unset, is every
+    interface)."""
+    return str(st.get_option("server.address") or "") in LOOPBACK
+
+
 def listing_allowed() -> bool:
-    """Whether the Workspaces page lists recent workspaces: on a local single-user server (the default) yes; on a
-    shared server (``TCREX_SHARED_SERVER=1``) no — there a user sees only the workspaces whose links they hold."""
-    return os.environ.get("TCREX_SHARED_SERVER", "0") in ("0", "", "false", "no")
+    """Whether the Workspaces page lists recent workspaces with their editing links: never by default. The
+    operator opts in for a single-user machine with ``TCREX_LIST_WORKSPACES=1``, honoured only while the server
+    listens on loopback alone and is not declared shared (``TCREX_SHARED_SERVER=1``): a listed editing link is
+    edit access for whoever sees the page."""
+    def on(name):
+        return os.environ.get(name, "0").strip().lower() in ("1", "true", "yes")
+    return on("TCREX_LIST_WORKSPACES") and not on("TCREX_SHARED_SERVER") and loopback_only()
 
 
 def base_url() -> str:
