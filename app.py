@@ -39,6 +39,7 @@ PAGE_GROUPS = {
     "Share": [
         st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
         st.Page(PAGES / "workspaces.py", title="Workspaces", icon=":material/folder_shared:"),
+        st.Page(PAGES / "activity.py", title="Activity", icon=":material/history:"),
     ],
 }
 page = st.navigation(PAGE_GROUPS)

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import _activity
 from ._blobs import TMP_PREFIX, BlobFolder, digest_of
 from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
 from ._ids import is_digest, is_id, new_id
@@ -62,6 +63,7 @@ _SCHEMA = (
         name TEXT NOT NULL,
         PRIMARY KEY (ws_id, digest))""",
     "CREATE INDEX IF NOT EXISTS workspace_blobs_digest ON workspace_blobs (digest)",
+    *_activity.SCHEMA,
 )
 
 
@@ -93,6 +95,8 @@ class Limits:
     total_bytes: int = 20 * 1024 * MB
     #: A workspace nobody opened for this long is deleted by :meth:`WorkspaceStore.expire` (None: never).
     expire_after_s: float | None = 90 * 86400.0
+    #: Activity-log entries older than this are removed by :meth:`WorkspaceStore.expire_log` (None: kept forever).
+    log_retention_s: float | None = 183 * 86400.0
 
     @classmethod
     def from_env(cls, env=os.environ) -> "Limits":
@@ -105,9 +109,10 @@ class Limits:
                 return None if name.endswith("DAYS") else default
             return value * scale
         days = number("TCREX_WORKSPACE_EXPIRE_DAYS", cls.expire_after_s, 86400.0)
+        log_days = number("TCREX_LOG_RETENTION_DAYS", cls.log_retention_s, 86400.0)
         return cls(workspace_bytes=int(number("TCREX_WORKSPACE_MAX_MB", cls.workspace_bytes, MB)),
                    total_bytes=int(number("TCREX_STORE_MAX_MB", cls.total_bytes, MB)),
-                   expire_after_s=days)
+                   expire_after_s=days, log_retention_s=log_days)
 
 
 @dataclass(frozen=True)
@@ -409,13 +414,14 @@ class WorkspaceStore:
                                     "Duplicate it to make changes of your own.")
         return ws_id
 
-    def create(self, settings: dict | None = None) -> Workspace:
+    def create(self, settings: dict | None = None, actor: str | None = None) -> Workspace:
         text = _settings_text(settings or {})
         now = self.clock()
         ws_id, view_id = new_id(), new_id()
         with self._db.transaction() as tx:
             tx.execute("INSERT INTO workspaces (id, view_id, settings, checksum, revision, created, updated, opened) "
                        "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
+            _activity.append(tx, self.kind, now, actor, view_id, "create", {})
         return Workspace(ws_id, view_id, json.loads(text), 0, now, now)
 
     def save(self, ws_id: str, settings: dict, base_revision: int | None = None) -> int:
@@ -441,7 +447,7 @@ class WorkspaceStore:
         self._step("save:committed")
         return int(revision)
 
-    def put_blob(self, ws_id: str, data: bytes, name: str) -> str:
+    def put_blob(self, ws_id: str, data: bytes, name: str, actor: str | None = None) -> str:
         """Keep an uploaded file in the workspace; returns its digest. Refused over the workspace's or the store's
         budget (:class:`WorkspaceTooLarge`).
 
@@ -463,6 +469,8 @@ class WorkspaceStore:
             if not self._check_budget(tx, real, digest, len(data)):
                 tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) VALUES (?, ?, ?, ?)",
                            (real, digest, len(data), name))
+                _activity.append(tx, self.kind, self.clock(), actor, self._view_of(tx, real), "upload",
+                                 {"name": name, "sha256": digest, "bytes": len(data)})
                 self._step("upload:row-written")
         self._step("upload:committed")
         if not self.blobs.exists(digest):
@@ -498,7 +506,7 @@ class WorkspaceStore:
             tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ? AND digest = ?", (real, digest))
         self._collect([digest])
 
-    def duplicate(self, any_id: str, settings: dict | None = None) -> Workspace:
+    def duplicate(self, any_id: str, settings: dict | None = None, actor: str | None = None) -> Workspace:
         """A new workspace (new ids) with the same settings and uploads; works from a view link too, so a viewer
         can make a copy of their own."""
         source = self.open(any_id, touch=False)
@@ -510,12 +518,15 @@ class WorkspaceStore:
                        "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
             tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) SELECT ?, digest, size, name "
                        "FROM workspace_blobs WHERE ws_id = ?", (ws_id, source.id))
+            _activity.append(tx, self.kind, now, actor, view_id, "duplicate", {"from": source.view_id})
         return self.open(ws_id, touch=False)
 
-    def delete(self, ws_id: str) -> None:
-        """Remove the workspace, its settings and every uploaded file no other workspace holds."""
+    def delete(self, ws_id: str, actor: str | None = None) -> None:
+        """Remove the workspace, its settings and every uploaded file no other workspace holds (its activity-log
+        entries stay, until the log's retention removes them)."""
         with self._db.transaction() as tx:
             real = self._editable(tx, ws_id)
+            _activity.append(tx, self.kind, self.clock(), actor, self._view_of(tx, real), "delete", {})
             digests = [d for (d,) in tx.execute("SELECT digest FROM workspace_blobs WHERE ws_id = ?",
                                                 (real,)).fetchall()]
             tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ?", (real,))
@@ -538,7 +549,7 @@ class WorkspaceStore:
             old = [r[0] for r in tx.execute("SELECT id FROM workspaces WHERE opened < ?", (cutoff,)).fetchall()]
         for ws_id in old:
             try:
-                self.delete(ws_id)
+                self.delete(ws_id, actor="retention")
             except UnknownWorkspace:  # deleted meanwhile by another process
                 pass
         return old
@@ -562,6 +573,37 @@ class WorkspaceStore:
                 if not self.blobs.exists(name):
                     removed.append(name)
         return removed
+
+    # ------------------------------------------------------------------ activity log
+    def _view_of(self, tx, real: str) -> str:
+        return tx.execute("SELECT view_id FROM workspaces WHERE id = ?", (real,)).fetchone()[0]
+
+    def log(self, any_id: str, action: str, details: dict | None = None, actor: str | None = None):
+        """Record an action on the workspace (:data:`tcrex.workspace.ACTIONS`) in the activity log; names, sizes,
+        digests and choices only, never data. Recorded through the view id too (a viewer's export)."""
+        with self._db.transaction() as tx:
+            view_id = self._row(tx, any_id)[1]
+            return _activity.append(tx, self.kind, self.clock(), actor, view_id, action, details)
+
+    def activity(self, any_id: str | None = None, limit: int | None = None) -> list:
+        """Activity-log entries oldest first: of one workspace (an editing or view id; its entries are kept under
+        its view id) or, with None, of the whole store."""
+        with self._db.transaction() as tx:
+            workspace = None if any_id is None else self._row(tx, any_id)[1]
+            return _activity.entries(tx, workspace, limit)
+
+    def check_log(self):
+        """Whether the activity log's chain is intact (:class:`tcrex.workspace.LogCheck`)."""
+        with self._db.transaction() as tx:
+            return _activity.check_log(tx)
+
+    def expire_log(self, now: float | None = None) -> int:
+        """Remove activity-log entries older than :attr:`Limits.log_retention_s`; returns how many."""
+        if self.limits.log_retention_s is None:
+            return 0
+        cutoff = (self.clock() if now is None else now) - self.limits.log_retention_s
+        with self._db.transaction() as tx:
+            return _activity.expire(tx, self.kind, cutoff)
 
     # ------------------------------------------------------------------ health
     def check(self) -> Health:

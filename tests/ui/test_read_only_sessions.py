@@ -119,3 +119,25 @@ def test_listing_is_an_opt_in_honoured_on_loopback_only(monkeypatch, address, li
         assert workspace.listing_allowed() is False
     finally:
         config.set_option("server.address", old)
+
+
+def test_a_walk_through_the_app_is_recorded_in_order_and_only_the_owner_sees_the_log():
+    from tests.support.apptest_kit import apply_params
+
+    at = new_app()
+    bound = session.workspace_binding(at.session_state)
+    apply_params(at, tau=0.95)
+    goto(at, "audit")
+    assert not at.exception, [e.value for e in at.exception]
+    goto(at, "audit")  # the same audit shown again is not a new run
+    goto(at, "activity")
+    assert not at.exception, [e.value for e in at.exception]
+    actions = [e.action for e in WorkspaceStore.from_env().activity(bound.id)]
+    assert actions[0] == "create" and actions.count("audit") == 1
+    params = [e for e in WorkspaceStore.from_env().activity(bound.id) if e.action == "parameters"][-1]
+    assert params.seq < next(e.seq for e in WorkspaceStore.from_env().activity(bound.id) if e.action == "audit")
+    assert params.details["tau"] == 0.95 and params.actor == "editing link"
+    assert any("chain is intact" in s.value for s in at.success)
+    viewer = _viewer(bound.view_id, "activity")
+    assert any("owner only" in i.value for i in viewer.info)
+    assert not viewer.dataframe

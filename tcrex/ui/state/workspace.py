@@ -64,6 +64,10 @@ def store() -> WorkspaceStore:
     if expired:
         print(f"tcrex workspaces: {len(expired)} workspace(s) unused for longer than the expiry were deleted",
               file=sys.stderr)
+    removed = db.expire_log()
+    if removed:
+        print(f"tcrex workspaces: {removed} activity-log entries older than the retention were removed",
+              file=sys.stderr)
     orphans = db.collect_orphans()
     if orphans:
         print(f"tcrex workspaces: {len(orphans)} upload file(s) no workspace holds were removed", file=sys.stderr)
@@ -192,6 +196,96 @@ def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
         session.set_workspace_page(settings["page"], ss)
 
 
+# ============================================================================================ activity log
+def actor() -> str:
+    """Who acts in this session, for the activity log: the signed-in user's e-mail when sign-in is on, else the
+    kind of link the session came through (a deployment without sign-in knows no more)."""
+    try:
+        user = st.user
+        if user.is_logged_in:
+            return str(user.get("email") or user.get("sub") or "signed-in user")
+    except Exception:  # noqa: BLE001 - no sign-in configured, or outside a script run
+        pass
+    bound = binding()
+    return "read-only link" if bound is not None and bound.read_only else "editing link"
+
+
+def _params_fields(settings: dict) -> tuple[dict, dict]:
+    """The applied parameters of saved settings as plain values (without constraints) and the constraints."""
+    raw = ((settings or {}).get("session") or {}).get(session.PARAMS)
+    if raw is None:
+        return {}, {}
+    try:
+        p = decode(raw)
+    except (WorkspaceError, TypeError):
+        return {"unreadable": True}, {}
+    plain = {"rho": p.rho, "tau": p.tau, "n_trees": p.n_trees, "max_cells": p.max_cells,
+             "target": encode(p.target), "grower": p.grower}
+    return plain, p.constraint_spec
+
+
+def _dictionary_fields(settings: dict) -> dict:
+    raw = ((settings or {}).get("session") or {}).get(session.VALUE_LABELS)
+    if raw is None:
+        return {}
+    text = json.dumps(raw, sort_keys=True)
+    return {"sha256": sources.sha256(text), "bytes": len(text.encode("utf-8"))}
+
+
+def changes(old: dict, new: dict) -> list[tuple[str, dict]]:
+    """The activity-log entries a save from ``old`` to ``new`` settings makes: applied parameters, constraints and
+    the dictionary (value labels; its digest, never its labels)."""
+    out = []
+    (p_old, c_old), (p_new, c_new) = _params_fields(old), _params_fields(new)
+    if p_new != p_old and p_new:
+        out.append(("parameters", p_new))
+    if c_new != c_old:
+        out.append(("constraints", {"constraints": c_new}))
+    d_new = _dictionary_fields(new)
+    if d_new != _dictionary_fields(old):
+        out.append(("dictionary", d_new or {"removed": True}))
+    return out
+
+
+def record(action: str, details: dict | None = None, once_key: str | None = None) -> None:
+    """Record an action of this session's workspace in the activity log (an audit run, an export); with
+    ``once_key`` only the first time this session does it (an audit page rerun shows the same audit)."""
+    bound = binding()
+    if bound is None or not bound.id:
+        return
+    if once_key is not None:
+        if once_key in bound.recorded:
+            return
+        bound.recorded = bound.recorded | {once_key}
+    try:
+        store().log(bound.view_id if bound.read_only else bound.id, action, details, actor=actor())
+    except WorkspaceError as exc:  # the workspace was deleted elsewhere: say so, never fail the page
+        bound.problem = str(exc)
+
+
+def recorder(action: str, details: dict | None = None):
+    """A callable recording ``action`` later, from any thread (a download is built outside the script run): who
+    and which workspace are taken now."""
+    bound = binding()
+    if bound is None or not bound.id:
+        return lambda: None
+    link, who, db = (bound.view_id if bound.read_only else bound.id), actor(), store()
+
+    def done() -> None:
+        try:
+            db.log(link, action, details, actor=who)
+        except WorkspaceError:
+            pass
+    return done
+
+
+def may_read_log() -> bool:
+    """Whether this session may read its workspace's activity log: its owner only (without sign-in, whoever holds
+    the editing link; a read-only session never)."""
+    bound = binding()
+    return bool(bound is not None and bound.id and not bound.read_only)
+
+
 # ============================================================================================ binding
 @dataclasses.dataclass
 class Binding:
@@ -204,6 +298,7 @@ class Binding:
     files: frozenset = frozenset()  # digests already in the store
     problem: str | None = None  # shown once (a bad link, a full store)
     restored_page: str | None = None  # the saved page, until the app has switched to it
+    recorded: frozenset = frozenset()  # once-only activity already logged by this session (audit keys)
 
 
 def binding() -> Binding | None:
@@ -255,7 +350,7 @@ def attach(page_path: str | None = None) -> Binding | None:
             return bound
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
             problem = f"{exc} A new workspace was started."
-    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor())
     bound = Binding(ws.id, ws.view_id, False, problem=problem)
     session.set_workspace_binding(bound)
     st.query_params["ws"] = ws.id
@@ -280,12 +375,15 @@ def save(page_path: str | None = None) -> None:
             latest = uploads.get(slot)
             if latest is not None and latest[0] not in bound.files:
                 fresh[latest[0]] = (latest[1], latest[2])
+        who = actor()
         for digest, (name, raw) in fresh.items():
-            db.put_blob(bound.id, raw, name)
+            db.put_blob(bound.id, raw, name, actor=who)
         bound.files = bound.files | frozenset(fresh)
         text = json.dumps(settings, sort_keys=True)
         if text != bound.saved:
             db.save(bound.id, settings)
+            for action, details in changes(json.loads(bound.saved) if bound.saved else {}, settings):
+                db.log(bound.id, action, details, actor=who)
             bound.saved = text
     except WorkspaceTooLarge as exc:
         bound.problem = f"This workspace cannot save its uploads: {exc}."
@@ -356,7 +454,7 @@ def duplicate() -> Binding:
     """A copy of this workspace (settings and uploads) that this session now edits; the original is untouched."""
     bound = binding()
     save()
-    copy = store().duplicate(bound.view_id if bound.read_only else bound.id)
+    copy = store().duplicate(bound.view_id if bound.read_only else bound.id, actor=actor())
     new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True),
                   files=frozenset(copy.blobs))
     _switch_to(new)
@@ -367,8 +465,8 @@ def delete_current() -> None:
     """Delete this workspace for good (its settings and every upload no other workspace holds), then start a new
     one; the session keeps what it shows until the next change."""
     bound = binding()
-    store().delete(bound.id)
-    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    store().delete(bound.id, actor=actor())
+    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor())
     _switch_to(Binding(ws.id, ws.view_id, False))
     save()
 
