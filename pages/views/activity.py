@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from tcrex.ui.state import workspace
+from tcrex.ui.state import signin, workspace
 from tcrex.ui.widgets import downloads
 from tcrex.workspace import log_csv, log_frame, log_json
 
@@ -18,7 +18,7 @@ if not workspace.may_read_log():
 st.caption("Every upload (with its SHA-256), change of parameters, constraints or dictionary, audit run, export, "
            "share, duplicate and delete of this workspace, with who and when — never the data itself. Each entry "
            "carries the hash of the one before, so a changed or removed entry breaks the chain.")
-entries = workspace.store().activity(bound.id)
+entries = workspace.store().activity(bound.id, user=signin.email())
 check = workspace.store().check_log()
 if check.ok:
     st.success(f"The log's chain is intact ({check.entries:,} entries in this store).", icon=":material/verified:")

@@ -27,8 +27,9 @@ INPUTS = ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "
           "text_input", "text_area", "number_input", "date_input", "time_input", "color_picker", "file_uploader",
           "camera_input", "data_editor", "form_submit_button", "pills", "segmented_control", "feedback",
           "chat_input", "audio_input")
-#: Widget keys a read-only session may still use: Duplicate (a copy with links of the viewer's own).
-ALLOWED_KEYS = frozenset({"ws_duplicate"})
+#: Widget keys a read-only session may still use: Duplicate (a copy with links of the viewer's own), and signing
+#: in and out (tcrex.ui.state.signin).
+ALLOWED_KEYS = frozenset({"ws_duplicate", "tcrex_sign_in", "tcrex_sign_out"})
 
 _MARK = "_tcrex_read_only_wrapped"
 

@@ -27,7 +27,7 @@ import streamlit as st
 
 from tcrex.workspace import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceStore,
                              WorkspaceTooLarge)
-from . import caching, session, sources, active
+from . import caching, session, signin, sources, active
 
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
 #: upload is kept under the spec that points at it).
@@ -146,7 +146,8 @@ def _title(spec) -> str:
     return f"{spec.name}" if spec is not None else "Untitled workspace"
 
 
-def stored_uploads(db: WorkspaceStore, link: str, blobs_of) -> tuple[dict[str, bytes], list[str]]:
+def stored_uploads(db: WorkspaceStore, link: str, blobs_of, user: str | None = None) -> tuple[dict[str, bytes],
+                                                                                           list[str]]:
     """A workspace's kept files keyed as the session keys its uploads (:func:`tcrex.ui.state.sources.sha256`, the
     digest the settings name), not as the store keys them (its own content digest): the two differ, and keyed by
     the store's digest no saved upload matched its settings, so a reopened link fell back to the sample.
@@ -156,7 +157,7 @@ def stored_uploads(db: WorkspaceStore, link: str, blobs_of) -> tuple[dict[str, b
     blobs, missing = {}, []
     for digest in blobs_of:
         try:
-            raw = db.get_blob(link, digest)
+            raw = db.get_blob(link, digest, user=user)
         except (DamagedWorkspace, UnknownWorkspace):
             entry = blobs_of[digest] if isinstance(blobs_of, dict) else None
             missing.append(str(entry[0]) if entry else digest[:12])
@@ -200,12 +201,9 @@ def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
 def actor() -> str:
     """Who acts in this session, for the activity log: the signed-in user's e-mail when sign-in is on, else the
     kind of link the session came through (a deployment without sign-in knows no more)."""
-    try:
-        user = st.user
-        if user.is_logged_in:
-            return str(user.get("email") or user.get("sub") or "signed-in user")
-    except Exception:  # noqa: BLE001 - no sign-in configured, or outside a script run
-        pass
+    who = signin.email()
+    if who:
+        return who
     bound = binding()
     return "read-only link" if bound is not None and bound.read_only else "editing link"
 
@@ -258,7 +256,8 @@ def record(action: str, details: dict | None = None, once_key: str | None = None
             return
         bound.recorded = bound.recorded | {once_key}
     try:
-        store().log(bound.view_id if bound.read_only else bound.id, action, details, actor=actor())
+        store().log(bound.view_id if bound.read_only else bound.id, action, details, actor=actor(),
+                    user=signin.email())
     except WorkspaceError as exc:  # the workspace was deleted elsewhere: say so, never fail the page
         bound.problem = str(exc)
 
@@ -269,11 +268,11 @@ def recorder(action: str, details: dict | None = None):
     bound = binding()
     if bound is None or not bound.id:
         return lambda: None
-    link, who, db = (bound.view_id if bound.read_only else bound.id), actor(), store()
+    link, who, user, db = (bound.view_id if bound.read_only else bound.id), actor(), signin.email(), store()
 
     def done() -> None:
         try:
-            db.log(link, action, details, actor=who)
+            db.log(link, action, details, actor=who, user=user)
         except WorkspaceError:
             pass
     return done
@@ -283,7 +282,7 @@ def may_read_log() -> bool:
     """Whether this session may read its workspace's activity log: its owner only (without sign-in, whoever holds
     the editing link; a read-only session never)."""
     bound = binding()
-    return bool(bound is not None and bound.id and not bound.read_only)
+    return bool(bound is not None and bound.id and not bound.read_only and bound.role == "owner")
 
 
 # ============================================================================================ binding
@@ -299,6 +298,7 @@ class Binding:
     problem: str | None = None  # shown once (a bad link, a full store)
     restored_page: str | None = None  # the saved page, until the app has switched to it
     recorded: frozenset = frozenset()  # once-only activity already logged by this session (audit keys)
+    role: str = "owner"  # owner, editor or viewer (tcrex.workspace.ROLES): by link, or the signed-in user's role
 
 
 def binding() -> Binding | None:
@@ -338,19 +338,20 @@ def attach(page_path: str | None = None) -> Binding | None:
         session.set_workspace_binding(Binding("", "", True, problem="unavailable"))
         return None
     problem = None
+    user = signin.email()
     if link:
         try:
-            ws = db.open(link)
-            blobs, missing = stored_uploads(db, link, ws.blobs)
+            ws = db.open(link, user=user)
+            blobs, missing = stored_uploads(db, link, ws.blobs, user=user)
             restore(ws.settings, blobs)
             bound = Binding(ws.id, ws.view_id, ws.read_only, saved=json.dumps(ws.settings, sort_keys=True),
                             files=frozenset(blobs), restored_page=ws.settings.get("page"),
-                            problem=missing_text(missing) if missing else None)
+                            problem=missing_text(missing) if missing else None, role=ws.role)
             session.set_workspace_binding(bound)
             return bound
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
             problem = f"{exc} A new workspace was started."
-    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor())
+    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor(), user=user)
     bound = Binding(ws.id, ws.view_id, False, problem=problem)
     session.set_workspace_binding(bound)
     st.query_params["ws"] = ws.id
@@ -375,15 +376,15 @@ def save(page_path: str | None = None) -> None:
             latest = uploads.get(slot)
             if latest is not None and latest[0] not in bound.files:
                 fresh[latest[0]] = (latest[1], latest[2])
-        who = actor()
+        who, user = actor(), signin.email()
         for digest, (name, raw) in fresh.items():
-            db.put_blob(bound.id, raw, name, actor=who)
+            db.put_blob(bound.id, raw, name, actor=who, user=user)
         bound.files = bound.files | frozenset(fresh)
         text = json.dumps(settings, sort_keys=True)
         if text != bound.saved:
-            db.save(bound.id, settings)
+            db.save(bound.id, settings, user=user)
             for action, details in changes(json.loads(bound.saved) if bound.saved else {}, settings):
-                db.log(bound.id, action, details, actor=who)
+                db.log(bound.id, action, details, actor=who, user=user)
             bound.saved = text
     except WorkspaceTooLarge as exc:
         bound.problem = f"This workspace cannot save its uploads: {exc}."
@@ -454,8 +455,8 @@ def duplicate() -> Binding:
     """A copy of this workspace (settings and uploads) that this session now edits; the original is untouched."""
     bound = binding()
     save()
-    copy = store().duplicate(bound.view_id if bound.read_only else bound.id, actor=actor())
-    new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True),
+    copy = store().duplicate(bound.view_id if bound.read_only else bound.id, actor=actor(), user=signin.email())
+    new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True), role="owner",
                   files=frozenset(copy.blobs))
     _switch_to(new)
     return new
@@ -465,16 +466,42 @@ def delete_current() -> None:
     """Delete this workspace for good (its settings and every upload no other workspace holds), then start a new
     one; the session keeps what it shows until the next change."""
     bound = binding()
-    store().delete(bound.id, actor=actor())
-    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor())
+    user = signin.email()
+    store().delete(bound.id, actor=actor(), user=user)
+    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor(), user=user)
     _switch_to(Binding(ws.id, ws.view_id, False))
     save()
 
 
 def recent(limit: int = 20):
-    """Recent workspaces with their editing links, for the Workspaces page; none for a read-only session: a
-    viewer's page listed this workspace's (and every other's) editing link, so a read-only link gave edit access."""
+    """Workspaces for the Workspaces page's list: with sign-in, those shared with the signed-in user (each with
+    their role); without, recent workspaces only where the operator opted in (:func:`listing_allowed`), and never
+    for a read-only session (a listed editing link is edit access)."""
+    user = signin.email()
+    if user:
+        return store().visible(user, limit)
     bound = binding()
     if bound is not None and bound.read_only:
         return []
     return store().recent(limit) if listing_allowed() else []
+
+
+def list_link(item) -> str:
+    """The link a listed workspace is opened with: its read-only id for a viewer, never more than the role."""
+    return link(item.view_id if item.role == "viewer" else item.id)
+
+
+def shared_with() -> dict[str, str]:
+    """Who this workspace is shared with (the owner's view, with sign-in)."""
+    bound = binding()
+    return store().roles(bound.id, user=signin.email())
+
+
+def share(who: str, role: str) -> None:
+    bound = binding()
+    store().grant(bound.id, who, role, user=signin.email(), actor=actor())
+
+
+def unshare(who: str) -> None:
+    bound = binding()
+    store().revoke(bound.id, who, user=signin.email(), actor=actor())
