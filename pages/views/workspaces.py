@@ -63,7 +63,7 @@ if user and bound.role == "owner":
     with st.form("ws_share_form", clear_on_submit=True):
         who = st.text_input("E-mail address", key="ws_share_email",
                             help="Or tick 'anyone signed in' below for viewers.")
-        role = st.selectbox("Role", ROLES[1:] + ROLES[:1], key="ws_share_role")
+        role = st.selectbox("Role", ROLES[::-1], key="ws_share_role")  # viewer first: the least by default
         anyone = st.checkbox("Anyone signed in at this deployment may view", key="ws_share_anyone")
         if st.form_submit_button("Share", key="ws_share"):
             try:
