@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -132,14 +131,14 @@ def test_a_run_computed_from_a_stale_history_is_refused(case, tmp_path):
 
 def test_budgets_and_expiry_as_for_workspaces(case, tmp_path):
     store = str(tmp_path / "store")
-    mon = _start(store, case)
+    clock = [1_900_000_000.0]  # a clock the test moves: expiry is about recorded times, not the machine's
+    mon = _start(store, case, clock=lambda: clock[0])
     used = mon.size_of("small")
     assert used > 0
-    tight = Monitor(store, limits=MonitorLimits(monitor_bytes=used + 10))
+    tight = Monitor(store, limits=MonitorLimits(monitor_bytes=used + 10), clock=lambda: clock[0])
     with pytest.raises(MonitorTooLarge, match="over its budget"):
         tight.run("small", model=case.models["v2"], version="v2")
     assert [r.version.label for r in tight.history("small").runs] == ["v1"]  # nothing half-recorded
-    clock = [time.time()]
     aging = Monitor(store, limits=MonitorLimits(expire_after_s=3600), clock=lambda: clock[0])
     assert aging.records.expire() == []
     clock[0] += 7200

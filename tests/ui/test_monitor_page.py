@@ -66,6 +66,7 @@ def test_start_monitoring_the_analysis_and_register_the_model_again(store_monito
     at.text_input(key="monitor_name").input("app monitor")
     _button(at, "Start monitoring").click().run()
     assert_clean(at)
+    assert not [w.value for w in at.warning if "cannot start" in w.value], [w.value for w in at.warning]
     mon = Monitor(os.environ["TCREX_STATE_DIR"])
     first = mon.history("app monitor").last
     assert first.version.label == "v1" and first.version.origin["kind"] == "dashboard"

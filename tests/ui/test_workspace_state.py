@@ -32,7 +32,7 @@ def _session_with_everything() -> dict:
     ss[session.AUDIT_PREFS] = {"key1": {"column": "sex", "reference": None}}
     ss[session.SETUP_DATA_CHOICE] = "upload"
     ss[session.COMPARE_CHOICE] = {"kind": "train", "algo": "forest", "how": "seed", "seed": 7}
-    ss[session.MONITOR_CHOICE] = {"name": "loans-monthly"}
+    ss[session.MONITOR_CHOICE] = {"name": "nightly scoring"}
     session.set_workspace_page("audit", ss)
     uploads = session.uploads(ss)
     for slot, name, raw in (("data", "loans.csv", data), ("model", "model.json", model)):

@@ -129,7 +129,7 @@ def _params_editor(ws: DataAndModel | None) -> None:
                     help="1 = one decision tree (the paper's default); more = a random forest with more "
                          "candidate rules, which can make recourse sparser (on the Adult census data, 5 trees "
                          "roughly halve the features a person is asked to change) but grows the metarule grid "
-                         "toward the cell limit. See docs/benchmarks.md, section 6.")
+                         "toward the cell limit. See docs/benchmarks.md, 'Verified counterfactuals against DiCE'.")
     if ws is not None:
         _target_widget(ws, p)
     st.number_input("Grid cell limit", 1_000, 5_000_000, value=p.max_cells, step=10_000, key=session.PARAM_MAX_CELLS,
