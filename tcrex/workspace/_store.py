@@ -28,7 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import _activity
+from ._activity import SCHEMA as _ACTIVITY_SCHEMA
+from ._activity import append as _log_append
+from ._activity import check_log as _check_log
+from ._activity import entries as _log_entries
+from ._activity import expire as _log_expire
 from ._blobs import TMP_PREFIX, BlobFolder, digest_of
 from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
 from ._ids import is_digest, is_id, new_id
@@ -69,7 +73,7 @@ _SCHEMA = (
         role TEXT NOT NULL,
         PRIMARY KEY (ws_id, principal))""",
     "CREATE INDEX IF NOT EXISTS workspace_roles_principal ON workspace_roles (principal)",
-    *_activity.SCHEMA,
+    *_ACTIVITY_SCHEMA,
 )
 
 #: Roles on a workspace, strongest first: the owner may change it, share it and delete it; an editor may change
@@ -479,7 +483,7 @@ class WorkspaceStore:
             if user is not None:
                 tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, 'owner')",
                            (ws_id, principal_of(user)))
-            _activity.append(tx, self.kind, now, actor or user, view_id, "create", {})
+            _log_append(tx, self.kind, now, actor or user, view_id, "create", {})
         return Workspace(ws_id, view_id, json.loads(text), 0, now, now)
 
     def save(self, ws_id: str, settings: dict, base_revision: int | None = None, user: str | None = None) -> int:
@@ -528,7 +532,7 @@ class WorkspaceStore:
             if not self._check_budget(tx, real, digest, len(data)):
                 tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) VALUES (?, ?, ?, ?)",
                            (real, digest, len(data), name))
-                _activity.append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "upload",
+                _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "upload",
                                  {"name": name, "sha256": digest, "bytes": len(data)})
                 self._step("upload:row-written")
         self._step("upload:committed")
@@ -581,7 +585,7 @@ class WorkspaceStore:
             if user is not None:  # the copy is the user's alone: no role of the original is carried over
                 tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, 'owner')",
                            (ws_id, principal_of(user)))
-            _activity.append(tx, self.kind, now, actor or user, view_id, "duplicate", {"from": source.view_id})
+            _log_append(tx, self.kind, now, actor or user, view_id, "duplicate", {"from": source.view_id})
         return self.open(ws_id, touch=False, user=user)
 
     def delete(self, ws_id: str, actor: str | None = None, user: str | None = None) -> None:
@@ -589,7 +593,7 @@ class WorkspaceStore:
         entries stay, until the log's retention removes them)."""
         with self._db.transaction() as tx:
             real = self._editable(tx, ws_id, user, owner=True)
-            _activity.append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "delete", {})
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "delete", {})
             tx.execute("DELETE FROM workspace_roles WHERE ws_id = ?", (real,))
             digests = [d for (d,) in tx.execute("SELECT digest FROM workspace_blobs WHERE ws_id = ?",
                                                 (real,)).fetchall()]
@@ -649,18 +653,18 @@ class WorkspaceStore:
         with self._db.transaction() as tx:
             row = self._row(tx, any_id)
             self._role(tx, row, any_id, user)
-            return _activity.append(tx, self.kind, self.clock(), actor or user, row[1], action, details)
+            return _log_append(tx, self.kind, self.clock(), actor or user, row[1], action, details)
 
     def activity(self, any_id: str | None = None, limit: int | None = None, user: str | None = None) -> list:
         """Activity-log entries oldest first: of one workspace (an editing or view id; its entries are kept under
         its view id; with ``user``, its owner only) or, with None, of the whole store (the operator)."""
         with self._db.transaction() as tx:
             if any_id is None:
-                return _activity.entries(tx, None, limit)
+                return _log_entries(tx, None, limit)
             row = self._row(tx, any_id)
             if self._role(tx, row, any_id, user) != "owner":
                 raise ReadOnlyWorkspace("The activity log of a workspace is shown to its owner only.")
-            return _activity.entries(tx, row[1], limit)
+            return _log_entries(tx, row[1], limit)
 
     # ------------------------------------------------------------------ roles
     def grant(self, any_id: str, who: str, role: str, user: str | None = None, actor: str | None = None) -> None:
@@ -677,7 +681,7 @@ class WorkspaceStore:
                 self._keep_an_owner(tx, real, target)
             tx.execute("DELETE FROM workspace_roles WHERE ws_id = ? AND principal = ?", (real, target))
             tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, ?)", (real, target, role))
-            _activity.append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
                              {"principal": target, "role": role})
 
     def revoke(self, any_id: str, who: str, user: str | None = None, actor: str | None = None) -> None:
@@ -687,7 +691,7 @@ class WorkspaceStore:
             real = self._editable(tx, any_id, user, owner=True)
             self._keep_an_owner(tx, real, target)
             tx.execute("DELETE FROM workspace_roles WHERE ws_id = ? AND principal = ?", (real, target))
-            _activity.append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
                              {"principal": target, "role": None})
 
     def _keep_an_owner(self, tx, real: str, leaving: str) -> None:
@@ -732,7 +736,7 @@ class WorkspaceStore:
     def check_log(self):
         """Whether the activity log's chain is intact (:class:`tcrex.workspace.LogCheck`)."""
         with self._db.transaction() as tx:
-            return _activity.check_log(tx)
+            return _check_log(tx)
 
     def expire_log(self, now: float | None = None) -> int:
         """Remove activity-log entries older than :attr:`Limits.log_retention_s`; returns how many."""
@@ -740,7 +744,7 @@ class WorkspaceStore:
             return 0
         cutoff = (self.clock() if now is None else now) - self.limits.log_retention_s
         with self._db.transaction() as tx:
-            return _activity.expire(tx, self.kind, cutoff)
+            return _log_expire(tx, self.kind, cutoff)
 
     # ------------------------------------------------------------------ health
     def check(self) -> Health:
