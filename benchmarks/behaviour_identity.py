@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 import tcrex
-from tcrex import TCREx, rule_stability
+from tcrex import TCREx
+from tcrex.compare import rule_stability
 from tcrex.audit import audit
 from tcrex.compare import compare_models
 from tcrex.datasets import (CREDIT_BUREAU_CODEBOOK, LOANS_MODEL, LOANS_MODEL_B, LOANS_VALUE_LABELS,

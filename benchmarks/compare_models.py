@@ -37,7 +37,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SHARED_DATA, folds, load, machine, md_table, train_model  # noqa: E402
 
-from tcrex import TCREx, rule_stability  # noqa: E402
+from tcrex import TCREx  # noqa: E402
+from tcrex.compare import rule_stability  # noqa: E402
 from tcrex.compare import compare_models  # noqa: E402
 
 DATASETS = ("adult", "compas", "credit", "pima")

@@ -6,10 +6,10 @@
 
 One import path per public name. A name defined in a public module is imported from that module:
 :mod:`tcrex.vocabulary` (tasks, feature kinds, statuses, who needs recourse, point sources), :mod:`tcrex.errors`,
-:mod:`tcrex.constraints`, :mod:`tcrex.compare`, :mod:`tcrex.audit`, :mod:`tcrex.text`, :mod:`tcrex.metrics`, ...
-This package re-exports only what the engine's private modules (``tcrex/_engine/``) define: the estimator and its
-helpers below; and ``rule_stability`` of :mod:`tcrex.compare` (loaded on first use, so ``import tcrex`` loads
-neither the comparison nor the audit). The layers: ``docs/architecture.md``.
+:mod:`tcrex.constraints`, :mod:`tcrex.compare` (``rule_stability`` too), :mod:`tcrex.audit`, :mod:`tcrex.text`,
+:mod:`tcrex.metrics`, ... This package re-exports only what the engine's private modules (``tcrex/_engine/``)
+define: the estimator and its helpers below. It imports no outer layer (the population layer, the audit and the
+comparison import it), so the import graph has no circle through it. The layers: ``docs/architecture.md``.
 
 The names are loaded on first use (PEP 562): ``import tcrex`` alone, or ``import tcrex.cli`` for ``tcrex --help``,
 loads neither scikit-learn nor pandas; ``from tcrex import TCREx`` works exactly as an eager import would.
@@ -30,9 +30,8 @@ _LAZY = {
     "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
     "MAX_CLASSES": "._engine.base._outputs", "MAX_TARGET_CLASSES": "._engine.base._outputs",
     "check_rows_for_rho": "._engine.base._outputs", "detect_task": "._engine.base._outputs",
-    "min_rule_rows": "._engine.base._outputs",
+    "min_rule_rows": "._engine.base._outputs", "model_feature_names": "._engine.base._outputs",
     "check_fitted": "._engine.base._params", "check_parameter": "._engine.base._params",
-    "RuleStability": ".compare", "rule_stability": ".compare",
     "Solution": "._engine.fitting._solution", "Target": "._engine.fitting._targets",
     "FavourableSuggestion": "._engine.fitting._targets", "favourable_class": "._engine.fitting._targets",
     "ordered_labels": "._engine.fitting._targets", "suggest_favourable": "._engine.fitting._targets",
@@ -44,18 +43,20 @@ if TYPE_CHECKING:  # the same names for type checkers and for the import graph o
                                      is_categorical_column, sentinel_codes)
     from ._engine._explainer import LocalExplanation, TCREx
     from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
-    from ._engine.base._outputs import MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task, min_rule_rows
+    from ._engine.base._outputs import (MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task,
+                                        min_rule_rows, model_feature_names)
     from ._engine.base._params import check_fitted, check_parameter
     from ._engine.fitting._solution import Solution
     from ._engine.fitting._targets import (FavourableSuggestion, Target, favourable_class, ordered_labels,
                                            suggest_favourable, targets_from_spec)
-    from .compare import RuleStability, rule_stability
 
 __all__ = ["TCREx", "LocalExplanation",
            # one owner each: what counts as a table, column typing, task detection, the rho-versus-rows check and
            # the fewest rows of a rule
            "as_frame", "categorical_columns", "is_categorical_column", "detect_task", "MAX_CLASSES", "MAX_TARGET_CLASSES",
            "check_rows_for_rho", "min_rule_rows", "favourable_class",
+           # the input columns a model declares, in its order (None: it takes columns by position)
+           "model_feature_names",
            # the one rule giving a frame the dtypes a model was trained on (a cast never changes a value)
            "conform_dtypes", "conform_frame",
            # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost
@@ -68,11 +69,9 @@ __all__ = ["TCREx", "LocalExplanation",
            # what a target spec means (None, a class, {"at_least": c}, a threshold, an interval): the engine's
            # targets, which the audit and the comparison count against (tcrex.population.favourable_outcome)
            "targets_from_spec",
-           # how stable each rule and piece of advice is across retrained models (issue #26; see tcrex.compare)
-           "rule_stability", "RuleStability",
            # the fitted shapes: one target's rules, grid and metarules (``TCREx.targets_[t]``) and the outcome it leads to
            "Solution", "Target",
-           # scikit-learn conventions: the fitted check (issue #10)
+           # scikit-learn conventions: the fitted check
            "check_fitted", "check_parameter", "__version__"]
 
 

@@ -8,14 +8,23 @@ export and used by every sentence, frame and figure through :func:`tcrex.text.va
 value).
 
 Matching (one owner, here): a categorical feature's key names the category equal to it, or else the one whose text
-is the key's text (a codebook read from a CSV holds ``"1"`` for the category ``1``); a numeric feature's key is a
-number (or text that reads as one, ``"-7"``) and labels the values equal to it as floats (``-7``, ``-7.0``).
+is the key's text (a codebook read from a CSV holds ``"1"`` for the category ``1``), or else the one category whose
+text reads as the same number; a numeric feature's key is a number (or text that reads as one, ``"-7"``) and labels
+the values equal to it as floats (``-7``, ``-7.0``).
+
+**One value, one spelling** (:func:`normalise_code`, the one owner of how a code is compared; readers of codebooks
+and dictionaries import it): a code that reads as a number is compared by its value (``1``, ``1.0``, ``01``,
+``-7e0``, ``−7`` with a Unicode minus, full-width ``７``; ``-0`` is ``0``), any other text after Unicode NFC
+normalisation and stripping; ``True``/``False`` stay themselves. Two spellings of one code with different labels
+are refused (:func:`check_value_labels`; the CSV reader names both lines). Matching is linear in the number of
+labels and categories (dictionaries, never a scan of the categories per label).
 Both are untrusted input when they come from a file: sizes are capped and a label is plain, printable text.
 """
 from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 
 import numpy as np
 
@@ -30,6 +39,49 @@ MAX_LABEL_CHARS = 200
 
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+#: Minus signs other than ASCII's that people and spreadsheets write before a number.
+_MINUS = {"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\uff0d": "-"}
+
+
+def code_number(value) -> float | None:
+    """The number a code stands for, or None: numbers as floats (``-0`` is ``0``), text that reads as a finite
+    number after NFKC normalisation (full-width digits), with a Unicode minus read as ``-`` (``"02"``, ``"1.0"``,
+    ``"-7e0"``, ``"−7"``, ``"７"``); booleans and other text are not numbers."""
+    value = _plain(value)
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, numbers.Real):
+        out = float(value)
+    elif isinstance(value, str):
+        text = unicodedata.normalize("NFKC", value).strip()
+        for minus, ascii_minus in _MINUS.items():
+            text = text.replace(minus, ascii_minus)
+        if not text:
+            return None
+        try:
+            out = float(text.replace("_", "?"))  # float() takes 1_000; a code written so is text
+        except ValueError:
+            return None
+    else:
+        return None
+    if not math.isfinite(out):
+        return None
+    return out + 0.0  # -0.0 + 0.0 is 0.0
+
+
+def normalise_code(value):
+    """The one spelling of a codebook value, by which values are compared: a float for anything that reads as a
+    number (:func:`code_number`), ``True``/``False`` for booleans, else the text NFC-normalised and stripped. Two
+    values with equal ``normalise_code`` are one value: they may not carry two labels."""
+    value = _plain(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    number = code_number(value)
+    if number is not None:
+        return number
+    return unicodedata.normalize("NFC", str(value)).strip()
 
 
 def check_label(label, where: str) -> str:
@@ -68,54 +120,69 @@ def check_value_labels(value_labels) -> dict:
         if total > MAX_LABELS:
             raise ParameterError(f"value_labels has more than {MAX_LABELS:,} labels; a codebook that large is not "
                                  "a codebook (check the file)")
-        checked = {}
+        checked, spelled = {}, {}
         for value, label in labels.items():
             value = _plain(value)
             if not isinstance(value, (str, numbers.Real)) or (isinstance(value, float) and not math.isfinite(value)):
                 raise ParameterError(f"value_labels[{feature!r}]: a value must be text or a finite number, "
                                      f"got {shown(value)}")
-            checked[value] = check_label(label, f"value_labels[{feature!r}][{shown(value)}]")
+            text = check_label(label, f"value_labels[{feature!r}][{shown(value)}]")
+            key = (type(value) is bool, normalise_code(value))  # True is not 1 here: a flag is not a code
+            if key in spelled and checked[spelled[key]] != text:
+                raise ParameterError(f"value_labels[{feature!r}]: {shown(spelled[key])} and {shown(value)} are one "
+                                     f"value with two labels ({checked[spelled[key]]!r} and {text!r}); give it one "
+                                     "label")
+            if key in spelled:
+                continue  # the same label twice: one is kept
+            spelled[key] = value
+            checked[value] = text
         out[feature] = checked
     return out
-
-
-def _number(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Real):
-        return float(value)
-    try:
-        out = float(str(value).strip().replace("−", "-"))
-    except ValueError:
-        return None
-    return out if math.isfinite(out) else None
 
 
 def match_feature(name: str, categorical: bool, categories: list, labels: dict) -> tuple[dict, list]:
     """One feature's labels keyed as the engine reads its values: the category objects of a categorical feature,
     floats for a numeric one. Returns ``(matched, unknown)``: ``unknown`` lists the keys that name no category /
-    are not numbers."""
+    are not numbers. A categorical key finds, in this order, the category equal to it (of its type), the one whose
+    text is its text (NFC), the one category whose text reads as the same number (two categories ``"2"`` and
+    ``"02"`` are two values: neither is found by number). Linear: one pass over the categories, one over the keys."""
     matched, unknown = {}, []
     if categorical:
-        by_value = {}
+        by_value, by_text, by_number, ambiguous = {}, {}, {}, set()
         for c in categories:
-            by_value.setdefault((type(c).__name__, c), c)
-        by_text = {}
-        for c in categories:
-            by_text.setdefault(str(c), c)
+            plain = _plain(c)
+            if not isinstance(plain, str):
+                try:
+                    by_value.setdefault((type(plain) is bool, plain), c)
+                except TypeError:  # an unhashable category: found by its text only
+                    pass
+            by_text.setdefault(unicodedata.normalize("NFC", str(plain)).strip(), c)
+            number = code_number(plain) if not isinstance(plain, bool) else None
+            if number is not None:
+                if number in by_number and by_number[number] is not c:
+                    ambiguous.add(number)
+                by_number.setdefault(number, c)
         for key, label in labels.items():
-            cat = by_value.get((type(key).__name__, key))
+            plain = _plain(key)
+            cat = None
+            if not isinstance(plain, str):
+                try:
+                    cat = by_value.get((type(plain) is bool, plain))
+                except TypeError:
+                    cat = None
             if cat is None:
-                cat = next((c for c in categories if not isinstance(c, str) and c == key), None)
-            if cat is None:
-                cat = by_text.get(str(key))
+                cat = by_text.get(unicodedata.normalize("NFC", str(plain)).strip())
+            if cat is None and not isinstance(plain, bool):
+                number = code_number(plain)
+                if number is not None and number not in ambiguous:
+                    cat = by_number.get(number)
             if cat is None:
                 unknown.append(key)
             else:
                 matched[cat] = label
     else:
         for key, label in labels.items():
-            number = _number(key)
+            number = code_number(key)
             if number is None:
                 unknown.append(key)
             else:
@@ -184,8 +251,7 @@ def from_pairs(pairs, where: str) -> dict:
         raise SchemaError(f"{where} must be a list of [value, label] pairs (at most {MAX_LABELS:,})")
     out = {}
     for pair in pairs:
-        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], (str, int, float)) \
-                or isinstance(pair[0], bool):
+        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], (str, int, float)):
             raise SchemaError(f"{where} must be a list of [value, label] pairs, got {shown(pair)}")
         try:
             out[pair[0]] = check_label(pair[1], where)

@@ -526,8 +526,11 @@ class BundledModel:
         return np.asarray(self.booster_model.predict(self.prepare(X))).astype(np.int64)
 
     def score(self, X: pd.DataFrame, y: Sequence[Any] | pd.Series) -> float:
-        """Accuracy of :meth:`predict` against ``y``."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        """Accuracy of :meth:`predict` against ``y`` (:func:`tcrex.performance.score`)."""
+        from .performance import score  # noqa: PLC0415 - scikit-learn's metrics load when a score is asked for
+        from .vocabulary import CLASSIFICATION  # noqa: PLC0415
+
+        return score(np.asarray(y), self.predict(X), CLASSIFICATION)
 
 
 def read_model_meta(path: str | Path | None = None) -> dict[str, Any]:

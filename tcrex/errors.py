@@ -7,7 +7,7 @@ one type and show the message. :class:`NotFittedError` is also scikit-learn's ``
 """
 
 __all__ = ["TCRExError", "DataError", "ModelError", "ParameterError", "NoValidRuleError", "CellLimitError",
-           "NotFittedError", "SchemaError"]  # noqa: F822 - NotFittedError is built on first use (__getattr__)
+           "NotFittedError", "SchemaError", "InputFileError", "StoreError"]  # noqa: F822 - NotFittedError is built on first use (__getattr__)
 
 
 class TCRExError(ValueError):
@@ -36,6 +36,16 @@ class CellLimitError(TCRExError):
 
 class SchemaError(TCRExError):
     """A JSON document is not a valid ``tcrex-rules`` export."""
+
+
+class InputFileError(DataError):
+    """An input file cannot be read as given: it is missing, not a regular file (a device, a pipe), larger than its
+    budget, a damaged or unsupported archive, or its path is unusable (:mod:`tcrex.inputs`)."""
+
+
+class StoreError(TCRExError):
+    """The workspace store cannot be used: its database refuses the connection or the password, the connection was
+    lost, or its state folder is full, read-only or not a folder. The message names the store and what to do."""
 
 
 def _not_fitted_error():

@@ -18,6 +18,10 @@ optimistic.
 ...                          scores=model.predict_proba(X_test), classes=[0, 1], positive=1,
 ...                          class_names={1: "approved", 0: "rejected"}, rows="2,500 test rows", holdout=True)
 >>> perf.summary()                                                      # doctest: +SKIP
+
+:func:`score` is the one headline number (accuracy for a classifier, R² for a regressor) and :func:`score_name`
+its name: every place that shows a model's score in one figure (the dashboard's model line, a trained model's
+hold-out score) calls them, so the figure equals ``model_performance(...).metrics[score_name(task)]``.
 """
 from __future__ import annotations
 
@@ -31,7 +35,55 @@ from .errors import ParameterError
 from ._engine.base._outputs import CLASSIFICATION, REGRESSION
 from .text import class_label
 
-__all__ = ["ModelPerformance", "model_performance"]
+__all__ = ["ModelPerformance", "model_performance", "score", "score_name", "label_mismatch"]
+
+#: the headline metric of each task (a key of :attr:`ModelPerformance.metrics`)
+_SCORE_NAMES = {CLASSIFICATION: "accuracy", REGRESSION: "R²"}
+
+
+def score_name(task: str) -> str:
+    """The name of :func:`score`'s figure for ``task``: "accuracy" or "R²"."""
+    _check_task(task)
+    return _SCORE_NAMES[task]
+
+
+def score(y_true, y_pred, task: str) -> float | None:
+    """The model's headline figure on these rows: accuracy (labels compared as :func:`model_performance` compares
+    them: 1, 1.0 and "1" are one class) for classification, R² for regression; None when it is undefined (R² of
+    labels that do not vary, or no rows). The same number as ``model_performance(...).metrics[score_name(task)]``."""
+    _check_task(task)
+    t, p = _labels(y_true), _labels(y_pred)
+    if len(t) != len(p):
+        raise ParameterError(f"y_true has {len(t)} rows but y_pred has {len(p)}; they must be the same rows")
+    if not len(t):
+        return None
+    if task == CLASSIFICATION:
+        return _accuracy(*_common_keys(t, p))
+    return _r2(*_numeric(t, p))
+
+
+def _check_task(task: str) -> None:
+    if task not in (CLASSIFICATION, REGRESSION):
+        raise ParameterError(f"task must be {CLASSIFICATION!r} or {REGRESSION!r}, got {task!r}")
+
+
+def _accuracy(kt, kp) -> float:
+    from sklearn.metrics import accuracy_score  # noqa: PLC0415
+
+    return float(accuracy_score(kt, kp))
+
+
+def _r2(yt, yp) -> float | None:
+    from sklearn.metrics import r2_score  # noqa: PLC0415
+
+    return float(r2_score(yt, yp)) if len(yt) >= 2 and np.ptp(yt) > 0 else None
+
+
+def _numeric(t, p) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return np.asarray(t, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("regression needs numeric labels and outputs; these hold text") from None
 
 
 @dataclass
@@ -111,8 +163,7 @@ def model_performance(y_true, y_pred, *, task: str, scores=None, classes=None, p
     rows, holdout : which rows these are, in words, and whether they were held out from training (True), are
         training rows (False: the figures are optimistic) or nobody knows (None).
     """
-    if task not in (CLASSIFICATION, REGRESSION):
-        raise ParameterError(f"task must be {CLASSIFICATION!r} or {REGRESSION!r}, got {task!r}")
+    _check_task(task)
     t, p = _labels(y_true), _labels(y_pred)
     if len(t) != len(p):
         raise ParameterError(f"y_true has {len(t)} rows but y_pred has {len(p)}; they must be the same rows")
@@ -161,16 +212,14 @@ def _values_text(values, most: int = 8) -> str:
 
 
 def _regression(t, p, rows, holdout) -> ModelPerformance:
-    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score  # noqa: PLC0415
+    from sklearn.metrics import mean_absolute_error, mean_squared_error  # noqa: PLC0415
 
-    try:
-        yt, yp = np.asarray(t, dtype=np.float64), np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError("regression needs numeric labels and outputs; these hold text") from None
+    yt, yp = _numeric(t, p)
     metrics = {"MAE": float(mean_absolute_error(yt, yp)), "RMSE": float(np.sqrt(mean_squared_error(yt, yp)))}
     notes = []
-    if len(yt) >= 2 and np.ptp(yt) > 0:
-        metrics["R²"] = float(r2_score(yt, yp))
+    r2 = _r2(yt, yp)
+    if r2 is not None:
+        metrics[_SCORE_NAMES[REGRESSION]] = r2
     else:
         notes.append("R² is undefined: the labels do not vary on these rows")
     return ModelPerformance(task=REGRESSION, n_rows=len(yt), rows=rows, holdout=holdout, metrics=metrics,
@@ -199,7 +248,7 @@ def _classification(t, p, scores, classes, positive, class_names, rows, holdout)
         classes += [orig[k] for k in extra]
         keys += extra
     names = [class_label(c, class_names) or str(c) for c in classes]
-    metrics = {"accuracy": float(skm.accuracy_score(kt, kp))}
+    metrics = {_SCORE_NAMES[CLASSIFICATION]: _accuracy(kt, kp)}
     present = [k for k in keys if k in set(kt.tolist())]
     with np.errstate(all="ignore"):
         import warnings  # noqa: PLC0415

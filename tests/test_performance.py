@@ -6,7 +6,7 @@ from sklearn import metrics as skm
 
 from tcrex.errors import ParameterError
 from tcrex import figures as F
-from tcrex.performance import ModelPerformance, model_performance
+from tcrex.performance import ModelPerformance, model_performance, score, score_name
 
 NAMES = {1: "approved", 0: "rejected"}
 
@@ -93,6 +93,30 @@ def test_regression_metrics_and_residuals():
     np.testing.assert_allclose(perf.residual, y - pred)
     np.testing.assert_allclose(perf.predicted, pred)
     assert perf.confusion is None and perf.roc is None
+
+
+def test_score_is_the_headline_metric_of_model_performance(binary):
+    """One owner of a model's one-figure score: accuracy or R², the very number the Model panel's table shows."""
+    y, pred, _ = binary
+    assert score_name("classification") == "accuracy" and score_name("regression") == "R²"
+    assert score(y, pred, "classification") == model_performance(y, pred, task="classification").metrics["accuracy"]
+    assert score(y, pred, "classification") == pytest.approx(skm.accuracy_score(y, pred))
+    # text labels against numeric outputs of the same classes, three classes: compared as model_performance does
+    labels = np.array(["1", "2", "3", "1", "2"], dtype=object)
+    assert score(labels, np.array([1, 2, 1, 1, 3]), "classification") == pytest.approx(0.6)
+    rng = np.random.default_rng(5)
+    t = rng.normal(10, 3, 80)
+    p = t + rng.normal(0, 1, 80)
+    assert score(t, p, "regression") == pytest.approx(skm.r2_score(t, p))
+    assert score(t, p, "regression") == model_performance(t, p, task="regression").metrics["R²"]
+    assert score(np.full(5, 2.0), np.arange(5.0), "regression") is None  # labels that do not vary: undefined
+    assert score([], [], "classification") is None
+    with pytest.raises(ParameterError, match="task must be"):
+        score(y, pred, "ranking")
+    with pytest.raises(ParameterError, match="same rows"):
+        score(y, pred[:-1], "classification")
+    with pytest.raises(ParameterError, match="numeric"):
+        score(np.array(["a", "b"], dtype=object), np.array([1.0, 2.0]), "regression")
 
 
 def test_bad_input_is_a_clear_error():

@@ -2,8 +2,7 @@
 
 **Layers come from the folders** (``layer_of``; ``docs/architecture.md`` draws them):
 
-* the face ``tcrex`` (``tcrex/__init__.py``): the public names of the engine (and ``rule_stability`` of the
-  comparison), loaded lazily;
+* the face ``tcrex`` (``tcrex/__init__.py``): the public names of the engine only, loaded lazily;
 * the engine: every module file at the root of ``tcrex/`` (its public modules: ``text``, ``errors``,
   ``vocabulary``, ``constraints``, ``codebook``, ``metrics``, ...) and every private folder there
   (``tcrex/_engine/``, split by stage: ``base``, ``fitting``, ``explaining``, ``recourse``, ``serialization``);
@@ -19,7 +18,8 @@ Fails on (a) import cycles (all imports; and, separately, import-time cycles of 
 package's own ``__init__``; ``if TYPE_CHECKING:`` blocks do not run), (b) a layer importing a layer it may not
 (``MAY_IMPORT``: the engine imports no other layer; the population layer only the engine's public names; the
 audit and the comparison the engine's public names and the population layer, never each other; the face the
-engine and the comparison), (c) the engine's stages importing a later stage (``STAGES``), (d) a module importing
+engine only), (b') an arrow from a lower tier back up (``TIERS``: engine and face < population < audit, compare <
+outer packages < front ends < pages and program; type-checking and function-level imports included), (c) the engine's stages importing a later stage (``STAGES``), (d) a module importing
 another layer's private module (a dotted part starting with ``_``) or a private name (``from x import _y``), (e) a
 module reading a private attribute (``obj._name``, ``obj._name()``; not on ``self``/``cls``) that another layer
 defines and its own does not -- within the engine, that another engine module defines and its own module does not:
@@ -55,8 +55,14 @@ MAY_IMPORT = {
     POPULATION: {FACE, ENGINE},
     AUDIT: {FACE, ENGINE, POPULATION},
     COMPARE: {FACE, ENGINE, POPULATION},
-    FACE: {ENGINE, COMPARE},
+    FACE: {ENGINE},
 }
+#: The tiers, lowest first: a module imports only its own tier and lower ones. A layer not listed is an outer package
+#: (``OUTER``): the readers, figures, distributed runs, the workspace, the monitor, the report. The front ends (the
+#: command line, which can start the dashboard, and the dashboard) come above them; the pages and ``python -m tcrex``
+#: on top.
+OUTER = "outer package"
+TIERS = ({FACE, ENGINE}, {POPULATION}, {AUDIT, COMPARE}, {OUTER}, {"tcrex.cli", DASHBOARD}, {APP, PROGRAM})
 #: The engine's stages (``tcrex/_engine/<stage>/``) in order: a stage imports only itself and earlier ones; the
 #: facade ``tcrex._engine._explainer`` comes after them all. Every folder of ``tcrex/_engine/`` must be listed.
 STAGES = ("base", "fitting", "explaining", "recourse", "serialization")
@@ -227,6 +233,28 @@ def layer_imports(sources) -> list[str]:
     return sorted(set(found))
 
 
+def tier_of(layer: str) -> int:
+    """Position of a layer in ``TIERS`` (an unlisted layer is an outer package)."""
+    return next((i for i, tier in enumerate(TIERS) if layer in tier), next(i for i, t in enumerate(TIERS) if OUTER in t))
+
+
+def upward_imports(sources) -> list[str]:
+    """Imports from a lower tier up (``TIERS``), read statically: module-level, function-level and ``if
+    TYPE_CHECKING:`` imports alike (a type checker follows those too)."""
+    known = set(sources)
+    found = []
+    for mod, (src, is_package) in sources.items():
+        own = layer_of(mod, sources)
+        for node in _import_nodes(ast.parse(src)):
+            for target, _ in _targets(mod, is_package, node, known):
+                if target not in known:
+                    continue
+                other = layer_of(target, sources)
+                if tier_of(other) > tier_of(own):
+                    found.append(f"{mod}:{node.lineno} ({own}) imports {target} ({other}), a higher tier")
+    return sorted(set(found))
+
+
 def stage_imports(sources) -> list[str]:
     """Engine modules importing a later stage (``STAGES``), or a stage folder ``STAGES`` does not name."""
     known = set(sources)
@@ -368,8 +396,20 @@ def _public_faces() -> dict[str, object]:
 
 
 # ------------------------------------------------------------------------------------------------ the tree
+def layer_graph(sources) -> dict[str, set[str]]:
+    """layer -> the other layers its modules import (all imports, type-checking ones included). A package's edge to
+    its own submodule is skipped by :func:`find_cycles`; here ``tcrex`` -> ``tcrex.compare`` is an arrow between two
+    layers, so a circle through the face and an outer layer shows."""
+    out: dict[str, set[str]] = {}
+    for mod, deps in _graph(sources).items():
+        own = layer_of(mod, sources)
+        out.setdefault(own, set()).update(layer_of(d, sources) for d in deps if layer_of(d, sources) != own)
+    return out
+
+
 def test_no_import_cycles():
-    cycles = find_cycles(_graph(_tree_sources()))
+    tree = _tree_sources()
+    cycles = find_cycles(_graph(tree)) + find_cycles(layer_graph(tree), skip_package_edges=False)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -478,21 +518,27 @@ def test_layers_import_only_what_they_may():
         "\n".join(found)
 
 
+def test_no_import_from_a_lower_tier_up():
+    found = upward_imports(_tree_sources())
+    assert not found, "an import from a lower tier up (see TIERS and docs/architecture.md):\n" + "\n".join(found)
+
+
 def test_engine_stages_import_only_earlier_stages():
     found = stage_imports(_tree_sources())
     assert not found, "an engine stage importing a later one (see STAGES):\n" + "\n".join(found)
 
 
 def test_import_tcrex_loads_neither_the_audit_nor_the_comparison():
-    """The face is lazy: ``import tcrex`` and the estimator load neither ``tcrex.audit``, ``tcrex.compare`` nor the
-    population layer; ``tcrex.rule_stability`` loads the comparison on first use only."""
+    """The face is lazy and lists the engine only: ``import tcrex`` and the estimator load neither ``tcrex.audit``,
+    ``tcrex.compare`` nor the population layer, and ``rule_stability`` has one path, ``tcrex.compare``."""
     import subprocess
     import sys
     code = ("import sys, tcrex; from tcrex import TCREx; "
             "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith(('tcrex.audit', 'tcrex.compare', "
-            "'tcrex.population'))})); tcrex.rule_stability; print('tcrex.compare' in sys.modules)")
+            "'tcrex.population'))})); print(hasattr(tcrex, 'rule_stability')); import tcrex.compare; "
+            "print(tcrex.compare.rule_stability.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert out.stdout.split() == ["[]", "True"], out.stdout + out.stderr
+    assert out.stdout.split() == ["[]", "False", "tcrex.compare._stability"], out.stdout + out.stderr
 
 
 # ------------------------------------------------------------------------------------------------ the checkers fail
@@ -517,6 +563,31 @@ def test_checker_finds_a_planted_cycle():
                                              tcrex___core="def f():\n    from .intake import g\n",
                                              tcrex__intake__init="from .. import f\n"), module_level_only=True),
                            skip_package_edges=False)
+    # the face re-exporting an outer layer that imports the face: a circle, though tcrex.compare is "inside" tcrex
+    tree = _synthetic(tcrex__init="if TYPE_CHECKING:\n    from .compare import rule_stability\n",
+                      tcrex__compare__init="from ._stability import rule_stability\n",
+                      tcrex__compare___stability="from ..population import p\n",
+                      tcrex__population__init="from .. import TCREx\n")
+    assert find_cycles(layer_graph(tree), skip_package_edges=False) == [
+        ["tcrex", "tcrex.compare", "tcrex.population", "tcrex"]]
+    assert not find_cycles(_graph(tree))  # module by module, the package's re-export edge hides it
+
+
+def test_checker_finds_planted_upward_imports():
+    tree = _synthetic(
+        tcrex__init="if TYPE_CHECKING:\n    from .compare import rule_stability\n",  # type-checking: caught
+        tcrex___engine__init="", tcrex__text="def f():\n    from .figures import g\n",  # function-level: caught
+        tcrex__population__init="from .. import TCREx\nfrom ..audit import a\n",
+        tcrex__audit__init="from ..population import p\n", tcrex__compare__init="from ..population import p\n",
+        tcrex__figures__init="from ..compare import c\nfrom ..report import r\n",  # outer to outer: one tier
+        tcrex__report__init="from ..ui import u\n", tcrex__ui__init="from ..cli import main\nfrom ..figures import g\n",
+        tcrex__cli__init="from ..ui import launch\n", tcrex____main__="from .cli import main\n",
+        pages__p="from tcrex.ui import u\n")
+    assert upward_imports(tree) == [
+        "tcrex.population:2 (tcrex.population) imports tcrex.audit (tcrex.audit), a higher tier",
+        "tcrex.report:1 (tcrex.report) imports tcrex.ui (tcrex.ui), a higher tier",
+        "tcrex.text:2 (engine) imports tcrex.figures (tcrex.figures), a higher tier",
+        "tcrex:2 (tcrex) imports tcrex.compare (tcrex.compare), a higher tier"]
 
 
 def test_checker_finds_planted_private_imports():
@@ -586,7 +657,7 @@ def test_layers_of_a_synthetic_tree_come_from_its_folders():
 def test_checker_finds_planted_layer_violations():
     tree = _synthetic(
         tcrex__init="if TYPE_CHECKING:\n    from ._engine._x import f\n    from .compare._s import g\n"
-                    "    from .figures import h\n",  # the face: the engine and the comparison only
+                    "    from .figures import h\n",  # the face: the engine only
         tcrex___engine__init="", tcrex___engine___x="from ..population import p\nfrom .. import f\n",
         tcrex__text="def t():\n    from .compare import c\n",  # an engine module, function-level: caught too
         tcrex__population__init="from ..audit import a\nfrom .. import f\n",
@@ -603,6 +674,7 @@ def test_checker_finds_planted_layer_violations():
         "tcrex.compare:1 (tcrex.compare) imports tcrex.audit (tcrex.audit)",
         "tcrex.population:1 (tcrex.population) imports tcrex.audit (tcrex.audit)",
         "tcrex.text:2 (engine) imports tcrex.compare (tcrex.compare)",
+        "tcrex:3 (tcrex) imports tcrex.compare._s (tcrex.compare)",
         "tcrex:4 (tcrex) imports tcrex.figures (tcrex.figures)"]
 
 
@@ -720,6 +792,80 @@ def reworded_targets(sources) -> list[str]:
                             and ORDERED_WORDS.search(str(part.value)):
                         found.append(f"{mod}:{node.lineno} words an ordered target (use tcrex.text.ordered_text)")
     return sorted(set(found))
+
+
+#: the only module that measures a model (:mod:`tcrex.performance`: :func:`~tcrex.performance.score`,
+#: :func:`~tcrex.performance.model_performance`)
+METRIC_OWNER = "tcrex.performance"
+#: names that hold a sum of squares in a hand-written R² (``1 - ss_res / ss_tot``)
+SQUARES_NAMES = re.compile(r"^(ss_?\w*|sse|sst|rss|tss)$")
+
+
+def _squares(node: ast.AST) -> bool:
+    """A sum of squares: ``... ** 2``, a ``sum``/``var`` call, or a name that says so (``ss_res``)."""
+    return any((isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)) or
+               (isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) in ("sum", "var")) or
+               (isinstance(n, ast.Name) and SQUARES_NAMES.match(n.id)) for n in ast.walk(node))
+
+
+def _share_equal(node: ast.AST) -> bool:
+    """``mean(a == b)`` / ``(a == b).mean()`` / ``average(a == b)`` of two values (not against a constant): an accuracy."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+    if name not in ("mean", "average"):
+        return False
+    args = node.args[:1] if node.args else [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    return any(isinstance(a, ast.Compare) and any(isinstance(o, ast.Eq) for o in a.ops)
+               and not any(isinstance(x, ast.Constant) for x in [a.left, *a.comparators]) for a in args)
+
+
+def handwritten_metrics(sources) -> list[str]:
+    """A model measured outside :mod:`tcrex.performance`: ``sklearn.metrics`` imported, an R² written out (``1 -
+    ss_res / ss_tot``) or an accuracy written out (``np.mean(pred == y)``)."""
+    found = []
+    for mod, (src, _) in sources.items():
+        if mod == METRIC_OWNER:
+            continue
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sklearn.metrics") or \
+                    isinstance(node, ast.ImportFrom) and node.module == "sklearn" and \
+                    any(a.name == "metrics" for a in node.names) or \
+                    isinstance(node, ast.Import) and any(a.name.startswith("sklearn.metrics") for a in node.names):
+                found.append(f"{mod}:{node.lineno} imports sklearn.metrics (use tcrex.performance.score)")
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant) \
+                    and node.left.value == 1 and isinstance(node.right, ast.BinOp) \
+                    and isinstance(node.right.op, ast.Div) and _squares(node.right):
+                found.append(f"{mod}:{node.lineno} writes R² out (use tcrex.performance.score)")
+            elif _share_equal(node):
+                found.append(f"{mod}:{node.lineno} writes an accuracy out (use tcrex.performance.score)")
+    return sorted(set(found))
+
+
+def test_models_are_measured_by_one_owner():
+    found = handwritten_metrics(_tree_sources())
+    assert not found, "a model measured outside tcrex.performance:\n" + "\n".join(found)
+
+
+def test_checker_finds_planted_handwritten_metrics():
+    tree = _synthetic(
+        tcrex__ui__state__training="import numpy as np\ndef f(y, pred):\n    ss_res = np.sum((y - pred) ** 2)\n"
+                                   "    ss_tot = float(np.sum((y - y.mean()) ** 2)) or 1.0\n"
+                                   "    return 1.0 - ss_res / ss_tot, np.mean(pred == y)\n",
+        tcrex__ui__state__sources="def g(t, p):\n    return 1 - ((t - p) ** 2).sum() / ((t - t.mean()) ** 2).sum(), "
+                                  "(p.astype(str) == t.astype(str)).mean()\n",
+        tcrex__datasets="from sklearn.metrics import accuracy_score\n",
+        tcrex__cli___x="from sklearn import metrics\nimport sklearn.metrics\n",
+        tcrex__intake___enc="def h(b, n, k):\n    return (b == 0).mean(axis=0), 1 - n / k\n",  # not a model's figure
+        tcrex__performance="from sklearn.metrics import r2_score\ndef score(t, p):\n    return (t == p).mean()\n")
+    assert handwritten_metrics(tree) == [
+        "tcrex.cli._x:1 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.cli._x:2 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.datasets:1 imports sklearn.metrics (use tcrex.performance.score)",
+        "tcrex.ui.state.sources:2 writes R² out (use tcrex.performance.score)",
+        "tcrex.ui.state.sources:2 writes an accuracy out (use tcrex.performance.score)",
+        "tcrex.ui.state.training:5 writes R² out (use tcrex.performance.score)",
+        "tcrex.ui.state.training:5 writes an accuracy out (use tcrex.performance.score)"]
 
 
 def test_frames_are_conformed_by_one_owner():

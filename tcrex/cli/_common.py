@@ -167,12 +167,31 @@ def _class_names(text) -> dict | None:
 
 
 def _codebook(path):
-    """The codebook at ``path`` (None without one), read as untrusted input before any work starts."""
+    """The codebook at ``path`` (None without one), read as untrusted input before any work starts (a regular
+    file of at most the codebook budget: :func:`tcrex.inputs.read_bounded`)."""
     if not path:
         return None
+    from ..inputs import read_bounded
     from ..intake import read_codebook
-    with open(path, "rb") as fh:
-        return read_codebook(fh.read(), os.path.basename(path))
+    from ..intake.labels import MAX_CODEBOOK_BYTES
+    data = read_bounded(path, MAX_CODEBOOK_BYTES, "the codebook",
+                        limit_hint="a few thousand labels take a few hundred kB")
+    return read_codebook(data, os.path.basename(path))
+
+
+#: A rules JSON read by a command, at most (a forest of many trees with its metarules stays far below).
+MAX_RULES_BYTES = 256 * 2 ** 20
+
+
+def _rules_text(path: str) -> str:
+    """The text of the rules JSON at ``path`` (local or fsspec URL): a regular file of at most
+    :data:`MAX_RULES_BYTES`, UTF-8."""
+    from ..inputs import read_bounded
+    data = read_bounded(path, MAX_RULES_BYTES, "the rules file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Fail(f"the rules file {path} is not UTF-8 text; give the JSON file tcrex fit wrote") from None
 
 
 def _labelled(ex, path, book=None, label_columns=()):
@@ -232,7 +251,7 @@ def _model(path, threads=None):
     try:
         return load_model_file(path, threads)
     except TCRExError as exc:
-        raise type(exc)(f"{path}: {exc}") from None
+        raise type(exc)(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
 
 
 def _model_features(model, columns, drop, data) -> list[str] | None:
@@ -287,14 +306,17 @@ def _is_bool(s) -> bool:
     return pd.api.types.is_bool_dtype(s)
 
 
-def _split(frame, y_col, features, drop=()):
-    """The features (``features`` in that order, else every column but ``y_col`` and ``drop``) and outputs."""
+def _split(frame, y_col, features, drop=(), data="the data"):
+    """The features (``features`` in that order, else every column but ``y_col`` and ``drop``) and outputs
+    (``data`` names the input in messages)."""
     if y_col and y_col not in frame.columns:
         raise _Fail(f"column {y_col!r} is not in the data")
     if features is not None:
         X = frame[features]
     else:
         X = frame.drop(columns=[c for c in [y_col, *drop] if c and c in frame.columns])
+    from ..inputs import refuse_nested_values
+    refuse_nested_values(X, X.columns, data)
     return X, (frame[y_col].to_numpy() if y_col else None)
 
 

@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ._common import (_class_names_option, _data_option, _Fail, _guard, _labelled_rules, main, _model_threads,
+from ._common import (_rules_text, _class_names_option, _data_option, _Fail, _guard, _labelled_rules, main, _model_threads,
                       _output_names, _reference_rows_option, _run_options, _say, _value_labels_option)
 from ._runs import _rows_affected, _run_files, _verification
 
@@ -36,7 +36,6 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
         # libraries) on the other core meanwhile
         from ..intake import start_model_worker
         start_model_worker(posixpath.basename(model_path), _model_threads(workers, scheduler))
-    import fsspec
 
     from ..distributed import expand_paths, explain_parquet_file, load_model_file_soon, load_rules
     if (y_col is None) == (model_path is None):
@@ -45,8 +44,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
         raise _Fail("--verified checks every counterfactual on the model: give --model (not --y-pred-column)")
     if model_path and workers == 1 and not scheduler:  # its sandbox starts while the engine is imported
         load_model_file_soon(model_path, _model_threads(workers, scheduler))
-    with fsspec.open(rules_path, "r") as fh:
-        rules = fh.read()
+    rules = _rules_text(rules_path)
     load_rules(rules)  # fail early on a bad file
     rules = _labelled_rules(rules, value_labels_path, class_names_text)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]

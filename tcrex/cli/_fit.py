@@ -66,7 +66,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
     missing = [c for c in drop if c not in frame.columns]
     if features is None and missing:  # (with the model's inputs the frame holds only those)
         raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
-    X, y = _split(frame, y_col, features, drop)
+    X, y = _split(frame, y_col, features, drop, data)
     if features is None:
         _warn_non_features(X)
     if model is not None:

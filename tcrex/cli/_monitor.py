@@ -11,7 +11,7 @@ import json
 
 import click
 
-from ._common import _class_names, _Fail, _guard, _say, _target, main
+from ._common import _rules_text, _class_names, _Fail, _guard, _say, _target, main
 
 #: Exit code of ``tcrex monitor run`` when an alert fires (0: none; 2: bad input, as every command).
 ALERT_EXIT = 3
@@ -94,11 +94,9 @@ def init(store, name, rules_path, reference_rows, people, id_column, model, vers
          class_names_text, target, share_drop, gap_widening, invalidation_rate, n_boot, seed, min_group_size,
          scheduler, json_out, people_out):
     """Start monitoring PEOPLE: their verified advice under the first model version (the baseline)."""
-    import fsspec
 
     from ..monitor import AlertPolicy, Monitor
-    with fsspec.open(rules_path, "r") as fh:
-        rules = fh.read()
+    rules = _rules_text(rules_path)
     policy = AlertPolicy().to_dict()
     for key, value in (("share_drop", share_drop), ("gap_widening", gap_widening),
                        ("invalidation_rate", invalidation_rate)):

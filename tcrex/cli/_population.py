@@ -7,7 +7,7 @@ import json
 
 import click
 
-from ._common import (_bootstrap_options, _class_names_option, _data_option, _Fail, _group_labels, _guard,
+from ._common import (_rules_text, _bootstrap_options, _class_names_option, _data_option, _Fail, _group_labels, _guard,
                       _labelled_rules, main, _model, _model_threads, _output_names, _read_all, _reference_rows_option,
                       _run_options, _say, _target, _value_labels_option)
 from ._runs import audit_json, _compare_job, _run_files, _verification
@@ -41,8 +41,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
     from ..distributed import audit_file, expand_paths, load_rules, provenance
     if (y_col is None) == (model_path is None):
         raise _Fail("give exactly one of --y-pred-column and --model")
-    with fsspec.open(rules_path, "r") as fh:
-        rules = fh.read()
+    rules = _rules_text(rules_path)
     load_rules(rules)  # fail early on a bad file
     rules = _labelled_rules(rules, value_labels_path, class_names_text)
     srcs = expand_paths(data)
@@ -107,12 +106,11 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     """
     import fsspec
 
-    from .. import TCREx
-    from ..compare import COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target
+    from ..compare import (COMPARED_ROWS, REFERENCE_ROWS, check_models, compare_from_counts, favourable_target,
+                           fit_explainer_b)
     from ..distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
-    with fsspec.open(rules_path, "r") as fh:
-        rules = _labelled_rules(fh.read(), value_labels_path, class_names_text)
+    rules = _labelled_rules(_rules_text(rules_path), value_labels_path, class_names_text)
     ex_a = load_rules(rules)  # fail early on a bad file
     spec = favourable_target(ex_a, _target(target))
     model_a, model_b = _model(model_path), _model(model_b_path)
@@ -124,8 +122,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     if rules_b_path:
         if fit_rows_b or fit_b_sample:
             raise _Fail("--fit-rows-b and --fit-b-sample say how to fit B's rules; with --rules-b they are given")
-        with fsspec.open(rules_b_path, "r") as fh:
-            rules_b = _labelled_rules(fh.read(), value_labels_path, class_names_text)
+        rules_b = _labelled_rules(_rules_text(rules_b_path), value_labels_path, class_names_text)
         load_rules(rules_b)
         fit_on = f"given (--rules-b {rules_b_path})"
     else:  # as compare_models: A's fit rows (the reference rows) when known, else the compared rows
@@ -145,9 +142,8 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
         if missing:
             raise _Fail(f"{b_spec} lacks column(s) {missing[:20]} that the rules of model A explain")
         X = frame[names]
-        # as compare_models does: A's parameters and task, model B asked once about the rows
-        ex_b = TCREx(**{**ex_a.get_params(), "task": ex_a.task_, "class_names": None}).fit(
-            X, y_pred=ex_a.outputs(X, model=model_b))
+        ex_b = fit_explainer_b(ex_a, X, ex_a.outputs(X, model=model_b), fit_on=fit_on,
+                               remedy="fit model B's rules with other parameters and pass them with --rules-b")
         rules_b = ex_b.to_json()
         _say(f"fitted model B's rules on {fit_on} ({len(X):,} rows of {b_spec}) with A's parameters "
              f"({len(ex_b.rules_frame())} rules)")

@@ -93,9 +93,17 @@ def workspace_export(workspace_id, out):
 @_guard
 def workspace_import(zip_path):
     """Import a workspace zip as a new workspace; prints its editing id and its read-only id."""
-    from ..workspace import WorkspaceStore, import_workspace
-    with open(zip_path, "rb") as fh:
-        ws = import_workspace(WorkspaceStore.from_env(), fh.read())
+    from ..inputs import read_bounded
+    from ..workspace import StoreUnavailable, WorkspaceError, WorkspaceStore, archive_budget, import_workspace
+    db = WorkspaceStore.from_env()
+    data = read_bounded(zip_path, archive_budget(db), "the workspace file",
+                        limit_hint="this server's budget per workspace is TCREX_WORKSPACE_MAX_MB")
+    try:
+        ws = import_workspace(db, data)
+    except StoreUnavailable:
+        raise
+    except WorkspaceError as exc:  # the archive's problem: named by its file
+        raise type(exc)(f"{zip_path}: {exc}") from None
     click.echo(f"id: {ws.id}")
     click.echo(f"read-only id: {ws.view_id}")
     _say("open it with ?ws=<id> on the dashboard's address")

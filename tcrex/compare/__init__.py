@@ -20,15 +20,15 @@ The package by concern: ``_vocabulary`` (the changes, metrics and row labels it 
 mergeable counts), ``_models`` (the inputs: the favourable outcome, the models checked, explainer B), ``_people``
 (per person and per rule of A, what each model says), ``_comparison`` (:func:`compare_models` and its counted
 forms), ``_result`` (the result summarised from counts, its frames and JSON), ``_findings`` (the findings in
-English) and ``_stability`` (:func:`tcrex.rule_stability`: rules and advice across retrained models). Import every name from
-``tcrex.compare``, except ``rule_stability`` and ``RuleStability``: the package face ``tcrex`` lists them (its
-``__all__``, loaded on first use), so they are imported from ``tcrex``.
+English) and ``_stability`` (:func:`rule_stability`: rules and advice across retrained models). Import every name from
+``tcrex.compare``, ``rule_stability`` and ``RuleStability`` included (the package face ``tcrex`` lists only the
+engine's names: the comparison is a layer above it).
 """
-from ._models import PARAMS_B
+from ._models import PARAMS_B, fit_explainer_b
 from ._comparison import check_models, compare_counts, compare_from_counts, compare_models, favourable_target
 from ._counts import ComparisonCounts
 from ._result import ComparisonResult
-from ._stability import RuleStability, rule_stability  # noqa: F401 - listed by the face tcrex (one path)
+from ._stability import RuleStability, rule_stability
 from ._vocabulary import (CHANGE_TEXT, CHANGES, COMPARE_METRICS, COMPARED_ROWS, FIT_ROWS_A, FORMAT, GAINED, GIVEN, KEPT,
                           LOST, NEWLY_NEEDED, NO_LONGER_NEEDED, NOT_NEEDED, PEOPLE_COLUMNS, REFERENCE_ROWS, STILL_NONE,
                           VERSION)
@@ -38,4 +38,8 @@ __all__ = ["compare_models", "compare_counts", "compare_from_counts", "favourabl
            "FORMAT", "VERSION", "KEPT", "LOST", "GAINED", "STILL_NONE", "NEWLY_NEEDED", "NO_LONGER_NEEDED",
            "NOT_NEEDED", "FIT_ROWS_A", "COMPARED_ROWS", "REFERENCE_ROWS", "GIVEN",
            # the parameters of explainer B a comparison may set apart from A's (params_b=)
-           "PARAMS_B"]
+           "PARAMS_B",
+           # explainer B fitted as a comparison fits it (A's parameters on model B's outputs)
+           "fit_explainer_b",
+           # how stable each rule and piece of advice is across retrained models
+           "rule_stability", "RuleStability"]

@@ -10,7 +10,7 @@ from .. import as_frame, check_fitted, conform_dtypes
 from ..errors import DataError, ModelError, ParameterError
 from ..population import (check_bootstrap_params, group_labels, group_series, named_groups)
 from ._counts import ComparisonCounts, _order
-from ._models import _check_features, _check_model, _default_explainer_b, _outputs, resolve_target, target_id_of
+from ._models import _check_features, _check_model, _outputs, fit_explainer_b, resolve_target, target_id_of
 from ._people import _cells, _people, _rule_counts
 from ._result import ComparisonResult, _summarise
 from ._vocabulary import COMPARED_ROWS, FIT_ROWS_A, GIVEN, REFERENCE_ROWS
@@ -64,7 +64,7 @@ def compare_models(explainer_a, X, model_b, *, model_a=None, target=None, groups
         _check_model("B", model_b, names, explainer_a, y_rows_b)
         known["X" if fit_on == COMPARED_ROWS else "fit_rows"] = y_rows_b
         known["rows"] = rows
-        explainer_b = _default_explainer_b(explainer_a, rows, y_rows_b, fit_on, params_b)
+        explainer_b = fit_explainer_b(explainer_a, rows, y_rows_b, fit_on=fit_on, params_b=params_b)
     else:
         if params_b:
             raise ParameterError("params_b sets the default explainer B's parameters; with explainer_b= given, "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import TCREx, detect_task
+from .. import TCREx, detect_task, model_feature_names
 from ..errors import CellLimitError, DataError, ModelError, NoValidRuleError, ParameterError
 from ..population import (favourable_outcome)
 from ..vocabulary import CLASSIFICATION
@@ -16,17 +16,6 @@ from ..vocabulary import CLASSIFICATION
 def resolve_target(explainer, target):
     """The favourable outcome: ``target`` or the explainer's; one outcome (who needs recourse depends on it)."""
     return favourable_outcome(explainer, target, needs="comparing models needs", fitted="explainer A")
-
-
-def _model_features(model):
-    for attr in ("feature_names_in_", "feature_names"):
-        names = getattr(model, attr, None)
-        if names is not None and not callable(names):
-            try:
-                return [str(n) for n in list(names)]
-            except TypeError:
-                continue
-    return None
 
 
 def _check_model(name: str, model, names: list, explainer, y) -> None:
@@ -49,7 +38,7 @@ def _key(v):
 
 
 def _check_features(name: str, model, names: list) -> None:
-    feats = _model_features(model)
+    feats = model_feature_names(model)
     if feats is None:
         return
     missing, extra = [f for f in feats if f not in names], [f for f in names if f not in feats]
@@ -87,10 +76,18 @@ def target_id_of(explainer, wanted) -> int | None:
 PARAMS_B = ("rho", "tau", "n_trees", "max_cells")
 
 
-def _default_explainer_b(explainer_a, rows, y_rows_b, on, params_b=None):
-    """An explainer with A's parameters (those of ``params_b`` overridden), constraints and task fitted on model
-    B's outputs ``y_rows_b`` over ``rows`` (A's fit rows, or X): model B is asked once about those rows, and the
-    same outputs serve the re-check of A's rules."""
+#: what to do when explainer B cannot be fitted with A's parameters, in the Python API's words
+REMEDY_B = "give explainer B other parameters (params_b=) or pass explainer_b= fitted with other parameters"
+
+
+def fit_explainer_b(explainer_a, rows, outputs_b, *, fit_on: str, params_b=None, remedy: str = REMEDY_B):
+    """Explainer B of a comparison: A's parameters (those of ``params_b`` overridden, :data:`PARAMS_B`),
+    constraints and task, fitted on model B's outputs ``outputs_b`` over ``rows`` (A's fit rows, the reference
+    rows or the compared rows, said in words by ``fit_on``). Model B is asked once about those rows, by the caller,
+    and the same outputs serve the re-check of A's rules. For an explainer A restored from JSON (no fit rows), B
+    goes through its JSON too, so that both verify their points alike (no in-box search). Too few rows or too big
+    a grid for B is a clear message ending with ``remedy``. :func:`compare_models` and ``tcrex compare`` fit B
+    with it."""
     unknown = sorted(set(params_b or {}) - set(PARAMS_B))
     if unknown:
         raise ParameterError(f"params_b may set {list(PARAMS_B)} only, not {unknown}")
@@ -100,10 +97,9 @@ def _default_explainer_b(explainer_a, rows, y_rows_b, on, params_b=None):
     whose = "A's parameters" if not params_b else "its own parameters " + ", ".join(
         f"{k}={params[k]}" for k in PARAMS_B)
     try:
-        fitted = TCREx(**params).fit(rows, y_pred=y_rows_b)
+        fitted = TCREx(**params).fit(rows, y_pred=outputs_b)
         if not explainer_a.has_fit_data:  # verify B's points exactly as A's: without fit rows (no in-box search)
             fitted = TCREx.from_json(fitted.to_json())
         return fitted
     except (NoValidRuleError, CellLimitError) as exc:
-        raise type(exc)(f"could not fit explainer B ({whose}, model B, {on}): {exc}; give explainer B other "
-                        "parameters (params_b=) or pass explainer_b= fitted with other parameters") from None
+        raise type(exc)(f"could not fit explainer B ({whose}, model B, {fit_on}): {exc}; {remedy}") from None

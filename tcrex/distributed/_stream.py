@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError, SchemaError, TCRExError
+from ..inputs import refuse_nested_values
 
 EXPLAIN_COLUMNS = ("target", "rule", "metarule", "changes", "status", "text")
 #: Key of the Parquet metadata of ``explain --verified`` outputs saying what verification used (JSON: reference_rows,
@@ -39,9 +40,9 @@ def file_digest(data: bytes) -> dict:
 def _read_pinned(path: str, digest: dict | None, what: str) -> tuple[bytes, dict]:
     """The bytes of ``path`` (local or fsspec URL) and their digest; with ``digest`` (the one the run started
     with) a file whose content has changed since is refused: a run uses one version of each input."""
-    import fsspec
-    with fsspec.open(path, "rb") as fh:
-        data = fh.read()
+    from ..inputs import read_bounded
+    from ..intake import MAX_MODEL_BYTES
+    data = read_bounded(path, max(MAX_MODEL_BYTES.values()), what)  # a regular file, at most budget + 1 bytes read
     got = file_digest(data)
     if digest is not None and got != digest:
         raise TCRExError(f"{what} {path} was replaced while the run was going on (it had {digest['bytes']:,} bytes, "
@@ -273,7 +274,14 @@ def load_reference(spec: str, names: tuple, digests: list[dict] | None = None) -
 def expand_paths(spec: str) -> list[str]:
     """Files named by a path, glob or fsspec URL (sorted); a directory stands for the files in it."""
     import fsspec
-    fs, _, paths = fsspec.get_fs_token_paths(spec)
+    try:
+        fs, _, paths = fsspec.get_fs_token_paths(spec)
+    except ImportError as exc:  # fsspec knows the protocol but its extra is not installed (http: aiohttp, s3: s3fs)
+        raise FileError(f"{spec}: this kind of address cannot be read by this installation ({exc}); install what it "
+                        "names, or copy the files to a local folder") from None
+    except (ValueError, TypeError) as exc:  # an unknown protocol or a malformed chain
+        raise FileError(f"{spec}: not a path or URL that can be read ({exc}); give a file, folder, glob or an fsspec "
+                        "URL such as s3://bucket/folder or simplecache::s3://bucket/file.parquet") from None
     out = []
     for p in paths:
         if fs.isdir(p):
@@ -282,6 +290,9 @@ def expand_paths(spec: str) -> list[str]:
             out.append(p)
     if not out:
         raise TCRExError(f"no input files match {spec!r}")
+    if "::" in spec:  # a chain (simplecache::s3://…): each file keeps the chain before its own URL
+        chain = spec.rsplit("::", 1)[0]
+        return sorted(f"{chain}::{fs.unstrip_protocol(p)}" for p in out)
     proto = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
     return sorted(p if proto in ("file", "local") else f"{proto}://{p.lstrip('/')}" if proto != "memory"
                   else f"memory://{p.lstrip('/')}" for p in out)
@@ -292,6 +303,7 @@ def _explain_inputs(ex, df: pd.DataFrame, y_pred: str | None, model, keep) -> tu
     call, after checking that every column needed is there."""
     names = list(ex.schema_.names)
     _require_columns(df, names + ([y_pred] if y_pred else []) + list(keep))
+    refuse_nested_values(df, names)
     check_number_columns(ex, df)
     return df[names], ({"y_pred": df[y_pred].to_numpy()} if y_pred is not None else {"model": model})
 

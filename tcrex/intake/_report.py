@@ -23,7 +23,7 @@ class Finding:
 @dataclass
 class TableReport:
     frame: pd.DataFrame
-    format: str  # "csv" or "parquet"
+    format: str  # "csv", "xlsx" or "parquet"
     encoding: str | None = None
     delimiter: str | None = None
     decimal: str | None = None

@@ -27,9 +27,10 @@ import pandas as pd
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ._base import LoadedModel, UnsafeModelError, budget_words, memory_budget, short_error, threads_given
+from ._skops_gate import ALLOWED_LOADERS as _GATE_LOADERS
+from ._skops_gate import MAX_SCHEMA_DEPTH, refusal_message
 
 MAX_ZIP_ENTRIES = 100_000
-MAX_SCHEMA_DEPTH = 200
 
 
 def _qualname(cls) -> str:
@@ -116,12 +117,8 @@ def _build_allow_list() -> frozenset[str]:
 ALLOWED_TYPES: frozenset[str] = _build_allow_list()
 #: Functions a .skops file may reference (FunctionNode / inside functools.partial).
 ALLOWED_FUNCTIONS: frozenset[str] = frozenset({"sklearn.utils.validation.check_array"})
-#: skops node loaders we accept; e.g. MethodNode and OperatorFuncNode are refused.
-ALLOWED_LOADERS: frozenset[str] = frozenset({
-    "DictNode", "DefaultDictNode", "ListNode", "SetNode", "TupleNode", "BytesNode", "BytearrayNode", "SliceNode",
-    "FunctionNode", "PartialNode", "TypeNode", "ConstructorFromReduceNode", "ObjectNode", "JsonNode", "NdArrayNode",
-    "DTypeNode", "RandomStateNode", "RandomGeneratorNode", "SparseMatrixNode", "TreeNode", "LossNode", "CachedNode",
-})
+#: skops node loaders we accept (the gate's list: one owner, :mod:`._skops_gate`).
+ALLOWED_LOADERS = _GATE_LOADERS
 
 
 def _read_schema(data: bytes, max_unpacked: int, budget: int | None = None) -> dict:
@@ -399,12 +396,7 @@ def load(data: bytes, max_unpacked: int) -> "SklearnModel":
     schema = _read_schema(data, max_unpacked, memory_budget(len(data), max_unpacked))
     refused = audit_schema(schema)
     if refused:
-        raise UnsafeModelError(
-            "refused: this .skops file contains type(s) outside the server's allow-list, which could run code "
-            f"when loaded: {', '.join(refused[:10])}{' …' if len(refused) > 10 else ''}. The allow-list covers "
-            "common scikit-learn estimators, Pipeline, ColumnTransformer and standard preprocessing; custom "
-            "classes and functions (e.g. in FunctionTransformer) cannot be uploaded — export the model to ONNX "
-            "or retrain it without them.")
+        raise UnsafeModelError(refusal_message(refused))
     try:
         import skops.io as sio
     except ImportError:  # pragma: no cover - skops is a requirement

@@ -1,4 +1,4 @@
-"""Data intake: read an uploaded CSV or Parquet table and say what is wrong or risky about it.
+"""Data intake: read an uploaded CSV, Excel (``.xlsx``) or Parquet table and say what is wrong or risky about it.
 
 :func:`read_table` refuses what cannot be used (not a table, too large, too many columns, duplicate column names,
 no rows, a header and rows split by different delimiters) with a :class:`tcrex.errors.DataError`, and returns everything
@@ -13,6 +13,7 @@ and its message says what it did. See docs/security.md, "Tables".
 This module is the reader's face and its top level (which reader, the CSV steps in order, the last line of
 defence); each concern has its own module: ``_encodings`` (decoding the text), ``_dialects`` (delimiter, header,
 parsing), ``_numbers`` (decimal commas, thousands separators, values that must stay exact), ``_parquet``,
+``_excel`` (a workbook's first sheet, read then as CSV),
 ``_sentinels`` (special codes), ``_findings`` (what is risky about the table) and ``_report`` (what is returned).
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..errors import DataError, ParameterError, TCRExError
 from ._base import short_error
 from ._dialects import SEP_LINE, choose_delimiter, delimiter_name, parse_csv, read_header
 from ._encodings import ENCODINGS, decode_text, looks_binary
+from ._excel import EXCEL_EXTENSIONS, MAX_EXCEL_CELLS, excel_to_csv, is_excel
 from ._findings import HIGH_CARDINALITY, LABEL_NAMES, check_frame, label_column, non_feature_columns, target_findings
 from ._numbers import DECIMALS, THOUSANDS, keep_exact_values, read_numbers
 from ._parquet import PARQUET_UNPACK_FACTOR, read_parquet
@@ -37,7 +39,8 @@ from ._sentinels import sentinels_to_missing, special_codes_note
 
 __all__ = ["read_table", "TableReport", "Finding", "handle_missing", "target_findings",
            "sentinels_to_missing", "special_codes_note", "MAX_TABLE_BYTES", "MAX_COLUMNS", "HIGH_CARDINALITY", "PARQUET_UNPACK_FACTOR",
-           "ENCODINGS", "DECIMALS", "THOUSANDS", "LABEL_NAMES", "label_column", "non_feature_columns"]
+           "ENCODINGS", "DECIMALS", "THOUSANDS", "LABEL_NAMES", "label_column", "non_feature_columns",
+           "EXCEL_EXTENSIONS", "MAX_EXCEL_CELLS"]
 
 MAX_TABLE_BYTES = 200 * MB
 MAX_COLUMNS = 2000
@@ -46,7 +49,8 @@ MAX_COLUMNS = 2000
 def read_table(data: bytes, filename: str, *, delimiter: str | None = None, decimal: str | None = None,
                thousands: str | None = None, encoding: str | None = None, max_columns: int = MAX_COLUMNS,
                max_bytes: int = MAX_TABLE_BYTES, high_cardinality: int = HIGH_CARDINALITY) -> TableReport:
-    """Read CSV or Parquet bytes; see the module docstring.
+    """Read CSV, Excel (``.xlsx``/``.xlsm``: the first sheet, values only, then checked as a CSV) or Parquet
+    bytes; see the module docstring.
 
     ``delimiter``, ``decimal``, ``thousands`` (``""``: none) and ``encoding`` override what is detected in a CSV
     (``None``: detect). Every problem is a :class:`tcrex.errors.DataError` (or a ``ParameterError`` for a bad override);
@@ -69,7 +73,7 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, deci
         raise DataError(f"{filename!r} is nested too deeply to be read as a table") from None
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a library error is never shown raw
         raise DataError(f"{filename!r} could not be read: an unexpected {type(exc).__name__} in the table reader "
-                        f"({short_error(exc, 200)}); check that it is a CSV or Parquet table (and please report "
+                        f"({short_error(exc, 200)}); check that it is a CSV, Excel or Parquet table (and please report "
                         "the file: this case should have its own message)") from None
 
 
@@ -102,7 +106,13 @@ def _read_table(data, filename, delimiter, decimal, thousands, encoding, max_col
     ext = PurePath(filename or "").suffix.lower()
     if data[:4] == b"PAR1" or ext in (".parquet", ".pq"):
         report = read_parquet(data, filename, max_columns, max_bytes)
-    elif ext in (".xlsx", ".xls", ".xlsm", ".ods") or data[:4] == b"PK\x03\x04":
+    elif is_excel(filename):
+        text, note = excel_to_csv(data, filename)
+        report = _read_csv(text, filename, max_columns, delimiter, decimal, thousands, encoding)
+        report.format = "xlsx"
+        if note:
+            report.findings.insert(0, Finding("sheet", note, severity="info"))
+    elif ext in (".xls", ".ods") or data[:4] == b"PK\x03\x04":
         raise DataError(f"{filename!r} is a spreadsheet or archive, not a CSV; save it as CSV (UTF-8) or Parquet")
     else:
         report = _read_csv(data, filename, max_columns, delimiter, decimal, thousands, encoding)

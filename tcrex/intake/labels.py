@@ -12,7 +12,7 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from tcrex.codebook import MAX_LABELS, check_value_labels, match_feature
+from tcrex.codebook import MAX_LABELS, check_value_labels, match_feature, normalise_code
 from tcrex.errors import DataError, ParameterError
 
 #: Largest codebook file accepted (a codebook of 100,000 labels of 40 characters is about 5 MB).
@@ -64,7 +64,10 @@ def read_codebook(data: bytes, name: str = "codebook") -> dict:
 
 def _from_json(text: str, name: str) -> dict:
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise DataError(f"{name}: the key {exc.args[0]!r} appears twice in one object; a JSON reader would keep only "
+                        "the last, so give each feature and each value once") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
@@ -73,6 +76,19 @@ def _from_json(text: str, name: str) -> dict:
         raise DataError(f"{name}: a JSON codebook is an object {{feature: {{value: label}}}}, e.g. "
                         '{"Checking_account_status": {"A14": "no checking account"}}')
     return doc
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _refuse_duplicate_keys(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def _from_csv(text: str, name: str) -> dict:
@@ -85,6 +101,7 @@ def _from_csv(text: str, name: str) -> dict:
         raise DataError(f"{name}: a CSV codebook has exactly the columns feature,value,label (in that order) in "
                         f"its first line; found {', '.join(repr(h) for h in header[:6])}")
     out: dict = {}
+    first: dict = {}  # (feature, the value's one spelling) -> (line, value as written)
     try:
         for line, row in enumerate(reader, start=2):
             if not any(cell.strip() for cell in row):
@@ -95,9 +112,13 @@ def _from_csv(text: str, name: str) -> dict:
             if not feature or not value:
                 raise DataError(f"{name}, line {line}: the feature and the value must not be empty")
             labels = out.setdefault(feature, {})
-            if value in labels and labels[value] != label:
-                raise DataError(f"{name}, line {line}: {feature} = {value} already has the label "
-                                f"{labels[value]!r}; give each value one label")
+            seen = first.setdefault((feature, normalise_code(value)), (line, value))
+            if seen[0] != line:  # the same value again, perhaps spelled otherwise (1 and 1.0, 2 and 02, NFC)
+                if labels[seen[1]] != label:
+                    same = "" if seen[1] == value else f" ({seen[1]!r} and {value!r} are one value)"
+                    raise DataError(f"{name}, lines {seen[0]} and {line}: {feature} = {value} has two labels, "
+                                    f"{labels[seen[1]]!r} and {label!r}{same}; give each value one label")
+                continue
             labels[value] = label
             if line > MAX_LABELS + 1:
                 raise DataError(f"{name} has more than {MAX_LABELS:,} labels; that is not a codebook")

@@ -185,6 +185,11 @@ def load_model(data: bytes, filename: str, *, allow_pickle: bool | None = None,
     if sandbox_enabled(sandbox):
         if fmt == "pickle" and not pickle_allowed(allow_pickle):
             return _load_pickle(data, filename, allow_pickle)  # refused before any process starts
+        if fmt == "sklearn":  # a .skops file naming os.system or a forbidden loader: refused before any process
+            from ._skops_gate import certainly_refused, refusal_message
+            refused = certainly_refused(data)
+            if refused:
+                raise UnsafeModelError(refusal_message(refused))
         limits = sandbox if isinstance(sandbox, SandboxLimits) else None
         return SandboxedModel(data, filename, limits=limits, loader=load_in_process,
                               options={"allow_pickle": allow_pickle, "max_bytes": max_bytes, "fmt": fmt,

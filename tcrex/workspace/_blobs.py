@@ -12,7 +12,7 @@ import hashlib
 import os
 import tempfile
 
-from ._errors import DamagedWorkspace
+from ._errors import DamagedWorkspace, store_problem
 from ._ids import is_digest
 
 #: Temporary files of a write in progress start with this (a process killed mid-write leaves one; collected later).
@@ -31,7 +31,10 @@ class BlobFolder:
         self._local = "://" not in self.root or self.root.startswith("file://")
         if self._local:
             self._dir = self.root[len("file://"):] if self.root.startswith("file://") else self.root
-            os.makedirs(self._dir, exist_ok=True)
+            try:
+                os.makedirs(self._dir, exist_ok=True)
+            except OSError as exc:  # a full disk, a read-only file system, a file or a link loop where it goes
+                raise store_problem(exc, self._dir) from None
             self._fs = None
         else:
             import fsspec  # noqa: PLC0415 - only a blob URL needs it; local folders stay dependency-free
@@ -54,8 +57,11 @@ class BlobFolder:
             return digest
         if self._local:
             folder = os.path.dirname(path)
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=TMP_PREFIX)
+            try:
+                os.makedirs(folder, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=TMP_PREFIX)
+            except OSError as exc:
+                raise store_problem(exc, self._dir) from None
             try:
                 with os.fdopen(fd, "wb") as fh:
                     half = len(data) // 2
@@ -67,9 +73,11 @@ class BlobFolder:
                     fh.flush()
                     os.fsync(fh.fileno())
                 os.replace(tmp, path)
-            except BaseException:
+            except BaseException as exc:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
+                if isinstance(exc, OSError):  # a disk that filled up while writing
+                    raise store_problem(exc, self._dir) from None
                 raise
         else:
             self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)

@@ -34,7 +34,8 @@ from ._activity import check_log as _check_log
 from ._activity import entries as _log_entries
 from ._activity import expire as _log_expire
 from ._blobs import TMP_PREFIX, BlobFolder, digest_of
-from ._errors import DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge
+from ._errors import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge,
+                      redacted, store_problem)
 from ._ids import is_digest, is_id, new_id
 
 MB = 2 ** 20
@@ -192,16 +193,25 @@ class _SQLite:
 
     def __init__(self, path: str, notes: list[str]):
         self.path = path
-        os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+        except OSError as exc:  # a full disk, a read-only file system, a file or a link loop where the folder goes
+            raise store_problem(exc, path) from None
         self._local = threading.local()
         try:
             self._init()
+        except sqlite3.OperationalError as exc:  # the file is sound but cannot be used: full, read-only, locked
+            self._close_thread()
+            raise store_problem(exc, path) from None
         except sqlite3.DatabaseError as exc:
             self._close_thread()
             aside = f"{path}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
-            for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
-                    os.replace(path + suffix, aside + suffix)
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(path + suffix):
+                        os.replace(path + suffix, aside + suffix)
+            except OSError as err:
+                raise store_problem(err, path) from None
             notes.append(f"The workspace store could not be read ({exc}); it was moved aside to {aside} and a new, "
                          "empty store was started.")
             self._init()
@@ -222,9 +232,12 @@ class _SQLite:
         con = getattr(self._local, "con", None)
         if con is None:
             # One connection per thread: Streamlit runs each session's script in its own thread.
-            con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
-            con.execute("PRAGMA synchronous=FULL")
-            con.execute("PRAGMA busy_timeout=30000")
+            try:
+                con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
+                con.execute("PRAGMA synchronous=FULL")
+                con.execute("PRAGMA busy_timeout=30000")
+            except sqlite3.OperationalError as exc:
+                raise store_problem(exc, self.path) from None
             self._local.con = con
         return con
 
@@ -235,22 +248,37 @@ class _SQLite:
             self._local.con = None
 
     def transaction(self):
-        return _SQLiteTransaction(self.connect())
+        return _SQLiteTransaction(self.connect(), self.path)
 
 
 class _SQLiteTransaction:
-    def __init__(self, con):
-        self.con = con
+    """A transaction; SQLite's operational errors (a full disk, a read-only file, a lock held too long) become
+    :class:`StoreUnavailable` naming the file (integrity errors stay what they are: the store's own logic)."""
+
+    def __init__(self, con, path):
+        self.con, self.path = con, path
+
+    def _run(self, sql, args=()):
+        try:
+            return self.con.execute(sql, args)
+        except sqlite3.OperationalError as exc:
+            raise store_problem(exc, self.path) from None
 
     def __enter__(self):
-        self.con.execute("BEGIN IMMEDIATE")
+        self._run("BEGIN IMMEDIATE")
         return self
 
     def execute(self, sql, args=()):
-        return self.con.execute(sql, args)
+        return self._run(sql, args)
 
     def __exit__(self, kind, exc, tb):
-        self.con.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            self._run("COMMIT")
+        else:
+            try:
+                self.con.execute("ROLLBACK")
+            except sqlite3.OperationalError:  # the error in flight says more than a failed rollback
+                pass
         return False
 
 
@@ -265,6 +293,7 @@ class _Postgres:
                                    "(pip install 'psycopg[binary]')") from None
         self._psycopg = psycopg
         self.url = url
+        self.where = redacted(url)
         self._local = threading.local()
         with self.transaction() as tx:
             # Two processes starting at once would race on CREATE TABLE IF NOT EXISTS; the advisory lock orders them.
@@ -274,35 +303,54 @@ class _Postgres:
 
     def connect(self):
         con = getattr(self._local, "con", None)
-        if con is None or con.closed:
-            con = self._psycopg.connect(self.url, autocommit=False)
+        if con is None or con.closed or con.broken:  # a dropped connection is opened again on the next action
+            try:
+                con = self._psycopg.connect(self.url, autocommit=False, connect_timeout=10)
+            except self._psycopg.Error as exc:  # wrong password, no server, unknown host, database or user
+                raise store_problem(exc, self.where) from None
             self._local.con = con
         return con
 
     def transaction(self):
-        return _PostgresTransaction(self.connect())
+        return _PostgresTransaction(self.connect(), self._psycopg, self.where)
 
 
 class _PostgresTransaction:
-    def __init__(self, con):
-        self.con = con
+    """A transaction; a lost connection and a value PostgreSQL refuses (a NUL byte in text) become
+    :class:`StoreUnavailable`; integrity errors stay what they are (the store's own logic)."""
+
+    def __init__(self, con, psycopg, where):
+        self.con, self._psycopg, self.where = con, psycopg, where
+        self._errors = (psycopg.OperationalError, psycopg.InterfaceError, psycopg.DataError)
 
     def __enter__(self):
         self.cur = self.con.cursor()
         return self
 
     def execute(self, sql, args=()):
-        self.cur.execute(sql.replace("?", "%s"), args)
+        try:
+            self.cur.execute(sql.replace("?", "%s"), args)
+        except self._errors as exc:
+            raise store_problem(exc, self.where) from None
         return self.cur
 
     def __exit__(self, kind, exc, tb):
         try:
             if kind is None:
-                self.con.commit()
+                try:
+                    self.con.commit()
+                except self._errors as err:
+                    raise store_problem(err, self.where) from None
             else:
-                self.con.rollback()
+                try:
+                    self.con.rollback()
+                except self._errors:  # the connection is gone: the error in flight says more
+                    pass
         finally:
-            self.cur.close()
+            try:
+                self.cur.close()
+            except self._errors:
+                pass
         return False
 
 
@@ -520,6 +568,9 @@ class WorkspaceStore:
         nothing. The steps are :data:`UPLOAD_STEPS`."""
         data = bytes(data)
         name = str(name)[:255]
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+            raise WorkspaceError(f"the file name {name!r} holds a NUL byte or another control character; rename "
+                                 "the file and upload it again")
         digest = digest_of(data)
         self._step("upload:begin")
         with self._db.transaction() as tx:  # refuse early, before a large file is written

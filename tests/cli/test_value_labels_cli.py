@@ -173,7 +173,7 @@ def test_compare_names_groups_by_label_and_code(tmp_path):
 @pytest.mark.parametrize("content, message", [
     (b"feature,value\nemployment,Unemployed\n", "exactly the columns feature,value,label"),
     (b"feature,value,label\nemployment,Unemployed,\n", "the label is empty"),
-    (b"feature,value,label\nemployment,Unemployed,a\nemployment,Unemployed,b\n", "already has the label"),
+    (b"feature,value,label\nemployment,Unemployed,a\nemployment,Unemployed,b\n", "has two labels"),
     (b'{"employment": ["Unemployed"]}', "a JSON codebook is an object"),
     (b"\xff\xfe\x00garbage", "not UTF-8"),
     (b"feature,value,label\n" + b"employment,Unemployed," + b"x" * 300 + b"\n", "at most 200"),

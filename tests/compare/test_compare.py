@@ -9,8 +9,10 @@ import pytest
 import xgboost as xgb
 from click.testing import CliRunner
 
-from tcrex import TCREx, rule_stability
-from tcrex.compare import CHANGES, ComparisonResult, compare_counts, compare_from_counts, compare_models
+from tcrex import TCREx
+from tcrex.compare import rule_stability
+from tcrex.compare import (CHANGES, ComparisonResult, compare_counts, compare_from_counts, compare_models,
+                           fit_explainer_b)
 from tcrex.errors import CellLimitError, DataError, ModelError, ParameterError, SchemaError
 from tcrex.vocabulary import is_verified, needs_recourse
 from tcrex.datasets import make_loans
@@ -239,6 +241,14 @@ def test_bad_inputs_get_clear_messages(setup):
     fewer = _xgb(X.drop(columns=["age"]), y, 0)
     with pytest.raises(DataError, match=r"model B does not take \['age'\]"):
         compare_models(ex_a, X, fewer, n_boot=10)
+    # the engine's rule of which columns a model declares (tcrex.model_feature_names): a loaded model file's list
+    class Declared:  # a model that names its inputs like tcrex.intake.LoadedModel, one the data lacks
+        feature_names = [*X.columns, "zip_code"]
+
+        def predict(self, rows):
+            return model_b.predict(rows[list(X.columns)])
+    with pytest.raises(DataError, match=r"model B needs \['zip_code'\], which explainer A does not explain"):
+        compare_models(ex_a, X, Declared(), n_boot=10)
     from sklearn.tree import DecisionTreeRegressor
     reg = DecisionTreeRegressor(max_depth=3).fit(X.select_dtypes("number"), X["income"] * 1.5)
     num = X.select_dtypes("number")
@@ -269,6 +279,14 @@ def test_restored_explainer_fits_b_on_x_and_verifies_both_alike(setup):
     for col in ("verified_a", "verified_b", "advice_a_holds_under_b", "change"):
         assert [None if pd.isna(v) else v for v in got.people[col].astype(object)] == \
             [None if v is None else v for v in want[col]], col
+    # the one way explainer B is fitted (compare_models and `tcrex compare` call it): A's parameters on B's outputs,
+    # through JSON like the restored A; B's parameters of its own via params_b
+    own = fit_explainer_b(restored, X, model_b.predict(X), fit_on="the compared rows X")
+    assert own.to_json() == got.explainer_b.to_json() == ex_b.to_json() and not own.has_fit_data
+    finer = fit_explainer_b(restored, X, model_b.predict(X), fit_on="X", params_b={"tau": 0.95})
+    assert finer.tau == 0.95 and finer.rho == restored.rho
+    with pytest.raises(ParameterError, match="params_b may set"):
+        fit_explainer_b(restored, X, model_b.predict(X), fit_on="X", params_b={"target": 0})
 
 
 def test_rule_stability_equals_brute_force(setup):

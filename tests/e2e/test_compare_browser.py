@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.support.browser import SELECTORS, assert_no_errors, open_via_navigation
+from tests.support.browser import HANG_LIMIT_MS, SELECTORS, assert_no_errors, open_via_navigation
 
 pytestmark = pytest.mark.e2e
 
@@ -16,10 +16,10 @@ pytestmark = pytest.mark.e2e
 def test_compare_page_with_the_bundled_retrained_model(page, open_app, save_screenshot, wait_idle):
     open_via_navigation(page, open_app, wait_idle, "Compare models")
     page.get_by_role("heading", name="Compare models").first.wait_for()
-    page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=120_000)
+    page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=HANG_LIMIT_MS)
     # the page reruns once when the background model check of the fit ends: read it when it is whole again
-    page.get_by_text("Bundled retrained model").first.wait_for(timeout=120_000)
-    page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=120_000)
+    page.get_by_text("Bundled retrained model").first.wait_for(timeout=HANG_LIMIT_MS)
+    page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=HANG_LIMIT_MS)
     wait_idle(page)
     main = page.locator('[data-testid="stMain"]')
     text = main.inner_text()

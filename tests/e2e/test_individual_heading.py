@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.support.browser import go_to
+from tests.support.browser import HANG_LIMIT_MS, go_to
 
 pytestmark = pytest.mark.e2e
 
@@ -24,11 +24,11 @@ def test_individual_heading_names_the_recommended_rule(page, open_app, save_scre
     box.wait_for(state="visible")
     box.fill(str(ROW))
     box.press("Enter")
-    page.get_by_role("heading", name=f"Row {ROW}", exact=False).first.wait_for(state="visible", timeout=60_000)
+    page.get_by_role("heading", name=f"Row {ROW}", exact=False).first.wait_for(state="visible", timeout=HANG_LIMIT_MS)
     wait_idle(page)
     main = page.locator('[data-testid="stMain"]')
     verdict = main.get_by_text("the recommendation follows the next rule in cost order", exact=False).first
-    verdict.wait_for(state="visible", timeout=60_000)
+    verdict.wait_for(state="visible", timeout=HANG_LIMIT_MS)
     said = verdict.inner_text()
     paper, recommended = re.search(r"optimal rule (R\d+) has no point.*cost order, (R\d+)", said, re.S).groups()
     assert paper != recommended

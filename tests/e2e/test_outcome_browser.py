@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tests.support.browser import assert_no_errors, go_to, sidebar_text, upload_table
+from tests.support.browser import HANG_LIMIT_MS, assert_no_errors, go_to, sidebar_text, upload_table
 
 
 def _credit(n: int = 800) -> pd.DataFrame:
@@ -56,7 +56,7 @@ def test_the_outcome_question_on_an_uploaded_credit_table(page, open_app, wait_i
     page.get_by_role("button", name="Use this outcome").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('Favourable outcome: Good')",
-        timeout=90_000)
+        timeout=HANG_LIMIT_MS)
     wait_idle(page)
     sidebar = sidebar_text(page)
     assert "only suggested" not in sidebar and "approved" not in sidebar

@@ -10,8 +10,8 @@ import pytest
 
 from tcrex import datasets
 
-from tests.support.browser import (SELECTORS, assert_no_errors, open_via_navigation, sidebar_text, upload_table,
-                                   wait_for_app_idle, wait_for_layout)
+from tests.support.browser import (HANG_LIMIT_MS, SELECTORS, assert_no_errors, open_via_navigation, sidebar_text,
+                                   upload_table, wait_for_app_idle, wait_for_layout)
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ def test_changing_tau_in_the_form_updates_the_rules(page, open_app, save_screens
     page.get_by_role("button", name="Apply parameters").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes('τ = 0.85')",
-        timeout=60_000)
+        timeout=HANG_LIMIT_MS)
     wait_idle(page)
     page.locator(SELECTORS["outline"]).first.wait_for(state="visible")
     assert "updated in" in sidebar_text(page)  # tau re-derived the rules; the surrogate was not regrown

@@ -10,7 +10,7 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-from tests.support.browser import ARTIFACTS, start_server, wait_for_app_idle
+from tests.support.browser import ARTIFACTS, HANG_LIMIT_MS, start_server, wait_for_app_idle
 from tests.support.servers import wait_until
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # a client with no cookies, no session
@@ -34,7 +34,7 @@ def test_an_export_url_expires_after_the_download_and_a_closed_session_is_releas
     log = ARTIFACTS / "streamlit-private-exports.log"
     context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(90_000)
+    page.set_default_timeout(HANG_LIMIT_MS)
     page.goto(base + "/export", wait_until="domcontentloaded")
     wait_for_app_idle(page)
     # The first check must fall inside the TTL. On an overloaded machine the TTL may run out first (the server's

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import assert_no_errors, go_to, set_toggle
+from tests.support.browser import HANG_LIMIT_MS, assert_no_errors, go_to, set_toggle
 
 pytestmark = pytest.mark.e2e
 
@@ -76,11 +76,11 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     box.press("Enter")
     # the rerun that stores the choice may start after wait_idle has already seen an idle app: wait for the page
     # to show row 17 before leaving it (CI once exported row 0 here)
-    page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=60_000)
+    page.get_by_role("heading", name="Row 17", exact=False).first.wait_for(state="visible", timeout=HANG_LIMIT_MS)
     wait_idle(page)
     go_to(page, "Export")
     set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
-    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
+    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=HANG_LIMIT_MS)
     wait_idle(page)
     button = page.get_by_role("button", name="Download report")
     try:
@@ -88,7 +88,7 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     except Exception:
         save_screenshot(page, "report_export_page_failure")
         raise
-    with page.expect_download(timeout=120_000) as dl:
+    with page.expect_download(timeout=HANG_LIMIT_MS) as dl:
         button.click()
     path = tmp_path / "report.html"
     dl.value.save_as(path)

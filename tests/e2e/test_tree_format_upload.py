@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.support import builders as b
-from tests.support.browser import (APP_TIMEOUT_MS, SCREENSHOTS, go_to, serve_dashboard, wait_for_app_idle)
+from tests.support.browser import APP_TIMEOUT_MS, HANG_LIMIT_MS, SCREENSHOTS, go_to, serve_dashboard, wait_for_app_idle
 from tests.support.servers import stop
 
 pytest.importorskip("lightgbm")
@@ -87,7 +87,7 @@ def test_lightgbm_and_catboost_uploads_in_the_browser(browser, tmp_path):
         uploader = page.locator('[data-testid="stFileUploader"]').last
         assert ".cbm" in (uploader.locator('input[type="file"]').get_attribute("accept") or "")
         uploader.locator('input[type="file"]').set_input_files(str(cb_path))
-        page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=180_000)
+        page.get_by_text(re.compile(r"lose(s)? recourse, [\d,]+ gains?")).first.wait_for(timeout=HANG_LIMIT_MS)
         wait_for_app_idle(page)
         text = _main(page)
         assert "Traceback" not in text and "cannot be used" not in text

@@ -2,7 +2,7 @@
 and in the downloaded report, next to the codes ("on a payroll (Salaried)"), with HTML in a label escaped."""
 from __future__ import annotations
 
-from tests.support.browser import assert_no_errors, download_report, go_to, set_toggle, wait_for_layout
+from tests.support.browser import HANG_LIMIT_MS, assert_no_errors, download_report, go_to, set_toggle, wait_for_layout
 
 CODEBOOK = ("feature,value,label\n"
             "employment,Salaried,on a payroll\n"
@@ -66,7 +66,7 @@ def test_uploaded_codebook_reaches_the_individual_page_and_the_report(page, open
 
     go_to(page, "Export")
     set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
-    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=60_000)
+    page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=HANG_LIMIT_MS)
     wait_idle(page)
     path = download_report(page, tmp_path)
     html = path.read_text(encoding="utf-8")

@@ -183,7 +183,9 @@ def test_truncated_parquet(fraction):
     (b"", "e.csv", "is empty"),
     (b"   \n\n", "e.csv", "holds no data"),
     (b"a,b,c\n", "h.csv", "has a header but no data rows"),
-    (b"PK\x03\x04rest", "x.xlsx", "spreadsheet or archive"),
+    (b"PK\x03\x04rest", "x.xlsx", "could not be read as an Excel workbook .*save it as CSV"),
+    (b"PK\x03\x04rest", "x.ods", "spreadsheet or archive"),
+    (b"PK\x03\x04rest", "x.zip", "spreadsheet or archive"),
     (b'a,b\n1,"unterminated\n', "q.csv", "cannot be read"),
     (b"a,b\n1,2,3,4\n", "bad.csv", "the header has 2 column\\(s\\) but most rows have 4 field\\(s\\)"),
     (b"a,b\n1,2\n1,2,3\n", "bad.csv", "Expected 2 fields in line 3, saw 3"),
@@ -205,7 +207,7 @@ def test_nested_parquet_columns_are_refused():
 
     buf = io.BytesIO()
     pq.write_table(pa.table({"a": [1, 2], "tags": [[1, 2], [3]]}), buf)
-    with pytest.raises(DataError, match=r"column\(s\) \['tags'\] hold nested values"):
+    with pytest.raises(DataError, match=r"'n.parquet': column\(s\) 'tags' hold nested values .*flatten them"):
         read_table(buf.getvalue(), "n.parquet")
 
 
@@ -397,3 +399,51 @@ def test_sentinel_finding_says_the_codes_stay_codes_as_the_engine_keeps_them():
     sentinel_finding(df["MSinceMostRecentDelq"], "MSinceMostRecentDelq", found,
                      labels={-7: "no delinquency on record", -9: "no bureau record"})
     assert "−7 (no delinquency on record), −8, −9 (no bureau record)" in found[0].message
+
+
+# ---------------------------------------------------------------------------------------------- Excel workbooks
+def _workbook(*sheets: pd.DataFrame) -> bytes:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for i, frame in enumerate(sheets):
+        sheet = book.active if i == 0 else book.create_sheet(f"extra{i}")
+        sheet.append(list(frame.columns))
+        for row in frame.itertuples(index=False):
+            sheet.append([v.item() if hasattr(v, "item") else v for v in row])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_excel_first_sheet_is_read_and_checked_like_a_csv():
+    """The intake owns Excel: the first sheet's values, then every check of a CSV (findings, exact codes)."""
+    X, _ = b.loans(n=60)
+    rep = read_table(_workbook(X), "loans.xlsx")
+    assert rep.format == "xlsx" and rep.n_rows == 60
+    pd.testing.assert_frame_equal(rep.frame, X, check_dtype=False)
+    assert not [f for f in rep.findings if f.kind == "sheet"]
+    # another shape: text codes with leading zeros, a constant column, an id column, and a second sheet
+    other = pd.DataFrame({"region": ["007", "012", "100"] * 20, "plan": ["basic"] * 60,
+                          "customer_id": [f"C{i:04d}" for i in range(60)], "spend": np.arange(60) * 1.5,
+                          "churned": [0, 1, 1] * 20})
+    rep = read_table(_workbook(other, X), "accounts.XLSM")
+    assert rep.frame["region"].tolist()[:3] == ["007", "012", "100"]
+    kinds = {f.kind for f in rep.findings}
+    assert {"sheet", "constant", "id_like"} <= kinds, rep.messages
+    assert "'Sheet', was read" in rep.messages[0] and "2 sheets" in rep.messages[0]
+
+
+def test_excel_budgets_and_refusals_say_save_it_as_csv():
+    from tcrex.intake._excel import excel_to_csv
+
+    X, _ = b.loans(n=40)
+    data = _workbook(X)
+    with pytest.raises(DataError, match=r"has more than 100 cells; save it as CSV"):
+        excel_to_csv(data, "big.xlsx", max_cells=100)
+    with pytest.raises(DataError, match=r"'big.xlsx' is \d+ KB; the limit is 1 KB"):
+        read_table(data, "big.xlsx", max_bytes=1000)
+    with pytest.raises(DataError, match="empty; save the table as CSV"):
+        read_table(_workbook(pd.DataFrame()), "empty.xlsx")
+    with pytest.raises(DataError, match="could not be read as an Excel workbook"):
+        read_table(b"not a zip at all", "t.xlsx")

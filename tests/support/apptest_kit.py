@@ -51,6 +51,14 @@ def last_result(at: AppTest):
     return session.current_fit(at.session_state)
 
 
+def check_of(result):
+    """The server's background check of a fit result (:data:`tcrex.ui.state.checks.REGISTRY`), or None."""
+    from tcrex.ui.state import checks
+
+    found = [c for c in checks.REGISTRY.checks() if c.key[0] == result.key]
+    return found[-1] if found else None
+
+
 def apply_params(at: AppTest, **values) -> AppTest:
     keys = {"tau": session.PARAM_TAU, "rho": session.PARAM_RHO, "trees": session.PARAM_TREES, "max_cells": session.PARAM_MAX_CELLS,
             "target": session.TARGET_WIDGETS, "threshold": session.TARGET_THRESHOLD, "grower": session.PARAM_GROWER}

@@ -318,3 +318,28 @@ def rule_is_a_node(conditions: dict, nodes: list[dict], X_fit: pd.DataFrame) -> 
                and same_threshold(ours[k][1], v[1], X_fit[k].to_numpy(dtype=float)) for k, v in bounded.items()):
             return True
     return False
+
+
+def maximal_valid_nodes(X: pd.DataFrame, in_target: np.ndarray, nodes: list[dict], *, tau: float,
+                        rho: float) -> list[dict]:
+    """The maximal-valid nodes among ``nodes`` (from :func:`forest_nodes`), by brute force: the distinct boxes
+    holding at least ``ceil(rho * N)`` fit rows of which a share >= ``tau`` are ``in_target``, minus every one that
+    lies within another such box (bound by bound, on the surrogate's own thresholds)."""
+    names = list(X.columns)
+    boxes = list(dict.fromkeys(tuple(b.get(n, (-math.inf, math.inf)) for n in names) for b in nodes))
+    values = X.to_numpy(dtype=float)
+    need = max(1, math.ceil(rho * len(X)))
+    valid = []
+    for box in boxes:
+        inside = np.ones(len(X), dtype=bool)
+        for j, (low, high) in enumerate(box):
+            inside &= (values[:, j] > low) & (values[:, j] <= high)
+        n, hit = int(inside.sum()), int((inside & in_target).sum())
+        if n >= need and hit >= tau * n:
+            valid.append(box)
+
+    def within(a, b):
+        return all(lb <= la and ha <= hb for (la, ha), (lb, hb) in zip(a, b))
+
+    return [{names[j]: v for j, v in enumerate(a) if v != (-math.inf, math.inf)} for a in valid
+            if not any(b != a and within(a, b) for b in valid)]

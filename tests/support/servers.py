@@ -136,10 +136,11 @@ def answers(url: str, expect: str | None = None) -> bool:
 
 
 @contextlib.contextmanager
-def postgres_server():
+def postgres_server(password: str | None = None):
     """A PostgreSQL server of the test's own (Debian's binaries; run as the ``postgres`` user when the tests run as
     root, since initdb refuses root) in a temporary folder on a free loopback port; yields its URL and removes
-    everything afterwards. Skips (fails under ``TCREX_REQUIRE_POSTGRES=1``, set by .ci/run) when PostgreSQL is
+    everything afterwards. With ``password``, connections over TCP need it (scram-sha-256; the URL yielded carries
+    it), else every connection is trusted. Skips (fails under ``TCREX_REQUIRE_POSTGRES=1``, set by .ci/run) when PostgreSQL is
     not installed: ``make test`` installs it."""
     import pytest
 
@@ -161,8 +162,13 @@ def postgres_server():
         shutil.chown(data, "postgres")
         run_as = ["runuser", "-u", "postgres", "--"]
     try:
-        subprocess.run(run_as + [initdb, "-D", str(data), "-A", "trust", "-U", "postgres"], check=True,
-                       capture_output=True)
+        auth = ["-A", "trust"]
+        if password is not None:
+            pwfile = home / "pw"
+            pwfile.write_text(password + "\n")
+            pwfile.chmod(0o644)
+            auth = ["--auth-host=scram-sha-256", "--auth-local=trust", f"--pwfile={pwfile}"]
+        subprocess.run(run_as + [initdb, "-D", str(data), *auth, "-U", "postgres"], check=True, capture_output=True)
         for _ in range(5):  # a port taken between the probe and the server's bind: start again on another
             port = free_port()
             started = subprocess.run(run_as + [pg_ctl, "-D", str(data), "-w", "-l", str(data / "log"), "-o",
@@ -173,7 +179,8 @@ def postgres_server():
         else:
             raise AssertionError(f"PostgreSQL did not start: {started.stderr.decode()[-500:]}")
         try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            user = "postgres" if password is None else f"postgres:{password}"
+            yield f"postgresql://{user}@127.0.0.1:{port}/postgres"
         finally:
             subprocess.run(run_as + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
     finally:

@@ -12,7 +12,7 @@ from tcrex import datasets
 from tcrex.ui.state import session
 from tcrex.vocabulary import is_verified
 
-from tests.support.apptest_kit import assert_clean, goto, last_result, new_app, outputs_from_a_column
+from tests.support.apptest_kit import assert_clean, check_of, goto, last_result, new_app, outputs_from_a_column
 
 def _markdown(at) -> str:
     return " ".join(m.value for m in at.markdown)
@@ -24,7 +24,7 @@ def test_audit_headline_and_table_are_aggregates_of_the_verified_frame():
     run = session.last_audit(at.session_state)
     result = last_result(at)
     population = run.result.individuals.index
-    frame = result.cache["verified"].frame.loc[population]  # the page's own check of every row, computed once
+    frame = check_of(result).wait(timeout=300).value.frame.loc[population]  # the page's own check, computed once
     need = frame["recourse"].notna().to_numpy()
     ver = is_verified(frame)
     column = at.selectbox(key="audit_column").value

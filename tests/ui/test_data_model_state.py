@@ -10,7 +10,7 @@ from tests.support import builders as b
 from tests.support.apptest_kit import assert_clean, csv_bytes, goto, new_app, sidebar_text, upload_data, use_this_data
 
 from tcrex import datasets
-from tcrex.ui.state import session, sources
+from tcrex.ui.state import session
 
 
 def _messages(at) -> str:
@@ -52,13 +52,6 @@ def test_unreadable_excel_is_refused_with_save_as_csv():
     assert not at.exception
     assert at.error and "save it as CSV" in _messages(at)
     assert not at.get("arrow_data_frame")  # no preview of anything else under the refusal
-
-
-def test_excel_to_csv_keeps_values():
-    frame = datasets.make_loans(30, random_state=4)
-    text = sources.excel_to_csv(_xlsx(frame), "x.xlsx").decode()
-    assert text.splitlines()[0].split(",") == list(frame.columns)
-    assert len(text.splitlines()) == 31
 
 
 def test_new_data_resets_the_uploaded_model_individual_and_constraints():

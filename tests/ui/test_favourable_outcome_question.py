@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -116,7 +117,7 @@ def _workspace_of(at):
     digest, filename, raw = session.uploads(at.session_state, create=False)["data@"][spec.digest]
     table = sources.read_table(raw, filename, spec.reading)
     data = sources.prepare_frame(table.frame, spec, tuple(table.categorical))
-    data.class_names = session.class_names(data.key, at.session_state)
+    data = replace(data, class_names=session.class_names(data.key, at.session_state))
     model = sources.trained_model(data, session.model_spec(at.session_state).name)
     X = data.frame[data.features]
     return active.DataAndModel(data=data, model=model, X=X, y_pred=np.asarray(model.predict(X)))

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from tests.support.apptest_kit import assert_clean, last_result, new_app
 
-from tcrex.ui.state import verification
+from tcrex.ui.state import checks
 
 HEAD = "**Recourse checked on the model.**"
+
+
+def _check_of(result) -> checks.Check:
+    """The registry's one check of this fit result (on the model of the app)."""
+    (check,) = [c for c in checks.REGISTRY.checks() if c.key[0] == result.key]
+    return check
 
 
 def _sentences(at) -> list[str]:
@@ -19,36 +25,33 @@ def test_overview_shows_the_checked_recourse_sentence_after_a_placeholder():
     assert_clean(at)
     if not _sentences(at):  # drawn before the check finished: the placeholder says what is being checked
         assert any(c.value.startswith(HEAD) and "Checking the recommended points" in c.value for c in at.caption)
-        for future in list(verification._SHARED_CHECKS.values()):
-            future.result(timeout=300)
+        _check_of(last_result(at)).wait(timeout=300)
         at.run()  # what the placeholder's rerun does once the check is done
     shown = _sentences(at)
     assert len(shown) == 1
-    eff = last_result(at).cache["effectiveness of every row"]  # the check's figures, as every page counts them
+    check = _check_of(last_result(at))
+    assert check.status == checks.DONE and check.error is None and check.future.done()
+    eff = check.derived["effectiveness of every row"]  # the check's figures, as every page counts them
     assert shown[0] == f"{HEAD} Of the {eff.n_needing:,} who need recourse: {eff.headline()}."
     assert not any("Checking the recommended points" in c.value for c in at.caption)
 
 
-def test_a_fresh_servers_model_check_waits_until_the_first_view_is_drawn(monkeypatch):
-    """The shared fit's check is asked for at the end of the first run but starts only when the browser's next
-    request (the placeholder's poll, here the next run) says the page is drawn; the sentence is then the same."""
-    from tcrex.ui.state import caching, shared
-
+def test_a_fresh_servers_model_check_waits_until_the_first_view_is_drawn():
+    """The shared fit's check is asked for in the first run but starts only when the browser's next request (the
+    placeholder's poll, here the next run) says the page is drawn; the sentence is then the same."""
     new_app()  # the shared fit and the model exist; what follows is a server that has never checked it
-    monkeypatch.setattr(shared, "_values", caching.LRU(caching.SHARED_VALUES))
-    for name in ("_SHARED_CHECKS", "_DRAWN", "_WAITING_SINCE", "_POLLS"):
-        monkeypatch.setattr(verification, name, {})
-    monkeypatch.setattr(verification, "DRAW_WAIT", 300.0)  # the check starts on the poll, however slow this run
+    checks.REGISTRY.reset()
     at = new_app()
     assert_clean(at)
     assert not _sentences(at) and any("Checking the recommended points" in c.value for c in at.caption)
-    (key, future), = verification._SHARED_CHECKS.items()  # asked for at the end of the run ...
-    assert not verification._DRAWN[key].is_set()  # ... to start once the page is drawn
+    (check,) = checks.REGISTRY.checks()  # asked for in the run ...
+    assert check.status == checks.WAITING and check.future is None  # ... to start once the page is drawn
     at.run()  # the placeholder's poll: the page was drawn
-    assert verification._DRAWN[key].is_set()
-    future.result(timeout=300)
+    assert check.status != checks.WAITING and check.future is not None
+    check.wait(timeout=300)
     at.run()
-    eff = last_result(at).cache["effectiveness of every row"]
+    assert checks.REGISTRY.checks() == [check]  # one record: asked, started, done
+    eff = check.derived["effectiveness of every row"]
     assert _sentences(at) == [f"{HEAD} Of the {eff.n_needing:,} who need recourse: {eff.headline()}."]
 
 

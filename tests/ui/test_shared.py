@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tcrex import TCREx
-from tcrex.ui.state import session, shared
+from tcrex.ui.state import checks, session, shared
 
-from tests.support.apptest_kit import (apply_params, goto, last_result, loans_with_income_gaps, new_app, upload_data,
+from tests.support.apptest_kit import (apply_params, check_of, goto, last_result, loans_with_income_gaps, new_app, upload_data,
                                        use_this_data)
 
 
@@ -92,11 +92,12 @@ def test_the_model_check_the_outputs_and_the_default_audit_are_computed_once_per
         goto(at, "global_rules")
     ra, rb = last_result(a), last_result(b)
     assert ra is not rb and shared.is_shared_result(ra)
-    va, vb = ra.cache["verified"], rb.cache["verified"]
-    assert va.frame is not vb.frame  # each session a shallow copy ...
-    number = next(c for c in va.frame.columns if va.frame[c].dtype == np.float64)  # a checked point's column
-    assert np.shares_memory(va.frame[number].to_numpy(), vb.frame[number].to_numpy())  # ... of one check
-    assert ra.cache["effectiveness of every row"] is rb.cache["effectiveness of every row"]
+    check = check_of(ra)
+    assert check is check_of(rb) and check.wait(timeout=300).status == checks.DONE  # one check for both sessions
+    assert len([c for c in checks.REGISTRY.checks() if c.key == check.key]) == 1
+    for at in (a, b):  # both draw from it: its effectiveness computed once, kept with the check
+        goto(at, "global_rules")
+    assert list(check.derived) == ["effectiveness of every row"]
     for at in (a, b):
         goto(at, "audit")
     runs_a = list(session.caches(a.session_state)["audits"].values())
@@ -108,7 +109,6 @@ def test_what_every_session_draws_of_the_shared_fit_is_built_once_and_drawn_the_
     """The Overview's and Global rules' figures, the metarule tree's outline and a data row's explanation on
     Individual are the same for every session of the shared fit: the first session builds them, the next draws the
     very same objects (nothing new is built) and shows the same figures; a private fit builds its own."""
-    from tcrex.ui.state import verification
 
     def pages(at):
         specs = []
@@ -119,8 +119,8 @@ def test_what_every_session_draws_of_the_shared_fit_is_built_once_and_drawn_the_
         return specs
 
     first = new_app()
-    for future in list(verification._SHARED_CHECKS.values()):  # the check the pages show, done (not racing them)
-        future.result(timeout=300)
+    for check in checks.REGISTRY.checks():  # the check the pages show, done (not racing them)
+        check.wait(timeout=300)
     shown = pages(first)
     built = dict(shared._views.items())
     kinds = {k[1] for k in built}
@@ -139,17 +139,18 @@ def test_a_private_fit_is_checked_in_the_background_and_then_shown():
     says "checking", and once it is done the figures are those of this fit (not the shared one)."""
     at = new_app()
     goto(at, "global_rules")
-    shared_rows = last_result(at).cache["verified"]
+    shared_check = check_of(last_result(at)).wait(timeout=300)
     apply_params(at, tau=0.8)
     private = last_result(at)
     assert not shared.is_shared_result(private)
-    future = private.cache.get("verifying")
-    if future is not None:  # still checking when the page was drawn
+    check = check_of(private)
+    assert check is not None and check.status != checks.WAITING  # a private fit's check starts at once
+    if not check.finished:  # still checking when the page was drawn
         assert any(m.value == "checking …" for m in at.metric)
-        future.result(timeout=300)
+        check.wait(timeout=300)
     goto(at, "global_rules")
-    assert last_result(at) is private and private.cache["verified"] is not None
-    assert private.cache["verified"].frame is not shared_rows.frame
+    assert last_result(at) is private and check.status == checks.DONE
+    assert check is not shared_check and check.value.frame is not shared_check.value.frame
     assert any(m.label == "Verified by a point that follows the advice" and m.value.endswith("%") for m in at.metric)
 
 

@@ -135,7 +135,6 @@ LAZY_IMPORTS = {
         "imports Streamlit after the malloc arena cap is set, before Streamlit starts any thread",
     ("tcrex/ui/launch.py", "pandas"): "warm-up before the health check answers (the first figure's template)",
     ("tcrex/ui/launch.py", "tcrex.figures"): "warm-up before the health check answers (plotly's validators)",
-    ("tcrex/ui/state/sources.py", "openpyxl"): "optional: only an uploaded spreadsheet needs it",
     ("tcrex/ui/state/training.py", "xgboost"): "heavy: imported when an XGBoost model is trained in the app",
     ("tcrex/ui/state/training.py", "sklearn.ensemble"): "heavy: imported when a random forest is trained",
     ("tcrex/ui/state/training.py", "sklearn.linear_model"): "heavy: imported when a linear model is trained",
@@ -246,3 +245,72 @@ def test_the_room_checks_find_planted_violations():
                                         "tcrex/ui/widgets/c.py:1 (widgets) imports tcrex.ui.pages.export (pages)"]
     assert function_level_imports(planted) == ["pages/views/f.py:4 imports json inside a function",
                                                "tcrex/ui/state/b.py:2 imports tcrex.ui.pages.audit inside a function"]
+
+
+# ============================================================================================ background checks
+#: The one module that runs and holds the dashboard's background checks (``Check`` records in one registry).
+CHECKS_MODULE = "tcrex/ui/state/checks.py"
+#: Module-level stores of the state room that are not background work: ``(file, name): why``.
+STORES_ALLOWED = {
+    ("tcrex/ui/state/memory.py", "_sessions"): "the sessions the memory watcher tracks, by session id",
+    ("tcrex/ui/state/shared.py", "_value_locks"): "the gate of each shared value being built (gone once built)",
+}
+
+
+def _empty_store(value) -> bool:
+    """``{}``, ``set()``, ``dict()``: a store filled at run time (a table written out, ``{"a": 1}``, is not)."""
+    return (isinstance(value, ast.Dict) and not value.keys) or \
+        (isinstance(value, ast.Call) and ast.unparse(value.func) in ("dict", "set") and not value.args)
+
+
+def background_stores(sources: dict[str, str]) -> list[str]:
+    """Background work held outside its one record: a thread pool's ``submit`` in the state room but in
+    :data:`CHECKS_MODULE` (a future kept in a dict of its own), a string key into a fit result's cache
+    (``result.cache["verified"]``), a module-level dict or set in the state room that holds futures, events or
+    counts by key (``_SHARED_CHECKS = {}``), or a fragment polling at a number written in place
+    (``st.fragment(run_every=0.5)``: a constant named for its reason, never tuned to a machine)."""
+    bad = []
+    for path, source in sources.items():
+        state = path.startswith("tcrex/ui/state/")
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if state and path != CHECKS_MODULE and isinstance(node, ast.Call) \
+                    and isinstance(node.func, ast.Attribute) and node.func.attr == "submit":
+                bad.append(f"{path}:{node.lineno} submits background work (ask tcrex.ui.state.checks.REGISTRY)")
+            elif isinstance(node, ast.Attribute) and node.attr == "cache" and ast.unparse(node.value) != "st":
+                bad.append(f"{path}:{node.lineno} reads a cache by string key (a typed field or a Check)")
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("fragment"):
+                for kw in node.keywords:
+                    if kw.arg == "run_every" and isinstance(kw.value, ast.Constant):
+                        bad.append(f"{path}:{node.lineno} polls every {kw.value.value} s written in place")
+        if state and path != CHECKS_MODULE:
+            for node in tree.body:
+                names = [ast.unparse(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])] \
+                    if isinstance(node, (ast.Assign, ast.AnnAssign)) else []
+                if names and _empty_store(node.value) and not all((path, n) in STORES_ALLOWED for n in names):
+                    bad.append(f"{path}:{node.lineno} keeps a module-level store (use a Check or a caching.LRU)")
+    return sorted(bad)
+
+
+def test_background_checks_have_one_record():
+    bad = background_stores(_sources(p for p in _files() if p.name != "caching.py"))
+    assert not bad, "background checks live in tcrex/ui/state/checks.py:\n" + "\n".join(bad)
+
+
+def test_the_background_check_rules_find_planted_violations():
+    planted = {
+        "tcrex/ui/state/verification.py": (
+            "import streamlit as st\n_SHARED_CHECKS: dict = {}\n_POLLS = dict()\nNAMES = {'a': 1}\n"
+            "def f(result, pool):\n    result.cache['verifying'] = pool.submit(g)\n    return result.cache.get('x')\n"
+            "@st.fragment(run_every=0.5)\ndef g():\n    pass\n"),
+        "tcrex/ui/state/checks.py": "_checks = {}\ndef h(pool):\n    return pool.submit(h)\n",  # the owner
+        "tcrex/ui/widgets/poll.py": "import streamlit as st\nEVERY = 0.5\n@st.fragment(run_every=EVERY)\n"
+                                    "def p():\n    st.cache_data.clear()\n",  # a named constant; Streamlit's cache
+    }
+    assert background_stores(planted) == [
+        "tcrex/ui/state/verification.py:2 keeps a module-level store (use a Check or a caching.LRU)",
+        "tcrex/ui/state/verification.py:3 keeps a module-level store (use a Check or a caching.LRU)",
+        "tcrex/ui/state/verification.py:6 reads a cache by string key (a typed field or a Check)",
+        "tcrex/ui/state/verification.py:6 submits background work (ask tcrex.ui.state.checks.REGISTRY)",
+        "tcrex/ui/state/verification.py:7 reads a cache by string key (a typed field or a Check)",
+        "tcrex/ui/state/verification.py:8 polls every 0.5 s written in place"]

@@ -289,18 +289,22 @@ def readable_thresholds(trees, column_values) -> list:
     a rule is the surrogate's node, on every input, not only on the fit rows (a forest's tree splits 126 | 128 of
     its bootstrap sample at 127.0, which a cut between the fit values 127 and 128 would move to 127.5).
 
+    A threshold is moved only when it is the one threshold of its column (over all the trees) between those two fit
+    values: two trees of a forest may split the same gap at different numbers (0.7649999 and 0.765, or 0.9197 and
+    0.9214), and moving one past or onto the other would change which box contains which: the maximal-valid rules
+    (step b) are the surrogate's, so its nodes keep their order. Such thresholds are kept as the trees have them.
+
     ``column_values(design column)`` gives the fit rows' values of a numeric column, ``None`` for a one-hot one."""
     sorted_values: dict[int, np.ndarray] = {}
-    out = []
+    grown = []
+    in_gap: dict[tuple[int, int], set] = {}  # (design column, gap index) -> the distinct thresholds there
     for tree in trees:
         n = int(tree.node_count)
         left = np.asarray(tree.children_left)[:n].copy()
         feature = np.asarray(tree.feature)[:n].copy()
         threshold = np.asarray(tree.threshold, dtype=np.float64)[:n].copy()
+        gaps = {}
         for node in np.flatnonzero(left >= 0).tolist():
-            t = float(threshold[node])
-            if is_short(t):
-                continue
             c = int(feature[node])
             if c not in sorted_values:
                 values = column_values(c)
@@ -308,7 +312,18 @@ def readable_thresholds(trees, column_values) -> list:
             u = sorted_values[c]
             if u is None:
                 continue
+            t = float(threshold[node])
             i = int(np.searchsorted(u, t, side="right"))
+            gaps[node] = i
+            in_gap.setdefault((c, i), set()).add(t)
+        grown.append((n, left, feature, threshold, gaps, tree))
+    out = []
+    for n, left, feature, threshold, gaps, tree in grown:
+        for node, i in gaps.items():
+            t, c = float(threshold[node]), int(feature[node])
+            u = sorted_values[c]
+            if is_short(t) or len(in_gap[(c, i)]) > 1:
+                continue
             if 0 < i < len(u):
                 threshold[node] = readable_cut(float(u[i - 1]), float(u[i]), t)
         out.append(SplitTree(left, np.asarray(tree.children_right)[:n].copy(), feature, threshold, n))

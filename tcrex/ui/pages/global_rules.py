@@ -161,7 +161,7 @@ def metarule_tree_panel(ws: DataAndModel, result: FitResult, target: int, popula
         kwargs["highlight_row"] = ws.X.loc[[row]]
     elif zoom != ROOT:
         kwargs["highlight_metarule"] = int(zoom)
-    trees = result.cache.setdefault("metarule_trees", {})  # the split tree is the costly part; zooming reuses it
+    trees = result.metarule_trees  # the split tree is the costly part; zooming reuses it
     every_session = share is not None and zoom == ROOT and shared.is_shared_result(result)
     try:
         if target not in trees:

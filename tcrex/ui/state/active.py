@@ -231,11 +231,8 @@ def _with_class_names(data: ActiveData) -> ActiveData:
     book = user_value_labels(data.key)
     if not names and book is None:
         return data
-    out = copy.copy(data)
-    out.class_names = {**data.class_names, **names}
-    if book is not None:
-        out.value_labels = book
-    return out
+    return replace(data, class_names={**data.class_names, **names},
+                   value_labels=data.value_labels if book is None else book)
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
@@ -269,9 +266,7 @@ def _active_data() -> ActiveData:
         frame, label, categorical = _sample(spec.name)
         data = _prepared(replace(spec, label=label, categorical=categorical), f"sample:{spec.name}", frame,
                          categorical)
-        data = copy.copy(data)
-        sources.describe_sample(data, spec.name)
-        return data
+        return sources.describe_sample(data, spec.name)
     stored = blob("data", spec.digest)
     if stored is None:
         # the active upload is gone (a new session, or evicted): switch back to the bundled sample properly -- its
@@ -284,11 +279,11 @@ def _active_data() -> ActiveData:
                            "active again — upload the file again to use it")
     digest, filename, raw = stored
     table = parse_upload(digest, filename, raw, spec.reading)
-    data = copy.copy(_prepared(spec, digest, table.frame, tuple(table.categorical)))
-    data.label = f"Upload: {filename}"
-    data.description = (f"{filename}: {data.n_rows:,} rows, {len(data.features)} features"
-                        + (f", label column {data.label_column!r}" if data.label_column else ", no label column"))
-    return data
+    data = _prepared(spec, digest, table.frame, tuple(table.categorical))
+    return replace(data, label=f"Upload: {filename}",
+                   description=(f"{filename}: {data.n_rows:,} rows, {len(data.features)} features"
+                                + (f", label column {data.label_column!r}" if data.label_column
+                                   else ", no label column")))
 
 
 # ============================================================================================ model
@@ -501,7 +496,8 @@ class FitResult:
     key: str
     fit_seconds: float
     update_seconds: float | None
-    cache: dict = field(default_factory=dict)
+    feature_actions: pd.DataFrame | None = field(default=None, repr=False)  # every row's (:meth:`actions`)
+    metarule_trees: dict = field(default_factory=dict, repr=False)  # drawn by Global rules (zooming reuses them)
 
     @property
     def n_rules(self) -> int:
@@ -517,9 +513,9 @@ class FitResult:
 
     def actions(self, ws: DataAndModel) -> pd.DataFrame:
         """``feature_actions`` for every row (computed once)."""
-        if "actions" not in self.cache:
-            self.cache["actions"] = self.explainer.feature_actions(ws.X, y_pred=ws.y_pred)
-        return self.cache["actions"]
+        if self.feature_actions is None:
+            self.feature_actions = self.explainer.feature_actions(ws.X, y_pred=ws.y_pred)
+        return self.feature_actions
 
 
 def labels_key(ws: DataAndModel) -> str:

@@ -13,15 +13,19 @@ bundled sample as ``ActiveData``       ``shared._sample_data`` (cache_resource) 
 bundled / in-app model on a sample     ``shared._model`` (cache_resource)        :data:`SHARED_MODELS`
 fits on a sample with default          ``shared._fit`` (cache_resource)          :data:`SHARED_FITS`
 surrogate parameters
+the background checks of advice on     ``checks.REGISTRY`` (an :class:`LRU` of    :data:`CHECKS`
+the model (every row's verified point  :class:`~tcrex.ui.state.checks.Check`
+and its effectiveness), of shared and  records, keyed on the fit's content and
+private fits alike                     the model)
 values derived from a shared fit       ``shared.once`` (an :class:`LRU`)          :data:`SHARED_VALUES`
-(verified points, audits), the model's
-outputs on a sample
+(audits), the model's outputs on a
+sample
 what every session draws of a shared   ``shared.view`` (an :class:`LRU`)          :data:`SHARED_VIEWS`
 fit (figures, the tree, a row's
 explanation), the model's performance
-a sample read with other choices       ``state._sample`` (cache_data)            :data:`SAMPLE_FRAMES`
-an upload parsed, by its SHA-256       ``state.parse_upload`` (cache_data)       :data:`PARSED_UPLOADS`
-a parsed table prepared for a choice   ``state._prepared`` (cache_data)          :data:`PREPARED_DATA`
+a sample read with other choices       ``active._sample`` (cache_data)           :data:`SAMPLE_FRAMES`
+an upload parsed, by its SHA-256       ``active.parse_upload`` (cache_data)      :data:`PARSED_UPLOADS`
+a parsed table prepared for a choice   ``active._prepared`` (cache_data)         :data:`PREPARED_DATA`
 =====================================  =======================================  ===========================
 
 The upload caches are cleared when a session that uploaded is released (:mod:`tcrex.ui.state.memory`).
@@ -35,8 +39,10 @@ The upload caches are cleared when a session that uploaded is released (:mod:`tc
   through :func:`session_lru`, sized by :data:`SESSION_LRU_SIZES`; the memory budget
   (:func:`tcrex.ui.state.memory.enforce_budget`) evicts from them too, oldest first;
 * the kept uploads per slot (:data:`KEPT_UPLOADS`, an :class:`LRU` that never evicts the active upload);
-* per fit: ``FitResult.cache`` holds what is derived from one fit (every row's feature actions, the verified
-  points); it lives and dies with its fit in the ``"results"`` LRU and is computed before a fit is shared.
+* per fit: a :class:`~tcrex.ui.state.active.FitResult` holds what is derived from one fit in typed fields (every
+  row's feature actions, the metarule trees drawn); it lives and dies with its fit in the ``"results"`` LRU, and a
+  shared fit's are computed before it is shared. Its check on the model is not kept with it but in
+  ``checks.REGISTRY`` (above): one record per fit content and model for the whole server.
 
 **Per object** -- :func:`derived`: what is built from one object (the audit's figures from an audit result, which
 may be shared by every session) is kept until that object is collected.
@@ -58,6 +64,9 @@ SHARED_SAMPLES = 8
 SHARED_MODELS = 8
 SHARED_FITS = 8
 SHARED_VALUES = 32
+#: Background checks held (:data:`tcrex.ui.state.checks.REGISTRY`): each holds up to ``verification.MAX_VERIFY_ROWS``
+#: checked points.
+CHECKS = 32
 #: Kept apart from :data:`SHARED_VALUES`, so that the many small views never push out a value that took seconds.
 SHARED_VIEWS = 64
 SAMPLE_FRAMES = 8

@@ -18,9 +18,12 @@ the rules that tie keys together (new data clears the chosen individual, ...) li
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, Callable, MutableMapping
 
 import streamlit as st
+
+if TYPE_CHECKING:  # the records the accessors hand out (sources imports nothing of this module)
+    from .sources import DataSpec, ModelSpec
 
 
 def _ss(state: MutableMapping | None) -> MutableMapping:
@@ -72,12 +75,12 @@ UPLOADS = "tcrex.blobs"
 CACHES = "tcrex.cache"
 
 
-def data_spec(state: MutableMapping | None = None) -> Any:
+def data_spec(state: MutableMapping | None = None) -> DataSpec | None:
     """The active :class:`~tcrex.ui.state.sources.DataSpec`, or None before the first page set it."""
     return _get(DATA_SPEC, None, state)
 
 
-def set_data_spec(spec, state: MutableMapping | None = None) -> None:
+def set_data_spec(spec: DataSpec, state: MutableMapping | None = None) -> None:
     _set(DATA_SPEC, spec, state)
 
 
@@ -86,12 +89,12 @@ def has_model_spec(state: MutableMapping | None = None) -> bool:
     return MODEL_SPEC in _ss(state)
 
 
-def model_spec(state: MutableMapping | None = None) -> Any:
+def model_spec(state: MutableMapping | None = None) -> ModelSpec | None:
     """The active :class:`~tcrex.ui.state.sources.ModelSpec` (None: no model yet, or no choice made)."""
     return _get(MODEL_SPEC, None, state)
 
 
-def set_model_spec(spec, state: MutableMapping | None = None) -> None:
+def set_model_spec(spec: ModelSpec | None, state: MutableMapping | None = None) -> None:
     _set(MODEL_SPEC, spec, state)
 
 
@@ -148,6 +151,16 @@ def last_good_fit(state: MutableMapping | None = None) -> tuple | None:
 
 def set_last_good_fit(workspace_key: str, result, state: MutableMapping | None = None) -> None:
     _set(LAST_GOOD_FIT, (workspace_key, result), state)
+
+
+#: The token of the page run under way, renewed when it ends: a check waiting for its page to be drawn starts later.
+PAGE_RUN = "tcrex.page_run"
+
+
+def page_run(state: MutableMapping | None = None, *, renew: bool = False) -> object:
+    if renew:  # the page run is over
+        _set(PAGE_RUN, object(), state)
+    return _setdefault(PAGE_RUN, object(), state)
 
 
 def fit_error(state: MutableMapping | None = None) -> Any:

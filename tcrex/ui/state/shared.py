@@ -5,8 +5,9 @@ live in global caches (``st.cache_resource`` without a scope) keyed on content d
 :func:`tcrex.ui.state.sources.frame_digest`, the model's key, the parameters).  Only uploads, models trained on uploads
 and fits with parameters a user changed stay per session (:mod:`tcrex.ui.state.active`, :mod:`tcrex.ui.state.memory`).
 
-What follows from a shared fit and is the same for every session is shared too (:func:`once`): the recommended
-points checked on the model (the effectiveness every page's headline reads) and audits with the same settings.
+What follows from a shared fit and is the same for every session is shared too: audits with the same settings
+(:func:`once`) and what every session draws (:func:`view`); the recommended points checked on the model (the
+effectiveness every page's headline reads) are a check of :mod:`tcrex.ui.state.checks`, one per fit and model.
 
 Shared objects are read-only:
 
@@ -148,9 +149,8 @@ _lock = threading.Lock()
 def _sample_data(name: str):
     frame, label, categorical = sources.load_sample_frame(name)
     spec = sources.DataSpec("sample", name, label=label, categorical=categorical)
-    data = sources.prepare_frame(frame, spec, categorical)
-    sources.describe_sample(data, name)
-    data.frame = data.frame.copy()  # one private copy; handed out as shallow copies
+    data = sources.describe_sample(sources.prepare_frame(frame, spec, categorical), name)
+    data = replace(data, frame=data.frame.copy())  # one private copy; handed out as shallow copies
     freeze(data)
     return data
 
@@ -158,12 +158,10 @@ def _sample_data(name: str):
 def sample_data(name: str, spec=None):
     """The bundled sample ``name`` as :class:`ActiveData` (computed once per server; the frame is a shallow
     copy, so writing to it never reaches another session)."""
-    data = copy.copy(_sample_data(name))
-    data.frame = data.frame.copy(deep=False)
-    data.notes = list(data.notes)
-    if spec is not None:
-        data.spec = replace(spec, label=data.spec.label, categorical=data.spec.categorical)
-    return data
+    data = _sample_data(name)
+    return replace(data, frame=data.frame.copy(deep=False), notes=list(data.notes),
+                   spec=data.spec if spec is None else replace(spec, label=data.spec.label,
+                                                               categorical=data.spec.categorical))
 
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=caching.SHARED_MODELS)
@@ -183,7 +181,7 @@ def model(data, spec):
                    max_entries=caching.SHARED_FITS)
 def _fit(key: str, _ws, _params, _build):
     result = _build(_ws, _params, key)
-    result.actions(_ws)  # computed once, so no session ever writes to the shared result's cache
+    result.actions(_ws)  # computed once, so no session ever sets the shared result's actions
     share_explainer(result.explainer)
     return result
 
@@ -197,8 +195,8 @@ def fit_result(ws, p, key: str, build):
     shared = _fit(key, ws, p, build)
     out = copy.copy(shared)
     out.explanations = shared.explanations.copy(deep=False)
-    out.cache = {k: (v.copy(deep=False) if isinstance(v, (pd.DataFrame, pd.Series)) else v)
-                 for k, v in dict(shared.cache).items()}  # one copy in one step: other sessions read it too
+    if shared.feature_actions is not None:  # computed before the fit was shared: other sessions read it too
+        out.feature_actions = shared.feature_actions.copy(deep=False)
     return out
 
 
@@ -219,7 +217,7 @@ def lookup(ws, p, fkey: str, *, default, build):
 
 
 # ============================================================================================ derived once
-#: Values derived from shared fits (verified points, audits) that the server keeps (:data:`caching.SHARED_VALUES`).
+#: Values derived from shared fits (audits) and the model's outputs on a sample that the server keeps (:data:`caching.SHARED_VALUES`).
 _values = caching.LRU(caching.SHARED_VALUES)
 _value_locks: dict = {}
 
@@ -232,10 +230,9 @@ def is_shared_result(result) -> bool:
 def once(result, name: str, key, build):
     """``build()`` computed once per server for a shared fit ``result`` and ``(name, key)``, else ``build()``.
 
-    For the bundled sample every session would otherwise redo the same work on every page run: checking each
-    row's recommended point on the model (seconds) and the default audit (seconds). The value is frozen
-    (:func:`freeze`) and must be treated as read-only; concurrent sessions asking for the same value wait for the
-    one computing it. At most :data:`tcrex.ui.state.caching.SHARED_VALUES` values are kept."""
+    For the bundled sample every session would otherwise redo the same work on every page run: the default audit
+    (seconds). The value is frozen (:func:`freeze`) and must be treated as read-only; concurrent sessions asking
+    for the same value wait for the one computing it. At most :data:`tcrex.ui.state.caching.SHARED_VALUES` values are kept."""
     if not is_shared_result(result):
         return build()
     return _once((result.key, name, key), build)

@@ -7,12 +7,10 @@ loaders); nothing here unpickles anything.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,7 +22,8 @@ from tcrex import categorical_columns, detect_task, intake, is_categorical_colum
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 
-from tcrex.intake.data import DECIMALS, ENCODINGS, THOUSANDS
+from tcrex.intake.data import DECIMALS, ENCODINGS, EXCEL_EXTENSIONS, THOUSANDS
+from tcrex import performance
 from tcrex.performance import label_mismatch
 from tcrex.performance import model_performance as measure
 
@@ -106,9 +105,10 @@ class DataSpec:
     reading: tuple = ()  # ("delimiter", ";"), ... chosen under "How to read this file" (CSV); empty: detected
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class ActiveData:
-    """The data set the dashboard works on."""
+    """The data set the dashboard works on: a frozen record (a view with other names or labels is a
+    ``dataclasses.replace`` of it; cached and shared ones are never patched)."""
 
     key: str  # content hash of the frame the engine sees
     label: str  # short human name (sidebar)
@@ -163,14 +163,13 @@ def describe_sample(data: ActiveData, name: str) -> ActiveData:
     """Name a bundled sample and carry its metadata (favourable outcome, class names) while its label column is
     the sample's own target."""
     info = datasets.SAMPLES[name]
-    data.label = SAMPLE_LABELS.get(name, name)
-    data.description = info.description
+    changes: dict[str, Any] = {"label": SAMPLE_LABELS.get(name, name), "description": info.description}
     if data.label_column == info.target:
-        data.favourable, data.class_names = info.favourable, dict(info.class_names)
+        changes.update(favourable=info.favourable, class_names=dict(info.class_names))
     if info.codebook:  # the sample's codebook, read as any codebook file is
-        data.value_labels = intake.read_codebook((datasets.SAMPLE_DATA_DIR / info.codebook).read_bytes(),
-                                                 info.codebook)
-    return data
+        changes["value_labels"] = intake.read_codebook((datasets.SAMPLE_DATA_DIR / info.codebook).read_bytes(),
+                                                       info.codebook)
+    return replace(data, **changes)
 
 
 def load_sample_frame(name: str) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
@@ -301,45 +300,6 @@ class TableFindings:
         return {f.column: f.count for f in self.report.findings if f.kind == "sentinel"}
 
 
-#: Spreadsheet extensions read with openpyxl (the first sheet, values only).
-EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
-#: Largest spreadsheet read (cells of the first sheet); larger ones are refused with "save it as CSV".
-MAX_EXCEL_CELLS = 5_000_000
-
-
-def excel_to_csv(data: bytes, filename: str) -> bytes:
-    """The first sheet of an ``.xlsx`` file as CSV bytes (so :func:`tcrex.intake.read_table` checks it like any
-    CSV); a file openpyxl cannot read, or a sheet above :data:`MAX_EXCEL_CELLS`, is refused with "save it as CSV"."""
-
-    import openpyxl  # noqa: PLC0415 - only for spreadsheets
-
-    refuse = f"{filename!r} could not be read as an Excel workbook"
-    try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a bad file; all mean "unreadable"
-        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
-    try:
-        sheet = book.worksheets[0]
-        out = io.StringIO()
-        writer = csv.writer(out)
-        cells = 0
-        for row in sheet.iter_rows(values_only=True):
-            cells += len(row)
-            if cells > MAX_EXCEL_CELLS:
-                raise InputProblem(f"{filename!r} has more than {MAX_EXCEL_CELLS:,} cells; save it as CSV and upload "
-                                   "that")
-            writer.writerow(["" if v is None else v for v in row])
-    except InputProblem:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        raise InputProblem(f"{refuse} ({type(exc).__name__}); save it as CSV (UTF-8) and upload that") from None
-    finally:
-        book.close()
-    if not cells:
-        raise InputProblem(f"the first sheet of {filename!r} is empty; save the table as CSV and upload that")
-    return out.getvalue().encode("utf-8")
-
-
 #: "How to read this file" (CSV uploads): option of :func:`tcrex.intake.read_table` -> {value: label}; ``None``
 #: (listed first) leaves the option to the detection.
 READ_CHOICES = {
@@ -359,12 +319,10 @@ def reads_as_text(filename: str) -> bool:
 
 
 def read_table(data: bytes, filename: str, reading: tuple = ()) -> TableFindings:
-    """Parse an uploaded CSV or Parquet file with :func:`tcrex.intake.read_table` and summarise its findings
-    (an ``.xlsx`` file is converted to CSV first, see :func:`excel_to_csv`). ``reading``: the user's
-    "How to read this file" choices as ``(option, value)`` pairs (CSV only)."""
+    """Parse an uploaded CSV, Excel or Parquet file with :func:`tcrex.intake.read_table` (which owns every format,
+    a workbook's budget and messages included) and summarise its findings. ``reading``: the user's "How to read
+    this file" choices as ``(option, value)`` pairs (CSV only)."""
     options = dict(reading) if reads_as_text(filename) else {}
-    if str(filename).lower().endswith(EXCEL_EXTENSIONS):
-        data, filename = excel_to_csv(data, filename), str(filename).rsplit(".", 1)[0] + ".csv"
     try:
         report = intake.read_table(data, filename, **options)
     except TCRExError as exc:
@@ -450,7 +408,7 @@ def bundled_model(data: ActiveData) -> ActiveModel:
             known = (data.key, tuple(features), pred)
         else:
             pred = m.predict(data.frame)
-        acc = float(np.mean(pred == data.frame[data.label_column].to_numpy()))
+        acc = performance.score(data.frame[data.label_column].to_numpy(), pred, CLASSIFICATION)
     return ActiveModel(key=bundled_model_digest(), label="Bundled XGBoost classifier",
                        description=(f"{params.get('n_estimators', '?')} trees, at most "
                                     f"{params.get('max_leaves', '?')} leaves each, trained on all rows of the "
@@ -560,12 +518,9 @@ def uploaded_model(data: ActiveData, blob: bytes, filename: str, allow_pickle: b
             mismatch = label_problem(data.label_column, data.frame[data.label_column], classes, pred)
         if mismatch:
             pass  # no score: it would compare labels with outputs of another kind
-        elif pred is not None and task == CLASSIFICATION:
-            score, score_name = float(np.mean(pred.astype(str) == truth.astype(str))), f"accuracy on {where}"
-        elif pred is not None and pd.api.types.is_numeric_dtype(truth):
-            truth = truth.astype(float)
-            score = 1 - float(np.sum((truth - pred) ** 2)) / (float(np.sum((truth - truth.mean()) ** 2)) or 1.0)
-            score_name = f"R² on {where}"
+        elif pred is not None and (task == CLASSIFICATION or pd.api.types.is_numeric_dtype(truth)):
+            score = performance.score(truth, pred, task)
+            score_name = f"{performance.score_name(task)} on {where}"
     notes = (["Loaded with pickle because the operator enabled it; only load files you trust."]
              if loaded.kind == "pickle" else [])
     return ActiveModel(key=sha256("upload", sha256(blob)), label=f"Uploaded model {filename!r}",

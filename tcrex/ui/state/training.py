@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from tcrex import detect_task
+from tcrex import detect_task, performance
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
 from tcrex.datasets import model_frame
 
@@ -191,13 +191,6 @@ def train_model(frame: pd.DataFrame, features: Sequence[str], label: str, catego
         X_test = frame.loc[test_index]
         y_test = frame.loc[test_index, label].to_numpy()
         pred = _library_call(algorithm, model.predict, X_test)
-        if task == CLASSIFICATION:
-            model.holdout_score = float(np.mean(pred.astype(object) == y_test.astype(object)))
-            model.score_name = "hold-out accuracy"
-        else:
-            y_test = y_test.astype(np.float64)
-            ss_res = float(np.sum((y_test - pred) ** 2))
-            ss_tot = float(np.sum((y_test - y_test.mean()) ** 2)) or 1.0
-            model.holdout_score = 1.0 - ss_res / ss_tot
-            model.score_name = "hold-out R²"
+        model.holdout_score = performance.score(y_test, pred, task)
+        model.score_name = f"hold-out {performance.score_name(task)}"
     return model

@@ -2,15 +2,13 @@
 population the pages show (the share of people needing recourse whose recourse works, per-rule effectiveness).
 
 The engine does the work (:meth:`tcrex.TCREx.counterfactuals` with ``verify=True`` and
-:meth:`tcrex.TCREx.effectiveness`); this module only decides which rows to verify, caches the result with the fit
-and draws the headline.
+:meth:`tcrex.TCREx.effectiveness`); this module only decides which rows to verify, when the check runs, and draws
+the headline. The check of a fit on a model is one :class:`tcrex.ui.state.checks.Check` in the server's registry
+(its status, value, error and future); every row's effectiveness is computed once from it and kept with it.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,17 +17,17 @@ import streamlit as st
 
 from tcrex.errors import TCRExError
 
-from . import session, shared
+from . import checks, session, shared, st_compat
 from .active import DataAndModel, FitResult, fit_key, try_data_and_model
 
 #: Above this many rows the points of a uniform random sample of rows are verified (the shares are then
 #: estimates, and say so); each verified row can cost a few model calls' worth of candidates.
 MAX_VERIFY_ROWS = 20_000
-_CACHE = "verified"
+#: What the check keeps computed from its value (:meth:`tcrex.ui.state.checks.Check.once`).
 _EFFECTIVENESS = "effectiveness of every row"
-_PENDING = "verifying"
-#: Checks of private fits run here, off the page's script run (two at a time for the whole server).
-_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tcrex-verify")
+#: How often a placeholder asks whether the check is done: a reader takes half a second as "at once", and a
+#: finished check then shows within it (the machine's speed decides only how long the check itself takes).
+POLL_SECONDS = 0.5
 #: What stands in for the headline's figure, and for the Overview's sentence, while the points are checked in the
 #: background; the page reruns by itself when the check ends (the browser tests do not call a page showing one of
 #: these idle: ``tests/e2e/conftest.py``).
@@ -68,113 +66,113 @@ def _verify(ws: DataAndModel, result: FitResult) -> VerifiedRows | str:
         frame = result.explainer.counterfactuals(ws.X.iloc[pos], y_pred=ws.y_pred[pos], model=ws.model.predict,
                                                  verify=True, class_names=ws.class_names)
     except TCRExError as exc:
-        return f"The recommended points could not be checked on the model: {exc}"
+        return str(exc)  # the reason, in words (the page says what it is the reason for)
     return VerifiedRows(frame=frame, sampled=sampled, n_rows=len(index))
 
 
-def verified_rows(ws: DataAndModel, result: FitResult, wait: bool = True) -> VerifiedRows | None:
-    """Every row's point checked on the model (computed once per fit, and once per server for the shared fit of
-    the bundled sample); None without a model or on failure.
+def check_key(ws: DataAndModel, result: FitResult) -> tuple:
+    """The key of a fit's check on the active model: the fit result's key (a digest of its content) and the
+    model's."""
+    return result.key, ws.model.key
 
-    ``wait=False`` (the pages' headlines and tables) never blocks a page run on a private fit: the check starts in
-    a background thread and None is returned until it is done (:func:`pending` says so); Apply parameters then
-    costs the fit, not the fit plus seconds of model calls. Exports wait."""
+
+def the_check(ws: DataAndModel, result: FitResult) -> checks.Check | None:
+    """The check of this fit on the active model, if it was asked for (and is still held)."""
+    return checks.REGISTRY.get(check_key(ws, result))
+
+
+def _ask(ws: DataAndModel, result: FitResult, *, start: bool, asked_in: object = None) -> checks.Check:
+    is_shared = shared.is_shared_result(result)
+
+    def build():
+        rows = _verify(ws, result)
+        return shared.freeze(rows) if is_shared and not isinstance(rows, str) else rows  # read by every session
+
+    return checks.REGISTRY.ask(check_key(ws, result), build, start=start, asked_in=asked_in)
+
+
+def _start_if_drawn(ws: DataAndModel, result: FitResult) -> None:
+    """Ask for the fit's check and start it, unless it is a shared fit's asked for in this very page run: that one
+    waits for the browser's next request, which says the page is drawn (a fresh server's first view is not slowed
+    by the check). A private fit's check starts at once."""
+    is_shared = shared.is_shared_result(result)
+    check = the_check(ws, result)
+    if check is None:
+        _ask(ws, result, start=not is_shared, asked_in=session.page_run())
+    elif check.status == checks.WAITING and (not is_shared or check.asked_in is not session.page_run()):
+        check.start()
+
+
+def verified_rows(ws: DataAndModel, result: FitResult, wait: bool = True) -> VerifiedRows | None:
+    """Every row's point checked on the model (once per fit and model for the whole server); None without a model
+    or on failure (the page then says why, once per session).
+
+    ``wait=False`` (the pages' headlines and tables) never blocks a page run: the check starts in the background
+    and None is returned until it is done (:func:`pending` says so); Apply parameters then costs the fit, not the
+    fit plus seconds of model calls. Exports wait."""
+    check = _done(ws, result, wait)
+    if check is None:
+        return None
+    rows = check.value
+    if shared.is_shared_result(result):  # a session's view of the server's check: a shallow copy
+        rows = VerifiedRows(frame=rows.frame.copy(deep=False), sampled=rows.sampled, n_rows=rows.n_rows)
+    return rows
+
+
+def _done(ws: DataAndModel, result: FitResult, wait: bool) -> checks.Check | None:
+    """The fit's check, done (started, and with ``wait`` waited for); None without a model, while it runs
+    (``wait=False``) or when it failed."""
     if not model_available(ws):
         return None
-    if _CACHE not in result.cache:
-        if shared.is_shared_result(result):
-            with st.spinner("Checking the recommended points on the model ..."):
-                value = shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))
-        else:
-            future = result.cache.get(_PENDING)
-            if future is None:
-                future = result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
-            if not wait and not future.done():
-                return None
-            with st.spinner("Checking the recommended points on the model ..."):
-                value = future.result()
-            result.cache.pop(_PENDING, None)
-        if isinstance(value, str):
-            st.warning(value, icon=":material/warning:")
-            value = None
-        elif value is not None and shared.is_shared_result(result):  # a session's view: a shallow copy
-            value = VerifiedRows(frame=value.frame.copy(deep=False), sampled=value.sampled, n_rows=value.n_rows)
-        result.cache[_CACHE] = value
-    return result.cache[_CACHE]
+    check = _ask(ws, result, start=True)
+    if not check.finished:
+        if not wait:
+            return None
+        with st.spinner("Checking the recommended points on the model ..."):
+            check.wait()
+    if check.status == checks.FAILED:
+        _warn_once(check)
+        return None
+    return check
 
 
-#: The background checks of shared fits, one per (fit, model) for the whole server, and since when a page has been
-#: waiting for each.
-_SHARED_CHECKS: dict = {}
-_WAITING_SINCE: dict = {}
-#: Per shared check: set once a browser has drawn the page that asked for it (its next request: the placeholder's
-#: poll, or any later page run); the check waits for it, at most :data:`DRAW_WAIT` seconds.
-_DRAWN: dict = {}
-#: How long a shared check started at the end of a page run waits for the browser to draw that page. On a fresh
-#: server the check (0.5-0.7 s of CPU) started while a 2-core machine's browser was still drawing the first view
-#: and slowed it; a page that shows a placeholder polls within a second of being drawn and starts it then.
-DRAW_WAIT = 5.0
-#: The placeholder's polls that start a waiting check: the first comes while a 2-core machine's browser may still be
-#: drawing the page's charts (its timer fires between them), the second once it has drawn them.
-DRAW_POLLS = 2
-_POLLS: dict = {}
-
-
-def _after_draw(drawn, build):
-    drawn.wait(DRAW_WAIT)
-    return build()
-
-
-def _check_shared(ws: DataAndModel, result: FitResult, *, drawn: bool = True):
-    """Start (once per server) checking a shared fit's points in the background; the future of that check.
-
-    ``drawn=False`` (the end of a page run): the check waits until that page is drawn (:func:`page_drawn`), at
-    most :data:`DRAW_WAIT` seconds; ``drawn=True``: the page is drawn, the check runs now (or stops waiting)."""
-    key = (result.key, ws.model.key)
-    event = _DRAWN.setdefault(key, threading.Event())
-    if drawn:
-        event.set()
-    future = _SHARED_CHECKS.get(key)
-    if future is None:
-        future = _SHARED_CHECKS.setdefault(key, _BACKGROUND.submit(
-            _after_draw, event, lambda: shared.once(result, "verified", ws.model.key, lambda: _verify(ws, result))))
-    return future
+def _warn_once(check: checks.Check) -> None:
+    """The reason a check failed, shown once per session and check (not by a download's builder, which runs
+    outside the page run: the export then says what it lacks)."""
+    sid = st_compat.session_id_of_this_run()
+    if sid is not None and sid not in check.told:
+        check.told.add(sid)
+        st.warning(f"The recommended points could not be checked on the model: {check.error}",
+                   icon=":material/warning:")
 
 
 def check_in_background() -> None:
-    """At the end of a page run (``app.py``), start checking the current fit's points on the model in the
-    background, so the pages that show the check (Global rules, Change & keep, the report) find it done or under
-    way: on a fresh server, Global rules of the bundled sample waited seconds for it. Shared fits are checked once
-    per server, from when the browser has drawn the page (its next request, at most :data:`DRAW_WAIT` seconds
-    later): the fresh server's first view is not slowed by it. A fit whose check is done or under way is left
-    alone."""
-    result = session.current_fit()
-    if result is None or _CACHE in result.cache or _PENDING in result.cache:
-        return
-    ws, _ = try_data_and_model()
-    if ws is None or not model_available(ws) or fit_key(ws, result.params) != result.fit_key:
-        return  # no model to check with, or the last fit belongs to other data or another model
-    if shared.is_shared_result(result):
-        if not shared.has_value(result, "verified", ws.model.key):
-            # a check asked for by an earlier run runs now (that page was drawn: this is a later request); one
-            # asked for now waits for this page to be drawn
-            _check_shared(ws, result, drawn=(result.key, ws.model.key) in _SHARED_CHECKS)
-        return
-    result.cache[_PENDING] = _BACKGROUND.submit(_verify, ws, result)
+    """At the end of a page run (``app.py``), ask for the current fit's check, so the pages that show it (Global
+    rules, Change & keep, the report) find it done or under way. A private fit's check starts now; a shared fit's
+    waits (:data:`tcrex.ui.state.checks.WAITING`) for the browser's next request, which says this page is drawn
+    (the placeholder's first poll, or any later page run): a fresh server's first view is not slowed by it. A
+    check under way or done is left alone."""
+    try:
+        result = session.current_fit()
+        if result is None:
+            return
+        ws, _ = try_data_and_model()
+        if ws is None or not model_available(ws) or fit_key(ws, result.params) != result.fit_key:
+            return  # no model to check with, or the last fit belongs to other data or another model
+        _start_if_drawn(ws, result)
+    finally:
+        session.page_run(renew=True)
 
 
 def pending(ws: DataAndModel, result: FitResult) -> bool:
-    """Whether the recommended points of this fit are being checked in the background right now."""
-    if not model_available(ws) or _CACHE in result.cache:
+    """Whether the recommended points of this fit are still to be checked (waiting or running)."""
+    if not model_available(ws):
         return False
-    if shared.is_shared_result(result):
-        future = _SHARED_CHECKS.get((result.key, ws.model.key))
-        return future is not None and not future.done()
-    future = result.cache.get(_PENDING)
-    return future is not None and not future.done()
+    check = the_check(ws, result)
+    return check is None or not check.finished
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=POLL_SECONDS)
 def _until_verified(ws: DataAndModel, result: FitResult) -> None:
     """A placeholder metric while the points are checked; when they are, the page reruns once with the figures."""
     if pending(ws, result):
@@ -187,16 +185,19 @@ def _until_verified(ws: DataAndModel, result: FitResult) -> None:
 def effectiveness(ws: DataAndModel, result: FitResult, index: pd.Index | None = None, wait: bool = True):
     """The engine's :class:`Effectiveness` of the rows in ``index`` (default: every row) that were verified
     (``wait=False``: None while they are being checked, see :func:`verified_rows`)."""
-    rows = verified_rows(ws, result, wait=wait)
-    if rows is None:
+    check = _done(ws, result, wait)
+    if check is None:
         return None
-    if index is None or index.equals(ws.X.index):  # every row: the same for every page, computed once per fit
-        if _EFFECTIVENESS not in result.cache:
-            result.cache[_EFFECTIVENESS] = shared.once(
-                result, "effectiveness", ws.model.key,
-                lambda: result.explainer.effectiveness(explanations=result.explanations.loc[rows.frame.index],
-                                                       counterfactuals=rows.frame))
-        return result.cache[_EFFECTIVENESS]
+    rows = check.value
+    if index is None or index.equals(ws.X.index):  # every row: the same for every page, computed once per check
+        is_shared = shared.is_shared_result(result)
+
+        def every_row(value: VerifiedRows):
+            eff = result.explainer.effectiveness(explanations=result.explanations.loc[value.frame.index],
+                                                 counterfactuals=value.frame)
+            return shared.freeze(eff) if is_shared else eff  # read by every session
+
+        return check.once(_EFFECTIVENESS, every_row)
     idx = rows.frame.index.intersection(index, sort=False)
     return result.explainer.effectiveness(explanations=result.explanations.loc[idx],
                                           counterfactuals=rows.frame.loc[idx])
@@ -252,41 +253,21 @@ def recourse_note(ws: DataAndModel, result: FitResult) -> None:
     """The Overview's "Recourse checked on the model." sentence. The page never waits for the check: while it
     runs (a fresh server's first view spent ~3 of its ~4 s here) a placeholder stands in its place and the page
     reruns once with the sentence when the check is done."""
-    if _shared_unchecked(ws, result) or pending(ws, result):
+    if pending(ws, result):
         _sentence_when_verified(ws, result)
         return
     text = sentence(ws, result, wait=False)
     if text:
         st.markdown(f"**Recourse checked on the model.** {text}")
-    elif pending(ws, result):
-        _sentence_when_verified(ws, result)
 
 
-def _shared_unchecked(ws: DataAndModel, result: FitResult) -> bool:
-    """A shared fit whose check has not finished: on a fresh server's first view it has not even started, and it
-    starts only once the page is drawn (:func:`check_in_background`: when the placeholder first polls), so it
-    competes neither with the page's run nor with the browser drawing it."""
-    if not (shared.is_shared_result(result) and model_available(ws)) or _CACHE in result.cache \
-            or shared.has_value(result, "verified", ws.model.key):
-        return False
-    future = _SHARED_CHECKS.get((result.key, ws.model.key))
-    return future is None or not future.done()
-
-
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=POLL_SECONDS)
 def _sentence_when_verified(ws: DataAndModel, result: FitResult) -> None:
-    if _shared_unchecked(ws, result) or pending(ws, result):
-        if shared.is_shared_result(result):
-            key = (result.key, ws.model.key)
-            if key in _SHARED_CHECKS:  # asked for at the end of an earlier run: these polls say the page is drawn
-                _POLLS[key] = _POLLS.get(key, 0) + 1
-                if _POLLS[key] >= DRAW_POLLS:
-                    _check_shared(ws, result)
-            else:  # normally asked for by check_in_background() at the end of the page run; a later poll starts
-                # it itself should that not have happened (e.g. the page shows a kept result, not the current fit)
-                seen = _WAITING_SINCE.setdefault(key, time.monotonic())
-                if time.monotonic() - seen > 1.0:
-                    _check_shared(ws, result)
+    """The placeholder of the Overview's sentence. Its polls are the browser's requests after the page is drawn:
+    one starts a shared fit's waiting check (normally asked for by :func:`check_in_background` at the end of the
+    page run; asked for here should that not have happened, e.g. the page shows a kept result)."""
+    if pending(ws, result):
+        _start_if_drawn(ws, result)
         st.caption(f"**Recourse checked on the model.** {CHECKING_SENTENCE}")
         return
     st.rerun()

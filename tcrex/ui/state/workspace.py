@@ -25,8 +25,8 @@ import sys
 import numpy as np
 import streamlit as st
 
-from tcrex.workspace import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceStore,
-                             WorkspaceTooLarge)
+from tcrex.workspace import (DamagedWorkspace, ReadOnlyWorkspace, StoreUnavailable, UnknownWorkspace, WorkspaceError,
+                             WorkspaceStore, WorkspaceTooLarge)
 from . import caching, session, signin, sources, active
 
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
@@ -333,8 +333,8 @@ def attach(page_path: str | None = None) -> Binding | None:
     try:
         db = store()
     except Exception as exc:  # noqa: BLE001 - any store failure leaves a working (unsaved) dashboard
-        session.set_notice(f"Workspaces are unavailable on this server ({type(exc).__name__}); this session will not "
-                           "be saved.")
+        why = str(exc) if isinstance(exc, StoreUnavailable) else type(exc).__name__
+        session.set_notice(f"Workspaces are unavailable on this server ({why}); this session will not be saved.")
         session.set_workspace_binding(Binding("", "", True, problem="unavailable"))
         return None
     problem = None
@@ -349,6 +349,10 @@ def attach(page_path: str | None = None) -> Binding | None:
                             problem=missing_text(missing) if missing else None, role=ws.role)
             session.set_workspace_binding(bound)
             return bound
+        except StoreUnavailable as exc:  # the store, not the workspace: nothing is started in its place
+            session.set_notice(f"Workspaces are unavailable on this server ({exc}); this session will not be saved.")
+            session.set_workspace_binding(Binding("", "", True, problem="unavailable"))
+            return None
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
             problem = f"{exc} A new workspace was started."
     ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor(), user=user)
@@ -388,6 +392,8 @@ def save(page_path: str | None = None) -> None:
             bound.saved = text
     except WorkspaceTooLarge as exc:
         bound.problem = f"This workspace cannot save its uploads: {exc}."
+    except StoreUnavailable as exc:  # a full disk, a lost database connection: said, and tried again next time
+        bound.problem = f"This workspace could not be saved just now: {exc}."
     except (UnknownWorkspace, ReadOnlyWorkspace) as exc:  # deleted elsewhere, or a view id
         bound.problem = str(exc)
         bound.read_only = True
