@@ -27,6 +27,7 @@ _LAZY = {
     "conform_dtypes": "._engine.base._data", "conform_frame": "._engine.base._data",
     "is_categorical_column": "._engine.base._data", "sentinel_codes": "._engine.base._data",
     "LocalExplanation": "._engine._explainer", "TCREx": "._engine._explainer",
+    "FitFinding": "._engine.fitting._findings", "FINDING_KINDS": "._engine.fitting._findings",
     "GridSize": "._engine.fitting._grid", "SECONDS_PER_CELL": "._engine.fitting._grid",
     "MAX_CLASSES": "._engine.base._outputs", "MAX_TARGET_CLASSES": "._engine.base._outputs",
     "check_rows_for_rho": "._engine.base._outputs", "detect_task": "._engine.base._outputs",
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # the same names for type checkers and for the import graph o
     from ._engine.base._data import (as_frame, categorical_columns, conform_dtypes, conform_frame,
                                      is_categorical_column, sentinel_codes)
     from ._engine._explainer import LocalExplanation, TCREx
+    from ._engine.fitting._findings import FINDING_KINDS, FitFinding
     from ._engine.fitting._grid import SECONDS_PER_CELL, GridSize
     from ._engine.base._outputs import (MAX_CLASSES, MAX_TARGET_CLASSES, check_rows_for_rho, detect_task,
                                         min_rule_rows, model_feature_names)
@@ -61,6 +63,8 @@ __all__ = ["TCREx", "LocalExplanation",
            "conform_dtypes", "conform_frame",
            # the metarule grid a fit would build, counted before it is built (TCREx.grid_sizes), and its cost
            "GridSize", "SECONDS_PER_CELL",
+           # what a fit says too little about, with a checked suggestion (TCREx.fit_findings)
+           "FitFinding", "FINDING_KINDS",
            # which values of a numeric column are codes ("no such record"), not numbers: the intake reports them,
            # the explainer keeps them apart (special_codes)
            "sentinel_codes",

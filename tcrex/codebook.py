@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import unicodedata
 
 import numpy as np
@@ -33,8 +34,14 @@ from .text import shown
 
 #: At most this many labels over all features (a codebook of a wide credit file has a few thousand).
 MAX_LABELS = 100_000
+#: Largest codebook or data dictionary file accepted (100,000 labels of 40 characters are about 5 MB).
+MAX_CODEBOOK_BYTES = 5 * 2**20
 #: The longest label, in characters (a phrase, not a paragraph).
 MAX_LABEL_CHARS = 200
+
+
+#: Control characters (C0, DEL and C1): a label holding one would break a sentence, a CSV line or a figure.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _plain(value):
@@ -95,7 +102,7 @@ def check_label(label, where: str) -> str:
         raise ParameterError(f"{where}: the label is empty")
     if len(text) > MAX_LABEL_CHARS:
         raise ParameterError(f"{where}: the label has {len(text):,} characters; at most {MAX_LABEL_CHARS} are allowed")
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in text):
+    if CONTROL_CHARACTERS.search(text):
         raise ParameterError(f"{where}: the label contains a control character (a line break or tab); "
                              "write it on one line")
     return text

@@ -35,7 +35,7 @@ from .errors import ParameterError
 __all__ = ["Constraints", "FeatureConstraint", "KINDS", "CATEGORICAL_KINDS", "KIND_LABELS", "FREE", "IMMUTABLE",
            "INCREASE", "DECREASE", "VALUE", "kinds_for", "constraint_parts", "constraint_spec", "describe_constraint",
            "describe_constraints", "suggest_constraints", "constraints_from_suggestions", "pack_constraints",
-           "unpack_constraints"]
+           "unpack_constraints", "history_families"]
 
 FREE, IMMUTABLE, INCREASE, DECREASE = "free", "immutable", "increase_only", "decrease_only"
 KINDS = (FREE, IMMUTABLE, INCREASE, DECREASE)
@@ -332,7 +332,44 @@ def _special_codes_of(X) -> dict:
     return out
 
 
-def suggest_constraints(X, value_labels: dict | None = None) -> dict:
+#: A column name ending in a time index: a stem, an optional time tag (lag, m, t, month, …) and the index
+#: ("status_1", "bill_amt3", "income_lag1", "spend_m3").
+_INDEXED = (re.compile(r"^(?P<stem>.*?[A-Za-z])[_\-. ](?P<tag>lag|month|mon|m|t|week|w|q)[_\-. ]?(?P<idx>\d{1,3})$",
+                       re.IGNORECASE),
+            re.compile(r"^(?P<stem>.*?[A-Za-z])[_\-. ]?(?P<tag>)(?P<idx>\d{1,3})$"))
+#: Time tags that make a single indexed column a history column on their own ("income_lag1").
+_TIME_TAGS = frozenset({"lag", "month", "mon", "m", "t", "week", "w", "q"})
+#: Stems of generic column names (x1, x2, …; feature_1, …; V1, …): an index there is a position, not a time.
+_GENERIC_STEMS = frozenset({"x", "f", "v", "c", "a", "b", "col", "column", "feature", "feat", "var", "variable",
+                            "attr", "attribute", "pc", "component", "dim", "field", "input", "predictor", "z"})
+
+
+def history_families(names) -> dict:
+    """Families of history columns among ``names``: one stem and a time index (``status_1`` … ``status_6``,
+    ``bill_1`` … ``bill_6``, ``income_lag1``/``income_lag2``, ``spend_m3``). Returns ``{stem: [names, most recent
+    first]}``; the most recent is the smallest index (``_1`` = last month, ``lag1``). A family has at least two
+    members, or one member with a time tag (``lag``, ``m``, ``t``, ``month``, ``w``, ``q``); generic names
+    (``x1``, ``feature_3``, ``V12``) are positions, not times, and never a family."""
+    groups: dict = {}
+    for name in names:
+        m = _INDEXED[0].match(str(name)) or _INDEXED[1].match(str(name))
+        if not m:
+            continue
+        stem, tag = m["stem"], m["tag"].lower()
+        if stem.lower() in _GENERIC_STEMS and not tag:
+            continue
+        groups.setdefault((stem.lower(), tag), []).append((int(m["idx"]), str(name)))
+    out = {}
+    for (stem, tag), members in groups.items():
+        if len({i for i, _ in members}) < 2 and tag not in _TIME_TAGS:
+            continue
+        if len(members) < 2 and tag in ("t", "w", "q"):  # "item_t1" alone: too weak a hint
+            continue
+        out[stem + (f"_{tag}" if tag else "")] = [n for _, n in sorted(members)]
+    return out
+
+
+def suggest_constraints(X, value_labels: dict | None = None, titles: dict | None = None) -> dict:
     """Actionability constraints to suggest for the features of ``X``, each with the reason, for a person to
     confirm (nothing is applied by this function).
 
@@ -352,6 +389,12 @@ def suggest_constraints(X, value_labels: dict | None = None) -> dict:
     * **other past events** -- names of late payments, delinquencies, derogatory records, defaults,
       bankruptcies (counts of them: n_late_payments, PercentTradesNeverDelq) -> ``"immutable"``.
 
+    * **history columns** -- a family with one stem and a time index (:func:`history_families`: ``status_1`` …
+      ``status_6``) describes the past -> ``"immutable"``, except its most recent member (the one a person can
+      still act on, ``status_1``), which keeps what the rules above suggest for it.
+
+    ``titles`` (``{feature: title}``, from a data dictionary) speak as the name does: a column ``c7`` titled
+    "marital status" is protected.
     Protected attributes include foreign worker, citizenship, immigration or residence status, marital or family
     status and **age bands** (``AgeGroup``, ``Age_band``: the band is a protected attribute, not a quantity to
     wait for). ``value_labels`` (a codebook ``{feature: {value: label}}``) lets the labels of coded values speak
@@ -364,8 +407,12 @@ def suggest_constraints(X, value_labels: dict | None = None) -> dict:
     if not isinstance(X, FeatureSchema):
         X = FeatureSchema.detect(X)
     out = {}
+    history = {}
+    for stem, members in history_families(X.names).items():
+        for name in members[1:]:
+            history[name] = (stem, members[0])
     for f in X.features:
-        words = _name_words(f.name)
+        words = _name_words(f.name) | _label_words({0: (titles or {}).get(f.name) or ""})
         joined = "".join(ch for ch in str(f.name).lower() if ch.isalnum())
         words |= {w for w in ("infile", "history") if w in joined}  # "AverageMInFile", "CreditHistoryYears"
         values = {str(c).strip().lower() for c in (f.categories or [])} if f.is_categorical else set()
@@ -402,6 +449,11 @@ def suggest_constraints(X, value_labels: dict | None = None) -> dict:
             what = ", ".join(sorted({"in file" if w == "infile" else w for w in words & GROWING_WORDS}))
             out[f.name] = {"constraint": IMMUTABLE, "reason": f"the name ({what}) describes time that has passed, "
                            "which no action changes"}
+        if f.name in history and out.get(f.name, {}).get("constraint") != IMMUTABLE:
+            stem, recent = history[f.name]
+            out[f.name] = {"constraint": IMMUTABLE, "history": True,
+                           "reason": f"one of the history columns {stem}… (a stem and a time index): it describes the "
+                                     f"past, which no action changes; only the most recent ({recent}) may change"}
     return out
 
 

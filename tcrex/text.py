@@ -53,29 +53,26 @@ RANGE_LABELS = 3
 def numeric_condition(low: float, high: float, integer: bool, labels=None, special_codes=()) -> str:
     """``(low, high]`` as text without the feature name: "≤ 40", "> 25.5", "in (40, 51]", "≥ 5"; a single value
     through :func:`value_text` ("= no delinquency on record (-7)" when the codebook labels it). A range that holds
-    labelled special codes (``special_codes``, the feature's: −9 "no bureau record") names them in words: "≤ -7
-    (including no bureau record (-9) and no delinquency on record (-7))" — a code is not a quantity, so "≤ -7"
-    alone would hide what it holds. An ordinary labelled value is not named: "≤ 1" holds 0 "no late payments on
-    record" as plainly as it holds 1."""
+    special codes (``special_codes``, the feature's: −9 "no bureau record") names them, in the dictionary's words
+    where it labels them: "≤ -7 (including no bureau record (-9) and no delinquency on record (-7))", "≤ 1
+    (including codes -2 and -1)" — a code is not a quantity, so "≤ -7" alone would hide what it holds. An
+    ordinary labelled value is not named: "≤ 1" holds 0 "no late payments on record" as plainly as it holds 1."""
     text = _range_text(low, high, integer, labels)
-    if not labels or not len(special_codes) or text.startswith("= "):
+    if not len(special_codes) or text.startswith("= ") or text == "any value":
         return text
-    codes = {float(c) for c in special_codes}
-    inside = []
-    for value in labels:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            continue
-        if low < v <= high and v in codes:
-            inside.append(v)
-    if not inside or text == "any value":
+    inside = sorted({float(c) for c in special_codes if low < float(c) <= high})
+    if not inside:
         return text
-    inside.sort()
-    named = [value_text(v, labels) for v in inside[:RANGE_LABELS]]
+    labelled = [v for v in inside if labels and labels.get(v) is not None]
+    if len(labelled) == len(inside):
+        named = [value_text(v, labels) for v in inside[:RANGE_LABELS]]
+        if len(inside) > RANGE_LABELS:
+            named.append(pluralise(len(inside) - RANGE_LABELS, "more labelled code"))
+        return f"{text} (including {join_and(named)})"
+    shown = [value_text(v, labels) for v in inside[:RANGE_LABELS]]
     if len(inside) > RANGE_LABELS:
-        named.append(pluralise(len(inside) - RANGE_LABELS, "more labelled code"))
-    return f"{text} (including {join_and(named)})"
+        shown.append(pluralise(len(inside) - RANGE_LABELS, "more code"))
+    return f"{text} (including {'the code' if len(inside) == 1 else 'codes'} {join_and(shown)})"
 
 
 def _range_text(low: float, high: float, integer: bool, labels=None) -> str:
@@ -170,6 +167,40 @@ def pluralise(n, noun: str, plural: str | None = None) -> str:
     irregular nouns: ``pluralise(2, "person", "people")``)."""
     count = int(n)
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
+
+
+def framed_alternative(text: str) -> str:
+    """A metacounterfactual's sentence ("If income were 35.1: change debt_to_income to 0.24 …") framed for the
+    person it is about: the "if" part is their past, not advice ("Had income been 35.1 (not something you can
+    change now), the advice would be: change debt_to_income to 0.24 …"). A sentence of another shape is returned
+    as it is; the paper's own wording stays in ``paper_text``."""
+    text = str(text)
+    if not text.startswith("If ") or ": " not in text:
+        return text
+    head, rest = text[3:].split(": ", 1)
+
+    def had(part: str) -> str:  # "income were 35.1" / "status_1 ≥ 2" -> "income been 35.1" / "status_1 been ≥ 2"
+        if " were " in part:
+            return part.replace(" were ", " been ", 1)
+        name, _, rest = part.partition(" ")
+        return f"{name} been {rest}" if rest else part
+    head = " and ".join(", ".join(had(p) for p in chunk.split(", ")) for chunk in head.split(" and "))
+    return f"Had {head} (not something you can change now), the advice would be: {rest}"
+
+
+#: The label of every rule-only figure once a model checked the advice (the report, the Individual page): a
+#: secondary place, never a headline.
+RULES_ALONE = "what the rules alone say, not checked on the model"
+
+
+def rule_changes_text(sparsity) -> str:
+    """A metarule's worst-case changes as trees, outlines and summaries say them: the rules' own figure, said as
+    such, and never "0 changes" -- a region inside its rule holds people the model may still reject ("inside the
+    rule (the rules alone ask nothing)")."""
+    n = int(sparsity)
+    if n <= 0:
+        return "inside the rule (the rules alone ask nothing)"
+    return f"the rules alone ask up to {pluralise(n, 'change')}"
 
 
 def format_value(v) -> str:
@@ -349,7 +380,8 @@ def box_text(schema, boxes, r: int) -> str:
     conds = box_conditions(schema, boxes, r)
     if not conds:
         return "any input"
-    return join_and([f"{schema.names[i]} {c['text']}" for i, c in conds.items()])
+    return join_and([f"{feature_text(schema.names[i], schema.features[i].title)} {c['text']}"
+                     for i, c in conds.items()])
 
 
 # ---------------------------------------------------------------------------------------- sentences
@@ -357,14 +389,28 @@ def box_text(schema, boxes, r: int) -> str:
 NO_ACTIONABLE_RECOURSE = "No actionable recourse under the constraints"
 
 
+def named(entry: dict) -> str:
+    """The feature of a change or keep entry as texts name it (:func:`feature_text` of its ``"feature"`` and its
+    optional ``"title"``, the data dictionary's)."""
+    return feature_text(entry["feature"], entry.get("title"))
+
+
+def titled(entry: dict, title) -> dict:
+    """``entry`` with the feature's ``"title"`` when it has one (entries of untitled features stay as they were)."""
+    if title:
+        entry["title"] = title
+    return entry
+
+
 def keep_phrase(entry: dict) -> str:
-    """A feature to keep as it is: "income > 20.5" (``entry``: ``{"feature", "condition"}``)."""
-    return f"{entry['feature']} {entry['condition']}"
+    """A feature to keep as it is: "income > 20.5" (``entry``: ``{"feature", "condition"}``, and ``"title"``
+    when the data dictionary titles it: "monthly income (income) > 20.5")."""
+    return f"{named(entry)} {entry['condition']}"
 
 
 def change_keep_sentence(changes: list, keeps: list) -> str:
     """:func:`recourse_sentence` of change and keep entries (``{"feature", "condition", ...}`` dicts)."""
-    return recourse_sentence([change_phrase(c["feature"], c["condition"]) for c in changes],
+    return recourse_sentence([change_phrase(named(c), c["condition"]) for c in changes],
                              [keep_phrase(k) for k in keeps])
 
 
@@ -397,7 +443,7 @@ def if_sentence(condition: str, then: str) -> str:
 
 def metacounterfactual_sentence(metachanges: list, changes: list, keeps: list, actionable: bool = True) -> str:
     """"If A were … and B were …: change C to …, while keeping …" for a nearby metarule (paper §6.2)."""
-    condition = join_and([change_phrase(c["feature"], c["condition"], verb="were") for c in metachanges])
+    condition = join_and([change_phrase(named(c), c["condition"], verb="were") for c in metachanges])
     return if_sentence(condition, change_keep_sentence(changes, keeps) if actionable else NO_ACTIONABLE_RECOURSE)
 
 
@@ -429,7 +475,7 @@ def output_text(value) -> str:
 
 
 def _moves(changes: list) -> str:
-    return join_and([f"{c['feature']} to {c['value']}" for c in changes])
+    return join_and([f"{named(c)} to {c['value']}" for c in changes])
 
 
 def verified_sentence(source: str | None, changes: list, keeps: list = (), *, rule_id: str | None = None,
@@ -456,15 +502,15 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
         return (f"No verified recourse found{within}; a similar case that gets {target or 'the target outcome'} "
                 "differs in "
                 f"{pluralise(len(changes), 'feature')}: "
-                + join_and([f"{c['feature']} = {c['value']}" for c in changes]))
+                + join_and([f"{named(c)} = {c['value']}" for c in changes]))
     if source == MINIMAL_CHANGE:
         return "No rule gives verified recourse here; a change that works: " + _moves(changes)
     text = "Change " + _moves(changes)
     deeper = [c for c in changes if c.get("nearest") is not None and c["nearest"] != c["value"]]
     if deeper and source in (SEARCHED, NEXT_RULE):
-        asks = join_and([(f"{c['feature']} " if len(changes) > 1 else "") + c["condition"] for c in changes
+        asks = join_and([(f"{named(c)} " if len(changes) > 1 else "") + c["condition"] for c in changes
                          if c.get("condition")])
-        at = join_and([(f"{c['feature']} = " if len(changes) > 1 else "") + c["nearest"] for c in changes])
+        at = join_and([(f"{named(c)} = " if len(changes) > 1 else "") + c["nearest"] for c in changes])
         note = f"the rule asks {asks}" if asks else ""
         if nearest_output is not None:
             note += ("; " if note else "") + f"at {at} the model still gives {output_text(nearest_output)}"
@@ -496,16 +542,16 @@ def checked_metacounterfactual_sentence(metamoves: list, changes: list, keeps: l
     1820: the model does not confirm this alternative (rule R5 would ask to change C to ≥ 5)" — ``metamoves``
     then carry ``"condition"`` and ``paper_changes`` the rule's change entries; never "no change needed"."""
     if verified:
-        condition = join_and([f"{c['feature']} were {c['value']}" for c in metamoves])
+        condition = join_and([f"{named(c)} were {c['value']}" for c in metamoves])
         then = ("change " + _moves(changes)) if changes else "no other change"
         if keeps:
             then += (", while keeping " if changes else ", keeping ") + join_and([keep_phrase(k) for k in keeps])
         return f"If {condition}: {then} (checked on the model)"
-    condition = join_and([change_phrase(c["feature"], c["condition"], verb="were") for c in metamoves])
+    condition = join_and([change_phrase(named(c), c["condition"], verb="were") for c in metamoves])
     text = f"If {condition}: the model does not confirm this alternative"
     if paper_changes:
         rule = f"rule {rule_id}" if rule_id else "the rule"
-        text += f" ({rule} would ask to change " + join_and([change_phrase(c["feature"], c["condition"])
+        text += f" ({rule} would ask to change " + join_and([change_phrase(named(c), c["condition"])
                                                             for c in paper_changes]) + ")"
     return text
 

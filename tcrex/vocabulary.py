@@ -12,7 +12,7 @@ import pandas as pd
 
 __all__ = ["CLASSIFICATION", "REGRESSION", "TASKS", "NUMERIC", "CATEGORICAL", "FEATURE_KINDS", "OK",
            "ALREADY_IN_TARGET", "ALREADY_IN_RULE", "NO_RULE", "NO_ACTIONABLE_RULE", "STATUSES", "NEEDS_RECOURSE",
-           "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "needs_recourse", "has_recourse", "BOUNDARY", "SEARCHED",
+           "HAS_RECOURSE", "STATUS_LABELS", "STATUS_TEXT", "STATUS_PLAIN", "RECOURSE_PLAIN", "plain_words", "needs_recourse", "has_recourse", "BOUNDARY", "SEARCHED",
            "EXAMPLE", "SOURCES", "SOURCE_TEXT", "VERIFIED_SOURCES", "NEXT_RULE", "MINIMAL_CHANGE", "VERIFIED",
            "SIMILAR_CASE", "NO_VERIFIED_RECOURSE", "RECOURSE_OUTCOMES", "RECOURSE_TEXT", "recourse_outcome",
            "is_verified"]
@@ -64,6 +64,17 @@ STATUS_TEXT = {
     ALREADY_IN_RULE: "already inside its rule",
     NO_RULE: "no valid rule",
     NO_ACTIONABLE_RULE: "no actionable rule",
+}
+
+#: The one mapping of statuses to the words files for people carry (the CSV and Excel exports, the report's tables):
+#: a machine code stays in JSON, a person reads these. ``already_in_rule`` is never "0 changes": the person sits
+#: inside a rule, yet the model does not give them the outcome.
+STATUS_PLAIN = {
+    OK: "outside the rule: a change to make",
+    ALREADY_IN_TARGET: "already has the outcome",
+    ALREADY_IN_RULE: "inside a rule the model does not confirm",
+    NO_RULE: "no rule at these settings",
+    NO_ACTIONABLE_RULE: "no rule the constraints allow",
 }
 
 
@@ -130,6 +141,21 @@ RECOURSE_TEXT = {
     SIMILAR_CASE: "a similar real case only",
     NO_VERIFIED_RECOURSE: "none",
 }
+
+#: What a person's recourse is, in the words files for people carry (see :data:`STATUS_PLAIN`).
+RECOURSE_PLAIN = {
+    VERIFIED: "a change the model confirms",
+    SIMILAR_CASE: "a similar real case only (not advice)",
+    NO_VERIFIED_RECOURSE: "no change the model confirms",
+}
+
+
+def plain_words(values, mapping: dict):
+    """``values`` (a Series of machine codes: statuses, recourse outcomes, point sources) in the words of
+    ``mapping`` (:data:`STATUS_PLAIN`, :data:`RECOURSE_PLAIN`, :data:`SOURCE_TEXT`); missing stays missing, an
+    unknown code stays as it is."""
+    codes = pd.Series(values).astype(object)
+    return codes.map(lambda v: v if v is None or v is pd.NA or v != v else mapping.get(str(v), v))
 
 
 def recourse_outcome(counterfactuals: pd.DataFrame) -> pd.Series:

@@ -146,3 +146,14 @@ def test_report_heads_a_person_with_the_recommended_rule_and_flags_the_alternati
         mark = "✓ " if alt["verified"] else "✗ "
         assert mark in html
     assert "no change needed" not in html.lower()
+
+
+def test_metacounterfactuals_are_framed_as_the_persons_past_not_advice():
+    from tcrex.text import framed_alternative
+
+    said = framed_alternative("If income were 35.1 and debt_to_income were 0.24: change age to 40")
+    assert said == ("Had income been 35.1 and debt_to_income been 0.24 (not something you can change now), the "
+                    "advice would be: change age to 40")
+    assert framed_alternative("If status_1 ≥ 2, status_2 ≥ 2: keep credit_limit ≥ 105001").startswith(
+        "Had status_1 been ≥ 2, status_2 been ≥ 2 (not something you can change now)")
+    assert framed_alternative("No other metarule") == "No other metarule"

@@ -183,7 +183,8 @@ def test_counts_in_the_summary_and_figures_are_pluralised_not_hedged(trivial):
     ex, X, y = trivial
     summary = ex.summary_text()
     assert "(s)" not in summary
-    assert re.search(r"\(M1 → R1, up to \d+ changes?[ )]", summary) and "1 rule, 1 metarule, 1 grid cell" in summary
+    assert re.search(r"\(M1 → R1, (the rules alone ask up to \d+ changes?|inside the rule \(the rules alone ask "
+                     r"nothing\))[ )]", summary) and "1 rule, 1 metarule, 1 grid cell" in summary
     exp = ex.explain(X, y_pred=y)
     def caption(fig):
         return fig.layout.title.text + " " + (fig.layout.title.subtitle.text or "")

@@ -30,6 +30,12 @@ with cols[2]:
         f"- {item}" for item in export.report_contents(ws, result, **opts, sections=sections)))
     downloads.button("Download report", export.html_report(ws, result, **opts, sections=sections), file_name="tcrex-report.html",
                      mime="text/html", icon=":material/description:", key="dl_html")
+    if export.pdf_available():
+        downloads.button("Download report (PDF)", export.pdf_report(ws, result, **opts, sections=sections),
+                         file_name="tcrex-report.pdf", mime="application/pdf", icon=":material/picture_as_pdf:",
+                         key="dl_pdf")
+    else:
+        st.caption("PDF: this server has no Chromium to print with; open the HTML report and print it.")
 
 comparison = sections.comparison
 if comparison is not None:

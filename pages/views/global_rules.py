@@ -22,6 +22,8 @@ cols[2].metric("Metarules", len(sol.metarules))
 cols[3].metric("Grid cells", f"{sol.n_cells:,}")
 verification.headline(ws, result, column=cols[4])
 
+global_rules.findings_panel(result)
+
 st.subheader("Counterfactual rules")
 st.caption("A rule holds at least ρ of the fit rows (feasibility) and at least τ of its rows reach the target "
            "(accuracy); complexity is its number of conditions.")

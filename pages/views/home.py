@@ -11,9 +11,12 @@ from tcrex.ui.widgets import page
 from tcrex.ui.widgets import components as ui
 
 st.title("T-CREx — counterfactual rules and metarules")
+lead = st.container()  # the one sentence: what the model needs from people (checked on it)
 intro = st.empty()  # filled once the fit is known: its example rule is one of this data's own
 ws, result = page.require_result()
 ex = result.explainer
+with lead:
+    verification.summary_note(ws, result)
 example = ui.example_rule_sentence(ws, result)
 intro.markdown(
     "**Counterfactual rules** say what would have to be true for a group of inputs to get another outcome from "

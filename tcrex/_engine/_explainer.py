@@ -25,6 +25,7 @@ from ..errors import ParameterError, not_fitted
 from .explaining._summary import metarules_frame, rules_frame, summary_text
 from .base._params import MAX_CHANGES, check_parameter
 from .base._in_target import in_target
+from .fitting._findings import FINDINGS_BUDGET, fit_findings
 from .fitting._recount import candidate_counts, recount
 from .explaining._lookup import conditions_dict, explain_frame, explain_table, feature_actions, model_columns, outputs
 from .serialization._rules_json import from_json, to_json
@@ -72,10 +73,16 @@ class TCREx:
         Override the detected column types (object/string/category/bool columns are categorical by default).
     surrogate_params : dict
         Extra keyword arguments for the surrogate grower (e.g. ``max_depth``).
-    constraints : dict, optional
+    constraints : None, "auto" or dict
         Actionability per feature name: "immutable", "increase_only", "decrease_only", ``{"weight": w}``,
         ``{"transitions": {from: [to, ...]}}`` for categoricals, or a dict combining a direction/kind with a
         weight. The metarules stay exact; inputs with no allowed rule get status ``no_actionable_rule``.
+        None (default) or "auto": with a ``dictionary``, the actionability it declares and, for the features it
+        leaves unsettled, the suggested one (protected attributes immutable, age increase only, history columns
+        immutable except the most recent: :func:`tcrex.constraints.suggest_constraints`), listed with reasons in
+        ``suggested_constraints_``; without a dictionary, none. ``{}``: every feature free (the dictionary's
+        actionability and the suggestions switched off). A non-empty dict: exactly it, plus what the dictionary
+        declares for the features it does not name.
     grower : "auto", "exact" or "hist"
         "exact" grows scikit-learn's CART (the paper's choice); "hist" a histogram-based tree (faster on large
         data, thresholds between binned values). "auto" (default) takes "hist" where it provably considers
@@ -102,12 +109,20 @@ class TCREx:
         ``{class: name}`` (``{1: "approved", 0: "rejected"}``): the default class names of every text (a method's
         own ``class_names=`` overrides them); checked against the model's classes in ``fit``, kept in the JSON
         export.
+    dictionary : tcrex.dictionary.DataDictionary, optional
+        What the data means (:mod:`tcrex.dictionary`; read a file with ``tcrex.dictionary.read_dictionary``): per
+        column a title (every text then says "repayment status last month (status_1)"), value labels (merged
+        under ``value_labels``), special codes (merged under ``special_codes``: categories beside the number line,
+        never moved into or out of), the kind (categorical / numeric) and the actionability (see
+        ``constraints``). Columns it describes that are not features, and labels of values the data does not
+        have, are left out and said in ``dictionary_notes_``, as is every labelled number that is not a code.
+        Kept in the JSON export.
     """
 
     def __init__(self, rho=0.02, tau=0.9, n_trees=1, max_cells=100_000, target=None, task=None,
                  categorical_features=None, numeric_features=None, surrogate_params=None, constraints=None,
                  grower="auto", random_state=0, special_codes="auto", max_changes=MAX_CHANGES, value_labels=None,
-                 class_names=None):
+                 class_names=None, dictionary=None):
         self.rho = rho
         self.tau = tau
         self.n_trees = n_trees
@@ -124,6 +139,7 @@ class TCREx:
         self.max_changes = max_changes
         self.value_labels = value_labels
         self.class_names = class_names
+        self.dictionary = dictionary
 
     schema_ = _fitted("schema", "The features (names, kinds, categories).")
     task_ = _fitted("task", '"classification" or "regression".')
@@ -140,11 +156,17 @@ class TCREx:
     recount_counts_ = _fitted("recounted", "The counts of recount() (None before any recount).")
     recount_summary_ = _fitted("recount_summary", "What the last recount changed (None before any recount).")
     effectiveness_ = _fitted("effectiveness", "Effectiveness loaded with a JSON export that carries it, or None.")
+    dictionary_ = _fitted("dictionary", "The data dictionary the fit applied (a tcrex.dictionary.DataDictionary), "
+                          "or None.")
+    suggested_constraints_ = _fitted("suggested_constraints", "The suggested constraints applied by default "
+                                     "(constraints='auto' with a dictionary): {feature: reason}.")
+    dictionary_notes_ = _fitted("dictionary_notes", "What the fit says about the dictionary: parts not used, "
+                                "labelled numbers that may be codes.")
 
     # ------------------------------------------------------------------ sklearn-style parameters
     _PARAMS = ("rho", "tau", "n_trees", "max_cells", "target", "task", "categorical_features",
                "numeric_features", "surrogate_params", "constraints", "grower", "random_state", "special_codes",
-               "max_changes", "value_labels", "class_names")
+               "max_changes", "value_labels", "class_names", "dictionary")
 
     # scikit-learn's estimator contract without deriving from its BaseEstimator: importing sklearn.base costs
     # ~1.7 s of CPU (it loads scipy.stats), which every CLI command paid before its first row although a restored
@@ -222,6 +244,17 @@ class TCREx:
         report("done", 1.0)
         return self
 
+    def fit_findings(self, *, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET) -> list:
+        """What this fit says too little about, as :class:`tcrex.FitFinding` s (empty when nothing): one rule, one
+        metarule, a metarule with no condition serving >= 90 % of the people needing recourse, or (given
+        ``counterfactuals``, the verified frame of :meth:`counterfactuals`) many more people verified beyond the
+        rules than through them. Each finding carries a plain sentence and a suggested parameter set (smaller
+        ``rho`` and/or more ``n_trees``) that was fitted on the same rows within ``budget`` seconds and gives more
+        rules (``suggestion`` None when no setting tried did). ``explanations``: :meth:`explain` of the fit rows,
+        computed when not given (an explainer restored from JSON needs it, and gets no suggestion)."""
+        self._state()
+        return fit_findings(self, explanations, counterfactuals, budget)
+
     def grid_sizes(self, X, model=None, *, y_pred=None) -> list:
         """Per target, the metarule grid :meth:`fit` with these parameters would build (a
         :class:`tcrex._engine.fitting._grid.GridSize`: maximal-valid rules, states per feature, ``n_cells``, ``seconds()`` and
@@ -232,7 +265,7 @@ class TCREx:
         return grid_sizes(as_frame(X), model, y_pred, self.get_params())
 
     def update(self, *, tau=None, target=None, constraints=None, value_labels=None, class_names=None,
-               progress=None) -> "TCREx":
+               dictionary=None, progress=None) -> "TCREx":
         """Re-derive rules and metarules for a new ``tau``, ``target`` and/or ``constraints`` from the grown
         surrogate (``constraints={}`` removes them), and/or change the codebook ``value_labels`` or the
         ``class_names`` (``{}`` removes them).
@@ -240,16 +273,18 @@ class TCREx:
         Steps b-e only: the surrogate is never regrown (``n_surrogate_fits_`` stays the same). Pass
         ``target="default"`` to go back to the default targets. After :meth:`recount`, rules are re-derived from
         the recounted counts (all rows), not from the fit sample. Labels and names change only words: they need
-        no surrogate (an explainer restored from JSON takes them too) and re-derive nothing.
+        no surrogate (an explainer restored from JSON takes them too) and re-derive nothing. ``dictionary`` (a
+        :class:`tcrex.dictionary.DataDictionary`) puts another dictionary's words in force the same way: its
+        titles and labels (its special codes must be the ones the rules were fitted with: codes change rules).
         """
-        if value_labels is not None or class_names is not None:
-            relabelled = relabel_state(self._state(), value_labels, class_names)  # checked before anything changes
+        if value_labels is not None or class_names is not None or dictionary is not None:
+            relabelled = relabel_state(self._state(), value_labels, class_names, dictionary)  # checked first
             if tau is target is constraints is None:
                 self.state_ = relabelled
-                self._keep_labels(value_labels, class_names)
+                self._keep_labels(value_labels, class_names, dictionary)
                 return self
         state = self._surrogate_state("change tau or the target")
-        if value_labels is not None or class_names is not None:
+        if value_labels is not None or class_names is not None or dictionary is not None:
             state = relabelled
         if tau is not None:
             check_parameter("tau", tau)
@@ -263,12 +298,14 @@ class TCREx:
         self.tau, self.target = self.state_.tau, new_target
         if constraints is not None:
             self.constraints = constraints or None
-        self._keep_labels(value_labels, class_names)
+        self._keep_labels(value_labels, class_names, dictionary)
         report("done", 1.0)
         return self
 
-    def _keep_labels(self, value_labels, class_names) -> None:
+    def _keep_labels(self, value_labels, class_names, dictionary=None) -> None:
         """The parameters follow what ``update`` put in force (a later ``fit`` uses them too)."""
+        if dictionary is not None:
+            self.dictionary = self.state_.dictionary
         if value_labels is not None:
             self.value_labels = value_labels or None
         if class_names is not None:
@@ -492,10 +529,12 @@ class TCREx:
         return metarule_slice(state.all_solutions()[target], schema, schema.index(x), schema.index(y), enc)
 
     # ------------------------------------------------------------------ export / import
-    def to_json(self, indent=None, *, effectiveness=None) -> str:
+    def to_json(self, indent=None, *, effectiveness=None, findings=None) -> str:
         """The versioned JSON export; ``effectiveness`` (from :meth:`effectiveness`) adds per-rule and
-        per-metarule effectiveness as optional fields (format version 3)."""
-        return to_json(self.get_params(), self._state(), indent=indent, effectiveness=effectiveness)
+        per-metarule effectiveness as optional fields (format version 3); ``findings`` (from :meth:`fit_findings`)
+        adds them as ``"findings"`` (plain data; readers ignore it)."""
+        return to_json(self.get_params(), self._state(), indent=indent, effectiveness=effectiveness,
+                       findings=findings)
 
     @classmethod
     def from_json(cls, text, *, max_grid_bytes: int | None = None) -> "TCREx":

@@ -47,7 +47,7 @@ def cli_words(message: str) -> str:
 #: Parameters of the commands that name files or folders: resolved against the user's folder before anything runs
 #: (a pool's or a Dask worker's folder is another one).
 PATH_PARAMETERS = ("data", "out", "people_out", "model_path", "model_b_path", "rules_path", "rules_b_path",
-                   "reference_rows", "constraints_path", "value_labels_path", "fit_rows_b")
+                   "reference_rows", "constraints_path", "value_labels_path", "fit_rows_b", "dictionary_path")
 
 
 def _absolute(path: str | None) -> str | None:
@@ -110,6 +110,23 @@ _class_names_option = click.option(
     "--class-names", "class_names_text",
     help="Names of the model's classes: JSON '{\"0\": \"rejected\", \"1\": \"approved\"}' or "
          "'0=rejected,1=approved'; texts then name the class ('approved') instead of its number (kept in the rules JSON).")
+
+
+#: ``--dictionary``: the data dictionary (tcrex.dictionary) of ``fit`` (kept in the rules JSON) and, for its words,
+#: of the commands that read rules.
+_dictionary_option = click.option(
+    "--dictionary", "dictionary_path", type=click.Path(exists=True, dir_okay=False),
+    help="Data dictionary: CSV feature,value,label[,kind], a tcrex-dictionary JSON or a Table Schema (titles, labels, "
+         "special codes, kinds, actionability; docs/dictionary.md). Kept in the rules JSON: later commands need "
+         "not repeat it.")
+
+
+def _dictionary(path):
+    """The data dictionary at ``path`` (None without one), read as untrusted input before any work starts."""
+    if not path:
+        return None
+    from ..dictionary import read_dictionary_file
+    return read_dictionary_file(path, os.path.basename(path))
 
 
 def _options(*options):
@@ -233,14 +250,19 @@ def _group_labels(path, column) -> dict | None:
     return _codebook(path).get(column)
 
 
-def _labelled_rules(rules: str, path, class_names_text=None) -> str:
-    """A rules JSON with the codebook at ``path`` and the ``--class-names`` in force (the text itself when
-    neither is given)."""
+def _labelled_rules(rules: str, path, class_names_text=None, dictionary_path=None) -> str:
+    """A rules JSON with the codebook at ``path``, the ``--class-names`` and the words (titles, labels) of the
+    ``--dictionary`` in force (the text itself when none is given)."""
     names = _class_names(class_names_text)
-    if not path and not names:
+    dictionary = _dictionary(dictionary_path)
+    if not path and not names and dictionary is None:
         return rules
     from .. import TCREx
-    ex = _labelled(TCREx.from_json(rules), path)
+    ex = TCREx.from_json(rules)
+    if dictionary is not None:
+        ex = ex.update(dictionary=dictionary)
+        _say(f"dictionary: the words of {len(dictionary)} column(s) from {os.path.basename(dictionary_path)}")
+    ex = _labelled(ex, path)
     if names:
         ex = ex.update(class_names=names)
     return ex.to_json(effectiveness=ex.effectiveness_)

@@ -8,7 +8,8 @@ import time
 
 import click
 
-from ._common import (_rules_text, _class_names_option, _data_option, _Fail, _guard, _labelled_rules, main, _model_threads,
+from ._common import (_rules_text, _class_names_option, _data_option, _dictionary_option, _Fail, _guard, _labelled_rules,
+                      main, _model_threads,
                       _output_names, _reference_rows_option, _run_options, _say, _value_labels_option)
 from ._runs import _rows_affected, _run_files, _verification
 
@@ -27,9 +28,10 @@ from ._runs import _rows_affected, _run_files, _verification
 @_reference_rows_option
 @_value_labels_option
 @_class_names_option
+@_dictionary_option
 @_guard
 def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, scheduler, batch_size, verified,
-            reference_rows, value_labels_path=None, class_names_text=None):
+            reference_rows, value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Explain every row of DATA into OUT/<input name>.parquet (rows in input order)."""
     if model_path and y_col is None and workers == 1 and not scheduler:
         # first of all, before pandas and the engine are imported: the model's sandbox worker starts (and imports its
@@ -46,7 +48,7 @@ def explain(rules_path, data, y_col, model_path, out, keep_columns, workers, sch
         load_model_file_soon(model_path, _model_threads(workers, scheduler))
     rules = _rules_text(rules_path)
     load_rules(rules)  # fail early on a bad file
-    rules = _labelled_rules(rules, value_labels_path, class_names_text)
+    rules = _labelled_rules(rules, value_labels_path, class_names_text, dictionary_path)
     keep = [c.strip() for c in keep_columns.split(",") if c.strip()]
     srcs = expand_paths(data)
     base = out.rstrip("/")

@@ -9,6 +9,7 @@ import time
 import click
 
 from ._common import (_check_model_kinds, _class_names, _class_names_option, _codebook, _cores, _data_option, _Fail,
+                      _dictionary, _dictionary_option,
                       _guard, _labelled, main, _model, _model_features, _read_all, _say, _split, _target,
                       _value_labels_option, _warn_non_features)
 from ..errors import TCRExError
@@ -37,9 +38,10 @@ from ..errors import TCRExError
 @click.option("--out", required=True, help="Where to write the rules JSON.")
 @_value_labels_option
 @_class_names_option
+@_dictionary_option
 @_guard
 def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constraints_path, max_changes, sample, seed,
-        batch_size, out, value_labels_path=None, class_names_text=None):
+        batch_size, out, value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Fit rules and metarules on DATA and write them as JSON."""
     from .. import TCREx
     from ..distributed import (Overlapped, column_names, count_rows, expand_paths, iter_frames, located, numbered,
@@ -49,6 +51,7 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         raise _Fail("give exactly one of --y-pred-column and --model")
     book = _codebook(value_labels_path)
     class_names = _class_names(class_names_text)  # read before any work starts, as the codebook
+    dictionary = _dictionary(dictionary_path)
     model = _model(model_path, _cores()) if model_path else None
     srcs = expand_paths(data)
     totals = [count_rows(s) for s in srcs] if sample else None
@@ -71,10 +74,11 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         _warn_non_features(X)
     if model is not None:
         _check_model_kinds(model, X, data)
-    cons = json.load(open(constraints_path)) if constraints_path else None
+    cons = json.load(open(constraints_path)) if constraints_path else None  # None: the dictionary's, if any
     ex = TCREx(rho=rho, tau=tau, n_trees=trees, grower=grower, target=_target(target), constraints=cons,
-               max_changes=max_changes or None, class_names=class_names)
+               max_changes=max_changes or None, class_names=class_names, dictionary=dictionary)
     ex.fit(X, model) if model is not None else ex.fit(X, y_pred=y)
+    _say_dictionary(ex)
     if sample:
         counts = None
         names = list(ex.schema_.names)
@@ -101,12 +105,63 @@ def fit(data, y_col, model_path, drop, target, rho, tau, trees, grower, constrai
         ex.recount(counts)
         _say(f"recounted every candidate rule on all {counts.n_rows:,} rows: "
              f"{ex.recount_summary_['rules_changed']} rule(s) changed")
+    findings = ex.fit_findings()  # a degenerate explanation said at once, with a checked suggestion
+    for f in findings:
+        _say(f"finding: {f.text} {f.suggestion_text()}")
     ex = _labelled(ex, value_labels_path, book, (y_col, *drop))
     import fsspec
     with fsspec.open(out, "w") as fh:
-        fh.write(ex.to_json())
+        fh.write(ex.to_json(findings=findings))
     n_rules = len(ex.rules_frame())
     _say(f"wrote {n_rules} rules to {out} in {time.perf_counter() - t0:.1f}s")
+
+
+def _say_dictionary(ex) -> None:
+    """What the fit did with the dictionary, on stderr: the suggested constraints it applied (with reasons) and
+    its notes (parts not used, labelled numbers that may be codes)."""
+    for feature, reason in ex.suggested_constraints_.items():
+        _say(f"constraint (suggested, applied): {feature}: {ex.constraints_.to_dict()[feature].get('kind')} — {reason}")
+    for note in ex.dictionary_notes_:
+        _say(f"dictionary: {note}")
+
+
+@main.command("dictionary")
+@click.option("--data", required=True, help="Parquet/CSV file, glob, directory or fsspec URL.")
+@click.option("--drop-column", "drop", multiple=True,
+              help="Column that is not a feature (the label, the model's outputs; repeatable).")
+@click.option("--dictionary", "dictionary_path", type=click.Path(exists=True, dir_okay=False),
+              help="A dictionary to start from: what it declares wins over every suggestion.")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "table-schema"]), default=None,
+              help="Output format (default: from --out's extension, else json).")
+@click.option("--out", help="Write the dictionary to this file instead of stdout.")
+@_guard
+def dictionary_command(data, drop, dictionary_path, fmt, out):
+    """Print (or write) the data dictionary DATA implies, for editing: each column's kind, candidate special
+    codes (values that are codes, not numbers), history columns and suggested actionability. Each suggestion's
+    reason goes to stderr; review them, then give the file to `tcrex fit --dictionary`."""
+    from ..dictionary import suggest, to_csv_text, to_table_schema
+    given = _dictionary(dictionary_path)
+    frame = _read_all(data)
+    missing = [c for c in drop if c not in frame.columns]
+    if missing:
+        raise _Fail(f"--drop-column names column(s) {', '.join(map(repr, missing))} that are not in {data}")
+    found = suggest(frame.drop(columns=list(drop)), given)
+    for s in found.items:
+        _say(f"{s.feature}: {s.field} {s.value} — {s.reason}")
+    if not found.items:
+        _say("no suggestion: no codes, history columns or protected attributes found")
+    fmt = fmt or ("csv" if (out or "").lower().endswith(".csv") else "json")
+    d = found.dictionary
+    text = (to_csv_text(d) if fmt == "csv" else
+            json.dumps(to_table_schema(d), indent=2, ensure_ascii=False) + "\n" if fmt == "table-schema" else
+            d.to_json(indent=2) + "\n")
+    if out:
+        from ..outputs import atomic_output
+        with atomic_output(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        _say(f"wrote the dictionary of {len(d)} column(s) ({len(found.items)} suggestion(s)) to {out}")
+    else:
+        click.echo(text, nl=False)
 
 
 @main.command("suggest-constraints")

@@ -7,7 +7,8 @@ import json
 
 import click
 
-from ._common import (_rules_text, _bootstrap_options, _class_names_option, _data_option, _Fail, _group_labels, _guard,
+from ._common import (_dictionary_option, _rules_text, _bootstrap_options, _class_names_option, _data_option, _Fail,
+                      _group_labels, _guard,
                       _labelled_rules, main, _model, _model_threads, _output_names, _read_all, _reference_rows_option,
                       _run_options, _say, _target, _value_labels_option)
 from ._runs import audit_json, _compare_job, _run_files, _verification
@@ -27,9 +28,10 @@ from ._runs import audit_json, _compare_job, _run_files, _verification
 @_reference_rows_option
 @_value_labels_option
 @_class_names_option
+@_dictionary_option
 @_guard
 def audit(rules_path, data, y_col, model_path, group_column, target, reference, n_boot, seed, workers, scheduler,
-          batch_size, out, reference_rows, value_labels_path=None, class_names_text=None):
+          batch_size, out, reference_rows, value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Subgroup audit of recourse on DATA grouped by --group-column, as JSON.
 
     Every file is counted apart (per group: statuses, changes, rules, features to change or keep, verified
@@ -43,7 +45,7 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
         raise _Fail("give exactly one of --y-pred-column and --model")
     rules = _rules_text(rules_path)
     load_rules(rules)  # fail early on a bad file
-    rules = _labelled_rules(rules, value_labels_path, class_names_text)
+    rules = _labelled_rules(rules, value_labels_path, class_names_text, dictionary_path)
     srcs = expand_paths(data)
     if reference_rows and not model_path:
         raise _Fail("--reference-rows serves the verification of recourse on the model: give --model")
@@ -93,10 +95,11 @@ def audit(rules_path, data, y_col, model_path, group_column, target, reference, 
 @click.option("--people-out", help="Directory for people-level Parquet files (one per input file).")
 @_value_labels_option
 @_class_names_option
+@_dictionary_option
 @_guard
 def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, fit_rows_b, fit_b_sample, data,
             group_column, target, reference, n_boot, seed, workers, scheduler, batch_size, out, people_out,
-            value_labels_path=None, class_names_text=None):
+            value_labels_path=None, class_names_text=None, dictionary_path=None):
     """Who keeps, loses or gains verified recourse when model A is replaced by model B, as JSON.
 
     Every file is counted apart (per group and change: verified under each model, A's advice holding under B;
@@ -110,7 +113,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
                            fit_explainer_b)
     from ..distributed import (count_rows, expand_paths, iter_frames, load_rules, model_file, provenance,
                               reference_files, sample_rows)
-    rules = _labelled_rules(_rules_text(rules_path), value_labels_path, class_names_text)
+    rules = _labelled_rules(_rules_text(rules_path), value_labels_path, class_names_text, dictionary_path)
     ex_a = load_rules(rules)  # fail early on a bad file
     spec = favourable_target(ex_a, _target(target))
     model_a, model_b = _model(model_path), _model(model_b_path)
@@ -122,7 +125,7 @@ def compare(rules_path, model_path, model_b_path, rules_b_path, reference_rows, 
     if rules_b_path:
         if fit_rows_b or fit_b_sample:
             raise _Fail("--fit-rows-b and --fit-b-sample say how to fit B's rules; with --rules-b they are given")
-        rules_b = _labelled_rules(_rules_text(rules_b_path), value_labels_path, class_names_text)
+        rules_b = _labelled_rules(_rules_text(rules_b_path), value_labels_path, class_names_text, dictionary_path)
         load_rules(rules_b)
         fit_on = f"given (--rules-b {rules_b_path})"
     else:  # as compare_models: A's fit rows (the reference rows) when known, else the compared rows

@@ -8,7 +8,23 @@ import sys
 
 import click
 
-from ._common import _Fail, _guard, main, _model, _read_all, _say, _warn_non_features
+from ._common import (_dictionary, _dictionary_option, _Fail, _guard, main, _model, _read_all, _say,
+                      _warn_non_features)
+
+
+def _say_dictionary_fit(dictionary, X) -> None:
+    """How the dictionary meets the data, one line each: columns it describes that are not inputs, and the rows
+    each column's declared special codes hold."""
+    import numpy as np
+
+    absent = [n for n in dictionary.names if n not in X.columns]
+    if absent:
+        _say(f"dictionary: {len(absent)} column(s) described but not inputs: {', '.join(map(repr, absent[:8]))}")
+    for name, codes in dictionary.special_codes.items():
+        if name in X.columns:
+            held = np.isin(np.asarray(X[name], dtype=object), codes) if X[name].dtype == object else X[name].isin(codes)
+            click.echo(f"dictionary: {name}: codes {', '.join(map(str, codes))} hold {int(np.sum(held)):,} of "
+                       f"{len(X):,} rows")
 
 
 @main.command("check-model")
@@ -16,13 +32,15 @@ from ._common import _Fail, _guard, main, _model, _read_all, _say, _warn_non_fea
 @click.option("--data", help="Sample table to check the model against (as `tcrex fit --model` reads it).")
 @click.option("--drop-column", "drop", multiple=True,
               help="Column that is not an input (a label, an id; repeatable), as for `tcrex fit`.")
+@_dictionary_option
 @_guard
-def check_model(model_path, data, drop):
+def check_model(model_path, data, drop, dictionary_path=None):
     """Safe intake report for MODEL (exit 1 when it is refused or incompatible with --data).
 
     The data's columns are taken as `tcrex fit --model` takes them: the model's own inputs when its file names
     them (every other column left out, said in one line), else every column but the --drop-column ones."""
     from ..errors import ModelError
+    dictionary = _dictionary(dictionary_path)  # read (and refused when hostile) before any work starts
     try:
         m = _model(model_path)
     except ModelError as exc:
@@ -46,6 +64,8 @@ def check_model(model_path, data, drop):
             _warn_non_features(X)
         rep = check_compatibility(m, X)
         click.echo(rep.message)
+        if dictionary is not None:
+            _say_dictionary_fit(dictionary, X)
         if not rep.ok:
             if names is None and m.n_features is not None and X.shape[1] != m.n_features:
                 click.echo("leave out the columns that are not inputs (a label, an id) with --drop-column")

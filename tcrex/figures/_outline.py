@@ -16,7 +16,7 @@ import string
 import numpy as np
 import pandas as pd
 
-from ..text import pluralise
+from ..text import pluralise, rule_changes_text
 from ._style import breakdown_text, population_counts, rule_color, solution, tint, verified_breakdown
 
 #: About this many leaves are drawn; branches beyond the budget are drawn collapsed, with their counts. Large
@@ -247,7 +247,7 @@ def metarule_tree_html(ex, target: int = 0, population=None, highlight_row=None,
             return (f'<li class="leaf{path}" style="--c:{_e(n["color"])};--t:{_e(tint(n["color"], 0.85))}" '
                     f'data-metarule="{n["metarule"]}" data-metarule-id="{_e(n["metarule_id"])}">{badge(g)}<span class="cond">{_e(cond)}</span> → '
                     f'{_e(n["advice"])}{same_txt}{you}{here}<br><span class="box">{_e(head)} · if '
-                    f'{_e(n["conditions"])} · up to {_e(pluralise(n["sparsity"], "change"))}</span></li>')
+                    f'{_e(n["conditions"])} · {_e(rule_changes_text(n["sparsity"]))}</span></li>')
         if n["kind"] == "empty":
             return f'<li class="note">{_e(n["text"])}</li>'
         opened = " open" if (root or open_all or n["on_path"]) else ""

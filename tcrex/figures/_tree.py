@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
-from ..text import pluralise
+from ..text import pluralise, rule_changes_text
 from ..vocabulary import ALREADY_IN_TARGET, NO_RULE
 from ._svg import DotError, dot_to_svg, parse_dot  # noqa: F401 (re-exported)
 from ._style import (EMPTY_FILL, EMPTY_LINE, NEUTRAL, base_layout, breakdown_text, clip_text, esc, population_counts,
@@ -107,8 +107,7 @@ def _tree_graph(ex, target: int, population, collapse_empty: bool, max_label: in
             lines = [("b", f"Metarule {ex.metarule_id(target, m)} → {rrow['rule_id']}")]
             lines += [("", s) for s in wrap(mrow["text"], max_label)]
             lines.append(("i", f"accuracy {rrow['accuracy']:.2f} · feasibility {rrow['feasibility']:.2f}"))
-            lines.append(("i", f"complexity {int(rrow['complexity'])} · up to "
-                               f"{pluralise(int(node['sparsity']), 'change')}"))
+            lines.append(("i", f"complexity {int(rrow['complexity'])} · {rule_changes_text(node['sparsity'])}"))
             if here is not None:
                 lines.append(("b", f"{here} here"))
             if checked is not None and checked.get(m):  # what verifies the people it serves
@@ -267,8 +266,8 @@ def metarule_icicle(ex, target: int = 0, population=None, max_nodes: int = ICICL
             labels.append(f"{esc(label)}<br><b>{ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b>")
             hover.append(f"<b>Metarule {ex.metarule_id(target, m)} → {esc(rr['rule_id'])}</b><br>If {esc(metas.loc[m, 'conditions'])}:<br>"
                          f"{esc(metas.loc[m, 'text'])}<br><i>accuracy {rr['accuracy']:.2f}, feasibility "
-                         f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, up to "
-                         f"{pluralise(node['sparsity'], 'change')}</i>"
+                         f"{rr['feasibility']:.2f}, complexity {int(rr['complexity'])}, "
+                         f"{rule_changes_text(node['sparsity'])}</i>"
                          + (f"<br>{esc(breakdown_text(checked[m]))}" if checked is not None and checked.get(m) else ""))
             return
         labels.append(esc(label))

@@ -48,6 +48,7 @@ def sentinel_finding(s: pd.Series, col: str, findings: list, labels=None) -> Non
     """Add the "sentinel" finding of column ``col`` (``labels``: its codebook ``{code: label}``, optional)."""
     codes, rows, kind = sentinel_codes(s)
     if not codes:
+        _candidate_finding(s, col, findings)
         return
     shown = ", ".join(str(c).replace("-", "−") for c in codes)
     where = ("negative code(s) in an otherwise non-negative column" if kind == "negative"
@@ -56,3 +57,20 @@ def sentinel_finding(s: pd.Series, col: str, findings: list, labels=None) -> Non
         "sentinel", f"{col!r}: {rows:,} row(s) hold {shown} — {where}, typical markers for \"unknown\" or \"not "
         f"applicable\" (sentinel codes). Nothing was changed: {special_codes_note(codes, labels)}. To use them as "
         "missing values instead, treat them as missing (then drop or fill in those rows)", col, count=rows))
+
+
+def _candidate_finding(s: pd.Series, col: str, findings: list) -> None:
+    """The "special_codes" finding of a column whose codes the engine does not detect on its own (a small-integer
+    status column: -2/-1/0 beside 1…8; 97/98/99 beside hours up to 60): named with its candidate codes, to declare
+    in the data dictionary (:func:`tcrex.dictionary.candidate_codes`); kept as numbers until they are."""
+    from tcrex.dictionary import candidate_codes  # noqa: PLC0415 - on first use
+
+    codes, why = candidate_codes(s)
+    if not codes:
+        return
+    shown = ", ".join(str(c).replace("-", "−") for c in codes)
+    rows = int(s.isin(codes).sum())
+    findings.append(Finding(
+        "special_codes", f"{col!r}: {why}. They may be codes rather than numbers; as numbers a rule may span them "
+        f"and advice may move a value into one. Declare {shown} as special codes of {col!r} in the data dictionary "
+        "(TCREx(special_codes=...) or dictionary=...) to keep them apart", col, count=rows))

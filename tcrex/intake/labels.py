@@ -12,11 +12,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from tcrex.codebook import MAX_LABELS, check_value_labels, match_feature, normalise_code
+from tcrex.codebook import MAX_CODEBOOK_BYTES, MAX_LABELS, check_value_labels, match_feature, normalise_code
 from tcrex.errors import DataError, ParameterError
-
-#: Largest codebook file accepted (a codebook of 100,000 labels of 40 characters is about 5 MB).
-MAX_CODEBOOK_BYTES = 5 * 2**20
 #: The header a CSV codebook must start with (case and surrounding spaces ignored).
 CSV_COLUMNS = ("feature", "value", "label")
 

@@ -23,11 +23,13 @@ import pandas as pd
 from .. import check_fitted, __version__
 from ..figures import change_keep_counts, dot_to_svg, metarule_tree_html
 from ..population import PRACTICAL_DEFAULT
-from ..text import pluralise
+from ..text import pluralise, RULES_ALONE
 from ._groups import _audit_headline, _audit_html, comparison_html, _what_changed, _where_groups_differ
 from ._markup import _bars, _CSS, _e, _fp, _full, _kv, MAX_TABLE_ROWS, _slug, _table
+from ..vocabulary import is_verified
 from ._recourse import (_changes_table, _headline, _how_hard, _individual_html, _performance_html, _top_rules,
                         TOP_RULES, _who_gets_recourse, _with_rule)
+from ._summary import summary_sentence
 from ._tables import _glossary, MAX_REPORT_LEAVES, _metarules_html, OPEN_ALL_LEAVES, _rules_html
 
 
@@ -100,6 +102,13 @@ class ReportOptions:
     #: ``TCREx.counterfactuals(X, model=...)`` of the same people: with it, "How hard it is" counts the changes of
     #: the points the model confirms (the advice people get), not the paper's rule changes.
     counterfactuals: pd.DataFrame | None = None
+    #: The same people's own values (indexed like ``counterfactuals``): the summary sentence says which way each
+    #: verified change goes ("lowering status_1").
+    people: pd.DataFrame | None = None
+    #: ``{column: title}`` (a data dictionary's titles): the summary sentence names features by them.
+    titles: dict | None = None
+    #: The report's first sentence; default :func:`tcrex.report.summary_sentence` of ``counterfactuals``.
+    summary: str | None = None
     #: Each target in words (``{0: "approved"}``) instead of ``output = 1``.
     outcome_names: dict | None = None
     #: ``{label: name}`` for the classes everywhere else; default the explainer's own.
@@ -133,11 +142,26 @@ def _target_names(ex, o: ReportOptions, class_names) -> dict:
                                if class_names else {})
 
 
+def report_summary(ex, o: ReportOptions, names: dict | None = None) -> str:
+    """The report's first sentence (``id="summary"``): ``o.summary``, else :func:`summary_sentence` of the verified
+    frame (``o.counterfactuals``) in the outcome's name and ``o.titles``; without a model, that nothing was
+    checked."""
+    if o.summary:
+        return o.summary
+    if o.counterfactuals is None or not len(o.counterfactuals):
+        return ("No model was given, so no change was checked on it: the figures below say what the rules alone "
+                "say, not what the model does.")
+    names = names if names is not None else _target_names(ex, o, o.class_names or getattr(ex, "class_names", None))
+    outcome = names.get(0, ex.targets_[0].target.describe()) if len(ex.targets_) == 1 else "the favourable outcome"
+    return summary_sentence(o.counterfactuals, o.people, outcome=outcome, titles=o.titles,
+                            labels=ex.schema_.value_labels)
+
+
 def _executive_summary(ex, o: ReportOptions, names: dict, embed_rows: bool) -> str:
-    """The first page: model, data, targets, headline figures, top rules, the chosen people, the audit, and what
-    the report contains."""
+    """The first page: the summary sentence, model, data, targets, headline figures, top rules, the chosen
+    people, the audit, and what the report contains."""
     individuals = o.individuals or {}
-    cards, words = _headline(ex, o.explanations, o.effectiveness)
+    cards, words = _headline(ex, o.explanations, o.effectiveness, o.counterfactuals)
     outcomes = "; ".join(names.get(t, s.target.describe()) for t, s in enumerate(ex.targets_))
     n_rules = sum(s.n_rules for s in ex.targets_)
     n_metas = sum(len(s.metarules) for s in ex.targets_)
@@ -147,12 +171,13 @@ def _executive_summary(ex, o: ReportOptions, names: dict, embed_rows: bool) -> s
              ("found", f"{pluralise(n_rules, 'rule')} and {pluralise(n_metas, 'metarule')} at accuracy ≥ {ex.tau:g}, "
                        "each rule holding "
                        f"≥ {ex.rho:g} of the data")]
-    top = _top_rules(ex, o.explanations, effectiveness=o.effectiveness, names=names, checked=False)
+    top = _top_rules(ex, o.explanations, effectiveness=o.effectiveness, names=names, checked=False,
+                     counterfactuals=o.counterfactuals)
     shown = top[:TOP_RULES]  # three in all, however many targets: the rest are in the appendix
     more = n_rules - sum(t.startswith("To reach ") for t in shown)
     if more > 0:
         shown.append(f"… and {pluralise(more, 'more rule')} in the appendix (Rules).")
-    body = (_kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
+    body = (f'<p id="summary" class="summary-sentence">{_e(report_summary(ex, o, names))}</p>' + _kv(facts) + cards + "".join(f"<p>{_e(w)}</p>" for w in words)
             + "<h3>Top rules in plain words</h3><ul>" + "".join(f"<li>{_e(t)}</li>" for t in shown) + "</ul>")
     if individuals:
         body += "<h3>Chosen individual" + ("s" if len(individuals) > 1 else "") + "</h3><ul>" + "".join(
@@ -282,10 +307,18 @@ def _appendix(ex, o: ReportOptions, names: dict, embed_rows: bool, class_names) 
     if o.comparison is not None:
         app.add("comparison", "Recourse across models", comparison_html(o.comparison, o.comparison_title))
     agg = []
+    cf = o.counterfactuals
+    if cf is not None and len(cf):  # the advice people get first; the rules alone after, said as such
+        agg.append("<h3>Features each person's confirmed change changes (checked on the model)</h3>"
+                   + _changes_table(cf.loc[is_verified(cf), "n_changes"]))
     if explanations is not None and len(explanations):
         ruled = explanations["changes"][_with_rule(explanations)]
-        agg.append("<h3>Features each person's rule asks to change (the paper's rules, not checked on a model)</h3>"
-                   + _changes_table(ruled))
+        if cf is not None and len(cf):
+            agg.append(_full(RULES_ALONE.capitalize() + ": features each person's rule asks to change",
+                             _changes_table(ruled, inside_rule=True)))
+        else:
+            agg.append("<h3>Features each person's rule asks to change (the paper's rules, not checked on a model)"
+                       "</h3>" + _changes_table(ruled))
     if actions is not None and len(actions):
         agg.append("<h3>Change or keep, per feature</h3>" + _bars(change_keep_counts(actions)))
     if agg:

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..figures import change_keep_counts, individual_table
-from ..text import class_label, is_trivial_rule, join_and, pluralise, trivial_rule_note
-from ..vocabulary import has_recourse, is_verified, needs_recourse, STATUS_TEXT
+from ..text import class_label, framed_alternative, is_trivial_rule, join_and, pluralise, trivial_rule_note
+from ..vocabulary import ALREADY_IN_RULE, has_recourse, is_verified, needs_recourse, STATUS_PLAIN, STATUS_TEXT
 from ._markup import _cell, _e, _full, _kv, _pct, _stack, _table, _WHO_COLORS
 
 
@@ -22,9 +22,13 @@ def _with_rule(explanations: pd.DataFrame) -> np.ndarray:
     return has_recourse(status) & needs_recourse(status)
 
 
-def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tuple[str, list]:
-    """Headline recourse figures (HTML) and plain sentences, from an explain() frame (aggregates only) and, when
-    the points were checked on the model, its :class:`Effectiveness`."""
+def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None,
+              counterfactuals: pd.DataFrame | None = None) -> tuple[str, list]:
+    """Headline recourse figures (HTML) and plain sentences. With the verified frame (``counterfactuals``) every
+    figure is the verified one (the advice people get, checked on the model); the rules' own count is one
+    secondary sentence, said as :data:`RULES_ALONE`. Without a model, the rules' figures, said as not checked."""
+    if counterfactuals is not None and len(counterfactuals):
+        return _headline_verified(explanations, counterfactuals)
     if explanations is None or not len(explanations):
         return "", []
     status = explanations["status"].astype(str).to_numpy()
@@ -59,10 +63,46 @@ def _headline(ex, explanations: pd.DataFrame | None, effectiveness=None) -> tupl
     return f'<div class="headline">{html_cards}</div>', words
 
 
+def verified_figures(counterfactuals: pd.DataFrame) -> dict:
+    """The headline figures of the verified frame (one owner: the executive page's tiles, its sentences and the
+    tests read them here): people, needing a change, verified, the median changes of the verified points, and
+    those with a similar case only / nothing."""
+    outcome = counterfactuals["recourse"].astype(object)
+    need = outcome.notna().to_numpy()
+    verified = is_verified(counterfactuals)
+    changes = counterfactuals.loc[verified, "n_changes"].astype(int)
+    return {"people": len(counterfactuals), "need": int(need.sum()), "verified": int(verified.sum()),
+            "median_changes": float(changes.median()) if len(changes) else None,
+            "similar": int((outcome == "similar_case").sum()), "none": int((outcome == "none").sum())}
+
+
+def _headline_verified(explanations, counterfactuals: pd.DataFrame) -> tuple[str, list]:
+    f = verified_figures(counterfactuals)
+    median = "–" if f["median_changes"] is None else _cell(f["median_changes"])
+    cards = [("individuals explained", f"{f['people']:,}"),
+             ("need a change to reach the favourable outcome", f"{f['need']:,} ({_pct(f['need'], f['people'])})"),
+             ("of them get a change the model confirms", f"{f['verified']:,} ({_pct(f['verified'], f['need'])})"),
+             ("median features the confirmed change changes", median)]
+    html_cards = "".join(f"<div><b>{_e(v)}</b>{_e(k)}</div>" for k, v in cards)
+    words = [f"Of {f['people']:,} individuals, {f['need']:,} are not in the favourable outcome; the model confirms "
+             f"a change for {f['verified']:,} of them ({_pct(f['verified'], f['need'])}), typically changing "
+             f"{median} feature{'' if median == '1' else 's'}."]
+    if f["similar"] + f["none"]:
+        words.append(f"{f['similar'] + f['none']:,} have no confirmed change (for {f['similar']:,} a similar real "
+                     "case is shown, which is not advice).")
+    if explanations is not None and len(explanations):
+        status = explanations["status"].astype(str).to_numpy()
+        n_has = int((has_recourse(status) & needs_recourse(status)).sum())
+        words.append(f"The rules alone (not checked on the model) give {n_has:,} of them a rule to follow; the "
+                     "appendix keeps those figures apart.")
+    return f'<div class="headline">{html_cards}</div>', words
+
+
 def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=None, names=None,
-               checked: bool = True) -> list:
+               checked: bool = True, counterfactuals: pd.DataFrame | None = None) -> list:
     """The most used (else the largest) rules per target, in plain words; ``checked`` adds what happened on the
-    model to the people each rule is the optimal rule for (the executive page leaves it to the appendix)."""
+    model to the people each rule is the optimal rule for (the executive page leaves it to the appendix). With
+    the verified frame (``counterfactuals``) a rule's use is the people whose confirmed change follows it."""
     rules = ex.rules_frame(effectiveness=effectiveness) if effectiveness is not None else ex.rules_frame()
     names = names or {}
     out = []
@@ -71,7 +111,15 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
         if not len(rt):
             out.append(f"No rule reaches {names.get(t, sol.target.describe())} at these settings.")
             continue
-        if explanations is not None and len(explanations):
+        verified_use = counterfactuals is not None and len(counterfactuals) and explanations is not None \
+            and len(explanations)
+        if verified_use:
+            tgt = pd.to_numeric(explanations["target"].reindex(counterfactuals.index), errors="coerce").to_numpy()
+            mine = is_verified(counterfactuals) & (tgt == t) \
+                & (counterfactuals["source"].astype(object) != "minimal_change").to_numpy()
+            used = pd.to_numeric(counterfactuals.loc[mine, "recommended_rule"], errors="coerce").dropna().astype(int)
+            rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
+        elif explanations is not None and len(explanations):
             tgt = pd.to_numeric(explanations["target"], errors="coerce")
             used = pd.to_numeric(explanations.loc[tgt == t, "rule"], errors="coerce").dropna().astype(int)
             rt["used"] = rt["rule"].map(used.value_counts()).fillna(0).astype(int)
@@ -84,7 +132,8 @@ def _top_rules(ex, explanations: pd.DataFrame | None, k: int = 3, effectiveness=
             out.append(f"Rule {r.rule_id} ({outcome}) is left out: {trivial_rule_note(outcome, r.accuracy)}.{who}")
         rt = rt[~trivial].sort_values(["used", "n"], ascending=False).head(k)
         for _, r in rt.iterrows():
-            who = f", recommended to {pluralise(r.used, 'individual')}" if r.used else ""
+            who = ((f"; the confirmed change of {pluralise(r.used, 'person', 'people')} follows it" if verified_use
+                    else f", recommended to {pluralise(r.used, 'individual')}") if r.used else "")
             works = ""
             if checked and "effectiveness" in rt.columns and r.n_served and r.effectiveness == r.effectiveness:
                 works = " " + _rule_outcome_sentence(r)
@@ -114,13 +163,16 @@ def _rule_outcome_sentence(r) -> str:
     return text + said + "."
 
 
-def _changes_table(changes: pd.Series) -> str:
-    """A bar per number of features to change (``changes``: one number per person with advice)."""
+def _changes_table(changes: pd.Series, inside_rule: bool = False) -> str:
+    """A bar per number of features to change (``changes``: one number per person with advice). ``inside_rule``
+    (the rules' own counts once a model checked the advice): 0 is not "no change" but people inside a rule the
+    model does not confirm, and says so."""
     counts = changes.dropna().astype(int).value_counts().sort_index()
     if not len(counts):
         return '<p class="note">No one here has a recourse.</p>'
     top = max(int(counts.max()), 1)
-    rows = "".join(f"<tr><td>{int(c)}</td><td>{int(n):,}</td><td style=\"width:55%\"><span class=\"bar\" "
+    label = {0: STATUS_PLAIN[ALREADY_IN_RULE]} if inside_rule else {}
+    rows = "".join(f"<tr><td>{_e(label.get(int(c), str(int(c))))}</td><td>{int(n):,}</td><td style=\"width:55%\"><span class=\"bar\" "
                    f'style="width:{100 * int(n) / top:.1f}%;background:#009E73"></span></td></tr>'
                    for c, n in counts.items())
     return (f"<table><thead><tr><th>features to change</th><th>individuals</th><th></th></tr></thead>"
@@ -161,8 +213,10 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
             facts.append(("rule", recommended or getattr(exp, "rule_id", None) or exp.rule))
         if exp.counterfactual_valid is not None and recommended != getattr(exp, "rule_id", None):
             facts.append(("the paper's optimal rule", f"{exp.rule_id}, not confirmed by the model here"))
+        checked = exp.counterfactual_valid is not None and getattr(exp, "recourse", None) is not None
         facts += [("metarule", getattr(exp, "metarule_id", None) or exp.metarule),
-                  ("features to change", exp.n_changes)]
+                  ("features to change", exp.n_changes if not checked or exp.recourse == "verified"
+                   else "none the model confirms")]  # never "0" for someone the model rejects
     if exp.rule is not None:
         parts.insert(1, f"<p class=\"rule-heading\"><b>{_e(_rule_heading(exp))}</b></p>")
     parts.append(_kv(facts))
@@ -183,9 +237,11 @@ def _individual_html(ex, name: str, exp, x, real_example: bool = False, class_na
         parts.append(_table(table, widths=widths))
     if exp.alternatives:
         marks = {True: "✓ ", False: "✗ "}
-        alts = "".join(f"<li>{_e(marks.get(a.get('verified'), ''))}{_e(a['text'])}</li>" for a in exp.alternatives)
+        alts = "".join(f"<li title=\"{_e(a.get('paper_text') or a['text'])}\">{_e(marks.get(a.get('verified'), ''))}"
+                       f"{_e(framed_alternative(a['text']))}</li>" for a in exp.alternatives)
         checked = any(a.get("verified") is not None for a in exp.alternatives)
-        parts.append("<p>Nearby metarules (if this individual were slightly different)"
+        parts.append("<p>Nearby metarules: what the advice would be had this person been slightly different (their "
+                     "past, not something to change now; the paper's wording in each line's tooltip)"
                      + ("; ✓ the model confirms a point of the alternative, ✗ it confirms none" if checked else
                         "; not checked on a model") + f":</p><ul>{alts}</ul>")
     return f'<div class="figure">{"".join(parts)}</div>'

@@ -36,7 +36,7 @@ RULE_COLUMNS = {"rule_id": "rule", "target_description": "outcome it reaches", "
                 "boundary_effectiveness": "works at the rule's nearest point"}
 
 METARULE_COLUMNS = {"metarule_id": "metarule", "conditions": "where (the region)", "rule_id": "recommended rule",
-                    "text": "advice", "sparsity": "changes at most", "n_cells": "grid cells",
+                    "text": "advice", "sparsity": "changes the rules alone ask, at most", "n_cells": "grid cells",
                     "n_served": "advised (individuals)", "n_this_rule": "verified through this rule",
                     "n_next_rule": "verified through the next rule", "n_minimal_change": "verified by a minimal change",
                     "n_not_verified": "not verified", "effectiveness": "its own advice verified (checked on the model)",
@@ -48,6 +48,9 @@ _SHARES = ("feasibility", "accuracy", "effectiveness", "boundary_effectiveness")
 SUMMARY_RULES = 12
 
 SUMMARY_METARULES = 10
+
+#: The metarule table's cell for a region inside its rule (the rules alone ask no change there).
+INSIDE_RULE_CELL = "none: inside the rule"
 
 
 def _rules_html(rules: pd.DataFrame, multi_target: bool) -> str:
@@ -91,6 +94,8 @@ def _metarules_html(metas: pd.DataFrame, explanations: pd.DataFrame | None, mult
         return '<p class="note">No metarule: no rule is valid at these settings.</p>'
     advised = _advised(metas, explanations)
     frame = metas.assign(n_served=advised) if advised is not None else metas
+    # the rules' own worst case: a region inside its rule is said so, never "0" (the model may reject people there)
+    frame = frame.assign(sparsity=[INSIDE_RULE_CELL if int(v) <= 0 else str(int(v)) for v in frame["sparsity"]])
     widths = {"where (the region)": "30%", "advice": "30%"}
     intro = (f"<p>{pluralise(len(metas), 'metarule')} split the inputs into regions; in each region one rule is "
              "recommended, with the advice it gives there (the change and what to keep)."

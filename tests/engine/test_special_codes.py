@@ -334,7 +334,9 @@ def test_a_range_that_holds_special_codes_names_them_in_words():
     assert inside and all(f"{labels[v]} ({v:g})" in said for v in inside)
     assert f"({-9:g})" not in said.split("including", 1)[1] or -9 in inside  # −9 lies outside (−9, 3]
     assert numeric_condition(-7, np.inf, True, labels, codes) == "≥ -6"  # holds no code: numbers only
-    assert numeric_condition(-9, 3, True, None, codes) == "in [-8, 3]"
+    # unlabelled codes are named too: no range spans a code without saying so
+    assert numeric_condition(-9, 3, True, None, codes) == "in [-8, 3] (including codes -8 and -7)"
+    assert numeric_condition(-8, 3, True, None, codes) == "in [-7, 3] (including the code -7)"
     many = {float(v): f"code {v}" for v in range(-6, 0)}
     assert numeric_condition(-np.inf, 0, True, many, sorted(many)).endswith("and 3 more labelled codes)")
     # an ordinary labelled value is a quantity like any other: "≤ 1" says nothing more of 0 "no late payments"

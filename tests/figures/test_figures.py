@@ -12,6 +12,7 @@ import pytest
 
 from tcrex import TCREx
 from tcrex.errors import ParameterError
+from tcrex.text import rule_changes_text
 from tcrex import figures as F
 from tcrex.figures import _tree
 
@@ -406,7 +407,7 @@ def test_dot_has_one_node_per_tree_node_with_rule_colours(which, request):
         for node, attrs in zip([n for n in tree if "metarule" in n], leaf_nodes):  # both in pre-order
             assert f"Metarule {ex.metarule_id(t, node['metarule'])} → {ex.rule_id(t, node['rule'])}" in attrs["label"][1]
             assert attrs["color"][1] == F.rule_color(t, node["rule"])
-            assert f"up to {node['sparsity']} change" in attrs["label"][1]
+            assert rule_changes_text(node["sparsity"]) in attrs["label"][1]  # the rules' own figure, said as such
         edge_labels = [e[2]["label"][1].replace("\n", " ") for e in g["edges"]]
         expected = [n[k] for n in tree if "feature" in n for k in ("left_text", "right_text")]
         assert sorted(edge_labels) == sorted(expected)

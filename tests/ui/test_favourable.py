@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tcrex import datasets
-from tcrex.vocabulary import ALREADY_IN_TARGET
+from tcrex.vocabulary import ALREADY_IN_TARGET, RECOURSE_PLAIN, STATUS_PLAIN
 from tcrex.ui.state import session
 
 from tests.support.apptest_kit import (apply_params, assert_clean, csv_bytes, goto, last_result, new_app,
@@ -69,20 +69,27 @@ def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check(
     frame = pd.read_csv(io.StringIO(export.explanations_csv(ws, result)()))
     assert set(frame["target_description"].fillna("")) <= {"approved", ""}
     assert set(frame["model_output_name"]) == {"approved", "rejected"}
-    assert (frame.loc[frame["model_output"] == 1, "status"] == ALREADY_IN_TARGET).all()
-    need = frame["status"] != ALREADY_IN_TARGET
+    assert (frame.loc[frame["model_output"] == 1, "status_code"] == ALREADY_IN_TARGET).all()
+    assert set(frame["status"]) <= set(STATUS_PLAIN.values())  # plain words for people, the codes beside them
+    need = frame["status_code"] != ALREADY_IN_TARGET
     # every point is checked: "verified" exactly where the model confirms it; the others (advice beyond max_changes
     # features, issue #35) get a similar case, said as such
-    assert (frame.loc[need, "recourse_verified"].astype(bool) == (frame.loc[need, "recourse"] == "verified")).all()
-    assert set(frame.loc[need & (frame["recourse"] != "verified"), "recourse"]) <= {"similar_case", "none"}
-    assert set(frame["point_source"].dropna()) <= {"boundary", "searched", "next_rule", "minimal_change", "example"}
-    verified = frame["recourse"] == "verified"
+    assert (frame.loc[need, "recourse_verified"].astype(bool) == (frame.loc[need, "recourse_code"] == "verified")).all()
+    assert set(frame.loc[need & (frame["recourse_code"] != "verified"), "recourse_code"]) <= {"similar_case", "none"}
+    assert set(frame["point_source_code"].dropna()) <= {"boundary", "searched", "next_rule", "minimal_change",
+                                                        "example"}
+    assert set(frame["recourse"].dropna()) <= set(RECOURSE_PLAIN.values())
+    verified = frame["recourse_code"] == "verified"
+    # the changes a person reads are the confirmed point's: never 0 for someone who needs a change
+    assert (frame.loc[verified, "changes"] == frame.loc[verified, "changed"].str.count("; ") + 1).all()
+    assert frame.loc[need & ~verified, "changes"].isna().all()
     assert verified.any() and (frame.loc[verified, "recourse_verified"].astype(bool)).all()
     # the exported sentence names exactly the exported changed features
     for text, changed in zip(frame.loc[verified, "verified_text"], frame.loc[verified, "changed"]):
         assert all(f"{f} to " in text for f in changed.split("; "))
     html = export.build_html(ws, result)
-    assert "verified by a point that follows the advice" in html and "Checked on the model" in html
+    assert "of them get a change the model confirms" in html and "Checked on the model" in html
+    assert "median features the rule asks to change" not in html  # the verified figures head the report
     assert "favourable outcome" in html and "approved" in html
     assert "the model agrees at the recommended point" in html
 

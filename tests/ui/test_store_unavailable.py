@@ -6,7 +6,7 @@ import pytest
 
 from tests.support.apptest_kit import goto, new_app
 
-from tcrex.ui.state import workspace
+from tcrex.ui.state import session, workspace
 
 
 @pytest.fixture
@@ -25,5 +25,5 @@ def test_an_unusable_store_is_said_with_the_folder_and_the_dashboard_works_on(br
     assert len(shown) == 1 and f"{broken_state} already exists and is not a folder; give a folder" in shown[0]
     assert "this session will not be saved" in shown[0] and not at.exception
     goto(at, "global_rules")  # the dashboard works on, unsaved
-    bound = at.session_state["tcrex.workspace"]
+    bound = session.workspace_binding(at.session_state)
     assert not at.exception and bound.id == "" and bound.read_only  # no workspace was started in its place

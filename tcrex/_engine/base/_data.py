@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ...codebook import as_pairs, from_pairs, match_feature, resolve_value_labels
+from ...codebook import as_pairs, check_label, from_pairs, match_feature, resolve_value_labels
 from ...errors import DataError, ParameterError, SchemaError
+from ...text import feature_text
 from ...vocabulary import CATEGORICAL, NUMERIC
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -42,6 +43,14 @@ class Feature:
     #: numeric feature's codes), matched by :func:`tcrex.codebook.resolve_value_labels`; read by
     #: :func:`tcrex.text.value_text`
     labels: dict = field(default_factory=dict)
+    #: what the column means, from the data dictionary ("repayment status last month"; ``tcrex.dictionary``), or
+    #: None; every text names the feature through :func:`tcrex.text.feature_text` with it
+    title: str | None = None
+
+    @property
+    def display(self) -> str:
+        """The feature as texts name it: "repayment status last month (status_1)", or the name alone."""
+        return feature_text(self.name, self.title)
 
     @property
     def is_categorical(self) -> bool:
@@ -60,6 +69,8 @@ class Feature:
                 out["special_codes"] = [_native(c) for c in self.special_codes]
         if self.labels:
             out["labels"] = as_pairs(self.labels)
+        if self.title:
+            out["title"] = self.title
         return out
 
     @classmethod
@@ -86,9 +97,15 @@ class Feature:
             if unknown:
                 raise SchemaError(f"feature {d.get('name')!r}: labels name values it does not have: "
                                   f"{unknown[:5]}")
+        title = None
+        if d.get("title") is not None:  # optional: the data dictionary's title
+            try:
+                title = check_label(d["title"], f"feature {d.get('name')!r}: title")
+            except ParameterError as exc:
+                raise SchemaError(str(exc)) from None
         return cls(name=str(d["name"]), kind=kind, categories=list(categories),
                    integer=bool(d.get("integer", False)), special_codes=list(codes) if kind == NUMERIC else [],
-                   ordered=kind == CATEGORICAL and d.get("ordered") is True, labels=labels)
+                   ordered=kind == CATEGORICAL and d.get("ordered") is True, labels=labels, title=title)
 
 
 #: Sentinel detection: at most this many distinct codes, each in at least ``SENTINEL_MIN_ROWS`` rows; the other

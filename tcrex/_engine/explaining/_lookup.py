@@ -17,7 +17,7 @@ from ..fitting._state import FittedState
 from ..fitting._targets import serving_target
 from ...vocabulary import (ALREADY_IN_RULE, ALREADY_IN_TARGET, CLASSIFICATION, NO_ACTIONABLE_RULE, NO_RULE, OK,
                           STATUSES)
-from ...text import box_conditions, status_sentence
+from ...text import box_conditions, status_sentence, titled
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating categories costs per call
 
@@ -138,7 +138,8 @@ def change_keep(schema: FeatureSchema, sol: Solution, r: int, outside: np.ndarra
         memo[key] = box_conditions(schema, sol.rules, r)
     change, keep = [], []
     for i, cond in memo[key].items():
-        entry = {"feature": schema.names[i], "condition": cond["text"], **cond["bounds"]}
+        entry = titled({"feature": schema.names[i], "condition": cond["text"], **cond["bounds"]},
+                       schema.features[i].title)
         (change if outside[i] else keep).append(entry)
     return change, keep
 

@@ -8,7 +8,7 @@ from ...errors import ParameterError
 from ._lookup import change_keep
 from ..fitting._solution import Solution
 from ..fitting._state import FittedState, metarule_id, rule_id
-from ...text import (NO_ACTIONABLE_RECOURSE, box_text, change_keep_sentence, if_sentence, inside_rule_sentence,
+from ...text import (NO_ACTIONABLE_RECOURSE, rule_changes_text, box_text, change_keep_sentence, if_sentence, inside_rule_sentence,
                    is_trivial_rule, pluralise, trivial_rule_note)
 
 RULE_COLUMNS = ["target", "target_description", "rule", "rule_id", "conditions", "n", "feasibility", "accuracy",
@@ -111,8 +111,8 @@ def summary_text(state: FittedState, class_names=None, target: int | None = None
             flag = " — a rule without conditions, not advice" if m.rule is not None and m.rule == m.rule \
                 and int(m.rule) in trivial else ""
             if isinstance(m.rule_id, str):
-                lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {m.rule_id}, up to "
-                             f"{pluralise(m.sparsity, 'change')}{flag})")
+                lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → {m.rule_id}, "
+                             f"{rule_changes_text(m.sparsity)}{flag})")
             else:  # constraints forbid every rule here (the frame's missing id reads back as NaN, not None)
                 lines.append(f"  {if_sentence(m.conditions, m.text)} ({m.metarule_id} → no actionable rule)")
     return "\n".join(lines)

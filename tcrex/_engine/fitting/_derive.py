@@ -11,6 +11,8 @@ import pandas as pd
 
 from ...codebook import check_class_names
 from ...constraints import Constraints
+from ...dictionary import (check_dictionary_param, fit_constraints, fit_parameters, label_questions,
+                                  matched_labels, special_codes_param, with_titles)
 from ..base._data import FeatureSchema, frame_columns, resolve_special_codes
 from ...errors import ModelError, NoValidRuleError, ParameterError
 from ..base._outputs import (as_regression, check_n_classes, check_outputs, check_rows_for_rho, check_task, class_codes,
@@ -115,10 +117,17 @@ def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0:
     """Step (a): the state of a fit on X with its surrogate grown and no target solved yet."""
     t0 = time.perf_counter() if t0 is None else t0
     columns = frame_columns(X)  # fetched once, for detecting the types and for encoding
+    dictionary = check_dictionary_param(params.get("dictionary"))
+    params, notes = fit_parameters(dictionary, list(X.columns), params)
     schema = FeatureSchema.detect(X, params["categorical_features"], params["numeric_features"], columns)
-    schema = schema.with_labels(params["value_labels"])  # checked before anything is grown
+    labels = params["value_labels"]
+    if dictionary is not None:  # a dictionary names what a column may hold; the data may lack some of it
+        labels, more = matched_labels(schema, labels)
+        notes += more
+    schema = with_titles(schema.with_labels(labels), dictionary)  # checked before anything is grown
     enc, by_column = schema.encode_both(X, columns)  # rows, and the same as columns for the surrogate
-    resolve_special_codes(schema, by_column, params["special_codes"])  # (reads columns)
+    resolve_special_codes(schema, by_column, special_codes_param(schema, dictionary, params["special_codes"]))
+    notes += [question for _, _, question in label_questions(schema)]
     report("model outputs", 0.02)
     y = check_outputs(y_pred, len(X)) if y_pred is not None else predict(model, X)
     task = check_task(params["task"]) or detect_task(y, model if y_pred is None else None)
@@ -137,7 +146,8 @@ def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0:
     rows_problem = check_rows_for_rho(len(X), params["rho"])
     if rows_problem:
         raise ParameterError(rows_problem)
-    constraints = Constraints(schema, params["constraints"])
+    spec, suggested = fit_constraints(schema, dictionary, params["constraints"])
+    constraints = Constraints(schema, spec)
     names = set(schema.names)
     report("surrogate", 0.05)
     t1 = time.perf_counter()
@@ -151,16 +161,34 @@ def grown_state(X: pd.DataFrame, model, y_pred, params: dict, report=_quiet, t0:
         max_changes=params["max_changes"], model=model if y_pred is None else None, surrogate=surrogate, grower=surrogate.grower_,
         n_surrogate_fits=1, timings={"encode": t1 - t0, "surrogate": t2 - t1}, fit_enc=enc, fit_y=y,
         fit_index=X.index, fit_dtypes={str(c): d for c, d in zip(X.columns, X.dtypes) if str(c) in names},
-        category_counts=counts, category_preference=preference_of(counts, schema), class_names=class_names)
+        category_counts=counts, category_preference=preference_of(counts, schema), class_names=class_names,
+        dictionary=dictionary, suggested_constraints=suggested, dictionary_notes=notes)
     return state
 
 
-def relabel_state(state: FittedState, value_labels, class_names) -> FittedState:
-    """A new state with another codebook and/or other class names (None: keep them; {} removes them): nothing is
-    re-derived (labels change words, never rules), but the cached frames hold sentences, so the cache is fresh."""
-    schema = state.schema if value_labels is None else state.schema.with_labels(value_labels)
+def relabel_state(state: FittedState, value_labels, class_names, dictionary=None) -> FittedState:
+    """A new state with another codebook and/or other class names (None: keep them; {} removes them) and/or
+    another data dictionary's words (titles and labels; its codes must be the ones the rules were fitted with):
+    nothing is re-derived (labels change words, never rules), but the cached frames hold sentences, so the cache
+    is fresh."""
+    changes = {}
+    if dictionary is not None:
+        dictionary = check_dictionary_param(dictionary)
+        changes = {"dictionary": dictionary}
+        for name, codes in dictionary.special_codes.items():
+            if name in state.schema.names:
+                f = state.schema.features[state.schema.index(name)]
+                if f.is_categorical or [float(c) for c in codes] != [float(c) for c in f.special_codes]:
+                    raise ParameterError(
+                        f"the dictionary declares the special codes {codes} of {name!r}, but the rules were fitted "
+                        f"with {f.special_codes or 'none'}; codes change the rules, not only words: fit again with "
+                        "this dictionary (TCREx(dictionary=...), tcrex fit --dictionary)")
+        labels, _ = matched_labels(state.schema, {**dictionary.value_labels, **(value_labels or {})})
+        schema = with_titles(state.schema.with_labels(labels), dictionary)
+    else:
+        schema = state.schema if value_labels is None else state.schema.with_labels(value_labels)
     names = state.class_names if class_names is None else check_class_names(class_names, state.classes)
-    return rederive(state, schema=schema, class_names=names)
+    return rederive(state, schema=schema, class_names=names, **changes)
 
 
 def update_state(state: FittedState, tau, constraints, spec, report=_quiet) -> FittedState:

@@ -75,6 +75,13 @@ class FittedState:
     #: the model's classes' names, class -> name (``TCREx(class_names=)``, matched by
     #: :func:`tcrex.codebook.check_class_names`); {} when none are given
     class_names: dict = field(default_factory=dict)
+    #: the data dictionary the fit applied (``TCREx(dictionary=)``, a :class:`tcrex.dictionary.DataDictionary`),
+    #: or None
+    dictionary: object = None
+    #: the suggested constraints the fit applied by default, ``{feature: reason}`` (``TCREx.suggested_constraints_``)
+    suggested_constraints: dict = field(default_factory=dict)
+    #: what the fit says about the dictionary: parts not used, labelled numbers asked about (``dictionary_notes_``)
+    dictionary_notes: list = field(default_factory=list)
     cache: StateCache = field(default_factory=StateCache)  #: values derived on first use (see StateCache)
 
     # ------------------------------------------------------------------ derived views (no state changes)

@@ -19,7 +19,7 @@ from ._search import Candidates, Scorer, _objects, _ranks, rule_values
 from ..fitting._solution import Solution
 from ..fitting._state import FittedState
 from ._verify import _Model
-from ...text import checked_metacounterfactual_sentence, value_text
+from ...text import checked_metacounterfactual_sentence, titled, value_text
 
 #: "If" values tried per moved feature: the observed values inside the metarule nearest the person's own.
 IF_VALUES = 4
@@ -176,10 +176,10 @@ def check_alternatives(state: FittedState, X, enc: Encoded, t: int, alternatives
         if alt.get("rule") is None or alt["rule"] < 0:
             continue  # "no actionable recourse": nothing to confirm, and the sentence says so already
         if alt["verified"]:  # the point's values as every sentence states them: "label (code)" when labelled
-            moves = [{"feature": c["feature"], "value": stated(c["feature"], alt["if_point"][c["feature"]])}
-                     for c in alt["metachanges"]]
-            changes = [{"feature": c["feature"], "value": stated(c["feature"], alt["point"][c["feature"]])}
-                       for c in alt["changes"]]
+            moves = [titled({"feature": c["feature"], "value": stated(c["feature"], alt["if_point"][c["feature"]])},
+                            c.get("title")) for c in alt["metachanges"]]
+            changes = [titled({"feature": c["feature"], "value": stated(c["feature"], alt["point"][c["feature"]])},
+                              c.get("title")) for c in alt["changes"]]
             alt["text"] = checked_metacounterfactual_sentence(moves, changes, alt["keeps"], verified=True)
         else:
             alt["text"] = checked_metacounterfactual_sentence(alt["metachanges"], [], [], verified=False,

@@ -18,7 +18,7 @@ from ..fitting._derive import solutions_for
 from ..fitting._state import FittedState, metarule_id, rule_id
 from ._verify import verified_frame, verify_one, wants_verify
 from ...vocabulary import STATUSES
-from ...text import box_conditions, metacounterfactual_sentence
+from ...text import box_conditions, metacounterfactual_sentence, titled
 
 
 @dataclass
@@ -170,8 +170,8 @@ def metacounterfactuals(state: FittedState, enc: Encoded, sol: Solution, rule: i
     for a in order:
         m = int(others[a])
         mconds = box_conditions(schema, sol.metarules, m)
-        meta_changes = [{"feature": schema.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]}
-                        for i in np.flatnonzero(meta_outside[a])]
+        meta_changes = [titled({"feature": schema.names[i], "condition": mconds[i]["text"], **mconds[i]["bounds"]},
+                               schema.features[i].title) for i in np.flatnonzero(meta_outside[a])]
         change, keep = change_keep(schema, sol, int(r2[a]), o2[a]) if r2[a] >= 0 else ([], [])
         result.append({"metarule": m, "metarule_id": metarule_id(state, t, m), "rule": int(r2[a]),
                        "rule_id": rule_id(state, t, int(r2[a])),

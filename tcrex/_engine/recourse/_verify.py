@@ -18,7 +18,7 @@ from ._search import Recourse, _objects, find_recourse, first_rows, group_codes,
 from ..explaining._lookup import RowLookup, change_keep, conditions_dict
 from ..fitting._state import FittedState, rule_id
 from ...vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
-from ...text import box_conditions, class_label, status_sentence, value_text, verified_sentence
+from ...text import box_conditions, class_label, status_sentence, titled, value_text, verified_sentence
 
 _SRC = {s: i for i, s in enumerate(SOURCES)}
 
@@ -112,6 +112,7 @@ def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: RowLookup
     group = group_codes(columns)
     first = first_rows(group)
     names = schema.names
+    titles = [f.title for f in schema.features]
     conds_of, ids, described = {}, {}, {}
 
     def id_of(t, r):
@@ -132,10 +133,11 @@ def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: RowLookup
         for f in np.flatnonzero(changed[k]):
             code, shown = texts[(f, "value")]
             near = texts.get((f, "nearest"))
-            changes.append({"feature": names[f], "value": shown[code[k]],
-                            "condition": conds[f]["text"] if f in conds else None,
-                            "nearest": near[1][near[0][k]] if r >= 0 else None})
-        keeps = [{"feature": names[f], "condition": c["text"]} for f, c in conds.items() if not changed[k, f]]
+            changes.append(titled({"feature": names[f], "value": shown[code[k]],
+                                   "condition": conds[f]["text"] if f in conds else None,
+                                   "nearest": near[1][near[0][k]] if r >= 0 else None}, titles[f]))
+        keeps = [titled({"feature": names[f], "condition": c["text"]}, titles[f]) for f, c in conds.items()
+                 if not changed[k, f]]
         said.append(verified_sentence(SOURCES[src] if src >= 0 else None, changes, keeps,
                                       rule_id=id_of(t, r), paper_rule_id=id_of(t, int(paper[k])),
                                       nearest_output=_named(rec.nearest_output[i], class_names), target=described[t],
@@ -246,7 +248,8 @@ def verify_one(state: FittedState, exp, X: pd.DataFrame, enc: Encoded, res: RowL
         exp.recommended_rule_conditions = conditions_dict(state.schema, sol.rules, r)
         change, keep = change_keep(state.schema, sol, r, rec.changed[0])
     else:
-        change = [{"feature": f, "condition": None} for f in exp.changed]
+        change = [titled({"feature": f, "condition": None}, state.schema.features[state.schema.index(f)].title)
+                  for f in exp.changed]
         keep = []
     nearest = state.schema.decode(rec.nearest, X.index).iloc[0]
     for item in change:

@@ -22,6 +22,7 @@ import numpy as np
 from ..base._boxes import Boxes
 from ...codebook import as_pairs, check_class_names, from_pairs
 from ...constraints import Constraints
+from ...dictionary import MAX_FEATURES, DataDictionary
 from ..base._data import FeatureSchema, _native
 from ..recourse._effectiveness import Effectiveness
 from ...errors import DataError, ParameterError, SchemaError, TCRExError
@@ -61,7 +62,7 @@ def _conditions(schema: FeatureSchema, boxes: Boxes, r: int) -> dict:
     return {schema.names[i]: c["bounds"] for i, c in box_conditions(schema, boxes, r, text=False).items()}
 
 
-def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -> str:
+def to_json(params: dict, state: FittedState, indent=None, effectiveness=None, findings=None) -> str:
     """The export of ``state``; ``params``: the estimator's parameters (``TCREx.get_params()``)."""
     schema = state.schema
     doc = {
@@ -82,6 +83,12 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
         doc["classes"] = [_native(c) for c in state.classes]
         if state.class_names:  # version 5: [[class, name], ...] (JSON keys are text; a class 1 stays a number)
             doc["class_names"] = as_pairs(state.class_names)
+    if state.dictionary is not None:  # optional (older exports lack it): the data dictionary, its own versioned form
+        doc["dictionary"] = state.dictionary.to_dict()
+    if state.suggested_constraints:  # the suggested constraints the fit applied by default, with their reasons
+        doc["suggested_constraints"] = dict(state.suggested_constraints)
+    if state.dictionary_notes:
+        doc["dictionary_notes"] = list(state.dictionary_notes)
     counts = state.category_counts
     if counts is not None:
         doc["category_counts"] = {schema.names[i]: [int(c) for c in counts[j]]
@@ -110,6 +117,8 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None) -
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
         doc["version"] = VERSION_EFFECTIVENESS
         doc["effectiveness"] = effectiveness.to_dict()
+    if findings:  # optional: what the fit says too little about (TCREx.fit_findings), for people; never read back
+        doc["findings"] = [f.to_dict() for f in findings]
     return json.dumps(doc, indent=indent, allow_nan=False, ensure_ascii=False)
 
 
@@ -209,6 +218,23 @@ def _boxes(schema: FeatureSchema, items: list, what: str) -> Boxes:
     return boxes
 
 
+def _dictionary_part(doc: dict) -> tuple:
+    """The dictionary, the applied suggestions ``{feature: reason}`` and the dictionary notes of an export (each
+    optional: older exports have none)."""
+    dictionary = None
+    if doc.get("dictionary") is not None:
+        dictionary = DataDictionary.from_dict(doc["dictionary"], SchemaError)
+    suggested = doc.get("suggested_constraints") or {}
+    if not isinstance(suggested, dict) or len(suggested) > MAX_FEATURES or not all(
+            isinstance(k, str) and isinstance(v, str) and len(v) <= 2000 for k, v in suggested.items()):
+        raise SchemaError("suggested_constraints must be an object {feature: reason}")
+    notes = doc.get("dictionary_notes") or []
+    if not isinstance(notes, list) or len(notes) > MAX_FEATURES or not all(
+            isinstance(n, str) and len(n) <= 4000 for n in notes):
+        raise SchemaError("dictionary_notes must be a list of sentences")
+    return dictionary, dict(suggested), list(notes)
+
+
 def from_json(cls, text, max_grid_bytes: int | None = None):
     """An estimator of class ``cls`` (made with the export's parameters) holding the :class:`FittedState` the export
     describes, checked as untrusted input."""
@@ -291,11 +317,14 @@ def from_json(cls, text, max_grid_bytes: int | None = None):
                 raise SchemaError(str(exc)) from None
         ex.value_labels = schema.value_labels or None
         ex.class_names = dict(class_names) or None
+        dictionary, suggested, notes = _dictionary_part(doc)
+        ex.dictionary = dictionary
         ex.state_ = FittedState(schema=schema, task=task, classes=classes, constraints=constraints, n_fit_rows=n_fit,
                                 solutions=solutions, tau=ex.tau, rho=ex.rho, max_cells=ex.max_cells,
                                 random_state=ex.random_state, max_changes=ex.max_changes, grower=grower, category_counts=counts,
                                 category_preference=preference_of(counts, schema), rule_values=values,
-                                effectiveness=effectiveness, class_names=class_names)
+                                effectiveness=effectiveness, class_names=class_names, dictionary=dictionary,
+                                suggested_constraints=suggested, dictionary_notes=notes)
     except SchemaError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:

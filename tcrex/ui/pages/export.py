@@ -17,7 +17,7 @@ import streamlit as st
 
 from tcrex import figures as fg
 from tcrex import conform_dtypes, report, spreadsheet
-from tcrex.vocabulary import is_verified
+from tcrex.vocabulary import is_verified, plain_words, RECOURSE_PLAIN, SOURCE_TEXT, STATUS_PLAIN
 from tcrex.population import PRACTICAL_DEFAULT
 
 from ..state import verification
@@ -46,9 +46,14 @@ def explanations_frame(ws: DataAndModel, result: FitResult) -> pd.DataFrame:
     """Every row's explanation for the CSV export: split, model output (with class names), the target it is
     explained toward, rule and metarule (their indices within the target and their ids ``rule_id`` / ``metarule_id``,
     as the tables show them), changes, status, text and, where a model checked it, whether the recommended point
-    works (``recourse``: verified / similar_case / none, ``recourse_verified``), where the point comes from
-    (``point_source``), the rule whose point was verified (``recommended_rule_id``), the features it changes
-    (``changed``) and the sentence stating the verified values (``verified_text``)."""
+    works (``recourse``, ``recourse_verified``), where the point comes from (``point_source``), the rule whose point
+    was verified (``recommended_rule_id``), the features it changes (``changed``) and the sentence stating the
+    verified values (``verified_text``). With the model's check, ``changes`` counts the confirmed point's changes
+    (empty for a person without one) and the rule's own count moves to ``rule_changes_not_checked``.
+
+    Statuses, recourse outcomes and point sources are plain words (:data:`tcrex.vocabulary.STATUS_PLAIN`,
+    ``RECOURSE_PLAIN``, ``SOURCE_TEXT``); their machine codes follow in ``status_code``, ``recourse_code`` and
+    ``point_source_code``."""
     out = result.explanations.copy()
     out.insert(0, "split", np.where(ws.X.index.isin(ws.data.test_index), "test", "fit"))
     out.insert(1, "model_output", ws.y_pred)
@@ -70,15 +75,31 @@ def explanations_frame(ws: DataAndModel, result: FitResult) -> pd.DataFrame:
     rows = verification.verified_rows(ws, result)
     if rows is not None and not rows.sampled:
         frame = rows.frame.reindex(out.index)
-        out["recourse"] = frame["recourse"]
-        out["recourse_verified"] = pd.array(is_verified(frame), dtype="boolean")
+        verified = is_verified(frame)
+        out["recourse"] = plain_words(frame["recourse"], RECOURSE_PLAIN)
+        out["recourse_verified"] = pd.array(verified, dtype="boolean")
         out.loc[frame["recourse"].isna().to_numpy(), "recourse_verified"] = pd.NA
-        out["point_source"] = frame["source"]
+        out["point_source"] = plain_words(frame["source"], SOURCE_TEXT)
         out["recommended_rule_id"] = [rule_ids.get((int(t), int(r))) if pd.notna(t) and pd.notna(r) else None
                                       for t, r in zip(target_index, frame["recommended_rule"])]
         out["changed"] = ["; ".join(c) if isinstance(c, tuple) else "" for c in frame["changed"]]
         out["verified_text"] = frame["text"]
+        # the changes a person is asked to make are the confirmed point's; the rule's own count is kept apart,
+        # said as not checked (a person inside a rule the model does not confirm is never "0 changes")
+        rule_changes = out.pop("changes")
+        out.insert(out.columns.get_loc("status"), "changes",
+                   pd.array(np.where(verified, frame["n_changes"].fillna(0).astype(int), 0), dtype="Int64"))
+        out.loc[~verified, "changes"] = pd.NA
+        out[RULE_CHANGES_COLUMN] = rule_changes
+        out["recourse_code"] = frame["recourse"].astype(object)
+        out["point_source_code"] = frame["source"].astype(object)
+    out["status_code"] = out["status"].astype(object)
+    out["status"] = plain_words(out["status"], STATUS_PLAIN)
     return out
+
+
+#: The CSV's column of the changes each person's rule asks for, once the model checked the advice.
+RULE_CHANGES_COLUMN = "rule_changes_not_checked"
 
 
 def explanations_csv(ws: DataAndModel, result: FitResult) -> Callable[[], str]:
@@ -194,7 +215,8 @@ def build_html(ws: DataAndModel, result: FitResult, generated_at: datetime | Non
         audit_practical=PRACTICAL_DEFAULT if audit is None else audit.practical,
         individuals=chosen, explanations=result.explanations, actions=result.actions(ws),
         rows=rows, include_rows=include_rows, effectiveness=verification.effectiveness(ws, result),
-        counterfactuals=_verified_frame(ws, result),
+        counterfactuals=_verified_frame(ws, result), summary=verification.summary_text(ws, result),
+        people=None if _verified_frame(ws, result) is None else ws.X.loc[_verified_frame(ws, result).index],
         outcome_names={t: ws.target_name(sol.target) for t, sol in enumerate(ex.targets_)},
         class_names=ws.data.class_names or None, model_performance=measure_model(ws, p.target),
         comparison=None if comparison is None else comparison.result,
@@ -272,6 +294,25 @@ def report_contents(ws: DataAndModel, result: FitResult, include_person: bool = 
                                   total_rows=ws.data.n_rows, audit=sections.audit is not None,
                                   comparison=sections.comparison is not None,
                                   figures=interactive) + sections.notes
+
+
+def pdf_available() -> bool:
+    """Whether this server can print the report to PDF (Chromium is installed: :func:`tcrex.report.chromium`)."""
+    return report.chromium() is not None
+
+
+def pdf_report(ws: DataAndModel, result: FitResult, include_rows: bool = False, interactive: bool = False,
+               include_person: bool = False, sections: ReportSections | None = None) -> Callable[[], bytes]:
+    """The report printed to PDF by the server's Chromium (A4, the main part first, the appendix on its own
+    pages), built on click: the same HTML as :func:`html_report` with the same options."""
+    html = html_report(ws, result, include_rows=include_rows, interactive=interactive,
+                       include_person=include_person, sections=sections)
+
+    def build() -> bytes:
+        text = html()
+        with st.spinner("Printing the report to PDF ..."):
+            return report.pdf_bytes(text)
+    return build
 
 
 def html_report(ws: DataAndModel, result: FitResult, include_rows: bool = False,

@@ -14,8 +14,8 @@ import streamlit as st
 from tcrex.figures import metarule_outline, metarule_tree_html
 from tcrex.text import NO_CONDITION, is_trivial_rule, trivial_rule_note
 
-from ..state import shared, verification
-from ..state.active import FitResult, DataAndModel
+from ..state import session, shared, verification
+from ..state.active import FitResult, DataAndModel, set_params
 from ..widgets.components import current_individual
 
 
@@ -57,6 +57,41 @@ RULE_COLUMNS = {
 #: The static table's headers (the caption below the table says what each counts, in full).
 STATIC_HEADERS = {"works at nearest point": "at nearest point", verification.OWN_ADVICE: "own advice",
                   "verified via next rule": "via next rule", "verified by minimal change": "by minimal change"}
+
+
+#: The sidebar's ρ slider's lowest value: a suggestion below it is said, not offered as a button.
+RHO_WIDGET_MIN = 0.005
+
+
+def _apply_suggestion(suggestion: dict) -> None:
+    """Button callback (runs before the script): the suggested parameters applied, and the sidebar's widgets
+    showing them (so the form has nothing "not applied yet")."""
+    set_params(**suggestion)
+    if "rho" in suggestion:
+        session.set_widget(session.PARAM_RHO, float(suggestion["rho"]))
+    if "n_trees" in suggestion:
+        session.set_widget(session.PARAM_TREES, int(suggestion["n_trees"]))
+
+
+def findings_panel(result: FitResult, key: str = "findings") -> None:
+    """What this fit says too little about (:meth:`TCREx.fit_findings`), each sentence once, with its checked
+    suggestion and one button that applies it."""
+    if result.fit_findings is not None:
+        findings = result.findings()
+    else:  # a degenerate fit tries a few settings (at most FINDINGS_BUDGET seconds), once per fit
+        with st.spinner("Checking whether these settings say enough ..."):
+            findings = result.findings()
+    if not findings:
+        return
+    text = " ".join(dict.fromkeys(f.text for f in findings))
+    suggestion = findings[0].suggestion
+    with st.container(border=True):
+        st.warning(f"**These settings say little.** {text} {findings[0].suggestion_text()}",
+                   icon=":material/lightbulb:")
+        if suggestion and float(suggestion.get("rho", RHO_WIDGET_MIN)) >= RHO_WIDGET_MIN:
+            words = findings[0].suggestion_text().split(":")[0].removeprefix("Try ")
+            st.button(f"Apply {words}", key=f"{key}_apply", type="primary", on_click=_apply_suggestion,
+                      args=(dict(suggestion),), icon=":material/tune:")
 
 
 def rules_list(ws: DataAndModel, result: FitResult, target: int, max_static: int = 30) -> None:

@@ -15,9 +15,9 @@ import streamlit as st
 from tcrex import conform_dtypes
 from tcrex.errors import TCRExError
 from tcrex.intake import special_codes_note
-from tcrex.vocabulary import ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK
+from tcrex.vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, STATUS_PLAIN
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
-from tcrex.text import pluralise, value_text
+from tcrex.text import framed_alternative, pluralise, RULES_ALONE, value_text
 
 from ..widgets import search
 from ..widgets.constraints import category_names, code_labels, special_codes_of
@@ -213,7 +213,7 @@ def recourse_headline(ws: DataAndModel, result: FitResult, ind: Individual, exp)
     if verdict:
         st.markdown(verdict)
     if exp.paper_text and exp.paper_text != exp.text and exp.status != ALREADY_IN_TARGET:
-        st.caption(f"What the optimal rule alone says (before checking on the model): {exp.paper_text}")
+        st.caption(f"{RULES_ALONE[0].upper()}{RULES_ALONE[1:]}: {rules_alone_text(exp)}")
     if exp.recourse == "verified" and exp.counterfactual:
         st.button("Try this advice in Edit values", key=session.widget_key(session.INDIVIDUAL_WIDGETS, "try_advice"), icon=":material/edit:",
                   on_click=_follow_advice, args=(ws, dict(exp.counterfactual)),
@@ -228,6 +228,15 @@ def _follow_advice(ws: DataAndModel, point: dict) -> None:
     session.set_widget(session.widget_key(prefix, "mode"), "edit")
     # the form's widgets start from the stored values, not from what they showed before
     session.clear_widgets(session.widget_key(prefix, "e_"))
+
+
+def rules_alone_text(exp) -> str:
+    """The paper's optimal rule's own statement, for the secondary line under the advice: a person inside a rule
+    the model rejects them in is said so (never "already inside", which reads as nothing to do)."""
+    if exp.status == ALREADY_IN_RULE and exp.recourse is not None:
+        return (f"this person is inside rule {exp.rule_id}, yet the model does not give them the outcome there "
+                f"({STATUS_PLAIN[ALREADY_IN_RULE]}).")
+    return exp.paper_text
 
 
 def model_verdict(ws: DataAndModel, exp) -> str | None:
@@ -309,7 +318,7 @@ def no_actionable_alternatives(exp) -> None:
     st.caption("The nearest metarules with a rule the constraints allow: if this individual's features were "
                "different in these ways, the rules would recommend this recourse.")
     for k, a in enumerate(alts, start=1):
-        st.markdown(f"{k}. {a['text']}")
+        st.markdown(f"{k}. {framed_alternative(a['text'])}")
 
     shown = _copy(exp)
     shown.alternatives = alts

@@ -485,6 +485,10 @@ def try_data_and_model() -> tuple[DataAndModel | None, str | None]:
 
 
 # ============================================================================================ explainer
+#: Seconds the dashboard lets :meth:`TCREx.fit_findings` search for a better setting after a degenerate fit.
+FINDINGS_BUDGET = 4.0
+
+
 @dataclass
 class FitResult:
     """A fitted explainer for the current parameters, and every row's explanation."""
@@ -498,6 +502,7 @@ class FitResult:
     update_seconds: float | None
     feature_actions: pd.DataFrame | None = field(default=None, repr=False)  # every row's (:meth:`actions`)
     metarule_trees: dict = field(default_factory=dict, repr=False)  # drawn by Global rules (zooming reuses them)
+    fit_findings: list | None = field(default=None, repr=False)  # what the fit says too little about (:meth:`findings`)
 
     @property
     def n_rules(self) -> int:
@@ -510,6 +515,13 @@ class FitResult:
     @property
     def n_cells(self) -> int:
         return sum(t.n_cells for t in self.explainer.targets_)
+
+    def findings(self) -> list:
+        """:meth:`TCREx.fit_findings` of this fit (every row's explanations; the suggestion searched within
+        :data:`FINDINGS_BUDGET` seconds), computed once."""
+        if self.fit_findings is None:
+            self.fit_findings = self.explainer.fit_findings(explanations=self.explanations, budget=FINDINGS_BUDGET)
+        return self.fit_findings
 
     def actions(self, ws: DataAndModel) -> pd.DataFrame:
         """``feature_actions`` for every row (computed once)."""

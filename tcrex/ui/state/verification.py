@@ -9,6 +9,7 @@ the headline. The check of a fit on a model is one :class:`tcrex.ui.state.checks
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from tcrex.errors import TCRExError
+from tcrex.report import summary_sentence
 
 from . import checks, session, shared, st_compat
 from .active import DataAndModel, FitResult, fit_key, try_data_and_model
@@ -25,6 +27,8 @@ from .active import DataAndModel, FitResult, fit_key, try_data_and_model
 MAX_VERIFY_ROWS = 20_000
 #: What the check keeps computed from its value (:meth:`tcrex.ui.state.checks.Check.once`).
 _EFFECTIVENESS = "effectiveness of every row"
+#: What the check keeps of the one sentence (:func:`summary_text`), per wording.
+_SUMMARY = "the one sentence "
 #: How often a placeholder asks whether the check is done: a reader takes half a second as "at once", and a
 #: finished check then shows within it (the machine's speed decides only how long the check itself takes).
 POLL_SECONDS = 0.5
@@ -259,6 +263,42 @@ def recourse_note(ws: DataAndModel, result: FitResult) -> None:
     text = sentence(ws, result, wait=False)
     if text:
         st.markdown(f"**Recourse checked on the model.** {text}")
+
+
+#: The Overview's and the report's first sentence when there is no model to check the advice on.
+NO_MODEL_SUMMARY = ("The outputs come from a column of the data, so no change was checked on a model: the figures "
+                    "below say what the rules alone say.")
+
+
+def summary_text(ws: DataAndModel, result: FitResult, wait: bool = True) -> str | None:
+    """The one sentence (:func:`tcrex.report.summary_sentence`) of this fit from the verified frame, in the
+    data's titles and labels, once per fit (``wait=False``: None while the points are being checked). The
+    Overview's first line and the report's first paragraph both print it."""
+    if not model_available(ws):
+        return NO_MODEL_SUMMARY
+    check = _done(ws, result, wait)
+    if check is None:
+        return None
+    ex = result.explainer
+    outcome = ws.target_name(ex.targets_[0].target) if len(ex.targets_) == 1 else "the favourable outcome"
+    titles = getattr(ws.data, "titles", None) or None
+    labels = ws.data.value_labels or None
+
+    def sentence_of(rows: VerifiedRows) -> str:
+        return summary_sentence(rows.frame, ws.X.loc[rows.frame.index], outcome=outcome, titles=titles,
+                                labels=labels, total_rows=rows.n_rows if rows.sampled else None)
+    # kept with the check per wording (a session's class names or titles make another sentence of the same check)
+    return check.once(_SUMMARY + repr((outcome, titles, labels)), sentence_of)
+
+
+def summary_note(ws: DataAndModel, result: FitResult) -> None:
+    """The Overview's first line: the one sentence, in bold; nothing while the points are being checked (the
+    page's recourse note holds the placeholder and reruns the page when the check is done)."""
+    if model_available(ws) and pending(ws, result):
+        return
+    text = summary_text(ws, result, wait=False)
+    if text:
+        st.markdown(f'<p id="summary"><b>{html.escape(text)}</b></p>', unsafe_allow_html=True)
 
 
 @st.fragment(run_every=POLL_SECONDS)
