@@ -1,13 +1,21 @@
-"""Verified counterfactuals in batch (issue #27): rows/s of ``counterfactuals(X, model=...)`` and where the time
-goes, against the bare model's ``predict`` on the same rows in the same process (the yardstick). Not run by the
+"""Verified counterfactuals in batch: rows/s of ``counterfactuals(X, model=..., reference=...)`` and where the
+time goes, against the bare model's ``predict`` on the same rows in the same process (the yardstick). Not run by the
 tests.
 
-    .venv/bin/python benchmarks/verified_throughput.py                    # 50,000 rows, 3 repeats
+    .venv/bin/python benchmarks/verified_throughput.py                    # 50,000 loans rows, 3 repeats
     .venv/bin/python benchmarks/verified_throughput.py --rows 200000 --cli
+    .venv/bin/python benchmarks/verified_throughput.py --data heloc --old-search   # the bureau table, both searches
 
-Data: ``make_loans`` (``--fit-rows`` rows with seed 1 train the paper's XGBoost and fit T-CREx towards
-``approved`` = 1 with the model; ``--rows`` other rows with seed 0 are explained; the fit rows are the reference
-rows of the search beyond the rules). Printed, best of ``--repeat``:
+Data: ``--data loans`` (default): ``make_loans`` (``--fit-rows`` rows with seed 1 train the paper's XGBoost and
+fit T-CREx towards ``approved`` = 1 with the model; ``--rows`` other rows with seed 0 are explained). ``--data
+heloc``: ``../shared/datasets/heloc.csv`` (23 integer features with the codes -7/-8/-9), shuffled with seed 0: the
+first ``--fit-rows`` rows train and fit (target 1), the next ``--rows`` (at most the rest of the file) are
+explained. In both the fit rows are passed as ``reference=``, the rows of the search beyond the rules.
+
+``--old-search`` also runs, in the same process and alternated, the search that asks the model about every
+candidate point (``tcrex._engine.recourse._verify.tree_scoring = False``) beside the one scoring candidates on the
+model's own trees and confirming what it records on the model: frames checked identical, rows/s, model points per
+row and peak memory (tracemalloc's peak of one call) side by side. Printed, best of ``--repeat``:
 
 * rows/s of the whole call with sentences and with ``text=False``; the yardstick (bare ``model.predict`` on the
   same rows, one call) as rows/s and the ratio;
@@ -31,6 +39,7 @@ The breakdown wraps the engine's functions with timers (``tcrex._engine.recourse
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -45,9 +54,64 @@ from common import machine, train_model  # noqa: E402
 from recourse import load_baseline  # noqa: E402
 
 import tcrex._engine.recourse._counterfactuals as counterfactuals_module  # noqa: E402
+import tcrex._engine.recourse._tree_scoring as tree_scoring_module  # noqa: E402
 import tcrex._engine.recourse._verify as verify_module  # noqa: E402
 from tcrex import TCREx  # noqa: E402
 from tcrex.datasets import make_loans  # noqa: E402
+
+
+def heloc(fit_rows: int, rows: int):
+    """(fit X, fit y, explained X) from the shared HELOC file, shuffled with seed 0."""
+    from common import SHARED_DATA
+    path = SHARED_DATA / "heloc.csv"
+    if not path.exists():
+        raise SystemExit(f"{path} is absent (the shared datasets folder)")
+    df = pd.read_csv(path)
+    df = df.iloc[np.random.default_rng(0).permutation(len(df))].reset_index(drop=True)
+    X, y = df.drop(columns="target"), df["target"].to_numpy()
+    fit_X, fit_y = X.iloc[:fit_rows].reset_index(drop=True), y[:fit_rows]
+    return fit_X, fit_y, X.iloc[fit_rows:fit_rows + rows].reset_index(drop=True)
+
+
+def peak_mb(fn) -> float:
+    """tracemalloc's peak of the memory allocated during ``fn()`` (numpy's arrays included), in MB."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2 ** 20
+    finally:
+        tracemalloc.stop()
+
+
+def old_search_side_by_side(ex, X, model, reference, repeat: int) -> None:
+    """The search asking the model about every candidate against the one scoring candidates on the model's trees,
+    in this process, alternated: identical frames, rows/s, model points per row, peak memory."""
+    def call():
+        return ex.counterfactuals(X, model=model, reference=reference)
+    figures = {}
+    frames = {}
+    for flag in (True, False):
+        verify_module.tree_scoring = flag
+        frames[flag] = call()
+        figures[flag] = {"points": model_points(call, model) / len(X), "peak": peak_mb(call), "t": [], "cpu": []}
+    for _ in range(repeat):
+        for flag in (True, False):
+            verify_module.tree_scoring = flag
+            c, t = time.process_time(), time.perf_counter()
+            call()
+            figures[flag]["t"].append(time.perf_counter() - t)
+            figures[flag]["cpu"].append(time.process_time() - c)
+    verify_module.tree_scoring = True
+    pd.testing.assert_frame_equal(frames[True], frames[False])
+    new, old = figures[True], figures[False]
+    print(f"  search on the model only -> candidates on the trees (same process, alternated, best of {repeat}; "
+          f"frames identical; {os.getloadavg()[0]:.1f} load now):")
+    print(f"    rows/s                 {len(X) / min(old['t']):>10,.0f} -> {len(X) / min(new['t']):>10,.0f}  "
+          f"({min(old['t']) / min(new['t']):.2f}x faster; CPU s per call, medians, {np.median(old['cpu']):.2f} -> "
+          f"{np.median(new['cpu']):.2f}: {np.median(old['cpu']) / np.median(new['cpu']):.2f}x)")
+    print(f"    model points per row   {old['points']:>10.1f} -> {new['points']:>10.1f}")
+    print(f"    peak memory of a call  {old['peak']:>8.0f} MB -> {new['peak']:>8.0f} MB (tracemalloc)")
 
 
 def loans(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -91,6 +155,7 @@ class Timers:
         self.undo = []
         self.wrap(verify_module, "predict", "predict", record=True)
         self.wrap(verify_module._Model, "outputs", "search model calls")
+        self.wrap(tree_scoring_module.TreeScorer, "__call__", "tree scoring")
         self.wrap(verify_module, "sentences", "sentences")
         self.wrap(verify_module, "verify_points", "search")
         self.wrap(counterfactuals_module, "lookup_rows", "lookup")  # the outputs on X (predict, not through
@@ -120,10 +185,10 @@ def model_points(fn, model) -> int:
     return seen[0]
 
 
-def breakdown(ex, X, model) -> None:
+def breakdown(ex, X, model, reference=None) -> None:
     with Timers() as tm:
         t = time.perf_counter()
-        ex.counterfactuals(X, model=model)
+        ex.counterfactuals(X, model=model, reference=reference)
         total = time.perf_counter() - t
     frames = tm.frames
     n_points = sum(len(f) for f in frames)
@@ -131,13 +196,15 @@ def breakdown(ex, X, model) -> None:
     bare_one = best(lambda: model.predict(pd.concat(frames, ignore_index=True)), 2) if frames else 0.0
     search = tm.t.get("search", 0.0)
     calls = tm.t.get("search model calls", 0.0)
+    trees = tm.t.get("tree scoring", 0.0)
     lookup = tm.t.get("lookup", 0.0)
     parts = [
         ("lookup (outputs on X + cells)", lookup),
         (f"search: model calls ({len(frames)} calls, {n_points:,} points)", calls),
         ("  of which the bare model on the same frames (floor)", bare_same),
         ("  of which decoding points to the model's frames", calls - tm.t.get("predict", 0.0)),
-        ("search: candidates and choice (rest)", search - calls),
+        ("search: candidates scored on the trees (ties asked of the model)", trees),
+        ("search: candidates and choice (rest)", search - calls - trees),
         ("sentences", tm.t.get("sentences", 0.0)),
         ("frame building (rest)", total - lookup - search - tm.t.get("sentences", 0.0)),
     ]
@@ -215,42 +282,52 @@ def cli_throughput(ex, X, fit_X, model, repeat: int, baseline_tree=None) -> None
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=50_000)
-    ap.add_argument("--fit-rows", type=int, default=10_000)
+    ap.add_argument("--data", choices=("loans", "heloc"), default="loans")
+    ap.add_argument("--rows", type=int, default=None, help="rows explained (default 50,000 loans, 4,871 HELOC)")
+    ap.add_argument("--fit-rows", type=int, default=None, help="fit and reference rows (default 10,000 loans, 5,000 "
+                    "HELOC)")
+    ap.add_argument("--old-search", action="store_true", help="also time the search asking the model about every "
+                    "candidate, in this process")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--baseline-tree", help="a checkout of an earlier version to compare with and time against")
     ap.add_argument("--cli", action="store_true", help="also time tcrex explain --verified on the same rows")
     args = ap.parse_args()
     print(machine())
-    fit_X, fit_y = loans(args.fit_rows, 1)
-    X, _ = loans(args.rows, 0)
+    if args.data == "heloc":
+        fit_X, fit_y, X = heloc(args.fit_rows or 5_000, args.rows or 10**9)
+    else:
+        fit_X, fit_y = loans(args.fit_rows or 10_000, 1)
+        X, _ = loans(args.rows or 50_000, 0)
+    args.rows = len(X)
     model = train_model(fit_X, fit_y)
     ex = TCREx(target=1).fit(fit_X, model)
     model.predict(X.head(100))  # warm up
-    ex.counterfactuals(X.head(1000), model=model)
-    cf = ex.counterfactuals(X, model=model)
+    ex.counterfactuals(X.head(1000), model=model, reference=fit_X)
+    cf = ex.counterfactuals(X, model=model, reference=fit_X)
     needing = cf["recourse"].notna().mean()
     src = cf["source"].value_counts(normalize=True)
-    print(f"{args.rows:,} make_loans rows, {needing:.0%} needing recourse; sources "
+    print(f"{args.rows:,} {args.data} rows, {needing:.0%} needing recourse; sources "
           + ", ".join(f"{k} {v:.1%}" for k, v in src.items() if v) + f"; {sum(s.n_rules for s in ex.targets_)} rules")
+    if args.old_search:
+        old_search_side_by_side(ex, X, model, fit_X, args.repeat)
     bare = best(lambda: model.predict(X), args.repeat)
-    with_text = best(lambda: ex.counterfactuals(X, model=model), args.repeat)
-    no_text = best(lambda: ex.counterfactuals(X, model=model, text=False), args.repeat)
+    with_text = best(lambda: ex.counterfactuals(X, model=model, reference=fit_X), args.repeat)
+    no_text = best(lambda: ex.counterfactuals(X, model=model, text=False, reference=fit_X), args.repeat)
     print(f"  yardstick: bare predict on the same rows      {args.rows / bare:>12,.0f} rows/s ({bare:.3f} s)")
     print(f"  counterfactuals(X, model=...) with sentences  {args.rows / with_text:>12,.0f} rows/s ({with_text:.3f} s, "
           f"{with_text / bare:.0f}x the yardstick)")
     print(f"  counterfactuals(..., text=False)              {args.rows / no_text:>12,.0f} rows/s ({no_text:.3f} s)")
-    points = model_points(lambda: ex.counterfactuals(X, model=model), model)
+    points = model_points(lambda: ex.counterfactuals(X, model=model, reference=fit_X), model)
     print(f"  model points per row (outputs on X included)  {points / args.rows:>12.1f} ({points:,} points)")
     if args.baseline_tree:
         old = load_baseline(args.baseline_tree).TCREx(target=1).fit(fit_X, model)
-        same = old.counterfactuals(X, model=model)
+        same = old.counterfactuals(X, model=model, reference=fit_X)
         pd.testing.assert_frame_equal(same, cf)
-        old_points = model_points(lambda: old.counterfactuals(X, model=model), model)
+        old_points = model_points(lambda: old.counterfactuals(X, model=model, reference=fit_X), model)
         new_t, old_t, new_c, old_c = [], [], [], []
         for _ in range(args.repeat):
-            for fn, acc, cpu in ((lambda: ex.counterfactuals(X, model=model), new_t, new_c),
-                                 (lambda: old.counterfactuals(X, model=model), old_t, old_c)):
+            for fn, acc, cpu in ((lambda: ex.counterfactuals(X, model=model, reference=fit_X), new_t, new_c),
+                                 (lambda: old.counterfactuals(X, model=model, reference=fit_X), old_t, old_c)):
                 c, t = time.process_time(), time.perf_counter()
                 fn()
                 acc.append(time.perf_counter() - t)
@@ -260,7 +337,7 @@ def main() -> None:
               f"{args.repeat} alternated); CPU s per call (every thread, medians) {np.median(old_c):.2f} -> "
               f"{np.median(new_c):.2f} ({np.median(old_c) / np.median(new_c):.2f}x); model points per row "
               f"{old_points / args.rows:.1f} -> {points / args.rows:.1f}")
-    breakdown(ex, X, model)
+    breakdown(ex, X, model, fit_X)
     if args.cli:
         cli_throughput(ex, X, fit_X, model, args.repeat, args.baseline_tree)
 

@@ -24,9 +24,12 @@ data_model.outcome_section()
 st.header("4 · Value labels", divider="gray", anchor="value-labels")
 data_model.value_labels_section()
 
-st.header("5 · Columns in use", divider="gray")
+st.header("5 · Data dictionary", divider="gray", anchor="data-dictionary")
+data_model.dictionary_section()
+
+st.header("6 · Columns in use", divider="gray")
 data_model.label_section()
 data_model.active_data_summary()
 
-st.header("6 · Actionability constraints", divider="gray", anchor="actionability-constraints")
+st.header("7 · Actionability constraints", divider="gray", anchor="actionability-constraints")
 data_model.constraints_section()

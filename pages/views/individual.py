@@ -25,7 +25,7 @@ if exp is not None:
     st.subheader("Side by side")  # full width: its five to seven columns fit 1280 px without scrolling
     individual.side_by_side(ws, exp, ind.values, constraints=getattr(ex, "constraints_", None),
                             value_labels=ex.schema_.value_labels)
-    individual.rule_and_metarule(exp, value_labels=ex.schema_.value_labels)
+    individual.rule_and_metarule(exp, value_labels=ex.schema_.value_labels, titles=ws.data.titles)
     if exp.status == NO_ACTIONABLE_RULE:
         individual.no_actionable_alternatives(exp)
     elif exp.alternatives:

@@ -148,7 +148,7 @@ class LoadedModel:
     description : one line for people ("XGBoost binary classifier, 100 trees, 12 features ...")
     warnings : things the user should know that do not stop the model from being used
     trees : LightGBM and CatBoost models loaded in this process also keep their checked trees as a
-        :class:`tcrex.intake._trees.TreeEnsemble` (node arrays; ``raw_scores`` evaluates them in numpy)
+        :class:`tcrex.trees.TreeEnsemble` (node arrays; ``raw_scores`` evaluates them in numpy)
 
     ``predict(X)`` returns one output per row (class labels for classifiers, numbers for regressors); every
     failure is a :class:`tcrex.errors.ModelError` naming the problem. A loaded model is also callable, so it can be

@@ -30,7 +30,7 @@ from .. import MAX_TARGET_CLASSES
 from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ._base import LoadedModel, as_frame, numeric_column, short_error, threads_given
-from ._trees import MISSING_NAN_DEFAULT, TreeArrays, TreeEnsemble, TreeProblem, check_tree
+from ..trees import MISSING_NAN_DEFAULT, TreeArrays, TreeEnsemble, TreeProblem, check_tree
 
 MAGIC = b"CBM1"
 MAX_FEATURES = 100_000

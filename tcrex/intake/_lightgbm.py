@@ -28,7 +28,7 @@ from ..errors import ModelError
 from ..vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ._base import LoadedModel, as_frame, numeric_column, short_error, threads_given
 from ._categories import code_map, codes, integer_codes
-from ._trees import (MISSING_AS_ZERO, MISSING_NAN_DEFAULT, MISSING_ZERO_DEFAULT, TreeArrays, TreeEnsemble,
+from ..trees import (MISSING_AS_ZERO, MISSING_NAN_DEFAULT, MISSING_ZERO_DEFAULT, TreeArrays, TreeEnsemble,
                      TreeProblem, check_tree)
 
 MAX_FEATURES = 100_000

@@ -190,7 +190,8 @@ def test_many_features_edit_constraints_in_a_main_area_table():
     goto(at, "data_model")
     (editor,) = [d for d in at.data_editor if str(d.key).startswith("con_table_")]
     table = editor.value
-    assert len(table) == 16 and table.set_index("feature").loc["age", "constraint"] == "increase only"
+    assert len(table) == 15 and table.set_index("feature").loc["age", "constraint"] == "increase only"
+    assert "region" not in set(table.feature)  # the categorical feature has its own table (free / immutable only)
     row = list(table.feature).index("f03")
     at.session_state[editor.key] = {"edited_rows": {row: {"constraint": "immutable", "weight": 2.0}},
                                     "added_rows": [], "deleted_rows": []}
@@ -249,5 +250,5 @@ def test_many_features_limit_category_moves_below_the_table():
     applied = active.unpack_constraints(session.params(at.session_state).constraints)
     assert applied == {"region": {"transitions": {"north": ["south"]}}}
     assert "region: limited category moves" in sidebar_text(at)
-    table = next(d.value for d in at.data_editor if str(d.key).startswith("con_table_"))
+    table = next(d.value for d in at.data_editor if str(d.key).startswith("con_cattable_"))
     assert "limited category moves (kept)" in table.set_index("feature").loc["region", "note"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tcrex.ui.state import caching, session, sources, active, workspace
+from tcrex.dictionary import DataDictionary, FeatureEntry
 from tcrex.workspace import WorkspaceError
 
 
@@ -23,6 +24,11 @@ def _session_with_everything() -> dict:
                                       constraints=(("age", '"increase_only"'), ("sex", '"immutable"')))
     ss[session.CLASS_NAMES] = {"key1": {0: "Bad", 1: "Good"}}
     ss[session.VALUE_LABELS] = {"key1": {"region": {"N": "north"}, "months": {-7.0: "no record", -8: "not asked"}}}
+    ss[session.DICTIONARY] = {"key1": DataDictionary((
+        FeatureEntry("status_1", title="repayment status last month", unit="months", codes=((-2, "no consumption"),
+                                                                                           (0, None)),
+                     labels=((1, "1 month late"),), history=False, actionability="immutable"),
+        FeatureEntry("region", title="region", kind="categorical", history=True))).to_json()}
     ss[session.OUTCOME_CONFIRMED] = {"ws1": 1, "ws2": (0.5, None)}
     ss[session.FAVOURABLE_FOR] = "ws1"
     ss[session.CONSTRAINTS_CONFIRMED] = {"scope-a", "scope-b"}
@@ -61,6 +67,10 @@ def test_every_persisted_choice_and_upload_comes_back_equal():
         "age": "increase_only", "sex": "immutable"}
     assert fresh[session.CLASS_NAMES]["key1"] == {0: "Bad", 1: "Good"}  # integer class labels stay integers
     assert fresh[session.VALUE_LABELS]["key1"]["months"] == {-7.0: "no record", -8: "not asked"}  # numeric codes
+    # the data dictionary comes back whole: titles, codes with their meanings, labels, actionability, history
+    restored = DataDictionary.from_json(fresh[session.DICTIONARY]["key1"])
+    assert restored == DataDictionary.from_json(ss[session.DICTIONARY]["key1"])
+    assert restored["status_1"].codes == ((-2, "no consumption"), (0, None)) and restored["region"].history
     assert session.workspace_page(fresh) == "audit"
     for slot in ("data", "model"):
         assert fresh[session.UPLOADS][slot] == ss[session.UPLOADS][slot]

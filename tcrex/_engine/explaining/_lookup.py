@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..base._boxes import Boxes
-from ..base._data import Encoded, FeatureSchema, as_frame
+from ..base._data import Encoded, FeatureSchema, as_frame, conform_dtypes
 from ..fitting._derive import solutions_for
 from ...errors import ModelError
 from ..base._outputs import as_regression, check_outputs, model_feature_names, model_frame, predict
@@ -24,27 +24,43 @@ _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))  # built once: validating ca
 
 # ------------------------------------------------------------------ outputs of rows
 def outputs(state: FittedState, X: pd.DataFrame, y_pred, model=None) -> np.ndarray:
-    """``y_pred`` checked against the rows, else ``model`` (or the fitted model) applied to X."""
+    """``y_pred`` checked against the rows, else ``model`` (or the fitted model) applied to X with the fit data's
+    dtypes where they keep every value (:func:`fit_dtypes_of`)."""
     if y_pred is not None:
         return check_outputs(y_pred, len(X))
     model = model if model is not None else state.model
     if model is None:
         raise ModelError("no model to compute outputs: pass y_pred= (the model's outputs on X) or model=")
-    return predict(model, model_frame(model, X, state.schema.names))
+    return predict(model, model_frame(model, fit_dtypes_of(state, X), state.schema.names))
+
+
+def fit_dtypes_of(state: FittedState, X: pd.DataFrame) -> pd.DataFrame:
+    """X with the fit data's pandas categories given back (:func:`conform_dtypes`, where the cast keeps every value)
+    to the columns that lost them, before any model sees it: rows decoded from the explainer's encoding (the kept
+    fit rows) and frames read back from a file (Parquet's text columns) reach a model trained on pandas categories
+    as it was trained. A column the caller holds as categories, or as numbers, is left as given; X itself when the
+    explainer holds no fit dtypes (restored from JSON) or nothing lost its categories."""
+    if state is None or not state.fit_dtypes or len({str(c) for c in X.columns}) != X.shape[1]:
+        return X  # (duplicate names: encoding reports them)
+    lost = {str(c): state.fit_dtypes[str(c)] for c in X.columns
+            if isinstance(state.fit_dtypes.get(str(c)), pd.CategoricalDtype)
+            and not isinstance(X[c].dtype, pd.CategoricalDtype)}
+    return conform_dtypes(X, lost) if lost else X
 
 
 def model_columns(state: FittedState, X: pd.DataFrame, model) -> pd.DataFrame:
     """X as the model takes it when its points are checked (counterfactuals, effectiveness): the explainer's
-    features in the model's declared order (same set), else in fit order; extra columns dropped. Points are
-    built like X, so a model that reads columns by position must see them in its own order."""
+    features in the model's declared order (same set), else in fit order; extra columns dropped; the fit data's
+    dtypes (:func:`fit_dtypes_of`). Points are built like X, so a model that reads columns by position must see
+    them in its own order."""
     model = model if model is not None else state.model
     names = [str(n) for n in state.schema.names]
     declared = model_feature_names(model)
     want = declared if declared is not None and set(declared) == set(names) else names
     cols = [str(c) for c in X.columns]
     if cols == want or not set(want) <= set(cols) or len(set(cols)) != len(cols):
-        return X
-    return X.set_axis(cols, axis=1)[want]
+        return fit_dtypes_of(state, X)
+    return fit_dtypes_of(state, X.set_axis(cols, axis=1)[want])
 
 
 # ------------------------------------------------------------------ the lookup

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..base._data import as_frame
 from ...errors import ModelError, SchemaError, not_fitted
-from ..explaining._lookup import lookup, outputs
+from ..explaining._lookup import lookup, model_columns, outputs
 from ..fitting._state import FittedState
 from ._verify import recourse_codes, verify_points
 from ...vocabulary import (BOUNDARY, MINIMAL_CHANGE, NEXT_RULE, NO_VERIFIED_RECOURSE, RECOURSE_OUTCOMES, RECOURSE_TEXT,
@@ -149,11 +149,11 @@ def compute(state: FittedState, X=None, model=None, y_pred=None, reference=None)
         if not state.has_fit_data:
             raise not_fitted("the default population is the fit data, which a JSON export does not hold; "
                                  "pass X (and model=)")
-        X = state.schema.decode(state.fit_enc, state.fit_index)
+        X = model_columns(state, state.schema.decode(state.fit_enc, state.fit_index), model)  # the fit dtypes
         y = state.fit_y if y_pred is None else outputs(state, X, y_pred)
         population = "fit rows"
     else:
-        X = as_frame(X)
+        X = model_columns(state, as_frame(X), model)
         y = outputs(state, X, y_pred, model)
         population = "given rows"
     enc = state.schema.encode(X)

@@ -220,6 +220,7 @@ class Recourse:
     searched_beyond: bool = True
     n_model_calls: int = 0
     n_candidates: int = 0
+    n_tree_points: int = 0  # candidate points scored on the model's own trees (tcrex._engine.recourse._tree_scoring)
     n_beyond_max: int = 0  # rows whose change that works (beyond the rules) needs more than max_changes features
 
     @property

@@ -15,6 +15,7 @@ from ..base._data import Encoded, _native, as_frame, categorical_codes, conform_
 from ...errors import ModelError
 from ..base._outputs import predict
 from ._search import Recourse, _objects, find_recourse, first_rows, group_codes, reference_rows
+from ._tree_scoring import confirmed, tree_scorer
 from ..explaining._lookup import RowLookup, change_keep, conditions_dict
 from ..fitting._state import FittedState, rule_id
 from ...vocabulary import ALREADY_IN_TARGET, EXAMPLE, NEXT_RULE, RECOURSE_OUTCOMES, SEARCHED, SOURCES
@@ -65,6 +66,11 @@ def source_column(source: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(source, categories=list(SOURCES))
 
 
+#: Whether the search scores candidates on a tree ensemble's own trees (:mod:`._tree_scoring`); False keeps every
+#: candidate a call of the model (the benchmarks time both in one process).
+tree_scoring = True
+
+
 def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: RowLookup, model, reference=None) -> Recourse:
     """The recourse of every row (:func:`tcrex._engine.recourse._search.find_recourse`) on ``model``; ``reference``: rows for
     the search beyond the rules and for similar cases (default: the fit rows in memory)."""
@@ -76,10 +82,18 @@ def verify_points(state: FittedState, X: pd.DataFrame, enc: Encoded, res: RowLoo
     # the fit rows' outputs are this model's when the explainer was fitted with this very model
     own = state.model is not None and model is state.model
 
-    def ref():
-        return reference_rows(state, ref_enc, m.outputs, state.fit_y if own else None)
+    def ref(call):
+        return lambda: reference_rows(state, ref_enc, call, state.fit_y if own else None)
 
-    return find_recourse(state, enc, res, m.outputs, reference=ref)
+    # candidates scored on the model's own trees where they can be read, every recorded point then confirmed by
+    # the model itself in one call; any disagreement and the search runs again on the model alone
+    fast = tree_scorer(model, state.schema, m.X, m.as_categorical, m.outputs) if tree_scoring else None
+    if fast is not None:
+        rec = find_recourse(state, enc, res, fast, reference=ref(fast))
+        if confirmed(rec, m.outputs):
+            rec.n_tree_points, rec.n_model_calls = fast.points, m.calls
+            return rec
+    return find_recourse(state, enc, res, m.outputs, reference=ref(m.outputs))
 
 
 def sentences(state: FittedState, rec: Recourse, X: pd.DataFrame, res: RowLookup, class_names=None) -> list:

@@ -284,7 +284,7 @@ def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSe
         column = st.selectbox("Group individuals by", columns,
                               index=columns.index(default) if default in columns else None, key=f"{key}_column",
                               placeholder="Choose a column (e.g. a protected attribute)",
-                              format_func=lambda c: f"{c}  ({column_role(ws, c)})",
+                              format_func=lambda c: f"{ws.feature_name(c)}  ({column_role(ws, c)})",
                               help="Any column of the data, including columns the model never sees (mark them "
                                    "'not a feature (audit only)' when uploading). Numeric columns with many values "
                                    "are split into quartiles.")
@@ -292,7 +292,7 @@ def controls(ws: DataAndModel, result: FitResult, key: str = "audit") -> AuditSe
         second = st.selectbox("… and by (intersections, optional)", seconds,
                               index=seconds.index(prefs.get("second")) if prefs.get("second") in seconds else 0,
                               key=f"{key}_second",
-                              format_func=lambda c: c if c == NO_SECOND else f"{c}  ({column_role(ws, c)})",
+                              format_func=lambda c: c if c == NO_SECOND else f"{ws.feature_name(c)}  ({column_role(ws, c)})",
                               help="Groups of both columns at once (e.g. sex = F and age 18–30); the small-group "
                                    "rule applies to every intersection.")
     with c2:

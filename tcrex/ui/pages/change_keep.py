@@ -19,7 +19,7 @@ def group_feature(ws: DataAndModel, key: str) -> str | None:
     if not groupable:
         st.caption("No categorical (or few-valued) feature to group by.")
         return None
-    return st.selectbox("Group by", groupable, key=key)
+    return st.selectbox("Group by", groupable, key=key, format_func=ws.feature_name)
 
 
 SUBGROUP_COLUMNS = {

@@ -198,7 +198,7 @@ def group_choice(ws: DataAndModel, key: str) -> str | None:
     chosen = st.selectbox("Compare groups by", options, index=_index(options, start, f"{key}_column")
                           if start in options else 0,
                           key=f"{key}_column", format_func=lambda c: c if c == NO_GROUPING else
-                          f"{c}  ({audit.column_role(ws, c)})")
+                          f"{ws.feature_name(c)}  ({audit.column_role(ws, c)})")
     session.set_compare_choice({**session.compare_choice(), "column": chosen})
     return None if chosen == NO_GROUPING else chosen
 

@@ -23,7 +23,7 @@ from tcrex.vocabulary import CATEGORICAL, CLASSIFICATION, NUMERIC, REGRESSION
 from ..state import session, sources, active
 from ..state.sources import DataSpec, InputProblem, ModelSpec
 from ..state.training import ALGORITHMS
-from ..widgets import components, constraints, outcome
+from ..widgets import components, constraints, dictionary, outcome
 from ..widgets.components import chart
 
 DATA_CHOICES = {"sample:loans": "Loans sample (binary, bundled XGBoost model)",
@@ -494,6 +494,16 @@ def value_labels_section() -> None:
                                                                        key="codebook_reset"):
         active.clear_value_labels(ws.data.key)
         st.rerun()
+
+
+def dictionary_section() -> None:
+    """The data dictionary (:mod:`tcrex.ui.widgets.dictionary`): titles, special codes with their row counts,
+    actionability; the codes the data suggests as one-click findings; upload and download."""
+    ws, result, _ = active.current()
+    if ws is None:
+        st.caption("The data dictionary is set once a model is chosen.")
+        return
+    dictionary.section(ws, result)
 
 
 def _classes_named(label_column, class_names: dict) -> str:

@@ -17,7 +17,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import special_codes_note
 from tcrex.vocabulary import ALREADY_IN_RULE, ALREADY_IN_TARGET, NO_ACTIONABLE_RULE, OK, STATUS_PLAIN
 from tcrex.figures import individual_table, metacounterfactual_figure, metacounterfactual_table
-from tcrex.text import framed_alternative, pluralise, RULES_ALONE, value_text
+from tcrex.text import feature_text, framed_alternative, pluralise, RULES_ALONE, value_text
 
 from ..widgets import search
 from ..widgets.constraints import category_names, code_labels, special_codes_of
@@ -130,12 +130,12 @@ def _edit_form(ws: DataAndModel, base: pd.Series, key: str, result: FitResult | 
                 values = sorted(ws.X[f].dropna().unique().tolist(), key=str)
                 cur = start[f]
                 # the codebook's names, as the sentences say them ("no checking account (A14)"); the value is the code
-                new[f] = box.selectbox(f, values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
+                new[f] = box.selectbox(ws.feature_name(f), values, index=values.index(cur) if cur in values else 0, key=f"{key}_e_{f}",
                                        format_func=category_names(ws, f, values))
             else:
                 is_int = pd.api.types.is_integer_dtype(ws.X[f])
                 v = start[f]
-                new[f] = box.number_input(f + _code_meaning(ws, result, f, v), value=int(v) if is_int else float(v),
+                new[f] = box.number_input(ws.feature_name(f) + _code_meaning(ws, result, f, v), value=int(v) if is_int else float(v),
                                           step=1 if is_int else None, key=f"{key}_e_{f}",
                                           format=None if is_int else "%.4g", help=_codes_help(ws, result, f))
         submitted = st.form_submit_button("Explain these values", type="primary")
@@ -333,7 +333,11 @@ def side_by_side(ws: DataAndModel, exp, values: pd.Series, constraints=None, val
                   constraints=constraints, value_labels=value_labels)
     if table is None:
         return
-    table = arrow_safe(table.rename(columns={"counterfactual value": "recommended point"}))
+    table = table.rename(columns={"counterfactual value": "recommended point"})
+    if "feature" in table.columns and ws.data.titles:  # the dictionary's titles ("⟨model output⟩" stays)
+        features = set(map(str, ws.features))
+        table["feature"] = [ws.feature_name(f) if str(f) in features else f for f in table["feature"]]
+    table = arrow_safe(table)
     styled = table.style.apply(_highlight_row, axis=1)
     st.dataframe(styled, hide_index=True, width="stretch")
     st.caption("Highlighted: the features to change. First row: the model's output at each point (✓ = the "
@@ -381,13 +385,21 @@ def paper_rule_note(exp) -> str | None:
     return None
 
 
-def _cond_lines(conds: dict) -> str:
-    return "\n".join(f"- `{f}` {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+def _named(feature, titles: dict | None) -> str:
+    """A feature in the condition lists: its dictionary title with the name (:func:`tcrex.text.feature_text`),
+    else the name as code."""
+    text = feature_text(feature, (titles or {}).get(feature))
+    return f"`{feature}`" if text == str(feature) else text
 
 
-def rule_and_metarule(exp, value_labels=None) -> None:
+def _cond_lines(conds: dict, titles: dict | None = None) -> str:
+    return "\n".join(f"- {_named(f, titles)} {c['text']}" for f, c in conds.items()) or "- *(no condition)*"
+
+
+def rule_and_metarule(exp, value_labels=None, titles=None) -> None:
     """The rule and the metarule side by side (two columns of condition lists); ``value_labels`` (the
-    explainer's codebook) names labelled values as the sentences do."""
+    explainer's codebook) names labelled values as the sentences do, ``titles`` (the data dictionary's) names
+    the features."""
 
     def said(feature, value):
         labels = (value_labels or {}).get(feature)
@@ -401,18 +413,19 @@ def rule_and_metarule(exp, value_labels=None) -> None:
         if paper:
             st.caption(paper)
         if getattr(exp, "counterfactual_source", None) != "minimal_change":  # no rule's conditions apply
-            st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions))
+            st.markdown(_cond_lines(getattr(exp, "recommended_rule_conditions", None) or exp.rule_conditions, titles))
         if exp.changes:
             st.markdown("**Change:** " + ", ".join(
-                f"`{c['feature']}` from {said(c['feature'], c['current'])} to "
+                f"{_named(c['feature'], titles)} from {said(c['feature'], c['current'])} to "
                 + (f"{said(c['feature'], c['value'])}" + (f" (the rule asks {c['condition']})" if c.get("condition") else "")
                    if "value" in c else str(c["condition"]))
                 for c in exp.changes))
         if exp.keeps:
-            st.markdown("**Keep:** " + ", ".join(f"`{k['feature']}` {k['condition']}" for k in exp.keeps))
+            st.markdown("**Keep:** " + ", ".join(f"{_named(k['feature'], titles)} {k['condition']}"
+                                                 for k in exp.keeps))
     with right:
         st.subheader(f"Metarule {exp.metarule_id or exp.metarule}")
         st.caption(f"The region of inputs for which the rules' optimum is {exp.rule_id or 'this rule'} (the "
                    "paper's optimal rule):")
-        st.markdown(_cond_lines(exp.metarule_conditions))
+        st.markdown(_cond_lines(exp.metarule_conditions, titles))
 

@@ -145,7 +145,7 @@ def start_form(ws: DataAndModel, result: FitResult) -> None:
         name = c1.text_input("Monitor name", value=f"{ws.data.spec.name or 'analysis'} monitor", key="monitor_name")
         label = c2.text_input("Label of this first version", value="v1", key="monitor_first_label")
         groups = st.multiselect("Report on groups by", columns, default=[default] if default else [],
-                                key="monitor_groups", format_func=lambda c: f"{c}  ({audit.column_role(ws, c)})")
+                                key="monitor_groups", format_func=lambda c: f"{ws.feature_name(c)}  ({audit.column_role(ws, c)})")
         both = st.checkbox("Also their intersection (every combination of the chosen columns)", key="monitor_cross")
         go = st.form_submit_button("Start monitoring", icon=":material/monitor_heart:", type="primary")
     if not go:

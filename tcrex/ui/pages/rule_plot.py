@@ -28,12 +28,14 @@ def plane_controls(ws: DataAndModel, result: FitResult, target: int, key: str) -
         st.warning("The 2-D map needs at least two features.")
         st.stop()
     c1, c2, c3 = st.columns([2, 2, 1])
-    x = c1.selectbox("Horizontal axis", feats, index=feats.index(defaults[0]), key=f"{key}_x")
+    x = c1.selectbox("Horizontal axis", feats, index=feats.index(defaults[0]), key=f"{key}_x",
+                     format_func=ws.feature_name)
     y_opts = [f for f in feats if f != x]
     y_default = defaults[1] if defaults[1] != x else y_opts[0]
     y = c2.selectbox("Vertical axis", y_opts, index=y_opts.index(y_default) if y_default in y_opts else 0,
-                     key=f"{key}_y")
-    st.caption(used_features_caption(result, target))
+                     key=f"{key}_y", format_func=ws.feature_name)
+    titles = ws.data.titles
+    st.caption(used_features_caption(result, target, name=lambda f: ws.feature_name(f) if f in titles else f"`{f}`"))
     current = current_individual(ws, result)
     lo, hi = int(ws.X.index.min()), int(ws.X.index.max())
     row = c3.number_input("Individual (row)", lo, hi, value=int(current), step=1, key=f"{key}_row_{current}",
@@ -69,13 +71,15 @@ def focus_controls(ws: DataAndModel, result: FitResult, target: int, key: str) -
     return int(rule), ws.X.loc[rows]
 
 
-def used_features_caption(result: FitResult, target: int, limit: int = 12) -> str:
-    """"The rules use: income (4 rules), age (1 rule)" — a hint for choosing the Rule map's axes."""
+def used_features_caption(result: FitResult, target: int, limit: int = 12, name=None) -> str:
+    """"The rules use: income (4 rules), age (1 rule)" — a hint for choosing the Rule map's axes (``name``: how a
+    feature is named, e.g. by its dictionary title; default its name as code)."""
     counts = used_feature_counts(result, target)
     n_rules = result.explainer.targets_[target].n_rules
     if not counts:
         return "No rule of this target constrains a feature; any two axes show the data."
-    shown = [f"`{f}` ({k} of {n_rules} rule{'s' if n_rules != 1 else ''})" for f, k in list(counts.items())[:limit]]
+    said = (lambda f: f"`{f}`") if name is None else name
+    shown = [f"{said(f)} ({k} of {n_rules} rule{'s' if n_rules != 1 else ''})" for f, k in list(counts.items())[:limit]]
     more = f" and {len(counts) - limit} more" if len(counts) > limit else ""
     return ("**Features the rules use** (pick two of these as axes to see the rules as rectangles): "
             + ", ".join(shown) + more + ".")

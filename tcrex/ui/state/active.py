@@ -20,6 +20,7 @@ Page helpers (banners, ``require_result``) live in :mod:`tcrex.ui.widgets.page`,
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -33,6 +34,7 @@ from tcrex.errors import TCRExError
 from tcrex.intake import CodebookReport, fit_codebook
 from tcrex.vocabulary import CLASSIFICATION
 from tcrex.constraints import describe_constraints, pack_constraints, unpack_constraints
+from tcrex.dictionary import DataDictionary, value_key
 from tcrex.text import class_text, target_spec_text, target_text
 
 from . import caching, session, shared, sources
@@ -224,15 +226,71 @@ def clear_value_labels(data_key: str) -> None:
     session.clear_value_labels(data_key)
 
 
+def user_dictionary(data_key: str) -> DataDictionary | None:
+    """The data dictionary the user gave this data (None: none). A saved one that no longer reads (a workspace
+    from elsewhere) is dropped with a note, never half-applied."""
+    text = session.dictionary_text(data_key)
+    if text is None:
+        return None
+    try:
+        return _read_dictionary(text)
+    except TCRExError as exc:
+        session.set_dictionary_text(data_key, None)
+        note_for_user(f"the saved data dictionary could not be read and was set aside ({exc})")
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def _read_dictionary(text: str) -> DataDictionary:
+    return DataDictionary.from_json(text)
+
+
+def set_dictionary(data_key: str, dictionary: DataDictionary | None) -> None:
+    """The data dictionary of this data from now on, on every page (None: none)."""
+    session.set_dictionary_text(data_key, None if dictionary is None or not len(dictionary) else dictionary.to_json())
+
+
+def merged_labels(book: dict, dictionary: DataDictionary | None) -> dict:
+    """The codebook ``book`` with the dictionary's value labels (codes' meanings included) over it, value by value
+    (``-2`` and ``-2.0`` are one value: :func:`tcrex.dictionary.value_key`)."""
+    if dictionary is None:
+        return book
+    out = {f: dict(v) for f, v in book.items()}
+    for feature, labels in dictionary.value_labels.items():
+        keys = {value_key(v) for v in labels}
+        out[feature] = {**{v: lab for v, lab in out.get(feature, {}).items() if value_key(v) not in keys}, **labels}
+    return out
+
+
 def _with_class_names(data: ActiveData) -> ActiveData:
-    """The data with the user's class names over the metadata's, and the user's codebook instead of the data's
-    own (a copy: cached data is shared)."""
+    """The data with the user's class names over the metadata's, the user's codebook instead of the data's own,
+    and the user's data dictionary (its labels over the codebook's) (a copy: cached data is shared)."""
     names = user_class_names(data.key)
     book = user_value_labels(data.key)
-    if not names and book is None:
+    dictionary = user_dictionary(data.key)
+    if not names and book is None and dictionary is None:
         return data
-    return replace(data, class_names={**data.class_names, **names},
-                   value_labels=data.value_labels if book is None else book)
+    book = data.value_labels if book is None else book
+    if dictionary is not None:
+        book = merged_labels(book or {}, dictionary)
+    return replace(data, class_names={**data.class_names, **names}, value_labels=book, dictionary=dictionary)
+
+
+def engine_dictionary(ws: "DataAndModel") -> DataDictionary | None:
+    """The dictionary the fit takes (``TCREx(dictionary=...)``): the user's entries for the features of ``ws``,
+    their kinds left to the column table (the dashboard's one owner of typing: *use as* on Data & model), no
+    special codes on a column used as categorical, and their actionability left to the constraints editor (the
+    dashboard's one owner of what applies: a dictionary's declared actionability becomes applied constraints
+    when the dictionary is applied, and the editor may change them). None without a dictionary."""
+    d = ws.data.dictionary
+    if d is None:
+        return None
+    categorical = set(ws.categorical)
+    features = set(ws.features)
+    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes,
+                            actionability=None, history=False) for e in d.entries if e.name in features)
+    entries = tuple(e for e in entries if not e.is_empty())
+    return DataDictionary(entries) if entries else None
 
 
 def codebook_report(ws: "DataAndModel", ex: TCREx) -> CodebookReport:
@@ -373,6 +431,11 @@ class DataAndModel:
 
     def key(self) -> str:
         return sources.sha256(self.data.key, self.model.key)
+
+    def feature_name(self, column) -> str:
+        """A column as pages name it: its dictionary title with the name ("repayment status last month
+        (status_1)"), else the name (:meth:`tcrex.ui.state.sources.ActiveData.feature_name`)."""
+        return self.data.feature_name(column)
 
     def outcome_name(self, value) -> str:
         return f"{value:.4g}" if self.task == REGRESSION else self.class_name(value)
@@ -539,7 +602,13 @@ def labels_key(ws: DataAndModel) -> str:
 
 def fit_key(ws: DataAndModel, p: Params) -> str:
     return sources.sha256("fit", ws.data.key, ws.model.key, p.rho, p.n_trees, p.max_cells, p.grower,
-                          sorted(ws.categorical), list(ws.X.columns))
+                          sorted(ws.categorical), list(ws.X.columns), _dictionary_json(ws))
+
+
+def _dictionary_json(ws: DataAndModel) -> str:
+    """The fit's dictionary as text (a new title or code is a new fit: the engine takes the dictionary in ``fit``)."""
+    d = engine_dictionary(ws)
+    return "" if d is None else d.to_json()
 
 
 def _target_spec(ws: DataAndModel, p: Params):
@@ -584,7 +653,8 @@ def _unfitted(ws: DataAndModel, p: Params) -> TCREx:
     numeric = [c for c in ws.X.columns if c not in categorical]
     return TCREx(rho=p.rho, tau=p.tau, n_trees=p.n_trees, max_cells=p.max_cells, target=_target_spec(ws, p),
                  task=ws.task, categorical_features=categorical, numeric_features=numeric,
-                 constraints=p.constraint_spec or None, grower=p.grower, random_state=0)
+                 constraints=p.constraint_spec, grower=p.grower, random_state=0,  # {}: every feature free
+                 dictionary=engine_dictionary(ws))
 
 
 def grid_preview(ws: DataAndModel, p: Params) -> list:

@@ -84,7 +84,8 @@ KEPT_UPLOADS = 3
 #: model's outputs per data and model), ``performance`` (model performance per favourable class), ``audits``,
 #: ``comparisons`` and ``model_b`` (the Compare page's second model).
 SESSION_LRU_SIZES = {"results": 6, "bases": 3, "outputs": 3, "performance": 3, "audits": 6, "comparisons": 4,
-                     "model_b": 3, "grid_previews": 8, "monitor_models": 2}
+                     "model_b": 3, "grid_previews": 8, "monitor_models": 2,
+                     "dictionary_suggestions": 3}
 
 
 class LRU(OrderedDict):

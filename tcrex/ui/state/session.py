@@ -270,6 +270,25 @@ def clear_value_labels(data_key: str, state: MutableMapping | None = None) -> No
     _setdefault(VALUE_LABELS, {}, state).pop(data_key, None)
 
 
+#: The data dictionary the user gave or edited, per data content (``{data key: the dictionary's JSON text}``,
+#: :meth:`tcrex.dictionary.DataDictionary.to_json`): titles, kinds, special codes with their meanings,
+#: actionability. Written by the Data & model page's dictionary table, upload and code findings; never cleared.
+DICTIONARY = "tcrex.dictionary"
+
+
+def dictionary_text(data_key: str, state: MutableMapping | None = None) -> str | None:
+    """The JSON text of the user's dictionary of this data, or None when none was given."""
+    return _get(DICTIONARY, {}, state).get(data_key)
+
+
+def set_dictionary_text(data_key: str, text: str | None, state: MutableMapping | None = None) -> None:
+    """Keep (``text``) or forget (None) the user's dictionary of this data."""
+    if text is None:
+        _setdefault(DICTIONARY, {}, state).pop(data_key, None)
+    else:
+        _setdefault(DICTIONARY, {}, state)[data_key] = str(text)
+
+
 def confirmed_outcomes(state: MutableMapping | None = None) -> dict:
     """``{workspace key: target}`` of the confirmed favourable outcomes (:data:`OUTCOME_CONFIRMED`)."""
     return _setdefault(OUTCOME_CONFIRMED, {}, state)

@@ -21,6 +21,7 @@ from tcrex import datasets
 from tcrex import categorical_columns, detect_task, intake, is_categorical_column
 from tcrex.errors import TCRExError
 from tcrex.vocabulary import CLASSIFICATION, REGRESSION
+from tcrex.text import feature_text
 
 from tcrex.intake.data import DECIMALS, ENCODINGS, EXCEL_EXTENSIONS, THOUSANDS
 from tcrex import performance
@@ -128,6 +129,19 @@ class ActiveData:
     class_names: dict = field(default_factory=dict)
     #: the codebook, ``{feature: {value: label}}`` (the bundled sample's file, or the one the user gave)
     value_labels: dict = field(default_factory=dict)
+    #: the data dictionary the user gave (:class:`tcrex.dictionary.DataDictionary`: titles, special codes,
+    #: actionability); None: none given
+    dictionary: Any = None
+
+    @property
+    def titles(self) -> dict:
+        """``{column: title}`` of the dictionary (empty without one)."""
+        return dict(self.dictionary.titles) if self.dictionary is not None else {}
+
+    def feature_name(self, column) -> str:
+        """A column as every page names it: "repayment status last month (status_1)" when the dictionary titles
+        it, else the name (:func:`tcrex.text.feature_text`, the one owner)."""
+        return feature_text(column, self.titles.get(column))
 
     @property
     def features(self) -> list[str]:

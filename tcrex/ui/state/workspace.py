@@ -1,7 +1,7 @@
 """The dashboard's workspace: the session's choices saved to the store as they change, restored from ``?ws=ID``.
 
 A workspace holds what the user *chose* — the data and model choices with their uploaded files, the favourable
-outcome and class names, the applied parameters and constraints, the chosen individual and its edited values, the
+outcome and class names, the value labels and the data dictionary, the applied parameters and constraints, the chosen individual and its edited values, the
 audit's settings and the page — never what is derived from them (fits and audits are recomputed, or found in the
 caches). Which session keys those are is declared once, in :data:`PERSISTED` (the keys themselves are declared in
 :mod:`tcrex.ui.state.session`).
@@ -32,6 +32,7 @@ from . import caching, session, signin, sources, active
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
 #: upload is kept under the spec that points at it).
 PERSISTED = (session.DATA_SPEC, session.MODEL_SPEC, session.PARAMS, session.CLASS_NAMES, session.VALUE_LABELS,
+             session.DICTIONARY,
              session.OUTCOME_CONFIRMED,
              session.FAVOURABLE_FOR, session.CONSTRAINTS_CONFIRMED, session.INDIVIDUAL, session.EDITED_INDIVIDUAL,
              session.AUDIT_PREFS, session.SETUP_DATA_CHOICE, session.SETUP_MODEL_CHOICE, session.COMPARE_CHOICE,

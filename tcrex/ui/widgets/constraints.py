@@ -18,14 +18,16 @@ import streamlit as st
 
 from tcrex.codebook import match_feature
 from tcrex.errors import TCRExError
-from tcrex.constraints import (FREE, IMMUTABLE, KIND_LABELS, KINDS, Constraints, constraint_parts,
-                               constraint_spec, constraints_from_suggestions, describe_constraint, describe_constraints,
-                               kinds_for, suggest_constraints)
+from tcrex.constraints import (CATEGORICAL_KINDS, FREE, IMMUTABLE, INCREASE, KIND_LABELS, KINDS, Constraints,
+                               constraint_parts, constraint_spec, constraints_from_suggestions, describe_constraint,
+                               describe_constraints, kinds_for, suggest_constraints)
 from tcrex.text import value_text
+from tcrex.vocabulary import CATEGORICAL, NUMERIC
 
 from ..state import session, active
 from .fragments import full_rerun_if_requested, not_applied_yet, request_full_rerun
 from ..state.active import FitResult, DataAndModel
+from ..state.sources import InputProblem
 
 MAX_CATEGORIES = 20  # categorical features with more categories get no transition editor
 
@@ -44,10 +46,19 @@ def suggestions(result: FitResult | None) -> dict:
 
 
 def suggestion_details(result: FitResult | None) -> dict:
-    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``."""
+    """:func:`tcrex.constraints.suggest_constraints` for the fitted features: ``{feature: {"constraint", "reason"}}``
+    (the labels and the data dictionary's titles speak too; a feature whose actionability the dictionary declares
+    gets no suggestion: the dictionary's word is applied with it)."""
     if result is None:
         return {}
-    return suggest_constraints(result.explainer.schema_)
+    try:
+        dictionary = active.active_data().dictionary
+    except InputProblem:
+        dictionary = None
+    found = suggest_constraints(result.explainer.schema_, result.explainer.value_labels or None,
+                                dictionary.titles if dictionary is not None else None)
+    settled = dictionary.declared if dictionary is not None else set()
+    return {f: s for f, s in found.items() if f not in settled}
 
 
 def _categories(ws: DataAndModel, result: FitResult | None, feature: str) -> list:
@@ -167,7 +178,8 @@ def editor(ws: DataAndModel, result: FitResult | None) -> None:
     for f in ws.features:
         is_cat = f in categorical
         c1, c2 = st.columns([2, 1], vertical_alignment="bottom", gap="small")
-        c1.selectbox(f, list(kinds_for(is_cat)), key=widget_key(scope, "kind", f), format_func=KIND_LABELS.get)
+        kinds = KINDS if allows_direction(ws, result, f) else CATEGORICAL_KINDS
+        c1.selectbox(ws.feature_name(f), list(kinds), key=widget_key(scope, "kind", f), format_func=KIND_LABELS.get)
         c2.number_input(f"weight of {f}", min_value=0.1, max_value=100.0, step=0.5, format="%.1f",
                         key=widget_key(scope, "w", f), label_visibility="collapsed",
                         help=f"Weight: the cost of changing {f} (1 = default)")
@@ -223,6 +235,20 @@ def apply_spec(ws: DataAndModel, spec: dict, message: str) -> None:
     request_full_rerun(session.CONSTRAINTS_RERUN)
 
 
+def adopt_spec(ws: DataAndModel, spec: dict, message: str) -> None:
+    """Apply ``spec`` as the constraints from the page script (not a callback: the editors' widgets may be drawn
+    already this run, so they are forgotten, not set, and start from the applied constraints when drawn next)."""
+    scope = scope_of(ws)
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}kind_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}w_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}limit_{scope}_")
+    session.clear_widgets(f"{session.CONSTRAINT_WIDGETS}to_{scope}_")
+    active.set_params(constraints=spec)
+    session.confirm_constraints(scope)
+    session.bump_constraints_table()
+    session.set_constraints_message("success", message)
+
+
 def _apply_suggested(ws: DataAndModel, found: dict) -> None:
     applied = active.params().constraint_spec
     spec = {**applied, **{f: s["constraint"] for f, s in found.items() if f not in applied}}
@@ -251,7 +277,7 @@ def suggestions_panel(ws: DataAndModel, result: FitResult | None, key: str) -> N
     with st.container(border=True):
         st.markdown("**Suggested actionability constraints** — advice should only ask for changes a person can "
                     "make:")
-        st.markdown("\n".join(f"- `{f}`: **{describe_constraint(s['constraint'])}** — {s['reason']}"
+        st.markdown("\n".join(f"- {ws.feature_name(f)}: **{describe_constraint(s['constraint'])}** — {s['reason']}"
                                for f, s in found.items()))
         st.button(f"Apply these {len(found)} constraint{'s' if len(found) != 1 else ''}", type="primary",
                   key=f"{key}_apply_suggested", icon=":material/lock:", on_click=_apply_suggested,
@@ -292,18 +318,41 @@ def sidebar_summary(ws: DataAndModel, result: FitResult | None) -> None:
     if pending:
         st.caption(f":orange[**Suggested, not applied:** {describe_constraints(pending)}]")
     st.page_link("pages/views/data_model.py", label="Edit the constraints (table)", icon=":material/table_edit:",
-                 help="Data & model page, section 4")
+                 help="Data & model page, section 7")
 
 
-def table_frame(ws: DataAndModel, result: FitResult | None) -> pd.DataFrame:
+def allows_direction(ws: DataAndModel, result: FitResult | None, feature) -> bool:
+    """Whether ``feature`` may take a direction (:func:`tcrex.constraints.kinds_for`): numeric features and ordered
+    categoricals (an order declared in the fitted schema) may, other categoricals only *free* or *immutable* (and
+    limited category moves)."""
+    return INCREASE in kinds_for(feature in set(ws.categorical), _ordered(result, feature))
+
+
+def _ordered(result: FitResult | None, feature) -> bool:
+    if result is None or feature not in result.explainer.schema_.names:
+        return False
+    return bool(getattr(result.explainer.schema_.features[result.explainer.schema_.index(feature)], "ordered", False))
+
+
+#: The constraints tables: features that may take a direction (numbers, ordered categories), then the other
+#: categorical features (*free* or *immutable* only: one table's choices are the same for every row, so a
+#: categorical feature must never sit in a table that offers "increase only").
+TABLE_PARTS = ("directed", CATEGORICAL)
+
+
+def table_frame(ws: DataAndModel, result: FitResult | None, part: str | None = None) -> pd.DataFrame:
     """One row per feature: its type, constraint (applied, else the suggestion until the user confirms once),
-    weight and a note (suggestion, limited category moves)."""
+    weight and a note (suggestion, limited category moves). ``part`` (one of :data:`TABLE_PARTS`): only the
+    features of that table; None: every feature."""
     applied = active.params().constraint_spec
     suggested = suggestions(result)
     confirmed = session.constraints_confirmed(scope_of(ws))
     categorical = set(ws.categorical)
     rows = []
     for f in ws.features:
+        directed = allows_direction(ws, result, f)
+        if part is not None and directed != (part == "directed"):
+            continue
         start = applied.get(f) if f in applied else (None if confirmed else suggested.get(f))
         kind, weight, transitions = constraint_parts(start)
         note = []
@@ -311,30 +360,35 @@ def table_frame(ws: DataAndModel, result: FitResult | None) -> pd.DataFrame:
             note.append(f"suggested: {describe_constraint(suggested[f])} — confirm with Apply")
         if transitions:
             note.append("limited category moves (kept)")
-        rows.append({"feature": str(f), "type": "categorical" if f in categorical else "numeric",
+        kind_type = ("ordered categories" if f in categorical else NUMERIC) if directed else CATEGORICAL
+        rows.append({"feature": str(f), "type": kind_type,
                      "constraint": KIND_LABELS[kind], "weight": float(weight), "note": "; ".join(note)})
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
-def table_key(ws: DataAndModel) -> str:
-    """The constraints table's widget key (a new key after every Apply, so the table starts from what applies)."""
-    return f"con_table_{scope_of(ws)}_{session.constraints_table_version()}"
+def table_key(ws: DataAndModel, part: str = "directed") -> str:
+    """A constraints table's widget key (a new key after every Apply, so the table starts from what applies)."""
+    name = "con_table" if part == "directed" else "con_cattable"
+    return f"{name}_{scope_of(ws)}_{session.constraints_table_version()}"
 
 
 def _table_edited(ws: DataAndModel, result: FitResult | None) -> bool:
-    """Whether the constraints table (while drawn: its edits live in its widget state) describes other
-    constraints than it started from: the table's start with the user's edits to "constraint" and "weight"."""
-    key = table_key(ws)
-    if not session.has_widget(key):
+    """Whether the constraints tables (while drawn: their edits live in their widget state) describe other
+    constraints than they started from: each table's start with the user's edits to "constraint" and "weight"."""
+    if not any(session.has_widget(table_key(ws, part)) for part in TABLE_PARTS):
         return False
-    edits = (session.widget_value(key, None) or {}).get("edited_rows") or {}
-    start = table_frame(ws, result)
-    edited = start.copy()
-    for row, changes in edits.items():
-        for column in ("constraint", "weight"):
-            if column in changes and 0 <= int(row) < len(edited):
-                edited.at[int(row), column] = changes[column]
-    return table_spec(ws, edited) != table_spec(ws, start)
+    starts, edits = [], []
+    for part in TABLE_PARTS:
+        start = table_frame(ws, result, part)
+        edited = start.copy()
+        for row, changes in ((session.widget_value(table_key(ws, part), None) or {}).get("edited_rows")
+                             or {}).items():
+            for column in ("constraint", "weight"):
+                if column in changes and 0 <= int(row) < len(edited):
+                    edited.at[int(row), column] = changes[column]
+        starts.append(start)
+        edits.append(edited)
+    return table_spec(ws, pd.concat(edits)) != table_spec(ws, pd.concat(starts))
 
 
 def table_spec(ws: DataAndModel, edited: pd.DataFrame) -> dict:
@@ -435,31 +489,45 @@ def moves_editor(ws: DataAndModel, result: FitResult | None, scope: str) -> None
 
 @st.fragment
 def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
-    """All features' constraints in one table; nothing is applied until **Apply constraints**, and until then a
-    "Not applied yet" note lists what the edited table would apply (a fragment, as the sidebar editor: an edit
+    """All features' constraints in two tables (:data:`TABLE_PARTS`: a categorical feature is offered only *free* or
+    *immutable*, never a direction); nothing is applied until **Apply constraints**, and until then a
+    "Not applied yet" note lists what the edited tables would apply (a fragment, as the sidebar editor: an edit
     reruns only this table, so the note follows every edit; inside a form it could not, and an edited table said
     nothing while the applied set differed)."""
     full_rerun_if_requested(session.CONSTRAINTS_RERUN)
     scope = scope_of(ws)
     applied = active.params().constraint_spec
-    frame = table_frame(ws, result)
     st.caption("What a person can actually change, one row per feature. **Immutable**: rules needing a change to "
-               "it are not offered; **increase / decrease only** (numeric features): only moves in that direction; "
-               "**weight**: a change costs that much (1 = default). Nothing is applied until you press **Apply "
-               "constraints**; applying re-derives the rules from the grown surrogate (fast).")
-    if any(frame["note"].str.startswith("suggested")):
+               "it are not offered; **increase / decrease only** (numbers and ordered categories): only moves in "
+               "that direction; categorical features are **free** or **immutable**, their moves between categories "
+               "limited below; **weight**: a change costs that much (1 = default). Nothing is applied until you "
+               "press **Apply constraints**; applying re-derives the rules from the grown surrogate (fast).")
+    frames = {part: table_frame(ws, result, part) for part in TABLE_PARTS}
+    if any(f["note"].str.startswith("suggested").any() for f in frames.values()):
         st.info("**Suggested from the column names — please confirm:** the rows marked *suggested* are pre-filled "
                 "but **not applied** until you press **Apply constraints**.", icon=":material/lightbulb:")
-    edited = st.data_editor(
-        frame, hide_index=True, width="stretch", key=table_key(ws),
-        disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
-        column_config={
-            "constraint": st.column_config.SelectboxColumn(
-                "constraint", options=[KIND_LABELS[k] for k in KINDS], required=True,
-                help="free, immutable, or (numeric features) increase / decrease only"),
-            "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
-                                                    format="%.1f", help="The cost of changing it (1 = default)"),
-            "note": st.column_config.TextColumn("note", width="large")})
+    edits = []
+    for part, frame in frames.items():
+        if frame.empty:
+            continue
+        kinds = KINDS if part == "directed" else CATEGORICAL_KINDS
+        if part == CATEGORICAL:
+            st.markdown("**Categorical features** — free or immutable (no order to move along)")
+        elif not frames[CATEGORICAL].empty:
+            st.markdown("**Numeric features**" + (" and ordered categories" if (frame["type"] != NUMERIC).any()
+                                                   else ""))
+        edits.append(st.data_editor(
+            frame, hide_index=True, width="stretch", key=table_key(ws, part),
+            disabled=["feature", "type", "note"], height=min(38 + 35 * len(frame), 720),
+            column_config={
+                "constraint": st.column_config.SelectboxColumn(
+                    "constraint", options=[KIND_LABELS[k] for k in kinds], required=True,
+                    help="free, immutable, or increase / decrease only" if part == "directed"
+                    else "free or immutable (limit the moves between categories below the tables)"),
+                "weight": st.column_config.NumberColumn("weight", min_value=0.1, max_value=100.0, step=0.5,
+                                                        format="%.1f", help="The cost of changing it (1 = default)"),
+                "note": st.column_config.TextColumn("note", width="large")}))
+    edited = pd.concat(edits) if edits else frames["directed"]
     draft = table_spec(ws, edited)
     message = session.take_constraints_message()
     if message:
@@ -479,9 +547,9 @@ def table_editor(ws: DataAndModel, result: FitResult | None) -> None:
     if result is not None and spec:
         try:
             Constraints(result.explainer.schema_, spec)
-        except TCRExError as exc:
-            session.set_constraints_message("error", f"Not applied: {exc}")
-            st.rerun(scope="fragment")
+        except TCRExError as exc:  # said here, at once: a fragment-scoped rerun fails when the app ran whole
+            st.error(f"Not applied: {exc}", icon=":material/error:")
+            return
     active.set_params(constraints=spec)
     session.confirm_constraints(scope)
     session.bump_constraints_table()

@@ -1,4 +1,5 @@
-"""Tree ensembles as plain node arrays: what the LightGBM and CatBoost loaders parse from a file, checked, in one shape.
+"""Tree ensembles as plain node arrays, in one shape: what the LightGBM and CatBoost loaders parse from a file, and
+what the verified search reads from an XGBoost or scikit-learn model to score candidate points on its trees.
 
 A :class:`TreeEnsemble` is data (numpy arrays), never the library's objects: the loaders build it from the file
 before the library sees it, check it (:func:`check_tree`: children in range, every node reached exactly once from
@@ -7,6 +8,8 @@ that scores candidate points on the trees themselves. :meth:`TreeEnsemble.raw_sc
 intake's tests compare it with the library's own raw scores on every row, which is what shows the parse read the
 file as the library does. A model whose splits cannot be evaluated outside its library (CatBoost's target
 statistics of categories, one-hot splits on hashed values) has ``complete=False`` and raises in ``raw_scores``.
+:meth:`TreeEnsemble.compiled` gives the same scores through scikit-learn's compiled tree walk (one
+``sklearn.tree._tree.Tree`` per tree, categorical splits as 0/1 columns), for the many small batches of a search.
 """
 from __future__ import annotations
 
@@ -42,6 +45,8 @@ class TreeArrays:
     categorical: np.ndarray
     left_categories: dict = field(default_factory=dict)
     group: int = 0
+    #: at a categorical split a missing value follows ``default_left`` (XGBoost); else it goes right (LightGBM)
+    nan_categories_default: bool = False
 
     @property
     def n_nodes(self) -> int:
@@ -86,6 +91,123 @@ class TreeEnsemble:
             out += self.bias
         return out
 
+    def compiled(self) -> CompiledTrees:
+        """The same scores as :meth:`raw_scores`, through compiled tree walks (built once, kept)."""
+        c = self.__dict__.get("_compiled")
+        if c is None:
+            c = self.__dict__["_compiled"] = CompiledTrees(self)
+        return c
+
+
+class CompiledTrees:
+    """A :class:`TreeEnsemble` evaluated by scikit-learn's compiled tree walk: each tree as a
+    ``sklearn.tree._tree.Tree`` (``x <= threshold`` goes left, a missing value the node's default direction), each
+    categorical split as a split at 0.5 of a column of its own (0 where the category goes left, 1 where it goes
+    right, missing where the value is). scikit-learn compares float32 inputs, so rows whose values float32 does not
+    hold exactly (for trees compared in float64), and rows a numeric split reads NaN or 0.0 of in a way the walk
+    does not express (LightGBM's missing types None and Zero), are scored by :meth:`TreeEnsemble.raw_scores`
+    instead: the scores are those of ``raw_scores`` on every row."""
+
+    def __init__(self, ens: TreeEnsemble):
+        from sklearn.tree._tree import NODE_DTYPE, Tree  # noqa: PLC0415 - the intake reads trees without scikit-learn
+
+        if not ens.complete:
+            raise ValueError(f"these trees cannot be evaluated outside their library: {ens.why_incomplete}")
+        self.ens = ens
+        self.tables = []  # per derived column: (feature, table of 0/1 per category code)
+        self.walks = []  # (Tree, leaf value per node, group)
+        zero_special = set()  # features a numeric split reads NaN as 0.0, or 0.0 as missing, of
+        columns = ens.n_features + sum(int(t.categorical[t.left >= 0].sum()) for t in ens.trees)
+        for t in ens.trees:
+            n = t.n_nodes
+            internal = t.left >= 0
+            feature = np.where(internal, t.feature, -2).astype(np.int64)
+            threshold = np.where(internal, t.threshold, -2.0).astype(np.float64)
+            miss_left = (t.default_left & internal).astype(np.uint8)
+            odd = internal & ~t.categorical & (t.missing != MISSING_NAN_DEFAULT)
+            zero_special.update(int(f) for f in t.feature[odd])
+            for node in np.flatnonzero(internal & t.categorical):
+                left = np.asarray(sorted(t.left_categories.get(int(node), ())), dtype=np.int64)
+                table = np.ones(int(left.max()) + 1 if len(left) else 0, dtype=np.float32)
+                table[left] = 0.0
+                feature[node] = ens.n_features + len(self.tables)
+                threshold[node] = 0.5
+                miss_left[node] = bool(t.default_left[node]) if t.nan_categories_default else False
+                self.tables.append((int(t.feature[node]), table))
+            nodes = np.zeros(n, dtype=NODE_DTYPE)
+            nodes["left_child"] = np.where(internal, t.left, -1)
+            nodes["right_child"] = np.where(internal, t.right, -1)
+            nodes["feature"] = feature
+            nodes["threshold"] = threshold
+            nodes["n_node_samples"] = 1
+            nodes["weighted_n_node_samples"] = 1.0
+            nodes["missing_go_to_left"] = miss_left
+            depth = _depth(t)
+            tree = Tree(columns, np.array([1], dtype=np.intp), 1)
+            tree.__setstate__({"max_depth": depth, "node_count": n, "nodes": nodes,
+                               "values": np.zeros((n, 1, 1), dtype=np.float64)})
+            self.walks.append((tree, np.asarray(t.value, dtype=np.float64), int(t.group)))
+        self.zero_special = np.asarray(sorted(zero_special), dtype=np.int64)
+        self.columns = columns
+        # the derived columns of one feature in one gather: per feature, (its derived columns, a lookup whose row
+        # c holds each column's 0/1 for category code c, then a row of 1 (right) for a code no table lists, then a
+        # row of NaN for a missing value)
+        self.by_feature = []
+        for f in sorted({f for f, _ in self.tables}):
+            ks = [k for k, (g, _) in enumerate(self.tables) if g == f]
+            width = max(len(self.tables[k][1]) for k in ks)
+            lookup = np.ones((width + 2, len(ks)), dtype=np.float32)
+            for c, k in enumerate(ks):
+                table = self.tables[k][1]
+                lookup[:len(table), c] = table
+            lookup[width + 1] = np.nan
+            self.by_feature.append((f, ens.n_features + np.asarray(ks, dtype=np.int64), lookup))
+
+    def raw_scores(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`TreeEnsemble.raw_scores` of every row of X."""
+        ens = self.ens
+        X = np.asarray(X, dtype=np.float64)
+        x32 = X.astype(np.float32)
+        with np.errstate(invalid="ignore"):
+            exact = (x32 == X) | np.isnan(X) if ens.dtype != "float32" else np.ones(X.shape, dtype=bool)
+            if len(self.zero_special):
+                z = X[:, self.zero_special]
+                exact[:, self.zero_special] &= ~(np.isnan(z) | (z == 0))
+        slow = np.flatnonzero(~exact.all(axis=1))
+        out = np.zeros((len(X), ens.n_groups), dtype=np.float64)
+        if len(X):
+            aug = np.empty((len(X), self.columns), dtype=np.float32)
+            aug[:, :ens.n_features] = x32
+            for f, cols, lookup in self.by_feature:
+                v = X[:, f]
+                width = len(lookup) - 2
+                ok = np.isfinite(v) & (v >= 0) & (v < width)
+                code = np.full(len(X), width, dtype=np.int64)
+                code[ok] = v[ok].astype(np.int64)
+                code[np.isnan(v)] = width + 1
+                aug[:, cols] = lookup[code]
+            for tree, value, group in self.walks:
+                out[:, group] += value[tree.apply(aug)]
+            if ens.average and ens.trees:
+                out /= max(1, len(ens.trees) // ens.n_groups)
+            out *= ens.scale
+            if ens.bias is not None:
+                out += ens.bias
+        if len(slow):
+            out[slow] = ens.raw_scores(X[slow])
+        return out
+
+
+def _depth(t: TreeArrays) -> int:
+    """The tree's depth (levels below the root), one numpy step per level."""
+    level, depth = np.zeros(1, dtype=np.int64), 0
+    while True:
+        level = level[t.left[level] >= 0]
+        if not len(level):
+            return depth
+        level = np.concatenate([t.left[level], t.right[level]])
+        depth += 1
+
 
 def leaves(t: TreeArrays, X: np.ndarray) -> np.ndarray:
     """The leaf node each row of X reaches in tree ``t``."""
@@ -104,7 +226,10 @@ def leaves(t: TreeArrays, X: np.ndarray) -> np.ndarray:
             go_left[num] = np.where(default, t.default_left[nd], xv <= t.threshold[nd])[num]
         for i in np.flatnonzero(cat):
             v = x[i]
-            go_left[i] = (not np.isnan(v) and v >= 0 and int(v) in t.left_categories.get(int(nd[i]), ()))
+            if np.isnan(v) and t.nan_categories_default:
+                go_left[i] = bool(t.default_left[nd[i]])
+            else:
+                go_left[i] = (not np.isnan(v) and v >= 0 and int(v) in t.left_categories.get(int(nd[i]), ()))
         node[active] = np.where(go_left, t.left[nd], t.right[nd])
         active = active[t.left[node[active]] >= 0]
     return node
