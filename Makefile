@@ -3,7 +3,8 @@
 #   make test   set up .venv (and Debian's chromium, PostgreSQL, the MLflow test server) and run every test
 # For the edit-test loop: make test-fast (no browser, cluster, slow or AppTest tests) and make lint (ruff).
 #
-# Variables: PORT (default 8501), PYTHON (interpreter that creates .venv,
+# Variables: PORT (default 8501), HOST (default 127.0.0.1: this machine only; a shared server is an explicit
+# HOST=0.0.0.0, see docs/deployment.md), PYTHON (interpreter that creates .venv,
 # default python3), PYTEST_ARGS (extra pytest arguments, e.g. "-m 'not e2e'").
 
 SHELL := /bin/bash
@@ -11,6 +12,7 @@ SHELL := /bin/bash
 
 PYTHON ?= python3
 PORT ?= 8501
+HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 
@@ -20,7 +22,7 @@ STAMP := $(VENV)/.requirements.stamp
 MLFLOW_VENV := .venv-mlflow
 MLFLOW_STAMP := $(MLFLOW_VENV)/.requirements.stamp
 
-.PHONY: help venv lock browser postgres mlflow-server run test test-fast lint sample-data clean-venv
+.PHONY: help venv lock browser postgres mlflow-server oidc-provider run test test-fast lint sample-data clean-venv
 
 help:
 	@echo "make run    - set up $(VENV) and start the dashboard on http://localhost:$(PORT)"
@@ -32,6 +34,7 @@ help:
 	@echo "make browser     - only install Debian's chromium if missing (needs root + apt-get)"
 	@echo "make postgres    - only install Debian's postgresql if missing (the shared-workspace tests start one)"
 	@echo "make mlflow-server - only create $(MLFLOW_VENV), the MLflow tracking server the monitor's registry tests start"
+	@echo "make oidc-provider - only install the OpenID provider the sign-in test starts (npm, tests/support/oidc)"
 	@echo "make sample-data - rebuild sample_data/ (CSV + bundled model)"
 
 # The stamp is newer than requirements.txt once pip has installed it; pip runs
@@ -94,13 +97,31 @@ $(MLFLOW_STAMP): .ci/mlflow-server.txt
 	$(MLFLOW_VENV)/bin/python -m pip install --disable-pip-version-check --no-input -q -r .ci/mlflow-server.txt
 	@touch $@
 
+# The OpenID provider of the sign-in test (tests/e2e/test_sign_in_browser.py starts it on loopback): panva's certified
+# oidc-provider, pinned in tests/support/oidc/package.json, under Debian's nodejs (installed with apt-get when root).
+# Without node/npm the sign-in test skips and says why.
+oidc-provider:
+	@if [ -d tests/support/oidc/node_modules/oidc-provider ]; then \
+		echo "oidc-provider: present"; \
+	else \
+		if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "oidc-provider: installing Debian's nodejs and npm with apt-get"; \
+			DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm; \
+		fi; \
+		if command -v npm >/dev/null 2>&1; then \
+			npm install --prefix tests/support/oidc --no-audit --no-fund --no-save || { echo "oidc-provider: ERROR: npm install failed" >&2; exit 1; }; \
+		else \
+			echo "oidc-provider: NOTE: npm is missing and cannot be installed here; the sign-in test is skipped."; \
+		fi; \
+	fi
+
 # tcrex.ui.launch is `streamlit run app.py` without the spurious "Page not found"
 # modal on a fresh server's first deep link (see its docstring).
 run: venv
-	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT)
+	$(VENV_PY) -m tcrex.ui.launch --server.port $(PORT) --server.address $(HOST)
 
 # pytest's exit code is the recipe's exit code (5 = no tests collected fails too).
-test: venv browser postgres mlflow-server
+test: venv browser postgres mlflow-server oidc-provider
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 # Everything but the browser, cluster, slow (property/fuzz, sandboxed workers, wheel install) and AppTest tests:

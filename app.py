@@ -9,15 +9,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from tcrex.ui.state import memory, verification, workspace
+from tcrex.ui.state import memory, read_only, signin, verification, workspace
 from tcrex.ui.widgets import sidebar
 from tcrex.ui.widgets.page import pickle_banner
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages" / "views"
 
+read_only.install()  # a read-only session gets every input disabled, on the server (tcrex/ui/state/read_only.py)
 st.set_page_config(page_title="T-CREx", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 st.logo(str(ROOT / "assets" / "logo.svg"), size="large")
+# With [auth] in secrets.toml every page needs a signed-in user with an unexpired token (tcrex/ui/state/signin.py);
+# without it (make run) nothing changes.
+signin.gate()
 
 PAGE_GROUPS = {
     "Start": [
@@ -38,6 +42,7 @@ PAGE_GROUPS = {
     "Share": [
         st.Page(PAGES / "export.py", title="Export", icon=":material/download:"),
         st.Page(PAGES / "workspaces.py", title="Workspaces", icon=":material/folder_shared:"),
+        st.Page(PAGES / "activity.py", title="Activity", icon=":material/history:"),
     ],
 }
 page = st.navigation(PAGE_GROUPS)
@@ -51,6 +56,7 @@ if saved_page in by_path and page.url_path == "" and saved_page != "":  # a link
 with memory.timed_run(page.title):  # the server's share of a page time, logged for load tests
     memory.track()  # per-session budget, and release of the session's objects when it ends (tcrex/ui/state/memory.py)
     sidebar.render_sidebar(setup_page=page.url_path == "data_model")
+    signin.sidebar()
     pickle_banner()
     workspace.banner()
     page.run()

@@ -130,5 +130,40 @@ def workspace_import(zip_path):
     _say("open it with ?ws=<id> on the dashboard's address")
 
 
+@workspace_group.command("log-check")
+@_guard
+def workspace_log_check():
+    """Check the activity log's chain: every entry links to the one before it and hashes to itself.
+
+    Prints the number of entries and the newest entry's hash (keep it elsewhere: a removed tail is seen only
+    against a kept head); exits 0 when intact, 1 when broken (naming the first entry that breaks it)."""
+    from ..workspace import WorkspaceStore
+    check = WorkspaceStore.from_env().check_log()
+    click.echo(f"entries: {check.entries}")
+    click.echo(f"head: {check.head}")
+    if not check.ok:
+        click.echo(f"error: the activity log's chain is broken: {check.problem}", err=True)
+        sys.exit(1)
+    _say("the activity log's chain is intact")
+
+
+@workspace_group.command("log-export")
+@click.option("--workspace", "workspace_id", default=None,
+              help="Only this workspace's entries (its editing or read-only id); default: the whole log.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="json", show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="The file to write (CSV cells that could run as spreadsheet formulas are neutralised).")
+@_guard
+def workspace_log_export(workspace_id, fmt, out):
+    """Write the activity log (who, when, which workspace, what; never data) as CSV or JSON."""
+    from ..outputs import atomic_output
+    from ..workspace import WorkspaceStore, log_csv, log_json
+    entries = WorkspaceStore.from_env().activity(workspace_id)
+    data = log_csv(entries) if fmt == "csv" else log_json(entries)
+    with atomic_output(out, "wb") as fh:
+        fh.write(data)
+    _say(f"wrote {os.path.abspath(out)} ({len(entries):,} entries)")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

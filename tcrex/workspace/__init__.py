@@ -6,13 +6,16 @@ blob folder or fsspec URL); :func:`export_workspace` / :func:`import_workspace` 
 (:mod:`tcrex.ui.state.workspace`); this package stores them as plain JSON and never imports Streamlit. See
 docs/deployment.md, "Workspaces".
 """
+from ._activity import ACTIONS, Entry, LogCheck, log_csv, log_frame, log_json
 from ._archive import archive_budget, export_workspace, import_workspace
 from ._errors import (DamagedWorkspace, ReadOnlyWorkspace, StoreUnavailable, UnknownWorkspace, WorkspaceError,
                       WorkspaceTooLarge)
 from ._ids import is_id, new_id
-from ._store import Health, Limits, Workspace, WorkspaceStore, WorkspaceSummary, default_state_dir, size_text
+from ._store import (ANYONE, ROLES, SAVE_STEPS, UPLOAD_STEPS, Health, Limits, Workspace, WorkspaceStore, WorkspaceSummary,
+                     default_state_dir, principal_of, size_text)
 
-__all__ = ["WorkspaceStore", "Workspace", "WorkspaceSummary", "Limits", "Health", "default_state_dir", "size_text",
-           "export_workspace", "import_workspace", "archive_budget", "is_id", "new_id",
-           "WorkspaceError", "UnknownWorkspace", "ReadOnlyWorkspace", "DamagedWorkspace", "WorkspaceTooLarge",
+__all__ = ["ANYONE", "ROLES", "principal_of", "ACTIONS", "Entry", "LogCheck", "log_csv", "log_frame", "log_json",
+           "WorkspaceStore", "Workspace", "SAVE_STEPS", "UPLOAD_STEPS", "WorkspaceSummary", "Limits", "Health",
+           "default_state_dir", "size_text", "export_workspace", "import_workspace", "archive_budget", "is_id",
+           "new_id", "WorkspaceError", "UnknownWorkspace", "ReadOnlyWorkspace", "DamagedWorkspace", "WorkspaceTooLarge",
            "StoreUnavailable"]

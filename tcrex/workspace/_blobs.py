@@ -15,6 +15,9 @@ import tempfile
 from ._errors import DamagedWorkspace, store_problem
 from ._ids import is_digest
 
+#: Temporary files of a write in progress start with this (a process killed mid-write leaves one; collected later).
+TMP_PREFIX = ".tmp-"
+
 
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -45,7 +48,9 @@ class BlobFolder:
             return os.path.join(self._dir, digest[:2], digest)
         return f"{self._dir.rstrip('/')}/{digest[:2]}/{digest}"
 
-    def put(self, data: bytes) -> str:
+    def put(self, data: bytes, step=None) -> str:
+        """Write the blob (once per content). ``step(name)``, when given, is called between the write's steps
+        (``"file-partial"``: half the bytes are in the temporary file) for the store's fault-injection test."""
         digest = digest_of(data)
         path = self._path(digest)
         if self.exists(digest):
@@ -54,12 +59,17 @@ class BlobFolder:
             folder = os.path.dirname(path)
             try:
                 os.makedirs(folder, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=TMP_PREFIX)
             except OSError as exc:
                 raise store_problem(exc, self._dir) from None
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
+                    half = len(data) // 2
+                    fh.write(data[:half])
+                    if step is not None:
+                        fh.flush()
+                        step("file-partial")
+                    fh.write(data[half:])
                     fh.flush()
                     os.fsync(fh.fileno())
                 os.replace(tmp, path)
@@ -87,6 +97,36 @@ class BlobFolder:
         if digest_of(data) != digest:
             raise DamagedWorkspace("an uploaded file of this workspace is damaged in the store")
         return data
+
+    def listing(self) -> list[tuple[str, float]]:
+        """``(name, modified time)`` of every file under the root: blobs by their digest, and temporary files of
+        writes that never finished (by their file name, starting with :data:`TMP_PREFIX`)."""
+        out = []
+        if self._local:
+            for folder, _, names in os.walk(self._dir):
+                for name in names:
+                    try:
+                        out.append((name, os.stat(os.path.join(folder, name)).st_mtime))
+                    except FileNotFoundError:  # removed meanwhile
+                        pass
+        else:
+            for path, info in self._fs.find(self._dir, detail=True).items():
+                when = info.get("mtime") or info.get("LastModified") or info.get("created") or 0.0
+                out.append((path.rsplit("/", 1)[-1], when.timestamp() if hasattr(when, "timestamp") else float(when)))
+        return out
+
+    def delete_temporary(self, name: str) -> None:
+        """Remove a temporary file left by an unfinished write (a name from :meth:`listing`)."""
+        if not name.startswith(TMP_PREFIX) or "/" in name or os.sep in name:
+            raise ValueError("not a temporary blob file")
+        if not self._local:
+            return
+        for folder, _, names in os.walk(self._dir):
+            if name in names:
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except FileNotFoundError:
+                    pass
 
     def exists(self, digest: str) -> bool:
         path = self._path(digest)

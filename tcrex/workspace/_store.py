@@ -28,12 +28,25 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ._blobs import BlobFolder, digest_of
+from ._activity import SCHEMA as _ACTIVITY_SCHEMA
+from ._activity import append as _log_append
+from ._activity import check_log as _check_log
+from ._activity import entries as _log_entries
+from ._activity import expire as _log_expire
+from ._blobs import TMP_PREFIX, BlobFolder, digest_of
 from ._errors import (DamagedWorkspace, ReadOnlyWorkspace, UnknownWorkspace, WorkspaceError, WorkspaceTooLarge,
                       redacted, store_problem)
 from ._ids import is_digest, is_id, new_id
 
 MB = 2 ** 20
+
+#: The steps of :meth:`WorkspaceStore.save`, in order, as :attr:`WorkspaceStore.on_step` sees them: before the
+#: transaction, the row changed but not committed, committed.
+SAVE_STEPS = ("save:begin", "save:row-written", "save:committed")
+#: The steps of :meth:`WorkspaceStore.put_blob`: before anything, half the file in its temporary name, the file
+#: complete under its digest, its row written but not committed, committed.
+UPLOAD_STEPS = ("upload:begin", "upload:file-partial", "upload:file-written", "upload:row-written",
+                "upload:committed")
 
 #: The settings of one workspace as JSON text, at most (they are choices, not data: uploads are blobs).
 MAX_SETTINGS_BYTES = 2 * MB
@@ -55,7 +68,31 @@ _SCHEMA = (
         name TEXT NOT NULL,
         PRIMARY KEY (ws_id, digest))""",
     "CREATE INDEX IF NOT EXISTS workspace_blobs_digest ON workspace_blobs (digest)",
+    """CREATE TABLE IF NOT EXISTS workspace_roles (
+        ws_id TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        role TEXT NOT NULL,
+        PRIMARY KEY (ws_id, principal))""",
+    "CREATE INDEX IF NOT EXISTS workspace_roles_principal ON workspace_roles (principal)",
+    *_ACTIVITY_SCHEMA,
 )
+
+#: Roles on a workspace, strongest first: the owner may change it, share it and delete it; an editor may change
+#: it; a viewer may look.
+ROLES = ("owner", "editor", "viewer")
+#: The principal of a viewer role granted to "anyone signed in at this deployment".
+ANYONE = "*"
+
+
+def principal_of(user: str) -> str:
+    """A user's principal: the e-mail address, trimmed and in lower case (``ANYONE`` as it is)."""
+    text = str(user).strip()
+    if text == ANYONE:
+        return ANYONE
+    text = text.lower()
+    if "@" not in text or len(text) > 320 or any(c.isspace() for c in text) or text.startswith("@"):
+        raise WorkspaceError(f"{user!r} is not an e-mail address")
+    return text
 
 
 def size_text(n: int) -> str:
@@ -86,6 +123,8 @@ class Limits:
     total_bytes: int = 20 * 1024 * MB
     #: A workspace nobody opened for this long is deleted by :meth:`WorkspaceStore.expire` (None: never).
     expire_after_s: float | None = 90 * 86400.0
+    #: Activity-log entries older than this are removed by :meth:`WorkspaceStore.expire_log` (None: kept forever).
+    log_retention_s: float | None = 183 * 86400.0
 
     @classmethod
     def from_env(cls, env=os.environ) -> "Limits":
@@ -98,9 +137,10 @@ class Limits:
                 return None if name.endswith("DAYS") else default
             return value * scale
         days = number("TCREX_WORKSPACE_EXPIRE_DAYS", cls.expire_after_s, 86400.0)
+        log_days = number("TCREX_LOG_RETENTION_DAYS", cls.log_retention_s, 86400.0)
         return cls(workspace_bytes=int(number("TCREX_WORKSPACE_MAX_MB", cls.workspace_bytes, MB)),
                    total_bytes=int(number("TCREX_STORE_MAX_MB", cls.total_bytes, MB)),
-                   expire_after_s=days)
+                   expire_after_s=days, log_retention_s=log_days)
 
 
 @dataclass(frozen=True)
@@ -116,6 +156,9 @@ class Workspace:
     read_only: bool = False
     #: ``{digest: (name, size)}`` of its uploaded files.
     blobs: dict = field(default_factory=dict)
+    #: What this opening may do (:data:`ROLES`): by link, "owner" through the editing id and "viewer" through the
+    #: view id; with a signed-in user, the user's role.
+    role: str = "owner"
 
     @property
     def link_id(self) -> str:
@@ -130,6 +173,7 @@ class WorkspaceSummary:
     title: str
     updated: float
     size: int
+    role: str = "owner"
 
 
 @dataclass
@@ -343,6 +387,13 @@ class WorkspaceStore:
             self._db = _SQLite(path, self.notes)
             blobs = blobs or os.path.join(os.path.dirname(os.path.abspath(path)), "blobs")
         self.blobs = BlobFolder(blobs)
+        #: Called with each step's name (:data:`SAVE_STEPS`, :data:`UPLOAD_STEPS`) as a write passes it; None in
+        #: normal use. The fault-injection test pauses a writer process there and kills it with SIGKILL.
+        self.on_step: Callable[[str], None] | None = None
+
+    def _step(self, name: str) -> None:
+        if self.on_step is not None:
+            self.on_step(name)
 
     @classmethod
     def from_env(cls, env=os.environ) -> "WorkspaceStore":
@@ -369,7 +420,25 @@ class WorkspaceStore:
                                    "mistyped.")
         return row
 
-    def _build(self, tx, row, any_id: str) -> Workspace:
+    def _role(self, tx, row, any_id: str, user: str | None) -> str:
+        """What ``user`` may do on the workspace of ``row``: by link without a user (the view id gives "viewer"),
+        else by the roles granted to the user's e-mail or to anyone signed in. A workspace nobody was granted a
+        role on (made before sign-in was turned on) is reached by its links as before. A stranger gets
+        :class:`UnknownWorkspace`."""
+        ws_id, view_id = row[0], row[1]
+        by_link = "viewer" if any_id == view_id and any_id != ws_id else "owner"
+        if user is None:
+            return by_link
+        granted = tx.execute("SELECT principal, role FROM workspace_roles WHERE ws_id = ?", (ws_id,)).fetchall()
+        if not granted:
+            return by_link
+        mine = {role for who, role in granted if who in (principal_of(user), ANYONE)}
+        for role in ROLES:
+            if role in mine:
+                return role
+        raise UnknownWorkspace("This workspace is not shared with you; ask its owner to add your e-mail address.")
+
+    def _build(self, tx, row, any_id: str, role: str = "owner") -> Workspace:
         ws_id, view_id, text, checksum, revision, created, updated = row
         if _checksum(text) != checksum:
             raise DamagedWorkspace("This workspace's saved settings are damaged in the store; it cannot be "
@@ -381,35 +450,37 @@ class WorkspaceStore:
         blobs = {d: (n, int(s)) for d, n, s in
                  tx.execute("SELECT digest, name, size FROM workspace_blobs WHERE ws_id = ?", (ws_id,)).fetchall()}
         return Workspace(ws_id, view_id, settings, int(revision), float(created), float(updated),
-                         read_only=(any_id == view_id and any_id != ws_id), blobs=blobs)
+                         read_only=role == "viewer", blobs=blobs, role=role)
 
-    def open(self, any_id: str, touch: bool = True) -> Workspace:
-        """The workspace of an editing or view id (read-only through the view id). Raises
-        :class:`UnknownWorkspace` for a malformed, unknown or deleted id and :class:`DamagedWorkspace` for one whose
-        stored settings fail their checksum."""
+    def open(self, any_id: str, touch: bool = True, user: str | None = None) -> Workspace:
+        """The workspace of an editing or view id (read-only through the view id, or for a user who is only a
+        viewer). Raises :class:`UnknownWorkspace` for a malformed, unknown or deleted id (or a signed-in user it
+        is not shared with) and :class:`DamagedWorkspace` for one whose stored settings fail their checksum."""
         with self._db.transaction() as tx:
             row = self._row(tx, any_id)
-            ws = self._build(tx, row, any_id)
+            ws = self._build(tx, row, any_id, self._role(tx, row, any_id, user))
             if touch:
                 tx.execute("UPDATE workspaces SET opened = ? WHERE id = ?", (self.clock(), ws.id))
         return ws
 
-    def exists(self, any_id: str) -> bool:
+    def exists(self, any_id: str, user: str | None = None) -> bool:
         try:
-            self.open(any_id, touch=False)
+            self.open(any_id, touch=False, user=user)
         except UnknownWorkspace:
             return False
         except DamagedWorkspace:
             return True
         return True
 
-    def get_blob(self, any_id: str, digest: str) -> bytes:
+    def get_blob(self, any_id: str, digest: str, user: str | None = None) -> bytes:
         """An uploaded file of the workspace (checked against its digest). Only a file the workspace holds is
         handed out: knowing a digest is not enough."""
         if not is_digest(digest):
             raise UnknownWorkspace("not an uploaded file of this workspace")
         with self._db.transaction() as tx:
-            ws_id = self._row(tx, any_id)[0]
+            row = self._row(tx, any_id)
+            self._role(tx, row, any_id, user)
+            ws_id = row[0]
             held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
                               (ws_id, digest)).fetchone()
         if held is None:
@@ -435,30 +506,43 @@ class WorkspaceStore:
         return out
 
     # ------------------------------------------------------------------ writing
-    def _editable(self, tx, any_id: str) -> str:
-        ws_id, view_id = self._row(tx, any_id)[:2]
-        if any_id == view_id:
-            raise ReadOnlyWorkspace("This is a read-only link: the workspace cannot be changed through it. "
-                                    "Duplicate it to make changes of your own.")
-        return ws_id
+    def _editable(self, tx, any_id: str, user: str | None = None, owner: bool = False) -> str:
+        """The workspace's id when this link (or this user) may change it (``owner``: may share or delete it)."""
+        row = self._row(tx, any_id)
+        role = self._role(tx, row, any_id, user)
+        if role == "viewer":
+            if user is None:
+                raise ReadOnlyWorkspace("This is a read-only link: the workspace cannot be changed through it. "
+                                        "Duplicate it to make changes of your own.")
+            raise ReadOnlyWorkspace("You are a viewer of this workspace: it cannot be changed by you. Duplicate it "
+                                    "to make changes of your own.")
+        if owner and role != "owner":
+            raise ReadOnlyWorkspace("Only the workspace's owner may share or delete it.")
+        return row[0]
 
-    def create(self, settings: dict | None = None) -> Workspace:
+    def create(self, settings: dict | None = None, actor: str | None = None, user: str | None = None) -> Workspace:
+        """A new workspace; with ``user`` (signed in), that user is its owner."""
         text = _settings_text(settings or {})
         now = self.clock()
         ws_id, view_id = new_id(), new_id()
         with self._db.transaction() as tx:
             tx.execute("INSERT INTO workspaces (id, view_id, settings, checksum, revision, created, updated, opened) "
                        "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
+            if user is not None:
+                tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, 'owner')",
+                           (ws_id, principal_of(user)))
+            _log_append(tx, self.kind, now, actor or user, view_id, "create", {})
         return Workspace(ws_id, view_id, json.loads(text), 0, now, now)
 
-    def save(self, ws_id: str, settings: dict, base_revision: int | None = None) -> int:
+    def save(self, ws_id: str, settings: dict, base_revision: int | None = None, user: str | None = None) -> int:
         """Replace the workspace's settings; committed (on disk) when this returns. Returns the new revision.
 
         ``base_revision``: refuse (``False`` is never returned; :class:`WorkspaceError` is raised) when another
         writer saved since that revision. Without it the last writer wins (two tabs of one workspace)."""
         text = _settings_text(settings)
+        self._step("save:begin")
         with self._db.transaction() as tx:
-            real = self._editable(tx, ws_id)
+            real = self._editable(tx, ws_id, user)
             if base_revision is None:
                 tx.execute("UPDATE workspaces SET settings = ?, checksum = ?, revision = revision + 1, updated = ?, "
                            "opened = ? WHERE id = ?", (text, _checksum(text), self.clock(), self.clock(), real))
@@ -469,53 +553,78 @@ class WorkspaceStore:
                 if cur.rowcount == 0:
                     raise WorkspaceError("The workspace was changed elsewhere since it was opened; reload it.")
             revision = tx.execute("SELECT revision FROM workspaces WHERE id = ?", (real,)).fetchone()[0]
+            self._step("save:row-written")
+        self._step("save:committed")
         return int(revision)
 
-    def put_blob(self, ws_id: str, data: bytes, name: str) -> str:
+    def put_blob(self, ws_id: str, data: bytes, name: str, actor: str | None = None,
+                 user: str | None = None) -> str:
         """Keep an uploaded file in the workspace; returns its digest. Refused over the workspace's or the store's
-        budget (:class:`WorkspaceTooLarge`)."""
+        budget (:class:`WorkspaceTooLarge`).
+
+        The content first, then the row: the file is written (atomically) before the row naming it is committed,
+        so a process killed at any instant leaves either the old workspace (perhaps with an orphan file, harmless
+        and removed by :meth:`collect_orphans`) or the workspace holding a complete file, never a row pointing at
+        nothing. The steps are :data:`UPLOAD_STEPS`."""
         data = bytes(data)
         name = str(name)[:255]
         if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
             raise WorkspaceError(f"the file name {name!r} holds a NUL byte or another control character; rename "
                                  "the file and upload it again")
         digest = digest_of(data)
+        self._step("upload:begin")
+        with self._db.transaction() as tx:  # refuse early, before a large file is written
+            held = self._check_budget(tx, self._editable(tx, ws_id, user), digest, len(data))
+        if not held:
+            self.blobs.put(data, step=lambda s: self._step(f"upload:{s}"))
+            self._step("upload:file-written")
         with self._db.transaction() as tx:
-            real = self._editable(tx, ws_id)
-            held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
-                              (real, digest)).fetchone()
-            if held is None:
-                used = tx.execute("SELECT COALESCE(SUM(size), 0) FROM workspace_blobs WHERE ws_id = ?",
-                                  (real,)).fetchone()[0]
-                if int(used) + len(data) > self.limits.workspace_bytes:
-                    raise WorkspaceTooLarge(
-                        f"this workspace's uploads would exceed {size_text(self.limits.workspace_bytes)}; delete or "
-                        "duplicate-and-trim the workspace, or raise TCREX_WORKSPACE_MAX_MB")
-                known = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
-                if known is None:
-                    total = tx.execute("SELECT COALESCE(SUM(size), 0) FROM (SELECT digest, MAX(size) AS size "
-                                       "FROM workspace_blobs GROUP BY digest) AS d").fetchone()[0]
-                    if int(total) + len(data) > self.limits.total_bytes:
-                        raise WorkspaceTooLarge("the workspace store is full; ask the operator to free space or "
-                                                "raise TCREX_STORE_MAX_MB")
-                # The row first, then the file: a concurrent delete that checks references after this commit
-                # keeps the file.
+            real = self._editable(tx, ws_id, user)
+            if not self._check_budget(tx, real, digest, len(data)):
                 tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) VALUES (?, ?, ?, ?)",
                            (real, digest, len(data), name))
-        self.blobs.put(data)
+                _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "upload",
+                                 {"name": name, "sha256": digest, "bytes": len(data)})
+                self._step("upload:row-written")
+        self._step("upload:committed")
+        if not self.blobs.exists(digest):
+            # Another process deleted the last workspace holding the same content between our write and our
+            # commit (its clean-up saw no row yet): write it again, now that the row keeps it.
+            self.blobs.put(data)
         return digest
 
-    def drop_blob(self, ws_id: str, digest: str) -> None:
+    def _check_budget(self, tx, real: str, digest: str, size: int) -> bool:
+        """Whether the workspace already holds that content; raises :class:`WorkspaceTooLarge` when adding it
+        would exceed a budget."""
+        held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?", (real, digest)).fetchone()
+        if held is not None:
+            return True
+        used = tx.execute("SELECT COALESCE(SUM(size), 0) FROM workspace_blobs WHERE ws_id = ?", (real,)).fetchone()[0]
+        if int(used) + size > self.limits.workspace_bytes:
+            raise WorkspaceTooLarge(
+                f"this workspace's uploads would exceed {size_text(self.limits.workspace_bytes)}; delete or "
+                "duplicate-and-trim the workspace, or raise TCREX_WORKSPACE_MAX_MB")
+        known = tx.execute("SELECT 1 FROM workspace_blobs WHERE digest = ? LIMIT 1", (digest,)).fetchone()
+        if known is None:
+            total = tx.execute("SELECT COALESCE(SUM(size), 0) FROM (SELECT digest, MAX(size) AS size "
+                               "FROM workspace_blobs GROUP BY digest) AS d").fetchone()[0]
+            if int(total) + size > self.limits.total_bytes:
+                raise WorkspaceTooLarge("the workspace store is full; ask the operator to free space or "
+                                        "raise TCREX_STORE_MAX_MB")
+        return False
+
+    def drop_blob(self, ws_id: str, digest: str, user: str | None = None) -> None:
         """Let the workspace forget an uploaded file (deleted from disk when no workspace holds it)."""
         with self._db.transaction() as tx:
-            real = self._editable(tx, ws_id)
+            real = self._editable(tx, ws_id, user)
             tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ? AND digest = ?", (real, digest))
         self._collect([digest])
 
-    def duplicate(self, any_id: str, settings: dict | None = None) -> Workspace:
+    def duplicate(self, any_id: str, settings: dict | None = None, actor: str | None = None,
+                  user: str | None = None) -> Workspace:
         """A new workspace (new ids) with the same settings and uploads; works from a view link too, so a viewer
         can make a copy of their own."""
-        source = self.open(any_id, touch=False)
+        source = self.open(any_id, touch=False, user=user)
         text = _settings_text(source.settings if settings is None else settings)
         now = self.clock()
         ws_id, view_id = new_id(), new_id()
@@ -524,12 +633,19 @@ class WorkspaceStore:
                        "VALUES (?, ?, ?, ?, 0, ?, ?, ?)", (ws_id, view_id, text, _checksum(text), now, now, now))
             tx.execute("INSERT INTO workspace_blobs (ws_id, digest, size, name) SELECT ?, digest, size, name "
                        "FROM workspace_blobs WHERE ws_id = ?", (ws_id, source.id))
-        return self.open(ws_id, touch=False)
+            if user is not None:  # the copy is the user's alone: no role of the original is carried over
+                tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, 'owner')",
+                           (ws_id, principal_of(user)))
+            _log_append(tx, self.kind, now, actor or user, view_id, "duplicate", {"from": source.view_id})
+        return self.open(ws_id, touch=False, user=user)
 
-    def delete(self, ws_id: str) -> None:
-        """Remove the workspace, its settings and every uploaded file no other workspace holds."""
+    def delete(self, ws_id: str, actor: str | None = None, user: str | None = None) -> None:
+        """Remove the workspace, its settings and every uploaded file no other workspace holds (its activity-log
+        entries stay, until the log's retention removes them)."""
         with self._db.transaction() as tx:
-            real = self._editable(tx, ws_id)
+            real = self._editable(tx, ws_id, user, owner=True)
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "delete", {})
+            tx.execute("DELETE FROM workspace_roles WHERE ws_id = ?", (real,))
             digests = [d for (d,) in tx.execute("SELECT digest FROM workspace_blobs WHERE ws_id = ?",
                                                 (real,)).fetchall()]
             tx.execute("DELETE FROM workspace_blobs WHERE ws_id = ?", (real,))
@@ -552,10 +668,134 @@ class WorkspaceStore:
             old = [r[0] for r in tx.execute("SELECT id FROM workspaces WHERE opened < ?", (cutoff,)).fetchall()]
         for ws_id in old:
             try:
-                self.delete(ws_id)
+                self.delete(ws_id, actor="retention")
             except UnknownWorkspace:  # deleted meanwhile by another process
                 pass
         return old
+
+    def collect_orphans(self, grace_s: float = 3600.0) -> list[str]:
+        """Remove upload files no workspace holds (left by a process killed between writing a file and committing
+        its row, or by a refused upload) and temporary files of unfinished writes, once older than ``grace_s``
+        seconds (a younger one may be an upload in flight in another process). Returns the names removed."""
+        cutoff = self.clock() - grace_s
+        with self._db.transaction() as tx:
+            held = {d for (d,) in tx.execute("SELECT DISTINCT digest FROM workspace_blobs").fetchall()}
+        removed = []
+        for name, modified in self.blobs.listing():
+            if modified > cutoff:
+                continue
+            if name.startswith(TMP_PREFIX):
+                self.blobs.delete_temporary(name)
+                removed.append(name)
+            elif is_digest(name) and name not in held:
+                self._collect([name])  # checks the rows again, in case a workspace took it meanwhile
+                if not self.blobs.exists(name):
+                    removed.append(name)
+        return removed
+
+    # ------------------------------------------------------------------ activity log
+    def _view_of(self, tx, real: str) -> str:
+        return tx.execute("SELECT view_id FROM workspaces WHERE id = ?", (real,)).fetchone()[0]
+
+    def log(self, any_id: str, action: str, details: dict | None = None, actor: str | None = None,
+            user: str | None = None):
+        """Record an action on the workspace (:data:`tcrex.workspace.ACTIONS`) in the activity log; names, sizes,
+        digests and choices only, never data. Recorded through the view id too (a viewer's export)."""
+        with self._db.transaction() as tx:
+            row = self._row(tx, any_id)
+            self._role(tx, row, any_id, user)
+            return _log_append(tx, self.kind, self.clock(), actor or user, row[1], action, details)
+
+    def activity(self, any_id: str | None = None, limit: int | None = None, user: str | None = None) -> list:
+        """Activity-log entries oldest first: of one workspace (an editing or view id; its entries are kept under
+        its view id; with ``user``, its owner only) or, with None, of the whole store (the operator)."""
+        with self._db.transaction() as tx:
+            if any_id is None:
+                return _log_entries(tx, None, limit)
+            row = self._row(tx, any_id)
+            if self._role(tx, row, any_id, user) != "owner":
+                raise ReadOnlyWorkspace("The activity log of a workspace is shown to its owner only.")
+            return _log_entries(tx, row[1], limit)
+
+    # ------------------------------------------------------------------ roles
+    def grant(self, any_id: str, who: str, role: str, user: str | None = None, actor: str | None = None) -> None:
+        """Give ``who`` (an e-mail address, or :data:`ANYONE` for a viewer role to anyone signed in) a role on the
+        workspace; the owner only. Replaces the principal's earlier role; logged as ``share``."""
+        if role not in ROLES:
+            raise WorkspaceError(f"unknown role {role!r} (one of {', '.join(ROLES)})")
+        target = principal_of(who)
+        if target == ANYONE and role != "viewer":
+            raise WorkspaceError("anyone signed in may be a viewer only")
+        with self._db.transaction() as tx:
+            real = self._editable(tx, any_id, user, owner=True)
+            if user is not None and principal_of(user) == target and role != "owner":
+                self._keep_an_owner(tx, real, target)
+            tx.execute("DELETE FROM workspace_roles WHERE ws_id = ? AND principal = ?", (real, target))
+            tx.execute("INSERT INTO workspace_roles (ws_id, principal, role) VALUES (?, ?, ?)", (real, target, role))
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
+                             {"principal": target, "role": role})
+
+    def revoke(self, any_id: str, who: str, user: str | None = None, actor: str | None = None) -> None:
+        """Take ``who``'s role away (the owner only; the last owner stays); logged as ``share`` with role None."""
+        target = principal_of(who)
+        with self._db.transaction() as tx:
+            real = self._editable(tx, any_id, user, owner=True)
+            self._keep_an_owner(tx, real, target)
+            tx.execute("DELETE FROM workspace_roles WHERE ws_id = ? AND principal = ?", (real, target))
+            _log_append(tx, self.kind, self.clock(), actor or user, self._view_of(tx, real), "share",
+                             {"principal": target, "role": None})
+
+    def _keep_an_owner(self, tx, real: str, leaving: str) -> None:
+        owners = {p for (p,) in tx.execute("SELECT principal FROM workspace_roles WHERE ws_id = ? AND role = 'owner'",
+                                           (real,)).fetchall()}
+        if owners and owners <= {leaving}:
+            raise WorkspaceError("a workspace keeps at least one owner: make someone else owner first")
+
+    def roles(self, any_id: str, user: str | None = None) -> dict[str, str]:
+        """``{principal: role}`` of the workspace (who it is shared with); the owner only."""
+        with self._db.transaction() as tx:
+            real = self._editable(tx, any_id, user, owner=True)
+            return {p: r for p, r in tx.execute("SELECT principal, role FROM workspace_roles WHERE ws_id = ? "
+                                                "ORDER BY principal", (real,)).fetchall()}
+
+    def visible(self, user: str, limit: int = 100) -> list[WorkspaceSummary]:
+        """The workspaces ``user`` may open (a role for their e-mail, or a viewer role for anyone signed in), most
+        recently changed first, each with the user's role: what a signed-in user's Workspaces page lists."""
+        me = principal_of(user)
+        with self._db.transaction() as tx:
+            rows = tx.execute("SELECT w.id, w.view_id, w.settings, w.checksum, w.updated, r.role, "
+                              "(SELECT COALESCE(SUM(size), 0) FROM workspace_blobs b WHERE b.ws_id = w.id) "
+                              "FROM workspaces w JOIN workspace_roles r ON r.ws_id = w.id "
+                              "WHERE r.principal = ? OR r.principal = ? ORDER BY w.updated DESC",
+                              (me, ANYONE)).fetchall()
+        best: dict[str, tuple] = {}
+        for row in rows:
+            held = best.get(row[0])
+            if held is None or ROLES.index(row[5]) < ROLES.index(held[5]):
+                best[row[0]] = row
+        out = []
+        for ws_id, view_id, text, checksum, updated, role, size in sorted(best.values(), key=lambda r: -r[4]):
+            if _checksum(text) != checksum:
+                continue
+            try:
+                title = str(json.loads(text).get("title") or "Untitled workspace")
+            except (ValueError, AttributeError):
+                continue
+            out.append(WorkspaceSummary(ws_id, view_id, title, float(updated), int(size), role))
+        return out[:limit]
+
+    def check_log(self):
+        """Whether the activity log's chain is intact (:class:`tcrex.workspace.LogCheck`)."""
+        with self._db.transaction() as tx:
+            return _check_log(tx)
+
+    def expire_log(self, now: float | None = None) -> int:
+        """Remove activity-log entries older than :attr:`Limits.log_retention_s`; returns how many."""
+        if self.limits.log_retention_s is None:
+            return 0
+        cutoff = (self.clock() if now is None else now) - self.limits.log_retention_s
+        with self._db.transaction() as tx:
+            return _log_expire(tx, self.kind, cutoff)
 
     # ------------------------------------------------------------------ health
     def check(self) -> Health:

@@ -150,3 +150,61 @@ def test_two_dashboard_processes_on_one_postgresql_serve_one_workspace(browser, 
                 stop(proc)
     for name in ("one", "two"):
         assert "Traceback" not in (tmp_path / f"{name}.log").read_text()
+
+
+def _links(page) -> set[str]:
+    return {t.strip() for t in page.locator("code").all_inner_texts() if "?ws=" in t}
+
+
+def test_a_stranger_and_a_viewer_never_see_an_editing_link_and_a_viewer_changes_nothing(browser, tmp_path):
+    """Default settings, three browser contexts: the owner's Workspaces page shows both links; a stranger (no link)
+    and a viewer (the read-only link) see no editing link anywhere; the viewer's inputs are disabled in the
+    browser, and Duplicate gives the viewer links of their own."""
+    log = tmp_path / "server.log"
+    proc, url = serve_dashboard(log, env={"TCREX_STATE_DIR": str(tmp_path / "state")})
+    try:
+        owner = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = owner.new_page()
+        page.set_default_timeout(APP_TIMEOUT_MS)
+        _open(page, f"{url}/workspaces")
+        page.wait_for_function("() => [...document.querySelectorAll('code')]"
+                               ".filter(c => c.innerText.includes('?ws=')).length >= 2")
+        ws_id = _ws_id(page)
+        view_id = next(link for link in _links(page) if ws_id not in link).rsplit("=", 1)[1]
+        owner.close()
+        stranger = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = stranger.new_page()
+        page.set_default_timeout(APP_TIMEOUT_MS)
+        _open(page, f"{url}/workspaces")
+        page.wait_for_function("() => [...document.querySelectorAll('code')]"
+                               ".filter(c => c.innerText.includes('?ws=')).length >= 2")
+        assert ws_id not in page.content() and view_id not in page.content()
+        stranger.close()
+        viewer = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = viewer.new_page()
+        page.set_default_timeout(APP_TIMEOUT_MS)
+        _open(page, f"{url}/workspaces?ws={view_id}")
+        page.wait_for_selector('[data-testid="stAlert"]:has-text("Read-only link")')
+        assert ws_id not in page.content()
+        _open(page, f"{url}/individual?ws={view_id}")
+        page.wait_for_selector('[data-testid="stMain"] [data-testid="stNumberInput"] input')
+        inputs = page.locator('[data-testid="stMain"] input, [data-testid="stSidebar"] input, '
+                              '[data-testid="stMain"] button[kind^="secondary"], '
+                              '[data-testid="stSidebar"] button[kind^="primary"]')
+        assert inputs.count() > 0
+        live = [inputs.nth(i).evaluate("e => e.outerHTML.slice(0, 120)") for i in range(inputs.count())
+                if inputs.nth(i).is_enabled()]
+        assert not live, live
+        _open(page, f"{url}/workspaces?ws={view_id}")
+        page.get_by_role("button", name="Duplicate").click()
+        page.wait_for_url(lambda u: view_id not in u)
+        wait_for_app_idle(page)
+        page.wait_for_function("() => [...document.querySelectorAll('code')]"
+                               ".filter(c => c.innerText.includes('?ws=')).length >= 2")
+        mine = _links(page)
+        assert len(mine) == 2 and not [link for link in mine if ws_id in link or view_id in link]
+        assert ws_id not in page.content()
+        viewer.close()
+    finally:
+        stop(proc)
+    assert "Traceback" not in log.read_text()

@@ -28,7 +28,7 @@ from tcrex.text import format_number, integer_range
 
 from ..widgets import components as ui
 from ..widgets import constraints
-from ..state import caching, session, shared, sources, active, verification
+from ..state import caching, session, shared, sources, active, verification, workspace
 from ..state.active import FitResult, DataAndModel
 
 
@@ -436,6 +436,10 @@ def compute(ws: DataAndModel, result: FitResult, settings: AuditSettings) -> Aud
         run_ = caching.cached("audits", key, lambda: shared.once(result, "audit", key, build))
     run_ = replace(run_, practical=settings.practical)  # a display setting: the cached computation is shared
     session.set_last_audit(run_)
+    workspace.record("audit", {"column": column, "second": settings.second, "population": settings.population.label,
+                               "target": run_.target_label, "confidence": settings.confidence,
+                               "min_group_size": settings.min_group_size, "reference": repr(settings.reference)},
+                     once_key=key)
     return run_
 
 

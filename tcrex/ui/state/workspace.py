@@ -27,7 +27,7 @@ import streamlit as st
 
 from tcrex.workspace import (DamagedWorkspace, ReadOnlyWorkspace, StoreUnavailable, UnknownWorkspace, WorkspaceError,
                              WorkspaceStore, WorkspaceTooLarge)
-from . import caching, session, sources, active
+from . import caching, session, signin, sources, active
 
 #: The session keys a workspace saves and restores, in the order they are restored (specs before uploads: an
 #: upload is kept under the spec that points at it).
@@ -65,6 +65,13 @@ def store() -> WorkspaceStore:
     if expired:
         print(f"tcrex workspaces: {len(expired)} workspace(s) unused for longer than the expiry were deleted",
               file=sys.stderr)
+    removed = db.expire_log()
+    if removed:
+        print(f"tcrex workspaces: {removed} activity-log entries older than the retention were removed",
+              file=sys.stderr)
+    orphans = db.collect_orphans()
+    if orphans:
+        print(f"tcrex workspaces: {len(orphans)} upload file(s) no workspace holds were removed", file=sys.stderr)
     return db
 
 
@@ -140,15 +147,31 @@ def _title(spec) -> str:
     return f"{spec.name}" if spec is not None else "Untitled workspace"
 
 
-def stored_uploads(db: WorkspaceStore, link: str, digests) -> dict[str, bytes]:
+def stored_uploads(db: WorkspaceStore, link: str, blobs_of, user: str | None = None) -> tuple[dict[str, bytes],
+                                                                                           list[str]]:
     """A workspace's kept files keyed as the session keys its uploads (:func:`tcrex.ui.state.sources.sha256`, the
     digest the settings name), not as the store keys them (its own content digest): the two differ, and keyed by
-    the store's digest no saved upload matched its settings, so a reopened link fell back to the sample."""
-    blobs = {}
-    for digest in digests:
-        raw = db.get_blob(link, digest)
+    the store's digest no saved upload matched its settings, so a reopened link fell back to the sample.
+
+    ``blobs_of``: the opened workspace's ``{digest: (name, size)}``. Returns the files found and the names of those
+    the store could not hand back (missing or damaged): the workspace opens with everything else."""
+    blobs, missing = {}, []
+    for digest in blobs_of:
+        try:
+            raw = db.get_blob(link, digest, user=user)
+        except (DamagedWorkspace, UnknownWorkspace):
+            entry = blobs_of[digest] if isinstance(blobs_of, dict) else None
+            missing.append(str(entry[0]) if entry else digest[:12])
+            continue
         blobs[sources.sha256(raw)] = raw
-    return blobs
+    return blobs, missing
+
+
+def missing_text(names) -> str:
+    """What a reopened workspace lacks, for its banner."""
+    listed = ", ".join(f"*{n}*" for n in sorted(names))
+    return (f"This workspace opened without the uploaded file(s) {listed}: the store no longer has them (missing or "
+            "damaged). Every other choice is restored; upload the file(s) again on the Data & model page.")
 
 
 def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
@@ -175,6 +198,94 @@ def restore(settings: dict, blobs: dict[str, bytes], ss=None) -> None:
         session.set_workspace_page(settings["page"], ss)
 
 
+# ============================================================================================ activity log
+def actor() -> str:
+    """Who acts in this session, for the activity log: the signed-in user's e-mail when sign-in is on, else the
+    kind of link the session came through (a deployment without sign-in knows no more)."""
+    who = signin.email()
+    if who:
+        return who
+    bound = binding()
+    return "read-only link" if bound is not None and bound.read_only else "editing link"
+
+
+def _params_fields(settings: dict) -> tuple[dict, dict]:
+    """The applied parameters of saved settings as plain values (without constraints) and the constraints."""
+    raw = ((settings or {}).get("session") or {}).get(session.PARAMS)
+    if raw is None:
+        return {}, {}
+    try:
+        p = decode(raw)
+    except (WorkspaceError, TypeError):
+        return {"unreadable": True}, {}
+    plain = {"rho": p.rho, "tau": p.tau, "n_trees": p.n_trees, "max_cells": p.max_cells,
+             "target": encode(p.target), "grower": p.grower}
+    return plain, p.constraint_spec
+
+
+def _dictionary_fields(settings: dict) -> dict:
+    raw = ((settings or {}).get("session") or {}).get(session.VALUE_LABELS)
+    if raw is None:
+        return {}
+    text = json.dumps(raw, sort_keys=True)
+    return {"sha256": sources.sha256(text), "bytes": len(text.encode("utf-8"))}
+
+
+def changes(old: dict, new: dict) -> list[tuple[str, dict]]:
+    """The activity-log entries a save from ``old`` to ``new`` settings makes: applied parameters, constraints and
+    the dictionary (value labels; its digest, never its labels)."""
+    out = []
+    (p_old, c_old), (p_new, c_new) = _params_fields(old), _params_fields(new)
+    if p_new != p_old and p_new:
+        out.append(("parameters", p_new))
+    if c_new != c_old:
+        out.append(("constraints", {"constraints": c_new}))
+    d_new = _dictionary_fields(new)
+    if d_new != _dictionary_fields(old):
+        out.append(("dictionary", d_new or {"removed": True}))
+    return out
+
+
+def record(action: str, details: dict | None = None, once_key: str | None = None) -> None:
+    """Record an action of this session's workspace in the activity log (an audit run, an export); with
+    ``once_key`` only the first time this session does it (an audit page rerun shows the same audit)."""
+    bound = binding()
+    if bound is None or not bound.id:
+        return
+    if once_key is not None:
+        if once_key in bound.recorded:
+            return
+        bound.recorded = bound.recorded | {once_key}
+    try:
+        store().log(bound.view_id if bound.read_only else bound.id, action, details, actor=actor(),
+                    user=signin.email())
+    except WorkspaceError as exc:  # the workspace was deleted elsewhere: say so, never fail the page
+        bound.problem = str(exc)
+
+
+def recorder(action: str, details: dict | None = None):
+    """A callable recording ``action`` later, from any thread (a download is built outside the script run): who
+    and which workspace are taken now."""
+    bound = binding()
+    if bound is None or not bound.id:
+        return lambda: None
+    link, who, user, db = (bound.view_id if bound.read_only else bound.id), actor(), signin.email(), store()
+
+    def done() -> None:
+        try:
+            db.log(link, action, details, actor=who, user=user)
+        except WorkspaceError:
+            pass
+    return done
+
+
+def may_read_log() -> bool:
+    """Whether this session may read its workspace's activity log: its owner only (without sign-in, whoever holds
+    the editing link; a read-only session never)."""
+    bound = binding()
+    return bool(bound is not None and bound.id and not bound.read_only and bound.role == "owner")
+
+
 # ============================================================================================ binding
 @dataclasses.dataclass
 class Binding:
@@ -187,6 +298,8 @@ class Binding:
     files: frozenset = frozenset()  # digests already in the store
     problem: str | None = None  # shown once (a bad link, a full store)
     restored_page: str | None = None  # the saved page, until the app has switched to it
+    recorded: frozenset = frozenset()  # once-only activity already logged by this session (audit keys)
+    role: str = "owner"  # owner, editor or viewer (tcrex.workspace.ROLES): by link, or the signed-in user's role
 
 
 def binding() -> Binding | None:
@@ -226,13 +339,15 @@ def attach(page_path: str | None = None) -> Binding | None:
         session.set_workspace_binding(Binding("", "", True, problem="unavailable"))
         return None
     problem = None
+    user = signin.email()
     if link:
         try:
-            ws = db.open(link)
-            blobs = stored_uploads(db, link, ws.blobs)
+            ws = db.open(link, user=user)
+            blobs, missing = stored_uploads(db, link, ws.blobs, user=user)
             restore(ws.settings, blobs)
             bound = Binding(ws.id, ws.view_id, ws.read_only, saved=json.dumps(ws.settings, sort_keys=True),
-                            files=frozenset(blobs), restored_page=ws.settings.get("page"))
+                            files=frozenset(blobs), restored_page=ws.settings.get("page"),
+                            problem=missing_text(missing) if missing else None, role=ws.role)
             session.set_workspace_binding(bound)
             return bound
         except StoreUnavailable as exc:  # the store, not the workspace: nothing is started in its place
@@ -241,7 +356,7 @@ def attach(page_path: str | None = None) -> Binding | None:
             return None
         except (UnknownWorkspace, DamagedWorkspace, WorkspaceError) as exc:
             problem = f"{exc} A new workspace was started."
-    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    ws = db.create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor(), user=user)
     bound = Binding(ws.id, ws.view_id, False, problem=problem)
     session.set_workspace_binding(bound)
     st.query_params["ws"] = ws.id
@@ -266,12 +381,15 @@ def save(page_path: str | None = None) -> None:
             latest = uploads.get(slot)
             if latest is not None and latest[0] not in bound.files:
                 fresh[latest[0]] = (latest[1], latest[2])
+        who, user = actor(), signin.email()
         for digest, (name, raw) in fresh.items():
-            db.put_blob(bound.id, raw, name)
+            db.put_blob(bound.id, raw, name, actor=who, user=user)
         bound.files = bound.files | frozenset(fresh)
         text = json.dumps(settings, sort_keys=True)
         if text != bound.saved:
-            db.save(bound.id, settings)
+            db.save(bound.id, settings, user=user)
+            for action, details in changes(json.loads(bound.saved) if bound.saved else {}, settings):
+                db.log(bound.id, action, details, actor=who, user=user)
             bound.saved = text
     except WorkspaceTooLarge as exc:
         bound.problem = f"This workspace cannot save its uploads: {exc}."
@@ -286,8 +404,9 @@ def banner() -> None:
     """What the reader must know about this workspace: a read-only link, a bad link, a store problem."""
     bound = binding()
     if bound is not None and bound.read_only and bound.id:
-        st.info("**Read-only link.** You can look at every page; nothing you change here is saved. To work on this "
-                "analysis, use *Duplicate* on the Workspaces page.", icon=":material/visibility:")
+        st.info("**Read-only link.** You can look at every page as it was saved; every input is disabled and nothing "
+                "is saved. To work on this analysis, use *Duplicate* on the Workspaces page: the copy and its links "
+                "are yours alone.", icon=":material/visibility:")
     problem = take_problem()
     if problem:
         st.warning(problem, icon=":material/warning:")
@@ -302,10 +421,23 @@ def take_problem() -> str | None:
 
 
 # ============================================================================================ Workspaces page
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback_only() -> bool:
+    """Whether this server listens on loopback only (``server.address``; Streamlit's default, unset, is every
+    interface)."""
+    return str(st.get_option("server.address") or "") in LOOPBACK
+
+
 def listing_allowed() -> bool:
-    """Whether the Workspaces page lists recent workspaces: on a local single-user server (the default) yes; on a
-    shared server (``TCREX_SHARED_SERVER=1``) no — there a user sees only the workspaces whose links they hold."""
-    return os.environ.get("TCREX_SHARED_SERVER", "0") in ("0", "", "false", "no")
+    """Whether the Workspaces page lists recent workspaces with their editing links: never by default. The
+    operator opts in for a single-user machine with ``TCREX_LIST_WORKSPACES=1``, honoured only while the server
+    listens on loopback alone and is not declared shared (``TCREX_SHARED_SERVER=1``): a listed editing link is
+    edit access for whoever sees the page."""
+    def on(name):
+        return os.environ.get(name, "0").strip().lower() in ("1", "true", "yes")
+    return on("TCREX_LIST_WORKSPACES") and not on("TCREX_SHARED_SERVER") and loopback_only()
 
 
 def base_url() -> str:
@@ -330,8 +462,8 @@ def duplicate() -> Binding:
     """A copy of this workspace (settings and uploads) that this session now edits; the original is untouched."""
     bound = binding()
     save()
-    copy = store().duplicate(bound.view_id if bound.read_only else bound.id)
-    new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True),
+    copy = store().duplicate(bound.view_id if bound.read_only else bound.id, actor=actor(), user=signin.email())
+    new = Binding(copy.id, copy.view_id, False, saved=json.dumps(copy.settings, sort_keys=True), role="owner",
                   files=frozenset(copy.blobs))
     _switch_to(new)
     return new
@@ -341,16 +473,42 @@ def delete_current() -> None:
     """Delete this workspace for good (its settings and every upload no other workspace holds), then start a new
     one; the session keeps what it shows until the next change."""
     bound = binding()
-    store().delete(bound.id)
-    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"})
+    user = signin.email()
+    store().delete(bound.id, actor=actor(), user=user)
+    ws = store().create({"version": SETTINGS_VERSION, "title": "Untitled workspace"}, actor=actor(), user=user)
     _switch_to(Binding(ws.id, ws.view_id, False))
     save()
 
 
 def recent(limit: int = 20):
-    """Recent workspaces with their editing links, for the Workspaces page; none for a read-only session: a
-    viewer's page listed this workspace's (and every other's) editing link, so a read-only link gave edit access."""
+    """Workspaces for the Workspaces page's list: with sign-in, those shared with the signed-in user (each with
+    their role); without, recent workspaces only where the operator opted in (:func:`listing_allowed`), and never
+    for a read-only session (a listed editing link is edit access)."""
+    user = signin.email()
+    if user:
+        return store().visible(user, limit)
     bound = binding()
     if bound is not None and bound.read_only:
         return []
     return store().recent(limit) if listing_allowed() else []
+
+
+def list_link(item) -> str:
+    """The link a listed workspace is opened with: its read-only id for a viewer, never more than the role."""
+    return link(item.view_id if item.role == "viewer" else item.id)
+
+
+def shared_with() -> dict[str, str]:
+    """Who this workspace is shared with (the owner's view, with sign-in)."""
+    bound = binding()
+    return store().roles(bound.id, user=signin.email())
+
+
+def share(who: str, role: str) -> None:
+    bound = binding()
+    store().grant(bound.id, who, role, user=signin.email(), actor=actor())
+
+
+def unshare(who: str) -> None:
+    bound = binding()
+    store().revoke(bound.id, who, user=signin.email(), actor=actor())

@@ -40,7 +40,7 @@ from typing import Callable
 
 import streamlit as st
 
-from ..state import st_compat
+from ..state import st_compat, workspace
 from ..state.memory import report
 
 log = logging.getLogger(__name__)
@@ -132,12 +132,13 @@ def _expire(fid: str) -> None:
 
 
 def expiring(build: Callable[[], object], mime: str, file_name: str | None,
-             owner: tuple[str, str] | None = None) -> Callable[[], bytes]:
+             owner: tuple[str, str] | None = None, done: Callable[[], None] | None = None) -> Callable[[], bytes]:
     """``data=`` for ``st.download_button``: runs ``build`` on click (at most :func:`build_seconds`, else
     :class:`DownloadFailed`) and schedules the stored file's removal.
 
     Pass the same ``mime`` and ``file_name`` as to the button (Streamlit's file id depends on them); ``owner``
-    (``(session id, button key)``, set by :func:`button`) records how the build ended for the page to say."""
+    (``(session id, button key)``, set by :func:`button`) records how the build ended for the page to say;
+    ``done`` is called once the file is built (the workspace's activity log records the export)."""
 
     def data() -> bytes:
         record = _start(owner, file_name)
@@ -165,6 +166,8 @@ def expiring(build: Callable[[], object], mime: str, file_name: str | None,
             timer.daemon = True
             timer.start()
         _finish(record, None)
+        if done is not None:
+            done()
         return payload
 
     return data
@@ -202,5 +205,6 @@ def button(label: str, build: Callable[[], object], *, file_name: str, mime: str
                 del _builds[owner]  # said once
         if record is not None and not record.running and record.problem:
             st.error(record.problem, icon=":material/error:")
-    st.download_button(label, data=expiring(build, mime, file_name, owner), file_name=file_name, mime=mime,
+    done = workspace.recorder("export", {"file": file_name, "mime": mime})
+    st.download_button(label, data=expiring(build, mime, file_name, owner, done), file_name=file_name, mime=mime,
                        key=key, on_click="ignore", **kwargs)
