@@ -1,4 +1,4 @@
-"""Metacounterfactuals checked on the model (issue #34): how many the model confirms, and what checking costs.
+"""Metacounterfactuals checked on the model: how many the model confirms, and what checking costs.
 
 Per dataset — the bundled loans sample with its bundled XGBoost model, and the CSVs of ``../shared/datasets``
 (default: Adult and Credit) with the paper's XGBoost trained on the first fold's training rows — T-CREx is fitted

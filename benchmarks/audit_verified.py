@@ -1,4 +1,4 @@
-"""The audit with a model counts the verified advice (issue #34): mean changes by the rule against by the verified
+"""The audit with a model counts the verified advice: mean changes by the rule against by the verified
 advice, per group, and the time of the audit with a model against the audit before the change.
 
 Per dataset: Adult grouped by MaritalStatus (7 groups) and Credit grouped by EducationLevel (4 groups) from

@@ -1,4 +1,4 @@
-"""The CLI's fixed cost (issue #38): `tcrex --help`, and `tcrex explain --model` on a small file before its rows.
+"""The CLI's fixed cost: `tcrex --help`, and `tcrex explain --model` on a small file before its rows.
 
     .venv/bin/python benchmarks/cli_startup.py                      # this checkout, 5 repeats
     .venv/bin/python benchmarks/cli_startup.py --tree /work/main    # another checkout's tcrex (before -> after)

@@ -1,4 +1,4 @@
-"""Recourse across models (issue #26) on Adult, COMPAS, Credit and Pima: who keeps, loses or gains verified recourse
+"""Recourse across models on Adult, COMPAS, Credit and Pima: who keeps, loses or gains verified recourse
 when the paper's XGBoost (model A, ``common.train_model``) is retrained or replaced, and what that costs.
 
 Per dataset, on the first of the 10 shuffled folds (``common.folds``): model A and explainer A are fitted on the

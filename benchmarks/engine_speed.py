@@ -4,7 +4,7 @@ Prints, on ../shared/datasets/adult.csv with an XGBoost model (n_estimators=50, 
 tau=0.9, one tree:
   * steps a-e (TCREx.fit from the raw DataFrame and the model's outputs) with the default grower ("auto") and
     with grower="exact" vs fitting the bare scikit-learn surrogate tree on the already one-hot-encoded data, and
-    their ratios (target, issue 15: default <= 1.0x), plus whether "auto" changed any rule against "exact";
+    their ratios (target, default <= 1.0x), plus whether "auto" changed any rule against "exact";
   * re-deriving rules and metarules for a new tau from the grown surrogate (target: < 10 ms);
   * explaining 1,000,000 rows (Adult resampled, outputs given) (target: <= 0.3 s).
 Each figure is the median of several runs in this process. Run: .venv/bin/python benchmarks/engine_speed.py

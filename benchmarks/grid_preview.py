@@ -1,4 +1,4 @@
-"""Large metarule grids (issue #38): what the grid preview costs against the fit it previews, and the measured cost
+"""Large metarule grids: what the grid preview costs against the fit it previews, and the measured cost
 per grid cell behind its time estimate (``tcrex.SECONDS_PER_CELL``).
 
     .venv/bin/python benchmarks/grid_preview.py [--rows 1000] [--csv ../shared/datasets/credit.csv]

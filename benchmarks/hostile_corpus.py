@@ -56,7 +56,7 @@ SAFETY_NET = "in the table reader"  # tcrex.intake.read_table's last line of def
 
 
 #: Every file under this size must keep the peak RSS of the process tree within MEMORY_BUDGET_MB of the baseline
-#: (issue 29); a case above it is the bad outcome ``memory``.
+#: a case above it is the bad outcome ``memory``.
 SMALL_FILE_BYTES = 5 * 2**20
 MEMORY_BUDGET_MB = 500
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/load.py                      # N = 1, 4, 8, 12; 120 s after each round
     .venv/bin/python benchmarks/load.py --sessions 8 --after 30
-    .venv/bin/python benchmarks/load.py --sessions 8 --after 60     # issue #38: every page run <= 3 s of server time
+    .venv/bin/python benchmarks/load.py --sessions 8 --after 60     # every page run <= 3 s of server time
 
 Starts one real server (``python -m tcrex.ui.launch``, the way ``make run`` does) on a free port, warms it up with
 one session (which loads what every session shares), waits until that session is released, and then for each N
@@ -18,7 +18,7 @@ Per page two times are recorded:
   animation frames have passed: the browser's share.
 
 The server's own time per script run (``TCREX_MEMORY_LOG=1``: one log line per run of ``app.py``) is reported per
-page as median / max, and every run over ``--limit`` seconds (default 3, the issue #38 target under 8 sessions) is
+page as median / max, and every run over ``--limit`` seconds (default 3: the aim under 8 sessions) is
 listed by page.
 
 Server memory (RSS from ``/proc``) is sampled every 0.2 s: before the round, peak during it, and ``--after``
@@ -255,7 +255,7 @@ def _fmt(values: list[float]) -> str:
 
 
 def _over_limit(runs: dict[str, list[float]], limit: float) -> str:
-    """The issue #38 target in one line: every page run within ``limit`` seconds of server time, else which were not
+    """The aim in one line: every page run within ``limit`` seconds of server time, else which were not
     (page and seconds, slowest first)."""
     over = sorted(((v, p) for p, values in runs.items() for v in values if v > limit), reverse=True)
     n = sum(len(v) for v in runs.values())
@@ -378,7 +378,7 @@ def main() -> None:
     ap.add_argument("--pin", action="store_true",
                     help="server on one core, the browser on the others (separates server work from rendering)")
     ap.add_argument("--limit", type=float, default=3.0,
-                    help="flag page runs over this many seconds of server time (issue #38: 3 s under 8 sessions)")
+                    help="flag page runs over this many seconds of server time (3 s under 8 sessions)")
     ap.add_argument("--uploads", type=int, default=1, help="how many sessions upload, one after the other")
     ap.add_argument("--upload-mb", type=float, default=0.0, help="then one session uploads a CSV of this size")
     asyncio.run(main_async(ap.parse_args()))

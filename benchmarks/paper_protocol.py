@@ -14,7 +14,7 @@ results/paper_protocol_*.html (+ .png when kaleido can render with a local Chrom
     .venv/bin/python benchmarks/paper_protocol.py --growers auto --taus 0.9 --no-metrics   # timing only
 
 Prints each (grower, tau)'s total runtime as a ratio of the bare scikit-learn surrogate fits of the same folds
-(issue 15: <= 0.8x with the defaults), and, where grower="auto" resolved to the histogram grower because it is
+(<= 0.8x with the defaults), and, where grower="auto" resolved to the histogram grower because it is
 exact there, whether its rules and metarules differ from grower="exact" on the same fold.
     .venv/bin/python benchmarks/paper_protocol.py /path/to/more/csvs --datasets pima adult
 """
@@ -297,7 +297,7 @@ def main() -> None:
               "same folds (the issue author measured ~1.9 s and ~0.45 s on this 2-core machine type)")
         for (grower, tau), g in df.groupby(["grower", "tau"]):
             print(f"  ratio {grower:5s} tau={tau:<5} T-CREx fit + explain / bare fits {g.runtime.sum() / fit_t:.2f}x "
-                  f"(issue 15 target for the default grower, auto: <= 0.8x)")
+                  f"(the aim for the default grower, auto: <= 0.8x)")
     auto_vs_exact(df)
     if "accuracy" in summary and len(args.taus) > 1:
         lo, hi = min(args.taus), max(args.taus)

@@ -1,4 +1,4 @@
-"""Recourse that says what it verifies (issue #24): per dataset, who needing recourse gets a model-confirmed point
+"""Recourse that says what it verifies: per dataset, who needing recourse gets a model-confirmed point
 that changes exactly the features its sentence names, split by where the point came from.
 
 For each dataset (``../shared/datasets``, favourable class ``target`` = 1 as its README says) and each of the first

@@ -1,6 +1,6 @@
 """What the model sandbox costs: the bundled XGBoost model predicting N rows in-process vs in its worker process.
 
-    .venv/bin/python benchmarks/sandbox_overhead.py                 # 300,000 rows (issue #12), 5 repeats
+    .venv/bin/python benchmarks/sandbox_overhead.py                 # 300,000 rows, 5 repeats
     .venv/bin/python benchmarks/sandbox_overhead.py --rows 1000000 --repeat 3
 
 Both paths load the same file bytes (``sample_data/loans_model.json``) through ``tcrex.intake.load_model``:

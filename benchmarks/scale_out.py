@@ -3,7 +3,7 @@ peak memory), plus the audit. Not run by the tests.
 
     python benchmarks/scale_out.py --rows 20000000 --files 16      # the issue's size (needs several GB of disk)
     python benchmarks/scale_out.py --rows 1000000 --files 8         # quick
-    python benchmarks/scale_out.py --model --rows 2000000 --files 8 # with model files (issue 27), see below
+    python benchmarks/scale_out.py --model --rows 2000000 --files 8 # with model files, see below
 
 ``--model`` trains three models on 50k rows (XGBoost JSON, a skops random forest, the same forest as ONNX), writes
 files with two columns no model takes (label, id), and per model: the yardstick (read every file batch by batch
@@ -423,7 +423,7 @@ def _program(argv, cwd) -> tuple[float, float]:
 
 def programs(args, srcs, model_path, rules, tmp, rows) -> None:
     """--programs N: the yardstick and ``tcrex explain --model`` in one process, each as a program started from
-    scratch (start-up included: what issue #38's 1.5x target names), alternated N times."""
+    scratch (start-up included, as a nightly job pays it), alternated N times."""
     py = sys.executable
     out = tmp / "out-program"
     yard_argv = [py, "-c", YARDSTICK_PROGRAM, str(model_path), str(args.batch_size), *srcs]

@@ -1,4 +1,4 @@
-"""Short advice and special codes (issue #35): T-CREx's verified advice against DiCE random, and the choice of the
+"""Short advice and special codes: T-CREx's verified advice against DiCE random, and the choice of the
 ``max_changes`` default.
 
 Per dataset — Adult and Credit (``../shared/datasets``), the bundled sample (``sample_data/loans.csv``) and the
@@ -9,8 +9,8 @@ rows the model gives 0.
 
 * **T-CREx** (rho=0.02, tau=0.9, one tree, no constraints, as DiCE gets none) is fitted on the training inputs
   with the model and gives every input that needs recourse its verified advice (``counterfactuals``), in five
-  settings: the codes treated as numbers with no limit (``special_codes=None, max_changes=None``: the engine
-  before issue #35), the codes kept with no limit, and ``max_changes`` 2, 3 (the default) and 4. Per setting: the
+  settings: the codes treated as numbers with no limit (``special_codes=None, max_changes=None``: a
+  search that treats them as numbers), the codes kept with no limit, and ``max_changes`` 2, 3 (the default) and 4. Per setting: the
   verified share, the mean and largest number of changes of the verified advice, the verified points that move a
   feature into or out of a special code, and the time per input ((fit + advice for every input) / inputs).
 * **DiCE random** (dice-ml, ``total_CFs=1``, ``desired_class=1``) on a random sample of those inputs (``--dice``,

@@ -1,4 +1,4 @@
-"""The speed expectations the test suite used to assert (issue 33: tests never assert a time), as ratios against a
+"""The speed expectations the test suite used to assert (tests never assert a time), as ratios against a
 baseline run in the same process.
 
     .venv/bin/python benchmarks/suite_timings.py              # every measure, median of 5

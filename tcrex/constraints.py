@@ -278,7 +278,7 @@ def describe_constraints(spec: dict | None) -> str:
 PROTECTED_WORDS = frozenset({"sex", "gender", "race", "racial", "ethnicity", "ethnic", "nationality", "citizenship",
                              "citizen", "country", "birth", "born", "male", "female", "religion", "religious", "marital", "married",
                              "disability", "disabled", "pregnant", "pregnancy", "native", "orientation", "caste",
-                             # foreign worker, immigration or residence status (issue #35)
+                             # foreign worker, immigration or residence status
                              "foreign", "foreigner", "immigration", "immigrant", "migrant", "migration", "visa",
                              "residency", "asylum", "refugee",
                              # marital or family status

@@ -649,7 +649,7 @@ __all__ += ["make_recourse_groups"]
 
 
 # ---------------------------------------------------------------------------
-# A credit-bureau-like data set: coded categories and special codes (issue #35)
+# A credit-bureau-like data set: coded categories and special codes
 # ---------------------------------------------------------------------------
 
 #: Name of the target column of :func:`make_credit_bureau` ("Good" / "Bad").

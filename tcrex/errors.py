@@ -53,7 +53,7 @@ def _not_fitted_error():
     # sklearn.exceptions runs sklearn/__init__ (scipy, about 1.5 s), so the class is built on first use (module
     # __getattr__ below): importing this module, e.g. for TCRExError in the CLI, does not load scikit-learn. The
     # engine's modules raise it through :func:`not_fitted`, never naming it at import, so a restored explainer that
-    # is never asked for a missing fit loads no scikit-learn (issue #38).
+    # is never asked for a missing fit loads no scikit-learn.
     from sklearn.exceptions import NotFittedError as SklearnNotFittedError  # noqa: PLC0415 - on first use
 
     class NotFittedError(TCRExError, SklearnNotFittedError):

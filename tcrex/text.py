@@ -526,7 +526,7 @@ def verified_sentence(source: str | None, changes: list, keeps: list = (), *, ru
 def inside_rule_sentence(rule_id: str | None, keeps: list) -> str:
     """A metarule that lies inside its rule (the paper: "No change needed; keep …"), as people it serves read
     it: everyone it serves is inside the rule already and the model does not put them in the target, so no
-    change is *not* their recourse (issue #34)."""
+    change is *not* their recourse."""
     rule = f"rule {rule_id}" if rule_id else "its rule"
     where = f" ({join_and([keep_phrase(k) for k in keeps])})" if keeps else ""
     return (f"Inside {rule} already{where}: the rule asks no change, but anyone here the model does not put in "
@@ -535,7 +535,7 @@ def inside_rule_sentence(rule_id: str | None, keeps: list) -> str:
 
 def checked_metacounterfactual_sentence(metamoves: list, changes: list, keeps: list, *, verified: bool,
                                         rule_id: str | None = None, paper_changes: list = ()) -> str:
-    """A metacounterfactual as checked on the model (issue #34).
+    """A metacounterfactual as checked on the model.
 
     Verified: "If A were 1820: change C to 5, while keeping D ≤ 4 (checked on the model)" — ``metamoves`` and
     ``changes`` are ``{"feature", "value"}`` with the values of the confirmed point. Not verified: "If A were ≥

@@ -2,7 +2,7 @@
 
 Hypothesis profiles: "ci" (the default: reproducible, no deadline, ~40 examples per property) and "thorough"
 (many more examples, for a long local run). Pick one with ``pytest --hypothesis-profile=thorough`` or the
-``HYPOTHESIS_PROFILE`` environment variable. Tests never depend on time (issue 33): a test's own ``@settings``
+``HYPOTHESIS_PROFILE`` environment variable. Tests never depend on time: a test's own ``@settings``
 that sets a deadline, or that replaces the suppressed health checks without keeping ``too_slow``, fails before it
 runs (:func:`hypothesis_timing_problem`), since a loaded machine would fail it by the clock.
 """

@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs as written (issue 33).
+"""Every ```python block of README.md and docs/*.md runs as written.
 
 The blocks of one page run in order in one namespace, as a reader goes down the page. The namespace starts with
 what the pages call the reader's own data and models, taken from the bundled loans sample (:func:`namespace`):

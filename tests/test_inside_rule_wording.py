@@ -1,4 +1,4 @@
-"""Issue #34: a metarule that lies inside its rule serves people the model does not put in the target (they are
+"""A metarule that lies inside its rule serves people the model does not put in the target (they are
 inside the rule already). Nothing a reader sees says "no change needed" to them; the paper's statement is kept,
 labelled as the paper's, and the counts say what verifies them instead."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""One owner, one per-person frame (issue #34): every population figure is an aggregate of the verified frame
+"""One owner, one per-person frame: every population figure is an aggregate of the verified frame
 ``TCREx.counterfactuals(verify=True)`` defines.
 
 Per dataset (the bundled loans sample with its XGBoost model, and a German-credit-like table of categorical codes

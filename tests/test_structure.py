@@ -487,7 +487,7 @@ def test_the_package_face_loads_its_names_on_demand_from_their_owners():
 
 
 def test_the_command_line_starts_without_the_heavy_libraries():
-    """``tcrex --help`` imports ``tcrex.cli``: that must not load scikit-learn, pandas or numpy (issue #38: 2 s and
+    """``tcrex --help`` imports ``tcrex.cli``: that must not load scikit-learn, pandas or numpy (2 s and
     215 MB before any command ran); commands import what they need inside their bodies."""
     import subprocess
     import sys

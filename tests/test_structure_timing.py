@@ -1,4 +1,4 @@
-"""Structure of the test suite itself (issue 33): tests never assert a time and never sleep against a deadline.
+"""Structure of the test suite itself: tests never assert a time and never sleep against a deadline.
 
 Scanned with ``ast`` over every ``.py`` file under ``tests/``:
 

@@ -1,4 +1,4 @@
-"""Hostile labels in what the project writes (issue #35): HTML in a label is escaped in the report and in figures,
+"""Hostile labels in what the project writes: HTML in a label is escaped in the report and in figures,
 a formula-like label is neutralised in spreadsheet exports, and labelled values reach the figures."""
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def test_wheel_carries_the_app_and_the_sample(wheel):
 
 
 def test_wheel_carries_every_sample_file_the_docs_and_the_package_offer(wheel):
-    """Issue 33: docs/compare.md offers the bundled model B; every ``sample_data/`` file that README.md or docs/
+    """Docs/compare.md offers the bundled model B; every ``sample_data/`` file that README.md or docs/
     name, and every file name tcrex.datasets defines (LOANS_MODEL_B, ...), is in the wheel. The sample's build
     script is the repository's provenance record (it trains the models), not something the package runs."""
     import re

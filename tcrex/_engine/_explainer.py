@@ -170,7 +170,7 @@ class TCREx:
 
     # scikit-learn's estimator contract without deriving from its BaseEstimator: importing sklearn.base costs
     # ~1.7 s of CPU (it loads scipy.stats), which every CLI command paid before its first row although a restored
-    # explainer never touches scikit-learn (issue #38, docs/benchmarks.md section 17). ``clone``, ``get_params``,
+    # explainer never touches scikit-learn (docs/benchmarks.md, "The CLI's fixed cost and 2M rows"). ``clone``, ``get_params``,
     # ``set_params``, ``check_is_fitted`` and ``get_tags`` work as on a BaseEstimator (tests/engine/test_estimator.py).
     def get_params(self, deep=True) -> dict:
         """The parameters by name, as scikit-learn's ``BaseEstimator.get_params`` gives them (``deep``: also

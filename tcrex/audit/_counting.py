@@ -464,7 +464,7 @@ def _verified_advice(explainer, cf, need, tgt, features) -> dict:
     the features it changes (``changed``), the features its recommended rule constrains and it keeps, the rule
     (``recommended_rule``; none for a minimal change beyond the rules) and the point."""
     n = len(cf)
-    has = is_verified(cf) & need  # the one definition of "works" (issue #24)
+    has = is_verified(cf) & need  # the one definition of "works"
     rule = np.where(has, cf["recommended_rule"].fillna(-1).to_numpy(dtype=np.int64), -1)
     index = {f: i for i, f in enumerate(features)}
     change = np.zeros((n, len(features)), dtype=bool)

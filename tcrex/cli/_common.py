@@ -133,13 +133,13 @@ def _target(text):
         return text
 
 
-#: ``--value-labels FILE`` on every command that writes text (issue #35): a codebook read by tcrex.intake.
+#: ``--value-labels FILE`` on every command that writes text: a codebook read by tcrex.intake.
 _value_labels_option = click.option(
     "--value-labels", "value_labels_path", type=click.Path(exists=True, dir_okay=False),
     help="Codebook: CSV feature,value,label or JSON {feature: {value: label}}; texts then say "
          "'no checking account (A14)' instead of 'A14' (kept in the rules JSON).")
 
-#: ``--class-names`` beside ``--value-labels`` (issue #39): the classes in words, as TCREx(class_names=...).
+#: ``--class-names`` beside ``--value-labels``: the classes in words, as TCREx(class_names=...).
 _class_names_option = click.option(
     "--class-names", "class_names_text",
     help="Names of the model's classes: JSON '{\"0\": \"rejected\", \"1\": \"approved\"}' or "

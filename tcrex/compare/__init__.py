@@ -1,4 +1,4 @@
-"""Recourse across models (issue #26): who keeps, loses or gains recourse when model A is retrained or replaced by B.
+"""Recourse across models: who keeps, loses or gains recourse when model A is retrained or replaced by B.
 
 >>> from tcrex.compare import compare_models
 >>> cmp = compare_models(explainer_a, X, model_b, target=1, groups="sex")       # doctest: +SKIP

@@ -1,4 +1,4 @@
-"""Stability of rules and advice across retrained models (issue #26).
+"""Stability of rules and advice across retrained models.
 
 >>> from tcrex.compare import rule_stability
 >>> st = rule_stability(ex, X, y, lambda X, y, seed: XGBClassifier(random_state=seed).fit(X, y), target=1)  # doctest: +SKIP

@@ -20,17 +20,17 @@ __all__ = ["metarule_outline", "metarule_tree_html", "rule_colors", "rule_color"
            "change_keep_bars", "change_keep_counts", "changes_histogram", "rules_overview", "individual_table",
            "metacounterfactual_table", "metacounterfactual_figure"]
 
-# audit figures (moved from tcrex._figures_audit, issue #10)
+# audit figures (moved from tcrex._figures_audit)
 from ._audit import (BAR_METRICS, changes_distribution_by_group, feature_change_heatmap,  # noqa: E402
                      gap_forest_plot, gap_forest_svg, group_comparison_bars)
 __all__ += ["group_comparison_bars", "gap_forest_plot", "gap_forest_svg", "changes_distribution_by_group", "feature_change_heatmap",
             "BAR_METRICS"]
 
-# the model's own performance (the dashboard's Model panel, issue #13)
+# the model's own performance (the dashboard's Model panel)
 from ._model import confusion_matrix_figure, pr_curve_figure, residual_plot, roc_curve_figure  # noqa: E402
 __all__ += ["confusion_matrix_figure", "roc_curve_figure", "pr_curve_figure", "residual_plot"]
 
-# recourse across two models (issue #26)
+# recourse across two models
 from ._compare import CHANGE_COLORS, comparison_gap_plot, recourse_flow, rule_accuracy_shift  # noqa: E402
 __all__ += ["recourse_flow", "comparison_gap_plot", "rule_accuracy_shift", "CHANGE_COLORS"]
 

@@ -187,7 +187,7 @@ def population_counts(ex, target: int, population: pd.DataFrame | None) -> tuple
 
 
 def verified_breakdown(ex, target: int, population: pd.DataFrame | None) -> dict | None:
-    """Per metarule of ``target``, what verifies the people it serves (issue #34), when ``population`` carries
+    """Per metarule of ``target``, what verifies the people it serves, when ``population`` carries
     the ``source`` column of ``counterfactuals(verify=True)`` beside the ``explain()`` columns: ``{metarule:
     (through this rule, through the next rule, by a minimal change, not verified)}`` over the rows needing
     recourse; None when the population was not checked on a model."""

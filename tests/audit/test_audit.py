@@ -493,7 +493,7 @@ def test_effectiveness_per_group_counts_verified_recourse(planted):
     ``n_verified`` are the same figures under their earlier names)."""
     df, X, y, ex, res = planted
     cf = ex.counterfactuals(X, y_pred=y, model=_generating_rule)
-    works = is_verified(cf)  # the one definition of "works" (issue #24)
+    works = is_verified(cf)  # the one definition of "works"
     table = res.table().set_index("group")
     need = y == 0
     for g in ("A", "B"):

@@ -346,7 +346,7 @@ def test_tcrex_ui_starts_the_dashboard_from_the_checkout(tmp_path):
 
 
 def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):
-    """Issue #24: a rules JSON holds no rows, so the search beyond the rules needs reference rows; with
+    """A rules JSON holds no rows, so the search beyond the rules needs reference rows; with
     --reference-rows (the rows the rules were fitted on) `audit` and `explain --verified` count and write exactly
     what the explainer in memory does."""
     from tcrex.vocabulary import recourse_outcome
@@ -386,7 +386,7 @@ def test_reference_rows_give_the_cli_the_in_memory_answer(tmp_path):
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_refused_model_stops_explain_before_any_file_in_one_process_and_a_pool(data, workers, tmp_path):
-    """Issue 27: on a pool the model file is checked by a worker (no sandbox of the driver's own), still before any
+    """On a pool the model file is checked by a worker (no sandbox of the driver's own), still before any
     input is read: one line naming the model file, no output file."""
     d, X, parts = data
     _fit(d)

@@ -1,4 +1,4 @@
-"""The command line speaks to its users and gives the API's answers (issues 33 and 34): check-model takes the columns
+"""The command line speaks to its users and gives the API's answers: check-model takes the columns
 fit takes, id- and label-like features are named, messages name options (not keyword arguments) and blame a file
 only for its own faults, no library warning reaches the terminal, and compare with --reference-rows equals
 compare_models in memory; without reference rows every verifying command says what it could not do."""
@@ -172,7 +172,7 @@ def _comparable(doc: dict) -> dict:
 
 
 def test_cli_compare_with_reference_rows_is_compare_models_in_memory(two_models, tmp_path):
-    """Issue 34: the CLI said "645 people lose recourse, 50 gain it" where compare_models said 0 and 0; with the
+    """The CLI said "645 people lose recourse, 50 gain it" where compare_models said 0 and 0; with the
     rows A was fitted on as --reference-rows it gives exactly the in-memory answer of the explainer before export."""
     from tcrex.compare import ComparisonResult, compare_models
     d, ex, fit, rows, model_a, model_b = two_models

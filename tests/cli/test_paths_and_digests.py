@@ -1,4 +1,4 @@
-"""Issue #33 in one process (the pool and Dask versions: tests/distributed/test_content_and_paths.py): path options
+"""Content and paths in one process (the pool and Dask versions: tests/distributed/test_content_and_paths.py): path options
 resolved in the user's folder, models cached by content, runs pinned to the contents they started with."""
 import json
 import shutil

@@ -1,4 +1,4 @@
-"""``--value-labels FILE`` (issue #35): the codebook reaches every text the CLI writes and survives its round trips
+"""``--value-labels FILE``: the codebook reaches every text the CLI writes and survives its round trips
 (fit -> rules JSON -> explain / audit), and a bad codebook is an ``error:`` line, never a traceback."""
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def test_a_bad_codebook_is_an_error_line(data, tmp_path, content, message):
 
 @pytest.mark.parametrize("given", ['{"0": "declined", "1": "approved"}', "0=declined,1=approved"])
 def test_class_names_reach_the_rules_json_and_the_texts(data, tmp_path, given):
-    """``--class-names`` (issue #39) beside ``--value-labels``: fit keeps the names in the rules JSON, and the texts
+    """``--class-names`` beside ``--value-labels``: fit keeps the names in the rules JSON, and the texts
     say the class by name; explain takes them for rules fitted without."""
     d, X = data
     rules = tmp_path / "rules.json"

@@ -1,4 +1,4 @@
-"""Issue #33: models and reference rows are cached by content, never by path, and paths mean what the user typed.
+"""Models and reference rows are cached by content, never by path, and paths mean what the user typed.
 
 A model file replaced under the same name between two runs: the second run's statuses are the new model's, on a
 Dask worker (programs started in their own folder) as on a pool and in one process, and every output names the

@@ -1,4 +1,4 @@
-"""Model files (XGBoost JSON, skops, ONNX) in every kind of worker (issue 27): the CLI's fit takes its features from
+"""Model files (XGBoost JSON, skops, ONNX) in every kind of worker: the CLI's fit takes its features from
 the model, and explain/audit with --model on a nanny-based LocalCluster(processes=True) and on `dask scheduler` +
 `dask worker` processes give exactly the in-memory result; hostile files and crashing models on a Dask worker end
 in one message naming the file, never a traceback."""

@@ -1,4 +1,4 @@
-"""The Audit page in a real browser speaks the verified advice (issue #34): with the bundled model present, the
+"""The Audit page in a real browser speaks the verified advice: with the bundled model present, the
 number-of-changes chart draws no bar at 0 for people needing recourse (the model rejects them as they are, so their
 verified advice changes at least one feature), and says it counts the verified advice."""
 

@@ -1,5 +1,5 @@
 """Many sessions clicking at once on one real server: reports, exports and page changes overlap, and nothing
-raises -- not in any page, not in the server's log (issue 33: ``memory.track()`` raised "dictionary changed size
+raises -- not in any page, not in the server's log (``memory.track()`` raised "dictionary changed size
 during iteration" on 1 of ~7 report clicks, while the report was built on another thread of the same session).
 
 One thread drives every browser context: each round starts one action in every session without waiting

@@ -1,4 +1,4 @@
-"""Text stays readable at real size (issue #39): the Compare page's flow chart and the Global rules page's tree
+"""Text stays readable at real size: the Compare page's flow chart and the Global rules page's tree
 (its outline, opened fully, and its diagram), rendered in Chromium at 1440 x 900 on the bundled loans sample and on
 a 1,000-row credit table with 20 features, never draw one text box over another (the boxes of every rendered text
 node), and the flow's state labels sit beside its bars, never on its bands."""

@@ -1,4 +1,4 @@
-"""Issue #34 in a real browser: on the Individual page the heading over the changes shown names the recommended
+"""On the Individual page the heading over the changes shown names the recommended
 rule (the rule whose point the model confirms), the paper's optimal rule is a secondary line, and each
 metacounterfactual carries the model's ✓ / ✗."""
 

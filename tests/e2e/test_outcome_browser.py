@@ -1,4 +1,4 @@
-"""In a real browser (issue #28): an uploaded credit-bureau-like table (not the sample) whose label marks a bad
+"""In a real browser: an uploaded credit-bureau-like table (not the sample) whose label marks a bad
 outcome with 1 is asked which outcome is favourable, the classes are named, and the names reach the sidebar and
 the pages; the old sample's label never stays on screen."""
 

@@ -1,4 +1,4 @@
-"""The report for a board (issue #39) of the bundled loans sample and of a 1,000-row credit table with 20 features,
+"""The report for a board of the bundled loans sample and of a 1,000-row credit table with 20 features,
 measured in Chromium at 1440 x 900: the main part (executive page and one short section per question) fits four screens, the technical appendix is collapsed
 on screen and starts on a new page in print, no chart, figure or table row is split across printed pages, and
 the PDF Chromium prints has a sane number of pages."""

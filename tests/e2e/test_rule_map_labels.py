@@ -1,4 +1,4 @@
-"""Chart labels stay readable at real size (issue #39): on the bundled loans sample, the rule map's metarule labels
+"""Chart labels stay readable at real size: on the bundled loans sample, the rule map's metarule labels
 and the rules overview's rule ids, rendered by plotly.js in Chromium at 1440 x 900, never overlap (bounding boxes
 of the text elements of the rendered SVG)."""
 from __future__ import annotations

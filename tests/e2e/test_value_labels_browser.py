@@ -1,4 +1,4 @@
-"""Value labels in a real browser (issue #35): a codebook uploaded on Data & model is used on the Individual page
+"""Value labels in a real browser: a codebook uploaded on Data & model is used on the Individual page
 and in the downloaded report, next to the codes ("on a payroll (Salaried)"), with HTML in a label escaped."""
 from __future__ import annotations
 

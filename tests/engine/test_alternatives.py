@@ -1,4 +1,4 @@
-"""Metacounterfactuals checked on the model (issue #34): a verified alternative has a point the model confirms,
+"""Metacounterfactuals checked on the model: a verified alternative has a point the model confirms,
 whose "if" part lies inside the alternative's metarule, changing only the features the alternative names; an
 unverified one says so and never reads as "no change"."""
 import json

@@ -106,7 +106,7 @@ def test_suggestions_match_whole_words_only():
     X = pd.DataFrame({"age": [1, 2], "AgeGroup": [1, 2], "percentage": [1.0, 2.0], "wage": [3, 4],
                       "sex": ["f", "m"], "NativeCountry": ["a", "b"]})
     found = suggest_constraints(FeatureSchema.detect(X))
-    # an age band is a protected attribute, not time to wait for (issue #35); age itself only grows
+    # an age band is a protected attribute, not time to wait for; age itself only grows
     assert constraints_from_suggestions(found) == {"age": "increase_only", "AgeGroup": "immutable",
                                                    "sex": "immutable", "NativeCountry": "immutable"}
     assert suggest_constraints(X) == found  # a DataFrame or a schema
@@ -155,7 +155,7 @@ def test_advice_never_changes_an_immutable_feature():
     assert not actions["MaxDelqEver"].eq("change").any()
     cf = ex.counterfactuals(X, y_pred=y, model=lambda Z: ((Z["score"] > 50) & (Z["MaxDelqEver"] >= 4)).astype(int)
                             .to_numpy(), verify=True)
-    advice = is_verified(cf)  # a similar real case is shown as one, never as advice (issue #24)
+    advice = is_verified(cf)  # a similar real case is shown as one, never as advice
     assert advice.any()
     assert not any("MaxDelqEver" in tuple(c or ()) for c in cf.loc[advice, "changed"])
     moved = (cf["MaxDelqEver"].notna() & (cf["MaxDelqEver"] != X["MaxDelqEver"])).to_numpy()

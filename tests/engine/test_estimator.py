@@ -38,7 +38,7 @@ def test_get_set_params_and_clone():
 
 def test_scikit_learn_reads_it_as_an_estimator_without_the_import():
     """TCREx keeps scikit-learn's contract (get_params, set_params, clone, tags) without deriving from its
-    BaseEstimator, whose import costs a CLI command ~1.7 s of CPU before its first row (issue #38)."""
+    BaseEstimator, whose import costs a CLI command ~1.7 s of CPU before its first row."""
     ex = TCREx()
     assert not isinstance(ex, BaseEstimator)
     tags = get_tags(ex)

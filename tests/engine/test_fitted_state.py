@@ -1,4 +1,4 @@
-"""The explainer's fitted state is explicit (issue #25): ``fit`` builds one FittedState, reads never add or replace
+"""The explainer's fitted state is explicit: ``fit`` builds one FittedState, reads never add or replace
 anything on the explainer or its state, and results do not depend on what the state's caches already hold."""
 from dataclasses import fields
 

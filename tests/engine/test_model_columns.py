@@ -1,5 +1,5 @@
 """The explainer hands a model exactly the columns it takes: extra columns (a label, an id) and another column
-order in X never reach a kept or passed model (issue 27), for explain, counterfactuals and effectiveness."""
+order in X never reach a kept or passed model, for explain, counterfactuals and effectiveness."""
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,5 +1,5 @@
 """The search beyond the rules remembers, across its passes (short advice first, then up to ``max_changes``), each
-row's nearest allowed cases and the subset sizes it already found failing (issue #38). Remembering must change no
+row's nearest allowed cases and the subset sizes it already found failing. Remembering must change no
 answer: the reference here is the same search with nothing remembered (every pass finds the nearest cases again
 and scores every subset again), on problems with ties (integer features), coded categories, special codes,
 constraints and rows far enough from their cases to give features back one at a time."""

@@ -1,4 +1,4 @@
-"""Declared shapes and one owner per job (issue #36): the fitted :class:`tcrex.Solution` and the per-row lookup
+"""Declared shapes and one owner per job: the fitted :class:`tcrex.Solution` and the per-row lookup
 are records whose every field is declared and set once; one function conforms a frame's dtypes before a model
 sees it; one owner words a target."""
 import dataclasses

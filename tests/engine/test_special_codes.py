@@ -1,4 +1,4 @@
-"""Advice a person can act on (issue #35): special codes stay codes, advice stays short, protected attributes stay.
+"""Advice a person can act on: special codes stay codes, advice stays short, protected attributes stay.
 
 * Property tests over random data with declared special codes and random black boxes: no verified point moves a
   feature into or out of a special code unless a transition constraint allows exactly that move; no verified
@@ -322,7 +322,7 @@ def test_a_categorical_takes_a_direction_only_when_its_order_is_declared():
 
 
 def test_a_range_that_holds_special_codes_names_them_in_words():
-    """Issue #39: a range such as (−9, 3] printed numbers only; it now names the labelled codes it holds (true of
+    """A range such as (−9, 3] printed numbers only; it now names the labelled codes it holds (true of
     the range whatever else the data holds), one owner for rules, frames, trees and sentences."""
     from tcrex.text import numeric_condition
 

@@ -1,4 +1,4 @@
-"""Value labels (a codebook) and class names (issue #35): every sentence names a labelled value by its label with
+"""Value labels (a codebook) and class names: every sentence names a labelled value by its label with
 its code, never the raw code alone; both survive the JSON export; bad codebooks are refused with messages."""
 from __future__ import annotations
 

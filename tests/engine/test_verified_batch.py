@@ -1,4 +1,4 @@
-"""Verified counterfactuals in batch (issue #27): the batched search and the grouped sentences give exactly what
+"""Verified counterfactuals in batch: the batched search and the grouped sentences give exactly what
 the plain way gives — same points, sources, sentences and columns.
 
 The references live here: the sentence of each row built row by row, the search beyond the rules scoring every

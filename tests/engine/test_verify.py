@@ -1,4 +1,4 @@
-"""Recourse that says what it verifies (issues #11, #24): the verified point is the advice, one definition of
+"""Recourse that says what it verifies : the verified point is the advice, one definition of
 "works" on every path (counterfactuals, explain_one, effectiveness, JSON)."""
 import json
 import re
@@ -39,7 +39,7 @@ def _outside(ex, t, r, x) -> set:
 
 
 def _check(ex, X, cf, model, reference=None):
-    """The contract of issue #24, row by row, against the row itself, the rules and the model."""
+    """The contract of verified recourse, row by row, against the row itself, the rules and the model."""
     reference = X if reference is None else reference
     expl = ex.explain(X, y_pred=model(X))
     need = needs_recourse(expl["status"])
@@ -229,7 +229,7 @@ def test_rows_without_any_actionable_rule_get_a_minimal_change_or_a_similar_case
     cf = ex.counterfactuals(data)
     no_rule = ex.explain(data)["rule"].isna().to_numpy() & cf["recourse"].notna().to_numpy()
     assert no_rule.any()
-    # every feature is immutable: no change works, and no real case keeps every immutable feature (issue #35)
+    # every feature is immutable: no change works, and no real case keeps every immutable feature
     assert set(cf["recourse"][no_rule].astype(str)) == {"none"}
     assert not is_verified(cf)[no_rule].any()
     # with income free, the rows still without a rule get a similar case that keeps the immutable features
@@ -335,7 +335,7 @@ def test_effectiveness_counts_are_the_recourse_column(data):
         sel = ((expl["target"] == row.target) & (expl["rule"] == row.rule)).fillna(False).to_numpy() & has
         assert row.boundary_effectiveness == pytest.approx((cf["source"] == BOUNDARY).to_numpy()[sel].mean())
         assert row.effectiveness == pytest.approx(via_rule[sel].mean())
-        # issue #34: what verifies everyone it serves, counted (adds up to n_served)
+        # what verifies everyone it serves, counted (adds up to n_served)
         src = cf["source"].astype(object).to_numpy()[sel]
         assert row.n_this_rule == via_rule[sel].sum() and row.n_next_rule == (src == NEXT_RULE).sum()
         assert row.n_minimal_change == (src == MINIMAL_CHANGE).sum()

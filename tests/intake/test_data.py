@@ -357,7 +357,7 @@ def test_stray_quotes_count_only_quotes_outside_field_boundaries():
 
 @pytest.mark.parametrize("sep, name", [(";", "semicolons"), ("\t", "tabs"), ("|", "pipes")])
 def test_a_file_read_on_guesses_names_each_guess(sep, name):
-    """Issue #39: a file that is not a plain comma-separated one names its delimiter, its encoding and its decimal
+    """A file that is not a plain comma-separated one names its delimiter, its encoding and its decimal
     mark in findings (each with where to choose otherwise); a plain CSV names none, a choice is no guess."""
     X, _ = b.loans(n=50)
     X = X.assign(ratio=np.linspace(0.05, 0.95, len(X)))

@@ -26,7 +26,7 @@ def test_the_corpus_covers_every_class_and_names_are_unique():
 @pytest.mark.parametrize("kind", ["table", "model", "rules"])
 def test_quick_subset_has_no_bad_outcome(kind):
     """No bad outcome, and memory measured for every case: a file under 5 MB whose process tree peaks more than
-    500 MB above the baseline is the bad outcome ``memory`` (issue 29)."""
+    500 MB above the baseline is the bad outcome ``memory``."""
     names = [c.name for c in QUICK if c.kind == kind]
     results = run(names, timeout=90, memory_gb=3, batch=len(names))
     assert set(results) == set(names)

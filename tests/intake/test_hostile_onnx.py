@@ -259,7 +259,7 @@ def test_onnx_loads_and_predicts_in_a_small_sandbox():
 
 
 def test_a_tree_splitting_outside_its_input_is_refused_at_load():
-    """Issue 29: ONNX Runtime loads a tree ensemble splitting on feature 1000 of 3 and fails at the first
+    """ONNX Runtime loads a tree ensemble splitting on feature 1000 of 3 and fails at the first
     prediction with its own C++ message; the split is now checked against the input's width when loading."""
     with pytest.raises(ModelError) as ei:
         load_model(b.onnx_tree_model(1000), "m.onnx", sandbox=False)

@@ -290,7 +290,7 @@ def test_xgboost_class_scores_where_the_objective_gives_them(objective):
 
 
 def test_a_skops_models_n_jobs_is_the_share_of_cores_the_sandbox_gives(monkeypatch):
-    """Issue 27: a forest saved with n_jobs=-1 would take every core in each pool or Dask worker; the loader sets
+    """A forest saved with n_jobs=-1 would take every core in each pool or Dask worker; the loader sets
     every n_jobs to TCREX_MODEL_THREADS (what the sandbox gives its worker) and leaves it alone otherwise."""
     import skops.io as sio
     from sklearn.ensemble import RandomForestClassifier

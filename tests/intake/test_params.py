@@ -68,7 +68,7 @@ def test_warnings():
     assert rep.messages == rep.warnings
 
 
-# hostile numbers: every parameter path guards overflow (issue 29) — a float cannot hold 1 / 5e-324 or 10**400,
+# hostile numbers: every parameter path guards overflow — a float cannot hold 1 / 5e-324 or 10**400,
 # and validate_params must answer with a message, never raise
 HUGE = 10**400
 

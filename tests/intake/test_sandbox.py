@@ -60,7 +60,7 @@ def _soft_address_limit(pid: int) -> int:
 
 
 def test_loading_is_limited_to_the_files_budget_and_predicting_to_the_full_limit(monkeypatch):
-    """Issue 29: while loading, the worker may take the file's memory budget (the larger of 128 MB and 50 x its
+    """While loading, the worker may take the file's memory budget (the larger of 128 MB and 50 x its
     size) plus room for the libraries, not the whole limit; the refusal names that budget. Once loaded, the soft
     limit is raised back so predictions get the full limit."""
     from tcrex.intake._worker import LOAD_HEADROOM
@@ -108,7 +108,7 @@ def _mapped_files(pid: int) -> str:
 
 
 def test_a_started_worker_imports_only_what_its_model_needs(monkeypatch):
-    """Issue 27: the worker (a fresh interpreter in batch runs) no longer imports the whole engine and, through
+    """The worker (a fresh interpreter in batch runs) no longer imports the whole engine and, through
     XGBoost's scikit-learn wrappers, scikit-learn: ~1 s of CPU per worker, paid by every pool and Dask worker."""
     m, X = _model(monkeypatch)
     try:
@@ -121,7 +121,7 @@ def test_a_started_worker_imports_only_what_its_model_needs(monkeypatch):
 
 
 def test_a_worker_started_ahead_of_its_model_is_the_one_that_loads_it(monkeypatch):
-    """``tcrex explain --model`` starts the worker before it imports pandas and the engine (issue #38): the model
+    """``tcrex explain --model`` starts the worker before it imports pandas and the engine: the model
     loaded next with the same settings runs in that very process, which imported only what the model needs, and
     answers as a worker started for it does; with other settings (thread count) a new worker starts, and the one
     started ahead ends when its pipe is closed."""

@@ -218,7 +218,7 @@ def test_rule_effectiveness_sentence_says_what_the_share_leaves_out():
         r = rules.loc[rid]
         assert f"its own advice is verified for {r['effectiveness']:.0%} of the {int(r['n_served']):,} it is " \
                "the optimal rule for" in s
-        # issue #34: the sentence agrees with the summary's counts: the others are counted by what verifies them
+        # the sentence agrees with the summary's counts: the others are counted by what verifies them
         assert "only a real example from the data" not in s
         others = int(r["n_served"]) - int(r["n_this_rule"])
         if int(r["n_next_rule"]):

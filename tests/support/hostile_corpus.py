@@ -135,7 +135,7 @@ def _table_cases() -> list[Case]:
         Expect(require={"single_column"}, allow={"single_column"}))
     add("delimiter", "ragged-long-rows", "t.csv", lambda: b"a,b\n1,2\n3,4,5,6\n" * 10, Expect(refuse=True))
     add("delimiter", "quote-never-closed", "t.csv", lambda: b'a,b\n1,"2\n3,4\n' + b"5,6\n" * 10, None)
-    # a quoted field never defines the delimiter (issue 29): this comma file also splits evenly at the pipes inside
+    # a quoted field never defines the delimiter: this comma file also splits evenly at the pipes inside
     # its quoted header and values, which read it as 4 columns without the label
     piped = pd.DataFrame({"id": range(30), "q1|q2|q3|q4": ["a|b|c|d", "e|f|g|h"] * 15, "approved": [0, 1, 1] * 10})
     add("delimiter", "quoted-pipes-in-comma-file", "t.csv", lambda: b'id,"q1|q2|q3|q4",approved\n' + b"".join(
@@ -381,7 +381,7 @@ def _model_cases() -> list[Case]:
             table="numeric", quick=key == "object-os-system")
     add("skops", "zip-bomb", "m.skops", lambda marker: _skops_zip_bomb(), table="numeric", quick=True)
     add("skops", "function-os-system", "m.skops", lambda marker: _skops_os_system(), table="numeric")
-    for key, (edit, _) in hm.SIZE_EDITS.items():  # sizes declared in the schema (issue 29)
+    for key, (edit, _) in hm.SIZE_EDITS.items():  # sizes declared in the schema
         add("skops", f"declared-{key}", "m.skops", lambda marker, e=edit: b.rewrite_skops_schema(hm.lr_skops(), e),
             table="numeric", quick=key == "ndarray-object-250m")
     add("skops", "two-schemas", "m.skops", lambda marker: hm.skops_duplicate_schema(), table="numeric", quick=True)
@@ -571,7 +571,7 @@ def _rules_export() -> dict:
 
 
 def _rules_nested(n_rules: int = 20_000) -> bytes:
-    """``n_rules`` nested rules on one numeric feature (issue 29: a 2.6 MB file of 20,000 raised MemoryError at
+    """``n_rules`` nested rules on one numeric feature (a 2.6 MB file of 20,000 raised MemoryError at
     2.5 GB in the grid): 2 n + 1 cells, far below max_cells, but n x (2 n + 1) cell-by-rule table entries."""
     doc = _rules_export()
     doc["features"] = [{"name": "x", "type": "numeric"}]

@@ -28,7 +28,7 @@ def many_rules_export(n_rules=600, n_features=4):
 
 def nested_rules_export(n_rules=20_000):
     """``n_rules`` nested rules on one numeric feature (-i-1.5, i+1.5]: only 2 n + 1 cells, but n x (2 n + 1)
-    table entries (issue 29: a 2.6 MB file raised MemoryError at 2.5 GB in _grid.py / _solution.py)."""
+    table entries (a 2.6 MB file raised MemoryError at 2.5 GB in _grid.py / _solution.py)."""
     X, y = figure1()
     doc = json.loads(TCREx(rho=0.02, tau=0.9).fit(X, y_pred=y).to_json())
     doc["features"] = [{"name": "x", "type": "numeric"}]

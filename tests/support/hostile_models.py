@@ -71,7 +71,7 @@ def with_attribute(node: dict):
     return edit
 
 
-# sizes a .skops file declares (issue 29): each is refused before anything is allocated; loaded, each took GBs
+# sizes a .skops file declares: each is refused before anything is allocated; loaded, each took GBs
 SIZE_EDITS = {
     # 2 GB of object pointers (each set to None: touched) from a 1.6 KB file: peaked at ~2 GB before the refusal
     "ndarray-object-250m": (with_attribute(constructed(
@@ -93,7 +93,7 @@ SIZE_EDITS = {
 
 
 def skops_duplicate_schema() -> bytes:
-    """A .skops archive with two schema.json members: the second names arrays the archive lacks (issue 29: the
+    """A .skops archive with two schema.json members: the second names arrays the archive lacks (the
     refusal said "an array node names '….npy', which the archive lacks" instead of saying the archive is
     ambiguous)."""
     import zipfile
@@ -178,7 +178,7 @@ def ubj_with_count(count: int) -> bytes:
 
 def ubj_true_bomb(containers: int = 250, count: int = 1_000_000) -> bytes:
     """``containers`` typed containers of ``count`` ``T`` each (2.9 KB for 250 x 1,000,000): each under the bound
-    per container, together 250 million list slots (~1.9 GB) before the budget for the whole file (issue 29)."""
+    per container, together 250 million list slots (~1.9 GB) before the budget for the whole file."""
     import struct
 
     one = b"[$T#l" + struct.pack(">i", count)

@@ -52,7 +52,7 @@ def sample_report(include_person: bool = False, rows: int = 1500) -> str:
 def credit_report(rows: int = 1000, n_features: int = 20, include_person: bool = False) -> str:
     """The same report on a credit-bureau-like table of ``rows`` rows and ``n_features`` numeric features
     (:func:`credit_like.credit_like`), an XGBoost model and a second one trained on other rows for the comparison,
-    audited by credit history length: the "1,000-row table with 20 features" of issue #39."""
+    audited by credit history length: a 1,000-row table with 20 features, as a board would see it."""
     import pandas as pd  # noqa: PLC0415
 
     from tests.support.credit_like import FEATURES, credit_like, credit_model  # noqa: PLC0415

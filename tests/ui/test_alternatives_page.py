@@ -1,4 +1,4 @@
-"""Issue #34 in AppTest: the Individual page marks each metacounterfactual ✓ / ✗ by the model's verdict, "Try
+"""The Individual page marks each metacounterfactual ✓ / ✗ by the model's verdict, "Try
 this alternative in Edit values" loads the alternative's point (the model then gives the favourable outcome),
 and the rule heading names the rule whose changes are shown."""
 

@@ -304,7 +304,7 @@ def _loans_inputs():
 
 
 def test_following_the_sentence_in_edit_values_gives_the_favourable_outcome_whenever_the_page_shows_a_tick():
-    """Issue #24: the ✓ point is the sentence's point. For rows whose page shows ✓, Edit values filled with the
+    """The ✓ point is the sentence's point. For rows whose page shows ✓, Edit values filled with the
     values the sentence states (every other feature as it is) gets the favourable outcome from the model."""
     import re
 

@@ -1,4 +1,4 @@
-"""The Audit page speaks the verified frame (issue #34): on the bundled sample with its model, the page's headline
+"""The Audit page speaks the verified frame: on the bundled sample with its model, the page's headline
 and per-group table are aggregates of the dashboard's own check of every row (``counterfactuals(verify=True)``,
 computed once per fit), and its number-of-changes chart has no bar at 0."""
 

@@ -1,4 +1,4 @@
-"""Server-wide and per-session structures under threads (issue 33): the memory accounting walks caches that other
+"""Server-wide and per-session structures under threads: the memory accounting walks caches that other
 threads are writing, the LRUs are reached by several threads, and a download build never hangs the browser.
 The real-server stress test is tests/e2e/test_concurrent_sessions.py."""
 

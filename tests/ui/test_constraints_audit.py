@@ -78,12 +78,12 @@ def test_applying_constraints_updates_without_regrowing_and_every_page_shows_the
     row = int(status.index[status == "no_actionable_rule"][0])
     at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("ind_row_"))).set_value(row).run()
     assert_clean(at)
-    # the rules alone offer nothing actionable; a verified change beyond the rules may still exist (issue #24)
+    # the rules alone offer nothing actionable; a verified change beyond the rules may still exist
     assert any("No actionable recourse" in w.value for w in [*at.warning, *at.caption])
     assert any(s.value == "Where there would be recourse" for s in at.subheader)
     exp = res.explainer.explain_one(_row(at, row), y_pred=[_output(at, row)])
     alternatives = [a for a in exp.alternatives if a["rule"] >= 0]
-    # the page words each alternative as checked on the model (issue #34); the first names the same "if" features
+    # the page words each alternative as checked on the model; the first names the same "if" features
     assert alternatives and any(m.value.startswith("1. If ") and all(c["feature"] in m.value for c in
                                                                    alternatives[0]["metachanges"])
                                 for m in at.markdown)

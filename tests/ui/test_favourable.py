@@ -45,7 +45,7 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
     assert "**Favourable outcome** (sidebar)  \napproved" in _markdown(at)
     table = at.dataframe[0].value
     assert int(table["need recourse"].sum()) == need
-    assert "share with verified recourse" in table.columns  # the audit counts the verified advice (issue #34)
+    assert "share with verified recourse" in table.columns  # the audit counts the verified advice
 
     goto(at, "global_rules")
     assert_clean(at)
@@ -53,7 +53,7 @@ def test_the_loans_sample_starts_at_approved_and_every_page_counts_the_same_peop
     rules = at.table[0].value
     assert {"serves", "at nearest point", "own advice", "via next rule", "by minimal change",
             "not verified"} <= set(rules.columns)
-    # issue #34: every individual a rule serves is counted by what verifies them (or as not verified)
+    # every individual a rule serves is counted by what verifies them (or as not verified)
 
 
 def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check():
@@ -73,7 +73,7 @@ def test_exports_and_report_describe_the_favourable_outcome_and_the_model_check(
     assert set(frame["status"]) <= set(STATUS_PLAIN.values())  # plain words for people, the codes beside them
     need = frame["status_code"] != ALREADY_IN_TARGET
     # every point is checked: "verified" exactly where the model confirms it; the others (advice beyond max_changes
-    # features, issue #35) get a similar case, said as such
+    # features) get a similar case, said as such
     assert (frame.loc[need, "recourse_verified"].astype(bool) == (frame.loc[need, "recourse_code"] == "verified")).all()
     assert set(frame.loc[need & (frame["recourse_code"] != "verified"), "recourse_code"]) <= {"similar_case", "none"}
     assert set(frame["point_source_code"].dropna()) <= {"boundary", "searched", "next_rule", "minimal_change",

@@ -1,4 +1,4 @@
-"""The favourable outcome asked once, class names everywhere, no stale label, no internal target index (issue #28)."""
+"""The favourable outcome asked once, class names everywhere, no stale label, no internal target index."""
 
 from __future__ import annotations
 

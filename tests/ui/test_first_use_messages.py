@@ -1,4 +1,4 @@
-"""Messages a new user meets (issue #28): ROC/PR for an uploaded XGBoost JSON model, neutral guidance before a model
+"""Messages a new user meets: ROC/PR for an uploaded XGBoost JSON model, neutral guidance before a model
 is chosen, an empty model file said as such, and the label column chosen or changed after upload."""
 
 from __future__ import annotations

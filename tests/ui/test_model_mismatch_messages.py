@@ -1,4 +1,4 @@
-"""Messages that help (issue #39): a model that does not fit the table says what the model expects and what the
+"""Messages that help: a model that does not fit the table says what the model expects and what the
 data has (counts and first names), which side looks one-hot, and the one change to make; the sidebar repeats a
 short summary, never the whole column list."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every assumption the intake made is named in a finding (issue #39): a semicolon-separated upload with decimal
+"""Every assumption the intake made is named in a finding: a semicolon-separated upload with decimal
 commas shows, in its Findings box, the delimiter, the encoding, the decimal mark and the label column it took."""
 from __future__ import annotations
 

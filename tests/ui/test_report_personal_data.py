@@ -1,4 +1,4 @@
-"""Personal data only when asked (issue #39): the Export page says what the report will hold before it is
+"""Personal data only when asked: the Export page says what the report will hold before it is
 written, and the report names no individual's values unless "Include the chosen person" is ticked."""
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def test_audit_practical_threshold_reaches_the_report():
     ws = active.DataAndModel(data=data, model=model, X=X, y_pred=model.predict(X))
     html = export.build_html(ws, result, individual=ws.X.index[0], audit=run)
     # the report applies the page's threshold: as many clear gaps as the audit finds at 100 points (a mean
-    # distance twice the reference group's is one even there, issue #34), and says which threshold it used
+    # distance twice the reference group's is one even there), and says which threshold it used
     from tcrex.audit import split_findings
     from tcrex.text import pluralise
     n_clear = len(split_findings(run.result, practical=100.0).clear)

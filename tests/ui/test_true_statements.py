@@ -1,4 +1,4 @@
-"""Statements on screen that are true of the current state (issue 33): labels are checked against the model's
+"""Statements on screen that are true of the current state: labels are checked against the model's
 outputs before any metric, a failed upload changes nothing else, unapplied edits say so, accuracy says where it was
 measured, and page texts use the current data's own rules and names."""
 
@@ -148,7 +148,7 @@ def test_edited_parameters_and_constraints_say_not_applied_in_the_summary():
 
 @pytest.mark.parametrize("uploaded", [False, True])
 def test_the_sidebar_says_the_overviews_accuracy(uploaded):
-    """One owner for the model's headline figure (issue #39): the sidebar said "accuracy on this data 0.916" while
+    """One owner for the model's headline figure: the sidebar said "accuracy on this data 0.916" while
     the Overview said 92.0% on other rows; both now come from the same measurement, with the same rows."""
     at = loans_with_uploaded_model(800) if uploaded else new_app()
     goto(at, "home")

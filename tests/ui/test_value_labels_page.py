@@ -1,4 +1,4 @@
-"""Value labels in the dashboard (issue #35): the loans sample's codebook is in force from the start, a codebook
+"""Value labels in the dashboard: the loans sample's codebook is in force from the start, a codebook
 file uploaded on Data & model changes what every page says, an edited label changes it again, and a hostile
 codebook gets clear messages."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Whether outputs lie in an explainer's targets (:meth:`tcrex.TCREx.in_target`, issue #26).
+"""Whether outputs lie in an explainer's targets (:meth:`tcrex.TCREx.in_target`).
 
 It lets code outside the engine (``tcrex.compare.compare_models``, ``tcrex.compare.rule_stability``) ask another model about the
 explainer's own targets without re-deriving them: the containment is the engine's (``Target.contains``: the classes

@@ -308,7 +308,7 @@ def _grow_metarules(schema: FeatureSchema, grid: Grid, cell_rule: np.ndarray, ra
     onehot = np.zeros((len(labels), len(classes)), dtype=np.float64)
     onehot[np.arange(len(labels)), labels.reshape(-1)] = 1.0
     # scikit-learn on first use: a restored explainer (from_json, the CLI) never grows a tree, and importing
-    # it costs ~1.7 s of CPU (issue #38, docs/benchmarks.md section 17)
+    # it costs ~1.7 s of CPU (docs/benchmarks.md, "The CLI's fixed cost and 2M rows")
     import sklearn  # noqa: PLC0415 - on first use (above)
     from sklearn.tree import DecisionTreeRegressor  # noqa: PLC0415 - on first use (above)
 

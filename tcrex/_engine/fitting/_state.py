@@ -1,4 +1,4 @@
-"""Everything a fitted explainer knows, as one plain record: :class:`FittedState` (issue #25).
+"""Everything a fitted explainer knows, as one plain record: :class:`FittedState`.
 
 ``TCREx.fit`` (and ``TCREx.from_json``) build it; ``update`` and ``recount`` replace it with a new one (never
 change it in place), and every algorithm module (rows and sentences, counterfactuals, verified recourse,

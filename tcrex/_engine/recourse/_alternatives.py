@@ -1,4 +1,4 @@
-"""Metacounterfactuals checked on the model (issue #34).
+"""Metacounterfactuals checked on the model.
 
 A metacounterfactual (paper §6.2) says "if A were in the region of metarule M2, rule R5's advice would apply":
 a promise about a hypothetical person. Here it is checked like the recourse of :mod:`tcrex._engine.recourse._search`: the "if"

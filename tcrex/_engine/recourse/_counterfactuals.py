@@ -53,7 +53,7 @@ class LocalExplanation:
     boundary_output: object = None
     example_valid: bool | None = None
     example_output: object = None
-    # what was verified (issue #24): the text, changes and keeps above then describe the verified point
+    # what was verified: the text, changes and keeps above then describe the verified point
     recourse: str | None = None  # verified / similar_case / none (tcrex.vocabulary.RECOURSE_OUTCOMES)
     recommended_rule: int | None = None  # the rule whose point the model confirms (index within the target)
     recommended_rule_id: str | None = None

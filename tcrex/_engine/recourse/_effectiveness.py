@@ -1,4 +1,4 @@
-"""Effectiveness of rules and metarules on a population (issues #11, #24).
+"""Effectiveness of rules and metarules on a population .
 
 Every figure here reads the one definition of "works" (:func:`tcrex.vocabulary.recourse_outcome`: a model-confirmed point
 that changes exactly the features its sentence names). Over the rows that need recourse it counts who has
@@ -101,7 +101,7 @@ class Effectiveness:
     def from_dict(cls, d: dict) -> "Effectiveness":
         try:
             d = dict(d)
-            if "n_similar" not in d and "n_valid" in d:  # written before issue #24: real examples counted apart
+            if "n_similar" not in d and "n_valid" in d:  # older files counted real examples apart
                 d["n_similar"] = d["n_valid"] - d["n_verified"]
                 d["n_none"] = d["n_needing"] - d["n_valid"]
                 d["n_optimal_rule"] = d["n_verified"]
@@ -131,7 +131,7 @@ def _frame(records, columns, id_name) -> pd.DataFrame:
     frame = pd.DataFrame(list(records), columns=columns)
     for c in ("target", id_name, "n_served"):
         frame[c] = frame[c].astype(np.int64)
-    for c in OUTCOME_COUNTS:  # missing (None) in files written before issue #34: unknown, never 0
+    for c in OUTCOME_COUNTS:  # missing (None) in older files: unknown, never 0
         frame[c] = pd.array(frame[c].astype(object).where(frame[c].notna(), None), dtype="Int64")
     for c in ("boundary_effectiveness", "effectiveness"):
         frame[c] = frame[c].astype(np.float64)

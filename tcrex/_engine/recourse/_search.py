@@ -1,4 +1,4 @@
-"""Recourse that works, and says exactly what it verified (issue #24).
+"""Recourse that works, and says exactly what it verified.
 
 A rule is only tau-accurate on average, so the model may disagree at the point a rule's advice leads to. This
 module finds, for every row that needs recourse, a point that *is* the advice and that the model confirms:
@@ -660,7 +660,7 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None)
     """Steps 3-4 for ``rows`` (see the module doc).
 
     ``memory`` (a dict kept across the passes of :func:`find_recourse`) carries what an earlier pass learnt about
-    the same rows, so that the pass of longer advice does not redo it (issue #38): each row's nearest allowed
+    the same rows, so that the pass of longer advice does not redo it: each row's nearest allowed
     cases (they do not depend on ``max_changes``), and per row and case the size up to which every subset of the
     features the case changes was scored and none confirmed (the short pass scores the subsets of at most 2 of
     them; the long pass starts at 3 for those rows). Both are facts about the rows, the reference rows and the
@@ -821,7 +821,7 @@ def _k_smallest(dist: np.ndarray, k: int) -> np.ndarray:
     order (the first ``k`` columns of a stable argsort), -1 beyond the row's finite values.
 
     Only the columns up to a bound on each row's k-th smallest value are sorted (a full stable argsort of every
-    row's ~4,000 reference distances took most of the search beyond the rules; issue #38). The bound is the
+    row's ~4,000 reference distances took most of the search beyond the rules). The bound is the
     largest of the minima of k blocks of the row's columns: k distinct columns lie at or below it, so the k-th
     smallest does too, and the columns kept include every one the k first can be (ties at the k-th value as
     well); it costs one pass over the row, where a partition cost several."""

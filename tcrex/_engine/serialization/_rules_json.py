@@ -36,7 +36,7 @@ from ..fitting._targets import ORDERED_KEYS, Target
 from ...text import box_conditions, shown
 
 FORMAT = "tcrex-rules"
-#: Version 4 (issue #24) adds what the search for verified recourse needs from the fit data, so an explainer
+#: Version 4 adds what the search for verified recourse needs from the fit data, so an explainer
 #: restored from JSON finds the same points: per rule, the observed values of each feature it constrains that
 #: its points may take (``values``), and the fit rows' count of each category (``category_counts``); never rows.
 VERSION = 5

@@ -342,7 +342,7 @@ def grouping_name(column, second) -> str:
 def reference_key(key: str, grouping: str) -> str:
     """The reference widget's key: one per grouping. Streamlit 1.67 keys a selectbox by its ``key`` alone and the
     browser keeps the chosen option's *text*, so one key across groupings showed "the largest group
-    (Foreign_worker = A201)" while grouping by age (issue 33); a new grouping is a new widget."""
+    (Foreign_worker = A201)" while grouping by age; a new grouping is a new widget."""
     return f"{key}_reference:{grouping}"
 
 

@@ -46,7 +46,7 @@ RULE_COLUMNS = {
     verification.OWN_ADVICE: st.column_config.ProgressColumn("own advice", format="percent", width="small",
                                                              min_value=0.0, max_value=1.0,
                                                              help=verification.OWN_ADVICE),
-    # the counts beside them (issue #34) stay narrow, so the table fits a 1280-px window without a sideways scroll
+    # the counts beside them stay narrow, so the table fits a 1280-px window without a sideways scroll
     **{c: st.column_config.NumberColumn(short, width="small", help=c) for c, short in (
         ("serves", "serves"), ("verified via next rule", "via next"),
         ("verified by minimal change", "by min. change"), ("not verified", "not verified"),

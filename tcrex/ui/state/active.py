@@ -395,7 +395,7 @@ def active_model(data: ActiveData | None = None, spec: ModelSpec | None = None) 
 def model_problem(spec: ModelSpec) -> Exception | None:
     """Why the model ``spec`` cannot be used with the active data (the exception; None: it can), found without
     switching to it:
-    a file that fails to load or does not match the data must change nothing else (issue 33: a wrong upload
+    a file that fails to load or does not match the data must change nothing else (a wrong upload
     wiped every constraint, as switching models does)."""
     try:
         active_model(spec=spec)

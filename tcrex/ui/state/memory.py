@@ -93,7 +93,7 @@ def snapshot(items, attempts: int = 8) -> tuple:
     The accounting walks a session's caches while other threads write to them: a download's builder (Streamlit
     runs it on a thread of its own, beside the rerun its click starts), the background check of recommended points
     (:mod:`tcrex.ui.state.verification`), another page run of the same session. Iterating a dict step by step then raised
-    "dictionary changed size during iteration" (issue 33); copying it in one C-level call does not give other
+    "dictionary changed size during iteration"; copying it in one C-level call does not give other
     threads a turn, and should a copy still meet a change it is simply taken again."""
     for _ in range(attempts - 1):
         try:

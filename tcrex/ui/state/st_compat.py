@@ -117,7 +117,7 @@ def media_file_id(data: bytes, mime: str, file_name: str | None) -> str:
 
 #: The pseudo session under which :func:`hold_media_file` references a download: Streamlit deletes a file no session
 #: references at its second orphan sweep, and a sweep runs after every script run of every session, so with a few
-#: sessions busy a just-built export was gone before the browser fetched it (a "canceled" download, issue 33).
+#: sessions busy a just-built export was gone before the browser fetched it (a "canceled" download).
 _HOLDER = "tcrex.downloads"
 
 

@@ -331,7 +331,7 @@ def rules_with_effectiveness(ws: DataAndModel, result: FitResult, rules: pd.Data
     """``rules`` (rows of ``rules_frame`` with target and rule) with each rule's effectiveness on every row it
     serves: ``works at nearest point`` and ``own advice verified`` (shares; empty where it serves no one), then
     what verifies the others, counted: ``verified via next rule``, ``verified by minimal change``, ``not verified``
-    (issue #34: a rule whose own advice is verified for 0 % may leave everyone it serves verified elsewhere)."""
+    (a rule whose own advice is verified for 0 % may leave everyone it serves verified elsewhere)."""
     eff = effectiveness(ws, result, wait=False)  # while the points are checked: the table without these columns
     if eff is None:
         return rules

@@ -21,7 +21,7 @@ click re-stores the same content and restarts its clock.  Until then the file is
 session, removed it before the browser fetched it when a few sessions were busy.
 
 **Never a hang.** Streamlit runs the builder on a worker thread and the browser waits up to 3 minutes with a
-spinning button (a "Download JSON" span 2.5 minutes without a file, issue 33). The build runs on this module's
+spinning button (a "Download JSON" span 2.5 minutes without a file). The build runs on this module's
 own pool (:data:`BUILDERS` threads) and is waited for at most ``TCREX_DOWNLOAD_BUILD_S`` seconds (default 90); a
 build that fails or runs longer gives the browser an error under the button at once, and the page says why next
 to the button at its next run (:func:`button`).
