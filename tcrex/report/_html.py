@@ -144,8 +144,8 @@ def _target_names(ex, o: ReportOptions, class_names) -> dict:
 
 def report_summary(ex, o: ReportOptions, names: dict | None = None) -> str:
     """The report's first sentence (``id="summary"``): ``o.summary``, else :func:`summary_sentence` of the verified
-    frame (``o.counterfactuals``) in the outcome's name and ``o.titles``; without a model, that nothing was
-    checked."""
+    frame (``o.counterfactuals``) in the outcome's name and ``o.titles`` (else the titles of the fit's data
+    dictionary); without a model, that nothing was checked."""
     if o.summary:
         return o.summary
     if o.counterfactuals is None or not len(o.counterfactuals):
@@ -153,7 +153,9 @@ def report_summary(ex, o: ReportOptions, names: dict | None = None) -> str:
                 "say, not what the model does.")
     names = names if names is not None else _target_names(ex, o, o.class_names or getattr(ex, "class_names", None))
     outcome = names.get(0, ex.targets_[0].target.describe()) if len(ex.targets_) == 1 else "the favourable outcome"
-    return summary_sentence(o.counterfactuals, o.people, outcome=outcome, titles=o.titles,
+    # without titles of its own the report names features by the titles the fit's data dictionary gave them
+    titles = o.titles or {f.name: f.title for f in ex.schema_.features if f.title} or None
+    return summary_sentence(o.counterfactuals, o.people, outcome=outcome, titles=titles,
                             labels=ex.schema_.value_labels)
 
 

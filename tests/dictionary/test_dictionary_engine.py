@@ -189,3 +189,22 @@ def test_update_puts_a_dictionarys_words_on_restored_rules_and_refuses_other_cod
     with pytest.raises(ParameterError, match="fit again with this dictionary"):
         restored.update(dictionary=other)
     assert restored.dictionary_ == d  # the failed update left the explainer as it was
+
+
+def test_the_report_sentence_names_features_by_the_fit_dictionarys_titles():
+    """`tcrex report` gives no titles of its own: the first sentence takes them from the dictionary the rules were
+    fitted with (kept in the rules JSON), so a nightly report reads as the dashboard's Overview does."""
+    from tcrex import TCREx
+    from tcrex.report import ReportOptions, report_summary
+
+    from tests.support.dictionary_case import card_case
+
+    X, model, dictionary = card_case(n=1200)
+    ex = TCREx.from_json(TCREx(dictionary=dictionary, target=0).fit(X, model).to_json())
+    cf = ex.counterfactuals(X, model=model, reference=X)
+    options = ReportOptions(title="t", data_description="d", data_fingerprint="f", model_description="m",
+                            model_fingerprint="g", params={}, counterfactuals=cf, people=X)
+    sentence = report_summary(ex, options)
+    titles = dictionary.titles
+    named = [f for f in titles if f"({f})" in sentence]
+    assert named and all(f"{titles[f]} ({f})" in sentence for f in named), sentence
