@@ -22,7 +22,7 @@ cols[2].metric("Metarules", len(sol.metarules))
 cols[3].metric("Grid cells", f"{sol.n_cells:,}")
 verification.headline(ws, result, column=cols[4])
 
-global_rules.findings_panel(result)
+global_rules.findings_panel(result, ws.class_names)
 
 st.subheader("Counterfactual rules")
 st.caption("A rule holds at least ρ of the fit rows (feasibility) and at least τ of its rows reach the target "

@@ -244,16 +244,18 @@ class TCREx:
         report("done", 1.0)
         return self
 
-    def fit_findings(self, *, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET) -> list:
+    def fit_findings(self, *, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET,
+                     class_names: dict | None = None) -> list:
         """What this fit says too little about, as :class:`tcrex.FitFinding` s (empty when nothing): one rule, one
         metarule, a metarule with no condition serving >= 90 % of the people needing recourse, or (given
         ``counterfactuals``, the verified frame of :meth:`counterfactuals`) many more people verified beyond the
         rules than through them. Each finding carries a plain sentence and a suggested parameter set (smaller
         ``rho`` and/or more ``n_trees``) that was fitted on the same rows within ``budget`` seconds and gives more
         rules (``suggestion`` None when no setting tried did). ``explanations``: :meth:`explain` of the fit rows,
-        computed when not given (an explainer restored from JSON needs it, and gets no suggestion)."""
+        computed when not given (an explainer restored from JSON needs it, and gets no suggestion).
+        ``class_names`` ``{class: name}`` names the outcomes in the sentences (default: the fit's own)."""
         self._state()
-        return fit_findings(self, explanations, counterfactuals, budget)
+        return fit_findings(self, explanations, counterfactuals, budget, class_names)
 
     def grid_sizes(self, X, model=None, *, y_pred=None) -> list:
         """Per target, the metarule grid :meth:`fit` with these parameters would build (a

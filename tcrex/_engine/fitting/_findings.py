@@ -91,7 +91,8 @@ def _unconditional(ex, t: int) -> list:
     return [m for m in range(len(ex.targets_[t].metarules)) if not ex.metarule_conditions(t, m)]
 
 
-def _problems(ex, explanations: pd.DataFrame | None, counterfactuals: pd.DataFrame | None) -> list:
+def _problems(ex, explanations: pd.DataFrame | None, counterfactuals: pd.DataFrame | None,
+              class_names: dict | None = None) -> list:
     """``(kind, target, sentence, details)`` for every degenerate trait of the fitted explanation."""
     out = []
     need = tgt = meta = None
@@ -101,7 +102,7 @@ def _problems(ex, explanations: pd.DataFrame | None, counterfactuals: pd.DataFra
         meta = pd.to_numeric(explanations["metarule"], errors="coerce").to_numpy()
     rules = ex.rules_frame()
     for t, sol in enumerate(ex.targets_):
-        outcome = sol.target.describe(ex.__dict__["state_"].class_names or None)
+        outcome = sol.target.describe(class_names or ex.__dict__["state_"].class_names or None)
         if sol.n_rules == 1:
             said = rules.loc[rules.target == t, "conditions"].iloc[0]
             out.append((ONE_RULE, t, f"Only one rule reaches {outcome} ({said}): the "
@@ -177,12 +178,13 @@ def _search(ex, targets, budget: float):
     return best if best is not None else (None, None)
 
 
-def fit_findings(ex, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET) -> list:
+def fit_findings(ex, explanations=None, counterfactuals=None, budget: float = FINDINGS_BUDGET,
+                 class_names: dict | None = None) -> list:
     """:meth:`TCREx.fit_findings` (``ex`` fitted)."""
     state = ex.__dict__["state_"]
     if explanations is None and state.has_fit_data:
         explanations = ex.explain(ex.fit_rows(), y_pred=state.fit_y)
-    problems = _problems(ex, explanations, counterfactuals)
+    problems = _problems(ex, explanations, counterfactuals, class_names)
     if not problems:
         return []
     targets = sorted({t for _, t, _, _ in problems})

@@ -73,14 +73,14 @@ def _apply_suggestion(suggestion: dict) -> None:
         session.set_widget(session.PARAM_TREES, int(suggestion["n_trees"]))
 
 
-def findings_panel(result: FitResult, key: str = "findings") -> None:
-    """What this fit says too little about (:meth:`TCREx.fit_findings`), each sentence once, with its checked
-    suggestion and one button that applies it."""
-    if result.fit_findings is not None:
-        findings = result.findings()
+def findings_panel(result: FitResult, class_names: dict | None = None, key: str = "findings") -> None:
+    """What this fit says too little about (:meth:`TCREx.fit_findings`, outcomes named by ``class_names``), each
+    sentence once, with its checked suggestion and one button that applies it."""
+    if result.fit_findings is not None and result.findings_names == dict(class_names or {}):
+        findings = result.findings(class_names)
     else:  # a degenerate fit tries a few settings (at most FINDINGS_BUDGET seconds), once per fit
         with st.spinner("Checking whether these settings say enough ..."):
-            findings = result.findings()
+            findings = result.findings(class_names)
     if not findings:
         return
     text = " ".join(dict.fromkeys(f.text for f in findings))

@@ -566,6 +566,7 @@ class FitResult:
     feature_actions: pd.DataFrame | None = field(default=None, repr=False)  # every row's (:meth:`actions`)
     metarule_trees: dict = field(default_factory=dict, repr=False)  # drawn by Global rules (zooming reuses them)
     fit_findings: list | None = field(default=None, repr=False)  # what the fit says too little about (:meth:`findings`)
+    findings_names: dict = field(default_factory=dict, repr=False)  # the class names ``fit_findings`` is worded in
 
     @property
     def n_rules(self) -> int:
@@ -579,11 +580,14 @@ class FitResult:
     def n_cells(self) -> int:
         return sum(t.n_cells for t in self.explainer.targets_)
 
-    def findings(self) -> list:
+    def findings(self, class_names: dict | None = None) -> list:
         """:meth:`TCREx.fit_findings` of this fit (every row's explanations; the suggestion searched within
-        :data:`FINDINGS_BUDGET` seconds), computed once."""
-        if self.fit_findings is None:
-            self.fit_findings = self.explainer.fit_findings(explanations=self.explanations, budget=FINDINGS_BUDGET)
+        :data:`FINDINGS_BUDGET` seconds), outcomes named by ``class_names``; computed once per set of names."""
+        names = dict(class_names or {})
+        if self.fit_findings is None or self.findings_names != names:
+            self.fit_findings = self.explainer.fit_findings(explanations=self.explanations, budget=FINDINGS_BUDGET,
+                                                            class_names=names or None)
+            self.findings_names = names
         return self.fit_findings
 
     def actions(self, ws: DataAndModel) -> pd.DataFrame:
