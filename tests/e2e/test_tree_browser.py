@@ -82,7 +82,7 @@ def test_report_is_about_the_chosen_individual(page, open_app, save_screenshot, 
     set_toggle(page, "Include the chosen person")  # off by default: no one's values unless asked
     page.get_by_text("1 chosen person with their feature values").wait_for(state="visible", timeout=HANG_LIMIT_MS)
     wait_idle(page)
-    button = page.get_by_role("button", name="Download report")
+    button = page.get_by_role("button", name="Download report", exact=True)
     try:
         button.wait_for(state="visible")
     except Exception:
