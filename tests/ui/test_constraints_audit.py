@@ -83,8 +83,9 @@ def test_applying_constraints_updates_without_regrowing_and_every_page_shows_the
     assert any(s.value == "Where there would be recourse" for s in at.subheader)
     exp = res.explainer.explain_one(_row(at, row), y_pred=[_output(at, row)])
     alternatives = [a for a in exp.alternatives if a["rule"] >= 0]
-    # the page words each alternative as checked on the model; the first names the same "if" features
-    assert alternatives and any(m.value.startswith("1. If ") and all(c["feature"] in m.value for c in
+    # the page words each alternative as a metacounterfactual checked on the model ("1. Had X been ..., the
+    # advice would be ..."); the first names the same "if" features
+    assert alternatives and any(m.value.startswith("1. Had ") and all(c["feature"] in m.value for c in
                                                                    alternatives[0]["metachanges"])
                                 for m in at.markdown)
     # removing them re-derives again, still without regrowing

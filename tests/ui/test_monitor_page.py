@@ -36,7 +36,7 @@ def test_a_monitor_of_the_store_shows_its_history_and_alerts(store_monitor):
     at = new_app()
     goto(at, "monitor")
     assert_clean(at)
-    at.selectbox(key="monitor_open_pick").set_value(LOANS_MONITOR)
+    at.text_input(key="monitor_open_name").input(LOANS_MONITOR)  # monitors are listed only on opt-in
     _button(at, "Open this monitor").click().run()
     assert_clean(at)
     assert session.monitor_choice(at.session_state)["name"] == LOANS_MONITOR
@@ -82,7 +82,7 @@ def test_start_monitoring_the_analysis_and_register_the_model_again(store_monito
 def test_a_read_only_link_shows_the_monitor_and_changes_nothing(store_monitor):
     owner = new_app()
     goto(owner, "monitor")
-    owner.selectbox(key="monitor_open_pick").set_value(LOANS_MONITOR)
+    owner.text_input(key="monitor_open_name").input(LOANS_MONITOR)
     _button(owner, "Open this monitor").click().run()
     bound = session.workspace_binding(owner.session_state)
     viewer = new_app()

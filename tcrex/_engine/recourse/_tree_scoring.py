@@ -19,8 +19,6 @@ import weakref
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
 
 from ...trees import MISSING_NAN_DEFAULT, TreeArrays, TreeEnsemble
 from ..base._data import Encoded
@@ -235,6 +233,11 @@ def _xgb_tie(ensemble: TreeEnsemble) -> float:
 
 def _forest(model):
     """(ensemble, classes, tie, None) of a scikit-learn decision tree, random forest or extra-trees classifier."""
+    if not type(model).__module__.startswith("sklearn."):
+        return None  # scikit-learn is imported only for its own models: its import costs a CLI ~1.7 s of CPU
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
+
     if type(model) in (DecisionTreeClassifier, ExtraTreeClassifier):
         estimators = [model]
     elif type(model) in (RandomForestClassifier, ExtraTreesClassifier):
