@@ -63,7 +63,7 @@ def test_six_sessions_clicking_reports_exports_and_pages_at_once(request, browse
                     continue
                 label, name = DOWNLOADS[action]
                 clicked.append((i, name, waiting.enter_context(page.expect_download(timeout=APP_TIMEOUT_MS))))
-                page.get_by_role("button", name=label).click()
+                page.get_by_role("button", name=label, exact=True).click()  # "Download report (PDF)" beside it
         downloads += [(i, name, info.value) for i, name, info in clicked]
         # each new page's run has started and ended (idle alone could see the old page's last run: the click not
         # yet answered, and the next round would take the old page for the Export page)

@@ -175,8 +175,8 @@ def test_sign_in_roles_sign_out_and_expiry_with_a_real_provider(browser, deploym
     context.close()
     # An ID token that expires: once its exp has passed, the next page run sends the user to sign in.
     context, page = _context(browser)
-    signed_in_at = time.time()
     _sign_in(page, url, "late")
+    signed_in_at = time.time()  # after the token was issued: its exp is at most SHORT_TTL_S after this
     wait_until(lambda: time.time() > signed_in_at + SHORT_TTL_S + 1, "the short ID token's expiry to pass",
                limit_s=SHORT_TTL_S + 600)
     page.reload(wait_until="domcontentloaded")

@@ -247,7 +247,7 @@ def upload_table(page, path: Path, rows: str) -> None:
 def download_report(page, folder: Path) -> Path:
     """Press the Export page's "Download report"; the report is saved as ``folder/report.html``, returned."""
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download report").click()
+        page.get_by_role("button", name="Download report", exact=True).click()  # not "Download report (PDF)"
     path = folder / "report.html"
     download.value.save_as(str(path))
     return path
