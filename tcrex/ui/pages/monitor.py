@@ -30,15 +30,18 @@ LOST = "lost recourse (advice invalidated, none verified now)"
 SHOWN = {LOST: None, **{s: s for s in STATUS_TEXT}}
 
 
-@st.cache_resource(show_spinner=False)
-def _monitor_of(_db) -> Monitor:
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _monitor_of(store_id: int, _db) -> Monitor:
+    # keyed on the store object (cached by workspace.store() for as long as the server runs): the store itself
+    # is not hashed, and a Monitor of another store must never answer for this one
     return Monitor(_db)
 
 
 def monitor() -> Monitor:
     """The monitors of the dashboard's workspace store (SQLite in TCREX_STATE_DIR, or TCREX_STORE): the server's
     one store, so one Monitor per server."""
-    return _monitor_of(workspace.store())
+    db = workspace.store()
+    return _monitor_of(id(db), db)
 
 
 def read_only() -> bool:

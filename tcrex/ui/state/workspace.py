@@ -49,11 +49,21 @@ def enabled() -> bool:
     return os.environ.get("TCREX_WORKSPACES", "1") not in ("0", "false", "no")
 
 
-@st.cache_resource(show_spinner=False)
+#: The environment that names the store and its budgets (:meth:`WorkspaceStore.from_env`).
+_STORE_ENV = ("TCREX_STORE", "TCREX_BLOBS", "TCREX_STATE_DIR", "TCREX_WORKSPACE_MAX_MB", "TCREX_STORE_MAX_MB",
+              "TCREX_WORKSPACE_EXPIRE_DAYS", "TCREX_LOG_RETENTION_DAYS")
+
+
 def store() -> WorkspaceStore:
     """The server's one store (thread-safe: one database connection per thread), checked when the server first
     opens it: damaged workspaces are counted on stderr (never their content) and skipped; workspaces unused for
-    longer than ``TCREX_WORKSPACE_EXPIRE_DAYS`` are deleted."""
+    longer than ``TCREX_WORKSPACE_EXPIRE_DAYS`` are deleted. Kept per naming environment, so a process whose
+    environment names another store (a test, an embedding program) never writes into the one opened first."""
+    return _store(tuple(os.environ.get(name) or "" for name in _STORE_ENV))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _store(_named_by: tuple) -> WorkspaceStore:
     db = WorkspaceStore.from_env()
     health = db.check()
     for note in health.notes:
@@ -73,6 +83,9 @@ def store() -> WorkspaceStore:
     if orphans:
         print(f"tcrex workspaces: {len(orphans)} upload file(s) no workspace holds were removed", file=sys.stderr)
     return db
+
+
+store.clear = _store.clear  # st.cache_resource's own: forget every store opened
 
 
 # ============================================================================================ encoding
