@@ -235,8 +235,8 @@ def _forest(model):
     """(ensemble, classes, tie, None) of a scikit-learn decision tree, random forest or extra-trees classifier."""
     if not type(model).__module__.startswith("sklearn."):
         return None  # scikit-learn is imported only for its own models: its import costs a CLI ~1.7 s of CPU
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier  # noqa: PLC0415 - lazy, see above
+    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier  # noqa: PLC0415
 
     if type(model) in (DecisionTreeClassifier, ExtraTreeClassifier):
         estimators = [model]
