@@ -197,6 +197,8 @@ def test_a_process_forked_after_the_dashboard_warmed_up_starts_its_own_workers(m
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("no fork start method on this platform")
     m, X = _model(monkeypatch)
+    # the wish is this test's own: later tests of this process start their workers as programs again
+    monkeypatch.setattr(_sandbox, "_FORK_SERVER", {"wanted": False, "pid": None})
     _sandbox.warm_up()
     with ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as pool:
         assert pool.submit(_load_in_forked_child, m._data, X).result() == m.predict(X).tolist()
