@@ -15,7 +15,7 @@ from tests.support.monitor_case import LOANS_DEGRADED, LOANS_MONITOR, bundled_lo
 
 from tcrex import datasets
 from tcrex.monitor import Monitor
-from tcrex.ui.state import session
+from tcrex.ui.state import session, workspace
 
 
 def _button(at, label):
@@ -67,7 +67,7 @@ def test_start_monitoring_the_analysis_and_register_the_model_again(store_monito
     _button(at, "Start monitoring").click().run()
     assert_clean(at)
     assert not [w.value for w in at.warning if "cannot start" in w.value], [w.value for w in at.warning]
-    mon = Monitor(os.environ["TCREX_STATE_DIR"])
+    mon = Monitor(workspace.store())  # the dashboard's own store, which it wrote to
     first = mon.history("app monitor").last
     assert first.version.label == "v1" and first.version.origin["kind"] == "dashboard"
     assert first.n_people == len(datasets.load_bundled_loans())  # every row of the active data

@@ -93,7 +93,7 @@ def test_a_viewer_duplicate_gives_links_of_their_own_and_never_the_originals_edi
     shown = [*(m.value for m in viewer.markdown), *(c.value for c in viewer.code), *(c.value for c in viewer.caption)]
     assert not [s for s in shown if bound.id in s], shown  # the original's editing link appears nowhere
     assert any(mine.id in s for s in shown) and any(mine.view_id in s for s in shown)
-    db = WorkspaceStore.from_env()
+    db = workspace.store()  # the store the dashboard wrote the copy to
     assert db.open(mine.id).settings["session"] == db.open(bound.id).settings["session"]  # the same analysis
 
 
@@ -132,10 +132,10 @@ def test_a_walk_through_the_app_is_recorded_in_order_and_only_the_owner_sees_the
     goto(at, "audit")  # the same audit shown again is not a new run
     goto(at, "activity")
     assert not at.exception, [e.value for e in at.exception]
-    actions = [e.action for e in WorkspaceStore.from_env().activity(bound.id)]
+    actions = [e.action for e in workspace.store().activity(bound.id)]
     assert actions[0] == "create" and actions.count("audit") == 1
-    params = [e for e in WorkspaceStore.from_env().activity(bound.id) if e.action == "parameters"][-1]
-    assert params.seq < next(e.seq for e in WorkspaceStore.from_env().activity(bound.id) if e.action == "audit")
+    params = [e for e in workspace.store().activity(bound.id) if e.action == "parameters"][-1]
+    assert params.seq < next(e.seq for e in workspace.store().activity(bound.id) if e.action == "audit")
     assert params.details["tau"] == 0.95 and params.actor == "editing link"
     assert any("chain is intact" in s.value for s in at.success)
     viewer = _viewer(bound.view_id, "activity")
