@@ -63,7 +63,7 @@ def store() -> WorkspaceStore:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _store(_named_by: tuple) -> WorkspaceStore:
+def _store(named_by: tuple) -> WorkspaceStore:  # hashed: Streamlit skips only _-prefixed arguments
     db = WorkspaceStore.from_env()
     health = db.check()
     for note in health.notes:
