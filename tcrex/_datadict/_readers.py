@@ -66,13 +66,13 @@ def read_dictionary_file(path, name: str | None = None) -> DataDictionary:
     """:func:`read_dictionary` of a file on disk, read no further than the budget."""
     from pathlib import Path  # noqa: PLC0415
 
+    from ..inputs import read_bounded  # noqa: PLC0415 - a file on disk only; read_dictionary takes bytes
+
     path = Path(path)
     shown_name = name or path.name
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_DICTIONARY_BYTES + 1)
-    except OSError as exc:
-        raise DataError(f"{shown_name} cannot be read: {exc.strerror or exc}") from None
+    # A regular file only (a device or a FIFO has no end or blocks) and never more than the budget + 1 bytes.
+    data = read_bounded(path, MAX_DICTIONARY_BYTES, "the data dictionary",
+                        limit_hint="split it or keep only the features the model uses")
     return read_dictionary(data, shown_name)
 
 

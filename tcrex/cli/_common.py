@@ -98,14 +98,38 @@ def _guard(fn=None, *, folders=("people_out",)):
             for warning in check_outputs(k, folders):
                 _say(warning)
             return fn(*a, **k)
-        except click.ClickException:
+        except (click.ClickException, click.exceptions.Abort, click.exceptions.Exit):
             raise
         except (TCRExError, OSError, ValueError, KeyError) as exc:
             from ..intake import short_error
             raise _Fail(cli_words(short_error(exc))) from None
+        except MemoryError:
+            raise _Fail("the command ran out of memory; give it fewer rows at a time (--batch-size, or split the "
+                        "data into several files) or run it on a machine with more memory") from None
+        except RecursionError:
+            raise _Fail("an input is nested too deeply to be read (a file built to exhaust the reader?); check the "
+                        "files given") from None
+        except Exception as exc:  # noqa: BLE001 - the last word of a command is a message, never a traceback
+            if os.environ.get("TCREX_DEBUG"):
+                raise
+            raise _Unexpected(exc) from None
         finally:
             restore()
     return run
+
+
+class _Unexpected(_Fail):
+    """An error no check of tcrex foresaw: one line naming it and how to see the traceback; exit 1, as Python's
+    own uncaught error (2 stays bad usage or input)."""
+
+    exit_code = 1
+
+    def __init__(self, exc: BaseException):
+        from ..intake import short_error
+        text = short_error(exc).rstrip(".") or "(no message)"
+        super().__init__(f"unexpected {type(exc).__name__}: {text}. This is a fault in tcrex, not in your files as "
+                         "far as its checks can tell: run the command again with TCREX_DEBUG=1 for the traceback "
+                         "and report it")
 
 
 def _read_all(spec: str):

@@ -11,7 +11,7 @@ import json
 
 import click
 
-from ._common import _rules_text, _class_names, _Fail, _guard, _say, _target, main
+from ._common import _dictionary_option, _rules_text, _class_names, _Fail, _guard, _say, _target, main
 
 #: Exit code of ``tcrex monitor run`` when an alert fires (0: none; 2: bad input, as every command).
 ALERT_EXIT = 3
@@ -71,9 +71,7 @@ def monitor():
 @click.option("--group", "groups", multiple=True,
               help="A grouping every run reports on (repeat for several); columns joined by commas are their "
                    "intersection: --group sex,education.")
-@click.option("--dictionary", "dictionary_path", type=click.Path(exists=True, dir_okay=False),
-              help="Value labels for the texts and the groups' names: CSV feature,value,label or JSON "
-                   "{feature: {value: label}}.")
+@_dictionary_option
 @click.option("--class-names", "class_names_text", help="Names of the model's classes, e.g. 0=repaid,1=default.")
 @click.option("--target", help="The favourable outcome (default: the rules' own target).")
 @click.option("--share-drop", help="Alert when a group's verified-recourse share falls by more than this fraction "

@@ -24,7 +24,8 @@ from .. import TCREx
 from ..compare import check_models
 from ..distributed import check_number_columns, expand_paths, file_digest, located
 from ..errors import TCRExError
-from ..intake import fit_codebook, read_codebook
+from ..dictionary import MAX_DICTIONARY_BYTES, DataDictionary, read_dictionary
+from ..inputs import read_bounded
 from ..outputs import atomic_output
 from ..population import check_bootstrap_params, favourable_outcome
 from ..workspace import WorkspaceStore, default_state_dir
@@ -114,8 +115,9 @@ class Monitor:
         ``id_column`` names each person (unique, never missing); ``groups``: the groupings every run reports on
         (column names; a list of names is their intersection); ``reference_rows``: the rows the rules were fitted
         on, for the search beyond the rules and the distances (default: a fitted explainer's own fit rows);
-        ``target``: the favourable outcome (default the rules' own); ``dictionary``: value labels (a codebook
-        file, CSV ``feature,value,label`` or JSON, or ``{feature: {value: label}}``) the texts and group names use;
+        ``target``: the favourable outcome (default the rules' own); ``dictionary``: the data dictionary whose
+        titles and value labels the texts and group names use (a :class:`tcrex.dictionary.DataDictionary`, its file
+        in any format ``tcrex fit --dictionary`` reads, or value labels ``{feature: {value: label}}``);
         ``class_names``: ``{class: name}``; ``policy``: an :class:`AlertPolicy` or its dict; ``n_boot``,
         ``confidence``, ``random_state``, ``min_group_size``: the bootstrap of every run, as for the audit.
         ``model``: the first version's model file (path, fsspec URL, ``models:/NAME/VERSION`` or
@@ -138,7 +140,8 @@ class Monitor:
         del ex_mem
         ex = TCREx.from_json(rules_text)
         spec, wanted = favourable_outcome(ex, target, needs="a monitor needs", fitted="the rules")
-        X, sources = read_people(people)
+        budget = self.records.limits.monitor_bytes  # a file larger than this could never be stored in the monitor
+        X, sources = read_people(people, budget)
         groupings = _groupings(groups)
         _check_people(ex, X, id_column, groupings)
         names = list(ex.schema_.names)
@@ -146,7 +149,8 @@ class Monitor:
         X = X[keep].reset_index(drop=True)
         ref = None
         if reference_rows is not None:
-            ref = read_people(reference_rows)[0] if not isinstance(reference_rows, pd.DataFrame) else reference_rows
+            ref = read_people(reference_rows, budget)[0] if not isinstance(reference_rows, pd.DataFrame) \
+                else reference_rows
             missing = [c for c in names if c not in ref.columns]
             if missing:
                 raise MonitorError(f"the reference rows lack column(s) {missing[:20]} that the rules explain")
@@ -428,17 +432,22 @@ def _check_people(ex, X: pd.DataFrame, id_column: str, groupings) -> None:
     check_number_columns(ex, X)
 
 
-def read_people(spec) -> tuple[pd.DataFrame, list]:
+def read_people(spec, budget: int | None = None) -> tuple[pd.DataFrame, list]:
     """A table of people: a DataFrame as it is, or every row of the Parquet/CSV file(s) ``spec`` (a path, glob,
-    directory or fsspec URL; rows in file order, files sorted), with each file's name, rows and SHA-256."""
+    directory or fsspec URL; rows in file order, files sorted), with each file's name, rows and SHA-256.
+    ``budget``: the most bytes of all files together (default: one monitor's blob budget, which the people must fit
+    in to be stored); each file is read no further than what is left of it + 1 byte, and only a regular file."""
     if isinstance(spec, pd.DataFrame):
         return spec.reset_index(drop=True), [{"name": "people.parquet", "rows": len(spec)}]
+    left = MonitorLimits.from_env().monitor_bytes if budget is None else int(budget)
     frames, sources = [], []
     srcs = expand_paths(os.fspath(spec))
     for src in srcs:
+        data = read_bounded(src, max(left, 0), "the people file",
+                            limit_hint="the people and their results must fit in one monitor's budget: raise "
+                                       "TCREX_MONITOR_MAX_MB or follow fewer people per monitor")
+        left -= len(data)
         try:
-            with fsspec.open(src, "rb") as fh:
-                data = fh.read()
             frame = pd.read_csv(io.BytesIO(data)) if src.lower().endswith(".csv") else \
                 pd.read_parquet(io.BytesIO(data))
         except Exception as exc:  # noqa: BLE001 - a reader's error, with the file it came from
@@ -459,9 +468,7 @@ def _labelled(ex, dictionary, class_names):
         if isinstance(dictionary, dict):
             ex = ex.update(value_labels=dictionary)
         else:
-            with open(os.fspath(dictionary), "rb") as fh:
-                book = read_codebook(fh.read(), os.path.basename(os.fspath(dictionary)))
-            ex = ex.update(value_labels=fit_codebook(book, ex.schema_).labels)
+            ex = ex.update(dictionary=_dictionary_of(dictionary))
     if class_names:
         ex = ex.update(class_names=dict(class_names))
     return ex
@@ -475,10 +482,23 @@ def _dictionary_hash(ex, dictionary) -> str:
             "class_names": {str(k): str(v) for k, v in (ex.class_names or {}).items()},
             "dictionary": getattr(ex, "dictionary", None)}
     text = _canonical(held)
-    if dictionary is not None and not isinstance(dictionary, dict):
-        with open(os.fspath(dictionary), "rb") as fh:
-            text += _sha(fh.read())
+    if dictionary is not None and not isinstance(dictionary, (dict, DataDictionary)):
+        text += _sha(_dictionary_bytes(dictionary))
     return _sha(text)
+
+
+def _dictionary_bytes(path) -> bytes:
+    """The dictionary file's bytes: a regular file, read no further than the dictionary budget + 1 byte."""
+    return read_bounded(os.fspath(path), MAX_DICTIONARY_BYTES, "the data dictionary")
+
+
+def _dictionary_of(dictionary) -> DataDictionary:
+    """A :class:`tcrex.dictionary.DataDictionary` as given, or read from its file (the codebook CSV/JSON and every
+    dictionary format :func:`tcrex.dictionary.read_dictionary` reads), the same reader as ``tcrex fit
+    --dictionary``."""
+    if isinstance(dictionary, DataDictionary):
+        return dictionary
+    return read_dictionary(_dictionary_bytes(dictionary), os.path.basename(os.fspath(dictionary)))
 
 
 def _titles(ex) -> dict:

@@ -15,10 +15,9 @@ import posixpath
 import tempfile
 from dataclasses import dataclass, field
 
-import fsspec
-
-from ..errors import ModelError
-from ..intake import SandboxLimits, load_model, sandbox_enabled, short_error
+from ..errors import InputFileError, ModelError
+from ..inputs import read_bounded
+from ..intake import MAX_MODEL_BYTES, SandboxLimits, load_model, sandbox_enabled, short_error
 from ._errors import MonitorError
 
 #: The prefix of an MLflow model registry URI.
@@ -72,15 +71,19 @@ def model_source(model, *, name: str | None = None) -> ModelSource:
     text = os.fspath(model)
     if text.startswith(MLFLOW_PREFIX):
         return mlflow_source(text)
-    try:
-        with fsspec.open(text, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise MonitorError(f"model file {text} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise MonitorError(f"model file {text} cannot be read ({type(exc).__name__}: {exc})") from None
+    data = _model_bytes(text)
     path = text if "://" in text else os.path.abspath(text)
     return ModelSource(data, posixpath.basename(text.replace(os.sep, "/")), {"kind": "file", "path": path})
+
+
+def _model_bytes(path: str) -> bytes:
+    """A model file's bytes: a regular file (or an fsspec URL), read no further than the intake's largest model
+    budget + 1 byte, so a device or an endless stream given as a model is refused before memory grows."""
+    try:
+        return read_bounded(path, max(MAX_MODEL_BYTES.values()), "the model file",
+                            limit_hint="the model sandbox refuses larger models anyway")
+    except InputFileError as exc:
+        raise MonitorError(str(exc)) from None
 
 
 def load_version(source: ModelSource, *, allow_pickle: bool | None = None, threads: int | None = None):
@@ -142,8 +145,7 @@ def mlflow_source(uri: str) -> ModelSource:
         except Exception as exc:  # noqa: BLE001 - the artifact store's own error
             raise MonitorError(f"{uri}: the model's artifacts cannot be downloaded ({_short(exc)})") from None
         path, flavor = _model_file(local, uri)
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = _model_bytes(path)
         rel = os.path.relpath(path, local)
     origin = {"kind": "mlflow", "uri": uri, "name": name, "version": str(mv.version), "alias": alias,
               "run_id": getattr(mv, "run_id", None), "source": getattr(mv, "source", None), "file": rel,

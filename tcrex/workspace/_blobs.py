@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 
 from ._errors import DamagedWorkspace, store_problem
@@ -26,8 +27,11 @@ def digest_of(data: bytes) -> str:
 class BlobFolder:
     """Content-addressed files under ``root`` (a local folder or an fsspec URL)."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, max_bytes: int | None = None):
         self.root = str(root)
+        #: The most bytes a blob may have (the store passes one workspace's upload budget: no upload is larger);
+        #: a read stops at this + 1 byte, so a file replaced or grown in the store never fills memory.
+        self.max_bytes = max_bytes
         self._local = "://" not in self.root or self.root.startswith("file://")
         if self._local:
             self._dir = self.root[len("file://"):] if self.root.startswith("file://") else self.root
@@ -84,17 +88,34 @@ class BlobFolder:
             self._fs.pipe_file(path, data)
         return digest
 
-    def get(self, digest: str) -> bytes:
+    def get(self, digest: str, size: int | None = None) -> bytes:
+        """The blob ``digest``, checked against it. ``size``: the size the store recorded for it; at most that (or
+        :attr:`max_bytes`) + 1 byte is read, and locally only a regular file (a FIFO or a device put in its place
+        is damage, never read)."""
         path = self._path(digest)
+        limit = size if size is not None else self.max_bytes
+        want = -1 if limit is None else int(limit) + 1
         try:
             if self._local:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                # O_NONBLOCK: a FIFO in a blob's place would otherwise block the open until a writer comes
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise DamagedWorkspace("an uploaded file of this workspace is damaged in the store (not a "
+                                               "regular file)")
+                    os.set_blocking(fd, True)
+                    with os.fdopen(fd, "rb", closefd=False) as fh:
+                        data = fh.read(want)
+                finally:
+                    os.close(fd)
             else:
-                data = self._fs.cat_file(path)
+                with self._fs.open(path, "rb") as fh:
+                    data = fh.read(want)
         except FileNotFoundError:
             raise DamagedWorkspace("an uploaded file of this workspace is missing from the store") from None
-        if digest_of(data) != digest:
+        except OSError as exc:  # unreadable: permissions, an I/O error, a folder in the blob's place
+            raise store_problem(exc, self._dir) from None
+        if (limit is not None and len(data) > limit) or digest_of(data) != digest:
             raise DamagedWorkspace("an uploaded file of this workspace is damaged in the store")
         return data
 
@@ -127,6 +148,18 @@ class BlobFolder:
                     os.unlink(os.path.join(folder, name))
                 except FileNotFoundError:
                     pass
+
+    def looks_intact(self, digest: str, size: int) -> bool:
+        """Whether the blob is there as a regular file of the recorded ``size`` (a check by metadata, cheap for a
+        whole store; :meth:`get` checks the content against the digest on every read)."""
+        path = self._path(digest)
+        try:
+            if self._local:
+                st = os.stat(path)
+                return stat.S_ISREG(st.st_mode) and st.st_size == int(size)
+            return int(self._fs.size(path)) == int(size)
+        except (OSError, ValueError):
+            return False
 
     def exists(self, digest: str) -> bool:
         path = self._path(digest)

@@ -386,7 +386,7 @@ class WorkspaceStore:
             path = folder if folder.endswith((".sqlite", ".db")) else os.path.join(folder, "workspaces.sqlite")
             self._db = _SQLite(path, self.notes)
             blobs = blobs or os.path.join(os.path.dirname(os.path.abspath(path)), "blobs")
-        self.blobs = BlobFolder(blobs)
+        self.blobs = BlobFolder(blobs, max_bytes=self.limits.workspace_bytes)
         #: Called with each step's name (:data:`SAVE_STEPS`, :data:`UPLOAD_STEPS`) as a write passes it; None in
         #: normal use. The fault-injection test pauses a writer process there and kills it with SIGKILL.
         self.on_step: Callable[[str], None] | None = None
@@ -481,11 +481,11 @@ class WorkspaceStore:
             row = self._row(tx, any_id)
             self._role(tx, row, any_id, user)
             ws_id = row[0]
-            held = tx.execute("SELECT 1 FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
+            held = tx.execute("SELECT size FROM workspace_blobs WHERE ws_id = ? AND digest = ?",
                               (ws_id, digest)).fetchone()
         if held is None:
             raise UnknownWorkspace("not an uploaded file of this workspace")
-        return self.blobs.get(digest)
+        return self.blobs.get(digest, size=int(held[0]))
 
     def recent(self, limit: int = 20) -> list[WorkspaceSummary]:
         """The most recently changed workspaces (for a local single-user server's Workspaces page only: a shared
@@ -799,17 +799,18 @@ class WorkspaceStore:
 
     # ------------------------------------------------------------------ health
     def check(self) -> Health:
-        """Every workspace's settings against its checksum and every upload against its digest; damaged ones are
-        listed (and skipped by :meth:`recent`), never deleted."""
+        """Every workspace's settings against its checksum and every upload's file (there, a regular file of the
+        recorded size; its content is checked against its digest whenever it is read); damaged ones are listed
+        (and skipped by :meth:`recent`), never deleted."""
         health = Health(notes=list(self.notes))
         with self._db.transaction() as tx:
             rows = tx.execute("SELECT id, settings, checksum FROM workspaces").fetchall()
-            blob_rows = tx.execute("SELECT ws_id, digest FROM workspace_blobs").fetchall()
+            blob_rows = tx.execute("SELECT ws_id, digest, size FROM workspace_blobs").fetchall()
         for ws_id, text, checksum in rows:
             if _checksum(text) != checksum:
                 health.damaged.append(ws_id)
-        missing = {d for _, d in blob_rows if not self.blobs.exists(d)}
-        for ws_id, digest in blob_rows:
+        missing = {d for _, d, size in blob_rows if not self.blobs.looks_intact(d, size)}
+        for ws_id, digest, _ in blob_rows:
             if digest in missing and ws_id not in health.damaged:
                 health.damaged.append(ws_id)
         return health

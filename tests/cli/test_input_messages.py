@@ -140,3 +140,42 @@ def test_nested_parquet_features_are_refused_by_name_and_unused_ones_ignored(tab
     res = _run("explain", "--data", structs, "--y-pred-column", "approved", "--rules", tmp_path / "rules.json",
                "--out", tmp_path / "out2")
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("raised, code, words", [
+    (TypeError("unsupported operand"), 1, "error: unexpected TypeError: unsupported operand. This is a fault in tcrex"),
+    (AttributeError("'NoneType' object has no attribute 'x'"), 1, "error: unexpected AttributeError"),
+    (MemoryError(), 2, "error: the command ran out of memory; give it fewer rows at a time"),
+    (RecursionError("maximum recursion depth exceeded"), 2, "error: an input is nested too deeply"),
+])
+def test_an_error_no_check_foresaw_is_one_line_and_never_a_traceback(table, tmp_path, monkeypatch, raised, code,
+                                                                       words):
+    # The engine's own fit raising what no check of the CLI names: the fault is planted, the command is real.
+    import tcrex
+
+    def broken_fit(self, *a, **k):
+        raise raised
+    monkeypatch.setattr(tcrex.TCREx, "fit", broken_fit)
+    _, data = table
+    out = tmp_path / "rules.json"
+    res = CliRunner().invoke(main, ["fit", "--data", str(data), "--y-pred-column", "approved", "--target", "1",
+                                    "--out", str(out)])
+    assert res.exit_code == code, res.output
+    last = res.output.splitlines()[-1]  # after the progress lines ("read 600 rows")
+    assert last.startswith(words), res.output
+    assert "Traceback" not in res.output and sum(line.startswith("error:") for line in res.output.splitlines()) == 1
+    assert isinstance(res.exception, SystemExit)
+    assert not out.exists()
+
+
+def test_tcrex_debug_shows_the_traceback_of_an_unforeseen_error(table, tmp_path, monkeypatch):
+    import tcrex
+
+    def broken_fit(self, *a, **k):
+        raise TypeError("unsupported operand")
+    monkeypatch.setattr(tcrex.TCREx, "fit", broken_fit)
+    monkeypatch.setenv("TCREX_DEBUG", "1")
+    _, data = table
+    res = CliRunner().invoke(main, ["fit", "--data", str(data), "--y-pred-column", "approved", "--target", "1",
+                                    "--out", str(tmp_path / "rules.json")])
+    assert isinstance(res.exception, TypeError) and res.exit_code == 1

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from tcrex.cli import main
 from tcrex.monitor import STATUSES, Monitor
 
-from tests.support.monitor_case import ID, POLICY
+from tests.support.monitor_case import DEGRADED, ID, POLICY
 
 pytestmark = pytest.mark.slow
 
@@ -130,3 +130,36 @@ def test_bad_input_is_one_line_and_exit_code_2(case, cli_runs, tmp_path):
         assert "Traceback" not in res.output
     assert not (tmp_path / "x.json").exists()
     assert [r.version.label for r in Monitor(store).history("credit").runs] == ["v1", "v2", "v3"]
+
+
+def test_dictionary_is_the_data_dictionary_of_every_command(case, tmp_path):
+    # The same --dictionary file as `tcrex fit --dictionary`: its labels name the groups, its titles the features.
+    book = tmp_path / "dictionary.csv"
+    book.write_text("feature,value,label,kind\neducation,,highest education,title\n"
+                    f"education,{DEGRADED},university,label\n")
+    res = _cli("monitor", "init", "--store", tmp_path / "store", "--name", "m", "--rules", case.folder / "rules.json",
+               "--reference-rows", case.reference_file, "--people", case.people_files[0], "--id-column", ID,
+               "--model", case.models["v1"], "--version", "v1", "--group", "education", "--n-boot", 50,
+               "--dictionary", book, "--json", tmp_path / "v1.json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "v1.json").read_text())
+    names = json.dumps(doc["groups"])
+    assert "university" in names and f"= {DEGRADED}\"" not in names
+    stored = Monitor(tmp_path / "store").history("m").runs[0]
+    assert stored.hashes["dictionary"]  # the file's bytes are part of what the run used
+
+
+@pytest.mark.parametrize("option", ["--people", "--dictionary", "--model"])
+def test_a_device_or_fifo_as_a_monitor_input_is_refused_before_reading(case, tmp_path, option):
+    import os
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # no writer: reading it to its end would wait for ever
+    given = {"--people": case.people_files[0], "--dictionary": None, "--model": case.models["v1"]}
+    given[option] = fifo
+    args = ["monitor", "init", "--store", tmp_path / "store", "--name", "m", "--rules", case.folder / "rules.json",
+            "--people", given["--people"], "--id-column", ID, "--model", given["--model"], "--version", "v1"]
+    if given["--dictionary"] is not None:
+        args += ["--dictionary", given["--dictionary"]]
+    res = _cli(*args)
+    assert res.exit_code == 2, res.output
+    assert "is not a regular file" in res.output and "Traceback" not in res.output

@@ -123,6 +123,28 @@ def test_a_damaged_upload_is_reported_not_returned(store, tmp_path):
     assert ws.id in store.check().damaged
 
 
+def test_an_upload_replaced_by_a_huge_file_or_a_fifo_is_damage_never_read_whole(store, tmp_path):
+    import os
+    import resource
+    ws = store.create()
+    digest = store.put_blob(ws.id, b"col\n1\n", "d.csv")
+    path = tmp_path / "state" / "blobs" / digest[:2] / digest
+    path.unlink()
+    with open(path, "wb") as fh:
+        fh.truncate(8 * 2 ** 30)  # 8 GB on paper (sparse): read whole, it would fill memory
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(DamagedWorkspace, match="damaged"):
+        store.get_blob(ws.id, digest)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000  # KiB: far below 8 GB
+    with pytest.raises(DamagedWorkspace, match="damaged"):  # the folder's own budget, without a recorded size
+        store.blobs.get(digest)
+    path.unlink()
+    os.mkfifo(path)  # no writer: a plain open would wait for one for ever
+    with pytest.raises(DamagedWorkspace, match="not a regular file"):
+        store.get_blob(ws.id, digest)
+    assert ws.id in store.check().damaged
+
+
 def test_tampered_settings_are_detected_reported_and_skipped(store, tmp_path):
     good, bad = store.create({"title": "good"}), store.create({"title": "bad"})
     con = sqlite3.connect(tmp_path / "state" / "workspaces.sqlite")
