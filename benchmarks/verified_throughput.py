@@ -322,7 +322,16 @@ def main() -> None:
     if args.baseline_tree:
         old = load_baseline(args.baseline_tree).TCREx(target=1).fit(fit_X, model)
         same = old.counterfactuals(X, model=model, reference=fit_X)
-        pd.testing.assert_frame_equal(same, cf)
+        agreement = "identical frame"
+        try:
+            pd.testing.assert_frame_equal(same, cf)
+        except AssertionError:
+            # Only the sentences' wording may differ (a later version names codes a range spans, titles, ...):
+            # every point, source, status and count must be the same, or the timing compares different work.
+            words = [c for c in cf.columns if c == "text" or c.endswith("_text")]
+            pd.testing.assert_frame_equal(same.drop(columns=words), cf.drop(columns=words))
+            reworded = float(np.mean([(same[c] != cf[c]).mean() for c in words]))
+            agreement = f"identical frame but for the sentences' wording ({reworded:.1%} of the rows reworded)"
         old_points = model_points(lambda: old.counterfactuals(X, model=model, reference=fit_X), model)
         new_t, old_t, new_c, old_c = [], [], [], []
         for _ in range(args.repeat):
@@ -332,7 +341,7 @@ def main() -> None:
                 fn()
                 acc.append(time.perf_counter() - t)
                 cpu.append(time.process_time() - c)
-        print(f"  baseline {args.baseline_tree}: identical frame; {args.rows / min(old_t):,.0f} rows/s -> "
+        print(f"  baseline {args.baseline_tree}: {agreement}; {args.rows / min(old_t):,.0f} rows/s -> "
               f"{args.rows / min(new_t):,.0f} rows/s ({min(old_t) / min(new_t):.2f}x faster, best of "
               f"{args.repeat} alternated); CPU s per call (every thread, medians) {np.median(old_c):.2f} -> "
               f"{np.median(new_c):.2f} ({np.median(old_c) / np.median(new_c):.2f}x); model points per row "
