@@ -23,7 +23,13 @@ module finds, for every row that needs recourse, a point that *is* the advice an
    With ``max_changes`` above ``SHORT_FIRST`` (2), stages 1-3 run first for advice of at most 2 changes, then,
    for the rows left without verified recourse, up to ``max_changes``: short advice wherever one is verified.
    The longer pass reuses what the short one learnt about a row (its nearest cases, the subset sizes of each case
-   already scored with none confirmed) instead of scoring those points again.
+   already scored with none confirmed) instead of scoring those points again. When the constraints or the special
+   codes bar every case that could serve a row (its history, protected attributes and codes match no real case
+   with the target output), the nearest such cases are *projected* onto what the row may change — the case's
+   value where the move is allowed, the row's own elsewhere, nearest by the moves that remain — and scored in
+   tiers (``PROJECTED_TIERS``): the nearest confirmed single move of any projection first, else the nearest
+   confirmed projection with the row's own values given back (``minimal_change`` too: a point the model
+   confirms, changing only what the person may change).
 4. Otherwise no verified recourse; the nearest reference row with the target output is offered as a *similar
    case* (``example``), never counted as verified.
 
@@ -88,6 +94,12 @@ SHORT_FIRST = 2
 #: With ``max_changes``, a row whose nearest allowed real case needs a longer change tries the next nearest ones,
 #: up to this many in all.
 MAX_CASES = 8
+#: When no allowed real case leads to a change of at most ``max_changes`` features (the constraints bar every
+#: case: the person's history, protected attributes, codes), the nearest real cases with the target output are
+#: projected onto what the constraints let the person change (their own value kept wherever a move is barred) and
+#: scored as starting points, nearest first in tiers: the first 32, then up to 128, then up to 512 for the rows no
+#: earlier tier served (a far case often moves what the near ones leave: a larger payment, a higher limit).
+PROJECTED_TIERS = (32, 128, 512)
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -697,9 +709,20 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None)
             _remember(memory, ("failed", t, attempt), r_rows, known)
             accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
             served[at[within]] = True
+        left = np.flatnonzero(~served)
+        if len(left) and _any_bar(cands):
+            # no allowed case served these rows (with constraints, a person's history or protected attributes may
+            # match no real case): the nearest cases projected onto what the person can change
+            r_rows = rows[sel[left]]
+            got = _projected(cands, scorer, enc.take(r_rows), x_pct[sel[left]], pool, pool_pct, scale, t)
+            if got is not None:
+                w, num, cat, out = got
+                accept(r_rows[w], num, cat, out, -1, _SRC[MINIMAL_CHANGE])
+                served[left[w]] = True
         failed = have & ~served  # every change that works needs more than max_changes features
         have[failed] = False
         rec.n_beyond_max += int(failed.sum())
+        have[served] = True  # served by a projected case: no similar case needed
         if (~have).any():  # a similar case only: the nearest row with the target output that keeps the person's
             # immutable features (other constraints aside)
             lost = sel[~have]
@@ -709,6 +732,126 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None)
             if ok.any():
                 e = pool.take(any_pos[ok])
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
+
+
+def _num_move_allowed(cands, j: int, xv: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """Whether the move of numeric slot ``j`` from ``xv`` to ``pv`` (broadcastable arrays) is a change the
+    constraints and the special codes allow: what :func:`_nearest` bars, per feature (a missing value on either
+    side never moves)."""
+    kind = cands.num_kind[j]
+    if kind == IMMUTABLE:
+        return np.zeros(np.broadcast_shapes(np.shape(xv), np.shape(pv)), dtype=bool)
+    ok = (pv != xv) & ~np.isnan(xv) & ~np.isnan(pv)
+    ordinary = True
+    if j in cands.codes:  # moves into / out of a code: the transitions decide
+        codes, moves = cands.codes[j]
+        ox, op = value_class(xv, codes), value_class(pv, codes)
+        ok &= moves[ox, op]
+        ordinary = (ox == 0) & (op == 0)  # a direction holds between values
+    if kind == INCREASE:
+        ok &= ~((pv < xv) & ordinary)
+    elif kind == DECREASE:
+        ok &= ~((pv > xv) & ordinary)
+    return ok
+
+
+def _cat_move_allowed(cands, j: int, xc: np.ndarray, pc: np.ndarray) -> np.ndarray:
+    """Whether the move of categorical slot ``j`` from ``xc`` to ``pc`` (broadcastable codes) is allowed."""
+    if cands.cat_kind[j] == IMMUTABLE:
+        return np.zeros(np.broadcast_shapes(np.shape(xc), np.shape(pc)), dtype=bool)
+    ok = xc != pc
+    if cands.trans is not None and cands.trans[j] is not None:
+        ok &= cands.trans[j][xc, pc]
+    return ok
+
+
+def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale, t: int):
+    """A minimal change beyond the rules for rows no allowed real case serves: each row's nearest real cases with
+    the target output (up to ``PROJECTED_TIERS[-1]``, nearest by the moves that remain), projected onto what the
+    constraints let the row change (the case's value where the move is allowed, the row's own value elsewhere),
+    scored on the model in tiers; from the nearest confirmed projection, the row's own values given back as in
+    step 3. Returns (positions in ``x`` served, their points' num, cat and outputs) or None when none is."""
+    n = len(x)
+    if not n or not len(pool):
+        return None
+    k = min(PROJECTED_TIERS[-1], len(pool))
+    step = max(1, EXAMPLE_CHUNK // len(pool))
+    xp, pp = x_pct.astype(np.float32), pool_pct.astype(np.float32)
+    cases = np.full((n, k), -1, dtype=np.int64)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        dist = np.zeros((e - s, len(pool)), dtype=np.float32)
+        moves = np.zeros((e - s, len(pool)), dtype=np.int64)
+        for j in range(x.num.shape[1]):  # a barred move keeps the row's value: it adds no distance
+            ok = _num_move_allowed(cands, j, x.num[s:e, j][:, None], pool.num[:, j][None, :])
+            dist += np.where(ok, np.abs(xp[s:e, j][:, None] - pp[:, j][None, :]), np.float32(0))
+            moves += ok
+        for j in range(x.cat.shape[1]):
+            ok = _cat_move_allowed(cands, j, x.cat[s:e, j][:, None], pool.cat[:, j][None, :])
+            dist += ok
+            moves += ok
+        dist[moves == 0] = np.inf  # the projection is the row itself: not a change
+        cases[s:e] = _k_smallest(dist, k)
+    got = []
+    live = np.ones(n, dtype=bool)
+    lo = 0
+    for hi in PROJECTED_TIERS:  # nearest first: a row served by a tier is not scored on the next
+        hi = min(hi, k)
+        if hi <= lo:
+            break
+        rows_live = np.flatnonzero(live)
+        owner, rank = np.nonzero(cases[rows_live, lo:hi] >= 0)  # row-major: each row's cases nearest first
+        owner, pos = rows_live[owner], cases[rows_live[owner], lo + rank]
+        lo = hi
+        if not len(owner):
+            continue
+        start, cand = x.take(owner), pool.take(pos)
+        num, cat = start.num.copy(), start.cat.copy()
+        for j in range(num.shape[1]):  # the projection: the case's value wherever the row may move to it
+            ok = _num_move_allowed(cands, j, start.num[:, j], cand.num[:, j])
+            num[ok, j] = cand.num[ok, j]
+        for j in range(cat.shape[1]):
+            ok = _cat_move_allowed(cands, j, start.cat[:, j], cand.cat[:, j])
+            cat[ok, j] = cand.cat[ok, j]
+        # one change first: each projection's moves one at a time (the nearest confirmed single move wins), so a
+        # row that one move serves is not given a longer change from the nearest projection
+        diff = np.concatenate([num != start.num, cat != start.cat], axis=1)
+        p_owner, slot = np.nonzero(diff)
+        if len(p_owner):
+            m = num.shape[1]
+            sn, sc = start.num[p_owner].copy(), start.cat[p_owner].copy()
+            is_num = slot < m
+            sn[is_num, slot[is_num]] = num[p_owner[is_num], slot[is_num]]
+            sc[~is_num, slot[~is_num] - m] = cat[p_owner[~is_num], slot[~is_num] - m]
+            so = scorer.outputs(Encoded(sn, sc))
+            ok = np.flatnonzero(scorer.in_target(so, np.full(len(p_owner), t)))
+            if len(ok):
+                row_of = owner[p_owner[ok]]
+                dist = scale.distance(x.take(row_of), Encoded(sn[ok], sc[ok]), x_pct[row_of])
+                ok = ok[np.lexsort((slot[ok], p_owner[ok], dist, row_of))]  # nearest, then the nearer case
+                best = ok[np.r_[True, owner[p_owner[ok]][1:] != owner[p_owner[ok]][:-1]]]
+                rows1 = owner[p_owner[best]]
+                live[rows1] = False
+                got.append((rows1, sn[best], sc[best], _objects(so[best])))
+        out = scorer.outputs(Encoded(num, cat))
+        keep = live[owner]  # rows no single move served
+        g = np.flatnonzero(scorer.in_target(out, np.full(len(owner), t)) & keep)
+        if not len(g):
+            continue
+        first = g[np.r_[True, owner[g][1:] != owner[g][:-1]]]  # the row's nearest confirmed projection
+        rows = owner[first]
+        # every single move of every projection of these rows was scored above, none confirmed: subsets start at 2
+        bn, bc, bo, within = _give_back(cands, scorer, x.take(rows), x_pct[rows],
+                                        Encoded(num[first], cat[first]), scale, np.full(len(rows), t),
+                                        _objects(out[first]), known=np.ones(len(rows), dtype=np.int64))
+        # a row whose nearest confirmed projection needs more than max_changes features tries the next tier
+        live[rows[within]] = False
+        got.append((rows[within], bn[within], bc[within], bo[within]))
+    if not got or not sum(len(g[0]) for g in got):
+        return None
+    rows, num, cat, out = (np.concatenate(z) for z in zip(*got))
+    order = np.argsort(rows, kind="stable")
+    return rows[order], num[order], cat[order], out[order]
 
 
 def _remembered(memory: dict, key, rows: np.ndarray, compute) -> np.ndarray:
