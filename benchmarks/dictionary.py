@@ -99,8 +99,10 @@ def advice(X, y, d, people: int, bound: bool = False) -> list[dict]:
                "mean changes": round(float(points.loc[ok, "n_changes"].mean()), 2) if ok.any() else None,
                "seconds": round(seconds, 1)}
         if bound and name == "with the dictionary":
-            found = movable_bound(ex, need, model, Xtr, d)
+            fewest = movable_bound(ex, need, model, Xtr, d)
+            found = fewest > 0
             row["bound"] = f"{found.mean():.1%}"
+            row["bound mean changes"] = round(float(fewest[found].mean()), 2) if found.any() else None
         rows.append(row)
     both = np.logical_and.reduce(oks)  # people every setting serves: the same people's changes, side by side
     for row, c in zip(rows, changes):
@@ -109,10 +111,11 @@ def advice(X, y, d, people: int, bound: bool = False) -> list[dict]:
 
 
 def movable_bound(ex, need, model, Xtr, d, grid: int = 12) -> np.ndarray:
-    """Per person, whether *any* change of at most ``ex.max_changes`` (3 by default) of the features the fitted
+    """Per person, the fewest features (0: none found) of *any* change of at most ``ex.max_changes`` (3 by default) of the features the fitted
     constraints let them change -- to one of ``grid`` quantiles of the training values (the observed ordinary
     values of a column with codes, every category), never into or out of a code, increase-only features only up
-    -- is confirmed by the model: a brute force that bounds what the search can reach on this grid."""
+    -- that the model confirms: a brute force that bounds what the search can reach on this grid (the share served,
+    and the mean changes no actionable advice on the grid goes below)."""
     import itertools
     cons = ex.constraints_.to_dict()
     movable = [n for n in ex.schema_.names if cons.get(n, {}).get("kind") != "immutable"]
@@ -123,8 +126,10 @@ def movable_bound(ex, need, model, Xtr, d, grid: int = 12) -> np.ndarray:
         elif f in d.special_codes:
             values[f] = sorted(set(Xtr[f].unique()) - set(d.special_codes[f]))
         else:
-            values[f] = list(np.unique(np.quantile(Xtr[f].dropna(), np.linspace(0, 1, grid))))
-    found = np.zeros(len(need), dtype=bool)
+            q = np.quantile(Xtr[f].dropna(), np.linspace(0, 1, grid))
+            integer = pd.api.types.is_integer_dtype(Xtr[f].dtype)
+            values[f] = list(np.unique(np.round(q).astype(np.int64) if integer else q))
+    fewest = np.zeros(len(need), dtype=np.int64)
     for i in range(len(need)):
         row = need.iloc[[i]]
         feats = [f for f in movable if not (f in d.special_codes and row[f].iloc[0] in d.special_codes[f])]
@@ -140,11 +145,11 @@ def movable_bound(ex, need, model, Xtr, d, grid: int = 12) -> np.ndarray:
                 for j, f in enumerate(subset):
                     pts[f] = pd.Series([c[j] for c in combos], dtype=row[f].dtype)
                 if (model.predict(pts) == 1).any():
-                    found[i] = True
+                    fewest[i] = size
                     break
-            if found[i]:
+            if fewest[i]:
                 break
-    return found
+    return fewest
 
 
 def _best(fn, n=3) -> float:

@@ -14,7 +14,7 @@ cols = st.columns(3)
 with cols[0]:
     st.markdown("**Rules and metarules (JSON)**  \nThe fitted explanation as plain data; reload it with "
                 "`TCREx.from_json`.")
-    downloads.button("Download JSON", export.rules_json(result, ws.class_names), file_name="tcrex-rules.json",
+    downloads.button("Download JSON", export.rules_json(result, ws.class_names, export.export_dictionary(ws)), file_name="tcrex-rules.json",
                      mime="application/json", icon=":material/data_object:", key="dl_json")
 with cols[1]:
     st.markdown(f"**Explanations (CSV)**  \nOne row per individual ({ws.data.n_rows:,} rows): model output, "

@@ -94,9 +94,13 @@ def test_the_json_export_keeps_the_dictionary_titles_and_applied_suggestions(cas
     assert [f.title for f in back.schema_.features] == [f.title for f in ex.schema_.features]
     rows = X.iloc[:80]
     assert back.explain(rows, model=model)["text"].tolist() == ex.explain(rows)["text"].tolist()
-    # an export written without a dictionary still loads, with none
-    plain = TCREx.from_json(TCREx().fit(X, model).to_json())
+    # an export written without a dictionary still loads, with none, and stays version 5 (older readers load it);
+    # one with a dictionary is version 6, which a version-5 reader refuses instead of dropping its words
+    plain_text = TCREx().fit(X, model).to_json()
+    plain = TCREx.from_json(plain_text)
     assert plain.dictionary_ is None and plain.suggested_constraints_ == {}
+    assert json.loads(plain_text)["version"] == 5 and json.loads(ex.to_json())["version"] == 6
+    assert json.loads(ex.to_json(effectiveness=ex.effectiveness()))["version"] == 6
 
 
 def test_suggested_actionability_applies_by_default_with_a_dictionary(case):

@@ -181,3 +181,41 @@ def test_a_codebook_label_with_markup_is_left_out_of_the_dictionary_download_not
     assert_clean(at)
     note = [c.value for c in at.caption if "hold HTML markup" in c.value]
     assert note and "education = c1" in note[0], [c.value for c in at.caption]
+
+
+def test_the_rules_export_carries_the_history_flags_while_the_editor_decides_the_constraints():
+    # The fit takes its constraints from the editor only (engine_dictionary strips actionability); the Export
+    # page's rules JSON still carries the dictionary's declarations, so a file read elsewhere says which columns
+    # describe the past -- and restoring it applies no constraint the editor did not.
+    from types import SimpleNamespace
+
+    from tcrex import TCREx
+    from tcrex.dictionary import FeatureEntry
+    from tcrex.ui.pages import export
+    from tcrex.ui.state import active
+
+    X = CARD.drop(columns=["default"])
+    history = [c for c in X.columns if c.startswith("status_")][1:]
+    d = DataDictionary(tuple([FeatureEntry("status_1", title="repayment status last month",
+                                           codes=((-2, "no consumption"), (-1, "paid in full"), (0, "revolving"))),
+                              *[FeatureEntry(c, history=True) for c in history],
+                              FeatureEntry("age", actionability="increase_only")]))
+    ws = SimpleNamespace(data=SimpleNamespace(dictionary=d), categorical=["sex", "education", "marital_status"],
+                         features=list(X.columns))
+    fitted = active.engine_dictionary(ws)
+    assert all(e.actionability is None and not e.history for e in fitted.entries)
+    import xgboost as xgb
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True, tree_method="hist").fit(
+        X.astype({c: "category" for c in ws.categorical}), CARD["default"])
+    editor = {"age": "increase_only"}  # the user freed the history columns in the editor
+    ex = TCREx(dictionary=fitted, constraints=editor, categorical_features=ws.categorical, target=0).fit(
+        X.astype({c: "category" for c in ws.categorical}), model)
+    text = export.rules_json(SimpleNamespace(explainer=ex), None, export.export_dictionary(ws))()
+    doc = json.loads(text)
+    assert doc["params"]["constraints"] == {"age": {"kind": "increase_only"}}
+    flagged = {e["name"] for e in doc["dictionary"]["features"] if e.get("history")}
+    assert flagged == set(history)
+    back = TCREx.from_json(text)
+    assert back.constraints_.to_dict() == {"age": {"kind": "increase_only"}}
+    assert {e.name for e in back.dictionary_.entries if e.history} == set(history)
+    assert back.dictionary_.titles["status_1"] == "repayment status last month"

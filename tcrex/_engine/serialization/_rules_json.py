@@ -9,7 +9,10 @@ Rules and metarules only — never the model or the data. Numeric conditions are
 unbounded), categorical ones ``x in [...]``; a feature absent from ``conditions`` is unconstrained. The order of
 ``rules`` is the tie-break order. Floats are written with Python's shortest round-trip repr, so bounds survive
 exactly. Version 5 adds the codebook (per feature ``"labels": [[value, label], ...]``) and ``"class_names"``
-(``[[class, name], ...]``); versions 1-4 load without them. On import the grid is rebuilt from the rules, and the metarules are checked to partition it and to name
+(``[[class, name], ...]``); versions 1-4 load without them. Version 6 is written only when the export carries a data
+dictionary (``"dictionary"``, its own versioned form), the constraints the fit applied from suggestions
+(``"suggested_constraints"``, with their reasons) or the dictionary's notes; other exports stay version 5, which
+older readers load. On import the grid is rebuilt from the rules, and the metarules are checked to partition it and to name
 each cell's optimal rule, so a damaged file is refused rather than silently mis-explaining.
 """
 from __future__ import annotations
@@ -42,7 +45,11 @@ FORMAT = "tcrex-rules"
 VERSION = 5
 #: Kept for readers of older files: version 3 was version 2 plus effectiveness (version 4 carries it optionally).
 VERSION_EFFECTIVENESS = VERSION
-READABLE = (1, 2, 3, 4, 5)
+#: Written when the export carries a data dictionary, the constraints a fit applied from suggestions or the
+#: dictionary's notes: a reader of version 5 would load such rules without the words and the actionability they
+#: were fitted with (a title-less, constraint-less explainer that says nothing of it), so it refuses them instead.
+VERSION_DICTIONARY = 6
+READABLE = (1, 2, 3, 4, 5, 6)
 #: Most values a rule may list per feature in a file (the writer keeps at most 2 * NEAR_VALUES + quantiles).
 MAX_RULE_VALUES = 64
 #: Parameters an export restores (what ``to_json`` writes, plus ``task``); other keys are ignored.
@@ -89,6 +96,8 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None, f
         doc["suggested_constraints"] = dict(state.suggested_constraints)
     if state.dictionary_notes:
         doc["dictionary_notes"] = list(state.dictionary_notes)
+    if any(key in doc for key in ("dictionary", "suggested_constraints", "dictionary_notes")):
+        doc["version"] = VERSION_DICTIONARY
     counts = state.category_counts
     if counts is not None:
         doc["category_counts"] = {schema.names[i]: [int(c) for c in counts[j]]
@@ -115,7 +124,7 @@ def to_json(params: dict, state: FittedState, indent=None, effectiveness=None, f
     if effectiveness is not None:  # optional: version 3 adds it, older readers never see it
         if not isinstance(effectiveness, Effectiveness):
             raise SchemaError("effectiveness= takes what explainer.effectiveness() returns")
-        doc["version"] = VERSION_EFFECTIVENESS
+        doc["version"] = max(doc["version"], VERSION_EFFECTIVENESS)
         doc["effectiveness"] = effectiveness.to_dict()
     if findings:  # optional: what the fit says too little about (TCREx.fit_findings), for people; never read back
         doc["findings"] = [f.to_dict() for f in findings]

@@ -27,17 +27,24 @@ from .audit import AuditRun, last_audit
 from .compare import ComparisonRun, last_comparison
 from ..state import session
 from ..widgets.components import current_individual, used_features
-from ..state.active import FitResult, DataAndModel, measure_model
+from ..state.active import FitResult, DataAndModel, export_dictionary, measure_model  # noqa: F401 - export_dictionary: the Export page asks this module
 
 
-def rules_json(result: FitResult, class_names: dict | None = None) -> Callable[[], str]:
-    """The rules JSON, with the codebook (the fit carries it) and the classes' names (``class_names``, the data's
-    as the pages say them) kept in it, so a reload says what the pages said."""
+def rules_json(result: FitResult, class_names: dict | None = None, dictionary=None) -> Callable[[], str]:
+    """The rules JSON, with the codebook (the fit carries it), the classes' names (``class_names``, the data's
+    as the pages say them) and the data dictionary with its actionability and history flags (``dictionary``:
+    :func:`tcrex.ui.state.active.export_dictionary`; the fit itself takes them from the constraints editor) kept in
+    it, so a reload says what the pages said."""
     def build() -> str:
         ex = result.explainer
         names = {c: n for c, n in (class_names or {}).items() if c in set(getattr(ex, "classes_", []))}
+        relabel = {}
         if names and names != (ex.class_names or {}):
-            ex = copy.deepcopy(ex).update(class_names=names)
+            relabel["class_names"] = names
+        if dictionary is not None and dictionary != getattr(ex, "dictionary_", None):
+            relabel["dictionary"] = dictionary
+        if relabel:
+            ex = copy.deepcopy(ex).update(**relabel)
         return ex.to_json(indent=2)
     return build
 

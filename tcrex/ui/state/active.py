@@ -282,13 +282,26 @@ def engine_dictionary(ws: "DataAndModel") -> DataDictionary | None:
     special codes on a column used as categorical, and their actionability left to the constraints editor (the
     dashboard's one owner of what applies: a dictionary's declared actionability becomes applied constraints
     when the dictionary is applied, and the editor may change them). None without a dictionary."""
+    return _dictionary_for_fit(ws, actionability=False)
+
+
+def export_dictionary(ws: "DataAndModel") -> DataDictionary | None:
+    """The dictionary a rules export carries: :func:`engine_dictionary` with the user's actionability and history
+    flags kept (words and declarations only: put on the fitted explainer with ``update(dictionary=...)``, which
+    changes no rule and no constraint -- what applies stays the constraints editor's), so a file read elsewhere
+    says which columns describe the past. None without a dictionary."""
+    return _dictionary_for_fit(ws, actionability=True)
+
+
+def _dictionary_for_fit(ws: "DataAndModel", actionability: bool) -> DataDictionary | None:
     d = ws.data.dictionary
     if d is None:
         return None
     categorical = set(ws.categorical)
     features = set(ws.features)
-    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes,
-                            actionability=None, history=False) for e in d.entries if e.name in features)
+    kept = {} if actionability else {"actionability": None, "history": False}
+    entries = tuple(replace(e, kind=None, order=(), codes=() if e.name in categorical else e.codes, **kept)
+                    for e in d.entries if e.name in features)
     entries = tuple(e for e in entries if not e.is_empty())
     return DataDictionary(entries) if entries else None
 
