@@ -57,7 +57,20 @@ def _loans_ties_case(max_changes):
     return case
 
 
+def _card_dictionary_case():
+    """The credit-card table with its dictionary: history immutable and codes honoured, so no real case is
+    allowed to most rows and the projected cases serve them (remembered across the passes too)."""
+    def case():
+        from tests.support.dictionary_case import card_case
+        X, model, d = card_case(n=1500)
+        ex = TCREx(dictionary=d, target=0).fit(X.iloc[:1000], model)
+        rows = X.iloc[1000:]
+        return ex, rows[model.predict(rows) == 1], model, None
+    return case
+
+
 CASES = [c for c in SEARCH_CASES if c[0].startswith("loans")] + [
+    ("card_dictionary", _card_dictionary_case()),
     ("bureau", _bureau_case()),
     ("bureau_codes_constrained", _bureau_case(
         {"ExternalRiskEstimate": "increase_only", "Age_band": "immutable",
@@ -79,6 +92,8 @@ def test_remembering_across_passes_changes_no_answer(case, monkeypatch):
     with monkeypatch.context() as plain:
         plain.setattr(recourse, "_remembered", lambda memory, key, rows, compute: compute(np.arange(len(rows))))
         plain.setattr(recourse, "_remember", lambda memory, key, rows, values: None)
+        projected = recourse._projected
+        plain.setattr(recourse, "_projected", lambda *a, ids=None, memory=None: projected(*a))  # nothing kept
         forgetting = Counting(model)
         expected = ex.counterfactuals(X, model=forgetting, class_names=class_names)
     pd.testing.assert_frame_equal(got, expected)

@@ -100,6 +100,9 @@ MAX_CASES = 8
 #: scored as starting points, nearest first in tiers: the first 32, then up to 128, then up to 512 for the rows no
 #: earlier tier served (a far case often moves what the near ones leave: a larger payment, a higher limit).
 PROJECTED_TIERS = (32, 128, 512)
+#: Projected values (rows x cases x features) held at a time by that stage: its memory bound (about 64 MB of
+#: float64 per array), whatever the number of rows.
+PROJECTED_CELLS = 1 << 23
 #: Row x reference-row distances computed at a time when looking for the nearest reference row.
 EXAMPLE_CHUNK = 1 << 18
 _SRC = {s: i for i, s in enumerate(SOURCES)}
@@ -709,12 +712,14 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None)
             _remember(memory, ("failed", t, attempt), r_rows, known)
             accept(r_rows[within], num[within], cat[within], out[within], -1, _SRC[MINIMAL_CHANGE])
             served[at[within]] = True
-        left = np.flatnonzero(~served)
+        left = np.flatnonzero(~served & ~(cases[:, 0] >= 0))
         if len(left) and _any_bar(cands):
-            # no allowed case served these rows (with constraints, a person's history or protected attributes may
-            # match no real case): the nearest cases projected onto what the person can change
+            # no real case is allowed to these rows at all (with constraints, a person's history or protected
+            # attributes may match no real case): the nearest cases projected onto what the person can change.
+            # Rows that have allowed cases, all needing more than max_changes features, keep that answer.
             r_rows = rows[sel[left]]
-            got = _projected(cands, scorer, enc.take(r_rows), x_pct[sel[left]], pool, pool_pct, scale, t)
+            got = _projected(cands, scorer, enc.take(r_rows), x_pct[sel[left]], pool, pool_pct, scale, t,
+                             ids=r_rows, memory=memory.setdefault(("projected", t), {}))
             if got is not None:
                 w, num, cat, out = got
                 accept(r_rows[w], num, cat, out, -1, _SRC[MINIMAL_CHANGE])
@@ -765,15 +770,79 @@ def _cat_move_allowed(cands, j: int, xc: np.ndarray, pc: np.ndarray) -> np.ndarr
     return ok
 
 
-def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale, t: int):
+def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale, t: int, ids=None, memory=None):
     """A minimal change beyond the rules for rows no allowed real case serves: each row's nearest real cases with
     the target output (up to ``PROJECTED_TIERS[-1]``, nearest by the moves that remain), projected onto what the
     constraints let the row change (the case's value where the move is allowed, the row's own value elsewhere),
     scored on the model in tiers; from the nearest confirmed projection, the row's own values given back as in
-    step 3. Returns (positions in ``x`` served, their points' num, cat and outputs) or None when none is."""
+    step 3. Returns (positions in ``x`` served, their points' num, cat and outputs) or None when none is.
+
+    Rows go in chunks of at most ``PROJECTED_CELLS`` projected values (rows x cases x features), so the memory of
+    the stage is bounded whatever the number of rows; each row's answer depends on that row alone.
+
+    ``memory`` (a dict kept across the passes of :func:`find_recourse`, by the rows' numbers ``ids``) keeps what a
+    pass learnt of a row it could not serve: the confirmed projections (nearest per tier) whose give-back needed
+    more than that pass's ``max_changes``, and the subset size up to which each was scored with none confirmed.
+    The longer pass gives those back further instead of projecting and scoring everything again -- the same
+    projections, single moves and confirmations, so the same answer."""
     n = len(x)
     if not n or not len(pool):
         return None
+    memory = {} if memory is None else memory
+    ids = np.arange(n) if ids is None else np.asarray(ids)
+    seen = np.array([int(i) in memory for i in ids], dtype=bool)
+    got = []
+    if seen.any():
+        w = np.flatnonzero(seen)
+        one = _given_back_further(cands, scorer, x.take(w), x_pct[w], scale, t, [memory[int(i)] for i in ids[w]])
+        if one is not None:
+            got.append((w[one[0]], *one[1:]))
+    fresh = np.flatnonzero(~seen)
+    width = max(1, x.num.shape[1] + x.cat.shape[1])
+    rows_per = max(1, PROJECTED_CELLS // (min(PROJECTED_TIERS[-1], len(pool)) * width))
+    for s in range(0, len(fresh), rows_per):
+        part = fresh[s:s + rows_per]
+        one, kept = _projected_rows(cands, scorer, x.take(part), x_pct[part], pool, pool_pct, scale, t)
+        for local, starts in kept.items():
+            memory[int(ids[part[local]])] = starts
+        if one is not None:
+            got.append((part[one[0]], *one[1:]))
+    if not got:
+        return None
+    rows, num, cat, out = (np.concatenate(z) for z in zip(*got))
+    order = np.argsort(rows, kind="stable")
+    return rows[order], num[order], cat[order], out[order]
+
+
+def _given_back_further(cands, scorer, x: Encoded, x_pct, scale, t: int, remembered: list):
+    """Rows an earlier pass projected without serving: their remembered confirmed projections, in tier order,
+    given back under this pass's ``max_changes`` (each from the subset size its earlier give-back reached).
+    Returns (positions served, num, cat, out) or None; the entries are updated in place."""
+    served = np.zeros(len(x), dtype=bool)
+    got = []
+    for attempt in range(max((len(r) for r in remembered), default=0)):
+        at = np.flatnonzero(~served & np.array([len(r) > attempt for r in remembered], dtype=bool))
+        if not len(at):
+            break
+        starts = [remembered[i][attempt] for i in at]
+        num = np.stack([st[0] for st in starts])
+        cat = np.stack([st[1] for st in starts])
+        out = np.array([st[2] for st in starts], dtype=object)
+        known = np.array([st[3] for st in starts], dtype=np.int64)
+        bn, bc, bo, within = _give_back(cands, scorer, x.take(at), x_pct[at], Encoded(num, cat), scale,
+                                        np.full(len(at), t), out, known=known)
+        for i, row in enumerate(at):
+            remembered[row][attempt] = (num[i], cat[i], out[i], int(known[i]))
+        served[at[within]] = True
+        got.append((at[within], bn[within], bc[within], bo[within]))
+    if not got or not served.any():
+        return None
+    return tuple(np.concatenate(z) for z in zip(*got))
+
+
+def _projected_rows(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale, t: int):
+    """:func:`_projected` for one chunk of rows: (its result or None, what to remember of each row not served)."""
+    n = len(x)
     k = min(PROJECTED_TIERS[-1], len(pool))
     step = max(1, EXAMPLE_CHUNK // len(pool))
     xp, pp = x_pct.astype(np.float32), pool_pct.astype(np.float32)
@@ -793,6 +862,7 @@ def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale,
         dist[moves == 0] = np.inf  # the projection is the row itself: not a change
         cases[s:e] = _k_smallest(dist, k)
     got = []
+    kept = {i: [] for i in range(n)}  # per row not served: its confirmed projections given back too little
     live = np.ones(n, dtype=bool)
     lo = 0
     for hi in PROJECTED_TIERS:  # nearest first: a row served by a tier is not scored on the next
@@ -819,6 +889,16 @@ def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale,
         p_owner, slot = np.nonzero(diff)
         if len(p_owner):
             m = num.shape[1]
+            # one point per row, feature and value: near cases often share a value (the nearest copy is kept,
+            # the same point at the same distance, so the choice is unchanged)
+            moved = np.where(slot < m, num[p_owner, np.minimum(slot, m - 1)],
+                             cat[p_owner, np.maximum(slot - m, 0)] if cat.shape[1] else 0)
+            _, value_id = np.unique(moved.astype(np.float64), return_inverse=True)  # one integer key per triple
+            key = (owner[p_owner].astype(np.int64) * (m + cat.shape[1]) + slot) * (int(value_id.max()) + 1) \
+                + value_id
+            _, first_of = np.unique(key, return_index=True)
+            first_of = np.sort(first_of)
+            p_owner, slot = p_owner[first_of], slot[first_of]
             sn, sc = start.num[p_owner].copy(), start.cat[p_owner].copy()
             is_num = slot < m
             sn[is_num, slot[is_num]] = num[p_owner[is_num], slot[is_num]]
@@ -841,17 +921,24 @@ def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale,
         first = g[np.r_[True, owner[g][1:] != owner[g][:-1]]]  # the row's nearest confirmed projection
         rows = owner[first]
         # every single move of every projection of these rows was scored above, none confirmed: subsets start at 2
+        known = np.ones(len(rows), dtype=np.int64)
+        start_out = _objects(out[first])
         bn, bc, bo, within = _give_back(cands, scorer, x.take(rows), x_pct[rows],
                                         Encoded(num[first], cat[first]), scale, np.full(len(rows), t),
-                                        _objects(out[first]), known=np.ones(len(rows), dtype=np.int64))
+                                        start_out, known=known)
         # a row whose nearest confirmed projection needs more than max_changes features tries the next tier
+        # (and a longer pass gives that projection back further: kept)
         live[rows[within]] = False
         got.append((rows[within], bn[within], bc[within], bo[within]))
+        for i in np.flatnonzero(~within):
+            kept[int(rows[i])].append((num[first[i]].copy(), cat[first[i]].copy(), start_out[i], int(known[i])))
+    for row in np.flatnonzero(~live):
+        kept.pop(int(row), None)  # served: nothing to remember
     if not got or not sum(len(g[0]) for g in got):
-        return None
+        return None, kept
     rows, num, cat, out = (np.concatenate(z) for z in zip(*got))
     order = np.argsort(rows, kind="stable")
-    return rows[order], num[order], cat[order], out[order]
+    return (rows[order], num[order], cat[order], out[order]), kept
 
 
 def _remembered(memory: dict, key, rows: np.ndarray, compute) -> np.ndarray:
