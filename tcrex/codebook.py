@@ -265,3 +265,41 @@ def from_pairs(pairs, where: str) -> dict:
         except ParameterError as e:
             raise SchemaError(str(e)) from None
     return out
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (a JSON reader would silently keep the last)."""
+
+    def __init__(self, key: str, lines: tuple = ()):
+        super().__init__(key)
+        self.key, self.lines = key, tuple(lines)
+
+    def words(self, name: str) -> str:
+        """The problem in words: the file, the key, where it appears when that can be told, and what to do."""
+        lines = sorted(set(self.lines))
+        where = (f" (line {lines[0]})" if len(lines) == 1 else f" (lines {lines[0]} and {lines[1]})") if lines else ""
+        return (f"{name}: the key {self.key!r} appears twice in one object{where}; a JSON reader would keep only "
+                "the last, so give each feature and each value once")
+
+
+def loads_without_duplicate_keys(text: str):
+    """``json.loads(text)``, refusing an object that names one key twice (:class:`DuplicateKey`, with the lines of
+    the key's two places when the text holds it exactly twice as a key: otherwise which two of its places collide
+    cannot be told without a parser of our own). The one reader of untrusted JSON codebooks and dictionaries."""
+    import json  # noqa: PLC0415 - only JSON inputs need it
+
+    def refuse(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise DuplicateKey(key)
+            out[key] = value
+        return out
+
+    try:
+        return json.loads(text, object_pairs_hook=refuse)
+    except DuplicateKey as exc:
+        spelled = re.escape(json.dumps(exc.key, ensure_ascii=False))
+        places = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(spelled + r"\s*:", text)]
+        raise DuplicateKey(exc.key, tuple(places) if len(places) == 2 else ()) from None
+

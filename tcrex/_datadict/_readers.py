@@ -18,7 +18,7 @@ import json
 
 from ..codebook import MAX_LABELS
 from ..errors import DataError, ParameterError, SchemaError
-from ..codebook import MAX_CODEBOOK_BYTES
+from ..codebook import MAX_CODEBOOK_BYTES, DuplicateKey, loads_without_duplicate_keys
 from ..vocabulary import CATEGORICAL, NUMERIC
 from ._record import (ACTIONABILITY, DICTIONARY_FORMAT, KINDS, MAX_FEATURES, ORDERED, DataDictionary,
                       FeatureEntry, value_key)
@@ -93,7 +93,9 @@ def _depth(value, limit: int) -> int:
 
 def _from_json(text: str, name: str) -> DataDictionary:
     try:
-        doc = json.loads(text)
+        doc = loads_without_duplicate_keys(text)  # a key given twice would silently keep its last value
+    except DuplicateKey as exc:
+        raise DataError(exc.words(name)) from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:

@@ -12,7 +12,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from tcrex.codebook import MAX_CODEBOOK_BYTES, MAX_LABELS, check_value_labels, match_feature, normalise_code
+from tcrex.codebook import (MAX_CODEBOOK_BYTES, MAX_LABELS, DuplicateKey, check_value_labels, loads_without_duplicate_keys,
+                            match_feature, normalise_code)
 from tcrex.errors import DataError, ParameterError
 #: The header a CSV codebook must start with (case and surrounding spaces ignored).
 CSV_COLUMNS = ("feature", "value", "label")
@@ -61,10 +62,9 @@ def read_codebook(data: bytes, name: str = "codebook") -> dict:
 
 def _from_json(text: str, name: str) -> dict:
     try:
-        doc = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
-    except _DuplicateKey as exc:
-        raise DataError(f"{name}: the key {exc.args[0]!r} appears twice in one object; a JSON reader would keep only "
-                        "the last, so give each feature and each value once") from None
+        doc = loads_without_duplicate_keys(text)
+    except DuplicateKey as exc:
+        raise DataError(exc.words(name)) from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
@@ -73,19 +73,6 @@ def _from_json(text: str, name: str) -> dict:
         raise DataError(f"{name}: a JSON codebook is an object {{feature: {{value: label}}}}, e.g. "
                         '{"Checking_account_status": {"A14": "no checking account"}}')
     return doc
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _refuse_duplicate_keys(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
 
 
 def _from_csv(text: str, name: str) -> dict:

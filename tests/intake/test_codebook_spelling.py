@@ -68,6 +68,25 @@ def test_a_json_codebook_with_a_key_twice_is_refused(doc, key):
         read_codebook(doc.encode(), "codebook.json")
 
 
+@pytest.mark.parametrize("reader", ["codebook", "dictionary", "table schema"])
+def test_a_key_twice_is_named_with_its_lines_by_every_json_reader(reader):
+    # The codebook, the dictionary's own JSON and a Table Schema share one reader: none keeps the last silently.
+    from tcrex.dictionary import read_dictionary
+    if reader == "table schema":
+        doc = '{"fields": [\n  {"name": "status",\n   "title": "status",\n   "title": "marital status"}\n]}'
+        key, where = "title", "(lines 3 and 4)"
+    else:
+        doc = '{\n "status": {\n  "1": "married",\n  "1": "single"\n },\n "region": {"1": "north"}\n}'
+        key, where = "1", ""  # "1" is a key three times in the file: which two collide is not guessed
+    read = read_codebook if reader == "codebook" else read_dictionary
+    with pytest.raises(DataError, match=rf"the key '{key}' appears twice in one object") as err:
+        read(doc.encode(), "book.json")
+    assert where in str(err.value)
+    one = '{\n "status": {\n  "1": "married",\n  "1": "single"\n }\n}'
+    with pytest.raises(DataError, match=r"appears twice in one object \(lines 3 and 4\)"):
+        read(one.encode(), "book.json")
+
+
 def _table(n=900, seed=4):
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"tenure_months": rng.integers(0, 120, n).astype(float),
