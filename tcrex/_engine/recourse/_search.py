@@ -739,35 +739,46 @@ def _beyond_rules(cands, scorer, rec, rows, tgt, reference, accept, memory=None)
                 accept(rows[sel[~have][ok]], e.num, e.cat, ref_out[in_t[any_pos[ok]]], -1, _SRC[EXAMPLE])
 
 
-def _num_move_allowed(cands, j: int, xv: np.ndarray, pv: np.ndarray) -> np.ndarray:
-    """Whether the move of numeric slot ``j`` from ``xv`` to ``pv`` (broadcastable arrays) is a change the
-    constraints and the special codes allow: what :func:`_nearest` bars, per feature (a missing value on either
-    side never moves)."""
+def _num_move_barred(cands, j: int, xv: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """Whether the constraints and the special codes bar the move of numeric slot ``j`` from ``xv`` to ``pv``
+    (broadcastable arrays): a changed immutable value, a move into or out of a code that no transition allows, a
+    move against the feature's direction between ordinary values. What :func:`_nearest` bars a reference row for
+    and what a projection keeps the row's own value for."""
     kind = cands.num_kind[j]
     if kind == IMMUTABLE:
-        return np.zeros(np.broadcast_shapes(np.shape(xv), np.shape(pv)), dtype=bool)
-    ok = (pv != xv) & ~np.isnan(xv) & ~np.isnan(pv)
+        return pv != xv
+    barred = np.zeros(np.broadcast_shapes(np.shape(xv), np.shape(pv)), dtype=bool)
     ordinary = True
     if j in cands.codes:  # moves into / out of a code: the transitions decide
         codes, moves = cands.codes[j]
         ox, op = value_class(xv, codes), value_class(pv, codes)
-        ok &= moves[ox, op]
+        barred |= ~moves[ox, op]
         ordinary = (ox == 0) & (op == 0)  # a direction holds between values
     if kind == INCREASE:
-        ok &= ~((pv < xv) & ordinary)
+        barred |= (pv < xv) & ordinary
     elif kind == DECREASE:
-        ok &= ~((pv > xv) & ordinary)
-    return ok
+        barred |= (pv > xv) & ordinary
+    return barred
+
+
+def _cat_move_barred(cands, j: int, xc: np.ndarray, pc: np.ndarray) -> np.ndarray:
+    """Whether the constraints bar the move of categorical slot ``j`` from ``xc`` to ``pc`` (broadcastable)."""
+    if cands.cat_kind[j] == IMMUTABLE:
+        return xc != pc
+    if cands.trans is not None and cands.trans[j] is not None:
+        return ~cands.trans[j][xc, pc] & (xc != pc)
+    return np.zeros(np.broadcast_shapes(np.shape(xc), np.shape(pc)), dtype=bool)
+
+
+def _num_move_allowed(cands, j: int, xv: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """Whether moving numeric slot ``j`` from ``xv`` to ``pv`` is a change the constraints allow (a missing value
+    on either side never moves)."""
+    return (pv != xv) & ~np.isnan(xv) & ~np.isnan(pv) & ~_num_move_barred(cands, j, xv, pv)
 
 
 def _cat_move_allowed(cands, j: int, xc: np.ndarray, pc: np.ndarray) -> np.ndarray:
-    """Whether the move of categorical slot ``j`` from ``xc`` to ``pc`` (broadcastable codes) is allowed."""
-    if cands.cat_kind[j] == IMMUTABLE:
-        return np.zeros(np.broadcast_shapes(np.shape(xc), np.shape(pc)), dtype=bool)
-    ok = xc != pc
-    if cands.trans is not None and cands.trans[j] is not None:
-        ok &= cands.trans[j][xc, pc]
-    return ok
+    """Whether moving categorical slot ``j`` from ``xc`` to ``pc`` is a change the constraints allow."""
+    return (xc != pc) & ~_cat_move_barred(cands, j, xc, pc)
 
 
 def _projected(cands, scorer, x: Encoded, x_pct, pool: Encoded, pool_pct, scale, t: int, ids=None, memory=None):
@@ -1008,26 +1019,10 @@ def _nearest(cands, x: Encoded, x_pct, pool: Encoded, pool_pct, constrained, k: 
             dist[barred] = np.inf
         elif constrained and _any_bar(cands):
             barred = np.zeros(dist.shape, dtype=bool)
-            for j, kind in enumerate(cands.num_kind):
-                xv, pv = x.num[s:e, j][:, None], pool.num[:, j][None, :]
-                ordinary = True
-                if j in cands.codes and kind != IMMUTABLE:  # moves into / out of a code: the transitions decide
-                    codes, moves = cands.codes[j]
-                    ox, op = value_class(xv[:, 0], codes), value_class(pv[0], codes)
-                    barred |= ~moves[ox[:, None], op[None, :]]
-                    ordinary = (ox == 0)[:, None] & (op == 0)[None, :]  # a direction holds between values
-                if kind == INCREASE:
-                    barred |= (pv < xv) & ordinary
-                elif kind == DECREASE:
-                    barred |= (pv > xv) & ordinary
-                elif kind == IMMUTABLE:
-                    barred |= pv != xv
-            for j, kind in enumerate(cands.cat_kind):
-                xc, pc = x.cat[s:e, j][:, None], pool.cat[:, j][None, :]
-                if kind == IMMUTABLE:
-                    barred |= xc != pc
-                elif cands.trans is not None and cands.trans[j] is not None:
-                    barred |= ~cands.trans[j][xc, pc] & (xc != pc)
+            for j in range(x.num.shape[1]):
+                barred |= _num_move_barred(cands, j, x.num[s:e, j][:, None], pool.num[:, j][None, :])
+            for j in range(x.cat.shape[1]):
+                barred |= _cat_move_barred(cands, j, x.cat[s:e, j][:, None], pool.cat[:, j][None, :])
             dist[barred] = np.inf
         if k is None:
             near = np.argmin(dist, axis=1)
